@@ -1,0 +1,171 @@
+"""Broker and topic configuration under Kafka's own names.
+
+Each setting is declared once in :data:`BROKER_CONFIGS` / :data:`TOPIC_CONFIGS`
+(Kafka name, type, default, doc).  :class:`BrokerConfig` is the frozen result;
+its attribute names are the Kafka names with dots turned into underscores
+(``replica.lag.time.max.ms`` -> ``replica_lag_time_max_ms``).  Units are in the
+names, as in Kafka (``_ms``, ``_bytes``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from .errors import InvalidConfigError
+
+
+def _bool(text: str) -> bool:
+    low = str(text).strip().lower()
+    if low in ("true", "1", "yes"):
+        return True
+    if low in ("false", "0", "no"):
+        return False
+    raise ValueError(f"expected true or false, got {text!r}")
+
+
+def _choice(*options: str) -> Callable[[str], str]:
+    def parse(text: str) -> str:
+        if text not in options:
+            raise ValueError(f"expected one of {', '.join(options)}, got {text!r}")
+        return text
+    parse.__name__ = "|".join(options)
+    return parse
+
+
+@dataclass(frozen=True)
+class ConfigDef:
+    """One configuration: Kafka's name, a parser, the default and what it does."""
+
+    name: str
+    parse: Callable[[str], Any]
+    default: Any
+    doc: str
+    minimum: int | None = None
+
+    @property
+    def attr(self) -> str:
+        return self.name.replace(".", "_")
+
+    def convert(self, value: Any) -> Any:
+        try:
+            v = self.parse(value) if isinstance(value, str) or self.parse is not int else int(value)
+        except (ValueError, TypeError) as exc:
+            raise InvalidConfigError(f"invalid value {value!r} for {self.name}: {exc}") from None
+        if self.minimum is not None and v < self.minimum:
+            raise InvalidConfigError(f"invalid value {value!r} for {self.name}: must be >= {self.minimum}")
+        return v
+
+
+BROKER_CONFIGS: tuple[ConfigDef, ...] = (
+    ConfigDef("zookeeper.session.timeout.ms", int, 6000, "ZooKeeper session timeout; a dead broker's registration vanishes after it.", 1000),
+    ConfigDef("replica.lag.time.max.ms", int, 10000, "A follower that has not caught up to the leader's LEO for this long leaves the ISR.", 1),
+    ConfigDef("replica.lag.max.messages", int, 0, "Legacy rule (Kafka < 0.9): a follower this many messages behind leaves the ISR; 0 turns it off.", 0),
+    ConfigDef("replica.fetch.wait.max.ms", int, 500, "Longest a follower fetch waits at the leader for data.", 0),
+    ConfigDef("replica.fetch.min.bytes", int, 1, "Bytes a follower fetch waits for before the leader answers.", 0),
+    ConfigDef("replica.fetch.max.bytes", int, 1048576, "Bytes a follower asks for per partition (at least one batch is returned).", 1),
+    ConfigDef("replica.fetch.backoff.ms", int, 1000, "Pause of a fetcher after an error.", 0),
+    ConfigDef("num.replica.fetchers", int, 1, "Fetcher tasks per source broker.", 1),
+    ConfigDef("replica.high.watermark.checkpoint.interval.ms", int, 5000, "How often replication-offset-checkpoint is written.", 1),
+    ConfigDef("min.insync.replicas", int, 1, "Default for topics: smallest ISR with which acks=all produces are accepted.", 1),
+    ConfigDef("unclean.leader.election.enable", _bool, False, "Default for topics: elect a live out-of-sync replica when no ISR replica is alive (may lose data).", None),
+    ConfigDef("default.replication.factor", int, 1, "Replication factor for topics created without one.", 1),
+    ConfigDef("num.partitions", int, 1, "Partitions for topics created without a count.", 1),
+    ConfigDef("message.max.bytes", int, 1048588, "Largest record batch the broker accepts.", 1),
+    ConfigDef("socket.request.max.bytes", int, 104857600, "Largest request body the broker accepts.", 1),
+    ConfigDef("request.timeout.ms", int, 30000, "Timeout of controller-to-broker and broker-to-broker requests.", 1),
+    ConfigDef("controlled.shutdown.enable", _bool, True, "On SIGTERM, ask the controller to move leaderships away first.", None),
+    ConfigDef("auto.leader.rebalance.enable", _bool, True, "Periodically move leadership back to preferred replicas.", None),
+    ConfigDef("leader.imbalance.check.interval.seconds", int, 300, "How often the controller checks leader imbalance.", 1),
+    ConfigDef("leader.imbalance.per.broker.percentage", int, 10, "Imbalance ratio above which a preferred election is triggered.", 0),
+    ConfigDef("delete.topic.enable", _bool, True, "Allow topic deletion.", None),
+    ConfigDef("replication.truncation", _choice("leader_epoch", "high_watermark"), "leader_epoch",
+              "How a follower truncates on becoming follower or restart: by leader epoch (KIP-101, default) or to its HW (before KIP-101)."),
+    ConfigDef("log.segment.bytes", int, 1073741824, "Segment size for --storage disk.", 1024),
+)
+
+TOPIC_CONFIGS: tuple[ConfigDef, ...] = (
+    ConfigDef("min.insync.replicas", int, None, "Smallest ISR with which acks=all produces are accepted (broker default if unset).", 1),
+    ConfigDef("unclean.leader.election.enable", _bool, None, "Allow electing an out-of-sync replica (broker default if unset).", None),
+    ConfigDef("max.message.bytes", int, None, "Largest record batch for this topic (broker message.max.bytes if unset).", 1),
+    ConfigDef("segment.bytes", int, None, "Segment size for --storage disk (broker log.segment.bytes if unset).", 1024),
+)
+
+_BROKER_BY_NAME = {c.name: c for c in BROKER_CONFIGS}
+_TOPIC_BY_NAME = {c.name: c for c in TOPIC_CONFIGS}
+
+
+@dataclass(frozen=True)
+class BrokerConfig:
+    """Everything a broker process needs to start.  Build it with :meth:`from_overrides`."""
+
+    broker_id: int
+    zookeeper_connect: str
+    listen_host: str = "127.0.0.1"
+    listen_port: int = 9092
+    advertised_host: str | None = None
+    advertised_port: int | None = None
+    data_dir: str = ".minikafka/broker"
+    storage: str = "memory"
+    settings: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        merged = {c.name: c.default for c in BROKER_CONFIGS}
+        for k, v in self.settings.items():
+            if k not in _BROKER_BY_NAME:
+                raise InvalidConfigError(f"unknown broker config {k!r}")
+            merged[k] = _BROKER_BY_NAME[k].convert(v)
+        object.__setattr__(self, "settings", merged)
+        if self.storage not in ("memory", "disk"):
+            raise InvalidConfigError(f"invalid storage {self.storage!r}: expected memory or disk")
+
+    def __getattr__(self, attr: str) -> Any:
+        # replica_lag_time_max_ms -> settings["replica.lag.time.max.ms"]
+        settings = object.__getattribute__(self, "settings")
+        for c in BROKER_CONFIGS:
+            if c.attr == attr:
+                return settings[c.name]
+        raise AttributeError(attr)
+
+    def get(self, name: str) -> Any:
+        """A setting by its Kafka name."""
+        return self.settings[name]
+
+    @property
+    def advertised(self) -> tuple[str, int]:
+        return (self.advertised_host or self.listen_host, self.advertised_port or self.listen_port)
+
+
+def parse_overrides(pairs: list[str]) -> dict[str, str]:
+    """``["k=v", ...]`` -> dict; raises INVALID_CONFIG on a pair without '='."""
+    out: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise InvalidConfigError(f"expected key=value, got {pair!r}")
+        out[key.strip()] = value.strip()
+    return out
+
+
+def validate_topic_config(config: dict[str, Any]) -> dict[str, str]:
+    """Check topic configs by Kafka name; return them as strings (as stored in ZooKeeper)."""
+    out: dict[str, str] = {}
+    for k, v in config.items():
+        c = _TOPIC_BY_NAME.get(k)
+        if c is None:
+            raise InvalidConfigError(f"unknown topic config {k!r}; known: {', '.join(sorted(_TOPIC_BY_NAME))}")
+        converted = c.convert(str(v))
+        out[k] = str(converted).lower() if isinstance(converted, bool) else str(converted)
+    return out
+
+
+def topic_setting(name: str, topic_config: dict[str, str], broker: BrokerConfig) -> Any:
+    """A topic's effective setting: its own config if set, else the broker default."""
+    if name in topic_config:
+        return _TOPIC_BY_NAME[name].convert(topic_config[name])
+    broker_name = {"max.message.bytes": "message.max.bytes", "segment.bytes": "log.segment.bytes"}.get(name, name)
+    return broker.get(broker_name)
+
+
+def names_of(cfg_fields: tuple[ConfigDef, ...]) -> list[str]:
+    return [c.name for c in cfg_fields]
+

@@ -1,0 +1,138 @@
+"""One registry of Kafka error codes: wire code, name, exception class, flags.
+
+Every response on the wire carries ``error_code`` (Kafka's number) and ``error``
+(Kafka's name).  Clients turn a non-zero code back into the exception class
+registered here with :func:`error_for`.
+
+Two flags describe what a client may conclude from an error:
+
+* ``retriable``: the same request may succeed later (a leader moved, a replica
+  caught up).
+* ``definite``: the request certainly had no effect.  An indefinite error
+  (``REQUEST_TIMED_OUT`` after append, ``NOT_ENOUGH_REPLICAS_AFTER_APPEND``, a
+  dropped connection) means the write may still become committed.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class ErrorCode:
+    """A Kafka error: its wire number, its name and what a client may conclude."""
+
+    code: int
+    name: str
+    retriable: bool
+    definite: bool
+    description: str
+
+
+class KafkaError(Exception):
+    """Base class of every minikafka error; ``code`` is the registry entry."""
+
+    code: ErrorCode
+
+    def __init__(self, message: str = "") -> None:
+        super().__init__(message or self.code.description)
+        self.message = message or self.code.description
+
+    @property
+    def retriable(self) -> bool:
+        return self.code.retriable
+
+    @property
+    def definite(self) -> bool:
+        return self.code.definite
+
+    def __str__(self) -> str:
+        return f"{self.code.name}: {self.message}"
+
+
+_BY_CODE: dict[int, type[KafkaError]] = {}
+_BY_NAME: dict[str, type[KafkaError]] = {}
+REGISTRY: list[ErrorCode] = []
+
+
+def _register(code: int, name: str, retriable: bool, description: str, definite: bool = True) -> type[KafkaError]:
+    entry = ErrorCode(code, name, retriable, definite, description)
+    cls_name = "".join(part.capitalize() for part in name.lower().split("_")) + "Error"
+    cls = type(cls_name, (KafkaError,), {"code": entry, "__doc__": f"{name} ({code}): {description}"})
+    cls.__module__ = __name__
+    _BY_CODE[code] = cls
+    _BY_NAME[name] = cls
+    REGISTRY.append(entry)
+    globals()[cls_name] = cls
+    return cls
+
+
+NONE = ErrorCode(0, "NONE", False, True, "No error.")
+
+UnknownServerError = _register(-1, "UNKNOWN_SERVER_ERROR", False, "An unexpected error on the broker.", definite=False)
+OffsetOutOfRangeError = _register(1, "OFFSET_OUT_OF_RANGE", False, "The requested offset is not within the range of offsets the broker holds.")
+CorruptMessageError = _register(2, "CORRUPT_MESSAGE", True, "The record batch failed its CRC check, has an invalid size or is otherwise corrupt.")
+UnknownTopicOrPartitionError = _register(3, "UNKNOWN_TOPIC_OR_PARTITION", True, "This server does not host this topic-partition.")
+InvalidFetchSizeError = _register(4, "INVALID_FETCH_SIZE", False, "The requested fetch size is invalid.")
+LeaderNotAvailableError = _register(5, "LEADER_NOT_AVAILABLE", True, "There is no leader for this topic-partition as we are in the middle of a leadership election.")
+NotLeaderOrFollowerError = _register(6, "NOT_LEADER_OR_FOLLOWER", True, "This server is not the leader (or a follower, for follower fetches) of that topic-partition.")
+RequestTimedOutError = _register(7, "REQUEST_TIMED_OUT", True, "The request timed out; a write may still become committed.", definite=False)
+BrokerNotAvailableError = _register(8, "BROKER_NOT_AVAILABLE", True, "The broker is not available.")
+ReplicaNotAvailableError = _register(9, "REPLICA_NOT_AVAILABLE", True, "The replica is not available for the requested topic-partition.")
+MessageTooLargeError = _register(10, "MESSAGE_TOO_LARGE", False, "The request included a record batch larger than the maximum the server accepts.")
+StaleControllerEpochError = _register(11, "STALE_CONTROLLER_EPOCH", False, "The controller moved to another broker: the request carries an old controller epoch.")
+NetworkExceptionError = _register(13, "NETWORK_EXCEPTION", True, "The server disconnected before a response was received.", definite=False)
+CoordinatorNotAvailableError = _register(15, "COORDINATOR_NOT_AVAILABLE", True, "The coordinator is not available.")
+NotCoordinatorError = _register(16, "NOT_COORDINATOR", True, "This is not the correct coordinator.")
+InvalidTopicExceptionError = _register(17, "INVALID_TOPIC_EXCEPTION", False, "The topic name is invalid.")
+RecordListTooLargeError = _register(18, "RECORD_LIST_TOO_LARGE", False, "The request included a record list larger than the maximum request size.")
+NotEnoughReplicasError = _register(19, "NOT_ENOUGH_REPLICAS", True, "The ISR is smaller than min.insync.replicas: nothing was written.")
+NotEnoughReplicasAfterAppendError = _register(20, "NOT_ENOUGH_REPLICAS_AFTER_APPEND", True, "The record was written, but the ISR shrank below min.insync.replicas before it was committed; it may still become visible.", definite=False)
+InvalidRequiredAcksError = _register(21, "INVALID_REQUIRED_ACKS", False, "acks must be -1 (all), 0 or 1.")
+IllegalGenerationError = _register(22, "ILLEGAL_GENERATION", False, "The generation id of the group is not the current one.")
+UnknownMemberIdError = _register(25, "UNKNOWN_MEMBER_ID", False, "The member id is not known to the coordinator.")
+RebalanceInProgressError = _register(27, "REBALANCE_IN_PROGRESS", False, "The group is rebalancing.")
+InvalidTimestampError = _register(32, "INVALID_TIMESTAMP", False, "The timestamp of the record is out of the acceptable range.")
+UnsupportedVersionError = _register(35, "UNSUPPORTED_VERSION", False, "The API or version is not supported by this broker.")
+TopicAlreadyExistsError = _register(36, "TOPIC_ALREADY_EXISTS", False, "The topic already exists.")
+InvalidPartitionsError = _register(37, "INVALID_PARTITIONS", False, "The number of partitions is invalid.")
+InvalidReplicationFactorError = _register(38, "INVALID_REPLICATION_FACTOR", False, "The replication factor is invalid (larger than the number of live brokers, or below 1).")
+InvalidReplicaAssignmentError = _register(39, "INVALID_REPLICA_ASSIGNMENT", False, "The replica assignment is invalid.")
+InvalidConfigError = _register(40, "INVALID_CONFIG", False, "The configuration is invalid.")
+NotControllerError = _register(41, "NOT_CONTROLLER", True, "This is not the correct controller for this cluster.")
+InvalidRequestError = _register(42, "INVALID_REQUEST", False, "The request is malformed: a field is missing, has the wrong type or is out of range.")
+PolicyViolationError = _register(44, "POLICY_VIOLATION", False, "The request violates a policy of the cluster.")
+KafkaStorageError = _register(56, "KAFKA_STORAGE_ERROR", True, "Disk error when trying to access the log.")
+ReassignmentInProgressError = _register(60, "REASSIGNMENT_IN_PROGRESS", False, "A partition reassignment is in progress.")
+TopicDeletionDisabledError = _register(73, "TOPIC_DELETION_DISABLED", False, "Topic deletion is disabled.")
+FencedLeaderEpochError = _register(74, "FENCED_LEADER_EPOCH", True, "The leader epoch in the request is older than the epoch on the broker.")
+UnknownLeaderEpochError = _register(75, "UNKNOWN_LEADER_EPOCH", True, "The leader epoch in the request is newer than the epoch on the broker.")
+StaleBrokerEpochError = _register(77, "STALE_BROKER_EPOCH", False, "The broker epoch has changed: the request is from an earlier registration.")
+OffsetNotAvailableError = _register(78, "OFFSET_NOT_AVAILABLE", True, "The leader high watermark has not caught up from a recent leader election, so the offset is not yet available.")
+PreferredLeaderNotAvailableError = _register(80, "PREFERRED_LEADER_NOT_AVAILABLE", True, "The preferred leader was not available.")
+EligibleLeadersNotAvailableError = _register(83, "ELIGIBLE_LEADERS_NOT_AVAILABLE", True, "Eligible topic partition leaders are not available.")
+ElectionNotNeededError = _register(84, "ELECTION_NOT_NEEDED", False, "Leader election not needed for topic partition.")
+NoReassignmentInProgressError = _register(85, "NO_REASSIGNMENT_IN_PROGRESS", False, "No partition reassignment is in progress.")
+InvalidRecordError = _register(87, "INVALID_RECORD", False, "A record failed validation on the broker.")
+
+
+def error_for(code: int, message: str = "") -> KafkaError:
+    """The exception instance for a wire error code (UNKNOWN_SERVER_ERROR if unknown)."""
+    cls = _BY_CODE.get(code, UnknownServerError)
+    return cls(message)
+
+
+def error_class(name: str) -> type[KafkaError]:
+    """The exception class registered under Kafka's error name, e.g. 'NOT_LEADER_OR_FOLLOWER'."""
+    return _BY_NAME[name]
+
+
+def error_name(code: int) -> str:
+    """Kafka's name for a wire error code ('NONE' for 0)."""
+    if code == 0:
+        return "NONE"
+    cls = _BY_CODE.get(code)
+    return cls.code.name if cls else f"UNKNOWN({code})"
+
+
+class ClientError(Exception):
+    """A mistake in how a client or the CLI was called (no broker involved)."""

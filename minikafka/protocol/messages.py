@@ -1,0 +1,278 @@
+"""Every API of the broker protocol: ``POST /v1/<api>`` with a msgpack map body.
+
+Each entry of :data:`APIS` declares the request (validated on the broker) and the
+response (documented; every response map carries ``error_code``, ``error`` and
+``message`` at top level, and per-partition entries carry their own ``error_code``).
+docs/protocol.md is generated from this module: ``python -m minikafka.protocol.doc``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .schema import Field as F
+from .schema import Struct
+
+# Special offsets and ids, as in Kafka.
+LATEST_TIMESTAMP = -1
+EARLIEST_TIMESTAMP = -2
+CONSUMER_REPLICA_ID = -1
+NO_LEADER = -1
+
+TOP_LEVEL = (
+    F("error_code", "int", "0 or Kafka's error code for the whole request"),
+    F("error", "str", "Kafka's name for error_code (NONE when 0)"),
+    F("message", "str", "human-readable detail, empty when there is no error"),
+)
+PARTITION_ERROR = (
+    F("error_code", "int", "0 or Kafka's error code for this partition"),
+    F("error", "str", "Kafka's name for error_code"),
+    F("message", "str", "detail, may be empty"),
+)
+
+BROKER = Struct("Broker", (
+    F("id", "int", "broker id"),
+    F("host", "str", "advertised host"),
+    F("port", "int", "advertised port"),
+))
+
+PARTITION_STATE = Struct("PartitionState", (
+    F("topic", "str"),
+    F("partition", "int", minimum=0),
+    F("controller_epoch", "int", "epoch of the controller that wrote this state"),
+    F("leader", "int", "leader broker id, -1 when offline"),
+    F("leader_epoch", "int", minimum=0),
+    F("isr", ["int"], "in-sync replicas, leader included"),
+    F("zk_version", "int", "version of the partition state znode (fences ISR writes)"),
+    F("replicas", ["int"], "assigned replicas (AR) in order; the first is the preferred leader"),
+    F("is_new", "bool", "the partition was just created", default=False),
+))
+
+TP = Struct("TopicPartition", (F("topic", "str"), F("partition", "int", minimum=0)))
+
+
+@dataclass(frozen=True)
+class Api:
+    """One API: its path name, request schema, response schema and purpose."""
+
+    name: str
+    request: Struct
+    response: Struct
+    doc: str
+    controller_only: bool = False
+
+
+def _resp(name: str, *fields: F) -> Struct:
+    return Struct(name, TOP_LEVEL + tuple(fields))
+
+
+APIS: dict[str, Api] = {}
+
+
+def _api(name: str, doc: str, request: tuple, response: tuple, controller_only: bool = False) -> None:
+    title = "".join(p.capitalize() for p in name.split("_"))
+    APIS[name] = Api(name, Struct(f"{title}Request", request), _resp(f"{title}Response", *response), doc, controller_only)
+
+
+_api(
+    "metadata",
+    "Brokers, controller and partition leaders/ISR from the broker's metadata cache (filled by UpdateMetadata).",
+    (
+        F("topics", ["str"], "topic names; nil for every topic", default=None, nullable=True),
+    ),
+    (
+        F("cluster_id", "str"),
+        F("controller_id", "int", "-1 when unknown"),
+        F("controller_epoch", "int"),
+        F("brokers", [BROKER], "live brokers"),
+        F("topics", [Struct("TopicMetadata", PARTITION_ERROR + (
+            F("name", "str"),
+            F("partitions", [Struct("PartitionMetadata", PARTITION_ERROR + (
+                F("partition", "int"), F("leader", "int"), F("leader_epoch", "int"),
+                F("replicas", ["int"]), F("isr", ["int"]), F("offline_replicas", ["int"]),
+            ))]),
+        ))]),
+    ),
+)
+
+_api(
+    "produce",
+    "Append record batches to partition leaders. acks 0/1/-1 (all); with -1 the answer waits until the "
+    "high watermark passes the batch, or timeout_ms (REQUEST_TIMED_OUT, indefinite).",
+    (
+        F("acks", "int", "-1 (all), 0 or 1", minimum=-1, maximum=1),
+        F("timeout_ms", "int", "how long acks=-1 may wait for replication", default=30000, minimum=0),
+        F("partitions", [Struct("ProducePartition", (
+            F("topic", "str"), F("partition", "int", minimum=0),
+            F("records", "bytes", "one or more record batches (protocol/records.py)"),
+        ))]),
+    ),
+    (
+        F("partitions", [Struct("ProducePartitionResponse", (F("topic", "str"), F("partition", "int")) + PARTITION_ERROR + (
+            F("base_offset", "int", "offset given to the first record, -1 on error"),
+            F("log_append_time", "int", "-1 (create time is used)"),
+            F("log_start_offset", "int"),
+        ))]),
+    ),
+)
+
+_api(
+    "fetch",
+    "Read batches from a leader. replica_id -1 is a consumer and sees only offsets below the high watermark; "
+    "a broker id is a follower fetch whose fetch_offset is that follower's LEO. The leader holds the request up "
+    "to max_wait_ms until min_bytes are available or the high watermark moves.",
+    (
+        F("replica_id", "int", "-1 for consumers, the follower's broker id for replication", default=-1),
+        F("broker_epoch", "int", "follower's broker epoch (czxid of its registration)", default=-1),
+        F("max_wait_ms", "int", default=500, minimum=0, maximum=300000),
+        F("min_bytes", "int", default=1, minimum=0),
+        F("max_bytes", "int", "response size bound (at least one batch is returned)", default=52428800, minimum=0),
+        F("partitions", [Struct("FetchPartition", (
+            F("topic", "str"), F("partition", "int", minimum=0),
+            F("fetch_offset", "int", minimum=0),
+            F("current_leader_epoch", "int", "requester's known leader epoch, -1 to skip the check", default=-1),
+            F("partition_max_bytes", "int", default=1048576, minimum=0),
+        ))]),
+    ),
+    (
+        F("partitions", [Struct("FetchPartitionResponse", (F("topic", "str"), F("partition", "int")) + PARTITION_ERROR + (
+            F("high_watermark", "int"), F("log_start_offset", "int"), F("log_end_offset", "int", "leader's LEO"),
+            F("leader_epoch", "int", "leader's current epoch"),
+            F("records", "bytes", "concatenated batches, may be empty"),
+        ))]),
+    ),
+)
+
+_api(
+    "list_offsets",
+    "Earliest (timestamp -2) or latest (-1) offset of partitions, from their leader. For consumers "
+    "(replica_id -1) latest is the high watermark, never the LEO.",
+    (
+        F("replica_id", "int", default=-1),
+        F("partitions", [Struct("ListOffsetsPartition", (
+            F("topic", "str"), F("partition", "int", minimum=0),
+            F("timestamp", "int", "-1 latest, -2 earliest", minimum=-2, maximum=-1),
+            F("current_leader_epoch", "int", default=-1),
+        ))]),
+    ),
+    (
+        F("partitions", [Struct("ListOffsetsPartitionResponse", (F("topic", "str"), F("partition", "int")) + PARTITION_ERROR + (
+            F("offset", "int"), F("leader_epoch", "int"),
+        ))]),
+    ),
+)
+
+_api(
+    "create_topics",
+    "Create topics: any broker validates and writes /brokers/topics/T (placement rule of SEMANTICS.md) and "
+    "/config/topics/T; the controller then elects leaders. With timeout_ms > 0 the answer waits until every "
+    "partition has a leader in this broker's metadata.",
+    (
+        F("topics", [Struct("CreatableTopic", (
+            F("name", "str"),
+            F("num_partitions", "int", minimum=1, maximum=10000),
+            F("replication_factor", "int", minimum=1, maximum=1000),
+            F("config", {"str": "str"}, "topic configs by Kafka name", default=dict),
+            F("assignment", {"str": ["int"]}, "explicit replicas per partition (string keys)", default=None, nullable=True),
+        ))]),
+        F("timeout_ms", "int", default=30000, minimum=0),
+        F("validate_only", "bool", default=False),
+    ),
+    (
+        F("topics", [Struct("CreatableTopicResult", (F("name", "str"),) + PARTITION_ERROR)]),
+    ),
+)
+
+_api(
+    "leader_and_isr",
+    "Controller to broker: become leader or follower of partitions. Refused with STALE_CONTROLLER_EPOCH when "
+    "controller_epoch is older than one already seen; partition states with an older leader_epoch are ignored.",
+    (
+        F("controller_id", "int"), F("controller_epoch", "int"),
+        F("broker_epoch", "int", "target broker's epoch; a stale one is refused with STALE_BROKER_EPOCH", default=-1),
+        F("partition_states", [PARTITION_STATE]),
+        F("live_leaders", [BROKER], "endpoints of the leaders named in partition_states"),
+    ),
+    (
+        F("partitions", [Struct("LeaderAndIsrPartitionResponse", (F("topic", "str"), F("partition", "int")) + PARTITION_ERROR)]),
+    ),
+    controller_only=True,
+)
+
+_api(
+    "update_metadata",
+    "Controller to every broker: the full or partial metadata (live brokers, partition states) for metadata caches.",
+    (
+        F("controller_id", "int"), F("controller_epoch", "int"),
+        F("partition_states", [PARTITION_STATE]),
+        F("live_brokers", [BROKER]),
+        F("deleted_topics", ["str"], default=list),
+    ),
+    (),
+    controller_only=True,
+)
+
+_api(
+    "stop_replica",
+    "Controller to broker: stop fetching for partitions, optionally delete their logs.",
+    (
+        F("controller_id", "int"), F("controller_epoch", "int"),
+        F("delete_partitions", "bool", default=False),
+        F("partitions", [TP]),
+    ),
+    (
+        F("partitions", [Struct("StopReplicaPartitionResponse", (F("topic", "str"), F("partition", "int")) + PARTITION_ERROR)]),
+    ),
+    controller_only=True,
+)
+
+_api(
+    "offsets_for_leader_epoch",
+    "KIP-101/279: the leader's end offset for an epoch: the start offset of the next higher epoch in its epoch "
+    "cache, or its LEO for the latest epoch. The answer names the epoch it is for (the largest <= the one asked).",
+    (
+        F("replica_id", "int", default=-1),
+        F("partitions", [Struct("OffsetForLeaderPartition", (
+            F("topic", "str"), F("partition", "int", minimum=0),
+            F("current_leader_epoch", "int", "fencing: requester's known leader epoch", default=-1),
+            F("leader_epoch", "int", "the epoch to look up"),
+        ))]),
+    ),
+    (
+        F("partitions", [Struct("EpochEndOffset", (F("topic", "str"), F("partition", "int")) + PARTITION_ERROR + (
+            F("leader_epoch", "int", "epoch the answer is for, -1 if none"), F("end_offset", "int", "-1 if unknown"),
+        ))]),
+    ),
+)
+
+_api(
+    "replica_state",
+    "Introspection: this broker's replicas: role, leader epoch, LEO, HW, log start offset, and (leader side) "
+    "each follower's LEO as last seen; with checksum_upto, a CRC-32 of the log's batches below that offset.",
+    (
+        F("partitions", [TP], "nil for all local replicas", default=None, nullable=True),
+        F("checksum_upto", "int", "offset bound for the log checksum, -1 for the HW", default=None, nullable=True),
+    ),
+    (
+        F("broker_id", "int"),
+        F("replicas", [Struct("ReplicaState", (
+            F("topic", "str"), F("partition", "int"), F("role", "str", "leader, follower or offline"),
+            F("leader", "int"), F("leader_epoch", "int"), F("log_start_offset", "int"),
+            F("log_end_offset", "int"), F("high_watermark", "int"), F("isr", ["int"]),
+            F("remote_leos", {"int": "int"}, "leader only: follower id -> LEO last reported"),
+            F("epochs", [["int"]], "epoch cache entries [epoch, start_offset]"),
+            F("checksum", "int", "CRC-32 of batches below checksum_upto", nullable=True),
+        ))]),
+    ),
+)
+
+_api(
+    "api_versions",
+    "What this broker speaks: the list of API names and the broker id.",
+    (),
+    (F("apis", ["str"]), F("broker_id", "int")),
+)
+
+
+def tp_key(topic: str, partition: int) -> tuple[str, int]:
+    """The key used for a topic-partition in dicts throughout the code."""
+    return (topic, partition)

@@ -1,0 +1,115 @@
+"""A tiny schema language for msgpack messages: validation and documentation in one.
+
+A message is a msgpack map.  Each API declares its request and response as a
+:class:`Struct` of :class:`Field` entries; :func:`Struct.validate` returns a plain
+dict with defaults filled in, or raises INVALID_REQUEST naming the first bad field
+by its path (``partitions[2].fetch_offset``).  docs/protocol.md is generated from
+these same declarations, so the reference cannot drift from the code.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import InvalidRequestError
+
+_MISSING = object()
+
+# Scalar type names and the Python types they accept.
+_SCALARS: dict[str, tuple[type, ...]] = {
+    "int": (int,),
+    "str": (str,),
+    "bytes": (bytes,),
+    "bool": (bool,),
+    "float": (int, float),
+    "any": (object,),
+}
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+
+
+@dataclass(frozen=True)
+class Field:
+    """One field: ``type`` is a scalar name, a Struct, or a one-element list ``[T]`` for arrays.
+
+    ``nullable`` allows nil.  ``default`` makes the field optional.  ``minimum``
+    bounds integers.
+    """
+
+    name: str
+    type: Any
+    doc: str = ""
+    default: Any = _MISSING
+    nullable: bool = False
+    minimum: int | None = None
+    maximum: int | None = None
+
+    @property
+    def required(self) -> bool:
+        return self.default is _MISSING
+
+
+@dataclass(frozen=True)
+class Struct:
+    """A map with declared fields; unknown keys are ignored (forward compatibility)."""
+
+    name: str
+    fields: tuple[Field, ...] = field(default_factory=tuple)
+    doc: str = ""
+
+    def validate(self, value: Any, path: str = "") -> dict:
+        if not isinstance(value, dict):
+            raise InvalidRequestError(f"{path or self.name}: expected a map, got {type(value).__name__}")
+        out: dict = {}
+        for f in self.fields:
+            where = f"{path}.{f.name}" if path else f.name
+            if f.name not in value:
+                if f.required:
+                    raise InvalidRequestError(f"missing field {where}")
+                default = f.default
+                out[f.name] = default() if callable(default) else default
+                continue
+            out[f.name] = _check(f, value[f.name], where)
+        return out
+
+
+def _check(f: Field, v: Any, where: str, typ: Any = None) -> Any:
+    typ = f.type if typ is None else typ
+    if v is None:
+        if f.nullable:
+            return None
+        raise InvalidRequestError(f"{where}: must not be nil")
+    if isinstance(typ, Struct):
+        return typ.validate(v, where)
+    if isinstance(typ, list):
+        if not isinstance(v, (list, tuple)):
+            raise InvalidRequestError(f"{where}: expected an array, got {type(v).__name__}")
+        inner = Field(f.name, typ[0], minimum=f.minimum, maximum=f.maximum)
+        return [_check(inner, x, f"{where}[{i}]") for i, x in enumerate(v)]
+    if isinstance(typ, dict):  # {"str": "str"} map
+        if not isinstance(v, dict):
+            raise InvalidRequestError(f"{where}: expected a map, got {type(v).__name__}")
+        (kt, vt), = typ.items()
+        return {_check(Field(f.name, kt), k, f"{where} key"): _check(Field(f.name, vt), x, f"{where}[{k!r}]") for k, x in v.items()}
+    allowed = _SCALARS[typ]
+    if typ == "int" and isinstance(v, bool) or not isinstance(v, allowed):
+        raise InvalidRequestError(f"{where}: expected {typ}, got {type(v).__name__}")
+    if typ == "bytes" and isinstance(v, bytearray):
+        v = bytes(v)
+    if typ == "int":
+        lo = INT64_MIN if f.minimum is None else f.minimum
+        hi = INT64_MAX if f.maximum is None else f.maximum
+        if not lo <= v <= hi:
+            raise InvalidRequestError(f"{where}: {v} is out of range [{lo}, {hi}]")
+    return v
+
+
+def describe_type(typ: Any) -> str:
+    """Human text for a field type, used by the generated protocol reference."""
+    if isinstance(typ, Struct):
+        return typ.name
+    if isinstance(typ, list):
+        return f"array of {describe_type(typ[0])}"
+    if isinstance(typ, dict):
+        (k, v), = typ.items()
+        return f"map {k} -> {v}"
+    return typ
