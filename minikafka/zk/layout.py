@@ -64,10 +64,13 @@ class BrokerInfo:
     port: int
     epoch: int = -1
     rack: str | None = None
+    storage: str = "disk"
 
     def encode(self) -> bytes:
+        # "storage" is minikafka's own field: a broker with memory storage comes back
+        # empty after a restart, so the controller must not trust its old ISR entries.
         return _dumps({
-            "version": 4, "host": self.host, "port": self.port, "jmx_port": -1,
+            "version": 4, "host": self.host, "port": self.port, "jmx_port": -1, "storage": self.storage,
             "endpoints": [f"PLAINTEXT://{self.host}:{self.port}"],
             "listener_security_protocol_map": {"PLAINTEXT": "PLAINTEXT"},
             "rack": self.rack, "timestamp": _timestamp(),
@@ -76,7 +79,7 @@ class BrokerInfo:
     @classmethod
     def decode(cls, broker_id: int, data: bytes, epoch: int = -1) -> "BrokerInfo":
         d = json.loads(data)
-        return cls(broker_id, d["host"], int(d["port"]), epoch, d.get("rack"))
+        return cls(broker_id, d["host"], int(d["port"]), epoch, d.get("rack"), d.get("storage", "disk"))
 
 
 @dataclass(frozen=True)

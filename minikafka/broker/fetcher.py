@@ -1,0 +1,189 @@
+"""Follower fetchers: one task per (leader broker, fetcher id), Kafka's ReplicaFetcherThread.
+
+Each round (:meth:`Fetcher.do_work`) first truncates the partitions that need it
+(OffsetsForLeaderEpoch, KIP-101/279), then sends one fetch for all the others,
+carrying each partition's fetch offset (its LEO) and current leader epoch.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING
+
+from ..errors import KafkaError
+from ..replication.partition import PartitionReplica, Role
+from . import rpc
+
+if TYPE_CHECKING:
+    from .server import Broker
+
+log = logging.getLogger(__name__)
+
+TP = tuple[str, int]
+
+
+class Fetcher:
+    """Replicates a set of partitions from one leader broker."""
+
+    def __init__(self, broker: "Broker", leader_id: int, endpoint: tuple[str, int], fetcher_id: int) -> None:
+        self.broker = broker
+        self.leader_id = leader_id
+        self.endpoint = endpoint
+        self.fetcher_id = fetcher_id
+        self.partitions: set[TP] = set()
+        self._changed = asyncio.Event()
+        self._task: asyncio.Task | None = None
+        self.rounds = 0
+
+    def start(self) -> None:
+        self._task = asyncio.get_running_loop().create_task(self.run(), name=f"fetcher-{self.leader_id}-{self.fetcher_id}")
+
+    async def stop(self) -> None:
+        if self._task:
+            self._task.cancel()
+            try:
+                await self._task
+            except (asyncio.CancelledError, Exception):
+                pass
+
+    def add(self, tp: TP) -> None:
+        self.partitions.add(tp)
+        self._changed.set()
+
+    def remove(self, tp: TP) -> None:
+        self.partitions.discard(tp)
+
+    def _replicas(self) -> list[PartitionReplica]:
+        rm = self.broker.replica_manager
+        out = []
+        for tp in list(self.partitions):
+            p = rm.partitions.get(tp)
+            if p is None or p.role is not Role.FOLLOWER or p.leader_id != self.leader_id:
+                self.partitions.discard(tp)
+                continue
+            out.append(p)
+        return out
+
+    async def run(self) -> None:
+        backoff = self.broker.config.get("replica.fetch.backoff.ms") / 1000.0
+        while True:
+            if not self._replicas():
+                self._changed.clear()
+                await self._changed.wait()
+                continue
+            try:
+                await self.do_work()
+            except asyncio.CancelledError:
+                raise
+            except KafkaError as exc:
+                log.debug("fetcher from broker %d: %s", self.leader_id, exc)
+                await asyncio.sleep(backoff)
+            except Exception:
+                log.exception("fetcher from broker %d failed", self.leader_id)
+                await asyncio.sleep(backoff)
+
+    async def do_work(self) -> None:
+        """One round: truncate what needs truncating, then fetch the rest."""
+        self.rounds += 1
+        replicas = self._replicas()
+        truncating = [p for p in replicas if p.needs_truncation]
+        if truncating:
+            await self._truncate(truncating)
+        ready = [p for p in self._replicas() if not p.needs_truncation]
+        if ready:
+            await self._fetch(ready)
+
+    async def _call(self, api: str, body: dict, timeout_s: float) -> dict:
+        host, port = self.endpoint
+        return await rpc.call(self.broker.http, host, port, api, body, timeout_s)
+
+    async def _truncate(self, replicas: list[PartitionReplica]) -> None:
+        rm = self.broker.replica_manager
+        asked = {(p.topic, p.partition): (p, p.leader_epoch, p.truncation_epoch()) for p in replicas}
+        body = {"replica_id": self.broker.config.broker_id, "partitions": [
+            {"topic": p.topic, "partition": p.partition, "current_leader_epoch": cur, "leader_epoch": epoch}
+            for p, cur, epoch in asked.values()]}
+        resp = await self._call("offsets_for_leader_epoch", body, self.broker.config.get("request.timeout.ms") / 1000.0)
+        for r in resp["partitions"]:
+            tp = (r["topic"], r["partition"])
+            p, cur, _ = asked[tp]
+            if p.leader_epoch != cur or p.role is not Role.FOLLOWER:
+                continue  # state changed while the request was out
+            if r["error_code"]:
+                log.info("%s-%d: OffsetsForLeaderEpoch from broker %d: %s %s", tp[0], tp[1], self.leader_id, r["error"], r["message"])
+                continue
+            done, eff = p.on_leader_epoch_end_offset(r["leader_epoch"], r["end_offset"])
+            rm.apply(p, eff)
+
+    async def _fetch(self, replicas: list[PartitionReplica]) -> None:
+        rm = self.broker.replica_manager
+        cfg = self.broker.config
+        sent = {(p.topic, p.partition): (p, p.leader_epoch, p.log_end_offset) for p in replicas}
+        wait_ms = cfg.get("replica.fetch.wait.max.ms")
+        body = {
+            "replica_id": cfg.broker_id, "broker_epoch": self.broker.broker_epoch,
+            "max_wait_ms": wait_ms, "min_bytes": cfg.get("replica.fetch.min.bytes"),
+            "max_bytes": 10 * cfg.get("replica.fetch.max.bytes"),
+            "partitions": [{"topic": p.topic, "partition": p.partition, "fetch_offset": leo,
+                            "current_leader_epoch": epoch, "partition_max_bytes": cfg.get("replica.fetch.max.bytes")}
+                           for p, epoch, leo in sent.values()],
+        }
+        resp = await self._call("fetch", body, wait_ms / 1000.0 + cfg.get("request.timeout.ms") / 1000.0)
+        errors = 0
+        for r in resp["partitions"]:
+            tp = (r["topic"], r["partition"])
+            p, epoch, leo = sent[tp]
+            if p.role is not Role.FOLLOWER or p.leader_epoch != epoch or p.log_end_offset != leo:
+                continue  # a LeaderAndIsr or truncation happened meanwhile
+            code = r["error_code"]
+            if code == 0:
+                rm.apply(p, p.append_as_follower(r["records"], r["high_watermark"], r["log_start_offset"]))
+            elif r["error"] == "OFFSET_OUT_OF_RANGE" and r["log_end_offset"] >= 0:
+                rm.apply(p, p.handle_out_of_range(r["log_end_offset"], r["log_start_offset"]))
+            else:
+                errors += 1
+                log.debug("%s-%d: fetch from broker %d: %s %s", tp[0], tp[1], self.leader_id, r["error"], r["message"])
+        if errors and errors == len(sent):
+            await asyncio.sleep(cfg.get("replica.fetch.backoff.ms") / 1000.0)
+
+
+class FetcherManager:
+    """Which fetcher replicates which partition (Kafka's ReplicaFetcherManager)."""
+
+    def __init__(self, broker: "Broker") -> None:
+        self.broker = broker
+        self.fetchers: dict[tuple[int, int], Fetcher] = {}
+        self.assigned: dict[TP, tuple[int, int]] = {}
+
+    def _fetcher_id(self, tp: TP) -> int:
+        n = self.broker.config.get("num.replica.fetchers")
+        return (hash(tp[0]) * 31 + tp[1]) % n
+
+    def add_partition(self, tp: TP, leader_id: int, endpoint: tuple[str, int]) -> None:
+        key = (leader_id, self._fetcher_id(tp))
+        old = self.assigned.get(tp)
+        if old is not None and old != key and old in self.fetchers:
+            self.fetchers[old].remove(tp)
+        f = self.fetchers.get(key)
+        if f is None:
+            f = Fetcher(self.broker, leader_id, endpoint, key[1])
+            self.fetchers[key] = f
+            f.start()
+        f.endpoint = endpoint
+        f.add(tp)
+        self.assigned[tp] = key
+
+    def remove_partitions(self, tps: list[TP]) -> None:
+        for tp in tps:
+            key = self.assigned.pop(tp, None)
+            if key is not None and key in self.fetchers:
+                self.fetchers[key].remove(tp)
+
+    def update_endpoint(self, broker_id: int, endpoint: tuple[str, int]) -> None:
+        for (leader, _), f in self.fetchers.items():
+            if leader == broker_id:
+                f.endpoint = endpoint
+
+    async def stop(self) -> None:
+        await asyncio.gather(*(f.stop() for f in self.fetchers.values()))
+        self.fetchers.clear()

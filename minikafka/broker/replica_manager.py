@@ -1,0 +1,377 @@
+"""The replica manager: the broker's partitions, produce/fetch handling and ISR writes.
+
+It owns every :class:`PartitionReplica` of this broker and is the one place where
+their :class:`Effects` are carried out, in order: persist the epoch cache, mirror
+appends and truncations to storage, write ISR changes to ZooKeeper, wake waiting
+requests, record events.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import TYPE_CHECKING, Any
+
+from ..config import BrokerConfig, topic_setting
+from ..errors import (
+    KafkaError,
+    NotEnoughReplicasAfterAppendError,
+    NotLeaderOrFollowerError,
+    RequestTimedOutError,
+    StaleControllerEpochError,
+    UnknownTopicOrPartitionError,
+)
+from ..protocol.codec import partition_error
+from ..replication.partition import Effects, LeaderState, PartitionReplica, Role, TruncationMode
+from ..zk import layout
+from .purgatory import Purgatory
+
+if TYPE_CHECKING:
+    from .server import Broker
+
+log = logging.getLogger(__name__)
+
+
+def now_ms() -> int:
+    return int(time.monotonic() * 1000)
+
+
+class ReplicaManager:
+    """All local replicas of one broker and the rules around them."""
+
+    def __init__(self, broker: "Broker") -> None:
+        self.broker = broker
+        self.config: BrokerConfig = broker.config
+        self.broker_id = broker.config.broker_id
+        self.partitions: dict[tuple[str, int], PartitionReplica] = {}
+        self.topic_configs: dict[str, dict[str, str]] = {}
+        self.produce_purgatory = Purgatory()
+        self.fetch_purgatory = Purgatory()
+        self.controller_epoch = -1
+        self.truncation = TruncationMode(self.config.get("replication.truncation"))
+        self._checkpointed_hws = broker.storage.read_hw_checkpoint()
+        self._isr_tasks: set[asyncio.Task] = set()
+
+    # -- helpers ------------------------------------------------------------------
+    def get(self, topic: str, partition: int) -> PartitionReplica:
+        p = self.partitions.get((topic, partition))
+        if p is None:
+            raise UnknownTopicOrPartitionError(f"broker {self.broker_id} does not host {topic}-{partition}")
+        return p
+
+    def leader_of(self, topic: str, partition: int) -> PartitionReplica:
+        p = self.get(topic, partition)
+        if not p.is_leader:
+            raise NotLeaderOrFollowerError(
+                f"broker {self.broker_id} is not the leader of {topic}-{partition} (leader is {p.leader_id})")
+        return p
+
+    def _create_replica(self, topic: str, partition: int) -> PartitionReplica:
+        plog, epochs = self.broker.storage.load(topic, partition)
+        hw = self._checkpointed_hws.get((topic, partition), 0)
+        p = PartitionReplica(topic, partition, self.broker_id, plog, epochs, hw, self.truncation)
+        if plog.log_end_offset:
+            self.broker.record_event("recovered", f"broker {self.broker_id} loaded {topic}-{partition}: "
+                                                  f"LEO {plog.log_end_offset}, HW {p.high_watermark}, epochs {epochs.entries}")
+        self.partitions[(topic, partition)] = p
+        return p
+
+    async def topic_config(self, topic: str) -> dict[str, str]:
+        cfg = self.topic_configs.get(topic)
+        if cfg is None:
+            got = await self.broker.zk.get(layout.topic_config_path(topic))
+            cfg = layout.decode_topic_config(got[0]) if got else {}
+            self.topic_configs[topic] = cfg
+        return cfg
+
+    def setting(self, topic: str, name: str) -> Any:
+        return topic_setting(name, self.topic_configs.get(topic, {}), self.config)
+
+    # -- effects ------------------------------------------------------------------
+    def apply(self, p: PartitionReplica, eff: Effects) -> None:
+        """Carry out a partition's effects, in order.  Never awaits."""
+        tp = (p.topic, p.partition)
+        storage = self.broker.storage
+        if eff.epoch_cache_changed:
+            storage.write_epochs(p.topic, p.partition, p.epochs.entries)
+        if eff.truncated_to is not None:
+            storage.truncate(p.topic, p.partition, p.log)
+        if eff.appended:
+            storage.append(p.topic, p.partition, eff.appended)
+            self.broker.metrics.bytes_in += sum(len(b) for b in eff.appended)
+        if eff.isr_update is not None:
+            task = asyncio.get_running_loop().create_task(self._write_isr(p, eff.isr_update))
+            self._isr_tasks.add(task)
+            task.add_done_callback(self._isr_tasks.discard)
+        if eff.hw_changed or eff.leo_changed:
+            self.fetch_purgatory.wake(tp)
+        if eff.hw_changed:
+            self.produce_purgatory.wake(tp)
+        for kind, text in eff.events:
+            self.broker.record_event(kind, text)
+
+    async def _write_isr(self, p: PartitionReplica, isr: tuple[int, ...]) -> None:
+        """Conditional write of the partition state znode (expected zk_version), then an
+        /isr_change_notification entry so the controller spreads the change."""
+        path = layout.partition_state_path(p.topic, p.partition)
+        state = layout.LeaderIsr(self.broker_id, p.leader_epoch, isr, p.controller_epoch)
+        expected = p.zk_version
+        try:
+            stat = await self.broker.zk.set(path, state.encode(), expected)
+        except Exception as exc:  # BadVersionError when the controller or a newer leader wrote first
+            log.info("%s-%d: ISR write %s failed (%s); waiting for the controller's state",
+                     p.topic, p.partition, list(isr), exc.__class__.__name__)
+            self.apply(p, p.isr_update_done(None, None))
+            return
+        before = list(p.isr)
+        if p.role is Role.LEADER and p.leader_epoch == state.leader_epoch:
+            self.apply(p, p.isr_update_done(isr, stat.version))
+        kind = "isr_shrink" if len(isr) < len(before) else "isr_expand"
+        self.broker.metrics.count(kind)
+        self.broker.record_event(kind + "_done", f"{p.topic}-{p.partition}: ISR {before} -> {list(isr)} "
+                                                 f"written (zk version {stat.version}) by leader {self.broker_id}")
+        try:
+            await self.broker.zk.create(layout.ISR_CHANGE_PREFIX, layout.encode_isr_change([(p.topic, p.partition)]),
+                                        sequence=True, makepath=True)
+        except Exception as exc:
+            log.warning("could not write isr change notification: %s", exc)
+
+    # -- controller requests --------------------------------------------------------
+    def check_controller_epoch(self, epoch: int) -> None:
+        if epoch < self.controller_epoch:
+            raise StaleControllerEpochError(
+                f"request from controller epoch {epoch}; broker {self.broker_id} has seen epoch {self.controller_epoch}")
+        self.controller_epoch = epoch
+
+    async def leader_and_isr(self, req: dict) -> list[dict]:
+        self.check_controller_epoch(req["controller_epoch"])
+        endpoints = {b["id"]: (b["host"], b["port"]) for b in req["live_leaders"]}
+        results = []
+        t = now_ms()
+        for m in req["partition_states"]:
+            topic, part = m["topic"], m["partition"]
+            err: KafkaError | None = None
+            if self.broker_id not in m["replicas"]:
+                results.append({"topic": topic, "partition": part, **partition_error(None)})
+                continue
+            await self.topic_config(topic)
+            p = self.partitions.get((topic, part)) or self._create_replica(topic, part)
+            st = LeaderState.from_message(m)
+            if p.is_stale(st):
+                err = StaleControllerEpochError(f"leader epoch {st.leader_epoch} is older than {p.leader_epoch}")
+            elif st.leader_epoch == p.leader_epoch and p.role is not Role.NONE:
+                # Same epoch (e.g. a new controller re-sending state): refresh ISR/version only.
+                if st.zk_version > p.zk_version:
+                    p.isr, p.zk_version = st.isr, st.zk_version
+                    p.replicas = st.replicas
+            elif st.leader == self.broker_id:
+                self.broker.fetchers.remove_partitions([(topic, part)])
+                self.apply(p, p.become_leader(st, t))
+                self.broker.metrics.count("leader_elections_seen")
+            else:
+                self.apply(p, p.become_follower(st, t))
+                self.fetch_purgatory.wake((topic, part))
+                self.produce_purgatory.wake((topic, part))
+                if st.leader >= 0 and st.leader in endpoints:
+                    self.broker.fetchers.add_partition((topic, part), st.leader, endpoints[st.leader])
+                else:
+                    self.broker.fetchers.remove_partitions([(topic, part)])
+            results.append({"topic": topic, "partition": part, **partition_error(err)})
+        return results
+
+    def stop_replica(self, req: dict) -> list[dict]:
+        self.check_controller_epoch(req["controller_epoch"])
+        out = []
+        tps = [(x["topic"], x["partition"]) for x in req["partitions"]]
+        self.broker.fetchers.remove_partitions(tps)
+        for topic, part in tps:
+            p = self.partitions.get((topic, part))
+            if p is not None:
+                p.become_none()
+                self.fetch_purgatory.wake((topic, part))
+                self.produce_purgatory.wake((topic, part))
+                if req["delete_partitions"]:
+                    del self.partitions[(topic, part)]
+                    self.broker.storage.delete(topic, part)
+                    self.topic_configs.pop(topic, None)
+            out.append({"topic": topic, "partition": part, **partition_error(None)})
+        return out
+
+    # -- produce ----------------------------------------------------------------------
+    async def produce(self, req: dict) -> list[dict]:
+        acks = req["acks"]
+        results: list[dict] = []
+        waits: list[tuple[int, PartitionReplica, int, int]] = []
+        for i, m in enumerate(req["partitions"]):
+            topic, part = m["topic"], m["partition"]
+            entry = {"topic": topic, "partition": part, "base_offset": -1, "log_append_time": -1, "log_start_offset": -1}
+            try:
+                p = self.leader_of(topic, part)
+                min_isr = self.setting(topic, "min.insync.replicas")
+                res, eff = p.append_as_leader(m["records"], acks, min_isr, self.setting(topic, "max.message.bytes"))
+                self.apply(p, eff)
+                entry.update(base_offset=res.base_offset, log_start_offset=p.log.log_start_offset, **partition_error(None))
+                if acks == -1:
+                    waits.append((i, p, res.last_offset + 1, p.leader_epoch))
+            except KafkaError as exc:
+                entry.update(partition_error(exc))
+            results.append(entry)
+        if waits:
+            await asyncio.gather(*(self._await_commit(results[i], p, target, epoch, req["timeout_ms"])
+                                   for i, p, target, epoch in waits))
+        return results
+
+    async def _await_commit(self, entry: dict, p: PartitionReplica, target: int, epoch: int, timeout_ms: int) -> None:
+        """The produce purgatory: answer acks=all once HW >= last offset + 1."""
+        tp = (p.topic, p.partition)
+        lost: list[KafkaError] = []
+
+        def ready() -> bool:
+            if p.high_watermark >= target:
+                return True
+            if not p.is_leader or p.leader_epoch != epoch:
+                lost.append(NotLeaderOrFollowerError(f"broker {self.broker_id} lost leadership of {p.topic}-{p.partition} "
+                                                     "before the record was committed; it may still be committed"))
+                return True
+            return False
+
+        done = await self.produce_purgatory.wait_until([tp], ready, timeout_ms / 1000.0)
+        if p.high_watermark >= target:
+            return
+        min_isr = self.setting(p.topic, "min.insync.replicas")
+        if lost:
+            entry.update(partition_error(lost[0]))
+        elif len(p.isr) < min_isr:
+            entry.update(partition_error(NotEnoughReplicasAfterAppendError(
+                f"{p.topic}-{p.partition}: ISR {list(p.isr)} shrank below min.insync.replicas={min_isr} after the append")))
+        elif not done:
+            entry.update(partition_error(RequestTimedOutError(
+                f"{p.topic}-{p.partition}: not committed within {timeout_ms} ms (HW {p.high_watermark}, needed {target}); "
+                "it may still be committed")))
+
+    # -- fetch --------------------------------------------------------------------------
+    def _read_one(self, m: dict, replica_id: int, t: int) -> tuple[dict, int]:
+        topic, part = m["topic"], m["partition"]
+        entry = {"topic": topic, "partition": part, "high_watermark": -1, "log_start_offset": -1,
+                 "log_end_offset": -1, "leader_epoch": -1, "records": b""}
+        try:
+            p = self.leader_of(topic, part)
+            p.check_leader_epoch(m["current_leader_epoch"])
+            entry["leader_epoch"] = p.leader_epoch
+            entry["log_end_offset"] = p.log_end_offset
+            entry["log_start_offset"] = p.log.log_start_offset
+            is_follower = replica_id >= 0
+            data = p.read(m["fetch_offset"], m["partition_max_bytes"], for_follower=is_follower)
+            if is_follower:
+                self.apply(p, p.update_follower_fetch(replica_id, m["fetch_offset"], t,
+                                                      self.config.get("replica.lag.max.messages")))
+            entry["high_watermark"] = p.high_watermark
+            entry["records"] = data
+            entry.update(partition_error(None))
+            return entry, len(data)
+        except KafkaError as exc:
+            entry.update(partition_error(exc))
+            return entry, 0
+
+    async def fetch(self, req: dict) -> list[dict]:
+        """Read now; if fewer than min_bytes are available, park in the fetch purgatory
+        until an append or HW move on one of the partitions, or max_wait_ms."""
+        replica_id = req["replica_id"]
+        parts = req["partitions"]
+        t = now_ms()
+        results = [self._read_one(m, replica_id, t) for m in parts]
+        total = sum(n for _, n in results)
+        has_error = any(r["error_code"] for r, _ in results)
+        if total >= req["min_bytes"] or has_error or req["max_wait_ms"] == 0 or not parts:
+            return self._bound(results, req["max_bytes"])
+        hws = {(r["topic"], r["partition"]): r["high_watermark"] for r, _ in results}
+        keys = list(hws)
+
+        def ready() -> bool:
+            for m in parts:
+                p = self.partitions.get((m["topic"], m["partition"]))
+                if p is None or not p.is_leader:
+                    return True
+                if p.high_watermark != hws[(m["topic"], m["partition"])]:
+                    return True
+                bound = p.log_end_offset if replica_id >= 0 else p.high_watermark
+                if bound > m["fetch_offset"]:
+                    return True
+            return False
+
+        await self.fetch_purgatory.wait_until(keys, ready, req["max_wait_ms"] / 1000.0)
+        t = now_ms()
+        return self._bound([self._read_one(m, replica_id, t) for m in parts], req["max_bytes"])
+
+    def _bound(self, results: list[tuple[dict, int]], max_bytes: int) -> list[dict]:
+        out = []
+        size = 0
+        for entry, n in results:
+            if size and size + n > max_bytes:
+                entry["records"] = b""
+                n = 0
+            size += n
+            self.broker.metrics.bytes_out += n
+            out.append(entry)
+        return out
+
+    def list_offsets(self, req: dict) -> list[dict]:
+        out = []
+        for m in req["partitions"]:
+            entry = {"topic": m["topic"], "partition": m["partition"], "offset": -1, "leader_epoch": -1}
+            try:
+                p = self.leader_of(m["topic"], m["partition"])
+                p.check_leader_epoch(m["current_leader_epoch"])
+                if m["timestamp"] == -2:
+                    off = p.log.log_start_offset
+                else:
+                    off = p.log_end_offset if req["replica_id"] >= 0 else p.high_watermark
+                entry.update(offset=off, leader_epoch=p.leader_epoch, **partition_error(None))
+            except KafkaError as exc:
+                entry.update(partition_error(exc))
+            out.append(entry)
+        return out
+
+    def offsets_for_leader_epoch(self, req: dict) -> list[dict]:
+        out = []
+        for m in req["partitions"]:
+            entry = {"topic": m["topic"], "partition": m["partition"], "leader_epoch": -1, "end_offset": -1}
+            try:
+                p = self.leader_of(m["topic"], m["partition"])
+                p.check_leader_epoch(m["current_leader_epoch"])
+                epoch, end = p.end_offset_for_epoch(m["leader_epoch"])
+                entry.update(leader_epoch=epoch, end_offset=end, **partition_error(None))
+            except KafkaError as exc:
+                entry.update(partition_error(exc))
+            out.append(entry)
+        return out
+
+    def replica_state(self, req: dict) -> list[dict]:
+        wanted = req["partitions"]
+        tps = [(x["topic"], x["partition"]) for x in wanted] if wanted is not None else sorted(self.partitions)
+        out = []
+        for tp in tps:
+            p = self.partitions.get(tp)
+            if p is not None:
+                out.append(p.describe(req["checksum_upto"]))
+        return out
+
+    # -- timers -----------------------------------------------------------------------
+    def shrink_isr_check(self) -> None:
+        """Every replica.lag.time.max.ms / 2: propose removing lagging followers."""
+        t = now_ms()
+        lag = self.config.get("replica.lag.time.max.ms")
+        msgs = self.config.get("replica.lag.max.messages")
+        for p in list(self.partitions.values()):
+            if p.is_leader:
+                self.apply(p, p.maybe_shrink_isr(t, lag, msgs))
+
+    def checkpoint_hws(self) -> None:
+        hws = {tp: p.high_watermark for tp, p in self.partitions.items()}
+        try:
+            self.broker.storage.write_hw_checkpoint(hws)
+        except OSError as exc:
+            log.error("could not write %s: %s", "replication-offset-checkpoint", exc)
+
+    def under_replicated(self) -> int:
+        return sum(1 for p in self.partitions.values() if p.is_leader and len(p.isr) < len(p.replicas))

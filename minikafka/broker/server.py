@@ -1,0 +1,371 @@
+"""The broker process: an aiohttp server, its ZooKeeper registration and its timers.
+
+``POST /v1/<api>`` takes a msgpack map and answers a msgpack map (see
+docs/protocol.md).  Every answer carries ``error_code``/``error``/``message``;
+bad input never changes stored state and never stops the broker.
+"""
+from __future__ import annotations
+
+import asyncio
+import collections
+import json
+import logging
+import re
+import time
+import uuid
+from typing import Any, Awaitable, Callable
+
+import aiohttp
+from aiohttp import web
+
+from ..config import BrokerConfig, validate_topic_config
+from ..errors import (
+    ClientError,
+    InvalidPartitionsError,
+    InvalidReplicationFactorError,
+    InvalidRequestError,
+    InvalidTopicExceptionError,
+    KafkaError,
+    NotControllerError,
+    RequestTimedOutError,
+    TopicAlreadyExistsError,
+    UnknownServerError,
+)
+from ..protocol import codec
+from ..protocol.messages import APIS
+from ..replication import rules
+from ..zk import layout
+from ..zk.session import NodeExistsError, ZkSession
+from .fetcher import FetcherManager
+from .metadata_cache import MetadataCache
+from .replica_manager import ReplicaManager
+from .storage import DiskStorage, Storage
+
+log = logging.getLogger(__name__)
+
+TOPIC_NAME = re.compile(r"^[a-zA-Z0-9._-]{1,249}$")
+
+
+class Metrics:
+    """Counters the broker keeps (exported at /metrics by a later layer)."""
+
+    def __init__(self) -> None:
+        self.counters: collections.Counter[str] = collections.Counter()
+        self.bytes_in = 0
+        self.bytes_out = 0
+
+    def count(self, name: str, n: int = 1) -> None:
+        self.counters[name] += n
+
+
+class Broker:
+    """One broker: replica manager, fetchers, metadata cache, controller elector, HTTP server."""
+
+    def __init__(self, config: BrokerConfig) -> None:
+        self.config = config
+        self.broker_id = config.broker_id
+        storage_cls = DiskStorage if config.storage == "disk" else Storage
+        self.storage = storage_cls(config.data_dir, config.get("log.segment.bytes"))
+        self.metrics = Metrics()
+        self.events: collections.deque[dict] = collections.deque(maxlen=2000)
+        self.metadata = MetadataCache()
+        self.zk = ZkSession(config.zookeeper_connect, config.get("zookeeper.session.timeout.ms"))
+        self.replica_manager = ReplicaManager(self)
+        self.fetchers = FetcherManager(self)
+        self.http: aiohttp.ClientSession | None = None
+        self.broker_epoch = -1
+        self.cluster_id = ""
+        self.controller = None  # minikafka.controller.Controller while this broker is controller
+        self._runner: web.AppRunner | None = None
+        self._tasks: list[asyncio.Task] = []
+        self._stopping = asyncio.Event()
+        self._metadata_changed = asyncio.Event()
+        self.handlers: dict[str, Callable[[dict], Awaitable[dict]]] = {
+            "metadata": self.h_metadata, "produce": self.h_produce, "fetch": self.h_fetch,
+            "list_offsets": self.h_list_offsets, "create_topics": self.h_create_topics,
+            "leader_and_isr": self.h_leader_and_isr, "update_metadata": self.h_update_metadata,
+            "stop_replica": self.h_stop_replica, "offsets_for_leader_epoch": self.h_offsets_for_leader_epoch,
+            "replica_state": self.h_replica_state, "api_versions": self.h_api_versions,
+        }
+        assert set(self.handlers) == set(APIS), set(APIS) ^ set(self.handlers)
+
+    # -- events --------------------------------------------------------------------
+    def record_event(self, kind: str, text: str, **extra: Any) -> None:
+        """Remember an event for the timeline and log it."""
+        self.events.append({"ts": time.time(), "broker": self.broker_id, "kind": kind, "text": text, **extra})
+        log.info("[%s] %s", kind, text)
+
+    # -- lifecycle -----------------------------------------------------------------
+    async def start(self) -> None:
+        self.http = aiohttp.ClientSession()
+        app = web.Application(client_max_size=self.config.get("socket.request.max.bytes"))
+        app.router.add_post("/v1/{api}", self.handle)
+        self.app = app
+        self._runner = web.AppRunner(app, access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, self.config.listen_host, self.config.listen_port, reuse_address=True)
+        await site.start()
+        await self.zk.start()
+        self.zk.on_state_change(self._on_zk_state)
+        for path in layout.PERSISTENT_PATHS:
+            await self.zk.ensure_path(path)
+        await self._load_cluster_id()
+        await self.register()
+        from ..controller.elector import ControllerElector
+        self.elector = ControllerElector(self)
+        await self.elector.start()
+        loop = asyncio.get_running_loop()
+        self._tasks.append(loop.create_task(self._every(self.config.get("replica.lag.time.max.ms") / 2000.0,
+                                                        self.replica_manager.shrink_isr_check)))
+        self._tasks.append(loop.create_task(self._every(self.config.get("replica.high.watermark.checkpoint.interval.ms") / 1000.0,
+                                                        self.replica_manager.checkpoint_hws)))
+        host, port = self.config.advertised
+        self.record_event("broker_started", f"broker {self.broker_id} listening on {host}:{port} "
+                                            f"(storage {self.config.storage}, epoch {self.broker_epoch})")
+
+    async def _load_cluster_id(self) -> None:
+        got = await self.zk.get(layout.CLUSTER_ID)
+        if got is None:
+            try:
+                await self.zk.create(layout.CLUSTER_ID, json.dumps({"version": "1", "id": uuid.uuid4().hex[:22]}).encode(), makepath=True)
+            except NodeExistsError:
+                pass
+            got = await self.zk.get(layout.CLUSTER_ID)
+        self.cluster_id = json.loads(got[0])["id"] if got else ""
+
+    async def register(self) -> None:
+        """Create the ephemeral /brokers/ids/N; its czxid is this registration's broker epoch."""
+        host, port = self.config.advertised
+        info = layout.BrokerInfo(self.broker_id, host, port, storage=self.config.storage)
+        path = layout.broker_path(self.broker_id)
+        # A registration left by this id's previous process vanishes when its session
+        # expires; wait that long before concluding that another broker holds the id.
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.config.get("zookeeper.session.timeout.ms") / 1000.0 + 2.0
+        while True:
+            try:
+                await self.zk.create(path, info.encode(), ephemeral=True)
+                break
+            except NodeExistsError:
+                got = await self.zk.get(path)
+                if got is not None and got[1].ephemeralOwner == self.zk.session_id:
+                    break
+                if loop.time() > deadline:
+                    raise ClientError(f"broker id {self.broker_id} is already registered in ZooKeeper "
+                                      f"({got[0].decode() if got else 'just now'}): another broker runs with this id") from None
+                await asyncio.sleep(0.2)
+        got = await self.zk.get(path)
+        self.broker_epoch = got[1].czxid if got else -1
+
+    def _on_zk_state(self, state: str) -> None:
+        if state == "LOST":
+            self.record_event("zk_session_lost", f"broker {self.broker_id} lost its ZooKeeper session")
+            if self.controller is not None:
+                asyncio.get_running_loop().create_task(self.elector.resign("ZooKeeper session lost"))
+        elif state == "CONNECTED" and not self._stopping.is_set():
+            asyncio.get_running_loop().create_task(self._reregister())
+
+    async def _reregister(self) -> None:
+        try:
+            stat = await self.zk.exists(layout.broker_path(self.broker_id))
+            if stat is None:
+                await self.register()
+                self.record_event("broker_registered", f"broker {self.broker_id} re-registered with epoch {self.broker_epoch}")
+                await self.elector.elect()
+        except Exception as exc:
+            log.warning("re-registration failed: %s", exc)
+
+    async def _every(self, interval_s: float, fn: Callable[[], None]) -> None:
+        while True:
+            await asyncio.sleep(interval_s)
+            try:
+                fn()
+            except Exception:
+                log.exception("periodic task %s failed", getattr(fn, "__name__", fn))
+
+    async def stop(self) -> None:
+        """Clean shutdown: stop fetchers and timers, checkpoint HWs, leave ZooKeeper."""
+        self._stopping.set()
+        for t in self._tasks:
+            t.cancel()
+        await self.fetchers.stop()
+        if self.controller is not None:
+            await self.controller.stop()
+        self.replica_manager.checkpoint_hws()
+        self.replica_manager.produce_purgatory.wake_all()
+        self.replica_manager.fetch_purgatory.wake_all()
+        try:
+            await self.zk.stop()
+        except Exception:
+            pass
+        if self._runner is not None:
+            await self._runner.cleanup()
+        if self.http is not None:
+            await self.http.close()
+        self.storage.close()
+
+    # -- HTTP ------------------------------------------------------------------------
+    async def handle(self, request: web.Request) -> web.Response:
+        api = request.match_info["api"]
+        try:
+            try:
+                body = await request.read()
+            except web.HTTPRequestEntityTooLarge:
+                raise InvalidRequestError(
+                    f"request body exceeds socket.request.max.bytes={self.config.get('socket.request.max.bytes')}") from None
+            msg = codec.decode_request(api, body)
+            self.metrics.count(f"requests_{api}")
+            started = time.monotonic()
+            resp = await self.handlers[api](msg)
+            self.metrics.count(f"request_ms_{api}", int((time.monotonic() - started) * 1000))
+        except KafkaError as exc:
+            self.metrics.count(f"errors_{exc.code.name}")
+            resp = codec.error_response(exc)
+        except Exception as exc:  # a bug: answer UNKNOWN_SERVER_ERROR, keep serving
+            log.exception("%s failed", api)
+            resp = codec.error_response(UnknownServerError(f"{exc.__class__.__name__}: {exc}"))
+        return web.Response(body=codec.pack(resp), content_type="application/x-msgpack")
+
+    # -- handlers ----------------------------------------------------------------------
+    async def h_api_versions(self, req: dict) -> dict:
+        return codec.ok(apis=sorted(APIS), broker_id=self.broker_id)
+
+    async def h_metadata(self, req: dict) -> dict:
+        md = self.metadata
+        names = req["topics"] if req["topics"] is not None else md.topics()
+        brokers = [{"id": b, "host": h, "port": p} for b, (h, p) in sorted(md.brokers.items())]
+        if not brokers:
+            host, port = self.config.advertised
+            brokers = [{"id": self.broker_id, "host": host, "port": port}]
+        return codec.ok(cluster_id=self.cluster_id, controller_id=md.controller_id, controller_epoch=md.controller_epoch,
+                        brokers=brokers, topics=[md.topic_metadata(t) for t in names])
+
+    async def h_produce(self, req: dict) -> dict:
+        parts = await self.replica_manager.produce(req)
+        if req["acks"] == 0:
+            return codec.ok(partitions=[])
+        return codec.ok(partitions=parts)
+
+    async def h_fetch(self, req: dict) -> dict:
+        return codec.ok(partitions=await self.replica_manager.fetch(req))
+
+    async def h_list_offsets(self, req: dict) -> dict:
+        return codec.ok(partitions=self.replica_manager.list_offsets(req))
+
+    async def h_offsets_for_leader_epoch(self, req: dict) -> dict:
+        return codec.ok(partitions=self.replica_manager.offsets_for_leader_epoch(req))
+
+    async def h_replica_state(self, req: dict) -> dict:
+        return codec.ok(broker_id=self.broker_id, replicas=self.replica_manager.replica_state(req))
+
+    async def h_leader_and_isr(self, req: dict) -> dict:
+        return codec.ok(partitions=await self.replica_manager.leader_and_isr(req))
+
+    async def h_stop_replica(self, req: dict) -> dict:
+        return codec.ok(partitions=self.replica_manager.stop_replica(req))
+
+    async def h_update_metadata(self, req: dict) -> dict:
+        self.replica_manager.check_controller_epoch(req["controller_epoch"])
+        self.metadata.update(req)
+        for b in req["live_brokers"]:
+            self.fetchers.update_endpoint(b["id"], (b["host"], b["port"]))
+        for topic in req.get("deleted_topics", ()):
+            self.replica_manager.topic_configs.pop(topic, None)
+        self._metadata_changed.set()
+        self._metadata_changed = asyncio.Event()
+        return codec.ok()
+
+    async def wait_metadata(self, ready: Callable[[], bool], timeout_s: float) -> bool:
+        """Wait until ``ready()`` holds after some UpdateMetadata, or the timeout."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout_s
+        while not ready():
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                return False
+            try:
+                await asyncio.wait_for(self._metadata_changed.wait(), remaining)
+            except asyncio.TimeoutError:
+                return ready()
+        return True
+
+    async def h_create_topics(self, req: dict) -> dict:
+        """Validate and write /config/topics/T and /brokers/topics/T in one transaction; the
+        controller's watch on /brokers/topics does the rest (leaders, LeaderAndIsr)."""
+        results = []
+        created = []
+        live = sorted(int(b) for b in await self.zk.children(layout.BROKER_IDS))
+        for t in req["topics"]:
+            name = t["name"]
+            try:
+                if not TOPIC_NAME.match(name) or name in (".", ".."):
+                    raise InvalidTopicExceptionError(
+                        f"topic name {name!r} is illegal: use 1-249 characters from [a-zA-Z0-9._-], not '.' or '..'")
+                config = validate_topic_config(t["config"])
+                if t["assignment"] is not None:
+                    assignment = self._check_assignment(t["assignment"], live)
+                else:
+                    if t["num_partitions"] < 1:
+                        raise InvalidPartitionsError("number of partitions must be at least 1")
+                    if t["replication_factor"] > len(live):
+                        raise InvalidReplicationFactorError(
+                            f"replication factor {t['replication_factor']} is larger than the {len(live)} live brokers {live}")
+                    assignment = rules.assign_replicas(live, t["num_partitions"], t["replication_factor"])
+                if "min.insync.replicas" in config and int(config["min.insync.replicas"]) > len(next(iter(assignment.values()))):
+                    from ..errors import InvalidConfigError
+                    raise InvalidConfigError(
+                        f"min.insync.replicas={config['min.insync.replicas']} is larger than the replication factor")
+                if await self.zk.exists(layout.topic_path(name)) is not None:
+                    raise TopicAlreadyExistsError(f"topic {name!r} already exists")
+                if not req["validate_only"]:
+                    def build(tx: Any, name: str = name, config: dict = config, assignment: dict = assignment) -> None:
+                        tx.create(layout.topic_config_path(name), layout.encode_topic_config(config))
+                        tx.create(layout.topic_path(name), layout.encode_assignment(assignment))
+                    try:
+                        await self.zk.transaction(build)
+                    except NodeExistsError:
+                        raise TopicAlreadyExistsError(f"topic {name!r} already exists") from None
+                    created.append((name, len(assignment)))
+                    self.record_event("topic_created", f"topic {name} created with assignment "
+                                                       f"{ {p: r for p, r in sorted(assignment.items())} }")
+                results.append({"name": name, **codec.partition_error(None)})
+            except KafkaError as exc:
+                results.append({"name": name, **codec.partition_error(exc)})
+        if created and req["timeout_ms"] > 0:
+            def all_led() -> bool:
+                for name, n in created:
+                    states = self.metadata.partitions_of(name)
+                    if len(states) < n or any(s["leader"] < 0 for s in states):
+                        return False
+                return True
+            if not await self.wait_metadata(all_led, req["timeout_ms"] / 1000.0):
+                for r in results:
+                    if any(r["name"] == n for n, _ in created):
+                        r.update(codec.partition_error(RequestTimedOutError(
+                            "topic was created but its leaders were not elected within timeout_ms")))
+        return codec.ok(topics=results)
+
+    @staticmethod
+    def _check_assignment(assignment: dict[str, list[int]], live: list[int]) -> dict[int, list[int]]:
+        from ..errors import InvalidReplicaAssignmentError
+        try:
+            parts = {int(p): list(r) for p, r in assignment.items()}
+        except ValueError:
+            raise InvalidReplicaAssignmentError("partition ids must be integers") from None
+        if sorted(parts) != list(range(len(parts))) or not parts:
+            raise InvalidReplicaAssignmentError("partitions must be numbered 0..n-1")
+        sizes = {len(r) for r in parts.values()}
+        if len(sizes) != 1 or 0 in sizes:
+            raise InvalidReplicaAssignmentError("every partition needs the same, non-zero number of replicas")
+        for p, r in parts.items():
+            if len(set(r)) != len(r):
+                raise InvalidReplicaAssignmentError(f"partition {p} lists a broker twice: {r}")
+            unknown = [b for b in r if b not in live]
+            if unknown:
+                raise InvalidReplicaAssignmentError(f"partition {p} names brokers that are not live: {unknown}")
+        return parts
+
+    def require_controller(self) -> Any:
+        if self.controller is None:
+            raise NotControllerError(f"broker {self.broker_id} is not the controller")
+        return self.controller

@@ -1,0 +1,194 @@
+"""Where replicas live between restarts, and the checkpoint files.
+
+* ``memory`` (default): logs live only in the process; a restarted broker comes
+  back empty and re-replicates.  Checkpoint files are still written (so they can
+  be looked at) but not trusted on start-up, since the data they describe is gone.
+* ``disk``: one folder per partition (``<data-dir>/<topic>-<partition>/``) with
+  append-only segment files of CRC-framed batches, rolled by size, and a
+  ``leader-epoch-checkpoint``; start-up recovery cuts a torn tail.
+
+Checkpoints are written like Kafka's CheckpointFile: temp file, fsync, rename,
+fsync of the folder.
+"""
+from __future__ import annotations
+
+import logging
+import os
+from typing import Iterable
+
+from ..errors import CorruptMessageError, KafkaStorageError
+from ..log import checkpoint
+from ..log.epoch_cache import LeaderEpochCache
+from ..log.partition_log import PartitionLog
+from ..protocol.records import read_header, validate_batch
+
+log = logging.getLogger(__name__)
+
+HW_CHECKPOINT = "replication-offset-checkpoint"
+EPOCH_CHECKPOINT = "leader-epoch-checkpoint"
+SEGMENT_SUFFIX = ".log"
+
+
+def write_atomically(path: str, text: str) -> None:
+    """Write ``text`` to ``path`` so that a crash leaves the old or the new file, never half."""
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    fd = os.open(os.path.dirname(path) or ".", os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+class Storage:
+    """Memory storage: nothing survives the process but the checkpoint files."""
+
+    persistent = False
+
+    def __init__(self, data_dir: str, segment_bytes: int = 1 << 30) -> None:
+        self.data_dir = data_dir
+        self.segment_bytes = segment_bytes
+        os.makedirs(data_dir, exist_ok=True)
+
+    def partition_dir(self, topic: str, partition: int) -> str:
+        return os.path.join(self.data_dir, f"{topic}-{partition}")
+
+    # -- checkpoints -------------------------------------------------------------
+    def write_hw_checkpoint(self, hws: dict[tuple[str, int], int]) -> None:
+        write_atomically(os.path.join(self.data_dir, HW_CHECKPOINT), checkpoint.format_offsets(hws))
+
+    def read_hw_checkpoint(self) -> dict[tuple[str, int], int]:
+        path = os.path.join(self.data_dir, HW_CHECKPOINT)
+        if not self.persistent or not os.path.exists(path):
+            return {}
+        with open(path) as f:
+            return checkpoint.parse_offsets(f.read())
+
+    def write_epochs(self, topic: str, partition: int, entries: list[tuple[int, int]]) -> None:
+        d = self.partition_dir(topic, partition)
+        os.makedirs(d, exist_ok=True)
+        write_atomically(os.path.join(d, EPOCH_CHECKPOINT), checkpoint.format_epochs(entries))
+
+    # -- logs ----------------------------------------------------------------------
+    def load(self, topic: str, partition: int) -> tuple[PartitionLog, LeaderEpochCache]:
+        """The stored log and epoch cache of a partition (empty for memory storage)."""
+        return PartitionLog(), LeaderEpochCache()
+
+    def local_partitions(self) -> list[tuple[str, int]]:
+        return []
+
+    def append(self, topic: str, partition: int, batches: Iterable[bytes]) -> None:
+        pass
+
+    def truncate(self, topic: str, partition: int, log_: PartitionLog) -> None:
+        pass
+
+    def delete(self, topic: str, partition: int) -> None:
+        d = self.partition_dir(topic, partition)
+        if os.path.isdir(d):
+            for name in os.listdir(d):
+                os.remove(os.path.join(d, name))
+            os.rmdir(d)
+
+    def close(self) -> None:
+        pass
+
+
+class DiskStorage(Storage):
+    """Segment files of CRC-framed batches (the batch format carries its own CRC)."""
+
+    persistent = True
+
+    def __init__(self, data_dir: str, segment_bytes: int = 1 << 30) -> None:
+        super().__init__(data_dir, segment_bytes)
+        self._active: dict[tuple[str, int], tuple[str, int]] = {}  # tp -> (path, size)
+
+    @staticmethod
+    def _segment_name(base_offset: int) -> str:
+        return f"{base_offset:020d}{SEGMENT_SUFFIX}"
+
+    def _segments(self, topic: str, partition: int) -> list[str]:
+        d = self.partition_dir(topic, partition)
+        if not os.path.isdir(d):
+            return []
+        return sorted(os.path.join(d, n) for n in os.listdir(d) if n.endswith(SEGMENT_SUFFIX))
+
+    def local_partitions(self) -> list[tuple[str, int]]:
+        out = []
+        if not os.path.isdir(self.data_dir):
+            return out
+        for name in os.listdir(self.data_dir):
+            topic, sep, part = name.rpartition("-")
+            if sep and part.isdigit() and os.path.isdir(os.path.join(self.data_dir, name)):
+                out.append((topic, int(part)))
+        return sorted(out)
+
+    def load(self, topic: str, partition: int) -> tuple[PartitionLog, LeaderEpochCache]:
+        """Read every segment; the first invalid batch (torn write) and everything after
+        it are cut off the files."""
+        plog = PartitionLog()
+        segments = self._segments(topic, partition)
+        torn = False
+        for i, path in enumerate(segments):
+            if torn:
+                os.remove(path)
+                continue
+            with open(path, "rb") as f:
+                buf = f.read()
+            pos = 0
+            if not plog.log_end_offset and buf and i == 0:
+                first = read_header(buf, 0) if len(buf) >= 47 else None
+                if first is not None and first.base_offset > 0:
+                    plog.truncate_fully_and_start_at(first.base_offset)
+            while pos < len(buf):
+                try:
+                    h = validate_batch(buf, pos)
+                    plog.append(h, bytes(buf[pos:pos + h.size]))
+                except CorruptMessageError as exc:
+                    log.warning("%s-%d: cutting torn tail of %s at byte %d: %s", topic, partition, path, pos, exc)
+                    with open(path, "r+b") as f:
+                        f.truncate(pos)
+                        os.fsync(f.fileno())
+                    torn = True
+                    break
+                pos += h.size
+        if segments:
+            last = self._segments(topic, partition)
+            if last:
+                self._active[(topic, partition)] = (last[-1], os.path.getsize(last[-1]))
+        epochs = LeaderEpochCache()
+        epath = os.path.join(self.partition_dir(topic, partition), EPOCH_CHECKPOINT)
+        if os.path.exists(epath):
+            with open(epath) as f:
+                try:
+                    for e, o in checkpoint.parse_epochs(f.read()):
+                        epochs.assign(e, o)
+                except KafkaStorageError as exc:
+                    log.warning("%s-%d: ignoring unreadable %s: %s", topic, partition, epath, exc)
+        epochs.truncate_from_end(plog.log_end_offset)
+        return plog, epochs
+
+    def append(self, topic: str, partition: int, batches: Iterable[bytes]) -> None:
+        tp = (topic, partition)
+        d = self.partition_dir(topic, partition)
+        os.makedirs(d, exist_ok=True)
+        for data in batches:
+            path, size = self._active.get(tp, (None, 0))
+            if path is None or size + len(data) > self.segment_bytes and size > 0:
+                path = os.path.join(d, self._segment_name(read_header(data).base_offset))
+                size = 0
+            with open(path, "ab") as f:
+                f.write(data)
+            self._active[tp] = (path, size + len(data))
+
+    def truncate(self, topic: str, partition: int, log_: PartitionLog) -> None:
+        """Rewrite the segments so they hold exactly the batches of ``log_``."""
+        tp = (topic, partition)
+        for path in self._segments(topic, partition):
+            os.remove(path)
+        self._active.pop(tp, None)
+        self.append(topic, partition, [b.data for b in log_.batches_from(log_.log_start_offset)])

@@ -1,0 +1,1 @@
+"""The controller: one broker at a time, elected through /controller in ZooKeeper."""

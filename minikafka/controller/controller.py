@@ -1,0 +1,405 @@
+"""The controller's event loop (Kafka's KafkaController with its ControllerEventManager).
+
+ZooKeeper watches only put events on one queue; one task handles them in order.
+Decisions come from :mod:`minikafka.replication.rules`; every partition state
+write is conditional on the state znode version and on /controller_epoch's
+version, so a deposed controller cannot overwrite a newer one.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..config import topic_setting
+from ..replication import rules
+from ..zk import layout
+from ..zk.session import BadVersionError, NoNodeError, NodeExistsError
+from .channel import ChannelManager
+
+if TYPE_CHECKING:
+    from ..broker.server import Broker
+
+log = logging.getLogger(__name__)
+
+TP = tuple[str, int]
+
+
+class ControllerMovedError(Exception):
+    """/controller_epoch changed under us: another broker is controller now."""
+
+
+@dataclass
+class PartitionInfo:
+    replicas: list[int]
+    state: layout.LeaderIsr | None = None
+    zk_version: int = -1
+
+
+@dataclass
+class Context:
+    """What the controller knows (Kafka's ControllerContext)."""
+
+    live: dict[int, layout.BrokerInfo] = field(default_factory=dict)
+    topics: dict[str, dict[int, PartitionInfo]] = field(default_factory=dict)
+    configs: dict[str, dict[str, str]] = field(default_factory=dict)
+
+    def partitions(self) -> list[tuple[TP, PartitionInfo]]:
+        return [((t, p), info) for t, parts in sorted(self.topics.items()) for p, info in sorted(parts.items())]
+
+    def info(self, tp: TP) -> PartitionInfo:
+        return self.topics[tp[0]][tp[1]]
+
+
+class Controller:
+    """Active while its broker holds /controller; stops when it resigns or is fenced."""
+
+    def __init__(self, broker: "Broker", epoch: int, epoch_zk_version: int) -> None:
+        self.broker = broker
+        self.epoch = epoch
+        self.epoch_zk_version = epoch_zk_version
+        self.ctx = Context()
+        self.channels = ChannelManager(broker)
+        self.queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
+        self._task: asyncio.Task | None = None
+        self.active = True
+
+    # -- lifecycle -------------------------------------------------------------------
+    async def start(self) -> None:
+        self._task = asyncio.get_running_loop().create_task(self._run(), name="controller")
+
+    async def stop(self) -> None:
+        self.active = False
+        if self._task is not None and self._task is not asyncio.current_task():
+            self._task.cancel()
+            try:
+                await self._task
+            except (asyncio.CancelledError, Exception):
+                pass
+        await self.channels.stop()
+
+    def _put(self, kind: str, payload: Any) -> None:
+        if self.active:
+            self.queue.put_nowait((kind, payload))
+
+    async def _run(self) -> None:
+        try:
+            await self.on_failover()
+            while self.active:
+                kind, payload = await self.queue.get()
+                if not self.active:
+                    break
+                try:
+                    await getattr(self, f"on_{kind}")(payload)
+                except ControllerMovedError:
+                    raise
+                except Exception:
+                    log.exception("controller event %s failed", kind)
+        except ControllerMovedError:
+            self.broker.record_event("controller_fenced", f"broker {self.broker.broker_id}: /controller_epoch moved past "
+                                                          f"{self.epoch}; stopping as controller")
+            self.active = False
+            if self.broker.controller is self:
+                self.broker.controller = None
+            await self.channels.stop()
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("controller failed; resigning")
+            if self.broker.controller is self:
+                await self.broker.elector.resign("controller failure")
+
+    # -- ZooKeeper reads ------------------------------------------------------------------
+    async def _read_brokers(self, ids: list[str]) -> dict[int, layout.BrokerInfo]:
+        out = {}
+        zk = self.broker.zk
+        for s in ids:
+            got = await zk.get(layout.broker_path(int(s)))
+            if got is not None:
+                out[int(s)] = layout.BrokerInfo.decode(int(s), got[0], got[1].czxid)
+        return out
+
+    async def _load_topic(self, topic: str) -> None:
+        zk = self.broker.zk
+        got = await zk.get(layout.topic_path(topic))
+        if got is None:
+            return
+        assignment = layout.decode_assignment(got[0])
+        cfg = await zk.get(layout.topic_config_path(topic))
+        self.ctx.configs[topic] = layout.decode_topic_config(cfg[0]) if cfg else {}
+        parts = {}
+        for p, replicas in assignment.items():
+            info = PartitionInfo(replicas)
+            st = await zk.get(layout.partition_state_path(topic, p))
+            if st is not None:
+                info.state = layout.LeaderIsr.decode(st[0])
+                info.zk_version = st[1].version
+            parts[p] = info
+        self.ctx.topics[topic] = parts
+
+    async def _reread_state(self, tp: TP) -> None:
+        info = self.ctx.info(tp)
+        st = await self.broker.zk.get(layout.partition_state_path(*tp))
+        if st is not None:
+            info.state = layout.LeaderIsr.decode(st[0])
+            info.zk_version = st[1].version
+
+    # -- failover ------------------------------------------------------------------------
+    async def on_failover(self) -> None:
+        """Kafka's onControllerFailover: watches, context load, metadata to every broker,
+        state for every partition, elections for partitions without a live leader."""
+        zk = self.broker.zk
+        # Register watches first; their first firing is queued and handled after the load
+        # below, as a no-op diff if nothing changed meanwhile.
+        zk.watch_children(layout.BROKER_IDS, lambda ch: self._put("broker_change", ch))
+        zk.watch_children(layout.BROKER_TOPICS, lambda ch: self._put("topic_change", ch))
+        zk.watch_children(layout.ISR_CHANGE_NOTIFICATION, lambda ch: self._put("isr_change", ch))
+        self.ctx.live = await self._read_brokers(await zk.children(layout.BROKER_IDS))
+        for topic in await zk.children(layout.BROKER_TOPICS):
+            await self._load_topic(topic)
+        for b, info in self.ctx.live.items():
+            self.channels.add(b, (info.host, info.port))
+        self.broker.record_event("controller_loaded", f"controller {self.broker.broker_id} (epoch {self.epoch}) loaded "
+                                                      f"{len(self.ctx.topics)} topics, live brokers {sorted(self.ctx.live)}")
+        new = [tp for tp, info in self.ctx.partitions() if info.state is None]
+        changed = await self._initialize(new)
+        changed |= await self._elect([tp for tp, info in self.ctx.partitions()
+                                      if info.state is not None and info.state.leader not in self.ctx.live], "offline")
+        self._send_metadata(all_partitions=True)
+        self._send_leader_and_isr([tp for tp, _ in self.ctx.partitions()], new=set(new))
+
+    # -- events ---------------------------------------------------------------------------
+    async def on_broker_change(self, children: list[str]) -> None:
+        current = await self._read_brokers(children)
+        old = self.ctx.live
+        dead = sorted(set(old) - set(current))
+        born = sorted(set(current) - set(old))
+        bounced = sorted(b for b in set(old) & set(current) if old[b].epoch != current[b].epoch)
+        if not (dead or born or bounced):
+            return
+        if dead or bounced:
+            for b in dead:
+                self.broker.record_event("broker_lost", f"controller: broker {b} is gone (its registration vanished)", broker_id=b)
+            for b in bounced:
+                self.broker.record_event("broker_bounced", f"controller: broker {b} re-registered with a new epoch "
+                                                           f"{current[b].epoch}", broker_id=b)
+            await self.on_broker_failure(dead + bounced)
+        if born or bounced:
+            for b in born + bounced:
+                self.ctx.live[b] = current[b]
+                self.channels.add(b, (current[b].host, current[b].port))
+            for b in born:
+                self.broker.record_event("broker_registered", f"controller: broker {b} registered at "
+                                                              f"{current[b].host}:{current[b].port} epoch {current[b].epoch}", broker_id=b)
+            await self.on_broker_startup(born + bounced)
+
+    async def on_broker_failure(self, ids: list[int]) -> None:
+        """Kafka's onBrokerFailure: new leaders where the leader died, the dead brokers out
+        of every ISR (never the last member), leader epoch + 1 on every change."""
+        gone = set(ids)
+        for b in ids:
+            self.ctx.live.pop(b, None)
+            await self.channels.remove(b)
+        changed: list[TP] = []
+        for tp, info in self.ctx.partitions():
+            st = info.state
+            if st is None or not (gone & set(info.replicas)):
+                continue
+            if st.leader in gone or st.leader == rules.NO_LEADER:
+                if await self._elect_one(tp, "leader failure", dead=gone):
+                    changed.append(tp)
+            elif gone & set(st.isr):
+                isr = st.isr
+                for b in gone:
+                    isr = rules.shrink_isr_on_failure(isr, b)
+                if await self._write(tp, layout.LeaderIsr(st.leader, st.leader_epoch + 1, isr, self.epoch)):
+                    self.broker.record_event("isr_shrink_controller", f"{tp[0]}-{tp[1]}: controller removed {sorted(gone & set(st.isr))} "
+                                                                      f"from ISR -> {list(isr)} (leader epoch {st.leader_epoch + 1})")
+                    changed.append(tp)
+        self._send_leader_and_isr(changed)
+        self._send_metadata(all_partitions=True)
+
+    async def on_broker_startup(self, ids: list[int]) -> None:
+        """Kafka's onBrokerStartup: metadata to everyone, state to the new brokers for
+        their replicas, elections for offline partitions they can lead.  A broker with
+        memory storage came back empty: it leaves every ISR it was still listed in."""
+        new = set(ids)
+        changed: list[TP] = []
+        for b in ids:
+            if self.ctx.live[b].storage == "memory":
+                for tp, info in self.ctx.partitions():
+                    st = info.state
+                    if st is not None and b in st.isr and st.leader != b:
+                        isr = tuple(x for x in st.isr if x != b)
+                        if await self._write(tp, layout.LeaderIsr(st.leader, st.leader_epoch + 1, isr, self.epoch)):
+                            self.broker.record_event("isr_shrink_controller",
+                                                     f"{tp[0]}-{tp[1]}: broker {b} restarted empty (memory storage): "
+                                                     f"removed from ISR -> {list(isr)}")
+                            changed.append(tp)
+        self._send_metadata(all_partitions=True)
+        offline = [tp for tp, info in self.ctx.partitions()
+                   if info.state is not None and info.state.leader not in self.ctx.live and new & set(info.replicas)]
+        for tp in offline:
+            if await self._elect_one(tp, "broker startup"):
+                changed.append(tp)
+        hosted = [tp for tp, info in self.ctx.partitions() if new & set(info.replicas)]
+        self._send_leader_and_isr(sorted(set(changed) | set(hosted)))
+        if changed:
+            self._send_metadata(partitions=changed)
+
+    async def on_topic_change(self, children: list[str]) -> None:
+        new_topics = sorted(set(children) - set(self.ctx.topics))
+        if not new_topics:
+            return
+        new: list[TP] = []
+        for topic in new_topics:
+            await self._load_topic(topic)
+            new += [(topic, p) for p, info in self.ctx.topics.get(topic, {}).items() if info.state is None]
+        await self._initialize(new)
+        self._send_leader_and_isr(new, new=set(new))
+        self._send_metadata(partitions=new)
+
+    async def on_isr_change(self, children: list[str]) -> None:
+        """Leaders changed ISRs themselves: re-read those partitions and spread the news."""
+        zk = self.broker.zk
+        tps: set[TP] = set()
+        for name in sorted(children):
+            path = f"{layout.ISR_CHANGE_NOTIFICATION}/{name}"
+            got = await zk.get(path)
+            if got is not None:
+                try:
+                    tps.update(layout.decode_isr_change(got[0]))
+                except Exception:
+                    log.warning("malformed %s", path)
+            await zk.delete(path)
+        known = [tp for tp in tps if tp[0] in self.ctx.topics and tp[1] in self.ctx.topics[tp[0]]]
+        for tp in known:
+            await self._reread_state(tp)
+        if known:
+            self._send_metadata(partitions=sorted(known))
+
+    # -- partition state changes ---------------------------------------------------------
+    async def _initialize(self, tps: list[TP]) -> set[TP]:
+        """New partitions: leader = first live replica in AR order, ISR = live replicas,
+        leader epoch 0 (Kafka's NewPartition -> OnlinePartition)."""
+        done = set()
+        zk = self.broker.zk
+        for tp in tps:
+            info = self.ctx.info(tp)
+            live = [r for r in info.replicas if r in self.ctx.live]
+            st = layout.LeaderIsr(live[0] if live else rules.NO_LEADER, 0, tuple(live) if live else tuple(info.replicas), self.epoch)
+
+            def build(tx, tp=tp, st=st):
+                tx.check(layout.CONTROLLER_EPOCH, self.epoch_zk_version)
+                tx.create(layout.partition_path(*tp), b"")
+                tx.create(layout.partition_state_path(*tp), st.encode())
+            await zk.ensure_path(layout.partitions_path(tp[0]))
+            results = await zk.commit(build)
+            self._check_fenced(results)
+            if any(isinstance(r, Exception) for r in results):
+                await self._reread_state(tp)  # someone created it: take what is there
+                continue
+            info.state, info.zk_version = st, 0
+            done.add(tp)
+            self.broker.record_event("leader_elected", f"{tp[0]}-{tp[1]}: new partition, leader {st.leader} at epoch 0, "
+                                                       f"ISR {list(st.isr)}", topic=tp[0], partition=tp[1], leader=st.leader, leader_epoch=0)
+        return done
+
+    async def _elect(self, tps: list[TP], reason: str) -> set[TP]:
+        return {tp for tp in tps if await self._elect_one(tp, reason)}
+
+    async def _elect_one(self, tp: TP, reason: str, dead: set[int] = frozenset()) -> bool:
+        """Elect a leader for one partition and write it; True if the state changed."""
+        for _ in range(5):
+            info = self.ctx.info(tp)
+            st = info.state
+            if st is None:
+                return False
+            live = set(self.ctx.live) - set(dead)
+            unclean_ok = bool(topic_setting("unclean.leader.election.enable", self.ctx.configs.get(tp[0], {}), self.broker.config))
+            e = rules.elect_leader(info.replicas, st.isr, live, unclean_ok)
+            isr = e.isr
+            if e.leader == rules.NO_LEADER:
+                for b in dead:
+                    isr = rules.shrink_isr_on_failure(isr, b)
+            if e.leader == st.leader and tuple(isr) == tuple(st.isr):
+                return False
+            new = layout.LeaderIsr(e.leader, st.leader_epoch + 1, tuple(isr), self.epoch)
+            if await self._write(tp, new):
+                self.broker.metrics.count("leader_elections")
+                if e.unclean:
+                    self.broker.metrics.count("unclean_leader_elections")
+                    self.broker.record_event("unclean_election", f"{tp[0]}-{tp[1]}: UNCLEAN election of broker {e.leader} "
+                                                                 f"(no ISR replica alive; data may be lost), epoch {new.leader_epoch}",
+                                             topic=tp[0], partition=tp[1], leader=e.leader, leader_epoch=new.leader_epoch)
+                elif e.leader == rules.NO_LEADER:
+                    self.broker.record_event("partition_offline", f"{tp[0]}-{tp[1]}: no live ISR replica; offline with ISR {list(isr)} "
+                                                                  f"({reason})", topic=tp[0], partition=tp[1])
+                else:
+                    self.broker.record_event("leader_elected", f"{tp[0]}-{tp[1]}: leader {e.leader} at epoch {new.leader_epoch}, "
+                                                               f"ISR {list(isr)} ({reason})", topic=tp[0], partition=tp[1],
+                                             leader=e.leader, leader_epoch=new.leader_epoch)
+                return True
+        return False
+
+    def _check_fenced(self, results: list[Any]) -> None:
+        if results and isinstance(results[0], BadVersionError):
+            raise ControllerMovedError()
+
+    async def _write(self, tp: TP, new: layout.LeaderIsr) -> bool:
+        """Conditional write of a partition state (fenced by /controller_epoch's version).
+        On a version conflict the state is re-read and False returned."""
+        info = self.ctx.info(tp)
+
+        def build(tx):
+            tx.check(layout.CONTROLLER_EPOCH, self.epoch_zk_version)
+            tx.set_data(layout.partition_state_path(*tp), new.encode(), info.zk_version)
+        results = await self.broker.zk.commit(build)
+        self._check_fenced(results)
+        if any(isinstance(r, Exception) for r in results):
+            await self._reread_state(tp)
+            return False
+        info.state, info.zk_version = new, results[1].version
+        return True
+
+    # -- requests to brokers ----------------------------------------------------------------
+    def _state_msg(self, tp: TP, is_new: bool = False) -> dict:
+        info = self.ctx.info(tp)
+        st = info.state
+        assert st is not None
+        return {"topic": tp[0], "partition": tp[1], "controller_epoch": st.controller_epoch, "leader": st.leader,
+                "leader_epoch": st.leader_epoch, "isr": list(st.isr), "zk_version": info.zk_version,
+                "replicas": list(info.replicas), "is_new": is_new}
+
+    def _brokers_msg(self) -> list[dict]:
+        return [{"id": b, "host": i.host, "port": i.port} for b, i in sorted(self.ctx.live.items())]
+
+    def _send_leader_and_isr(self, tps: list[TP], new: set[TP] = frozenset()) -> None:
+        per_broker: dict[int, list[dict]] = {}
+        for tp in tps:
+            info = self.ctx.info(tp)
+            if info.state is None:
+                continue
+            msg = self._state_msg(tp, tp in new)
+            for r in info.replicas:
+                if r in self.ctx.live:
+                    per_broker.setdefault(r, []).append(msg)
+        brokers = self._brokers_msg()
+        for b, states in per_broker.items():
+            leaders = {s["leader"] for s in states}
+            self.channels.send(b, "leader_and_isr", {
+                "controller_id": self.broker.broker_id, "controller_epoch": self.epoch,
+                "broker_epoch": self.ctx.live[b].epoch, "partition_states": states,
+                "live_leaders": [x for x in brokers if x["id"] in leaders]})
+
+    def _send_metadata(self, partitions: list[TP] | None = None, all_partitions: bool = False) -> None:
+        tps = [tp for tp, _ in self.ctx.partitions()] if all_partitions or partitions is None else partitions
+        states = [self._state_msg(tp) for tp in tps if self.ctx.info(tp).state is not None]
+        body = {"controller_id": self.broker.broker_id, "controller_epoch": self.epoch,
+                "partition_states": states, "live_brokers": self._brokers_msg(), "deleted_topics": []}
+        for b in self.ctx.live:
+            self.channels.send(b, "update_metadata", body)
+
+
+__all__ = ["Controller", "ControllerMovedError", "NoNodeError", "NodeExistsError"]

@@ -1,0 +1,498 @@
+"""The replica state machine of one partition on one broker (Kafka's Partition.scala).
+
+Pure: it holds the log, the epoch cache, the HW and (as leader) what it knows of
+each follower; it takes events with the time as an argument and returns
+:class:`Effects` for the broker shell to carry out in order.  It never awaits.
+
+Roles and transitions (driven by LeaderAndIsr and StopReplica)::
+
+    NONE ----become_leader----> LEADER <---become_leader--+
+      |                           |                        |
+      +--become_follower--> FOLLOWER(truncating) -> FOLLOWER(fetching)
+                                  ^                        |
+                                  +---become_follower------+
+
+A follower that becomes follower (or restarts) first truncates: by leader epoch
+(KIP-101/279, the default) after asking the leader with OffsetsForLeaderEpoch, or
+to its own HW (``replication.truncation=high_watermark``, before KIP-101).
+
+ISR changes made by the leader are *proposals* (``Effects.isr_update``): the shell
+writes them to ZooKeeper conditionally and reports back with
+:meth:`PartitionReplica.isr_update_done`; until then no other change is proposed
+(Kafka's pending ISR state).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Sequence
+
+from ..errors import (
+    FencedLeaderEpochError,
+    NotEnoughReplicasError,
+    NotLeaderOrFollowerError,
+    OffsetOutOfRangeError,
+    UnknownLeaderEpochError,
+)
+from ..log.epoch_cache import UNDEFINED_EPOCH, LeaderEpochCache
+from ..log.partition_log import PartitionLog
+from ..protocol.records import BatchHeader, split_batches, stamp
+from . import rules
+
+UNKNOWN_OFFSET = -1
+
+
+class Role(Enum):
+    NONE = "none"
+    LEADER = "leader"
+    FOLLOWER = "follower"
+
+
+class TruncationMode(Enum):
+    LEADER_EPOCH = "leader_epoch"
+    HIGH_WATERMARK = "high_watermark"
+
+
+@dataclass
+class RemoteReplica:
+    """What the leader knows of a follower (Kafka's Replica on the leader side)."""
+
+    broker_id: int
+    leo: int = UNKNOWN_OFFSET
+    last_caught_up_ms: int = 0
+    last_fetch_ms: int = 0
+    last_fetch_leader_leo: int = UNKNOWN_OFFSET
+
+
+@dataclass
+class Effects:
+    """What the shell must do after an event, in this order.
+
+    * ``epoch_cache_changed``: persist leader-epoch-checkpoint before records of the
+      new epoch become visible;
+    * ``truncated_to``: the log was cut (mirror it to storage);
+    * ``appended``: new batches to mirror to storage;
+    * ``isr_update``: an ISR to write conditionally to the partition state znode;
+    * ``hw_changed``/``leo_changed``: wake waiting produce and fetch requests;
+    * ``events``: human-readable lines for logs and the event timeline.
+    """
+
+    epoch_cache_changed: bool = False
+    truncated_to: int | None = None
+    appended: list[bytes] = field(default_factory=list)
+    isr_update: tuple[int, ...] | None = None
+    hw_changed: bool = False
+    leo_changed: bool = False
+    events: list[tuple[str, str]] = field(default_factory=list)
+
+    def merge(self, other: "Effects") -> "Effects":
+        self.epoch_cache_changed |= other.epoch_cache_changed
+        if other.truncated_to is not None:
+            self.truncated_to = other.truncated_to if self.truncated_to is None else min(self.truncated_to, other.truncated_to)
+        self.appended.extend(other.appended)
+        if other.isr_update is not None:
+            self.isr_update = other.isr_update
+        self.hw_changed |= other.hw_changed
+        self.leo_changed |= other.leo_changed
+        self.events.extend(other.events)
+        return self
+
+
+@dataclass(frozen=True)
+class LeaderState:
+    """A partition state as carried by LeaderAndIsr."""
+
+    leader: int
+    leader_epoch: int
+    isr: tuple[int, ...]
+    replicas: tuple[int, ...]
+    zk_version: int
+    controller_epoch: int
+
+    @classmethod
+    def from_message(cls, m: dict) -> "LeaderState":
+        return cls(m["leader"], m["leader_epoch"], tuple(m["isr"]), tuple(m["replicas"]), m["zk_version"], m["controller_epoch"])
+
+
+@dataclass(frozen=True)
+class AppendResult:
+    base_offset: int
+    last_offset: int
+
+
+class PartitionReplica:
+    """One replica of a partition, leader or follower, with all of Kafka's HW/ISR rules."""
+
+    def __init__(self, topic: str, partition: int, broker_id: int, log: PartitionLog | None = None,
+                 epochs: LeaderEpochCache | None = None, high_watermark: int = 0,
+                 truncation: TruncationMode = TruncationMode.LEADER_EPOCH) -> None:
+        self.topic = topic
+        self.partition = partition
+        self.broker_id = broker_id
+        self.log = log or PartitionLog()
+        self.epochs = epochs or LeaderEpochCache()
+        self.high_watermark = min(high_watermark, self.log.log_end_offset)
+        self.truncation = truncation
+        self.role = Role.NONE
+        self.leader_id = rules.NO_LEADER
+        self.leader_epoch = -1
+        self.isr: tuple[int, ...] = ()
+        self.replicas: tuple[int, ...] = ()
+        self.zk_version = -1
+        self.controller_epoch = -1
+        self.remotes: dict[int, RemoteReplica] = {}
+        self.pending_isr: tuple[int, ...] | None = None
+        self.needs_truncation = False
+
+    # -- common -----------------------------------------------------------------
+    @property
+    def log_end_offset(self) -> int:
+        return self.log.log_end_offset
+
+    @property
+    def is_leader(self) -> bool:
+        return self.role is Role.LEADER
+
+    def check_leader_epoch(self, current_leader_epoch: int) -> None:
+        """KIP-320 fencing: an older epoch is FENCED_LEADER_EPOCH, a newer one UNKNOWN_LEADER_EPOCH."""
+        if current_leader_epoch < 0:
+            return
+        if current_leader_epoch < self.leader_epoch:
+            raise FencedLeaderEpochError(
+                f"{self.topic}-{self.partition}: request epoch {current_leader_epoch} is older than the leader epoch {self.leader_epoch}")
+        if current_leader_epoch > self.leader_epoch:
+            raise UnknownLeaderEpochError(
+                f"{self.topic}-{self.partition}: request epoch {current_leader_epoch} is newer than the leader epoch {self.leader_epoch} known here")
+
+    def _require_leader(self) -> None:
+        if self.role is not Role.LEADER:
+            raise NotLeaderOrFollowerError(
+                f"broker {self.broker_id} is not the leader of {self.topic}-{self.partition} (leader is {self.leader_id})")
+
+    def _set_hw(self, hw: int, eff: Effects) -> None:
+        if hw != self.high_watermark:
+            self.high_watermark = hw
+            eff.hw_changed = True
+
+    # -- transitions --------------------------------------------------------------
+    def is_stale(self, st: LeaderState) -> bool:
+        """A LeaderAndIsr state older than what this replica already has is ignored."""
+        return st.leader_epoch < self.leader_epoch
+
+    def become_leader(self, st: LeaderState, now_ms: int) -> Effects:
+        """Take leadership at ``st.leader_epoch``: record (epoch, LEO) in the epoch cache
+        before any write, reset what is known of followers, try to advance the HW."""
+        eff = Effects()
+        was = self.role
+        new_term = st.leader_epoch != self.leader_epoch or was is not Role.LEADER
+        self._apply_state(st)
+        self.role = Role.LEADER
+        self.needs_truncation = False
+        if self.epochs.assign(st.leader_epoch, self.log_end_offset):
+            eff.epoch_cache_changed = True
+        if new_term:
+            old = self.remotes
+            self.remotes = {}
+            for r in st.replicas:
+                if r == self.broker_id:
+                    continue
+                prev = old.get(r)
+                # Kafka resets followers' LEO to unknown on a new leadership; an ISR
+                # member counts as caught up now so it is not shrunk at once.
+                self.remotes[r] = RemoteReplica(r, UNKNOWN_OFFSET, now_ms if r in st.isr else (prev.last_caught_up_ms if prev else 0))
+            eff.events.append(("leader", f"broker {self.broker_id} became leader of {self.topic}-{self.partition} "
+                                         f"at epoch {st.leader_epoch} with LEO {self.log_end_offset}, ISR {list(st.isr)}"))
+        else:
+            for r in st.replicas:
+                if r != self.broker_id and r not in self.remotes:
+                    self.remotes[r] = RemoteReplica(r)
+            for r in list(self.remotes):
+                if r not in st.replicas:
+                    del self.remotes[r]
+        self._maybe_increment_hw(eff)
+        return eff
+
+    def become_follower(self, st: LeaderState, now_ms: int) -> Effects:
+        """Follow ``st.leader``.  With HW truncation the log is cut to the HW now; with
+        leader-epoch truncation the fetcher must first ask the leader
+        (:meth:`truncation_epoch`, then :meth:`on_leader_epoch_end_offset`)."""
+        eff = Effects()
+        changed = st.leader != self.leader_id or st.leader_epoch != self.leader_epoch or self.role is not Role.FOLLOWER
+        self._apply_state(st)
+        self.role = Role.FOLLOWER
+        self.remotes = {}
+        self.pending_isr = None
+        if changed:
+            eff.events.append(("follower", f"broker {self.broker_id} follows broker {st.leader} for "
+                                           f"{self.topic}-{self.partition} at epoch {st.leader_epoch}"))
+            if self.truncation is TruncationMode.HIGH_WATERMARK:
+                eff.merge(self.truncate_to(self.high_watermark, reason="to its high watermark (high_watermark truncation)"))
+                self.needs_truncation = False
+            else:
+                self.needs_truncation = self.log_end_offset > self.log.log_start_offset
+        return eff
+
+    def become_none(self) -> Effects:
+        """StopReplica: no longer leader or follower (the log stays unless deleted)."""
+        self.role = Role.NONE
+        self.remotes = {}
+        self.pending_isr = None
+        return Effects()
+
+    def _apply_state(self, st: LeaderState) -> None:
+        self.leader_id = st.leader
+        self.leader_epoch = st.leader_epoch
+        self.isr = tuple(st.isr)
+        self.replicas = tuple(st.replicas)
+        self.zk_version = st.zk_version
+        self.controller_epoch = st.controller_epoch
+        self.pending_isr = None
+
+    # -- leader side ----------------------------------------------------------------
+    def append_as_leader(self, records: bytes, required_acks: int, min_insync_replicas: int,
+                         max_batch_bytes: int | None = None) -> tuple[AppendResult, Effects]:
+        """Validate, stamp (offset, leader epoch) and append producer batches.
+
+        acks=all with ISR smaller than min.insync.replicas is refused with
+        NOT_ENOUGH_REPLICAS before anything is written.
+        """
+        self._require_leader()
+        if required_acks == -1 and len(self.isr) < min_insync_replicas:
+            raise NotEnoughReplicasError(
+                f"{self.topic}-{self.partition}: ISR {list(self.isr)} has {len(self.isr)} replicas, "
+                f"min.insync.replicas is {min_insync_replicas}")
+        batches = split_batches(records, validate=True)
+        if not batches:
+            from ..errors import InvalidRecordError
+            raise InvalidRecordError("produce request carries no record batch")
+        if max_batch_bytes is not None:
+            for h, raw in batches:
+                if len(raw) > max_batch_bytes:
+                    from ..errors import MessageTooLargeError
+                    raise MessageTooLargeError(f"batch of {len(raw)} bytes exceeds max.message.bytes {max_batch_bytes}")
+        eff = Effects()
+        base = self.log_end_offset
+        for h, raw in batches:
+            offset = self.log_end_offset
+            data = stamp(raw, offset, self.leader_epoch)
+            header = BatchHeader(offset, h.batch_length, self.leader_epoch, h.magic, h.crc, h.attributes,
+                                 h.last_offset_delta, h.base_timestamp, h.max_timestamp, h.record_count)
+            self.log.append(header, data)
+            eff.appended.append(data)
+        eff.leo_changed = True
+        self._maybe_increment_hw(eff)
+        return AppendResult(base, self.log_end_offset - 1), eff
+
+    def read(self, fetch_offset: int, max_bytes: int, for_follower: bool) -> bytes:
+        """Batches from ``fetch_offset``: followers may read up to the LEO, consumers only
+        below the HW.  OFFSET_OUT_OF_RANGE outside [log start, LEO]."""
+        return self.log.read(fetch_offset, max_bytes, None if for_follower else self.high_watermark)
+
+    def update_follower_fetch(self, replica_id: int, fetch_offset: int, now_ms: int,
+                              lag_max_messages: int = 0) -> Effects:
+        """The leader handles a follower fetch at ``fetch_offset`` (= the follower's LEO):
+        record the remote LEO and caught-up time, maybe expand the ISR, maybe advance the HW.
+        Called after the log read and before answering."""
+        self._require_leader()
+        remote = self.remotes.get(replica_id)
+        if remote is None:
+            raise NotLeaderOrFollowerError(f"broker {replica_id} is not a replica of {self.topic}-{self.partition}")
+        if fetch_offset > self.log_end_offset:
+            raise OffsetOutOfRangeError(f"follower {replica_id} fetch offset {fetch_offset} is past the leader LEO {self.log_end_offset}")
+        eff = Effects()
+        leo = self.log_end_offset
+        if fetch_offset >= leo:
+            remote.last_caught_up_ms = now_ms
+        elif fetch_offset >= remote.last_fetch_leader_leo >= 0:
+            # Kafka's rule: caught up to where the leader was at the previous fetch.
+            remote.last_caught_up_ms = max(remote.last_caught_up_ms, remote.last_fetch_ms)
+        remote.leo = fetch_offset
+        remote.last_fetch_leader_leo = leo
+        remote.last_fetch_ms = now_ms
+        self._maybe_expand_isr(remote, eff)
+        self._maybe_increment_hw(eff)
+        return eff
+
+    def _current_epoch_start(self) -> int:
+        start = self.epochs.start_offset_of(self.leader_epoch)
+        return start if start >= 0 else 0
+
+    def _maybe_expand_isr(self, remote: RemoteReplica, eff: Effects) -> None:
+        if self.pending_isr is not None or remote.broker_id in self.isr:
+            return
+        if rules.can_join_isr(remote.leo, self.high_watermark, self._current_epoch_start()):
+            new_isr = tuple(b for b in self.replicas if b in self.isr or b == remote.broker_id)
+            self.pending_isr = new_isr
+            eff.isr_update = new_isr
+            eff.events.append(("isr_expand", f"{self.topic}-{self.partition}: expanding ISR {list(self.isr)} -> {list(new_isr)} "
+                                             f"(broker {remote.broker_id} reached HW {self.high_watermark})"))
+
+    def out_of_sync_replicas(self, now_ms: int, lag_time_max_ms: int, lag_max_messages: int = 0) -> list[int]:
+        """ISR followers that have not caught up within the lag time (or, with the legacy
+        rule on, are more than ``lag_max_messages`` behind)."""
+        out = []
+        for r in self.isr:
+            if r == self.broker_id:
+                continue
+            remote = self.remotes.get(r)
+            if remote is None:
+                continue
+            lagging = not rules.is_caught_up(remote.last_caught_up_ms, now_ms, lag_time_max_ms)
+            if lag_max_messages > 0 and remote.leo >= 0 and self.log_end_offset - remote.leo > lag_max_messages:
+                lagging = True
+            if lagging:
+                out.append(r)
+        return out
+
+    def maybe_shrink_isr(self, now_ms: int, lag_time_max_ms: int, lag_max_messages: int = 0) -> Effects:
+        """Periodic check (every replica.lag.time.max.ms / 2): propose removing lagging followers."""
+        eff = Effects()
+        if self.role is not Role.LEADER or self.pending_isr is not None:
+            return eff
+        lagging = self.out_of_sync_replicas(now_ms, lag_time_max_ms, lag_max_messages)
+        if lagging:
+            new_isr = tuple(b for b in self.isr if b not in lagging)
+            self.pending_isr = new_isr
+            eff.isr_update = new_isr
+            eff.events.append(("isr_shrink", f"{self.topic}-{self.partition}: shrinking ISR {list(self.isr)} -> {list(new_isr)} "
+                                             f"(lagging: {lagging})"))
+        return eff
+
+    def isr_update_done(self, isr: tuple[int, ...] | None, zk_version: int | None) -> Effects:
+        """The shell's answer to an ``isr_update``: the written ISR and new znode version,
+        or None when the conditional write failed (the controller will send fresh state)."""
+        eff = Effects()
+        self.pending_isr = None
+        if isr is not None and zk_version is not None:
+            self.isr = tuple(isr)
+            self.zk_version = zk_version
+            if self.role is Role.LEADER:
+                self._maybe_increment_hw(eff)
+        return eff
+
+    def _maybe_increment_hw(self, eff: Effects) -> None:
+        if self.role is not Role.LEADER:
+            return
+        leos = [self.remotes[r].leo for r in self.isr if r != self.broker_id and r in self.remotes]
+        new_hw = rules.compute_hw(self.high_watermark, self.log_end_offset, leos)
+        if new_hw > self.high_watermark:
+            self._set_hw(new_hw, eff)
+
+    def end_offset_for_epoch(self, requested_epoch: int) -> tuple[int, int]:
+        """OffsetsForLeaderEpoch on the leader: ``(epoch, end offset)``."""
+        return self.epochs.end_offset_for(requested_epoch, self.log_end_offset)
+
+    # -- follower side --------------------------------------------------------------
+    def truncation_epoch(self) -> int:
+        """The epoch a truncating follower asks the leader about: its latest cached epoch."""
+        return self.epochs.latest_epoch
+
+    def on_leader_epoch_end_offset(self, leader_epoch: int, leader_end_offset: int) -> tuple[bool, Effects]:
+        """Apply the leader's OffsetsForLeaderEpoch answer (KIP-101 with KIP-279).
+
+        Returns ``(done, effects)``; when not done the follower asks again with its
+        (now lower) latest epoch.  A follower never truncates without this answer.
+        """
+        eff = Effects()
+        if leader_epoch == UNDEFINED_EPOCH or leader_end_offset < 0:
+            # The leader has no epoch to offer (we asked with no epoch, or it has none):
+            # fall back to the HW, as Kafka does.
+            eff.merge(self.truncate_to(self.high_watermark, reason="the leader has no epoch this old; truncating to HW"))
+            self.needs_truncation = False
+            return True, eff
+        own_epoch, own_end = self.epochs.end_offset_for(leader_epoch, self.log_end_offset)
+        if own_epoch == leader_epoch:
+            target = rules.truncation_offset(leader_epoch, leader_end_offset, own_end, self.log_end_offset)
+            eff.merge(self._truncate_with_epochs(target, f"leader's end offset for epoch {leader_epoch} is {leader_end_offset}"))
+            self.needs_truncation = False
+            return True, eff
+        if own_epoch == UNDEFINED_EPOCH:
+            # No local epoch to compare with (an empty cache): trust the leader's end
+            # offset, as Kafka does for a follower that did not track epochs.
+            target = min(leader_end_offset, self.log_end_offset)
+            eff.merge(self._truncate_with_epochs(target, f"no local epoch at or below the leader's epoch {leader_epoch}"))
+            self.needs_truncation = False
+            return True, eff
+        # We do not have the leader's epoch: cut to where our largest older epoch ends and
+        # ask again with it (KIP-279 steps back epoch by epoch).
+        eff.merge(self._truncate_with_epochs(min(own_end, self.log_end_offset), f"epoch {leader_epoch} unknown locally"))
+        return False, eff
+
+    def _truncate_with_epochs(self, offset: int, reason: str) -> Effects:
+        """Truncate the log at ``offset`` and drop every epoch entry starting at or after it,
+        even when no record goes: an epoch entry at the LEO holds no record (a leadership
+        that never wrote), and leaving it would make the next OffsetsForLeaderEpoch round
+        ask about the same epoch forever, or mislabel the records fetched next."""
+        eff = self.truncate_to(offset, reason=reason)
+        if self.epochs.truncate_from_end(min(offset, self.log_end_offset)):
+            eff.epoch_cache_changed = True
+        return eff
+
+    def truncate_to(self, offset: int, reason: str = "") -> Effects:
+        """Cut the log at ``offset`` (records >= offset go), with the epoch cache and HW."""
+        eff = Effects()
+        if offset >= self.log_end_offset:
+            return eff
+        before = self.log_end_offset
+        leo = self.log.truncate_to(offset)
+        if self.epochs.truncate_from_end(leo):
+            eff.epoch_cache_changed = True
+        eff.truncated_to = leo
+        eff.leo_changed = True
+        if self.high_watermark > leo:
+            self._set_hw(leo, eff)
+        eff.events.append(("truncate", f"broker {self.broker_id} truncated {self.topic}-{self.partition} from LEO {before} "
+                                       f"to {leo}" + (f" ({reason})" if reason else "")))
+        return eff
+
+    def append_as_follower(self, records: bytes, leader_hw: int, leader_log_start: int = 0) -> Effects:
+        """Append fetched batches (already stamped by the leader), record new epochs in the
+        epoch cache, then set HW = min(own LEO, leader HW)."""
+        eff = Effects()
+        if self.role is not Role.FOLLOWER:
+            raise NotLeaderOrFollowerError(f"broker {self.broker_id} does not follow {self.topic}-{self.partition}")
+        for h, raw in split_batches(records, validate=True):
+            if h.last_offset < self.log_end_offset:
+                continue  # already have it (a batch straddling our LEO cannot happen)
+            if h.leader_epoch > self.epochs.latest_epoch:
+                if self.epochs.assign(h.leader_epoch, h.base_offset):
+                    eff.epoch_cache_changed = True
+            self.log.append(h, raw)
+            eff.appended.append(raw)
+            eff.leo_changed = True
+        self._set_hw(rules.follower_hw(self.log_end_offset, leader_hw), eff)
+        return eff
+
+    def handle_out_of_range(self, leader_leo: int, leader_log_start: int) -> Effects:
+        """Our fetch offset is outside the leader's log: behind its start, restart the log
+        there; past its end (possible with HW truncation), cut to the leader's LEO."""
+        if self.log_end_offset > leader_leo:
+            return self.truncate_to(leader_leo, reason=f"fetch offset past the leader's LEO {leader_leo}")
+        eff = Effects()
+        if self.log_end_offset < leader_log_start:
+            self.log.truncate_fully_and_start_at(leader_log_start)
+            self.epochs.clear()
+            self.high_watermark = leader_log_start
+            eff.truncated_to = leader_log_start
+            eff.epoch_cache_changed = True
+        return eff
+
+    # -- introspection --------------------------------------------------------------
+    def describe(self, checksum_upto: int | None = None) -> dict:
+        """A snapshot for the replica_state API and the dashboard."""
+        upto = self.high_watermark if checksum_upto is None or checksum_upto < 0 else checksum_upto
+        return {
+            "topic": self.topic, "partition": self.partition, "role": self.role.value,
+            "leader": self.leader_id, "leader_epoch": self.leader_epoch,
+            "log_start_offset": self.log.log_start_offset, "log_end_offset": self.log_end_offset,
+            "high_watermark": self.high_watermark, "isr": list(self.isr), "replicas": list(self.replicas),
+            "remote_leos": {r.broker_id: r.leo for r in self.remotes.values()},
+            "epochs": [list(e) for e in self.epochs.entries],
+            "checksum": self.log.checksum(upto) if checksum_upto is not None else None,
+            "checksum_upto": upto if checksum_upto is not None else None,
+        }
+
+
+def leos_of(replicas: Sequence[PartitionReplica]) -> list[int]:
+    """The LEOs of several replicas (test helper)."""
+    return [r.log_end_offset for r in replicas]

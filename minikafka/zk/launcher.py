@@ -1,0 +1,282 @@
+"""Run a real ZooKeeper server (java) for a local minikafka cluster.
+
+ZooKeeper is a Java program.  minikafka finds it in one of two places:
+
+1. the jars inside the pyspark wheel (``pip install 'minikafka[spark]'``), which
+   ship ZooKeeper 3.9 with its logging and netty jars;
+2. Debian's ``zookeeper`` package (``/usr/share/java/zookeeper.jar`` and the jars
+   beside it).
+
+The server is standalone (one node), listens on loopback only, and keeps its
+snapshots and transaction logs in a data folder that also holds the ``zoo.cfg``
+and ``log4j2.xml`` this module writes.  Use ``--zookeeper HOST:PORT`` anywhere
+in the CLI to use an existing ZooKeeper instead.
+"""
+from __future__ import annotations
+
+import importlib.util
+import logging
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Callable
+
+from ..errors import ClientError
+
+MAIN_CLASS = "org.apache.zookeeper.server.ZooKeeperServerMain"
+DEBIAN_ZOOKEEPER_JAR = Path("/usr/share/java/zookeeper.jar")
+HOW_TO_GET_ZOOKEEPER = (
+    "install the spark extra (pip install 'minikafka[spark]'), "
+    "or Debian's package (apt-get install zookeeper), "
+    "or point minikafka at a running ZooKeeper with --zookeeper HOST:PORT"
+)
+# A marker on the java command line, so a recorded pid can be checked to still be ours.
+PROCESS_MARKER = "-Dminikafka.role=zookeeper"
+
+# Short ticks allow session timeouts down to 1 s (ZooKeeper's minimum is 2 ticks).
+TICK_TIME_MS = 500
+MIN_SESSION_TIMEOUT_MS = 1000
+MAX_SESSION_TIMEOUT_MS = 60000
+
+_LOG4J2_XML = """<?xml version="1.0" encoding="UTF-8"?>
+<!-- Written by minikafka: ZooKeeper logs warnings and errors only, to stdout
+     (which the cluster launcher sends to zookeeper.log). -->
+<Configuration status="WARN">
+  <Appenders>
+    <Console name="console" target="SYSTEM_OUT">
+      <PatternLayout pattern="%d{ISO8601} %-5p [%t] %c{1}: %m%n"/>
+    </Console>
+  </Appenders>
+  <Loggers>
+    <Root level="WARN">
+      <AppenderRef ref="console"/>
+    </Root>
+  </Loggers>
+</Configuration>
+"""
+
+
+def find_java() -> str:
+    """The path of the ``java`` executable: $JAVA_HOME/bin/java, else ``java`` on PATH.
+
+    Raises :class:`ClientError` with a one-line how-to when there is none.
+    """
+    java_home = os.environ.get("JAVA_HOME", "").strip()
+    if java_home:
+        candidate = Path(java_home) / "bin" / "java"
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return str(candidate)
+    found = shutil.which("java")
+    if found:
+        return found
+    raise ClientError(
+        "java was not found (neither $JAVA_HOME/bin/java nor java on PATH): install Java 17+ "
+        "(e.g. apt-get install openjdk-17-jre-headless), or " + HOW_TO_GET_ZOOKEEPER
+    )
+
+
+def find_zookeeper_classpath() -> str:
+    """A java classpath holding ZooKeeper and its dependencies.
+
+    Tries the pyspark wheel's ``jars/`` folder first, then Debian's
+    ``/usr/share/java``.  Raises :class:`ClientError` when neither has ZooKeeper.
+    """
+    try:
+        spec = importlib.util.find_spec("pyspark")
+    except (ImportError, ValueError):
+        spec = None
+    if spec is not None and spec.submodule_search_locations:
+        for location in spec.submodule_search_locations:
+            jars = Path(location) / "jars"
+            if any(jars.glob("zookeeper-[0-9]*.jar")):
+                return str(jars / "*")
+    if DEBIAN_ZOOKEEPER_JAR.is_file():
+        folder = DEBIAN_ZOOKEEPER_JAR.parent
+        # zookeeper.jar first, then everything beside it (jute, slf4j, log4j, netty...).
+        return os.pathsep.join([str(DEBIAN_ZOOKEEPER_JAR), str(folder / "*")])
+    raise ClientError("ZooKeeper's jars were not found: " + HOW_TO_GET_ZOOKEEPER)
+
+
+def write_config(port: int, data_dir: str | os.PathLike) -> Path:
+    """Write ``zoo.cfg`` and ``log4j2.xml`` into ``data_dir`` (created if needed); return zoo.cfg."""
+    folder = Path(data_dir).resolve()
+    folder.mkdir(parents=True, exist_ok=True)
+    cfg = folder / "zoo.cfg"
+    lines = [
+        "# Written by minikafka: a standalone ZooKeeper on loopback.",
+        f"tickTime={TICK_TIME_MS}",
+        f"minSessionTimeout={MIN_SESSION_TIMEOUT_MS}",
+        f"maxSessionTimeout={MAX_SESSION_TIMEOUT_MS}",
+        f"dataDir={folder}",
+        f"clientPort={int(port)}",
+        "clientPortAddress=127.0.0.1",
+        "admin.enableServer=false",
+        "4lw.commands.whitelist=ruok,stat,srvr",
+        "maxClientCnxns=0",
+        "",
+    ]
+    cfg.write_text("\n".join(lines))
+    (folder / "log4j2.xml").write_text(_LOG4J2_XML)
+    return cfg
+
+
+def zookeeper_command(port: int, data_dir: str | os.PathLike) -> list[str]:
+    """The argv that runs ZooKeeper on 127.0.0.1:``port`` with its data in ``data_dir``.
+
+    Writes ``zoo.cfg`` and ``log4j2.xml`` into ``data_dir`` as a side effect.
+    Raises :class:`ClientError` when java or ZooKeeper's jars are missing.
+    """
+    java = find_java()
+    classpath = find_zookeeper_classpath()
+    cfg = write_config(port, data_dir)
+    folder = cfg.parent
+    return [
+        java,
+        "-Xmx256m",
+        PROCESS_MARKER,
+        f"-Dzookeeper.log.dir={folder}",
+        f"-Dlog4j2.configurationFile={folder / 'log4j2.xml'}",
+        f"-Dlog4j.configurationFile={folder / 'log4j2.xml'}",
+        "-Dzookeeper.admin.enableServer=false",
+        "-Dzookeeper.jmx.log4j.disable=true",
+        "-Dzookeeper.maxCnxns=10000",
+        "-cp",
+        classpath,
+        MAIN_CLASS,
+        str(cfg),
+    ]
+
+
+def run_foreground(port: int, data_dir: str | os.PathLike) -> int:
+    """Run ZooKeeper in the foreground until it exits; return its exit status.
+
+    On POSIX the current process *becomes* java (``os.execv``), so its pid is the
+    server's pid and SIGTERM/SIGKILL reach ZooKeeper directly.  Elsewhere java runs
+    as a child and SIGTERM/SIGINT are forwarded to it.
+    """
+    argv = zookeeper_command(port, data_dir)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    if os.name == "posix":
+        os.execv(argv[0], argv)  # does not return
+    proc = subprocess.Popen(argv)  # pragma: no cover - non-POSIX path
+
+    def forward(signum: int, _frame: object) -> None:  # pragma: no cover
+        proc.send_signal(signum)
+
+    for sig in (signal.SIGTERM, signal.SIGINT):  # pragma: no cover
+        signal.signal(sig, forward)
+    return proc.wait()  # pragma: no cover
+
+
+def split_connect(connect: str) -> tuple[str, str]:
+    """``"h1:p1,h2:p2/chroot"`` -> ``("h1:p1,h2:p2", "/chroot")`` (chroot ``""`` if none)."""
+    hosts, slash, chroot = connect.partition("/")
+    return hosts, (slash + chroot).rstrip("/") if slash else ""
+
+
+def _quiet_logger() -> logging.Logger:
+    """A logger for short-lived kazoo clients that drops their connection-retry chatter."""
+    log = logging.getLogger("minikafka.zk.probe")
+    log.setLevel(logging.CRITICAL)
+    log.propagate = False
+    return log
+
+
+def probe_client(connect: str, timeout_s: float = 3.0):
+    """A started kazoo client for short reads (caller must ``stop()`` and ``close()`` it).
+
+    Raises kazoo's timeout error when ZooKeeper does not answer within ``timeout_s``.
+    """
+    from kazoo.client import KazooClient
+
+    client = KazooClient(
+        hosts=connect,
+        timeout=max(timeout_s, 1.0),
+        connection_retry={"max_tries": -1, "delay": 0.1, "backoff": 1.5, "max_delay": 0.5},
+        logger=_quiet_logger(),
+    )
+    client.start(timeout=timeout_s)
+    return client
+
+
+def four_letter_word(host: str, port: int, word: str, timeout_s: float = 1.0) -> str | None:
+    """Send a ZooKeeper four-letter command (``ruok``, ``srvr``, ``stat``); None if unreachable."""
+    try:
+        with socket.create_connection((host, port), timeout=timeout_s) as sock:
+            sock.sendall(word.encode())
+            sock.shutdown(socket.SHUT_WR)
+            chunks = []
+            while True:
+                data = sock.recv(4096)
+                if not data:
+                    break
+                chunks.append(data)
+        return b"".join(chunks).decode(errors="replace")
+    except OSError:
+        return None
+
+
+def _host_ports(hosts: str) -> list[tuple[str, int]]:
+    out = []
+    for item in hosts.split(","):
+        host, _, port = item.strip().rpartition(":")
+        if not host:
+            host, port = item.strip(), "2181"
+        try:
+            out.append((host.strip("[]"), int(port)))
+        except ValueError:
+            raise ClientError(f"bad ZooKeeper address {item!r}: expected HOST:PORT") from None
+    return out
+
+
+def _may_be_serving(hosts: str) -> bool:
+    """True when some server answers ``srvr`` as serving (or does not allow ``srvr``).
+
+    Asking ``srvr`` first keeps ZooKeeper's log free of the stack trace it writes
+    when a client session arrives before the server is ready.
+    """
+    for host, port in _host_ports(hosts):
+        reply = four_letter_word(host, port, "srvr")
+        if reply is None or "not currently serving" in reply:
+            continue
+        return True
+    return False
+
+
+def wait_until_serving(connect: str, timeout_s: float = 30.0, alive: Callable[[], bool] | None = None) -> None:
+    """Block until the ZooKeeper at ``connect`` accepts a session.
+
+    ``alive`` (optional) is polled between attempts; when it returns False (the
+    server process died) waiting stops early.  Raises :class:`TimeoutError`
+    naming the address when ZooKeeper does not answer in ``timeout_s`` seconds.
+    """
+    hosts, _chroot = split_connect(connect)
+    deadline = time.monotonic() + timeout_s
+    while True:
+        if alive is not None and not alive():
+            raise TimeoutError(f"ZooKeeper at {hosts} exited before it started serving")
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            break
+        if not _may_be_serving(hosts):
+            time.sleep(min(0.1, remaining))
+            continue
+        try:
+            client = probe_client(hosts, timeout_s=min(2.0, max(remaining, 0.1)))
+        except Exception:  # kazoo's timeout error, refused connections
+            continue
+        try:
+            client.get_children("/")
+            return
+        except Exception:
+            time.sleep(0.1)
+        finally:
+            client.stop()
+            client.close()
+    raise TimeoutError(f"ZooKeeper at {hosts} did not start serving within {timeout_s:g} s")

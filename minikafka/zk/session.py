@@ -1,0 +1,161 @@
+"""An asyncio face for a kazoo ZooKeeper session.
+
+kazoo runs its own threads.  Every call here uses kazoo's ``*_async`` methods and
+hands the result back to the event loop with ``loop.call_soon_threadsafe``; watch
+callbacks cross into the loop the same way and only ever run loop-side callables.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any, Callable
+
+from kazoo.client import KazooClient, KazooState
+from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError  # noqa: F401  (re-exported)
+from kazoo.protocol.states import ZnodeStat
+
+log = logging.getLogger(__name__)
+
+
+class ZkSession:
+    """One ZooKeeper session used from one asyncio loop."""
+
+    def __init__(self, connect: str, session_timeout_ms: int = 6000) -> None:
+        self.connect = connect
+        self.client = KazooClient(hosts=connect, timeout=session_timeout_ms / 1000.0)
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self._state_callbacks: list[Callable[[str], Any]] = []
+
+    async def start(self, timeout_s: float = 15.0) -> None:
+        self.loop = asyncio.get_running_loop()
+        self.client.add_listener(self._on_state)
+        await asyncio.to_thread(self.client.start, timeout_s)
+
+    async def stop(self) -> None:
+        try:
+            await asyncio.to_thread(self.client.stop)
+        finally:
+            await asyncio.to_thread(self.client.close)
+
+    def on_state_change(self, callback: Callable[[str], Any]) -> None:
+        """``callback(state)`` runs on the loop for LOST, SUSPENDED and CONNECTED."""
+        self._state_callbacks.append(callback)
+
+    def _on_state(self, state: str) -> None:
+        if self.loop is None:
+            return
+        for cb in self._state_callbacks:
+            self.loop.call_soon_threadsafe(cb, state)
+
+    @property
+    def connected(self) -> bool:
+        return self.client.state == KazooState.CONNECTED
+
+    @property
+    def session_id(self) -> int | None:
+        sid = self.client.client_id
+        return sid[0] if sid else None
+
+    def _await(self, async_result: Any) -> asyncio.Future:
+        loop = self.loop or asyncio.get_running_loop()
+        fut: asyncio.Future = loop.create_future()
+
+        def done(res: Any) -> None:
+            try:
+                value = res.get_nowait()
+            except BaseException as exc:  # kazoo exceptions travel to the awaiting task
+                loop.call_soon_threadsafe(_set_exc, fut, exc)
+            else:
+                loop.call_soon_threadsafe(_set_result, fut, value)
+
+        async_result.rawlink(done)
+        return fut
+
+    async def get(self, path: str) -> tuple[bytes, ZnodeStat] | None:
+        """Data and stat of ``path``, or None if it does not exist."""
+        try:
+            return await self._await(self.client.get_async(path))
+        except NoNodeError:
+            return None
+
+    async def exists(self, path: str) -> ZnodeStat | None:
+        return await self._await(self.client.exists_async(path))
+
+    async def children(self, path: str) -> list[str]:
+        try:
+            return await self._await(self.client.get_children_async(path))
+        except NoNodeError:
+            return []
+
+    async def create(self, path: str, value: bytes = b"", ephemeral: bool = False, sequence: bool = False,
+                     makepath: bool = False) -> str:
+        return await self._await(self.client.create_async(path, value, ephemeral=ephemeral, sequence=sequence, makepath=makepath))
+
+    async def set(self, path: str, value: bytes, version: int = -1) -> ZnodeStat:
+        return await self._await(self.client.set_async(path, value, version))
+
+    async def delete(self, path: str, version: int = -1, recursive: bool = False) -> None:
+        if recursive:
+            await asyncio.to_thread(self.client.delete, path, version, True)
+            return
+        try:
+            await self._await(self.client.delete_async(path, version))
+        except NoNodeError:
+            pass
+
+    async def ensure_path(self, path: str) -> None:
+        await self._await(self.client.ensure_path_async(path))
+
+    async def transaction(self, build: Callable[[Any], None]) -> list[Any]:
+        """Run a multi-op transaction; ``build(tx)`` adds check/create/set_data ops.
+
+        Returns kazoo's result list; raises the first failed op's exception."""
+        tx = self.client.transaction()
+        build(tx)
+        results = await self._await(tx.commit_async())
+        for r in results:
+            if isinstance(r, Exception):
+                # kazoo reports the failing op's exception and RolledBackError for the others
+                if r.__class__.__name__ != "RolledBackError":
+                    raise r
+        for r in results:
+            if isinstance(r, Exception):
+                raise r
+        return results
+
+    async def commit(self, build: Callable[[Any], None]) -> list[Any]:
+        """Run a multi-op transaction and return kazoo's raw result list (an exception
+        object in the place of each failed or rolled-back op)."""
+        tx = self.client.transaction()
+        build(tx)
+        return await self._await(tx.commit_async())
+
+    def watch_children(self, path: str, callback: Callable[[list[str]], Any]) -> None:
+        """``callback(children)`` runs on the loop now and at every change of ``path``'s children."""
+        loop = self.loop
+        assert loop is not None
+
+        def fire(children: list[str] | None) -> None:
+            loop.call_soon_threadsafe(callback, list(children or []))
+
+        self.client.ChildrenWatch(path, fire, send_event=False)
+
+    def watch_data(self, path: str, callback: Callable[[bytes | None, Any], Any]) -> None:
+        """``callback(data_or_None, stat)`` runs on the loop now and at every change of ``path``."""
+        loop = self.loop
+        assert loop is not None
+
+        def fire(data: bytes | None, stat: Any) -> None:
+            loop.call_soon_threadsafe(callback, data, stat)
+
+        self.client.DataWatch(path, fire)
+
+
+def _set_result(fut: asyncio.Future, value: Any) -> None:
+    if not fut.done():
+        fut.set_result(value)
+
+
+def _set_exc(fut: asyncio.Future, exc: BaseException) -> None:
+    if not fut.done():
+        fut.set_exception(exc)
