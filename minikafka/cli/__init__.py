@@ -1,0 +1,1 @@
+"""The ``minikafka`` command line: argument parsing and output formatting only."""

@@ -1,0 +1,334 @@
+"""``minikafka``: the command line.
+
+Subcommands: ``zookeeper`` and ``broker`` run one server in the foreground;
+``cluster up|status|down|kill|start|stop|resume`` manage a local cluster in a
+folder; ``topics``, ``produce``, ``consume`` (from :mod:`.client_commands`) talk
+to brokers.
+
+Errors: a user mistake (bad arguments, a ClientError, a Kafka error) prints one
+line ``minikafka: error: ...`` on stderr and exits 2, never a traceback.
+Ctrl-C exits 130.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Sequence
+
+from ..config import BrokerConfig, parse_overrides
+from ..errors import ClientError, KafkaError
+from . import client_commands
+
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+EXIT_BROKEN_PIPE = 141
+DEFAULT_DIR = ".minikafka"
+
+
+class UsageError(Exception):
+    """Bad command-line arguments (raised by :meth:`ArgumentParser.error`)."""
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse that reports mistakes as one line instead of usage text and exit."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UsageError(f"{message} (see `{self.prog} --help`)")
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split()) or "unknown error"
+
+
+def fail(message: str) -> None:
+    """Print ``minikafka: error: MESSAGE`` as one line on stderr."""
+    print(f"minikafka: error: {_one_line(message)}", file=sys.stderr, flush=True)
+
+
+def host_port(text: str) -> tuple[str, int]:
+    """argparse type for ``HOST:PORT``."""
+    host, sep, port = text.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise argparse.ArgumentTypeError(f"expected HOST:PORT, got {text!r}")
+    return host.strip("[]"), int(port)
+
+
+def positive_int(text: str) -> int:
+    """argparse type for an integer >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def port_number(text: str) -> int:
+    """argparse type for a TCP port."""
+    value = positive_int(text)
+    if value > 65535:
+        raise argparse.ArgumentTypeError(f"not a TCP port: {value}")
+    return value
+
+
+# ---------------------------------------------------------------- zookeeper / broker
+
+def cmd_zookeeper(args: argparse.Namespace) -> int:
+    """Run a standalone ZooKeeper in the foreground."""
+    from ..zk.launcher import run_foreground
+
+    return run_foreground(args.port, args.data_dir)
+
+
+def broker_config(args: argparse.Namespace) -> BrokerConfig:
+    """The BrokerConfig the ``broker`` arguments describe (raises INVALID_CONFIG)."""
+    listen_host, listen_port = args.listen
+    adv_host, adv_port = args.advertise if args.advertise else (None, None)
+    return BrokerConfig(
+        broker_id=args.id, zookeeper_connect=args.zookeeper,
+        listen_host=listen_host, listen_port=listen_port,
+        advertised_host=adv_host, advertised_port=adv_port,
+        data_dir=args.data_dir, storage=args.storage,
+        settings=parse_overrides(args.config),
+    )
+
+
+def cmd_broker(args: argparse.Namespace) -> int:
+    """Run one broker in the foreground (or only check its configuration)."""
+    cfg = broker_config(args)
+    if args.check_config:
+        host, port = cfg.advertised
+        overrides = len(args.config)
+        print(f"config ok: broker {cfg.broker_id} listens on {cfg.listen_host}:{cfg.listen_port} "
+              f"(advertised {host}:{port}), zookeeper {cfg.zookeeper_connect}, storage {cfg.storage}, "
+              f"data dir {cfg.data_dir}, {overrides} override{'s' if overrides != 1 else ''}")
+        return 0
+    from ..broker.main import run_broker
+
+    return run_broker(cfg)
+
+
+# ---------------------------------------------------------------- cluster
+
+def _dir_flag(args: argparse.Namespace) -> str:
+    return "" if args.dir == DEFAULT_DIR else f" --dir {args.dir}"
+
+
+def cmd_cluster_up(args: argparse.Namespace) -> int:
+    """Start ZooKeeper and N brokers in the background and print their endpoints."""
+    from ..cluster import launcher
+
+    state = launcher.up(
+        args.dir, brokers=args.brokers, zookeeper_port=args.zookeeper_port, base_port=args.base_port,
+        zookeeper=args.zookeeper, storage=args.storage, broker_configs=parse_overrides(args.config),
+        timeout_s=args.timeout, on_progress=lambda message: print(f"{message} ...", flush=True),
+    )
+    zk = state.zookeeper
+    zk_note = "external" if zk.external else f"pid {zk.pid}"
+    print(f"zookeeper   {zk.connect:<22} {zk_note}")
+    for bid, b in sorted(state.brokers.items()):
+        print(f"broker {bid:<4} {b.endpoint:<22} pid {b.pid:<8} dashboard http://{b.host}:{b.port}/")
+    print(f"bootstrap servers: {','.join(b.endpoint for _, b in sorted(state.brokers.items()))}")
+    print(f"logs: {args.dir}/*.log   storage: {state.storage}")
+    print(f"stop it with: minikafka cluster down{_dir_flag(args)}")
+    return 0
+
+
+def _yes_no(value: bool | None) -> str:
+    return "?" if value is None else ("yes" if value else "no")
+
+
+def cmd_cluster_status(args: argparse.Namespace) -> int:
+    """Print the cluster's processes and what ZooKeeper says about them."""
+    from ..cluster import launcher
+
+    st = launcher.status(args.dir)
+    if args.json:
+        print(json.dumps(st, indent=2))
+        return 0
+    zk = st["zookeeper"]
+    serving = "serving" if zk["serving"] else "NOT answering"
+    pid = f"pid {zk['pid']}" if zk["pid"] else "no pid"
+    print(f"zookeeper {zk['connect']}  {pid}  {zk['process']}  {serving}")
+    if st["controller"] is not None:
+        print(f"controller: broker {st['controller']} (controller epoch {st['controller_epoch']})")
+    elif zk["serving"]:
+        print("controller: none elected")
+    rows = [("BROKER", "PID", "PROCESS", "REGISTERED", "CONTROLLER", "ENDPOINT")]
+    for b in st["brokers"]:
+        rows.append((str(b["id"]), str(b["pid"] or "-"), b["process"], _yes_no(b["registered"]),
+                     _yes_no(b["controller"]), b["endpoint"]))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    for r in rows:
+        print("  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip())
+    return 0
+
+
+def cmd_cluster_down(args: argparse.Namespace) -> int:
+    """Stop every process of the cluster; keep its folder and logs."""
+    from ..cluster import launcher
+
+    results = launcher.down(args.dir)
+    for name, outcome in results.items():
+        print(f"{name}: {outcome}")
+    print(f"cluster in {args.dir} is down (logs kept)")
+    return 0
+
+
+def cmd_cluster_kill(args: argparse.Namespace) -> int:
+    """Send a signal to one broker."""
+    from ..cluster import launcher
+
+    pid = launcher.kill(args.dir, args.broker_id, args.signal)
+    print(f"sent SIG{args.signal.upper().removeprefix('SIG')} to broker {args.broker_id} (pid {pid})")
+    return 0
+
+
+def cmd_cluster_start(args: argparse.Namespace) -> int:
+    """Restart a broker that was killed or stopped."""
+    from ..cluster import launcher
+
+    print(f"starting broker {args.broker_id} ...", flush=True)
+    b = launcher.start(args.dir, args.broker_id, wait=not args.no_wait, timeout_s=args.timeout)
+    done = "started" if args.no_wait else "started and registered"
+    print(f"broker {args.broker_id} {done} (pid {b.pid}) at {b.endpoint}")
+    return 0
+
+
+def cmd_cluster_stop(args: argparse.Namespace) -> int:
+    """Stop one broker gracefully (SIGTERM)."""
+    from ..cluster import launcher
+
+    outcome = launcher.stop(args.dir, args.broker_id)
+    print(f"broker {args.broker_id}: {outcome}")
+    return 0
+
+
+def cmd_cluster_resume(args: argparse.Namespace) -> int:
+    """Send SIGCONT to a paused broker."""
+    from ..cluster import launcher
+
+    pid = launcher.resume(args.dir, args.broker_id)
+    print(f"sent SIGCONT to broker {args.broker_id} (pid {pid})")
+    return 0
+
+
+# ---------------------------------------------------------------- parser
+
+def _add_configs(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--config", action="append", default=[], metavar="KEY=VALUE",
+                        help="a broker setting under its Kafka name, e.g. replica.lag.time.max.ms=2000 (repeatable)")
+
+
+def _add_cluster_parsers(sub: argparse._SubParsersAction) -> None:
+    cluster = sub.add_parser("cluster", help="run a local cluster of background processes",
+                             description="Start, inspect and break a local cluster recorded in a folder.")
+    csub = cluster.add_subparsers(dest="cluster_command", metavar="COMMAND", required=True,
+                                  parser_class=ArgumentParser)
+    dir_parent = ArgumentParser(add_help=False)
+    dir_parent.add_argument("--dir", default=DEFAULT_DIR, help=f"cluster folder (default {DEFAULT_DIR})")
+
+    up = csub.add_parser("up", parents=[dir_parent], help="start ZooKeeper and N brokers",
+                         description="Start ZooKeeper and N brokers on 127.0.0.1 in the background.")
+    up.add_argument("--brokers", type=positive_int, default=3, help="number of brokers (default 3)")
+    up.add_argument("--zookeeper-port", type=port_number, default=2181, help="ZooKeeper client port (default 2181)")
+    up.add_argument("--base-port", type=port_number, default=9092,
+                    help="port of broker 1; broker N listens on base+N-1 (default 9092)")
+    up.add_argument("--zookeeper", metavar="HOST:PORT[/CHROOT]", default=None,
+                    help="use this running ZooKeeper instead of starting one")
+    up.add_argument("--storage", choices=("memory", "disk"), default="memory", help="log storage (default memory)")
+    up.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for the cluster (default 60)")
+    _add_configs(up)
+    up.set_defaults(func=cmd_cluster_up)
+
+    status = csub.add_parser("status", parents=[dir_parent], help="show processes, registrations, controller")
+    status.add_argument("--json", action="store_true", help="print the status as JSON")
+    status.set_defaults(func=cmd_cluster_status)
+
+    down = csub.add_parser("down", parents=[dir_parent], help="stop every process (logs are kept)")
+    down.set_defaults(func=cmd_cluster_down)
+
+    kill = csub.add_parser("kill", parents=[dir_parent], help="send SIGKILL (or TERM / STOP) to one broker")
+    kill.add_argument("broker_id", type=int, metavar="ID")
+    kill.add_argument("--signal", default="KILL", type=str.upper, choices=("KILL", "TERM", "STOP"),
+                      help="KILL (crash, default), TERM (controlled shutdown) or STOP (freeze; see resume)")
+    kill.set_defaults(func=cmd_cluster_kill)
+
+    start = csub.add_parser("start", parents=[dir_parent], help="restart a killed or stopped broker")
+    start.add_argument("broker_id", type=int, metavar="ID")
+    start.add_argument("--no-wait", action="store_true", help="do not wait for it to register")
+    start.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for it (default 60)")
+    start.set_defaults(func=cmd_cluster_start)
+
+    stop = csub.add_parser("stop", parents=[dir_parent], help="stop one broker gracefully (SIGTERM)")
+    stop.add_argument("broker_id", type=int, metavar="ID")
+    stop.set_defaults(func=cmd_cluster_stop)
+
+    resume = csub.add_parser("resume", parents=[dir_parent], help="SIGCONT a broker frozen with kill --signal STOP")
+    resume.add_argument("broker_id", type=int, metavar="ID")
+    resume.set_defaults(func=cmd_cluster_resume)
+
+
+def build_parser() -> ArgumentParser:
+    """The full ``minikafka`` argument parser."""
+    parser = ArgumentParser(prog="minikafka", description="A mini Kafka cluster with a real ZooKeeper.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True, parser_class=ArgumentParser)
+
+    zk = sub.add_parser("zookeeper", help="run a standalone ZooKeeper in the foreground")
+    zk.add_argument("--port", type=port_number, default=2181, help="client port on 127.0.0.1 (default 2181)")
+    zk.add_argument("--data-dir", default=os.path.join(DEFAULT_DIR, "zookeeper"),
+                    help="snapshots, transaction logs and zoo.cfg (default .minikafka/zookeeper)")
+    zk.set_defaults(func=cmd_zookeeper)
+
+    broker = sub.add_parser("broker", help="run one broker in the foreground")
+    broker.add_argument("--id", type=int, required=True, help="broker id (broker.id)")
+    broker.add_argument("--zookeeper", required=True, metavar="HOST:PORT[/CHROOT]", help="ZooKeeper to register with")
+    broker.add_argument("--listen", type=host_port, required=True, metavar="HOST:PORT", help="address to serve on")
+    broker.add_argument("--advertise", type=host_port, default=None, metavar="HOST:PORT",
+                        help="address other brokers and clients use (default: --listen)")
+    broker.add_argument("--data-dir", required=True, help="checkpoint files (and logs with --storage disk)")
+    broker.add_argument("--storage", choices=("memory", "disk"), default="memory", help="log storage (default memory)")
+    _add_configs(broker)
+    broker.add_argument("--check-config", action="store_true", help="check the configuration, print it and exit")
+    broker.set_defaults(func=cmd_broker)
+
+    _add_cluster_parsers(sub)
+    client_commands.add_parsers(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``minikafka`` command; return its exit status."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+        return int(args.func(args) or 0)
+    except UsageError as exc:
+        fail(str(exc))
+        return EXIT_USAGE
+    except (ClientError, KafkaError) as exc:
+        fail(str(exc))
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # The reader of our output went away (e.g. `minikafka consume | head`).
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except OSError:
+            pass
+        return EXIT_BROKEN_PIPE
+    except SystemExit as exc:  # --help and --version
+        code = exc.code
+        return code if isinstance(code, int) else (0 if code is None else 1)
+    except OSError as exc:
+        fail(f"{exc.__class__.__name__}: {exc}")
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,584 @@
+"""The local launcher behind ``minikafka cluster ...``.
+
+``up`` starts a real ZooKeeper and N broker processes in the background on
+loopback, records them in the cluster folder's ``cluster.json`` (see
+:mod:`minikafka.cluster.state`) and waits until the cluster is usable: every
+broker registered under ``/brokers/ids``, a controller elected, and every broker
+answering ``POST /v1/api_versions``.  The other functions act on a recorded
+cluster: ``status``, ``down``, ``kill`` (SIGKILL / SIGTERM / SIGSTOP one broker),
+``start`` (restart a broker with the argv it was first started with) and
+``resume`` (SIGCONT).
+
+Processes are always found by the pids recorded in cluster.json, never by name.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any, Callable
+
+from ..config import BrokerConfig
+from ..errors import ClientError
+from ..zk import layout
+from ..zk.launcher import probe_client, split_connect, wait_until_serving
+from .state import (
+    DEFAULT_DIR,
+    BrokerState,
+    ClusterState,
+    ZooKeeperState,
+    exists,
+    load,
+    process_state,
+    save,
+)
+
+HOST = "127.0.0.1"
+SIGNALS = {"KILL": signal.SIGKILL, "TERM": signal.SIGTERM, "STOP": signal.SIGSTOP}
+STOP_GRACE_S = 15.0
+POLL_S = 0.1
+ZK_READ_TIMEOUT_S = 3.0
+
+
+# ---------------------------------------------------------------- processes
+
+def _is_ours(pid: int | None) -> bool:
+    """True when ``pid`` runs a minikafka command (guards against a recycled pid)."""
+    if not pid:
+        return False
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except FileNotFoundError:
+        return not Path("/proc/self").exists()  # no /proc on this system: trust the record
+    except OSError:
+        return True
+    return b"minikafka" in cmdline
+
+
+def proc_state(pid: int | None) -> str:
+    """``running`` / ``stopped`` / ``dead`` for a recorded pid (a recycled pid counts as dead)."""
+    state = process_state(pid)
+    if state != "dead" and not _is_ours(pid):
+        return "dead"
+    return state
+
+
+def _alive(pid: int | None) -> bool:
+    return proc_state(pid) != "dead"
+
+
+def _wait_dead(pid: int, timeout_s: float) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if process_state(pid) == "dead":
+            return True
+        time.sleep(POLL_S)
+    return process_state(pid) == "dead"
+
+
+def _signal(pid: int, sig: int) -> None:
+    try:
+        os.kill(pid, sig)
+    except ProcessLookupError:
+        pass
+
+
+def stop_pid(pid: int | None, grace_s: float = STOP_GRACE_S) -> str:
+    """SIGTERM ``pid`` (and SIGCONT, in case it is paused), SIGKILL it after ``grace_s``.
+
+    Returns ``"not running"``, ``"stopped"`` (exited after SIGTERM) or ``"killed"``.
+    """
+    if not _alive(pid):
+        return "not running"
+    assert pid is not None
+    _signal(pid, signal.SIGTERM)
+    _signal(pid, signal.SIGCONT)
+    if _wait_dead(pid, grace_s):
+        return "stopped"
+    _signal(pid, signal.SIGKILL)
+    _wait_dead(pid, 5.0)
+    return "killed"
+
+
+# Popen objects of the processes this Python process started.  Keeping them avoids
+# "subprocess is still running" warnings when they are garbage collected; the
+# processes themselves are found (and reaped) by pid, see state.process_state.
+_STARTED: list[subprocess.Popen] = []
+
+
+def _spawn(argv: list[str], log: str, append: bool) -> subprocess.Popen:
+    """Start ``argv`` in its own session with stdout and stderr going to ``log``."""
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    with open(log, "ab" if append else "wb") as out:
+        if append:
+            out.write(f"\n--- restarted at {time.strftime('%Y-%m-%d %H:%M:%S')} ---\n".encode())
+            out.flush()
+        proc = subprocess.Popen(
+            argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+            start_new_session=True, env=env, close_fds=True,
+        )
+    _STARTED[:] = [p for p in _STARTED if p.returncode is None] + [proc]
+    return proc
+
+
+def log_tail(log: str | None, lines: int = 6) -> str:
+    """The last non-empty lines of a log file joined on one line with `` | ``."""
+    if not log:
+        return "(no log)"
+    try:
+        with open(log, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            size = f.tell()
+            f.seek(max(0, size - 16384))
+            text = f.read().decode(errors="replace")
+    except OSError:
+        return f"(cannot read {log})"
+    kept = [ln.strip() for ln in text.splitlines() if ln.strip()][-lines:]
+    return " | ".join(kept) if kept else "(log is empty)"
+
+
+def port_free(port: int, host: str = HOST) -> bool:
+    """True when nothing listens on host:port (we can bind it)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind((host, port))
+        except OSError:
+            return False
+    return True
+
+
+def _dir_flag(dir: str | os.PathLike) -> str:
+    return "" if str(dir) == DEFAULT_DIR else f" --dir {dir}"
+
+
+# ---------------------------------------------------------------- probes
+
+def api_versions(host: str, port: int, timeout_s: float = 2.0) -> dict | None:
+    """POST /v1/api_versions to a broker; the decoded response map, or None if it does not answer."""
+    from ..protocol.codec import pack, unpack
+
+    request = urllib.request.Request(
+        f"http://{host}:{port}/v1/api_versions", data=pack({}), method="POST",
+        headers={"Content-Type": "application/msgpack", "Accept": "application/msgpack"},
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=timeout_s) as response:
+            if response.status != 200:
+                return None
+            body = unpack(response.read())
+    except (OSError, urllib.error.URLError, ValueError):
+        return None
+    except Exception:  # an undecodable body: not ready (or not a minikafka broker)
+        return None
+    return body if isinstance(body, dict) else None
+
+
+class _ZkReader:
+    """A short-lived kazoo client for a few reads; every failure reads as 'unknown'."""
+
+    def __init__(self, connect: str, timeout_s: float = ZK_READ_TIMEOUT_S) -> None:
+        self.client = None
+        try:
+            self.client = probe_client(connect, timeout_s=timeout_s)
+        except Exception:
+            self.client = None
+
+    @property
+    def ok(self) -> bool:
+        return self.client is not None and self.client.connected
+
+    def children(self, path: str) -> list[str] | None:
+        if not self.ok:
+            return None
+        try:
+            return self.client.get_children(path)
+        except Exception as exc:
+            return [] if type(exc).__name__ == "NoNodeError" else None
+
+    def get(self, path: str) -> tuple[bytes, Any] | None:
+        if not self.ok:
+            return None
+        try:
+            return self.client.get(path)
+        except Exception:
+            return None
+
+    def controller(self) -> int | None:
+        got = self.get(layout.CONTROLLER)
+        if not got:
+            return None
+        try:
+            return layout.decode_controller(got[0])
+        except (ValueError, KeyError, TypeError):
+            return None
+
+    def controller_epoch(self) -> int | None:
+        got = self.get(layout.CONTROLLER_EPOCH)
+        if not got:
+            return None
+        try:
+            value = json.loads(got[0])  # Kafka stores a bare number: b"3"
+            return int(value["epoch"] if isinstance(value, dict) else value)
+        except (ValueError, KeyError, TypeError):
+            return None
+
+    def registration_owner(self, broker_id: int) -> int | None:
+        """The session id owning /brokers/ids/N, or None when it is not registered."""
+        got = self.get(layout.broker_path(broker_id))
+        return got[1].ephemeralOwner if got else None
+
+    def close(self) -> None:
+        if self.client is not None:
+            try:
+                self.client.stop()
+                self.client.close()
+            except Exception:
+                pass
+            self.client = None
+
+    def __enter__(self) -> "_ZkReader":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+# ---------------------------------------------------------------- up
+
+def _broker_argv(broker_id: int, connect: str, port: int, data_dir: str, storage: str,
+                 configs: dict[str, str]) -> list[str]:
+    argv = [sys.executable, "-m", "minikafka", "broker", "--id", str(broker_id), "--zookeeper", connect,
+            "--listen", f"{HOST}:{port}", "--data-dir", data_dir, "--storage", storage]
+    for key, value in configs.items():
+        argv += ["--config", f"{key}={value}"]
+    return argv
+
+
+def _check_ready(state: ClusterState, procs: dict[int, subprocess.Popen], deadline: float,
+                 on_progress: Callable[[str], None] | None = None) -> None:
+    """Wait until every broker is registered and answers, and a controller exists."""
+    waiting = "ZooKeeper"
+    registered: set[int] = set()
+    answering: set[int] = set()
+    reader: _ZkReader | None = None
+    try:
+        while True:
+            for bid, proc in procs.items():
+                code = proc.poll()
+                if code is not None:
+                    b = state.brokers[bid]
+                    raise ClientError(f"broker {bid} exited during start-up (status {code}); "
+                                      f"last lines of {b.log}: {log_tail(b.log)}")
+            if reader is None or not reader.ok:
+                if reader is not None:
+                    reader.close()
+                reader = _ZkReader(state.zookeeper.connect, timeout_s=2.0)
+            if reader.ok:
+                ids = reader.children(layout.BROKER_IDS) or []
+                registered = {bid for bid in state.brokers if str(bid) in ids}
+                controller = reader.controller()
+                for bid in sorted(registered - answering):
+                    b = state.brokers[bid]
+                    if api_versions(b.host, b.port) is not None:
+                        answering.add(bid)
+                missing = sorted(set(state.brokers) - registered)
+                silent = sorted(registered - answering)
+                if missing:
+                    waiting = "registration of broker(s) " + ", ".join(map(str, missing))
+                elif controller is None:
+                    waiting = "a controller to be elected"
+                elif silent:
+                    waiting = "api_versions answers from broker(s) " + ", ".join(map(str, silent))
+                else:
+                    return
+            if time.monotonic() >= deadline:
+                raise ClientError(f"the cluster did not become ready in time: still waiting for {waiting}; "
+                                  f"logs are in {state.dir}")
+            time.sleep(POLL_S * 2)
+    finally:
+        if reader is not None:
+            reader.close()
+
+
+def up(dir: str | os.PathLike = DEFAULT_DIR, brokers: int = 3, zookeeper_port: int = 2181,
+       base_port: int = 9092, zookeeper: str | None = None, storage: str = "memory",
+       broker_configs: dict[str, str] | None = None, timeout_s: float = 60,
+       on_progress: Callable[[str], None] | None = None) -> ClusterState:
+    """Start ZooKeeper (unless ``zookeeper`` names an external one) and ``brokers`` brokers.
+
+    Broker ids are 1..N listening on 127.0.0.1 ports ``base_port``..``base_port+N-1``.
+    With ``storage="memory"`` our ZooKeeper starts empty, so every ``up`` is a new
+    cluster.  ``on_progress`` is called with a short message as each step begins.
+    On any failure everything started is stopped again and a
+    :class:`ClientError` says why (quoting the failing process's log).
+    """
+    dir = str(dir)
+    configs = {str(k): str(v) for k, v in (broker_configs or {}).items()}
+    if brokers < 1:
+        raise ClientError(f"--brokers must be at least 1, got {brokers}")
+    if storage not in ("memory", "disk"):
+        raise ClientError(f"--storage must be memory or disk, got {storage!r}")
+    BrokerConfig(broker_id=1, zookeeper_connect="127.0.0.1:2181", storage=storage, settings=dict(configs))
+    if exists(dir):
+        old = load(dir)
+        live = [pid for pid in old.pids() if _alive(pid)]
+        if live:
+            raise ClientError(f"a cluster is already running in {dir} (pids {', '.join(map(str, live))}): "
+                              f"stop it with `minikafka cluster down{_dir_flag(dir)}` or use another --dir")
+    ports = [base_port + i for i in range(brokers)]
+    if not zookeeper:
+        if zookeeper_port in ports:
+            raise ClientError(f"ZooKeeper port {zookeeper_port} overlaps the broker ports {ports[0]}-{ports[-1]}")
+        ports = [zookeeper_port] + ports
+    busy = [p for p in ports if not (0 < p < 65536) or not port_free(p)]
+    if busy:
+        raise ClientError(f"port(s) {', '.join(map(str, busy))} on {HOST} are in use or invalid: "
+                          "choose others with --base-port / --zookeeper-port")
+
+    progress = on_progress or (lambda message: None)
+    folder = Path(dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    root = folder.resolve()
+    deadline = time.monotonic() + timeout_s
+    if zookeeper:
+        zk = ZooKeeperState(connect=zookeeper, port=None, pid=None, external=True)
+    else:
+        zk = ZooKeeperState(connect=f"{HOST}:{zookeeper_port}", port=zookeeper_port, pid=None, external=False,
+                            log=str(root / "zookeeper.log"), data_dir=str(root / "zookeeper"))
+    state = ClusterState(zookeeper=zk, storage=storage, brokers={}, dir=dir)
+    try:
+        if zk.external:
+            progress(f"connecting to ZooKeeper at {zk.connect}")
+            try:
+                wait_until_serving(zk.connect, timeout_s=min(timeout_s, 15))
+            except TimeoutError as exc:
+                raise ClientError(str(exc)) from None
+            _ensure_chroot(zk.connect)
+        else:
+            progress(f"starting ZooKeeper on {zk.connect}")
+            if storage == "memory":
+                shutil.rmtree(zk.data_dir, ignore_errors=True)
+            argv = [sys.executable, "-m", "minikafka", "zookeeper", "--port", str(zookeeper_port),
+                    "--data-dir", zk.data_dir]
+            proc = _spawn(argv, zk.log, append=False)
+            zk.pid = proc.pid
+            save(state)
+            try:
+                wait_until_serving(zk.connect, timeout_s=max(deadline - time.monotonic(), 1),
+                                   alive=lambda: proc.poll() is None)
+            except TimeoutError as exc:
+                raise ClientError(f"{exc}; last lines of {zk.log}: {log_tail(zk.log)}") from None
+
+        progress(f"starting {brokers} broker{'s' if brokers != 1 else ''} on ports {base_port}-{base_port + brokers - 1}")
+        procs: dict[int, subprocess.Popen] = {}
+        for i in range(1, brokers + 1):
+            port = base_port + i - 1
+            data_dir = str(root / f"broker-{i}")
+            if storage == "memory":
+                shutil.rmtree(data_dir, ignore_errors=True)
+            argv = _broker_argv(i, zk.connect, port, data_dir, storage, configs)
+            b = BrokerState(id=i, host=HOST, port=port, pid=None, log=str(root / f"broker-{i}.log"),
+                            data_dir=data_dir, argv=argv)
+            state.brokers[i] = b
+            proc = _spawn(argv, b.log, append=False)
+            b.pid = proc.pid
+            procs[i] = proc
+            save(state)
+        progress("waiting for registrations and a controller")
+        _check_ready(state, procs, deadline)
+    except BaseException:
+        _stop_all(state)
+        raise
+    return state
+
+
+def _ensure_chroot(connect: str) -> None:
+    """Create the chroot path of an external ZooKeeper connect string if it is missing."""
+    hosts, chroot = split_connect(connect)
+    if not chroot:
+        return
+    client = probe_client(hosts, timeout_s=5.0)
+    try:
+        client.ensure_path(chroot)
+    finally:
+        client.stop()
+        client.close()
+
+
+# ---------------------------------------------------------------- status
+
+def status(dir: str | os.PathLike = DEFAULT_DIR) -> dict:
+    """A snapshot of the recorded cluster: processes and what ZooKeeper says.
+
+    Returns ``{"dir", "storage", "zookeeper": {...}, "controller", "controller_epoch",
+    "registered", "brokers": [{"id", "endpoint", "pid", "process", "alive",
+    "registered", "controller", "log", ...}]}``.  ``registered`` is None when
+    ZooKeeper could not be read.
+    """
+    state = load(dir)
+    zk = state.zookeeper
+    zk_process = "external" if zk.external else proc_state(zk.pid)
+    serving, ids, controller, epoch = False, None, None, None
+    if zk_process != "dead":  # our ZooKeeper is gone: do not wait for a connection
+        with _ZkReader(zk.connect) as reader:
+            serving = reader.ok
+            ids = reader.children(layout.BROKER_IDS) if serving else None
+            controller = reader.controller() if serving else None
+            epoch = reader.controller_epoch() if serving else None
+    registered = sorted(int(i) for i in ids) if ids is not None else None
+    rows = []
+    for bid, b in sorted(state.brokers.items()):
+        pstate = proc_state(b.pid)
+        rows.append({
+            "id": bid, "host": b.host, "port": b.port, "endpoint": b.endpoint,
+            "pid": b.pid if pstate != "dead" else None, "recorded_pid": b.pid,
+            "process": pstate, "alive": pstate != "dead",
+            "registered": (bid in registered) if registered is not None else None,
+            "controller": controller == bid if serving else None,
+            "dashboard": f"http://{b.host}:{b.port}/", "log": b.log,
+        })
+    return {
+        "dir": str(dir),
+        "storage": state.storage,
+        "zookeeper": {
+            "connect": zk.connect, "pid": zk.pid if zk_process not in ("dead",) else None,
+            "external": zk.external, "process": zk_process,
+            "alive": None if zk.external else zk_process != "dead",
+            "serving": serving, "log": zk.log,
+        },
+        "controller": controller,
+        "controller_epoch": epoch,
+        "registered": registered,
+        "brokers": rows,
+    }
+
+
+# ---------------------------------------------------------------- down / kill / start / resume
+
+def _stop_all(state: ClusterState) -> dict[str, str]:
+    """Stop every recorded process (controller broker last, ZooKeeper after the brokers)."""
+    results: dict[str, str] = {}
+    order = sorted(state.brokers)
+    if any(_alive(b.pid) for b in state.brokers.values()) and (state.zookeeper.external or _alive(state.zookeeper.pid)):
+        with _ZkReader(state.zookeeper.connect, timeout_s=2.0) as reader:
+            controller = reader.controller()
+        order.sort(key=lambda bid: bid == controller)
+    for bid in order:
+        b = state.brokers[bid]
+        results[f"broker {bid}"] = stop_pid(b.pid)
+        b.pid = None
+        save(state)
+    if not state.zookeeper.external:
+        results["zookeeper"] = stop_pid(state.zookeeper.pid)
+        state.zookeeper.pid = None
+        save(state)
+    return results
+
+
+def down(dir: str | os.PathLike = DEFAULT_DIR) -> dict[str, str]:
+    """Stop the brokers (SIGTERM, SIGKILL after 15 s) then our ZooKeeper; keep the logs.
+
+    Returns what happened to each process: ``{"broker 1": "stopped", ...,
+    "zookeeper": "stopped"}`` (or ``"killed"`` / ``"not running"``).
+    """
+    return _stop_all(load(dir))
+
+
+def kill(dir: str | os.PathLike, broker_id: int, signal_name: str = "KILL") -> int:
+    """Send SIGKILL, SIGTERM or SIGSTOP to one broker; return its pid (SIGKILL waits until it is gone)."""
+    name = signal_name.upper().removeprefix("SIG")
+    if name not in SIGNALS:
+        raise ClientError(f"unsupported signal {signal_name!r}: use KILL, TERM or STOP")
+    state = load(dir)
+    b = state.broker(broker_id)
+    if not _alive(b.pid):
+        raise ClientError(f"broker {broker_id} is not running: start it with "
+                          f"`minikafka cluster start {broker_id}{_dir_flag(dir)}`")
+    assert b.pid is not None
+    _signal(b.pid, SIGNALS[name])
+    if name == "KILL":
+        _wait_dead(b.pid, 5.0)
+    return b.pid
+
+
+def resume(dir: str | os.PathLike, broker_id: int) -> int:
+    """Send SIGCONT to a broker paused with ``kill --signal STOP``; return its pid."""
+    state = load(dir)
+    b = state.broker(broker_id)
+    if not _alive(b.pid):
+        raise ClientError(f"broker {broker_id} is not running: start it with "
+                          f"`minikafka cluster start {broker_id}{_dir_flag(dir)}`")
+    assert b.pid is not None
+    _signal(b.pid, signal.SIGCONT)
+    return b.pid
+
+
+def stop(dir: str | os.PathLike, broker_id: int, grace_s: float = STOP_GRACE_S) -> str:
+    """Stop one broker gracefully (SIGTERM: controlled shutdown), SIGKILL after ``grace_s``.
+
+    Returns ``"stopped"``, ``"killed"`` or ``"not running"``; the broker can be
+    started again with :func:`start`.
+    """
+    state = load(dir)
+    b = state.broker(broker_id)
+    return stop_pid(b.pid, grace_s)
+
+
+def start(dir: str | os.PathLike, broker_id: int, wait: bool = True, timeout_s: float = 60) -> BrokerState:
+    """Restart a killed or stopped broker with its recorded argv; its log is appended to.
+
+    With ``wait`` it returns once the new process has registered in ZooKeeper (a
+    new session, not the dead one's leftover znode) and answers api_versions.
+    """
+    state = load(dir)
+    b = state.broker(broker_id)
+    pstate = proc_state(b.pid)
+    if pstate == "running":
+        raise ClientError(f"broker {broker_id} is already running (pid {b.pid})")
+    if pstate == "stopped":
+        raise ClientError(f"broker {broker_id} is paused (SIGSTOP): resume it with "
+                          f"`minikafka cluster resume {broker_id}{_dir_flag(dir)}`")
+    if not b.argv:
+        raise ClientError(f"cluster.json has no command line for broker {broker_id}")
+    zk = state.zookeeper
+    if not zk.external and not _alive(zk.pid):
+        raise ClientError(f"ZooKeeper of cluster {dir} is not running: run `minikafka cluster down{_dir_flag(dir)}` "
+                          f"then `minikafka cluster up`")
+    old_owner = None
+    if wait:
+        with _ZkReader(zk.connect) as reader:
+            old_owner = reader.registration_owner(broker_id)
+    proc = _spawn(b.argv, b.log or os.devnull, append=True)
+    b.pid = proc.pid
+    save(state)
+    if not wait:
+        return b
+    deadline = time.monotonic() + timeout_s
+    reader = _ZkReader(zk.connect, timeout_s=2.0)
+    try:
+        while True:
+            code = proc.poll()
+            if code is not None:
+                raise ClientError(f"broker {broker_id} exited during start-up (status {code}); "
+                                  f"last lines of {b.log}: {log_tail(b.log)}")
+            if not reader.ok:
+                reader.close()
+                reader = _ZkReader(zk.connect, timeout_s=2.0)
+            owner = reader.registration_owner(broker_id)
+            if owner is not None and owner != old_owner and api_versions(b.host, b.port) is not None:
+                return b
+            if time.monotonic() >= deadline:
+                raise ClientError(f"broker {broker_id} (pid {b.pid}) did not register within {timeout_s:g} s; "
+                                  f"see {b.log}")
+            time.sleep(POLL_S * 2)
+    finally:
+        reader.close()

@@ -1,0 +1,178 @@
+"""The cluster folder's ``cluster.json``: which processes a local cluster runs.
+
+``minikafka cluster up`` writes it; every other ``cluster`` command and the
+clients' default ``--bootstrap-server`` read it.  Example::
+
+    {"zookeeper": {"connect": "127.0.0.1:2181", "port": 2181, "pid": 123,
+                   "external": false, "log": ".../zookeeper.log",
+                   "data_dir": ".../zookeeper"},
+     "storage": "memory",
+     "brokers": {"1": {"id": 1, "host": "127.0.0.1", "port": 9092, "pid": 456,
+                       "log": ".../broker-1.log", "data_dir": ".../broker-1",
+                       "argv": ["python", "-m", "minikafka", "broker", ...]}}}
+
+A ``pid`` of ``null`` means the process is not running (stopped by ``down``).
+"""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from ..errors import ClientError
+
+DEFAULT_DIR = ".minikafka"
+STATE_FILE = "cluster.json"
+
+
+@dataclass
+class ZooKeeperState:
+    """The cluster's ZooKeeper: ours (``pid`` set) or an external one (``external``)."""
+
+    connect: str
+    port: int | None = None
+    pid: int | None = None
+    external: bool = False
+    log: str | None = None
+    data_dir: str | None = None
+
+
+@dataclass
+class BrokerState:
+    """One broker process: its id, endpoint, pid, files and the argv that starts it."""
+
+    id: int
+    host: str
+    port: int
+    pid: int | None = None
+    log: str | None = None
+    data_dir: str | None = None
+    argv: list[str] = field(default_factory=list)
+
+    @property
+    def endpoint(self) -> str:
+        return f"{self.host}:{self.port}"
+
+
+@dataclass
+class ClusterState:
+    """Everything ``cluster.json`` records; ``dir`` is the cluster folder (not saved)."""
+
+    zookeeper: ZooKeeperState
+    storage: str = "memory"
+    brokers: dict[int, BrokerState] = field(default_factory=dict)
+    dir: str = DEFAULT_DIR
+
+    def to_json(self) -> dict:
+        """The JSON object written to cluster.json (broker ids become string keys)."""
+        return {
+            "zookeeper": asdict(self.zookeeper),
+            "storage": self.storage,
+            "brokers": {str(bid): asdict(b) for bid, b in sorted(self.brokers.items())},
+        }
+
+    @classmethod
+    def from_json(cls, data: dict, dir: str | os.PathLike = DEFAULT_DIR) -> "ClusterState":
+        zk = ZooKeeperState(**data["zookeeper"])
+        brokers = {}
+        for key, b in data.get("brokers", {}).items():
+            broker = BrokerState(**b)
+            brokers[int(key)] = broker
+        return cls(zookeeper=zk, storage=data.get("storage", "memory"), brokers=brokers, dir=str(dir))
+
+    def broker(self, broker_id: int) -> BrokerState:
+        """The broker with this id, or a ClientError listing the known ids."""
+        try:
+            return self.brokers[int(broker_id)]
+        except KeyError:
+            known = ", ".join(str(b) for b in sorted(self.brokers)) or "none"
+            raise ClientError(f"no broker {broker_id} in cluster {self.dir} (brokers: {known})") from None
+
+    def pids(self) -> list[int]:
+        """Every recorded pid (brokers and our ZooKeeper)."""
+        out = [b.pid for b in self.brokers.values() if b.pid]
+        if self.zookeeper.pid:
+            out.append(self.zookeeper.pid)
+        return out
+
+
+def state_path(dir: str | os.PathLike) -> Path:
+    return Path(dir) / STATE_FILE
+
+
+def exists(dir: str | os.PathLike) -> bool:
+    """True when ``dir`` holds a cluster.json."""
+    return state_path(dir).is_file()
+
+
+def load(dir: str | os.PathLike = DEFAULT_DIR) -> ClusterState:
+    """Read ``dir``/cluster.json; ClientError when there is none (or it is unreadable)."""
+    path = state_path(dir)
+    try:
+        data = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise ClientError(f"no cluster in {dir}: run `minikafka cluster up` first") from None
+    except (OSError, ValueError) as exc:
+        raise ClientError(f"cannot read {path}: {exc}") from None
+    try:
+        return ClusterState.from_json(data, dir)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ClientError(f"{path} is not a minikafka cluster file: {exc!r}") from None
+
+
+def save(state: ClusterState) -> None:
+    """Write cluster.json atomically (a half-written file is never seen)."""
+    folder = Path(state.dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = state_path(folder)
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(state.to_json(), indent=2) + "\n")
+    os.replace(tmp, path)
+
+
+def bootstrap_servers(dir: str | os.PathLike = DEFAULT_DIR) -> str:
+    """``"127.0.0.1:9092,127.0.0.1:9093,..."`` for the brokers recorded in ``dir``."""
+    state = load(dir)
+    if not state.brokers:
+        raise ClientError(f"cluster {dir} has no brokers")
+    return ",".join(b.endpoint for _, b in sorted(state.brokers.items()))
+
+
+def process_state(pid: int | None) -> str:
+    """``"running"``, ``"stopped"`` (SIGSTOP) or ``"dead"`` (gone or a zombie)."""
+    if not pid:
+        return "dead"
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return "dead"
+    except PermissionError:
+        return "running"  # exists, owned by someone else
+    # Reap it if it is our own exited child (e.g. started by a test fixture).
+    try:
+        done, _status = os.waitpid(pid, os.WNOHANG)
+        if done == pid:
+            return "dead"
+    except ChildProcessError:
+        pass
+    try:
+        text = Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return "dead" if Path("/proc/self").exists() else "running"
+    except OSError:
+        return "running"
+    for line in text.splitlines():
+        if line.startswith("State:"):
+            code = line.split()[1] if len(line.split()) > 1 else "R"
+            if code in ("Z", "X"):
+                return "dead"
+            if code in ("T", "t"):
+                return "stopped"
+            return "running"
+    return "running"
+
+
+def pid_alive(pid: int | None) -> bool:
+    """True while the process exists and is not a zombie (a stopped process is alive)."""
+    return process_state(pid) != "dead"

@@ -1,0 +1,71 @@
+"""Shared fixtures: a real ZooKeeper, a real 3-broker cluster, and a cluster factory.
+
+* ``zookeeper`` (session): a standalone ZooKeeper; ``.connect``, ``.port``, ``.pid``.
+* ``cluster`` (session): ZooKeeper + 3 brokers via ``minikafka.cluster.launcher.up``;
+  ``.dir``, ``.bootstrap``, ``.zk_connect``, ``.brokers`` (id -> port) and
+  ``kill(id, sig)``, ``start(id)``, ``stop(id)``, ``resume(id)``, ``status()``.
+* ``make_cluster`` (function): ``make_cluster(brokers=3, broker_configs=None,
+  storage="memory")`` starts an extra independent cluster, stopped after the test.
+
+Clusters are always stopped by ``down`` and then any pid still recorded in
+cluster.json is SIGKILLed, even when a test fails.
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from process_helpers import (  # noqa: E402
+    ClusterHandle,
+    free_port,
+    free_port_block,
+    start_cluster,
+    start_zookeeper,
+    stop_cluster,
+)
+
+__all__ = ["free_port", "free_port_block"]
+
+
+@pytest.fixture(scope="session")
+def zookeeper(tmp_path_factory, request):
+    """A real ZooKeeper on a free loopback port for the whole test session."""
+    handle = start_zookeeper(tmp_path_factory.mktemp("zookeeper"))
+    request.addfinalizer(handle.stop)
+    return handle
+
+
+def _cluster_fixture(request, dir: Path, **kwargs) -> ClusterHandle:
+    # Register the cleanup before starting, so a half-started cluster is stopped too.
+    request.addfinalizer(lambda: stop_cluster(dir))
+    return start_cluster(dir, **kwargs)
+
+
+@pytest.fixture(scope="session")
+def cluster(tmp_path_factory, request) -> ClusterHandle:
+    """ZooKeeper and 3 brokers (ids 1-3) on free ports, shared by the session.
+
+    Tests that kill or pause a broker must bring it back (``start`` / ``resume``)
+    before they end, or use ``make_cluster`` instead.
+    """
+    dir = tmp_path_factory.mktemp("cluster") / "minikafka"
+    return _cluster_fixture(request, dir, brokers=3)
+
+
+@pytest.fixture
+def make_cluster(tmp_path_factory, request):
+    """Factory: ``make_cluster(brokers=3, broker_configs=None, storage="memory") -> ClusterHandle``."""
+    count = 0
+
+    def make(brokers: int = 3, broker_configs: dict[str, str] | None = None,
+             storage: str = "memory") -> ClusterHandle:
+        nonlocal count
+        count += 1
+        dir = tmp_path_factory.mktemp(f"extra-cluster-{count}") / "minikafka"
+        return _cluster_fixture(request, dir, brokers=brokers, broker_configs=broker_configs, storage=storage)
+
+    return make

@@ -1,0 +1,214 @@
+"""Helpers for tests that run real ZooKeeper and broker processes.
+
+Every process is started on free loopback ports and stopped by the pid it was
+started with, also when a test fails.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from minikafka.cluster import launcher
+from minikafka.cluster.state import exists, load, pid_alive
+from minikafka.zk.launcher import wait_until_serving, zookeeper_command
+
+PYTHON = sys.executable
+
+
+def port_is_free(port: int, host: str = "127.0.0.1") -> bool:
+    """True when host:port can be bound right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        try:
+            s.bind((host, port))
+        except OSError:
+            return False
+    return True
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A port the kernel says is free now (bind to port 0)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((host, 0))
+        return s.getsockname()[1]
+
+
+def free_port_block(count: int, avoid: tuple[int, ...] = (), attempts: int = 200) -> int:
+    """The first port of ``count`` consecutive free ports (none of them in ``avoid``)."""
+    for _ in range(attempts):
+        base = free_port()
+        if base + count > 65535:
+            continue
+        ports = range(base, base + count)
+        if any(p in avoid for p in ports):
+            continue
+        if all(port_is_free(p) for p in ports):
+            return base
+    raise RuntimeError(f"no block of {count} consecutive free ports found")
+
+
+def wait_for(condition: Callable[[], Any], timeout_s: float = 10.0, interval_s: float = 0.1,
+             message: str = "condition") -> Any:
+    """Poll ``condition`` until it returns something truthy; return it, or fail after ``timeout_s``."""
+    deadline = time.monotonic() + timeout_s
+    last: Any = None
+    while True:
+        last = condition()
+        if last:
+            return last
+        if time.monotonic() >= deadline:
+            raise AssertionError(f"timed out after {timeout_s:g} s waiting for {message} (last value: {last!r})")
+        time.sleep(interval_s)
+
+
+def run_cli(*args: str, timeout_s: float = 120, env: dict | None = None) -> subprocess.CompletedProcess:
+    """Run ``python -m minikafka ARGS`` and capture its output as text."""
+    return subprocess.run([PYTHON, "-m", "minikafka", *args], capture_output=True, text=True,
+                          timeout=timeout_s, env=env, stdin=subprocess.DEVNULL)
+
+
+def kill_recorded_pids(dir: str | os.PathLike) -> None:
+    """SIGKILL every pid recorded in ``dir``/cluster.json that is still alive (last-resort cleanup)."""
+    if not exists(dir):
+        return
+    try:
+        state = load(dir)
+    except Exception:
+        return
+    for pid in state.pids():
+        if pid_alive(pid):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+    for pid in state.pids():
+        deadline = time.monotonic() + 5
+        while pid_alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+
+
+def stop_cluster(dir: str | os.PathLike) -> None:
+    """``down`` the cluster in ``dir``, then SIGKILL whatever it left alive."""
+    try:
+        if exists(dir):
+            launcher.down(dir)
+    finally:
+        kill_recorded_pids(dir)
+
+
+@dataclass
+class ClusterHandle:
+    """A running local cluster started by a fixture."""
+
+    dir: str
+    bootstrap: str
+    zk_connect: str
+    brokers: dict[int, int]  # broker id -> port
+    configs: dict[str, str] = field(default_factory=dict)
+
+    def kill(self, broker_id: int, sig: str = "KILL") -> int:
+        """Send KILL, TERM or STOP to a broker; return its pid."""
+        return launcher.kill(self.dir, broker_id, sig)
+
+    def start(self, broker_id: int, wait: bool = True, timeout_s: float = 60) -> None:
+        """Restart a killed or stopped broker (waits until it registers again)."""
+        launcher.start(self.dir, broker_id, wait=wait, timeout_s=timeout_s)
+
+    def stop(self, broker_id: int) -> str:
+        """SIGTERM a broker (controlled shutdown) and wait for it to exit."""
+        return launcher.stop(self.dir, broker_id)
+
+    def resume(self, broker_id: int) -> None:
+        """SIGCONT a broker paused with ``kill(id, "STOP")``."""
+        launcher.resume(self.dir, broker_id)
+
+    def status(self) -> dict:
+        """``minikafka.cluster.launcher.status`` of this cluster."""
+        return launcher.status(self.dir)
+
+    def pid(self, broker_id: int) -> int | None:
+        """The recorded pid of a broker."""
+        return load(self.dir).broker(broker_id).pid
+
+    def endpoint(self, broker_id: int) -> str:
+        return f"127.0.0.1:{self.brokers[broker_id]}"
+
+    def down(self) -> None:
+        stop_cluster(self.dir)
+
+
+def start_cluster(dir: str | os.PathLike, brokers: int = 3, broker_configs: dict[str, str] | None = None,
+                  storage: str = "memory", timeout_s: float = 90, attempts: int = 3) -> ClusterHandle:
+    """``launcher.up`` on free ports (retrying if a port was taken meanwhile) and a handle to it."""
+    last: Exception | None = None
+    for _ in range(attempts):
+        zk_port = free_port()
+        base = free_port_block(brokers, avoid=(zk_port,))
+        try:
+            state = launcher.up(str(dir), brokers=brokers, zookeeper_port=zk_port, base_port=base,
+                                storage=storage, broker_configs=broker_configs, timeout_s=timeout_s)
+        except Exception as exc:
+            stop_cluster(dir)
+            if "in use" not in str(exc):
+                raise
+            last = exc
+            continue
+        return ClusterHandle(
+            dir=str(dir),
+            bootstrap=",".join(b.endpoint for _, b in sorted(state.brokers.items())),
+            zk_connect=state.zookeeper.connect,
+            brokers={bid: b.port for bid, b in sorted(state.brokers.items())},
+            configs=dict(broker_configs or {}),
+        )
+    raise RuntimeError(f"could not start a cluster on free ports: {last}")
+
+
+@dataclass
+class ZooKeeperHandle:
+    """A standalone ZooKeeper started by a fixture."""
+
+    port: int
+    data_dir: str
+    process: subprocess.Popen
+
+    @property
+    def connect(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def stop(self) -> None:
+        """SIGTERM, then SIGKILL after 10 s."""
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(10)
+
+
+def start_zookeeper(data_dir: str | os.PathLike, timeout_s: float = 60) -> ZooKeeperHandle:
+    """A real ZooKeeper on a free port, its output in ``data_dir``/zookeeper.log."""
+    data_dir = Path(data_dir)
+    data_dir.mkdir(parents=True, exist_ok=True)
+    port = free_port()
+    argv = zookeeper_command(port, data_dir)
+    with open(data_dir / "zookeeper.log", "wb") as log:
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+    handle = ZooKeeperHandle(port, str(data_dir), proc)
+    try:
+        wait_until_serving(handle.connect, timeout_s, alive=lambda: proc.poll() is None)
+    except BaseException:
+        handle.stop()
+        raise
+    return handle

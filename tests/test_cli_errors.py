@@ -1,0 +1,53 @@
+"""Every user mistake gives one line `minikafka: error: ...` on stderr and exit status 2."""
+from __future__ import annotations
+
+import pytest
+
+from process_helpers import run_cli
+
+BROKER = ["broker", "--id", "1", "--zookeeper", "127.0.0.1:2181", "--listen", "127.0.0.1:9092",
+          "--data-dir", "/tmp/minikafka-check"]
+
+
+def assert_one_line_error(result, *fragments: str) -> None:
+    assert result.returncode == 2, (result.returncode, result.stdout, result.stderr)
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("minikafka: error:"), result.stderr
+    assert "Traceback" not in result.stderr + result.stdout
+    for fragment in fragments:
+        assert fragment in lines[0]
+
+
+@pytest.mark.parametrize("args, fragments", [
+    ([], ["required"]),
+    (["no-such-command"], ["invalid choice", "no-such-command"]),
+    (["broker", "--zookeeper", "127.0.0.1:2181", "--listen", "127.0.0.1:9092", "--data-dir", "d"], ["--id"]),
+    (BROKER + ["--config", "foo"], ["key=value", "foo"]),
+    (BROKER + ["--config", "nosuch.key=1", "--check-config"], ["nosuch.key"]),
+    (BROKER + ["--config", "replica.lag.time.max.ms=soon", "--check-config"], ["replica.lag.time.max.ms"]),
+    (["broker", "--id", "1", "--zookeeper", "z:1", "--listen", "nohostport", "--data-dir", "d"], ["HOST:PORT"]),
+    (["cluster"], ["required"]),
+    (["cluster", "kill", "2", "--signal", "HUP"], ["HUP"]),
+    (["cluster", "up", "--brokers", "0"], ["--brokers"]),
+])
+def test_usage_errors_are_one_line(args, fragments):
+    assert_one_line_error(run_cli(*args), *fragments)
+
+
+def test_cluster_commands_without_a_cluster(tmp_path):
+    for args in (["status"], ["down"], ["kill", "1"], ["start", "1"], ["resume", "1"]):
+        assert_one_line_error(run_cli("cluster", *args, "--dir", str(tmp_path / "none")), "no cluster in")
+
+
+def test_check_config_accepts_a_valid_command():
+    result = run_cli(*BROKER, "--config", "replica.lag.time.max.ms=2000", "--check-config")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("config ok: broker 1")
+    assert result.stderr == ""
+
+
+def test_help_exits_zero():
+    result = run_cli("--help")
+    assert result.returncode == 0
+    assert "cluster" in result.stdout

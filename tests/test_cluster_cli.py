@@ -1,0 +1,65 @@
+"""`minikafka cluster up/status/kill/start/down` end to end with real processes."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from minikafka.cluster.state import load, pid_alive
+from process_helpers import free_port, free_port_block, run_cli, stop_cluster, wait_for
+
+pytestmark = pytest.mark.process
+
+
+def status(dir: str) -> dict:
+    result = run_cli("cluster", "status", "--json", "--dir", dir)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def registered(dir: str) -> dict[int, bool | None]:
+    return {b["id"]: b["registered"] for b in status(dir)["brokers"]}
+
+
+def test_cluster_up_status_kill_start_down(tmp_path):
+    dir = str(tmp_path / "cluster")
+    zk_port = free_port()
+    base = free_port_block(3, avoid=(zk_port,))
+    try:
+        up = run_cli("cluster", "up", "--dir", dir, "--brokers", "3", "--zookeeper-port", str(zk_port),
+                     "--base-port", str(base), "--config", "zookeeper.session.timeout.ms=3000")
+        assert up.returncode == 0, up.stdout + up.stderr
+        for port in (base, base + 1, base + 2):
+            assert f"http://127.0.0.1:{port}/" in up.stdout
+        assert "minikafka cluster down" in up.stdout
+        started = load(dir).pids()
+        assert len(started) == 4
+
+        st = status(dir)
+        assert st["zookeeper"]["serving"] is True
+        assert [b["registered"] for b in st["brokers"]] == [True, True, True]
+        assert sum(1 for b in st["brokers"] if b["controller"]) == 1
+        assert st["controller"] in (1, 2, 3)
+        assert isinstance(st["controller_epoch"], int)
+
+        table = run_cli("cluster", "status", "--dir", dir)
+        assert table.returncode == 0, table.stderr
+        assert "BROKER" in table.stdout and "CONTROLLER" in table.stdout
+
+        killed = run_cli("cluster", "kill", "2", "--dir", dir)
+        assert killed.returncode == 0, killed.stderr
+        wait_for(lambda: registered(dir)[2] is False, 10, 0.2, "broker 2 to leave /brokers/ids")
+        wait_for(lambda: sum(1 for b in status(dir)["brokers"] if b["controller"]) == 1, 10, 0.2,
+                 "exactly one controller")
+
+        restarted = run_cli("cluster", "start", "2", "--dir", dir)
+        assert restarted.returncode == 0, restarted.stdout + restarted.stderr
+        wait_for(lambda: registered(dir) == {1: True, 2: True, 3: True}, 20, 0.2, "all brokers registered")
+        started.append(load(dir).broker(2).pid)
+
+        down = run_cli("cluster", "down", "--dir", dir)
+        assert down.returncode == 0, down.stderr
+        assert load(dir).pids() == []
+        assert not [pid for pid in started if pid_alive(pid)]
+    finally:
+        stop_cluster(dir)
