@@ -1,0 +1,279 @@
+"""Client subcommands of ``minikafka``: ``topics``, ``produce``, ``consume``.
+
+Each handler takes the parsed arguments and returns an exit status.  Broker and
+usage errors (KafkaError, ClientError) propagate to ``cli/main.py``, which
+prints them as one ``minikafka: error: ...`` line and exits 2.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import threading
+import time
+from typing import Any
+
+from ..errors import ClientError
+from .common import add_dir_and_bootstrap, resolve_bootstrap
+
+
+def add_parsers(subparsers: argparse._SubParsersAction) -> None:
+    """Register ``topics``, ``produce`` and ``consume`` on the main parser's subparsers."""
+    topics = subparsers.add_parser("topics", help="create, list and describe topics",
+                                   description="Create, list and describe topics.")
+    tsub = topics.add_subparsers(dest="topics_command", metavar="COMMAND", required=True,
+                                 parser_class=type(topics))
+
+    create = tsub.add_parser("create", help="create a topic", description="Create a topic.")
+    create.add_argument("name", metavar="NAME")
+    create.add_argument("--partitions", type=_positive, required=True, help="number of partitions")
+    create.add_argument("--replication-factor", dest="replication_factor", type=_positive, required=True,
+                        help="replicas per partition (at most the number of live brokers)")
+    create.add_argument("--config", action="append", default=[], metavar="KEY=VALUE",
+                        help="a topic setting under its Kafka name, e.g. min.insync.replicas=2 (repeatable)")
+    create.add_argument("--if-not-exists", dest="if_not_exists", action="store_true",
+                        help="succeed quietly when the topic already exists")
+    add_dir_and_bootstrap(create)
+    create.set_defaults(func=cmd_topics_create)
+
+    lst = tsub.add_parser("list", help="list topic names", description="Print every topic name, one per line.")
+    add_dir_and_bootstrap(lst)
+    lst.set_defaults(func=cmd_topics_list)
+
+    describe = tsub.add_parser(
+        "describe", help="leaders, replicas, ISR, epochs, HW and LEOs",
+        description="Describe partitions: leader, replicas, ISR, leader epoch, the leader's high watermark "
+                    "and every replica's LEO as the brokers report them.")
+    describe.add_argument("name", metavar="NAME", nargs="?", default=None, help="topic (default: every topic)")
+    describe.add_argument("--json", action="store_true", help="print a JSON document with every field")
+    add_dir_and_bootstrap(describe)
+    describe.set_defaults(func=cmd_topics_describe)
+
+    produce = subparsers.add_parser(
+        "produce", help="send lines of stdin as records",
+        description="Send each line of standard input as one record. Prints nothing on success.")
+    produce.add_argument("topic", metavar="TOPIC")
+    produce.add_argument("--acks", choices=("all", "-1", "1", "0"), default="all",
+                         help="all (-1): wait for the ISR; 1: for the leader; 0: do not wait (default all)")
+    produce.add_argument("--key-separator", dest="key_separator", default=None, metavar="SEP",
+                         help="each line is KEY SEP VALUE (split at the first SEP)")
+    produce.add_argument("--partition", type=_non_negative, default=None, metavar="P",
+                         help="send every record to this partition (default: by key, or sticky round robin)")
+    add_dir_and_bootstrap(produce)
+    produce.set_defaults(func=cmd_produce)
+
+    consume = subparsers.add_parser(
+        "consume", help="print records of a topic",
+        description="Print the committed records of a topic (every partition, or one), one per line.")
+    consume.add_argument("topic", metavar="TOPIC")
+    consume.add_argument("--from-beginning", dest="from_beginning", action="store_true",
+                         help="start at the log start instead of the end")
+    consume.add_argument("--partition", type=_non_negative, default=None, metavar="P",
+                         help="read only this partition")
+    consume.add_argument("--max-messages", dest="max_messages", type=_positive, default=None, metavar="N",
+                         help="stop after N records")
+    consume.add_argument("--timeout-ms", dest="timeout_ms", type=_non_negative, default=10000, metavar="T",
+                         help="stop when no record arrived for T ms (default 10000)")
+    consume.add_argument("--print-offset", dest="print_offset", action="store_true",
+                         help="print partition:offset:key:value")
+    add_dir_and_bootstrap(consume)
+    consume.set_defaults(func=cmd_consume)
+
+
+# ---------------------------------------------------------------- argument types
+
+def _positive(text: str) -> int:
+    value = _int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _non_negative(text: str) -> int:
+    value = _int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
+    return value
+
+
+def _int(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+
+
+def parse_configs(items: list[str]) -> dict[str, str]:
+    """``["k=v", ...]`` -> dict; a ClientError for an item without ``=``."""
+    out: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ClientError(f"--config expects KEY=VALUE, got {item!r}")
+        out[key.strip()] = value.strip()
+    return out
+
+
+# ---------------------------------------------------------------- topics
+
+def cmd_topics_create(args: argparse.Namespace) -> int:
+    from ..client.sync import Admin
+    from ..errors import TopicAlreadyExistsError
+
+    configs = parse_configs(args.config)
+    with Admin(resolve_bootstrap(args)) as admin:
+        try:
+            admin.create_topic(args.name, args.partitions, args.replication_factor, config=configs)
+        except TopicAlreadyExistsError:
+            if not args.if_not_exists:
+                raise
+            return 0
+    print(f"Created topic {args.name}.")
+    return 0
+
+
+def cmd_topics_list(args: argparse.Namespace) -> int:
+    from ..client.sync import Admin
+
+    with Admin(resolve_bootstrap(args)) as admin:
+        names = admin.list_topics()
+    for name in names:
+        print(name)
+    return 0
+
+
+def format_topic(desc: Any) -> list[str]:
+    """kafka-topics style lines for one TopicDescription: a header, then one line per partition."""
+    lines = [f"Topic: {desc.name}\tPartitionCount: {len(desc.partitions)}\tReplicationFactor: {desc.replication_factor}"]
+    for p in desc.partitions:
+        leos = ",".join(f"{b}={p.replica_leos.get(b, -1)}" for b in p.replicas)
+        lines.append(
+            f"Topic: {p.topic}\tPartition: {p.partition}\tLeader: {p.leader}"
+            f"\tReplicas: {_ids(p.replicas)}\tIsr: {_ids(p.isr)}\tLeaderEpoch: {p.leader_epoch}"
+            f"\tHighWatermark: {p.high_watermark}\tLEO: {leos}"
+        )
+    return lines
+
+
+def _ids(ids: Any) -> str:
+    return ",".join(str(i) for i in ids)
+
+
+def cmd_topics_describe(args: argparse.Namespace) -> int:
+    from ..client.sync import Admin
+
+    with Admin(resolve_bootstrap(args)) as admin:
+        descs = admin.describe_topics(None if args.name is None else [args.name])
+    if args.json:
+        print(json.dumps({"topics": [d.to_dict() for d in descs]}, indent=2))
+        return 0
+    for desc in descs:
+        for line in format_topic(desc):
+            print(line)
+    return 0
+
+
+# ---------------------------------------------------------------- produce
+
+def _strip_newline(line: bytes) -> bytes:
+    if line.endswith(b"\n"):
+        line = line[:-1]
+        if line.endswith(b"\r"):
+            line = line[:-1]
+    return line
+
+
+def cmd_produce(args: argparse.Namespace) -> int:
+    from ..client.sync import Producer
+
+    separator = args.key_separator.encode("utf-8") if args.key_separator else None
+    if args.key_separator == "":
+        raise ClientError("--key-separator must not be empty")
+    lock = threading.Lock()
+    failures: list[BaseException] = []
+    sent = 0
+
+    def on_done(fut: Any) -> None:
+        exc = fut.exception()
+        if exc is not None:
+            with lock:
+                failures.append(exc)
+
+    producer = Producer(resolve_bootstrap(args), acks=args.acks)
+    try:
+        partitions = producer.partitions_for(args.topic)
+        if args.partition is not None and args.partition not in partitions:
+            raise ClientError(f"topic {args.topic!r} has no partition {args.partition} "
+                              f"(partitions 0..{max(partitions)})")
+        stdin = sys.stdin.buffer
+        for number, raw in enumerate(stdin, 1):
+            line = _strip_newline(raw)
+            key = None
+            if separator is not None:
+                key, sep, value = line.partition(separator)
+                if not sep:
+                    raise ClientError(f"line {number} has no key separator {args.key_separator!r}")
+            else:
+                value = line
+            producer.send(args.topic, value, key=key, partition=args.partition).add_done_callback(on_done)
+            sent += 1
+        producer.flush()
+    finally:
+        producer.close()
+    if failures:
+        print(f"minikafka: error: {len(failures)} of {sent} records failed; first error: {failures[0]}",
+              file=sys.stderr, flush=True)
+        return 1
+    return 0
+
+
+# ---------------------------------------------------------------- consume
+
+def _show(data: bytes | None) -> bytes:
+    return b"null" if data is None else data
+
+
+def cmd_consume(args: argparse.Namespace) -> int:
+    from ..client.sync import Consumer
+    from ..client.types import TopicPartition
+
+    reset = "earliest" if args.from_beginning else "latest"
+    consumer = Consumer(resolve_bootstrap(args), auto_offset_reset=reset)
+    out = sys.stdout.buffer
+    count = 0
+    try:
+        partitions = consumer.partitions_for_topic(args.topic)
+        if args.partition is not None:
+            if args.partition not in partitions:
+                raise ClientError(f"topic {args.topic!r} has no partition {args.partition} "
+                                  f"(partitions 0..{max(partitions)})")
+            partitions = {args.partition}
+        tps = [TopicPartition(args.topic, p) for p in sorted(partitions)]
+        consumer.assign(tps)
+        if args.from_beginning:
+            consumer.seek_to_beginning(*tps)
+        else:
+            for tp in tps:  # fix the start now, so records produced from here on are seen
+                consumer.position(tp)
+        idle_limit = args.timeout_ms / 1000
+        last = time.monotonic()
+        while args.max_messages is None or count < args.max_messages:
+            remaining = idle_limit - (time.monotonic() - last)
+            if remaining <= 0:
+                break
+            left = None if args.max_messages is None else args.max_messages - count
+            records = consumer.poll(timeout_ms=max(1, int(min(remaining, 1.0) * 1000)), max_records=left)
+            if not records:
+                continue
+            last = time.monotonic()
+            for r in records:
+                if args.print_offset:
+                    out.write(b"%d:%d:%s:%s\n" % (r.partition, r.offset, _show(r.key), _show(r.value)))
+                else:
+                    out.write(_show(r.value) + b"\n")
+            out.flush()
+            count += len(records)
+    finally:
+        consumer.close()
+    print(f"Processed a total of {count} messages", file=sys.stderr, flush=True)
+    return 0

@@ -1,0 +1,23 @@
+"""minikafka clients: asyncio cores (AIOProducer, AIOConsumer, AIOAdmin) and blocking wrappers."""
+from __future__ import annotations
+
+from .admin import AIOAdmin
+from .consumer import AIOConsumer
+from .partitioner import murmur2, partition_for_key
+from .producer import AIOProducer
+from .sync import Admin, Consumer, Producer
+from .types import (
+    BrokerInfo,
+    ClusterDescription,
+    ConsumerRecord,
+    PartitionDescription,
+    RecordMetadata,
+    TopicDescription,
+    TopicPartition,
+)
+
+__all__ = [
+    "AIOAdmin", "AIOConsumer", "AIOProducer", "Admin", "BrokerInfo", "ClusterDescription", "Consumer",
+    "ConsumerRecord", "PartitionDescription", "Producer", "RecordMetadata", "TopicDescription",
+    "TopicPartition", "murmur2", "partition_for_key",
+]

@@ -1,0 +1,227 @@
+"""Producer batching: records gathered per partition into batches (no I/O).
+
+A batch is closed for appends once adding a record would pass ``batch_size``
+bytes (a record larger than that gets a batch of its own).  A partition's first
+batch is *ready* to send when it is full, a later batch is waiting behind it,
+it has waited ``linger_ms``, it is being retried (after its backoff) or a flush
+is in progress.  Only the first batch of a partition is ever sent, and a
+partition with a request in flight is *muted*, so records of one partition are
+written in the order they were sent, retries included.
+"""
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Iterator
+
+from ..protocol.records import HEADER_SIZE, encode_batch
+from .types import RecordMetadata
+
+# Rough msgpack overhead of one record entry in a batch's records blob.
+RECORD_OVERHEAD = 16
+
+RecordTuple = tuple  # (key, value, headers, timestamp_ms)
+
+
+def record_size(key: bytes | None, value: bytes | None, headers: list | None) -> int:
+    """An estimate of the bytes a record adds to a batch."""
+    size = RECORD_OVERHEAD + (len(key) if key else 0) + (len(value) if value else 0)
+    if headers:
+        for name, hv in headers:
+            size += len(name) + (len(hv) if hv else 0) + 4
+    return size
+
+
+def _settle(fut: Any, result: Any = None, exc: BaseException | None = None) -> None:
+    """Resolve an asyncio or concurrent future unless it is already done (or cancelled)."""
+    if fut is None or fut.done():
+        return
+    try:
+        if exc is None:
+            fut.set_result(result)
+        else:
+            fut.set_exception(exc)
+    except Exception:  # cancelled in the meantime (InvalidStateError)
+        pass
+
+
+@dataclass(eq=False)
+class ProducerBatch:
+    """Records for one partition that travel in one produce request."""
+
+    topic: str
+    partition: int
+    created_ms: int
+    first_seq: int = 0
+    records: list = field(default_factory=list)
+    futures: list = field(default_factory=list)
+    size: int = HEADER_SIZE
+    closed: bool = False
+    attempts: int = 0
+    retry_at_ms: int = 0
+    last_error: BaseException | None = None
+    _encoded: bytes | None = None
+
+    @property
+    def tp(self) -> tuple[str, int]:
+        return (self.topic, self.partition)
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+    def try_append(self, record: RecordTuple, future: Any, size: int, batch_size: int) -> bool:
+        """Add a record unless the batch is closed or would pass ``batch_size``."""
+        if self.closed:
+            return False
+        if self.records and self.size + size > batch_size:
+            self.closed = True
+            return False
+        self.records.append(record)
+        self.futures.append(future)
+        self.size += size
+        if self.size >= batch_size:
+            self.closed = True
+        return True
+
+    def encode(self) -> bytes:
+        """The batch bytes (encoded once, reused by retries)."""
+        if self._encoded is None:
+            self._encoded = encode_batch(self.records)
+            self.closed = True
+        return self._encoded
+
+    def complete(self, base_offset: int) -> None:
+        """Resolve every record's future; ``base_offset`` -1 gives offset -1 to all (acks=0)."""
+        for i, (fut, rec) in enumerate(zip(self.futures, self.records)):
+            off = -1 if base_offset < 0 else base_offset + i
+            _settle(fut, RecordMetadata(self.topic, self.partition, off, rec[3]))
+        self.futures = []
+
+    def fail(self, exc: BaseException) -> None:
+        for fut in self.futures:
+            _settle(fut, exc=exc)
+        self.futures = []
+
+    @property
+    def done(self) -> bool:
+        return not self.futures
+
+
+class RecordAccumulator:
+    """Per-partition queues of batches."""
+
+    def __init__(self, batch_size: int = 65536, linger_ms: int = 5) -> None:
+        if batch_size < 1:
+            raise ValueError("batch_size must be at least 1")
+        self.batch_size = batch_size
+        self.linger_ms = linger_ms
+        self._batches: dict[tuple[str, int], deque[ProducerBatch]] = {}
+        self._seq = 0
+
+    def append(
+        self,
+        topic: str,
+        partition: int,
+        record: RecordTuple,
+        future: Any,
+        now_ms: int,
+        size: int | None = None,
+        seq: int | None = None,
+    ) -> tuple[ProducerBatch, bool]:
+        """Add one record; returns its batch and whether the previous last batch was closed by it.
+
+        ``seq`` is the record's sequence number in the producer (for flush); by
+        default the accumulator numbers records itself.
+        """
+        if size is None:
+            size = record_size(record[0], record[1], record[2])
+        tp = (topic, partition)
+        dq = self._batches.get(tp)
+        if dq is None:
+            dq = self._batches[tp] = deque()
+        if seq is None:
+            self._seq += 1
+            seq = self._seq
+        if dq:
+            last = dq[-1]
+            if last.try_append(record, future, size, self.batch_size):
+                return last, False
+            rolled = True
+        else:
+            rolled = False
+        batch = ProducerBatch(topic, partition, now_ms, first_seq=seq)
+        batch.try_append(record, future, size, self.batch_size)
+        dq.append(batch)
+        return batch, rolled
+
+    def ready(self, now_ms: int, muted: set, flushing: bool = False) -> tuple[list[tuple[str, int]], int | None]:
+        """Partitions whose first batch may be sent now, and ms until the next one may be."""
+        out: list[tuple[str, int]] = []
+        wait: int | None = None
+        for tp, dq in self._batches.items():
+            if not dq or tp in muted:
+                continue
+            b = dq[0]
+            if b.retry_at_ms > now_ms:
+                delay = b.retry_at_ms - now_ms
+            elif len(dq) > 1 or b.closed or flushing or b.attempts or now_ms - b.created_ms >= self.linger_ms:
+                out.append(tp)
+                continue
+            else:
+                delay = b.created_ms + self.linger_ms - now_ms
+            wait = delay if wait is None else min(wait, delay)
+        return out, wait
+
+    def pop(self, tp: tuple[str, int]) -> ProducerBatch:
+        """Take the first batch of ``tp`` for sending."""
+        dq = self._batches[tp]
+        batch = dq.popleft()
+        batch.closed = True
+        if not dq:
+            del self._batches[tp]
+        return batch
+
+    def reenqueue(self, batch: ProducerBatch) -> None:
+        """Put a batch back at the front of its partition (a retry keeps the order)."""
+        dq = self._batches.get(batch.tp)
+        if dq is None:
+            dq = self._batches[batch.tp] = deque()
+        dq.appendleft(batch)
+
+    def expire(self, now_ms: int, delivery_timeout_ms: int) -> list[ProducerBatch]:
+        """Remove and return batches created more than ``delivery_timeout_ms`` ago."""
+        out: list[ProducerBatch] = []
+        for tp in list(self._batches):
+            dq = self._batches[tp]
+            keep = deque(b for b in dq if now_ms - b.created_ms < delivery_timeout_ms)
+            if len(keep) != len(dq):
+                out.extend(b for b in dq if now_ms - b.created_ms >= delivery_timeout_ms)
+                if keep:
+                    self._batches[tp] = keep
+                else:
+                    del self._batches[tp]
+        return out
+
+    def batches(self) -> Iterator[ProducerBatch]:
+        for dq in self._batches.values():
+            yield from dq
+
+    def first_seq(self) -> int | None:
+        """The smallest record sequence number still queued (None when empty)."""
+        seqs = [dq[0].first_seq for dq in self._batches.values() if dq]
+        return min(seqs) if seqs else None
+
+    def abort(self, exc: BaseException) -> int:
+        """Fail and drop everything; returns the number of records failed."""
+        n = 0
+        for b in list(self.batches()):
+            n += len(b.futures)
+            b.fail(exc)
+        self._batches.clear()
+        return n
+
+    def __bool__(self) -> bool:
+        return any(self._batches.values())
+
+    def partitions(self) -> Iterable[tuple[str, int]]:
+        return list(self._batches)

@@ -1,0 +1,187 @@
+"""The asyncio admin client: create, list and describe topics; cluster view.
+
+:meth:`AIOAdmin.describe_topics` combines the metadata answer (leader, epoch,
+replicas, ISR) with what every live broker reports about its own replicas
+(``replica_state``): each replica's LEO and HW, the leader's HW and LEO.
+"""
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Iterable
+
+from .. import errors
+from .connection import Connection
+from .metadata import Metadata
+from .types import ClusterDescription, PartitionDescription, TopicDescription
+
+# Timeout of introspection requests to each broker: a stopped broker must not
+# hold a describe for the whole request timeout.
+INTROSPECTION_TIMEOUT_MS = 5000
+
+
+class AIOAdmin:
+    """Topic administration and cluster introspection (asyncio)."""
+
+    def __init__(self, bootstrap_servers: Any, *, request_timeout_ms: int = 30000, client_id: str | None = None) -> None:
+        self.request_timeout_ms = int(request_timeout_ms)
+        self._conn = Connection(client_id)
+        self._meta = Metadata(self._conn, bootstrap_servers, self.request_timeout_ms)
+        self._started = False
+        self._closed = False
+
+    async def start(self) -> None:
+        """Fetch metadata from a bootstrap server."""
+        if self._started:
+            return
+        try:
+            await self._meta.refresh()
+        except BaseException:
+            await self._conn.close()
+            raise
+        self._started = True
+
+    async def __aenter__(self) -> "AIOAdmin":
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            await self._conn.close()
+
+    # ----- topics -------------------------------------------------------
+    async def create_topic(
+        self,
+        name: str,
+        partitions: int,
+        replication_factor: int,
+        config: dict[str, Any] | None = None,
+        timeout_ms: int = 30000,
+        assignment: dict[int, list[int]] | None = None,
+    ) -> None:
+        """Create a topic; waits up to ``timeout_ms`` until every partition has a leader.
+
+        Raises the broker's error for the topic, e.g. TOPIC_ALREADY_EXISTS or
+        INVALID_REPLICATION_FACTOR.  ``assignment`` optionally fixes the replicas
+        of each partition (partition -> broker ids, the first is the preferred leader).
+        """
+        self._check_open()
+        if not isinstance(name, str) or not name:
+            raise errors.ClientError(f"topic name must be a non-empty str, got {name!r}")
+        topic: dict[str, Any] = {
+            "name": name,
+            "num_partitions": int(partitions),
+            "replication_factor": int(replication_factor),
+            "config": {str(k): _config_value(v) for k, v in (config or {}).items()},
+        }
+        if assignment is not None:
+            topic["assignment"] = {str(p): [int(b) for b in brokers] for p, brokers in assignment.items()}
+        body = {"topics": [topic], "timeout_ms": int(timeout_ms), "validate_only": False}
+        answer = await self._meta.call_any("create_topics", body, (timeout_ms + self.request_timeout_ms) / 1000)
+        for t in answer.get("topics") or ():
+            if t.get("name") == name and t.get("error_code", 0):
+                raise errors.error_for(t["error_code"], t.get("message") or "")
+        try:
+            await self._meta.refresh()
+        except errors.KafkaError:
+            pass
+
+    async def list_topics(self) -> list[str]:
+        """Names of every topic, sorted."""
+        self._check_open()
+        await self._meta.refresh()
+        return sorted(name for name, t in self._meta.topics.items() if not t.error_code)
+
+    async def cluster(self) -> ClusterDescription:
+        """Live brokers and the controller id, from fresh metadata."""
+        self._check_open()
+        await self._meta.refresh()
+        return self._meta.describe_cluster()
+
+    async def replica_states(self, partitions: Iterable[tuple[str, int]] | None = None) -> dict[int, dict | Exception]:
+        """The raw ``replica_state`` answer of every live broker (an exception for those that failed)."""
+        self._check_open()
+        body = {"partitions": None if partitions is None else [{"topic": t, "partition": p} for t, p in partitions]}
+        brokers = dict(self._meta.brokers)
+        timeout_s = min(self.request_timeout_ms, INTROSPECTION_TIMEOUT_MS) / 1000
+
+        async def ask(host: str, port: int) -> dict:
+            return await self._conn.call(host, port, "replica_state", body, timeout_s)
+
+        answers = await asyncio.gather(*(ask(h, p) for h, p in brokers.values()), return_exceptions=True)
+        out: dict[int, dict | Exception] = {}
+        for broker_id, answer in zip(brokers, answers):
+            if isinstance(answer, BaseException) and not isinstance(answer, Exception):
+                raise answer
+            out[broker_id] = answer
+        return out
+
+    async def describe_topics(self, topics: Iterable[str] | None = None) -> list[TopicDescription]:
+        """Describe ``topics`` (every topic when None), sorted by name.
+
+        A named topic that does not exist raises UNKNOWN_TOPIC_OR_PARTITION.
+        """
+        self._check_open()
+        await self._meta.refresh()
+        if topics is None:
+            names = sorted(self._meta.topics)
+        else:
+            names = [topics] if isinstance(topics, str) else list(topics)
+            for name in names:
+                t = self._meta.topics.get(name)
+                if t is None:
+                    raise errors.UnknownTopicOrPartitionError(f"topic {name!r} does not exist")
+        tps = [(name, p) for name in names for p in self._meta.topics[name].partition_ids]
+        states = await self.replica_states(None if topics is None else tps) if tps else {}
+        reported: dict[tuple[str, int], dict[int, dict]] = {}
+        for broker_id, answer in states.items():
+            if isinstance(answer, Exception):
+                continue
+            bid = answer.get("broker_id", broker_id)
+            for r in answer.get("replicas") or ():
+                reported.setdefault((r["topic"], r["partition"]), {})[bid] = r
+        out: list[TopicDescription] = []
+        for name in names:
+            info = self._meta.topics[name]
+            parts: list[PartitionDescription] = []
+            for pid in info.partition_ids:
+                pi = info.partitions[pid]
+                rep = reported.get((name, pid), {})
+                leader_state = rep.get(pi.leader) if pi.leader >= 0 else None
+                ids = list(pi.replicas)
+                parts.append(PartitionDescription(
+                    topic=name,
+                    partition=pid,
+                    leader=pi.leader,
+                    leader_epoch=pi.leader_epoch,
+                    replicas=list(pi.replicas),
+                    isr=list(pi.isr),
+                    offline_replicas=list(pi.offline_replicas),
+                    high_watermark=leader_state.get("high_watermark", -1) if leader_state else -1,
+                    log_start_offset=leader_state.get("log_start_offset", -1) if leader_state else -1,
+                    log_end_offset=leader_state.get("log_end_offset", -1) if leader_state else -1,
+                    replica_leos={b: rep[b].get("log_end_offset", -1) if b in rep else -1 for b in ids},
+                    replica_hws={b: rep[b].get("high_watermark", -1) if b in rep else -1 for b in ids},
+                    error=errors.error_name(pi.error_code),
+                ))
+            out.append(TopicDescription(name, parts, errors.error_name(info.error_code)))
+        return out
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise errors.ClientError("the admin client is closed")
+        if not self._started:
+            raise errors.ClientError("the admin client is not started")
+
+    @property
+    def metadata(self) -> Metadata:
+        return self._meta
+
+
+def _config_value(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return str(v)

@@ -1,0 +1,433 @@
+"""The asyncio consumer: manual assignment, positions, long-poll fetches.
+
+Partitions are assigned with :meth:`AIOConsumer.assign`; consumer groups
+(``subscribe``) are not implemented yet: ``group_id`` is accepted and kept.
+The position of a partition is the offset of the next record :meth:`poll`
+returns.  An unknown position is resolved with ``list_offsets`` according to
+``auto_offset_reset`` (``earliest``: the log start, ``latest``: the high
+watermark; ``none``: raise OFFSET_OUT_OF_RANGE).  One fetch per leader is in
+flight at a time; an answer that arrives after a :meth:`seek` is discarded for
+the partitions whose position changed.  A consumer only ever sees records below
+the high watermark (committed records): the broker does not return others.
+"""
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from .. import errors
+from ..protocol.messages import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
+from ..protocol.records import iter_records
+from .connection import Connection
+from .metadata import Metadata, group_by_leader, needs_refresh
+from .types import ConsumerRecord, TopicPartition
+
+RESETS = ("earliest", "latest", "none")
+_RESET_TS = {"earliest": EARLIEST_TIMESTAMP, "latest": LATEST_TIMESTAMP}
+
+
+def as_tp(tp: Any) -> TopicPartition:
+    if isinstance(tp, TopicPartition):
+        return tp
+    if isinstance(tp, (tuple, list)) and len(tp) == 2 and isinstance(tp[0], str) and isinstance(tp[1], int):
+        return TopicPartition(tp[0], tp[1])
+    raise TypeError(f"expected a TopicPartition, got {tp!r}")
+
+
+@dataclass
+class _PartitionState:
+    position: int | None = None
+    reset: str | None = None  # pending reset strategy when position is None
+    high_watermark: int = -1
+    log_end_offset: int = -1
+    buffer: deque = field(default_factory=deque)
+    backoff_until: float = 0.0
+    in_flight: bool = False
+
+
+class AIOConsumer:
+    """Reads records of assigned partitions from their leaders (asyncio)."""
+
+    def __init__(
+        self,
+        bootstrap_servers: Any,
+        *,
+        group_id: str | None = None,
+        client_id: str | None = None,
+        auto_offset_reset: str = "latest",
+        fetch_max_wait_ms: int = 500,
+        fetch_min_bytes: int = 1,
+        fetch_max_bytes: int = 52428800,
+        max_partition_fetch_bytes: int = 1048576,
+        request_timeout_ms: int = 30000,
+        retry_backoff_ms: int = 100,
+        check_crcs: bool = True,
+    ) -> None:
+        if auto_offset_reset not in RESETS:
+            raise errors.ClientError(f"auto_offset_reset must be one of {', '.join(RESETS)}, got {auto_offset_reset!r}")
+        self.group_id = group_id
+        self.client_id = client_id
+        self.auto_offset_reset = auto_offset_reset
+        self.fetch_max_wait_ms = int(fetch_max_wait_ms)
+        self.fetch_min_bytes = int(fetch_min_bytes)
+        self.fetch_max_bytes = int(fetch_max_bytes)
+        self.max_partition_fetch_bytes = int(max_partition_fetch_bytes)
+        self.request_timeout_ms = int(request_timeout_ms)
+        self.retry_backoff_ms = int(retry_backoff_ms)
+        self.check_crcs = check_crcs
+        self._conn = Connection(client_id)
+        self._meta = Metadata(self._conn, bootstrap_servers, self.request_timeout_ms)
+        self._state: dict[TopicPartition, _PartitionState] = {}
+        # leader id -> task returning (sent {tp: fetch_offset}, answer or exception)
+        self._fetches: dict[int, asyncio.Task] = {}
+        self._need_meta = False
+        self._last_meta_try = 0.0
+        self._started = False
+        self._closed = False
+
+    # ----- lifecycle ----------------------------------------------------
+    async def start(self) -> None:
+        """Fetch metadata from a bootstrap server."""
+        if self._started:
+            return
+        try:
+            await self._meta.refresh()
+        except BaseException:
+            await self._conn.close()
+            raise
+        self._started = True
+
+    async def __aenter__(self) -> "AIOConsumer":
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        for t in self._fetches.values():
+            t.cancel()
+        await asyncio.gather(*self._fetches.values(), return_exceptions=True)
+        self._fetches.clear()
+        await self._conn.close()
+
+    # ----- assignment and positions ---------------------------------------
+    def assign(self, partitions: Iterable[Any]) -> None:
+        """Replace the assignment (positions of partitions kept stay as they are)."""
+        tps = [as_tp(tp) for tp in partitions]
+        new: dict[TopicPartition, _PartitionState] = {}
+        for tp in tps:
+            new[tp] = self._state.get(tp) or _PartitionState(reset=self.auto_offset_reset)
+        self._state = new
+
+    def assignment(self) -> set[TopicPartition]:
+        return set(self._state)
+
+    def _st(self, tp: Any) -> _PartitionState:
+        tp = as_tp(tp)
+        st = self._state.get(tp)
+        if st is None:
+            raise errors.ClientError(f"partition {tp} is not assigned to this consumer")
+        return st
+
+    def seek(self, tp: Any, offset: int) -> None:
+        """Make ``offset`` the next record :meth:`poll` returns for ``tp``."""
+        if not isinstance(offset, int) or offset < 0:
+            raise errors.ClientError(f"offset must be an int >= 0, got {offset!r}")
+        st = self._st(tp)
+        st.position, st.reset = offset, None
+        st.buffer.clear()
+
+    def seek_to_beginning(self, *tps: Any) -> None:
+        """Move to the log start offset of ``tps`` (every assigned partition if none given)."""
+        self._reset(tps, "earliest")
+
+    def seek_to_end(self, *tps: Any) -> None:
+        """Move to the high watermark of ``tps`` (every assigned partition if none given)."""
+        self._reset(tps, "latest")
+
+    def _reset(self, tps: tuple, how: str) -> None:
+        targets = [as_tp(tp) for tp in tps] if tps else list(self._state)
+        for tp in targets:
+            st = self._st(tp)
+            st.position, st.reset = None, how
+            st.buffer.clear()
+
+    async def position(self, tp: Any) -> int:
+        """The offset of the next record to return for ``tp`` (resolved now if unknown)."""
+        st = self._st(tp)
+        deadline = time.monotonic() + self.request_timeout_ms / 1000
+        while st.position is None:
+            await self._resolve_positions(raise_errors=time.monotonic() >= deadline)
+            if st.position is None:
+                if time.monotonic() >= deadline:
+                    raise errors.RequestTimedOutError(f"the position of {as_tp(tp)} could not be resolved within {self.request_timeout_ms} ms")
+                await asyncio.sleep(self.retry_backoff_ms / 1000)
+        return st.position
+
+    def highwater(self, tp: Any) -> int | None:
+        """The high watermark in the last fetch answer for ``tp`` (None before one arrived)."""
+        hw = self._st(tp).high_watermark
+        return None if hw < 0 else hw
+
+    async def partitions_for_topic(self, topic: str) -> set[int]:
+        """The partition numbers of ``topic`` (UNKNOWN_TOPIC_OR_PARTITION if it does not exist)."""
+        self._check_open()
+        if self._meta.topic(topic) is None:
+            await self._meta.refresh()
+        info = self._meta.topic(topic)
+        if info is None:
+            raise errors.UnknownTopicOrPartitionError(f"topic {topic!r} does not exist")
+        return set(info.partition_ids)
+
+    async def topics(self) -> set[str]:
+        """Every topic name in fresh metadata."""
+        self._check_open()
+        await self._meta.refresh()
+        return {name for name, t in self._meta.topics.items() if not t.error_code}
+
+    async def beginning_offsets(self, tps: Iterable[Any]) -> dict[TopicPartition, int]:
+        """Log start offsets of ``tps`` (asked from their leaders)."""
+        return await self._list_offsets([as_tp(tp) for tp in tps], EARLIEST_TIMESTAMP)
+
+    async def end_offsets(self, tps: Iterable[Any]) -> dict[TopicPartition, int]:
+        """High watermarks of ``tps`` (the offset the next committed record will get)."""
+        return await self._list_offsets([as_tp(tp) for tp in tps], LATEST_TIMESTAMP)
+
+    # ----- poll ---------------------------------------------------------
+    async def poll(self, timeout_ms: int = 0, max_records: int | None = None) -> list[ConsumerRecord]:
+        """Records after the current positions, at most ``max_records``, ordered per partition.
+
+        Waits up to ``timeout_ms`` for records to arrive; returns an empty list if none did.
+        """
+        self._check_open()
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + max(0, timeout_ms) / 1000
+        while True:
+            if self._need_meta:
+                await self._refresh_meta()
+            if any(st.position is None for st in self._state.values()):
+                await self._resolve_positions()
+            out = self._drain(max_records)
+            if out:
+                return out
+            self._start_fetches()
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                self._collect()
+                out = self._drain(max_records)
+                return out
+            if self._fetches:
+                await asyncio.wait(list(self._fetches.values()), timeout=remaining, return_when=asyncio.FIRST_COMPLETED)
+                self._collect()
+            else:
+                await asyncio.sleep(min(remaining, max(self.retry_backoff_ms, 1) / 1000))
+
+    def _drain(self, max_records: int | None) -> list[ConsumerRecord]:
+        out: list[ConsumerRecord] = []
+        for st in self._state.values():
+            buf = st.buffer
+            while buf and (max_records is None or len(out) < max_records):
+                rec = buf.popleft()
+                out.append(rec)
+                st.position = rec.offset + 1
+            if max_records is not None and len(out) >= max_records:
+                break
+        return out
+
+    def _start_fetches(self) -> None:
+        now = time.monotonic()
+        wanted: list[tuple[str, int]] = []
+        for tp, st in self._state.items():
+            if st.position is None or st.buffer or st.in_flight or st.backoff_until > now:
+                continue
+            wanted.append((tp.topic, tp.partition))
+        if not wanted:
+            return
+        groups, missing = group_by_leader(self._meta, wanted)
+        if missing:
+            self._need_meta = True
+        loop = asyncio.get_running_loop()
+        for leader, tps in groups.items():
+            if leader in self._fetches:
+                continue
+            sent = {}
+            parts = []
+            for topic, partition in tps:
+                tp = TopicPartition(topic, partition)
+                st = self._state[tp]
+                info = self._meta.partition(topic, partition)
+                sent[tp] = st.position
+                st.in_flight = True
+                parts.append({
+                    "topic": topic,
+                    "partition": partition,
+                    "fetch_offset": st.position,
+                    "current_leader_epoch": info.leader_epoch if info else -1,
+                    "partition_max_bytes": self.max_partition_fetch_bytes,
+                })
+            host, port = self._meta.brokers[leader]
+            body = {
+                "replica_id": -1,
+                "max_wait_ms": self.fetch_max_wait_ms,
+                "min_bytes": self.fetch_min_bytes,
+                "max_bytes": self.fetch_max_bytes,
+                "partitions": parts,
+            }
+            self._fetches[leader] = loop.create_task(self._fetch(host, port, body, sent))
+
+    async def _fetch(self, host: str, port: int, body: dict, sent: dict) -> tuple[dict, Any]:
+        timeout_s = (self.request_timeout_ms + self.fetch_max_wait_ms) / 1000
+        try:
+            return sent, await self._conn.call(host, port, "fetch", body, timeout_s)
+        except errors.KafkaError as exc:
+            return sent, exc
+
+    def _collect(self) -> None:
+        """Take the answers of finished fetches into the partition buffers."""
+        for leader, task in list(self._fetches.items()):
+            if not task.done():
+                continue
+            del self._fetches[leader]
+            sent, answer = task.result()
+            for tp in sent:
+                st = self._state.get(tp)
+                if st is not None:
+                    st.in_flight = False
+            if isinstance(answer, Exception):
+                self._need_meta = True
+                until = time.monotonic() + self.retry_backoff_ms / 1000
+                for tp in sent:
+                    st = self._state.get(tp)
+                    if st is not None:
+                        st.backoff_until = until
+                continue
+            self._handle_fetch(sent, answer)
+
+    def _handle_fetch(self, sent: dict, answer: dict) -> None:
+        now = time.monotonic()
+        for p in answer.get("partitions") or ():
+            tp = TopicPartition(p["topic"], p["partition"])
+            st = self._state.get(tp)
+            if st is None or tp not in sent or st.position is None or st.position != sent[tp]:
+                continue  # unassigned or sought since the request was sent
+            code = p.get("error_code", 0)
+            if code == 0:
+                st.high_watermark = p.get("high_watermark", st.high_watermark)
+                st.log_end_offset = p.get("log_end_offset", st.log_end_offset)
+                data = p.get("records") or b""
+                if data:
+                    for r in iter_records(data, min_offset=st.position, validate=self.check_crcs):
+                        st.buffer.append(ConsumerRecord(tp.topic, tp.partition, r.offset, r.key, r.value, r.timestamp, r.headers))
+                continue
+            exc = errors.error_for(code, p.get("message") or "")
+            if isinstance(exc, errors.OffsetOutOfRangeError):
+                if self.auto_offset_reset == "none":
+                    raise errors.OffsetOutOfRangeError(f"{tp}: offset {st.position} is out of range ({exc.message})")
+                st.position, st.reset = None, self.auto_offset_reset
+            elif needs_refresh(exc) or exc.retriable:
+                if needs_refresh(exc):
+                    self._need_meta = True
+                st.backoff_until = now + self.retry_backoff_ms / 1000
+            else:
+                raise exc
+
+    # ----- offsets --------------------------------------------------------
+    async def _resolve_positions(self, raise_errors: bool = False) -> None:
+        pending: dict[str, list[TopicPartition]] = {}
+        for tp, st in self._state.items():
+            if st.position is None:
+                how = st.reset or self.auto_offset_reset
+                if how == "none":
+                    raise errors.OffsetOutOfRangeError(f"{tp}: no position and auto_offset_reset is 'none'")
+                pending.setdefault(how, []).append(tp)
+        for how, tps in pending.items():
+            try:
+                offsets = await self._list_offsets(tps, _RESET_TS[how], partial=True)
+            except errors.KafkaError:
+                if raise_errors:
+                    raise
+                self._need_meta = True
+                continue
+            for tp, off in offsets.items():
+                st = self._state.get(tp)
+                if st is not None and st.position is None and st.reset in (how, None):
+                    st.position, st.reset = off, None
+                    st.buffer.clear()
+
+    async def _list_offsets(self, tps: list[TopicPartition], timestamp: int, partial: bool = False) -> dict[TopicPartition, int]:
+        """Offsets from each partition's leader; with ``partial`` failures are left out."""
+        self._check_open()
+        if not tps:
+            return {}
+        keys = [(tp.topic, tp.partition) for tp in tps]
+        groups, missing = group_by_leader(self._meta, keys)
+        if missing:
+            await self._refresh_meta(force=True)
+            groups, missing = group_by_leader(self._meta, keys)
+            if missing and not partial:
+                t, p = missing[0]
+                if self._meta.topic(t) is None:
+                    raise errors.UnknownTopicOrPartitionError(f"topic {t!r} does not exist")
+                raise errors.LeaderNotAvailableError(f"{t}-{p} has no leader")
+
+        async def ask(leader: int, items: list[tuple[str, int]]) -> dict:
+            host, port = self._meta.brokers[leader]
+            body = {"replica_id": -1, "partitions": [
+                {"topic": t, "partition": p, "timestamp": timestamp,
+                 "current_leader_epoch": (self._meta.partition(t, p).leader_epoch if self._meta.partition(t, p) else -1)}
+                for t, p in items]}
+            return await self._conn.call(host, port, "list_offsets", body, self.request_timeout_ms / 1000)
+
+        leaders = list(groups)
+        answers = await asyncio.gather(*(ask(leader, groups[leader]) for leader in leaders), return_exceptions=True)
+        out: dict[TopicPartition, int] = {}
+        first_error: BaseException | None = None
+        for answer in answers:
+            if isinstance(answer, BaseException):
+                if not isinstance(answer, errors.KafkaError):
+                    raise answer
+                self._need_meta = True
+                first_error = first_error or answer
+                continue
+            for p in answer.get("partitions") or ():
+                code = p.get("error_code", 0)
+                if code:
+                    exc = errors.error_for(code, p.get("message") or "")
+                    if needs_refresh(exc):
+                        self._need_meta = True
+                    if not exc.retriable and partial:
+                        raise exc
+                    first_error = first_error or exc
+                    continue
+                out[TopicPartition(p["topic"], p["partition"])] = p["offset"]
+        if not partial and len(out) < len(tps):
+            raise first_error or errors.UnknownServerError("list_offsets answers are missing partitions")
+        return out
+
+    async def _refresh_meta(self, force: bool = False) -> None:
+        now = time.monotonic()
+        if not force and now - self._last_meta_try < self.retry_backoff_ms / 1000:
+            return
+        self._last_meta_try = now
+        try:
+            await self._meta.refresh()
+            self._need_meta = False
+        except errors.KafkaError:
+            self._need_meta = True
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise errors.ClientError("the consumer is closed")
+        if not self._started:
+            raise errors.ClientError("the consumer is not started")
+
+    @property
+    def metadata(self) -> Metadata:
+        return self._meta

@@ -1,0 +1,188 @@
+"""The client's cache of cluster metadata and how it is refreshed.
+
+Refreshes are coalesced (concurrent callers share one ``metadata`` request) and
+try the brokers in turn: the last one that answered, the live brokers named by
+the last answer, then the bootstrap servers.
+"""
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from .. import errors
+from .connection import TRANSPORT_ERRORS, Connection, parse_bootstrap
+from .types import BrokerInfo, ClusterDescription
+
+# Errors after which a client asks for fresh metadata before retrying.
+REFRESH_ERRORS: tuple[type[errors.KafkaError], ...] = (
+    errors.NotLeaderOrFollowerError,
+    errors.UnknownTopicOrPartitionError,
+    errors.LeaderNotAvailableError,
+    errors.FencedLeaderEpochError,
+    errors.UnknownLeaderEpochError,
+    errors.BrokerNotAvailableError,
+    errors.ReplicaNotAvailableError,
+    errors.KafkaStorageError,
+    errors.NetworkExceptionError,
+    errors.RequestTimedOutError,
+)
+
+REFRESH_CODES = frozenset(cls.code.code for cls in REFRESH_ERRORS)
+
+# Timeout of one metadata attempt on one broker, so that a stopped broker
+# (SIGSTOP) does not hold a refresh for the whole request timeout.
+METADATA_ATTEMPT_TIMEOUT_MS = 5000
+
+
+def needs_refresh(exc: BaseException) -> bool:
+    return isinstance(exc, REFRESH_ERRORS)
+
+
+@dataclass(frozen=True)
+class PartitionInfo:
+    topic: str
+    partition: int
+    leader: int
+    leader_epoch: int
+    replicas: list[int]
+    isr: list[int]
+    offline_replicas: list[int]
+    error_code: int = 0
+
+
+@dataclass
+class TopicInfo:
+    name: str
+    error_code: int
+    partitions: dict[int, PartitionInfo] = field(default_factory=dict)
+    partition_ids: list[int] = field(default_factory=list)
+    available: list[int] = field(default_factory=list)
+
+
+def now_ms() -> int:
+    return int(time.monotonic() * 1000)
+
+
+class Metadata:
+    """Brokers, controller and partition leaders as last answered by a broker."""
+
+    def __init__(self, conn: Connection, bootstrap_servers: Any, request_timeout_ms: int = 30000) -> None:
+        self.conn = conn
+        self.bootstrap = parse_bootstrap(bootstrap_servers)
+        self.request_timeout_ms = request_timeout_ms
+        self.brokers: dict[int, tuple[str, int]] = {}
+        self.controller_id = -1
+        self.cluster_id = ""
+        self.topics: dict[str, TopicInfo] = {}
+        self.version = 0
+        self.last_refresh_ms = -(10**12)
+        self._last_good: tuple[str, int] | None = None
+        self._refresh: asyncio.Future | None = None
+
+    # ----- queries ------------------------------------------------------
+    def topic(self, name: str) -> TopicInfo | None:
+        t = self.topics.get(name)
+        if t is None or t.error_code or not t.partition_ids:
+            return None
+        return t
+
+    def partition(self, topic: str, partition: int) -> PartitionInfo | None:
+        t = self.topics.get(topic)
+        return None if t is None else t.partitions.get(partition)
+
+    def leader_address(self, topic: str, partition: int) -> tuple[int, str, int] | None:
+        """``(leader_id, host, port)`` or None when the leader is unknown or offline."""
+        p = self.partition(topic, partition)
+        if p is None or p.leader < 0:
+            return None
+        addr = self.brokers.get(p.leader)
+        if addr is None:
+            return None
+        return p.leader, addr[0], addr[1]
+
+    def describe_cluster(self) -> ClusterDescription:
+        brokers = [BrokerInfo(i, h, p) for i, (h, p) in sorted(self.brokers.items())]
+        return ClusterDescription(self.cluster_id, self.controller_id, brokers)
+
+    def candidates(self) -> list[tuple[str, int]]:
+        """Addresses to try, in order, without duplicates."""
+        out: list[tuple[str, int]] = []
+        for addr in ([self._last_good] if self._last_good else []) + list(self.brokers.values()) + self.bootstrap:
+            if addr not in out:
+                out.append(addr)
+        return out
+
+    # ----- requests -----------------------------------------------------
+    async def call_any(self, api: str, body: dict, timeout_s: float, attempt_timeout_s: float | None = None) -> dict:
+        """Send ``body`` to the first broker that answers; only transport failures move on."""
+        last: Exception | None = None
+        tried = []
+        for host, port in self.candidates():
+            tried.append(f"{host}:{port}")
+            try:
+                answer = await self.conn.call(host, port, api, body, attempt_timeout_s or timeout_s)
+            except TRANSPORT_ERRORS as exc:
+                last = exc
+                continue
+            self._last_good = (host, port)
+            return answer
+        raise errors.NetworkExceptionError(
+            f"no broker answered the {api} request (tried {', '.join(tried)}): "
+            f"{last.message if isinstance(last, errors.KafkaError) else last}"
+        )
+
+    async def refresh(self) -> None:
+        """Fetch metadata for every topic; concurrent callers share one request."""
+        if self._refresh is not None and not self._refresh.done():
+            await asyncio.shield(self._refresh)
+            return
+        loop = asyncio.get_running_loop()
+        self._refresh = loop.create_task(self._do_refresh())
+        await asyncio.shield(self._refresh)
+
+    async def _do_refresh(self) -> None:
+        timeout_s = min(self.request_timeout_ms, METADATA_ATTEMPT_TIMEOUT_MS) / 1000
+        answer = await self.call_any("metadata", {"topics": None}, timeout_s)
+        self.update(answer)
+
+    def update(self, answer: dict) -> None:
+        """Replace the cache with a ``metadata`` answer."""
+        self.brokers = {b["id"]: (b["host"], b["port"]) for b in answer.get("brokers") or ()}
+        self.controller_id = answer.get("controller_id", -1)
+        self.cluster_id = answer.get("cluster_id", "") or ""
+        topics: dict[str, TopicInfo] = {}
+        for t in answer.get("topics") or ():
+            info = TopicInfo(t["name"], t.get("error_code", 0))
+            for p in t.get("partitions") or ():
+                pi = PartitionInfo(
+                    topic=t["name"],
+                    partition=p["partition"],
+                    leader=p.get("leader", -1),
+                    leader_epoch=p.get("leader_epoch", -1),
+                    replicas=list(p.get("replicas") or ()),
+                    isr=list(p.get("isr") or ()),
+                    offline_replicas=list(p.get("offline_replicas") or ()),
+                    error_code=p.get("error_code", 0),
+                )
+                info.partitions[pi.partition] = pi
+            info.partition_ids = sorted(info.partitions)
+            info.available = [i for i in info.partition_ids if info.partitions[i].leader >= 0 and info.partitions[i].leader in self.brokers]
+            topics[info.name] = info
+        self.topics = topics
+        self.version += 1
+        self.last_refresh_ms = now_ms()
+
+
+def group_by_leader(meta: Metadata, tps: Sequence[tuple[str, int]]) -> tuple[dict[int, list], list]:
+    """Split ``(topic, partition)`` pairs by leader id; the second list has those without leader."""
+    groups: dict[int, list] = {}
+    missing: list = []
+    for tp in tps:
+        la = meta.leader_address(tp[0], tp[1])
+        if la is None:
+            missing.append(tp)
+        else:
+            groups.setdefault(la[0], []).append(tp)
+    return groups, missing

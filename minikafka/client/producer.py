@@ -1,0 +1,477 @@
+"""The asyncio producer: batching, one request in flight per partition, retries.
+
+Records are gathered per partition (see accumulator.py); a sender task sends
+ready batches to their partition leaders, one produce request per leader holding
+one batch per partition.  A partition with a request in flight is muted, so a
+retried batch is always written before the batches behind it: per-partition
+order holds, retries included.  Retriable errors refresh metadata, back off
+``retry_backoff_ms`` and retry until ``delivery_timeout_ms`` after the batch was
+created; other errors fail the records' futures.  As in Kafka without
+idempotence, a retry after an indefinite error (a timeout, a dropped connection)
+may write a record twice.
+"""
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import deque
+from typing import Any, Iterable
+
+from .. import errors
+from .accumulator import ProducerBatch, RecordAccumulator, _settle, record_size
+from .connection import Connection
+from .metadata import Metadata, needs_refresh, now_ms
+from .partitioner import StickyPartitioner, partition_for_key
+from .types import RecordMetadata
+
+ACKS = {"all": -1, "-1": -1, -1: -1, "1": 1, 1: 1, "0": 0, 0: 0}
+
+# Extra time the client gives a produce answer beyond the broker-side timeout.
+RESPONSE_MARGIN_MS = 5000
+
+
+def normalize_acks(acks: Any) -> int:
+    try:
+        return ACKS[acks]
+    except (KeyError, TypeError):
+        raise errors.ClientError(f"acks must be 'all', -1, 1 or 0, got {acks!r}") from None
+
+
+def to_bytes(data: Any, what: str) -> bytes | None:
+    """bytes stay, str is encoded as UTF-8, None stays None; anything else is a TypeError."""
+    if data is None or type(data) is bytes:
+        return data
+    if isinstance(data, str):
+        return data.encode("utf-8")
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        return bytes(data)
+    raise TypeError(f"{what} must be bytes, str or None, got {type(data).__name__}")
+
+
+def normalize_headers(headers: Any) -> list[tuple[str, bytes | None]]:
+    """A list of ``(str, bytes|None)`` pairs from a list of pairs or a dict."""
+    if not headers:
+        return []
+    items = headers.items() if isinstance(headers, dict) else headers
+    out = []
+    for item in items:
+        try:
+            name, value = item
+        except (TypeError, ValueError):
+            raise TypeError(f"a header must be a (name, value) pair, got {item!r}") from None
+        if not isinstance(name, str):
+            raise TypeError(f"a header name must be str, got {type(name).__name__}")
+        out.append((name, to_bytes(value, f"header {name!r}")))
+    return out
+
+
+def check_topic(topic: Any) -> str:
+    if not isinstance(topic, str) or not topic:
+        raise TypeError(f"topic must be a non-empty str, got {topic!r}")
+    return topic
+
+
+class AIOProducer:
+    """Sends records to partition leaders (asyncio).
+
+    ``await producer.send(...)`` returns an ``asyncio.Future`` that resolves to a
+    :class:`RecordMetadata` once the record is acknowledged according to ``acks``
+    (offset -1 with acks=0), or fails with a :class:`minikafka.errors.KafkaError`.
+    Keys, values and header values are bytes or None; str is accepted and
+    encoded as UTF-8.  Call :meth:`start` first (or use ``async with``).
+    """
+
+    def __init__(
+        self,
+        bootstrap_servers: Any,
+        *,
+        acks: Any = "all",
+        linger_ms: int = 5,
+        batch_size: int = 65536,
+        retries: int = 2147483647,
+        retry_backoff_ms: int = 100,
+        request_timeout_ms: int = 30000,
+        delivery_timeout_ms: int = 120000,
+        max_block_ms: int = 60000,
+        client_id: str | None = None,
+    ) -> None:
+        self.acks = normalize_acks(acks)
+        if batch_size < 1:
+            raise errors.ClientError("batch_size must be at least 1")
+        self.linger_ms = max(0, int(linger_ms))
+        self.retries = int(retries)
+        self.retry_backoff_ms = max(0, int(retry_backoff_ms))
+        self.request_timeout_ms = int(request_timeout_ms)
+        self.delivery_timeout_ms = int(delivery_timeout_ms)
+        self.max_block_ms = int(max_block_ms)
+        self.client_id = client_id
+        self._conn = Connection(client_id)
+        self._meta = Metadata(self._conn, bootstrap_servers, self.request_timeout_ms)
+        self._acc = RecordAccumulator(batch_size, self.linger_ms)
+        self._sticky = StickyPartitioner()
+        # Records of topics without metadata yet: topic -> deque of (seq, enqueue_ms, args).
+        self._waiting: dict[str, deque] = {}
+        self._muted: set[tuple[str, int]] = set()
+        self._inflight: set[ProducerBatch] = set()
+        self._tasks: set[asyncio.Task] = set()
+        self._seq = 0
+        self._flushing = 0
+        self._progress: list[asyncio.Future] = []
+        self._wake: asyncio.Event | None = None
+        self._sender: asyncio.Task | None = None
+        self._meta_task: asyncio.Task | None = None
+        self._need_meta = False
+        self._closing = False
+        self._closed = False
+        self._started = False
+
+    # ----- lifecycle ----------------------------------------------------
+    async def start(self) -> None:
+        """Fetch metadata from a bootstrap server and start the sender task."""
+        if self._started:
+            return
+        self._wake = asyncio.Event()
+        try:
+            await self._meta.refresh()
+        except BaseException:
+            await self._conn.close()
+            raise
+        self._sender = asyncio.get_running_loop().create_task(self._run(), name="minikafka-producer-sender")
+        self._started = True
+
+    async def __aenter__(self) -> "AIOProducer":
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.close()
+
+    async def close(self, timeout: float | None = None) -> None:
+        """Send what is queued (waiting at most ``timeout`` seconds), then stop.
+
+        Records still unsent after ``timeout`` fail with REQUEST_TIMED_OUT.
+        """
+        if self._closed:
+            return
+        self._closing = True
+        try:
+            if self._sender is not None:
+                self._wake.set()
+                try:
+                    await asyncio.wait_for(asyncio.shield(self._sender), timeout)
+                except asyncio.TimeoutError:
+                    self._abort(errors.RequestTimedOutError(f"producer closed after {timeout} s with records unsent"))
+                    self._sender.cancel()
+                    await asyncio.gather(self._sender, return_exceptions=True)
+        finally:
+            for t in list(self._tasks):
+                t.cancel()
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+            if self._meta_task is not None:
+                self._meta_task.cancel()
+                await asyncio.gather(self._meta_task, return_exceptions=True)
+            self._abort(errors.ClientError("the producer is closed"))
+            self._closed = True
+            await self._conn.close()
+
+    # ----- public API ---------------------------------------------------
+    async def send(
+        self,
+        topic: str,
+        value: Any = None,
+        key: Any = None,
+        partition: int | None = None,
+        headers: Any = None,
+        timestamp_ms: int | None = None,
+    ) -> asyncio.Future:
+        """Queue one record; returns a future of its :class:`RecordMetadata`."""
+        fut = asyncio.get_running_loop().create_future()
+        self.append(
+            check_topic(topic),
+            to_bytes(value, "value"),
+            to_bytes(key, "key"),
+            partition,
+            normalize_headers(headers),
+            int(time.time() * 1000) if timestamp_ms is None else int(timestamp_ms),
+            fut,
+        )
+        return fut
+
+    async def send_and_wait(self, topic: str, value: Any = None, key: Any = None, partition: int | None = None,
+                            headers: Any = None, timestamp_ms: int | None = None) -> RecordMetadata:
+        """Send one record and wait for its acknowledgement."""
+        fut = await self.send(topic, value, key, partition, headers, timestamp_ms)
+        return await fut
+
+    async def flush(self, timeout: float | None = None) -> None:
+        """Wait until every record sent before this call is acknowledged or failed.
+
+        Raises REQUEST_TIMED_OUT if that takes longer than ``timeout`` seconds
+        (the records stay queued).
+        """
+        self._check_started()
+        target = self._seq
+        self._flushing += 1
+        self._wake.set()
+        try:
+            await asyncio.wait_for(self._wait_resolved(target), timeout)
+        except asyncio.TimeoutError:
+            raise errors.RequestTimedOutError(f"flush did not complete within {timeout} s") from None
+        finally:
+            self._flushing -= 1
+
+    async def partitions_for(self, topic: str) -> set[int]:
+        """The partition numbers of ``topic`` (UNKNOWN_TOPIC_OR_PARTITION if it does not exist)."""
+        self._check_started()
+        if self._meta.topic(topic) is None:
+            await self._meta.refresh()
+        info = self._meta.topic(topic)
+        if info is None:
+            raise errors.UnknownTopicOrPartitionError(f"topic {topic!r} does not exist")
+        return set(info.partition_ids)
+
+    # ----- appending (loop thread only) -----------------------------------
+    def append(self, topic: str, value: bytes | None, key: bytes | None, partition: int | None,
+               headers: list, timestamp_ms: int, future: Any) -> None:
+        """Queue an already validated record whose result goes to ``future``.
+
+        Must run on the producer's loop; the sync wrapper calls it for each record.
+        """
+        if self._closing or not self._started:
+            raise errors.ClientError("the producer is closed" if self._closing else "the producer is not started")
+        self._seq += 1
+        args = (key, value, headers, timestamp_ms, partition, future)
+        waiting = self._waiting.get(topic)
+        if waiting or not self._place(topic, self._seq, args, now_ms()):
+            if waiting is None:
+                waiting = self._waiting[topic] = deque()
+            waiting.append((self._seq, now_ms(), args))
+            self._need_meta = True
+        self._wake.set()
+
+    def _place(self, topic: str, seq: int, args: tuple, now: int) -> bool:
+        """Put a record into its partition's batch; False when the topic has no metadata."""
+        info = self._meta.topic(topic)
+        if info is None:
+            return False
+        key, value, headers, ts, partition, fut = args
+        parts = info.partition_ids
+        if partition is None:
+            if key is not None:
+                partition = parts[partition_for_key(key, len(parts))]
+            else:
+                partition = self._sticky.partition(topic, parts, info.available)
+        elif not isinstance(partition, int) or partition not in info.partitions:
+            _settle(fut, exc=errors.UnknownTopicOrPartitionError(
+                f"partition {partition!r} of topic {topic!r} does not exist (partitions 0..{len(parts) - 1})"))
+            return True
+        batch, rolled = self._acc.append(topic, partition, (key, value, headers, ts), fut, now,
+                                         record_size(key, value, headers), seq)
+        if (rolled or batch.closed) and key is None:
+            self._sticky.batch_done(topic, partition, parts, info.available)
+        return True
+
+    # ----- sender -------------------------------------------------------
+    async def _run(self) -> None:
+        wake = self._wake
+        while True:
+            wake.clear()
+            now = now_ms()
+            delay = self._step(now)
+            if self._closing and self._idle():
+                return
+            if self._need_meta:
+                self._maybe_refresh(now)
+                if delay is None or delay > self.retry_backoff_ms:
+                    delay = max(1, self.retry_backoff_ms)
+            if delay is None:
+                await wake.wait()
+            elif delay > 0:
+                try:
+                    await asyncio.wait_for(wake.wait(), delay / 1000)
+                except asyncio.TimeoutError:
+                    pass
+            else:
+                await asyncio.sleep(0)
+
+    def _idle(self) -> bool:
+        return not self._acc and not self._waiting and not self._inflight
+
+    def _step(self, now: int) -> int | None:
+        """One round: place waiting records, expire, send ready batches. Returns ms to sleep."""
+        if self._waiting:
+            self._place_waiting(now)
+        for batch in self._acc.expire(now, self.delivery_timeout_ms):
+            batch.fail(batch.last_error or errors.RequestTimedOutError(
+                f"expired {len(batch.records)} record(s) for {batch.topic}-{batch.partition}: "
+                f"{now - batch.created_ms} ms passed since the batch was created"))
+            self._notify_progress()
+        ready, delay = self._acc.ready(now, self._muted, flushing=bool(self._flushing or self._closing))
+        if not ready:
+            return delay
+        by_leader: dict[int, list[ProducerBatch]] = {}
+        for tp in ready:
+            la = self._meta.leader_address(*tp)
+            if la is None:
+                self._need_meta = True
+                continue
+            batch = self._acc.pop(tp)
+            if batch.attempts == 0:
+                info = self._meta.topic(tp[0])
+                if info is not None:
+                    self._sticky.batch_done(tp[0], tp[1], info.partition_ids, info.available)
+            self._muted.add(tp)
+            self._inflight.add(batch)
+            by_leader.setdefault(la[0], []).append(batch)
+        loop = asyncio.get_running_loop()
+        for leader, batches in by_leader.items():
+            task = loop.create_task(self._send_batches(leader, batches))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+        return delay
+
+    def _place_waiting(self, now: int) -> None:
+        for topic in list(self._waiting):
+            queue = self._waiting[topic]
+            if self._meta.topic(topic) is not None:
+                while queue:
+                    seq, _, args = queue.popleft()
+                    self._place(topic, seq, args, now)
+                del self._waiting[topic]
+            else:
+                self._need_meta = True
+                while queue and now - queue[0][1] >= self.max_block_ms:
+                    _, _, args = queue.popleft()
+                    _settle(args[5], exc=errors.UnknownTopicOrPartitionError(
+                        f"topic {topic!r} not present in metadata after {self.max_block_ms} ms"))
+                if not queue:
+                    del self._waiting[topic]
+                    self._notify_progress()
+
+    def _maybe_refresh(self, now: int) -> None:
+        if self._meta_task is not None and not self._meta_task.done():
+            return
+        if now - self._meta.last_refresh_ms < self.retry_backoff_ms:
+            return
+        self._need_meta = False
+        self._meta.last_refresh_ms = now  # also rate-limits failed attempts
+        self._meta_task = asyncio.get_running_loop().create_task(self._refresh_meta())
+
+    async def _refresh_meta(self) -> None:
+        try:
+            await self._meta.refresh()
+        except errors.KafkaError:
+            self._need_meta = True
+        finally:
+            self._wake.set()
+
+    async def _send_batches(self, leader: int, batches: list[ProducerBatch]) -> None:
+        addr = self._meta.brokers.get(leader)
+        try:
+            if addr is None:
+                raise errors.LeaderNotAvailableError(f"broker {leader} is not in metadata")
+            body = {
+                "acks": self.acks,
+                "timeout_ms": self.request_timeout_ms,
+                "partitions": [{"topic": b.topic, "partition": b.partition, "records": b.encode()} for b in batches],
+            }
+            if self.acks == 0:
+                for b in batches:
+                    b.complete(-1)
+            timeout_s = (self.request_timeout_ms + RESPONSE_MARGIN_MS) / 1000
+            try:
+                answer = await self._conn.call(addr[0], addr[1], "produce", body, timeout_s)
+            except errors.KafkaError as exc:
+                if self.acks != 0:  # acks=0: nobody waits, nothing is retried
+                    for b in batches:
+                        self._handle_error(b, exc)
+                return
+            if self.acks == 0:
+                return
+            results = {(p.get("topic"), p.get("partition")): p for p in answer.get("partitions") or ()}
+            for b in batches:
+                p = results.get(b.tp)
+                if p is None:
+                    self._handle_error(b, errors.UnknownServerError(f"the answer does not mention {b.topic}-{b.partition}"))
+                elif p.get("error_code", 0):
+                    self._handle_error(b, errors.error_for(p["error_code"], p.get("message") or ""))
+                else:
+                    b.complete(p.get("base_offset", -1))
+        except asyncio.CancelledError:
+            for b in batches:
+                b.fail(errors.ClientError("the producer was closed before the answer arrived"))
+            raise
+        except Exception as exc:  # a bug or an unexpected answer: never leave futures pending
+            for b in batches:
+                b.fail(exc if isinstance(exc, errors.KafkaError) else errors.UnknownServerError(f"{exc.__class__.__name__}: {exc}"))
+        finally:
+            for b in batches:
+                self._muted.discard(b.tp)
+                self._inflight.discard(b)
+            self._notify_progress()
+            if self._wake is not None:
+                self._wake.set()
+
+    def _handle_error(self, batch: ProducerBatch, exc: errors.KafkaError) -> None:
+        now = now_ms()
+        if needs_refresh(exc):
+            self._need_meta = True
+        if (
+            exc.retriable
+            and not self._closed
+            and batch.attempts < self.retries
+            and now - batch.created_ms < self.delivery_timeout_ms
+        ):
+            batch.attempts += 1
+            batch.last_error = exc
+            batch.retry_at_ms = now + self.retry_backoff_ms
+            self._acc.reenqueue(batch)
+        else:
+            batch.fail(exc)
+
+    # ----- flush support --------------------------------------------------
+    def _min_unresolved(self) -> int | None:
+        seqs: list[int] = []
+        s = self._acc.first_seq()
+        if s is not None:
+            seqs.append(s)
+        seqs.extend(b.first_seq for b in self._inflight)
+        seqs.extend(q[0][0] for q in self._waiting.values() if q)
+        return min(seqs) if seqs else None
+
+    async def _wait_resolved(self, target: int) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            low = self._min_unresolved()
+            if low is None or low > target:
+                return
+            fut = loop.create_future()
+            self._progress.append(fut)
+            await fut
+
+    def _notify_progress(self) -> None:
+        waiters, self._progress = self._progress, []
+        for fut in waiters:
+            if not fut.done():
+                fut.set_result(None)
+
+    def _abort(self, exc: BaseException) -> None:
+        for queue in self._waiting.values():
+            for _, _, args in queue:
+                _settle(args[5], exc=exc)
+        self._waiting.clear()
+        self._acc.abort(exc)
+        self._notify_progress()
+
+    def _check_started(self) -> None:
+        if not self._started or self._closed:
+            raise errors.ClientError("the producer is not started" if not self._started else "the producer is closed")
+
+    # ----- introspection --------------------------------------------------
+    @property
+    def metadata(self) -> Metadata:
+        return self._meta
+
+    def pending(self) -> Iterable[ProducerBatch]:
+        """Batches queued or in flight (for tests and debugging)."""
+        return list(self._acc.batches()) + list(self._inflight)

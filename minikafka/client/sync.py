@@ -1,0 +1,340 @@
+"""Blocking clients: each runs its asyncio core on a private loop in one daemon thread.
+
+``Producer.send`` is cheap: it validates the record, puts it on a deque and
+returns a ``concurrent.futures.Future``; the loop thread drains the deque in
+bulk (one wake-up per burst of sends, not one per record).
+"""
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import threading
+import time
+from collections import deque
+from typing import Any, Awaitable, Callable, Iterable, TypeVar
+
+from .. import errors
+from .admin import AIOAdmin
+from .consumer import AIOConsumer
+from .producer import AIOProducer, check_topic, normalize_headers, to_bytes
+from .types import ClusterDescription, ConsumerRecord, TopicDescription, TopicPartition
+
+T = TypeVar("T")
+
+
+class LoopThread:
+    """An asyncio event loop running in a daemon thread."""
+
+    def __init__(self, name: str = "minikafka-client") -> None:
+        self.loop = asyncio.new_event_loop()
+        self._ready = threading.Event()
+        self._thread = threading.Thread(target=self._main, name=name, daemon=True)
+        self._closed = False
+        self._thread.start()
+        self._ready.wait()
+
+    def _main(self) -> None:
+        asyncio.set_event_loop(self.loop)
+        self.loop.call_soon(self._ready.set)
+        try:
+            self.loop.run_forever()
+        finally:
+            try:
+                pending = [t for t in asyncio.all_tasks(self.loop) if not t.done()]
+                for t in pending:
+                    t.cancel()
+                if pending:
+                    self.loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+                self.loop.run_until_complete(self.loop.shutdown_asyncgens())
+            finally:
+                self.loop.close()
+
+    def run(self, coro: Awaitable[T], timeout: float | None = None) -> T:
+        """Run ``coro`` on the loop and wait for its result (its exception is raised here)."""
+        if threading.current_thread() is self._thread:
+            raise RuntimeError("a blocking minikafka client method was called from its own loop thread")
+        if self._closed or self.loop.is_closed():
+            if asyncio.iscoroutine(coro):
+                coro.close()
+            raise errors.ClientError("the client is closed")
+        fut = asyncio.run_coroutine_threadsafe(coro, self.loop)
+        try:
+            return fut.result(timeout)
+        except concurrent.futures.TimeoutError:
+            if fut.done():
+                raise
+            fut.cancel()
+            raise errors.RequestTimedOutError(f"no result within {timeout} s") from None
+
+    def call_soon(self, fn: Callable[..., Any], *args: Any) -> None:
+        self.loop.call_soon_threadsafe(fn, *args)
+
+    def close(self, timeout: float | None = 10.0) -> None:
+        """Stop the loop and join its thread."""
+        if self._closed:
+            return
+        self._closed = True
+        if threading.current_thread() is self._thread:
+            self.loop.stop()
+            return
+        try:
+            self.loop.call_soon_threadsafe(self.loop.stop)
+        except RuntimeError:  # already closed
+            pass
+        self._thread.join(timeout)
+
+
+async def _call(fn: Callable[..., T], *args: Any) -> T:
+    return fn(*args)
+
+
+class Producer:
+    """Blocking-friendly producer.
+
+    >>> p = Producer("127.0.0.1:9092", acks="all")
+    >>> fut = p.send("events", b"hello", key=b"user-1")
+    >>> fut.result(timeout=10)          # RecordMetadata(topic, partition, offset, timestamp)
+    >>> p.flush(); p.close()
+
+    Keys, values and header values are bytes or None; str is accepted and
+    encoded as UTF-8.  Keyword arguments are those of :class:`~minikafka.aio.AIOProducer`:
+    ``acks`` ("all"/-1, 1, 0), ``linger_ms``, ``batch_size``, ``retries``,
+    ``retry_backoff_ms``, ``request_timeout_ms``, ``delivery_timeout_ms``,
+    ``max_block_ms``, ``client_id``.
+    """
+
+    def __init__(self, bootstrap_servers: Any, **config: Any) -> None:
+        self._lt = LoopThread("minikafka-producer")
+        self._queue: deque = deque()
+        self._lock = threading.Lock()
+        self._scheduled = False
+        self._closed = False
+
+        async def create() -> AIOProducer:
+            core = AIOProducer(bootstrap_servers, **config)
+            await core.start()
+            return core
+
+        try:
+            self._core: AIOProducer = self._lt.run(create())
+        except BaseException:
+            self._lt.close()
+            raise
+
+    def send(
+        self,
+        topic: str,
+        value: Any = None,
+        key: Any = None,
+        partition: int | None = None,
+        headers: Any = None,
+        timestamp_ms: int | None = None,
+    ) -> concurrent.futures.Future:
+        """Queue one record; returns a future of its :class:`RecordMetadata`."""
+        if self._closed:
+            raise errors.ClientError("the producer is closed")
+        item = (
+            check_topic(topic),
+            to_bytes(value, "value"),
+            to_bytes(key, "key"),
+            partition,
+            normalize_headers(headers),
+            int(time.time() * 1000) if timestamp_ms is None else int(timestamp_ms),
+            concurrent.futures.Future(),
+        )
+        self._queue.append(item)
+        with self._lock:
+            schedule = not self._scheduled
+            self._scheduled = True
+        if schedule:
+            try:
+                self._lt.call_soon(self._drain)
+            except RuntimeError:
+                raise errors.ClientError("the producer is closed") from None
+        return item[6]
+
+    def _drain(self) -> None:
+        """On the loop: hand every queued record to the core."""
+        with self._lock:
+            self._scheduled = False
+        queue = self._queue
+        append = self._core.append
+        while queue:
+            item = queue.popleft()
+            try:
+                append(*item)
+            except Exception as exc:
+                fut = item[6]
+                if not fut.done():
+                    fut.set_exception(exc)
+
+    async def _flush(self, timeout: float | None) -> None:
+        self._drain()
+        await self._core.flush(timeout)
+
+    def flush(self, timeout: float | None = None) -> None:
+        """Block until every record sent so far is acknowledged or failed."""
+        if self._closed:
+            return
+        self._lt.run(self._flush(timeout))
+
+    def partitions_for(self, topic: str) -> set[int]:
+        """Partition numbers of ``topic`` (UNKNOWN_TOPIC_OR_PARTITION if it does not exist)."""
+        return self._lt.run(self._core.partitions_for(topic))
+
+    async def _close(self, timeout: float | None) -> None:
+        self._drain()
+        await self._core.close(timeout)
+
+    def close(self, timeout: float | None = None) -> None:
+        """Send what is queued (at most ``timeout`` seconds), then stop the client."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self._lt.run(self._close(timeout))
+        finally:
+            self._lt.close()
+
+    def __enter__(self) -> "Producer":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+class Consumer:
+    """Blocking consumer with manual partition assignment.
+
+    >>> c = Consumer("127.0.0.1:9092", auto_offset_reset="earliest")
+    >>> c.assign([TopicPartition("events", 0)])
+    >>> for record in c.poll(timeout_ms=1000): print(record.offset, record.value)
+
+    Keyword arguments are those of :class:`~minikafka.aio.AIOConsumer`: ``group_id``,
+    ``client_id``, ``auto_offset_reset`` ("latest", "earliest", "none"),
+    ``fetch_max_wait_ms``, ``fetch_min_bytes``, ``fetch_max_bytes``,
+    ``max_partition_fetch_bytes``, ``request_timeout_ms``, ``retry_backoff_ms``.
+    Consumer groups (``subscribe``) are not implemented yet.
+    """
+
+    def __init__(self, bootstrap_servers: Any, **config: Any) -> None:
+        self._lt = LoopThread("minikafka-consumer")
+        self._closed = False
+
+        async def create() -> AIOConsumer:
+            core = AIOConsumer(bootstrap_servers, **config)
+            await core.start()
+            return core
+
+        try:
+            self._core: AIOConsumer = self._lt.run(create())
+        except BaseException:
+            self._lt.close()
+            raise
+
+    @property
+    def group_id(self) -> str | None:
+        return self._core.group_id
+
+    def assign(self, partitions: Iterable[Any]) -> None:
+        self._lt.run(_call(self._core.assign, list(partitions)))
+
+    def assignment(self) -> set[TopicPartition]:
+        return self._lt.run(_call(self._core.assignment))
+
+    def seek(self, tp: Any, offset: int) -> None:
+        self._lt.run(_call(self._core.seek, tp, offset))
+
+    def seek_to_beginning(self, *tps: Any) -> None:
+        self._lt.run(_call(self._core.seek_to_beginning, *tps))
+
+    def seek_to_end(self, *tps: Any) -> None:
+        self._lt.run(_call(self._core.seek_to_end, *tps))
+
+    def position(self, tp: Any) -> int:
+        return self._lt.run(self._core.position(tp))
+
+    def highwater(self, tp: Any) -> int | None:
+        return self._lt.run(_call(self._core.highwater, tp))
+
+    def poll(self, timeout_ms: int = 0, max_records: int | None = None) -> list[ConsumerRecord]:
+        """Records after the current positions (a flat list, ordered per partition)."""
+        return self._lt.run(self._core.poll(timeout_ms, max_records))
+
+    def partitions_for_topic(self, topic: str) -> set[int]:
+        return self._lt.run(self._core.partitions_for_topic(topic))
+
+    def topics(self) -> set[str]:
+        return self._lt.run(self._core.topics())
+
+    def beginning_offsets(self, tps: Iterable[Any]) -> dict[TopicPartition, int]:
+        return self._lt.run(self._core.beginning_offsets(list(tps)))
+
+    def end_offsets(self, tps: Iterable[Any]) -> dict[TopicPartition, int]:
+        return self._lt.run(self._core.end_offsets(list(tps)))
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self._lt.run(self._core.close())
+        finally:
+            self._lt.close()
+
+    def __enter__(self) -> "Consumer":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+class Admin:
+    """Blocking admin client: topics and cluster introspection."""
+
+    def __init__(self, bootstrap_servers: Any, request_timeout_ms: int = 30000, client_id: str | None = None) -> None:
+        self._lt = LoopThread("minikafka-admin")
+        self._closed = False
+
+        async def create() -> AIOAdmin:
+            core = AIOAdmin(bootstrap_servers, request_timeout_ms=request_timeout_ms, client_id=client_id)
+            await core.start()
+            return core
+
+        try:
+            self._core: AIOAdmin = self._lt.run(create())
+        except BaseException:
+            self._lt.close()
+            raise
+
+    def create_topic(self, name: str, partitions: int, replication_factor: int,
+                     config: dict[str, Any] | None = None, timeout_ms: int = 30000,
+                     assignment: dict[int, list[int]] | None = None) -> None:
+        self._lt.run(self._core.create_topic(name, partitions, replication_factor, config, timeout_ms, assignment))
+
+    def list_topics(self) -> list[str]:
+        return self._lt.run(self._core.list_topics())
+
+    def describe_topics(self, topics: Iterable[str] | str | None = None) -> list[TopicDescription]:
+        return self._lt.run(self._core.describe_topics(topics))
+
+    def cluster(self) -> ClusterDescription:
+        return self._lt.run(self._core.cluster())
+
+    def replica_states(self, partitions: Iterable[tuple[str, int]] | None = None) -> dict[int, dict | Exception]:
+        return self._lt.run(self._core.replica_states(partitions))
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self._lt.run(self._core.close())
+        finally:
+            self._lt.close()
+
+    def __enter__(self) -> "Admin":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()

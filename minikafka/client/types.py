@@ -1,0 +1,135 @@
+"""Plain data types the clients hand to their users (frozen dataclasses)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True, order=True)
+class TopicPartition:
+    """One partition of one topic."""
+
+    topic: str
+    partition: int
+
+    def __str__(self) -> str:
+        return f"{self.topic}-{self.partition}"
+
+
+@dataclass(frozen=True)
+class RecordMetadata:
+    """Where an acknowledged record went.
+
+    ``offset`` is -1 when the producer used acks=0 (no answer is awaited).
+    ``timestamp`` is the record's create time in ms.
+    """
+
+    topic: str
+    partition: int
+    offset: int
+    timestamp: int
+
+    @property
+    def topic_partition(self) -> TopicPartition:
+        return TopicPartition(self.topic, self.partition)
+
+
+@dataclass(frozen=True)
+class ConsumerRecord:
+    """One record read by a consumer; ``headers`` is a list of ``(name, value)`` pairs."""
+
+    topic: str
+    partition: int
+    offset: int
+    key: bytes | None
+    value: bytes | None
+    timestamp: int
+    headers: list[tuple[str, bytes | None]] = field(default_factory=list, hash=False, compare=True)
+
+    @property
+    def topic_partition(self) -> TopicPartition:
+        return TopicPartition(self.topic, self.partition)
+
+
+@dataclass(frozen=True)
+class BrokerInfo:
+    """A live broker as listed in metadata."""
+
+    id: int
+    host: str
+    port: int
+
+
+@dataclass(frozen=True)
+class ClusterDescription:
+    """Live brokers and the current controller (-1 when unknown)."""
+
+    cluster_id: str
+    controller_id: int
+    brokers: list[BrokerInfo]
+
+
+@dataclass(frozen=True)
+class PartitionDescription:
+    """One partition as the cluster sees it.
+
+    ``leader``, ``leader_epoch``, ``replicas``, ``isr`` and ``offline_replicas``
+    come from metadata.  ``high_watermark``, ``log_start_offset`` and
+    ``log_end_offset`` are the leader's own values, and ``replica_leos`` /
+    ``replica_hws`` map every assigned replica's broker id to that replica's LEO
+    and HW as it reports them itself (``replica_state`` API); -1 marks a value
+    that is not known (leader offline, broker not answering).
+    """
+
+    topic: str
+    partition: int
+    leader: int
+    leader_epoch: int
+    replicas: list[int]
+    isr: list[int]
+    offline_replicas: list[int]
+    high_watermark: int = -1
+    log_start_offset: int = -1
+    log_end_offset: int = -1
+    replica_leos: dict[int, int] = field(default_factory=dict, hash=False)
+    replica_hws: dict[int, int] = field(default_factory=dict, hash=False)
+    error: str = "NONE"
+
+    def to_dict(self) -> dict:
+        """A JSON-friendly dict (broker ids as string keys in the maps)."""
+        return {
+            "topic": self.topic,
+            "partition": self.partition,
+            "leader": self.leader,
+            "leader_epoch": self.leader_epoch,
+            "replicas": list(self.replicas),
+            "isr": list(self.isr),
+            "offline_replicas": list(self.offline_replicas),
+            "high_watermark": self.high_watermark,
+            "log_start_offset": self.log_start_offset,
+            "log_end_offset": self.log_end_offset,
+            "replica_leos": {str(k): v for k, v in self.replica_leos.items()},
+            "replica_hws": {str(k): v for k, v in self.replica_hws.items()},
+            "error": self.error,
+        }
+
+
+@dataclass(frozen=True)
+class TopicDescription:
+    """A topic and its partitions, sorted by partition number."""
+
+    name: str
+    partitions: list[PartitionDescription]
+    error: str = "NONE"
+
+    @property
+    def replication_factor(self) -> int:
+        return max((len(p.replicas) for p in self.partitions), default=0)
+
+    def to_dict(self) -> dict:
+        return {
+            "name": self.name,
+            "error": self.error,
+            "partition_count": len(self.partitions),
+            "replication_factor": self.replication_factor,
+            "partitions": [p.to_dict() for p in self.partitions],
+        }
