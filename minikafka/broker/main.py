@@ -38,5 +38,5 @@ async def _main(config: BrokerConfig) -> int:
         return 2
     await stop.wait()
     logging.getLogger(__name__).info("broker %d shutting down", config.broker_id)
-    await broker.shutdown() if hasattr(broker, "shutdown") else await broker.stop()
+    await broker.shutdown()
     return 0

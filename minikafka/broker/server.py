@@ -86,6 +86,9 @@ class Broker:
             "leader_and_isr": self.h_leader_and_isr, "update_metadata": self.h_update_metadata,
             "stop_replica": self.h_stop_replica, "offsets_for_leader_epoch": self.h_offsets_for_leader_epoch,
             "replica_state": self.h_replica_state, "api_versions": self.h_api_versions,
+            "events": self.h_events, "controlled_shutdown": self.h_controlled_shutdown,
+            "elect_leaders": self.h_elect_leaders, "delete_topics": self.h_delete_topics,
+            "alter_partition_reassignments": self.h_alter_partition_reassignments,
         }
         assert set(self.handlers) == set(APIS), set(APIS) ^ set(self.handlers)
 
@@ -369,3 +372,143 @@ class Broker:
         if self.controller is None:
             raise NotControllerError(f"broker {self.broker_id} is not the controller")
         return self.controller
+
+    # -- cluster-wide operations ------------------------------------------------------------
+    async def h_events(self, req: dict) -> dict:
+        since, limit = req["since"], req["limit"]
+        events = [e for e in self.events if e["ts"] > since]
+        if req["cluster"]:
+            async def remote(b: int, host: str, port: int) -> list[dict]:
+                try:
+                    from .rpc import call
+                    r = await call(self.http, host, port, "events", {"since": since, "limit": limit}, 2.0)
+                    return r["events"]
+                except KafkaError:
+                    return []
+            others = [(b, h, p) for b, (h, p) in self.metadata.brokers.items() if b != self.broker_id]
+            for got in await asyncio.gather(*(remote(*o) for o in others)):
+                events.extend(got)
+        events.sort(key=lambda e: (e["ts"], e["broker"]))
+        out = [{"ts": e["ts"], "broker": e["broker"], "kind": e["kind"], "text": e["text"]} for e in events[-limit:]]
+        return codec.ok(events=out)
+
+    async def h_controlled_shutdown(self, req: dict) -> dict:
+        controller = self.require_controller()
+        remaining = await controller.request("controlled_shutdown", req["broker_id"])
+        return codec.ok(remaining_partitions=[{"topic": t, "partition": p} for t, p in remaining])
+
+    async def _controller_endpoint(self) -> tuple[int, str, int]:
+        got = await self.zk.get(layout.CONTROLLER)
+        if got is None:
+            raise NotControllerError("no controller is elected right now")
+        cid = layout.decode_controller(got[0])
+        info = await self.zk.get(layout.broker_path(cid))
+        if info is None:
+            raise NotControllerError(f"controller {cid} is not registered")
+        b = layout.BrokerInfo.decode(cid, info[0])
+        return cid, b.host, b.port
+
+    async def h_elect_leaders(self, req: dict) -> dict:
+        if self.controller is None:
+            from .rpc import call
+            cid, host, port = await self._controller_endpoint()
+            if cid != self.broker_id:
+                return await call(self.http, host, port, "elect_leaders", req, req["timeout_ms"] / 1000.0 + 5)
+        controller = self.require_controller()
+        tps = [(x["topic"], x["partition"]) for x in req["partitions"]] if req["partitions"] is not None else None
+        results = await controller.request("elect_preferred", tps)
+        from .. import errors
+        out = []
+        for (t, p), name in sorted(results.items()):
+            exc = None if name == "NONE" else errors.error_class(name)(f"{t}-{p}: {name}")
+            out.append({"topic": t, "partition": p, **codec.partition_error(exc)})
+        return codec.ok(partitions=out)
+
+    async def h_delete_topics(self, req: dict) -> dict:
+        from ..errors import TopicDeletionDisabledError, UnknownTopicOrPartitionError
+        results, marked = [], []
+        for name in req["topics"]:
+            try:
+                if not self.config.get("delete.topic.enable"):
+                    raise TopicDeletionDisabledError("delete.topic.enable is false on this cluster")
+                if await self.zk.exists(layout.topic_path(name)) is None:
+                    raise UnknownTopicOrPartitionError(f"topic {name!r} does not exist")
+                try:
+                    await self.zk.create(f"{layout.DELETE_TOPICS}/{name}", b"", makepath=True)
+                except NodeExistsError:
+                    pass
+                marked.append(name)
+                results.append({"name": name, **codec.partition_error(None)})
+            except KafkaError as exc:
+                results.append({"name": name, **codec.partition_error(exc)})
+        if marked and req["timeout_ms"] > 0:
+            gone = lambda: all(not self.metadata.partitions_of(n) for n in marked)  # noqa: E731
+            if not await self.wait_metadata(gone, req["timeout_ms"] / 1000.0):
+                for r in results:
+                    if r["name"] in marked:
+                        r.update(codec.partition_error(RequestTimedOutError("deletion not finished within timeout_ms")))
+        return codec.ok(topics=results)
+
+    async def h_alter_partition_reassignments(self, req: dict) -> dict:
+        from ..errors import InvalidReplicaAssignmentError, ReassignmentInProgressError, UnknownTopicOrPartitionError
+        live = {int(b) for b in await self.zk.children(layout.BROKER_IDS)}
+        results, accepted = [], []
+        existing = await self.zk.get(layout.REASSIGN_PARTITIONS)
+        for m in req["partitions"]:
+            t, p, replicas = m["topic"], m["partition"], m["replicas"]
+            try:
+                got = await self.zk.get(layout.topic_path(t))
+                if got is None or p not in layout.decode_assignment(got[0]):
+                    raise UnknownTopicOrPartitionError(f"{t}-{p} does not exist")
+                if existing is not None:
+                    raise ReassignmentInProgressError("a reassignment is already in progress")
+                if not replicas or len(set(replicas)) != len(replicas):
+                    raise InvalidReplicaAssignmentError(f"replica list {replicas} is empty or repeats a broker")
+                if any(b not in live for b in replicas):
+                    raise InvalidReplicaAssignmentError(f"replica list {replicas} names brokers that are not live {sorted(live)}")
+                accepted.append({"topic": t, "partition": p, "replicas": list(replicas)})
+                results.append({"topic": t, "partition": p, **codec.partition_error(None)})
+            except KafkaError as exc:
+                results.append({"topic": t, "partition": p, **codec.partition_error(exc)})
+        if accepted:
+            try:
+                await self.zk.create(layout.REASSIGN_PARTITIONS, json.dumps({"version": 1, "partitions": accepted}).encode(),
+                                     makepath=True)
+            except NodeExistsError:
+                for r in results:
+                    if not r["error_code"]:
+                        r.update(codec.partition_error(ReassignmentInProgressError("a reassignment is already in progress")))
+        return codec.ok(partitions=results)
+
+    # -- controlled shutdown ---------------------------------------------------------------------
+    async def shutdown(self) -> None:
+        """SIGTERM: controlled shutdown (leaderships moved away first), then stop."""
+        if self.config.get("controlled.shutdown.enable") and self.zk.connected:
+            from .rpc import call
+            for attempt in range(3):
+                try:
+                    cid, host, port = await self._controller_endpoint()
+                    r = await call(self.http, host, port, "controlled_shutdown",
+                                   {"broker_id": self.broker_id, "broker_epoch": self.broker_epoch}, 15.0)
+                    left = r["remaining_partitions"]
+                    self.record_event("controlled_shutdown", f"broker {self.broker_id}: controlled shutdown via controller "
+                                                             f"{cid}; {len(left)} partitions could not move")
+                    if not left:
+                        break
+                except KafkaError as exc:
+                    log.warning("controlled shutdown attempt %d failed: %s", attempt + 1, exc)
+                await asyncio.sleep(0.5)
+            # Let the LeaderAndIsr that demotes us arrive, so waiting produces are answered
+            # with NOT_LEADER_OR_FOLLOWER rather than a dropped connection.
+            await self.wait_until_not_leading(5.0)
+        await self.stop()
+
+    async def wait_until_not_leading(self, timeout_s: float) -> None:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout_s
+        while loop.time() < deadline:
+            leading = [p for p in self.replica_manager.partitions.values()
+                       if p.is_leader and len(p.replicas) > 1 and len(p.isr) > 1]
+            if not leading:
+                return
+            await asyncio.sleep(0.05)

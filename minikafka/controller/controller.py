@@ -63,6 +63,9 @@ class Controller:
         self.channels = ChannelManager(broker)
         self.queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
         self._task: asyncio.Task | None = None
+        self._rebalance_task: asyncio.Task | None = None
+        self.reassigning: dict[TP, list[int]] = {}
+        self.shutting_down: set[int] = set()
         self.active = True
 
     # -- lifecycle -------------------------------------------------------------------
@@ -71,6 +74,8 @@ class Controller:
 
     async def stop(self) -> None:
         self.active = False
+        if self._rebalance_task is not None:
+            self._rebalance_task.cancel()
         if self._task is not None and self._task is not asyncio.current_task():
             self._task.cancel()
             try:
@@ -155,6 +160,11 @@ class Controller:
         zk.watch_children(layout.BROKER_IDS, lambda ch: self._put("broker_change", ch))
         zk.watch_children(layout.BROKER_TOPICS, lambda ch: self._put("topic_change", ch))
         zk.watch_children(layout.ISR_CHANGE_NOTIFICATION, lambda ch: self._put("isr_change", ch))
+        zk.watch_children(layout.DELETE_TOPICS, lambda ch: self._put("delete_topics", ch))
+        zk.watch_data(layout.REASSIGN_PARTITIONS, lambda data, stat: self._put("reassign", data))
+        zk.watch_data(layout.PREFERRED_REPLICA_ELECTION, lambda data, stat: self._put("preferred_znode", data))
+        if self.broker.config.get("auto.leader.rebalance.enable"):
+            self._rebalance_task = asyncio.get_running_loop().create_task(self._auto_rebalance())
         self.ctx.live = await self._read_brokers(await zk.children(layout.BROKER_IDS))
         for topic in await zk.children(layout.BROKER_TOPICS):
             await self._load_topic(topic)
@@ -163,9 +173,11 @@ class Controller:
         self.broker.record_event("controller_loaded", f"controller {self.broker.broker_id} (epoch {self.epoch}) loaded "
                                                       f"{len(self.ctx.topics)} topics, live brokers {sorted(self.ctx.live)}")
         new = [tp for tp, info in self.ctx.partitions() if info.state is None]
-        changed = await self._initialize(new)
-        changed |= await self._elect([tp for tp, info in self.ctx.partitions()
-                                      if info.state is not None and info.state.leader not in self.ctx.live], "offline")
+        await self._initialize(new)
+        # Replicas on brokers that are not registered are offline (Kafka's replica state
+        # machine start-up): new leaders where they led, out of the ISRs elsewhere.
+        dead = {r for _, info in self.ctx.partitions() for r in info.replicas if r not in self.ctx.live}
+        await self._offline_replicas(dead)
         self._send_metadata(all_partitions=True)
         self._send_leader_and_isr([tp for tp, _ in self.ctx.partitions()], new=set(new))
 
@@ -185,8 +197,10 @@ class Controller:
                 self.broker.record_event("broker_bounced", f"controller: broker {b} re-registered with a new epoch "
                                                            f"{current[b].epoch}", broker_id=b)
             await self.on_broker_failure(dead + bounced)
+        self.shutting_down -= set(dead)
         if born or bounced:
             for b in born + bounced:
+                self.shutting_down.discard(b)
                 self.ctx.live[b] = current[b]
                 self.channels.add(b, (current[b].host, current[b].port))
             for b in born:
@@ -197,10 +211,16 @@ class Controller:
     async def on_broker_failure(self, ids: list[int]) -> None:
         """Kafka's onBrokerFailure: new leaders where the leader died, the dead brokers out
         of every ISR (never the last member), leader epoch + 1 on every change."""
-        gone = set(ids)
         for b in ids:
             self.ctx.live.pop(b, None)
             await self.channels.remove(b)
+        changed = await self._offline_replicas(set(ids))
+        self._send_leader_and_isr(changed)
+        self._send_metadata(all_partitions=True)
+
+    async def _offline_replicas(self, gone: set[int]) -> list[TP]:
+        """Move replicas on ``gone`` brokers offline: elect where they led, drop them
+        from ISRs elsewhere.  Returns the partitions whose state changed."""
         changed: list[TP] = []
         for tp, info in self.ctx.partitions():
             st = info.state
@@ -217,8 +237,7 @@ class Controller:
                     self.broker.record_event("isr_shrink_controller", f"{tp[0]}-{tp[1]}: controller removed {sorted(gone & set(st.isr))} "
                                                                       f"from ISR -> {list(isr)} (leader epoch {st.leader_epoch + 1})")
                     changed.append(tp)
-        self._send_leader_and_isr(changed)
-        self._send_metadata(all_partitions=True)
+        return changed
 
     async def on_broker_startup(self, ids: list[int]) -> None:
         """Kafka's onBrokerStartup: metadata to everyone, state to the new brokers for
@@ -278,6 +297,242 @@ class Controller:
             await self._reread_state(tp)
         if known:
             self._send_metadata(partitions=sorted(known))
+        progressed = [tp for tp in known if tp in self.reassigning]
+        for tp in progressed:
+            await self._reassign_step(tp)
+        if progressed:
+            await self._finish_reassign_znode()
+
+    # -- requests that need the controller ---------------------------------------------------
+    async def request(self, kind: str, payload: Any) -> Any:
+        """Queue an event that answers through a future (controlled shutdown, elections)."""
+        fut = asyncio.get_running_loop().create_future()
+        self._put(kind, (payload, fut))
+        return await fut
+
+    async def on_controlled_shutdown(self, arg: tuple[int, asyncio.Future]) -> None:
+        """Kafka's ControlledShutdown: for each partition the broker leads, a new leader from
+        the rest of the ISR; for each it follows, out of the ISR.  Answers what it still leads."""
+        broker_id, fut = arg
+        self.shutting_down.add(broker_id)
+        changed: list[TP] = []
+        remaining: list[TP] = []
+        for tp, info in self.ctx.partitions():
+            st = info.state
+            if st is None or broker_id not in info.replicas:
+                continue
+            if st.leader == broker_id:
+                live = set(self.ctx.live) - self.shutting_down
+                e = rules.elect_leader(info.replicas, [b for b in st.isr if b != broker_id], live)
+                if e.leader == rules.NO_LEADER:
+                    remaining.append(tp)
+                    continue
+                new = layout.LeaderIsr(e.leader, st.leader_epoch + 1, e.isr, self.epoch)
+                if await self._write(tp, new):
+                    self.broker.metrics.count("leader_elections")
+                    self.broker.record_event("leader_elected", f"{tp[0]}-{tp[1]}: leader {e.leader} at epoch {new.leader_epoch}, "
+                                                               f"ISR {list(e.isr)} (controlled shutdown of broker {broker_id})",
+                                             topic=tp[0], partition=tp[1], leader=e.leader, leader_epoch=new.leader_epoch)
+                    changed.append(tp)
+                else:
+                    remaining.append(tp)
+            elif broker_id in st.isr and len(st.isr) > 1:
+                isr = tuple(b for b in st.isr if b != broker_id)
+                if await self._write(tp, layout.LeaderIsr(st.leader, st.leader_epoch + 1, isr, self.epoch)):
+                    changed.append(tp)
+        self._send_leader_and_isr(changed)
+        self._send_metadata(partitions=changed)
+        if not fut.done():
+            fut.set_result(remaining)
+
+    async def on_elect_preferred(self, arg: tuple[list[TP] | None, asyncio.Future]) -> None:
+        tps, fut = arg
+        results = await self._elect_preferred(tps)
+        if not fut.done():
+            fut.set_result(results)
+
+    async def on_preferred_znode(self, data: bytes | None) -> None:
+        """The ZooKeeper-era path: /admin/preferred_replica_election lists partitions."""
+        if not data:
+            return
+        import json
+        try:
+            tps = [(d["topic"], int(d["partition"])) for d in json.loads(data).get("partitions", [])]
+        except Exception:
+            tps = []
+        await self._elect_preferred(tps or None)
+        await self.broker.zk.delete(layout.PREFERRED_REPLICA_ELECTION)
+
+    async def _elect_preferred(self, tps: list[TP] | None) -> dict[TP, str]:
+        """Move leadership to the preferred (first) replica where it is alive and in the ISR.
+        Returns an error name per partition (NONE, ELECTION_NOT_NEEDED, PREFERRED_LEADER_NOT_AVAILABLE,
+        UNKNOWN_TOPIC_OR_PARTITION)."""
+        results: dict[TP, str] = {}
+        changed: list[TP] = []
+        wanted = tps if tps is not None else [tp for tp, _ in self.ctx.partitions()]
+        for tp in wanted:
+            if tp[0] not in self.ctx.topics or tp[1] not in self.ctx.topics[tp[0]]:
+                results[tp] = "UNKNOWN_TOPIC_OR_PARTITION"
+                continue
+            info = self.ctx.info(tp)
+            st = info.state
+            preferred = info.replicas[0]
+            if st is None or st.leader == preferred:
+                if tps is not None:
+                    results[tp] = "ELECTION_NOT_NEEDED"
+                continue
+            if preferred not in self.ctx.live or preferred not in st.isr or preferred in self.shutting_down:
+                results[tp] = "PREFERRED_LEADER_NOT_AVAILABLE"
+                continue
+            new = layout.LeaderIsr(preferred, st.leader_epoch + 1, st.isr, self.epoch)
+            if await self._write(tp, new):
+                self.broker.metrics.count("leader_elections")
+                self.broker.metrics.count("preferred_elections")
+                self.broker.record_event("leader_elected", f"{tp[0]}-{tp[1]}: preferred leader {preferred} at epoch "
+                                                           f"{new.leader_epoch}", topic=tp[0], partition=tp[1],
+                                         leader=preferred, leader_epoch=new.leader_epoch)
+                changed.append(tp)
+                results[tp] = "NONE"
+            else:
+                results[tp] = "PREFERRED_LEADER_NOT_AVAILABLE"
+        self._send_leader_and_isr(changed)
+        self._send_metadata(partitions=changed)
+        return results
+
+    async def _auto_rebalance(self) -> None:
+        """auto.leader.rebalance.enable: every leader.imbalance.check.interval.seconds, a
+        preferred election for brokers whose imbalance ratio exceeds the threshold."""
+        cfg = self.broker.config
+        interval = cfg.get("leader.imbalance.check.interval.seconds")
+        threshold = cfg.get("leader.imbalance.per.broker.percentage") / 100.0
+        while self.active:
+            await asyncio.sleep(interval)
+            self._put("check_imbalance", threshold)
+
+    async def on_check_imbalance(self, threshold: float) -> None:
+        leaders = {tp: info.state.leader for tp, info in self.ctx.partitions() if info.state is not None}
+        preferred = {tp: info.replicas[0] for tp, info in self.ctx.partitions()}
+        ratios = rules.preferred_leader_imbalance(leaders, preferred)
+        brokers = {b for b, r in ratios.items() if r > threshold and b in self.ctx.live}
+        if brokers:
+            tps = [tp for tp, pref in preferred.items() if pref in brokers and leaders.get(tp) != pref]
+            self.broker.record_event("leader_rebalance", f"controller: leader imbalance above {threshold:.0%} on brokers "
+                                                         f"{sorted(brokers)}; preferred election for {len(tps)} partitions")
+            await self._elect_preferred(tps)
+
+    async def on_delete_topics(self, children: list[str]) -> None:
+        """/admin/delete_topics/T: stop and delete every replica, then remove the znodes."""
+        zk = self.broker.zk
+        deleted = []
+        for topic in sorted(children):
+            if topic not in self.ctx.topics:
+                await zk.delete(f"{layout.DELETE_TOPICS}/{topic}")
+                continue
+            if not self.broker.config.get("delete.topic.enable"):
+                continue
+            parts = self.ctx.topics[topic]
+            per_broker: dict[int, list[dict]] = {}
+            for p, info in parts.items():
+                for r in info.replicas:
+                    per_broker.setdefault(r, []).append({"topic": topic, "partition": p})
+            for b, tps in per_broker.items():
+                if b in self.ctx.live:
+                    self.channels.send(b, "stop_replica", {"controller_id": self.broker.broker_id,
+                                                           "controller_epoch": self.epoch,
+                                                           "delete_partitions": True, "partitions": tps})
+            await zk.delete(layout.topic_path(topic), recursive=True)
+            await zk.delete(layout.topic_config_path(topic))
+            await zk.delete(f"{layout.DELETE_TOPICS}/{topic}")
+            del self.ctx.topics[topic]
+            self.ctx.configs.pop(topic, None)
+            for tp in [tp for tp in self.reassigning if tp[0] == topic]:
+                del self.reassigning[tp]
+            deleted.append(topic)
+            self.broker.record_event("topic_deleted", f"controller: topic {topic} deleted")
+        if deleted:
+            body = {"controller_id": self.broker.broker_id, "controller_epoch": self.epoch,
+                    "partition_states": [], "live_brokers": self._brokers_msg(), "deleted_topics": deleted}
+            for b in self.ctx.live:
+                self.channels.send(b, "update_metadata", body)
+
+    # -- partition reassignment -------------------------------------------------------------
+    async def on_reassign(self, data: bytes | None) -> None:
+        """/admin/reassign_partitions: {"version":1,"partitions":[{"topic","partition","replicas"}]}."""
+        if not data:
+            return
+        import json
+        try:
+            wanted = {(d["topic"], int(d["partition"])): [int(b) for b in d["replicas"]]
+                      for d in json.loads(data).get("partitions", [])}
+        except Exception:
+            log.warning("malformed %s; ignoring it", layout.REASSIGN_PARTITIONS)
+            await self.broker.zk.delete(layout.REASSIGN_PARTITIONS)
+            return
+        for tp, target in wanted.items():
+            if tp[0] in self.ctx.topics and tp[1] in self.ctx.topics[tp[0]] and tp not in self.reassigning:
+                self.reassigning[tp] = target
+                await self._reassign_step(tp)
+        await self._finish_reassign_znode()
+
+    async def _reassign_step(self, tp: TP) -> None:
+        """Kafka's reassignment: AR = new + old; once every new replica is in the ISR, lead
+        from the new set, shrink AR/ISR to the new set, stop and delete the old replicas."""
+        target = self.reassigning.get(tp)
+        if target is None:
+            return
+        info = self.ctx.info(tp)
+        st = info.state
+        if st is None:
+            return
+        union = list(target) + [r for r in info.replicas if r not in target]
+        if info.replicas == list(target):
+            del self.reassigning[tp]
+            return
+        if info.replicas != union:
+            self.broker.record_event("reassign_start", f"{tp[0]}-{tp[1]}: reassigning {info.replicas} -> {target}")
+            await self._write_assignment(tp[0], {tp[1]: union})
+            new = layout.LeaderIsr(st.leader, st.leader_epoch + 1, st.isr, self.epoch)
+            await self._write(tp, new)
+            self._send_leader_and_isr([tp])
+            self._send_metadata(partitions=[tp])
+            return
+        st = info.state
+        if not all(r in st.isr for r in target):
+            return  # wait for the ISR change notifications
+        leader = st.leader if st.leader in target else next((r for r in target if r in st.isr and r in self.ctx.live), rules.NO_LEADER)
+        isr = tuple(r for r in st.isr if r in target)
+        removed = [r for r in info.replicas if r not in target]
+        new = layout.LeaderIsr(leader, st.leader_epoch + 1, isr, self.epoch)
+        if not await self._write(tp, new):
+            return
+        await self._write_assignment(tp[0], {tp[1]: list(target)})
+        self._send_leader_and_isr([tp])
+        for r in removed:
+            if r in self.ctx.live:
+                self.channels.send(r, "stop_replica", {"controller_id": self.broker.broker_id, "controller_epoch": self.epoch,
+                                                       "delete_partitions": True, "partitions": [{"topic": tp[0], "partition": tp[1]}]})
+        self._send_metadata(partitions=[tp])
+        del self.reassigning[tp]
+        self.broker.record_event("reassign_done", f"{tp[0]}-{tp[1]}: replicas now {list(target)}, leader {leader}")
+
+    async def _write_assignment(self, topic: str, changes: dict[int, list[int]]) -> None:
+        parts = self.ctx.topics[topic]
+        for p, replicas in changes.items():
+            parts[p].replicas = list(replicas)
+        assignment = {p: info.replicas for p, info in parts.items()}
+        await self.broker.zk.set(layout.topic_path(topic), layout.encode_assignment(assignment))
+
+    async def _finish_reassign_znode(self) -> None:
+        import json
+        zk = self.broker.zk
+        if not self.reassigning:
+            await zk.delete(layout.REASSIGN_PARTITIONS)
+            return
+        body = {"version": 1, "partitions": [{"topic": t, "partition": p, "replicas": r} for (t, p), r in sorted(self.reassigning.items())]}
+        try:
+            await zk.set(layout.REASSIGN_PARTITIONS, json.dumps(body).encode())
+        except NoNodeError:
+            pass
 
     # -- partition state changes ---------------------------------------------------------
     async def _initialize(self, tps: list[TP]) -> set[TP]:
@@ -316,7 +571,7 @@ class Controller:
             st = info.state
             if st is None:
                 return False
-            live = set(self.ctx.live) - set(dead)
+            live = set(self.ctx.live) - set(dead) - self.shutting_down
             unclean_ok = bool(topic_setting("unclean.leader.election.enable", self.ctx.configs.get(tp[0], {}), self.broker.config))
             e = rules.elect_leader(info.replicas, st.isr, live, unclean_ok)
             isr = e.isr

@@ -273,6 +273,79 @@ _api(
 )
 
 
+_api(
+    "events",
+    "Recent events recorded by this broker (and, as controller, the cluster's): elections, ISR changes, "
+    "truncations, registrations. With cluster=true the broker also gathers every live broker's events "
+    "and merges them by time.",
+    (
+        F("since", "float", "only events with ts > since (seconds since the epoch)", default=0.0),
+        F("cluster", "bool", "merge the events of every live broker", default=False),
+        F("limit", "int", default=500, minimum=1, maximum=5000),
+    ),
+    (
+        F("events", [Struct("Event", (
+            F("ts", "float", "seconds since the epoch"), F("broker", "int", "broker that recorded it"),
+            F("kind", "str", "controller_elected, broker_registered, broker_lost, leader_elected, isr_shrink, "
+                             "isr_expand, unclean_election, truncate, ..."),
+            F("text", "str"),
+        ))]),
+    ),
+)
+
+_api(
+    "controlled_shutdown",
+    "Broker to controller, before a clean stop: move the broker's leaderships to other ISR replicas and take "
+    "it out of the ISRs it follows (Kafka's ControlledShutdown). Answers the partitions it still leads.",
+    (
+        F("broker_id", "int"), F("broker_epoch", "int", default=-1),
+    ),
+    (
+        F("remaining_partitions", [TP], "partitions whose leadership could not be moved (e.g. RF=1)"),
+    ),
+)
+
+_api(
+    "elect_leaders",
+    "To the controller (any broker forwards it): preferred leader election. Partitions nil means every "
+    "partition whose leader is not its preferred (first) replica.",
+    (
+        F("partitions", [TP], default=None, nullable=True),
+        F("timeout_ms", "int", default=30000, minimum=0),
+    ),
+    (
+        F("partitions", [Struct("ElectLeadersPartitionResponse", (F("topic", "str"), F("partition", "int")) + PARTITION_ERROR)]),
+    ),
+)
+
+_api(
+    "delete_topics",
+    "Mark topics for deletion under /admin/delete_topics; the controller stops and deletes their replicas "
+    "and removes their znodes. With timeout_ms > 0 the answer waits until the topics left the metadata.",
+    (
+        F("topics", ["str"]),
+        F("timeout_ms", "int", default=30000, minimum=0),
+    ),
+    (
+        F("topics", [Struct("DeletableTopicResult", (F("name", "str"),) + PARTITION_ERROR)]),
+    ),
+)
+
+_api(
+    "alter_partition_reassignments",
+    "Write /admin/reassign_partitions; the controller adds the new replicas, waits until they join the ISR, "
+    "moves the leader if needed and drops the old replicas.",
+    (
+        F("partitions", [Struct("ReassignablePartition", (
+            F("topic", "str"), F("partition", "int", minimum=0), F("replicas", ["int"], "the new replica list"),
+        ))]),
+    ),
+    (
+        F("partitions", [Struct("ReassignablePartitionResponse", (F("topic", "str"), F("partition", "int")) + PARTITION_ERROR)]),
+    ),
+)
+
+
 def tp_key(topic: str, partition: int) -> tuple[str, int]:
     """The key used for a topic-partition in dicts throughout the code."""
     return (topic, partition)

@@ -184,7 +184,9 @@ class PartitionReplica:
         before any write, reset what is known of followers, try to advance the HW."""
         eff = Effects()
         was = self.role
-        new_term = st.leader_epoch != self.leader_epoch or was is not Role.LEADER
+        # A new term is a role change; an epoch bump while leading (the controller changed
+        # the ISR) keeps what is known of the followers, as Kafka's makeLeader does.
+        new_term = was is not Role.LEADER
         self._apply_state(st)
         self.role = Role.LEADER
         self.needs_truncation = False
