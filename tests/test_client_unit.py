@@ -388,6 +388,22 @@ class FakeBroker:
             out.append(entry)
         return {"topics": out}
 
+    async def api_delete_topics(self, body: dict) -> dict:
+        out = []
+        for name in body["topics"]:
+            entry = {"name": name, "error_code": 0, "error": "NONE", "message": ""}
+            if self.topics.pop(name, None) is None:
+                entry.update(error_code=3, error="UNKNOWN_TOPIC_OR_PARTITION")
+            else:
+                for tp in [tp for tp in self.logs if tp[0] == name]:
+                    del self.logs[tp], self.leo[tp]
+            out.append(entry)
+        return {"topics": out}
+
+    async def api_elect_leaders(self, body: dict) -> dict:
+        return {"partitions": [{"topic": p["topic"], "partition": p["partition"], "error_code": 84,
+                                "error": "ELECTION_NOT_NEEDED", "message": ""} for p in body["partitions"] or ()]}
+
     async def api_replica_state(self, body: dict) -> dict:
         return {"broker_id": 1, "replicas": [
             {"topic": t, "partition": p, "role": "leader", "leader": 1, "leader_epoch": 0, "log_start_offset": 0,
@@ -602,6 +618,14 @@ def test_admin(broker):
             admin.describe_topics(["nope"])
         cl = admin.cluster()
         assert cl.controller_id == 1 and [b.id for b in cl.brokers] == [1]
+        from minikafka import TopicPartition
+
+        outcome = admin.elect_leaders([TopicPartition("a", 0)])
+        assert isinstance(outcome[TopicPartition("a", 0)], errors.ElectionNotNeededError)
+        admin.delete_topic("a")
+        assert admin.list_topics() == []
+        with pytest.raises(errors.UnknownTopicOrPartitionError):
+            admin.delete_topic("a")
 
 
 def test_describe_leaves_unanswered_brokers_at_minus_one(broker):

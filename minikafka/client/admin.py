@@ -12,7 +12,8 @@ from typing import Any, Iterable
 from .. import errors
 from .connection import Connection
 from .metadata import Metadata
-from .types import ClusterDescription, PartitionDescription, TopicDescription
+from .consumer import as_tp
+from .types import ClusterDescription, PartitionDescription, TopicDescription, TopicPartition
 
 # Timeout of introspection requests to each broker: a stopped broker must not
 # hold a describe for the whole request timeout.
@@ -88,6 +89,43 @@ class AIOAdmin:
             await self._meta.refresh()
         except errors.KafkaError:
             pass
+
+    async def delete_topic(self, name: str, timeout_ms: int = 30000) -> None:
+        """Delete a topic; waits up to ``timeout_ms`` until it left the metadata."""
+        self._check_open()
+        body = {"topics": [name], "timeout_ms": int(timeout_ms)}
+        answer = await self._meta.call_any("delete_topics", body, (timeout_ms + self.request_timeout_ms) / 1000)
+        for t in answer.get("topics") or ():
+            if t.get("name") == name and t.get("error_code", 0):
+                raise errors.error_for(t["error_code"], t.get("message") or "")
+        try:
+            await self._meta.refresh()
+        except errors.KafkaError:
+            pass
+
+    async def elect_leaders(
+        self, partitions: Iterable[Any] | None = None, timeout_ms: int = 30000
+    ) -> dict[TopicPartition, errors.KafkaError | None]:
+        """Preferred leader election for ``partitions`` (None: every partition not led by its first replica).
+
+        Returns each partition's outcome: None, or the error (e.g. ELECTION_NOT_NEEDED).
+        """
+        self._check_open()
+        tps = None if partitions is None else [as_tp(tp) for tp in partitions]
+        body = {"partitions": None if tps is None else [{"topic": tp.topic, "partition": tp.partition} for tp in tps],
+                "timeout_ms": int(timeout_ms)}
+        answer = await self._meta.call_any("elect_leaders", body, (timeout_ms + self.request_timeout_ms) / 1000)
+        return _partition_results(answer)
+
+    async def alter_partition_reassignments(
+        self, reassignments: dict[Any, list[int]]
+    ) -> dict[TopicPartition, errors.KafkaError | None]:
+        """Move partitions to new replica lists (``{TopicPartition: [broker ids]}``); returns each outcome."""
+        self._check_open()
+        body = {"partitions": [{"topic": tp.topic, "partition": tp.partition, "replicas": [int(b) for b in replicas]}
+                               for tp, replicas in ((as_tp(k), v) for k, v in reassignments.items())]}
+        answer = await self._meta.call_any("alter_partition_reassignments", body, self.request_timeout_ms / 1000)
+        return _partition_results(answer)
 
     async def list_topics(self) -> list[str]:
         """Names of every topic, sorted."""
@@ -179,6 +217,14 @@ class AIOAdmin:
     @property
     def metadata(self) -> Metadata:
         return self._meta
+
+
+def _partition_results(answer: dict) -> dict[TopicPartition, errors.KafkaError | None]:
+    out: dict[TopicPartition, errors.KafkaError | None] = {}
+    for p in answer.get("partitions") or ():
+        code = p.get("error_code", 0)
+        out[TopicPartition(p["topic"], p["partition"])] = errors.error_for(code, p.get("message") or "") if code else None
+    return out
 
 
 def _config_value(v: Any) -> str:

@@ -290,7 +290,15 @@ class Consumer:
 
 
 class Admin:
-    """Blocking admin client: topics and cluster introspection."""
+    """Blocking admin client: topics and cluster introspection.
+
+    >>> admin = Admin("127.0.0.1:9092")
+    >>> admin.create_topic("events", partitions=3, replication_factor=3, config={"min.insync.replicas": 2})
+    >>> for p in admin.describe_topics(["events"])[0].partitions:
+    ...     print(p.partition, p.leader, p.isr, p.high_watermark, p.replica_leos)
+
+    Methods are those of :class:`~minikafka.aio.AIOAdmin`.
+    """
 
     def __init__(self, bootstrap_servers: Any, request_timeout_ms: int = 30000, client_id: str | None = None) -> None:
         self._lt = LoopThread("minikafka-admin")
@@ -311,6 +319,16 @@ class Admin:
                      config: dict[str, Any] | None = None, timeout_ms: int = 30000,
                      assignment: dict[int, list[int]] | None = None) -> None:
         self._lt.run(self._core.create_topic(name, partitions, replication_factor, config, timeout_ms, assignment))
+
+    def delete_topic(self, name: str, timeout_ms: int = 30000) -> None:
+        self._lt.run(self._core.delete_topic(name, timeout_ms))
+
+    def elect_leaders(self, partitions: Iterable[Any] | None = None,
+                      timeout_ms: int = 30000) -> dict[TopicPartition, errors.KafkaError | None]:
+        return self._lt.run(self._core.elect_leaders(None if partitions is None else list(partitions), timeout_ms))
+
+    def alter_partition_reassignments(self, reassignments: dict[Any, list[int]]) -> dict[TopicPartition, errors.KafkaError | None]:
+        return self._lt.run(self._core.alter_partition_reassignments(reassignments))
 
     def list_topics(self) -> list[str]:
         return self._lt.run(self._core.list_topics())
