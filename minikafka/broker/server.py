@@ -38,24 +38,13 @@ from ..zk import layout
 from ..zk.session import NodeExistsError, ZkSession
 from .fetcher import FetcherManager
 from .metadata_cache import MetadataCache
+from .metrics import Metrics
 from .replica_manager import ReplicaManager
 from .storage import DiskStorage, Storage
 
 log = logging.getLogger(__name__)
 
 TOPIC_NAME = re.compile(r"^[a-zA-Z0-9._-]{1,249}$")
-
-
-class Metrics:
-    """Counters the broker keeps (exported at /metrics by a later layer)."""
-
-    def __init__(self) -> None:
-        self.counters: collections.Counter[str] = collections.Counter()
-        self.bytes_in = 0
-        self.bytes_out = 0
-
-    def count(self, name: str, n: int = 1) -> None:
-        self.counters[name] += n
 
 
 class Broker:
@@ -103,6 +92,8 @@ class Broker:
         self.http = aiohttp.ClientSession()
         app = web.Application(client_max_size=self.config.get("socket.request.max.bytes"))
         app.router.add_post("/v1/{api}", self.handle)
+        from ..web import setup_routes
+        setup_routes(app, self)
         self.app = app
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
@@ -217,10 +208,9 @@ class Broker:
                 raise InvalidRequestError(
                     f"request body exceeds socket.request.max.bytes={self.config.get('socket.request.max.bytes')}") from None
             msg = codec.decode_request(api, body)
-            self.metrics.count(f"requests_{api}")
             started = time.monotonic()
             resp = await self.handlers[api](msg)
-            self.metrics.count(f"request_ms_{api}", int((time.monotonic() - started) * 1000))
+            self.metrics.observe_request(api, time.monotonic() - started)
         except KafkaError as exc:
             self.metrics.count(f"errors_{exc.code.name}")
             resp = codec.error_response(exc)

@@ -1,0 +1,137 @@
+"""Issue "runnable mini Kafka cluster": topics, placement, leaders, produce and consume
+on a real ZooKeeper and 3 real broker processes."""
+from __future__ import annotations
+
+import msgpack
+import pytest
+
+from minikafka import Admin, Consumer, Producer, TopicPartition, errors
+from process_helpers import wait_for
+
+
+def test_topic_placement_follows_the_rule_and_every_partition_has_a_leader(cluster):
+    with Admin(cluster.bootstrap) as admin:
+        admin.create_topic("placement", partitions=3, replication_factor=3)
+        (desc,) = admin.describe_topics(["placement"])
+    brokers = sorted(cluster.brokers)
+    n = len(brokers)
+    for p in desc.partitions:
+        assert p.replicas == [brokers[(p.partition + j) % n] for j in range(3)]
+        assert p.leader == p.replicas[0], "the preferred replica leads a new partition"
+        assert p.leader_epoch == 0
+        assert sorted(p.isr) == sorted(p.replicas)
+
+
+def test_ten_thousand_records_acks_1_come_back_in_order_with_their_offsets(cluster):
+    with Admin(cluster.bootstrap) as admin:
+        admin.create_topic("ordered", partitions=3, replication_factor=3)
+    sent: dict[int, list[tuple[int, bytes]]] = {0: [], 1: [], 2: []}
+    with Producer(cluster.bootstrap, acks=1, linger_ms=5) as producer:
+        futures = [(i, producer.send("ordered", f"value-{i}".encode(), key=f"key-{i % 97}".encode())) for i in range(10_000)]
+        producer.flush()
+        for i, fut in futures:
+            md = fut.result(timeout=30)
+            sent[md.partition].append((md.offset, f"value-{i}".encode()))
+    for p, entries in sent.items():
+        offsets = [o for o, _ in entries]
+        assert offsets == list(range(len(entries))), f"partition {p}: offsets are 0..n-1 in send order"
+    with Consumer(cluster.bootstrap, auto_offset_reset="earliest") as consumer:
+        tps = [TopicPartition("ordered", p) for p in range(3)]
+        consumer.assign(tps)
+        got: dict[int, list[tuple[int, bytes]]] = {0: [], 1: [], 2: []}
+
+        def all_read() -> bool:
+            for r in consumer.poll(timeout_ms=500):
+                got[r.partition].append((r.offset, r.value))
+            return sum(len(v) for v in got.values()) >= 10_000
+
+        wait_for(all_read, timeout_s=60, message="the consumer did not read back 10,000 records")
+    assert got == sent
+
+
+def test_bad_topic_requests_get_kafka_errors_and_create_nothing(cluster):
+    with Admin(cluster.bootstrap) as admin:
+        admin.create_topic("errs", partitions=1, replication_factor=1)
+        with pytest.raises(errors.TopicAlreadyExistsError):
+            admin.create_topic("errs", partitions=1, replication_factor=1)
+        with pytest.raises(errors.InvalidReplicationFactorError):
+            admin.create_topic("too-wide", partitions=1, replication_factor=4)
+        with pytest.raises(errors.InvalidTopicExceptionError):
+            admin.create_topic("bad name!", partitions=1, replication_factor=1)
+        with pytest.raises(errors.InvalidConfigError):
+            admin.create_topic("bad-config", partitions=1, replication_factor=1, config={"no.such.config": "1"})
+        assert "too-wide" not in admin.list_topics()
+        assert "bad-config" not in admin.list_topics()
+    with Consumer(cluster.bootstrap) as consumer:
+        # Like Kafka's consumer: an assigned partition of an unknown topic yields nothing
+        # (metadata is retried); the error itself is tested on the wire below.
+        consumer.assign([TopicPartition("no-such-topic", 0)])
+        assert consumer.poll(timeout_ms=300) == []
+
+
+def _post(cluster, api: str, body: bytes) -> dict:
+    import urllib.request
+    port = cluster.brokers[1]
+    req = urllib.request.Request(f"http://127.0.0.1:{port}/v1/{api}", data=body,
+                                 headers={"Content-Type": "application/x-msgpack"})
+    with urllib.request.urlopen(req, timeout=10) as resp:
+        return msgpack.unpackb(resp.read(), raw=False, strict_map_key=False)
+
+
+def _leader_port(cluster, topic: str, partition: int) -> int:
+    with Admin(cluster.bootstrap) as admin:
+        (desc,) = admin.describe_topics([topic])
+    return cluster.brokers[desc.partitions[partition].leader]
+
+
+def test_malformed_requests_are_answered_with_errors_and_change_nothing(cluster):
+    with Admin(cluster.bootstrap) as admin:
+        admin.create_topic("raw", partitions=1, replication_factor=3)
+    with Producer(cluster.bootstrap, acks="all") as producer:
+        producer.send("raw", b"one").result(timeout=30)
+
+    def leo_and_hw() -> tuple:
+        with Admin(cluster.bootstrap) as admin:
+            (desc,) = admin.describe_topics(["raw"])
+        p = desc.partitions[0]
+        return p.high_watermark, tuple(sorted(p.replica_leos.items()))
+
+    before = leo_and_hw()
+    assert _post(cluster, "metadata", b"\xc1not msgpack")["error"] == "INVALID_REQUEST"
+    assert _post(cluster, "no_such_api", msgpack.packb({}))["error"] == "UNSUPPORTED_VERSION"
+    r = _post(cluster, "produce", msgpack.packb({"acks": 1, "partitions": [{"topic": "raw", "partition": 0}]}))
+    assert r["error"] == "INVALID_REQUEST" and "records" in r["message"]
+    r = _post(cluster, "produce", msgpack.packb({"acks": 7, "partitions": []}))
+    assert r["error"] == "INVALID_REQUEST"
+    r = _post(cluster, "fetch", msgpack.packb({"partitions": [{"topic": "raw", "partition": 0, "fetch_offset": -5}]}))
+    assert r["error"] == "INVALID_REQUEST" and "fetch_offset" in r["message"]
+
+    import urllib.request
+    leader = _leader_port(cluster, "raw", 0)
+
+    def post_leader(api: str, body: dict) -> dict:
+        req = urllib.request.Request(f"http://127.0.0.1:{leader}/v1/{api}", data=msgpack.packb(body),
+                                     headers={"Content-Type": "application/x-msgpack"})
+        with urllib.request.urlopen(req, timeout=10) as resp:
+            return msgpack.unpackb(resp.read(), raw=False, strict_map_key=False)
+
+    r = post_leader("fetch", {"max_wait_ms": 0, "partitions": [{"topic": "raw", "partition": 0, "fetch_offset": 99}]})
+    assert r["partitions"][0]["error"] == "OFFSET_OUT_OF_RANGE"
+    r = post_leader("fetch", {"max_wait_ms": 0, "partitions": [{"topic": "raw", "partition": 7, "fetch_offset": 0}]})
+    assert r["partitions"][0]["error"] == "UNKNOWN_TOPIC_OR_PARTITION"
+    r = post_leader("produce", {"acks": 1, "partitions": [{"topic": "raw", "partition": 0, "records": b"\x00" * 60}]})
+    assert r["partitions"][0]["error"] == "CORRUPT_MESSAGE"
+    from minikafka.protocol.records import encode_batch
+    good = bytearray(encode_batch([(None, b"x", None, 1)]))
+    good[-1] ^= 0xFF  # flip a bit in the records: CRC mismatch
+    r = post_leader("produce", {"acks": 1, "partitions": [{"topic": "raw", "partition": 0, "records": bytes(good)}]})
+    assert r["partitions"][0]["error"] == "CORRUPT_MESSAGE"
+    big = msgpack.packb({"acks": 1, "partitions": [{"topic": "raw", "partition": 0, "records": b"\x00" * (101 * 1024 * 1024)}]})
+    try:
+        r = post_leader("produce", msgpack.unpackb(big))
+        assert r["error"] == "INVALID_REQUEST"
+    except urllib.error.HTTPError as exc:
+        assert exc.code == 413
+        assert msgpack.unpackb(exc.read())["error"] == "INVALID_REQUEST"
+    assert leo_and_hw() == before, "bad requests changed nothing stored"
+    assert _post(cluster, "api_versions", msgpack.packb({}))["error"] == "NONE", "the broker keeps serving"
