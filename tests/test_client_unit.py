@@ -428,12 +428,9 @@ def test_sync_producer_10000_records_then_consumer(broker):
 
     broker.create("t", 3)
     p = Producer(broker.bootstrap, acks="all")
-    start = time.monotonic()
     futs = [p.send("t", b"value-%d" % i, key=None if i % 2 else b"k%d" % (i % 10)) for i in range(10000)]
     p.flush()
-    elapsed = time.monotonic() - start
     p.close()
-    assert elapsed < 10  # generous: it is measured, not benchmarked
     mds = [f.result(0) for f in futs]
     assert sum(broker.leo.values()) == 10000
     for i, md in enumerate(mds):

@@ -59,6 +59,8 @@ def add_parsers(subparsers: argparse._SubParsersAction) -> None:
                          help="each line is KEY SEP VALUE (split at the first SEP)")
     produce.add_argument("--partition", type=_non_negative, default=None, metavar="P",
                          help="send every record to this partition (default: by key, or sticky round robin)")
+    produce.add_argument("--delivery-timeout-ms", dest="delivery_timeout_ms", type=_positive, default=120000,
+                         metavar="MS", help="give up on a record this long after sending it (default 120000)")
     add_dir_and_bootstrap(produce)
     produce.set_defaults(func=cmd_produce)
 
@@ -199,7 +201,8 @@ def cmd_produce(args: argparse.Namespace) -> int:
             with lock:
                 failures.append(exc)
 
-    producer = Producer(resolve_bootstrap(args), acks=args.acks)
+    producer = Producer(resolve_bootstrap(args), acks=args.acks, delivery_timeout_ms=args.delivery_timeout_ms,
+                        request_timeout_ms=min(30000, args.delivery_timeout_ms))
     try:
         partitions = producer.partitions_for(args.topic)
         if args.partition is not None and args.partition not in partitions:
