@@ -135,3 +135,26 @@ def test_malformed_requests_are_answered_with_errors_and_change_nothing(cluster)
         assert msgpack.unpackb(exc.read())["error"] == "INVALID_REQUEST"
     assert leo_and_hw() == before, "bad requests changed nothing stored"
     assert _post(cluster, "api_versions", msgpack.packb({}))["error"] == "NONE", "the broker keeps serving"
+
+
+def test_describe_json_reports_every_replica_and_log_checksums(cluster):
+    import json
+
+    from process_helpers import run_cli
+    with Admin(cluster.bootstrap) as admin:
+        admin.create_topic("described", partitions=2, replication_factor=3)
+    with Producer(cluster.bootstrap, acks="all") as producer:
+        for i in range(20):
+            producer.send("described", f"v{i}".encode(), partition=i % 2)
+        producer.flush()
+
+    def agreed():
+        out = run_cli("topics", "describe", "described", "--json", "--bootstrap-server", cluster.bootstrap)
+        assert out.returncode == 0, out.stderr
+        parts = json.loads(out.stdout)["topics"][0]["partitions"]
+        ok = all(p["high_watermark"] == 10 and p["replicas_agree"] and len(p["replica_checksums"]) == 3
+                 and set(p["replica_leos"].values()) == {10} for p in parts)
+        return parts if ok else None
+
+    parts = wait_for(agreed, timeout_s=20, message="every replica at LEO 10 with equal checksums")
+    assert {p["checksum_upto"] for p in parts} == {10}

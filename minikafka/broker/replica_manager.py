@@ -348,12 +348,14 @@ class ReplicaManager:
 
     def replica_state(self, req: dict) -> list[dict]:
         wanted = req["partitions"]
-        tps = [(x["topic"], x["partition"]) for x in wanted] if wanted is not None else sorted(self.partitions)
+        default = req["checksum_upto"]
+        if wanted is None:
+            wanted = [{"topic": t, "partition": p, "checksum_upto": None} for t, p in sorted(self.partitions)]
         out = []
-        for tp in tps:
-            p = self.partitions.get(tp)
+        for x in wanted:
+            p = self.partitions.get((x["topic"], x["partition"]))
             if p is not None:
-                out.append(p.describe(req["checksum_upto"]))
+                out.append(p.describe(x["checksum_upto"] if x["checksum_upto"] is not None else default))
         return out
 
     # -- timers -----------------------------------------------------------------------

@@ -45,7 +45,9 @@ def add_parsers(subparsers: argparse._SubParsersAction) -> None:
         description="Describe partitions: leader, replicas, ISR, leader epoch, the leader's high watermark "
                     "and every replica's LEO as the brokers report them.")
     describe.add_argument("name", metavar="NAME", nargs="?", default=None, help="topic (default: every topic)")
-    describe.add_argument("--json", action="store_true", help="print a JSON document with every field")
+    describe.add_argument("--json", action="store_true",
+                          help="print a JSON document with every field, including each replica's log checksum "
+                               "below the leader's HW (replicas agree when the checksums are equal)")
     add_dir_and_bootstrap(describe)
     describe.set_defaults(func=cmd_topics_describe)
 
@@ -165,7 +167,7 @@ def cmd_topics_describe(args: argparse.Namespace) -> int:
     from ..client.sync import Admin
 
     with Admin(resolve_bootstrap(args)) as admin:
-        descs = admin.describe_topics(None if args.name is None else [args.name])
+        descs = admin.describe_topics(None if args.name is None else [args.name], checksums=args.json)
     if args.json:
         print(json.dumps({"topics": [d.to_dict() for d in descs]}, indent=2))
         return 0

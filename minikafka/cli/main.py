@@ -19,7 +19,7 @@ from typing import Sequence
 
 from ..config import BrokerConfig, parse_overrides
 from ..errors import ClientError, KafkaError
-from . import client_commands
+from . import bench, client_commands
 
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
@@ -297,6 +297,7 @@ def build_parser() -> ArgumentParser:
 
     _add_cluster_parsers(sub)
     client_commands.add_parsers(sub)
+    bench.add_parsers(sub)
     return parser
 
 

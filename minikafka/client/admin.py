@@ -139,10 +139,17 @@ class AIOAdmin:
         await self._meta.refresh()
         return self._meta.describe_cluster()
 
-    async def replica_states(self, partitions: Iterable[tuple[str, int]] | None = None) -> dict[int, dict | Exception]:
-        """The raw ``replica_state`` answer of every live broker (an exception for those that failed)."""
+    async def replica_states(self, partitions: Iterable[tuple[str, int]] | None = None,
+                             checksum_upto: dict[tuple[str, int], int] | None = None) -> dict[int, dict | Exception]:
+        """The raw ``replica_state`` answer of every live broker (an exception for those that failed).
+
+        ``checksum_upto`` asks each replica for a CRC-32 of its log below the given offset per
+        partition, so replicas can be compared (equal checksums: identical batches)."""
         self._check_open()
-        body = {"partitions": None if partitions is None else [{"topic": t, "partition": p} for t, p in partitions]}
+        if checksum_upto and partitions is None:
+            partitions = list(checksum_upto)
+        body = {"partitions": None if partitions is None else [
+            {"topic": t, "partition": p, "checksum_upto": (checksum_upto or {}).get((t, p))} for t, p in partitions]}
         brokers = dict(self._meta.brokers)
         timeout_s = min(self.request_timeout_ms, INTROSPECTION_TIMEOUT_MS) / 1000
 
@@ -157,9 +164,11 @@ class AIOAdmin:
             out[broker_id] = answer
         return out
 
-    async def describe_topics(self, topics: Iterable[str] | None = None) -> list[TopicDescription]:
+    async def describe_topics(self, topics: Iterable[str] | None = None, checksums: bool = False) -> list[TopicDescription]:
         """Describe ``topics`` (every topic when None), sorted by name.
 
+        With ``checksums`` each replica also reports a CRC-32 of its log below the leader's
+        HW (``replica_checksums``, ``checksum_upto``): replicas agree when the values are equal.
         A named topic that does not exist raises UNKNOWN_TOPIC_OR_PARTITION.
         """
         self._check_open()
@@ -181,6 +190,21 @@ class AIOAdmin:
             bid = answer.get("broker_id", broker_id)
             for r in answer.get("replicas") or ():
                 reported.setdefault((r["topic"], r["partition"]), {})[bid] = r
+        sums: dict[tuple[str, int], dict[int, int]] = {}
+        bounds: dict[tuple[str, int], int] = {}
+        if checksums and tps:
+            for tp in tps:
+                lead = self._meta.topics[tp[0]].partitions[tp[1]].leader
+                hw = reported.get(tp, {}).get(lead, {}).get("high_watermark", -1)
+                if hw >= 0:
+                    bounds[tp] = hw
+            if bounds:
+                for broker_id, answer in (await self.replica_states(list(bounds), checksum_upto=bounds)).items():
+                    if isinstance(answer, Exception):
+                        continue
+                    for r in answer.get("replicas") or ():
+                        if r.get("checksum") is not None:
+                            sums.setdefault((r["topic"], r["partition"]), {})[answer.get("broker_id", broker_id)] = r["checksum"]
         out: list[TopicDescription] = []
         for name in names:
             info = self._meta.topics[name]
@@ -204,6 +228,8 @@ class AIOAdmin:
                     replica_leos={b: rep[b].get("log_end_offset", -1) if b in rep else -1 for b in ids},
                     replica_hws={b: rep[b].get("high_watermark", -1) if b in rep else -1 for b in ids},
                     error=errors.error_name(pi.error_code),
+                    checksum_upto=bounds.get((name, pid), -1),
+                    replica_checksums=dict(sums.get((name, pid), {})),
                 ))
             out.append(TopicDescription(name, parts, errors.error_name(info.error_code)))
         return out

@@ -333,8 +333,9 @@ class Admin:
     def list_topics(self) -> list[str]:
         return self._lt.run(self._core.list_topics())
 
-    def describe_topics(self, topics: Iterable[str] | str | None = None) -> list[TopicDescription]:
-        return self._lt.run(self._core.describe_topics(topics))
+    def describe_topics(self, topics: Iterable[str] | str | None = None, checksums: bool = False) -> list[TopicDescription]:
+        """See :meth:`minikafka.client.admin.AIOAdmin.describe_topics`."""
+        return self._lt.run(self._core.describe_topics(topics, checksums=checksums))
 
     def cluster(self) -> ClusterDescription:
         return self._lt.run(self._core.cluster())

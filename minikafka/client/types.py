@@ -93,6 +93,16 @@ class PartitionDescription:
     replica_leos: dict[int, int] = field(default_factory=dict, hash=False)
     replica_hws: dict[int, int] = field(default_factory=dict, hash=False)
     error: str = "NONE"
+    checksum_upto: int = -1
+    replica_checksums: dict[int, int] = field(default_factory=dict, hash=False)
+
+    @property
+    def replicas_agree(self) -> bool | None:
+        """True when every reporting replica has the same log below ``checksum_upto``
+        (None when checksums were not asked for)."""
+        if self.checksum_upto < 0:
+            return None
+        return len(set(self.replica_checksums.values())) == 1
 
     def to_dict(self) -> dict:
         """A JSON-friendly dict (broker ids as string keys in the maps)."""
@@ -109,6 +119,9 @@ class PartitionDescription:
             "log_end_offset": self.log_end_offset,
             "replica_leos": {str(k): v for k, v in self.replica_leos.items()},
             "replica_hws": {str(k): v for k, v in self.replica_hws.items()},
+            "checksum_upto": self.checksum_upto,
+            "replica_checksums": {str(k): v for k, v in self.replica_checksums.items()},
+            "replicas_agree": self.replicas_agree,
             "error": self.error,
         }
 

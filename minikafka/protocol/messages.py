@@ -249,8 +249,13 @@ _api(
     "Introspection: this broker's replicas: role, leader epoch, LEO, HW, log start offset, and (leader side) "
     "each follower's LEO as last seen; with checksum_upto, a CRC-32 of the log's batches below that offset.",
     (
-        F("partitions", [TP], "nil for all local replicas", default=None, nullable=True),
-        F("checksum_upto", "int", "offset bound for the log checksum, -1 for the HW", default=None, nullable=True),
+        F("partitions", [Struct("ReplicaStatePartition", (
+            F("topic", "str"), F("partition", "int", minimum=0),
+            F("checksum_upto", "int", "this partition's checksum bound (overrides the top-level one)",
+              default=None, nullable=True),
+        ))], "nil for all local replicas", default=None, nullable=True),
+        F("checksum_upto", "int", "offset bound for the log checksums, -1 for each replica's own HW; nil: no checksum",
+          default=None, nullable=True),
     ),
     (
         F("broker_id", "int"),

@@ -1,0 +1,95 @@
+"""``minikafka bench``: produce and consume throughput against a running cluster.
+
+    minikafka bench produce --acks all --records 100000 --value-size 100
+    minikafka bench consume --topic bench-acks-all
+
+It creates its topic (RF 3 by default, min.insync.replicas=2) when missing and prints
+one line of figures: records/s, MB/s and per-record latency percentiles.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import time
+
+from ..errors import ClientError, TopicAlreadyExistsError
+from .common import add_dir_and_bootstrap, resolve_bootstrap
+
+
+def add_parsers(subparsers: argparse._SubParsersAction) -> None:
+    bench = subparsers.add_parser("bench", help="measure produce/consume throughput",
+                                  description="Measure produce or consume throughput on a running cluster.")
+    bsub = bench.add_subparsers(dest="bench_command", metavar="COMMAND", required=True, parser_class=type(bench))
+    prod = bsub.add_parser("produce", help="produce N records and time it")
+    prod.add_argument("--acks", choices=["all", "1", "0"], default="all")
+    prod.add_argument("--records", type=int, default=100_000)
+    prod.add_argument("--value-size", dest="value_size", type=int, default=100)
+    prod.add_argument("--topic", default=None, help="default: bench-acks-<acks>")
+    prod.add_argument("--partitions", type=int, default=3)
+    prod.add_argument("--replication-factor", dest="replication_factor", type=int, default=3)
+    prod.add_argument("--linger-ms", dest="linger_ms", type=int, default=5)
+    prod.add_argument("--batch-size", dest="batch_size", type=int, default=65536)
+    add_dir_and_bootstrap(prod)
+    prod.set_defaults(func=cmd_produce)
+    cons = bsub.add_parser("consume", help="read a topic from the beginning and time it")
+    cons.add_argument("--topic", required=True)
+    add_dir_and_bootstrap(cons)
+    cons.set_defaults(func=cmd_consume)
+
+
+def cmd_produce(args: argparse.Namespace) -> int:
+    from .. import Admin, Producer
+    if args.records < 1 or args.value_size < 0:
+        raise ClientError("--records must be >= 1 and --value-size >= 0")
+    bootstrap = resolve_bootstrap(args)
+    topic = args.topic or f"bench-acks-{args.acks}"
+    with Admin(bootstrap) as admin:
+        try:
+            admin.create_topic(topic, args.partitions, args.replication_factor,
+                               config={"min.insync.replicas": str(min(2, args.replication_factor))})
+        except TopicAlreadyExistsError:
+            pass
+    value = os.urandom(args.value_size // 2 + 1).hex()[: args.value_size].encode()
+    acks = "all" if args.acks == "all" else int(args.acks)
+    sent_at: list[float] = []
+    latencies: list[float] = []
+    with Producer(bootstrap, acks=acks, linger_ms=args.linger_ms, batch_size=args.batch_size) as producer:
+        start = time.perf_counter()
+        for i in range(args.records):
+            t = time.perf_counter()
+            fut = producer.send(topic, value)
+            fut.add_done_callback(lambda f, t=t: latencies.append(time.perf_counter() - t))
+            sent_at.append(t)
+        producer.flush()
+        elapsed = time.perf_counter() - start
+    latencies.sort()
+
+    def pct(q: float) -> float:
+        return latencies[min(len(latencies) - 1, int(q * len(latencies)))] * 1000 if latencies else float("nan")
+    mb = args.records * args.value_size / 1e6
+    print(f"produce acks={args.acks} topic={topic} records={args.records} value_size={args.value_size} "
+          f"elapsed_s={elapsed:.2f} records_per_s={args.records / elapsed:,.0f} MB_per_s={mb / elapsed:.2f} "
+          f"latency_ms_p50={pct(0.5):.1f} p99={pct(0.99):.1f}")
+    return 0
+
+
+def cmd_consume(args: argparse.Namespace) -> int:
+    from .. import Consumer, TopicPartition
+    bootstrap = resolve_bootstrap(args)
+    with Consumer(bootstrap, auto_offset_reset="earliest") as consumer:
+        parts = sorted(consumer.partitions_for_topic(args.topic))
+        tps = [TopicPartition(args.topic, p) for p in parts]
+        consumer.assign(tps)
+        ends = consumer.end_offsets(tps)
+        total = sum(ends.values())
+        n = 0
+        nbytes = 0
+        start = time.perf_counter()
+        while n < total:
+            for r in consumer.poll(timeout_ms=1000):
+                n += 1
+                nbytes += len(r.value or b"")
+        elapsed = time.perf_counter() - start
+    print(f"consume topic={args.topic} records={n} elapsed_s={elapsed:.2f} records_per_s={n / elapsed:,.0f} "
+          f"MB_per_s={nbytes / 1e6 / elapsed:.2f}")
+    return 0
