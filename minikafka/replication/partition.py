@@ -129,9 +129,12 @@ class PartitionReplica:
         self.topic = topic
         self.partition = partition
         self.broker_id = broker_id
-        self.log = log or PartitionLog()
-        self.epochs = epochs or LeaderEpochCache()
-        self.high_watermark = min(high_watermark, self.log.log_end_offset)
+        # ``is None``, not ``or``: an empty PartitionLog is falsy (it has __len__), and the
+        # replica must keep the very log object it is given (its start offset included).
+        self.log = log if log is not None else PartitionLog()
+        self.epochs = epochs if epochs is not None else LeaderEpochCache()
+        # a checkpointed HW is clamped into [log start, LEO], as Kafka's Log does
+        self.high_watermark = max(self.log.log_start_offset, min(high_watermark, self.log.log_end_offset))
         self.truncation = truncation
         self.role = Role.NONE
         self.leader_id = rules.NO_LEADER
@@ -474,9 +477,10 @@ class PartitionReplica:
         if self.log_end_offset < leader_log_start:
             self.log.truncate_fully_and_start_at(leader_log_start)
             self.epochs.clear()
-            self.high_watermark = leader_log_start
+            self._set_hw(leader_log_start, eff)
             eff.truncated_to = leader_log_start
             eff.epoch_cache_changed = True
+            eff.leo_changed = True
         return eff
 
     # -- introspection --------------------------------------------------------------

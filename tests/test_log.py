@@ -1,0 +1,425 @@
+"""PartitionLog, LeaderEpochCache and the checkpoint text formats."""
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from minikafka.errors import CorruptMessageError, KafkaStorageError, OffsetOutOfRangeError
+from minikafka.log import checkpoint
+from minikafka.log.epoch_cache import UNDEFINED_EPOCH, UNDEFINED_OFFSET, LeaderEpochCache
+from minikafka.log.partition_log import PartitionLog
+from minikafka.protocol.records import encode_batch, iter_records, read_header, split_batches, stamp
+from minikafka.replication import rules
+
+BIG = 1 << 30
+
+
+def make_batch(base: int, n: int, epoch: int = 0, tag: str = "v", size: int = 0) -> bytes:
+    pad = b"." * size
+    return stamp(encode_batch([(None, f"{tag}{base + i}".encode() + pad, None, 1000 + base + i) for i in range(n)]),
+                 base, epoch)
+
+
+def append(log: PartitionLog, n: int, epoch: int = 0, tag: str = "v", size: int = 0) -> bytes:
+    data = make_batch(log.log_end_offset, n, epoch, tag, size)
+    log.append(read_header(data), data)
+    return data
+
+
+def offsets(buf: bytes) -> list[int]:
+    return [r.offset for r in iter_records(buf)]
+
+
+def batch_ranges(buf: bytes) -> list[tuple[int, int]]:
+    return [(h.base_offset, h.last_offset) for h, _ in split_batches(buf)]
+
+
+def log_with(*sizes: int, epoch: int = 0) -> PartitionLog:
+    log = PartitionLog()
+    for n in sizes:
+        append(log, n, epoch)
+    return log
+
+
+# -- PartitionLog -----------------------------------------------------------------------
+
+def test_empty_log():
+    log = PartitionLog()
+    assert (log.log_start_offset, log.log_end_offset, len(log), log.size_bytes) == (0, 0, 0, 0)
+    assert log.read(0, BIG) == b""
+    assert log.checksum(10) == 0
+
+
+def test_append_is_contiguous():
+    log = PartitionLog()
+    b1 = append(log, 3)
+    b2 = append(log, 1)
+    b3 = append(log, 2, epoch=1)
+    assert log.log_end_offset == 6
+    assert len(log) == 3
+    assert log.size_bytes == len(b1) + len(b2) + len(b3)
+    assert [(b.base_offset, b.last_offset, b.leader_epoch) for b in log.batches_from(0)] == [(0, 2, 0), (3, 3, 0), (4, 5, 1)]
+    assert log.read(0, BIG) == b1 + b2 + b3
+
+
+@pytest.mark.parametrize("base", [0, 2, 4, 5, 100])
+def test_append_with_gap_or_overlap_is_refused(base):
+    log = log_with(3)
+    data = make_batch(base, 2)
+    with pytest.raises(CorruptMessageError):
+        log.append(read_header(data), data)
+    assert log.log_end_offset == 3 and len(log) == 1
+
+
+def test_log_with_start_offset():
+    log = PartitionLog(log_start_offset=10)
+    assert log.log_end_offset == 10
+    with pytest.raises(CorruptMessageError):
+        append_at(log, 0)
+    append_at(log, 10)
+    assert log.log_end_offset == 12
+    assert offsets(log.read(10, BIG)) == [10, 11]
+
+
+def append_at(log: PartitionLog, base: int) -> None:
+    data = make_batch(base, 2)
+    log.append(read_header(data), data)
+
+
+def test_read_returns_whole_batch_containing_offset():
+    log = log_with(3, 4, 2)  # batches [0,2] [3,6] [7,8]
+    assert batch_ranges(log.read(0, BIG)) == [(0, 2), (3, 6), (7, 8)]
+    assert batch_ranges(log.read(1, BIG)) == [(0, 2), (3, 6), (7, 8)]
+    assert batch_ranges(log.read(3, BIG)) == [(3, 6), (7, 8)]
+    assert batch_ranges(log.read(5, BIG)) == [(3, 6), (7, 8)]
+    assert batch_ranges(log.read(8, BIG)) == [(7, 8)]
+    assert log.read(9, BIG) == b""  # at the LEO: nothing, no error
+
+
+def test_read_max_bytes_bound_and_at_least_one_batch():
+    log = PartitionLog()
+    sizes = [len(append(log, 2, size=100)) for _ in range(4)]
+    one = sizes[0]
+    assert batch_ranges(log.read(0, 1)) == [(0, 1)]  # at least one batch, even over max_bytes
+    assert batch_ranges(log.read(0, 0)) == [(0, 1)]
+    assert batch_ranges(log.read(0, one)) == [(0, 1)]
+    assert batch_ranges(log.read(0, one * 2 - 1)) == [(0, 1)]
+    assert batch_ranges(log.read(0, one * 2)) == [(0, 1), (2, 3)]
+    assert batch_ranges(log.read(3, one * 3)) == [(2, 3), (4, 5), (6, 7)]
+    assert batch_ranges(log.read(5, 1)) == [(4, 5)]
+    for max_bytes in range(0, sum(sizes) + 10, 37):
+        out = log.read(0, max_bytes)
+        assert len(out) <= max(max_bytes, one)
+
+
+def test_read_upto_bound():
+    log = log_with(3, 4, 2)  # [0,2] [3,6] [7,8]
+    assert log.read(0, BIG, upto=0) == b""
+    assert log.read(0, BIG, upto=2) == b""  # batch [0,2] has last offset 2 >= 2
+    assert batch_ranges(log.read(0, BIG, upto=3)) == [(0, 2)]
+    assert batch_ranges(log.read(0, BIG, upto=6)) == [(0, 2)]
+    assert batch_ranges(log.read(0, BIG, upto=7)) == [(0, 2), (3, 6)]
+    assert batch_ranges(log.read(4, BIG, upto=7)) == [(3, 6)]
+    assert batch_ranges(log.read(0, BIG, upto=9)) == [(0, 2), (3, 6), (7, 8)]
+    assert batch_ranges(log.read(0, BIG, upto=100)) == [(0, 2), (3, 6), (7, 8)]
+    assert log.read(7, BIG, upto=7) == b""
+    # upto wins over the at-least-one-batch rule
+    assert log.read(3, 1, upto=5) == b""
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(1, 5), min_size=1, max_size=10), st.data())
+def test_read_bounds_property(sizes, data):
+    log = log_with(*sizes)
+    leo = log.log_end_offset
+    offset = data.draw(st.integers(0, leo))
+    upto = data.draw(st.one_of(st.none(), st.integers(0, leo + 3)))
+    max_bytes = data.draw(st.integers(0, 2000))
+    out = log.read(offset, max_bytes, upto)
+    ranges = batch_ranges(out)
+    bound = leo if upto is None else upto
+    assert all(last < bound for _, last in ranges)
+    if ranges:
+        assert ranges[0][0] <= offset <= ranges[0][1]
+        assert all(ranges[i][1] + 1 == ranges[i + 1][0] for i in range(len(ranges) - 1))
+        assert len(ranges) == 1 or len(out) <= max_bytes
+    else:
+        # nothing only when the batch holding the offset is not below the bound (or offset is the LEO)
+        first = next(log.batches_from(offset), None)
+        assert offset == leo or first is None or first.last_offset >= bound
+
+
+@pytest.mark.parametrize("offset", [-1, 11, 100])
+def test_read_out_of_range(offset):
+    log = log_with(4, 6)
+    with pytest.raises(OffsetOutOfRangeError):
+        log.read(offset, BIG)
+
+
+def test_read_below_log_start_out_of_range():
+    log = PartitionLog(log_start_offset=5)
+    append_at(log, 5)
+    with pytest.raises(OffsetOutOfRangeError):
+        log.read(4, BIG)
+    assert offsets(log.read(5, BIG)) == [5, 6]
+    assert log.read(7, BIG) == b""
+    with pytest.raises(OffsetOutOfRangeError):
+        log.read(8, BIG)
+
+
+def test_truncate_to_batch_boundary():
+    log = log_with(3, 4, 2)  # [0,2] [3,6] [7,8]
+    assert log.truncate_to(7) == 7
+    assert log.log_end_offset == 7 and len(log) == 2
+    assert batch_ranges(log.read(0, BIG)) == [(0, 2), (3, 6)]
+    assert log.size_bytes == len(log.read(0, BIG))
+
+
+def test_truncate_to_removes_straddling_batch_whole():
+    log = log_with(3, 4, 2)
+    assert log.truncate_to(5) == 3  # [3,6] straddles 5: removed whole
+    assert log.log_end_offset == 3
+    assert batch_ranges(log.read(0, BIG)) == [(0, 2)]
+    assert log.size_bytes == len(log.read(0, BIG))
+    # appending continues at the new LEO
+    append(log, 1)
+    assert batch_ranges(log.read(0, BIG)) == [(0, 2), (3, 3)]
+
+
+def test_truncate_to_at_or_past_leo_is_noop():
+    log = log_with(3, 4)
+    before = log.read(0, BIG)
+    assert log.truncate_to(7) == 7
+    assert log.truncate_to(100) == 7
+    assert log.read(0, BIG) == before
+
+
+def test_truncate_to_zero_and_below_start():
+    log = log_with(3, 4)
+    assert log.truncate_to(0) == 0
+    assert len(log) == 0 and log.size_bytes == 0
+    log2 = PartitionLog(log_start_offset=4)
+    append_at(log2, 4)
+    assert log2.truncate_to(1) == 4
+    assert len(log2) == 0
+
+
+def test_truncate_fully_and_start_at():
+    log = log_with(3, 4)
+    log.truncate_fully_and_start_at(20)
+    assert (log.log_start_offset, log.log_end_offset, len(log), log.size_bytes) == (20, 20, 0, 0)
+    append_at(log, 20)
+    assert offsets(log.read(20, BIG)) == [20, 21]
+
+
+def test_batch_boundary_at_or_below():
+    log = log_with(3, 4, 2)  # [0,2] [3,6] [7,8]
+    assert [log.batch_boundary_at_or_below(o) for o in range(11)] == [0, 0, 0, 3, 3, 3, 3, 7, 7, 9, 9]
+
+
+def test_checksum_of_equal_prefixes():
+    a = PartitionLog()
+    b = PartitionLog()
+    for log in (a, b):
+        append(log, 2, epoch=0)
+        append(log, 3, epoch=1)
+    append(a, 2, epoch=1, tag="a")
+    append(b, 2, epoch=2, tag="b")
+    assert a.checksum(5) == b.checksum(5)
+    assert a.checksum(2) == b.checksum(2)
+    assert a.checksum(4) == a.checksum(2)  # only batches entirely below upto count
+    assert a.checksum(7) != b.checksum(7)
+    assert a.checksum(2) != a.checksum(5)
+    b.truncate_to(5)
+    append(b, 2, epoch=1, tag="a")
+    assert a.checksum(7) == b.checksum(7)
+    assert a.checksum(100) == b.checksum(100)
+
+
+def test_checksum_differs_for_same_offsets_different_records():
+    a = PartitionLog()
+    b = PartitionLog()
+    append(a, 1, tag="x")
+    append(b, 1, tag="y")
+    assert a.checksum(1) != b.checksum(1)
+    assert a.checksum(0) == b.checksum(0) == 0
+
+
+# -- LeaderEpochCache ---------------------------------------------------------------------
+
+def test_assign_rules():
+    c = LeaderEpochCache()
+    assert c.latest_epoch == UNDEFINED_EPOCH
+    assert c.assign(0, 0) is True
+    assert c.assign(0, 0) is False  # same epoch: ignored
+    assert c.assign(0, 5) is False
+    assert c.assign(-1, 3) is False  # undefined epoch: ignored
+    assert c.assign(2, 3) is True
+    assert c.assign(1, 7) is False  # older than the latest: ignored
+    assert c.entries == [(0, 0), (2, 3)]
+    assert c.latest_epoch == 2
+    assert c.start_offset_of(2) == 3
+    assert c.start_offset_of(1) == UNDEFINED_OFFSET
+    # a newer epoch starting at or before existing entries replaces them
+    assert c.assign(3, 3) is True
+    assert c.entries == [(0, 0), (3, 3)]
+    assert c.assign(5, 0) is True
+    assert c.entries == [(5, 0)]
+
+
+def test_assign_empty_epochs_at_same_offset():
+    c = LeaderEpochCache([(0, 0), (1, 4)])
+    assert c.assign(2, 4)  # epoch 1 held no record: it is replaced
+    assert c.entries == [(0, 0), (2, 4)]
+
+
+def test_constructor_goes_through_assign():
+    c = LeaderEpochCache([(0, 0), (2, 5), (1, 9), (4, 5)])
+    assert c.entries == [(0, 0), (4, 5)]
+
+
+END_OFFSET_TABLE = [
+    # entries, requested, leo, expected
+    ([], 0, 10, (UNDEFINED_EPOCH, UNDEFINED_OFFSET)),
+    ([(0, 0)], UNDEFINED_EPOCH, 10, (UNDEFINED_EPOCH, UNDEFINED_OFFSET)),
+    ([(0, 0)], 0, 10, (0, 10)),
+    ([(0, 0)], 3, 10, (0, 10)),  # newer than the latest: the latest and the LEO
+    ([(0, 0), (2, 4), (5, 9)], 0, 12, (0, 4)),
+    ([(0, 0), (2, 4), (5, 9)], 1, 12, (0, 4)),  # unknown epoch: the largest epoch below it
+    ([(0, 0), (2, 4), (5, 9)], 2, 12, (2, 9)),
+    ([(0, 0), (2, 4), (5, 9)], 4, 12, (2, 9)),
+    ([(0, 0), (2, 4), (5, 9)], 5, 12, (5, 12)),
+    ([(0, 0), (2, 4), (5, 9)], 7, 12, (5, 12)),
+    # older than every entry: the requested epoch ends where the first known epoch starts
+    ([(3, 0), (5, 6)], 1, 12, (1, 0)),
+    ([(3, 2), (5, 6)], 2, 12, (2, 2)),
+    ([(3, 2), (5, 6)], 0, 12, (0, 2)),
+]
+
+
+@pytest.mark.parametrize("entries,requested,leo,expected", END_OFFSET_TABLE)
+def test_end_offset_for_table(entries, requested, leo, expected):
+    assert LeaderEpochCache(entries).end_offset_for(requested, leo) == expected
+    assert rules.end_offset_for(entries, requested, leo) == expected
+
+
+def test_truncate_from_end():
+    c = LeaderEpochCache([(0, 0), (2, 4), (5, 9)])
+    assert c.truncate_from_end(10) is False
+    assert c.entries == [(0, 0), (2, 4), (5, 9)]
+    assert c.truncate_from_end(9) is True  # an entry starting at the end offset goes
+    assert c.entries == [(0, 0), (2, 4)]
+    assert c.truncate_from_end(5) is False
+    assert c.truncate_from_end(1) is True
+    assert c.entries == [(0, 0)]
+    assert c.truncate_from_end(0) is True
+    assert c.entries == [] and c.latest_epoch == UNDEFINED_EPOCH
+
+
+def test_clear():
+    c = LeaderEpochCache([(0, 0), (2, 4)])
+    c.clear()
+    assert c.entries == []
+
+
+@st.composite
+def epoch_entries(draw):
+    n = draw(st.integers(0, 8))
+    epochs = sorted(draw(st.sets(st.integers(0, 40), min_size=n, max_size=n)))
+    starts = sorted(draw(st.lists(st.integers(0, 100), min_size=n, max_size=n)))
+    # strictly increasing start offsets, as assign keeps them
+    entries, last = [], -1
+    for e, s in zip(epochs, starts):
+        s = max(s, last + 1)
+        entries.append((e, s))
+        last = s
+    return entries
+
+
+@settings(max_examples=400, deadline=None)
+@given(epoch_entries(), st.integers(-1, 45), st.integers(0, 200))
+def test_end_offset_for_matches_reference(entries, requested, extra):
+    leo = (entries[-1][1] if entries else 0) + extra
+    cache = LeaderEpochCache(entries)
+    assert cache.entries == entries
+    got = cache.end_offset_for(requested, leo)
+    assert got == rules.end_offset_for(entries, requested, leo)
+    epoch, end = got
+    if entries and requested >= 0:
+        assert epoch <= max(requested, entries[-1][0])
+        assert end <= leo
+    if epoch >= 0 and epoch >= entries[0][0]:
+        assert epoch in [e for e, _ in entries]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(-1, 20), st.integers(0, 50)), max_size=12))
+def test_assign_keeps_cache_monotonic(ops):
+    c = LeaderEpochCache()
+    for e, s in ops:
+        c.assign(e, s)
+        es = c.entries
+        assert all(es[i][0] < es[i + 1][0] for i in range(len(es) - 1))
+        assert all(es[i][1] < es[i + 1][1] for i in range(len(es) - 1))
+
+
+# -- checkpoint formats ----------------------------------------------------------------------
+
+def test_offsets_checkpoint_format():
+    text = checkpoint.format_offsets({("t", 1): 42, ("a", 0): 7, ("t", 0): 0})
+    assert text == "0\n3\na 0 7\nt 0 0\nt 1 42\n"
+    assert checkpoint.parse_offsets(text) == {("a", 0): 7, ("t", 0): 0, ("t", 1): 42}
+    assert checkpoint.parse_offsets(checkpoint.format_offsets({})) == {}
+    assert checkpoint.format_offsets({}) == "0\n0\n"
+
+
+def test_epochs_checkpoint_format():
+    text = checkpoint.format_epochs([(0, 0), (3, 17)])
+    assert text == "0\n2\n0 0\n3 17\n"
+    assert checkpoint.parse_epochs(text) == [(0, 0), (3, 17)]
+    assert checkpoint.parse_epochs("0\n0\n") == []
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.dictionaries(st.tuples(st.from_regex(r"[A-Za-z0-9._-]{1,20}", fullmatch=True), st.integers(0, 1000)),
+                       st.integers(0, 2**62), max_size=10),
+       epoch_entries())
+def test_checkpoint_round_trip_property(offsets_map, entries):
+    assert checkpoint.parse_offsets(checkpoint.format_offsets(offsets_map)) == offsets_map
+    assert checkpoint.parse_epochs(checkpoint.format_epochs(entries)) == entries
+
+
+@pytest.mark.parametrize("text", [
+    "",
+    "\n",
+    "x\n0\n",
+    "1\n0\n",  # unsupported version
+    "0\n",  # no count
+    "0\nx\n",
+    "0\n2\nt 0 5\n",  # fewer entries than the count
+    "0\n1\nt 0\n",  # missing field
+    "0\n1\nt 0 5 9\n",  # extra field
+    "0\n1\nt x 5\n",
+    "0\n1\nt 0 y\n",
+    "0\n-1\n",
+    "0\n1\nt 0 5\nu 0 6\n",  # more entries than the count
+])
+def test_offsets_checkpoint_malformed(text):
+    with pytest.raises(KafkaStorageError):
+        checkpoint.parse_offsets(text)
+
+
+@pytest.mark.parametrize("text", [
+    "",
+    "0\n1\n",
+    "0\n1\n3\n",
+    "0\n1\n3 4 5\n",
+    "0\n1\na 4\n",
+    "0\n1\n3 b\n",
+    "2\n1\n3 4\n",
+    "0\n1\n3 4\n5 6\n",
+])
+def test_epochs_checkpoint_malformed(text):
+    with pytest.raises(KafkaStorageError):
+        checkpoint.parse_epochs(text)
