@@ -253,8 +253,8 @@ class Controller:
                         isr = tuple(x for x in st.isr if x != b)
                         if await self._write(tp, layout.LeaderIsr(st.leader, st.leader_epoch + 1, isr, self.epoch)):
                             self.broker.record_event("isr_shrink_controller",
-                                                     f"{tp[0]}-{tp[1]}: broker {b} restarted empty (memory storage): "
-                                                     f"removed from ISR -> {list(isr)}")
+                                                     f"{tp[0]}-{tp[1]}: broker {b} registered anew with memory storage "
+                                                     f"(its log may be gone): removed from ISR -> {list(isr)}")
                             changed.append(tp)
         self._send_metadata(all_partitions=True)
         offline = [tp for tp, info in self.ctx.partitions()
