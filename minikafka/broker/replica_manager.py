@@ -212,31 +212,33 @@ class ReplicaManager:
                 self.apply(p, eff)
                 entry.update(base_offset=res.base_offset, log_start_offset=p.log.log_start_offset, **partition_error(None))
                 if acks == -1:
-                    waits.append((i, p, res.last_offset + 1, p.leader_epoch))
+                    waits.append((i, p, res.last_offset + 1, p.leader_term))
             except KafkaError as exc:
                 entry.update(partition_error(exc))
             results.append(entry)
         if waits:
             await asyncio.gather(*(self._await_commit(results[i], p, target, epoch, req["timeout_ms"])
-                                   for i, p, target, epoch in waits))
+                                   for i, p, target, term in waits))
         return results
 
-    async def _await_commit(self, entry: dict, p: PartitionReplica, target: int, epoch: int, timeout_ms: int) -> None:
+    async def _await_commit(self, entry: dict, p: PartitionReplica, target: int, term: int, timeout_ms: int) -> None:
         """The produce purgatory: answer acks=all once HW >= last offset + 1."""
         tp = (p.topic, p.partition)
         lost: list[KafkaError] = []
 
         def ready() -> bool:
-            if p.high_watermark >= target:
+            # Leadership first: after a lost term the HW may pass the target with other
+            # records at those offsets.
+            if not p.is_leader or p.leader_term != term:
+                if not lost:
+                    lost.append(NotLeaderOrFollowerError(
+                        f"broker {self.broker_id} lost leadership of {p.topic}-{p.partition} before the record was "
+                        "known to be committed; it may still be committed"))
                 return True
-            if not p.is_leader or p.leader_epoch != epoch:
-                lost.append(NotLeaderOrFollowerError(f"broker {self.broker_id} lost leadership of {p.topic}-{p.partition} "
-                                                     "before the record was committed; it may still be committed"))
-                return True
-            return False
+            return p.high_watermark >= target
 
         done = await self.produce_purgatory.wait_until([tp], ready, timeout_ms / 1000.0)
-        if p.high_watermark >= target:
+        if p.high_watermark >= target and not lost:
             return
         min_isr = self.setting(p.topic, "min.insync.replicas")
         if lost:

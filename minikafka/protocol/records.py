@@ -151,6 +151,8 @@ def split_batches(buf: bytes | bytearray | memoryview, validate: bool = True) ->
     n = len(buf)
     while pos < n:
         h = validate_batch(view, pos) if validate else read_header(view, pos)
+        if h.batch_length < HEADER_SIZE - LENGTH_OVERHEAD:
+            raise CorruptMessageError(f"batch length {h.batch_length} at byte {pos} is shorter than a header")
         end = pos + h.size
         if end > n:
             raise CorruptMessageError(f"partial batch at byte {pos}")

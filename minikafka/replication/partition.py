@@ -146,6 +146,9 @@ class PartitionReplica:
         self.remotes: dict[int, RemoteReplica] = {}
         self.pending_isr: tuple[int, ...] | None = None
         self.needs_truncation = False
+        # Counts leaderships: a waiting acks=all produce fails if the term changed, even
+        # if this replica leads again (its log may have been truncated in between).
+        self.leader_term = 0
 
     # -- common -----------------------------------------------------------------
     @property
@@ -196,6 +199,7 @@ class PartitionReplica:
         if self.epochs.assign(st.leader_epoch, self.log_end_offset):
             eff.epoch_cache_changed = True
         if new_term:
+            self.leader_term += 1
             old = self.remotes
             self.remotes = {}
             for r in st.replicas:
