@@ -197,3 +197,16 @@ def test_round_trip_property(batches, base, epoch):
     assert b"".join(raw for _, raw in parts) == data
     got = [(r.offset, r.timestamp, r.key, r.value, r.headers) for r in iter_records(data)]
     assert got == expected
+
+
+def test_split_without_validation_rejects_a_length_shorter_than_a_header():
+    import struct
+
+    import pytest
+
+    from minikafka.errors import CorruptMessageError
+    from minikafka.protocol.records import encode_batch, split_batches
+    bad = bytearray(encode_batch([(None, b"v", None, 1)]))
+    struct.pack_into(">i", bad, 8, -12)
+    with pytest.raises(CorruptMessageError):
+        split_batches(bytes(bad), validate=False)
