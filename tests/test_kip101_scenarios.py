@@ -6,10 +6,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-try:
-    from scenario import BIG, Cluster, log_values
-except ImportError:  # tests/ imported as a package
-    from tests.scenario import BIG, Cluster, log_values
+from minikafka.replication.simulation import BIG, Cluster, log_values
 
 from minikafka.errors import NotEnoughReplicasError
 from minikafka.log.epoch_cache import LeaderEpochCache

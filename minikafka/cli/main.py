@@ -19,7 +19,7 @@ from typing import Sequence
 
 from ..config import BrokerConfig, parse_overrides
 from ..errors import ClientError, KafkaError
-from . import bench, client_commands
+from . import bench, client_commands, scenario
 
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
@@ -298,6 +298,7 @@ def build_parser() -> ArgumentParser:
     _add_cluster_parsers(sub)
     client_commands.add_parsers(sub)
     bench.add_parsers(sub)
+    scenario.add_parsers(sub)
     return parser
 
 

@@ -1,4 +1,4 @@
-"""A tiny deterministic harness around PartitionReplica for scenario tests.
+"""A deterministic single-partition cluster around PartitionReplica, for scenarios.
 
 No I/O, no clock, no randomness: a :class:`Cluster` holds one PartitionReplica per
 live broker of a single partition, plays the controller (elections that bump the
@@ -14,12 +14,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from minikafka.errors import OffsetOutOfRangeError
-from minikafka.log.epoch_cache import LeaderEpochCache
-from minikafka.log.partition_log import PartitionLog
-from minikafka.protocol.records import encode_batch, iter_records
-from minikafka.replication import rules
-from minikafka.replication.partition import Effects, LeaderState, PartitionReplica, Role, TruncationMode
+from ..errors import OffsetOutOfRangeError
+from ..log.epoch_cache import LeaderEpochCache
+from ..log.partition_log import PartitionLog
+from ..protocol.records import encode_batch, iter_records
+from . import rules
+from .partition import Effects, LeaderState, PartitionReplica, Role, TruncationMode
 
 BIG = 1 << 30
 NO_LEADER = rules.NO_LEADER
