@@ -182,8 +182,18 @@ def cmd_cluster_kill(args: argparse.Namespace) -> int:
     """Send a signal to one broker."""
     from ..cluster import launcher
 
-    pid = launcher.kill(args.dir, args.broker_id, args.signal)
-    print(f"sent SIG{args.signal.upper().removeprefix('SIG')} to broker {args.broker_id} (pid {pid})")
+    broker_id = args.broker_id
+    if broker_id == "controller":
+        broker_id = launcher.status(args.dir).get("controller")
+        if broker_id is None:
+            raise ClientError("no controller is elected right now (see: minikafka cluster status)")
+    else:
+        try:
+            broker_id = int(broker_id)
+        except ValueError:
+            raise ClientError(f"ID must be a broker id or 'controller', got {args.broker_id!r}") from None
+    pid = launcher.kill(args.dir, broker_id, args.signal)
+    print(f"sent SIG{args.signal.upper().removeprefix('SIG')} to broker {broker_id} (pid {pid})")
     return 0
 
 
@@ -252,7 +262,7 @@ def _add_cluster_parsers(sub: argparse._SubParsersAction) -> None:
     down.set_defaults(func=cmd_cluster_down)
 
     kill = csub.add_parser("kill", parents=[dir_parent], help="send SIGKILL (or TERM / STOP) to one broker")
-    kill.add_argument("broker_id", type=int, metavar="ID")
+    kill.add_argument("broker_id", metavar="ID", help="a broker id, or 'controller' for the current controller")
     kill.add_argument("--signal", default="KILL", type=str.upper, choices=("KILL", "TERM", "STOP"),
                       help="KILL (crash, default), TERM (controlled shutdown) or STOP (freeze; see resume)")
     kill.set_defaults(func=cmd_cluster_kill)
