@@ -217,7 +217,7 @@ class ReplicaManager:
                 entry.update(partition_error(exc))
             results.append(entry)
         if waits:
-            await asyncio.gather(*(self._await_commit(results[i], p, target, epoch, req["timeout_ms"])
+            await asyncio.gather(*(self._await_commit(results[i], p, target, term, req["timeout_ms"])
                                    for i, p, target, term in waits))
         return results
 
