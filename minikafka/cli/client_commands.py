@@ -14,6 +14,7 @@ import time
 from typing import Any
 
 from ..errors import ClientError
+from . import watch
 from .common import add_dir_and_bootstrap, resolve_bootstrap
 
 
@@ -49,7 +50,8 @@ def add_parsers(subparsers: argparse._SubParsersAction) -> None:
                           help="print a JSON document with every field, including each replica's log checksum "
                                "below the leader's HW (replicas agree when the checksums are equal)")
     add_dir_and_bootstrap(describe)
-    describe.set_defaults(func=cmd_topics_describe)
+    watch.add_flags(describe)
+    describe.set_defaults(func=watch.watchable(cmd_topics_describe, "minikafka topics describe"))
 
     produce = subparsers.add_parser(
         "produce", help="send lines of stdin as records",

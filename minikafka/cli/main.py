@@ -19,7 +19,7 @@ from typing import Sequence
 
 from ..config import BrokerConfig, parse_overrides
 from ..errors import ClientError, KafkaError
-from . import bench, client_commands, scenario
+from . import bench, client_commands, scenario, watch
 
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
@@ -256,7 +256,8 @@ def _add_cluster_parsers(sub: argparse._SubParsersAction) -> None:
 
     status = csub.add_parser("status", parents=[dir_parent], help="show processes, registrations, controller")
     status.add_argument("--json", action="store_true", help="print the status as JSON")
-    status.set_defaults(func=cmd_cluster_status)
+    watch.add_flags(status)
+    status.set_defaults(func=watch.watchable(cmd_cluster_status, "minikafka cluster status"))
 
     down = csub.add_parser("down", parents=[dir_parent], help="stop every process (logs are kept)")
     down.set_defaults(func=cmd_cluster_down)

@@ -1,8 +1,57 @@
-"""HTTP routes beside the protocol: the dashboard, its JSON state and /metrics."""
+"""HTTP routes beside the protocol: the dashboard, its JSON state and /metrics.
+
+Every broker serves them on its own port:
+
+* ``GET /``: the dashboard (plain HTML, CSS and JavaScript from ``web/static``, no
+  build step and nothing fetched from elsewhere); it polls the two JSON routes.
+* ``GET /api/state``: the cluster as this broker sees it (:mod:`minikafka.web.state`).
+* ``GET /api/events?since=TS&limit=N``: the cluster-wide event timeline.
+* ``GET /metrics``: Prometheus text format (:func:`minikafka.broker.metrics.render_prometheus`,
+  documented in docs/metrics.md).
+"""
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
+
+STATIC_DIR = Path(__file__).parent / "static"
+NO_CACHE = {"Cache-Control": "no-store"}
+PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
 
 def setup_routes(app: Any, broker: Any) -> None:
     """Add the dashboard, state and metrics routes to a broker's aiohttp app."""
+    from aiohttp import web
+
+    from ..broker.metrics import render_prometheus
+    from .state import WebState
+
+    state = WebState(broker)
+
+    async def index(request: web.Request) -> web.StreamResponse:
+        return web.FileResponse(STATIC_DIR / "index.html", headers=NO_CACHE)
+
+    async def api_state(request: web.Request) -> web.Response:
+        return web.json_response(await state.cluster_state(), headers=NO_CACHE)
+
+    async def api_events(request: web.Request) -> web.Response:
+        try:
+            since = float(request.query.get("since", "0") or 0)
+            limit = int(request.query.get("limit", "500") or 500)
+        except ValueError:
+            return web.json_response({"error": "since must be a number (seconds since the epoch) and limit an integer"},
+                                     status=400, headers=NO_CACHE)
+        limit = max(1, min(limit, 5000))
+        return web.json_response(await state.events(since, limit), headers=NO_CACHE)
+
+    async def metrics(request: web.Request) -> web.Response:
+        resp = web.Response(text=render_prometheus(broker), headers=NO_CACHE)
+        resp.headers["Content-Type"] = PROMETHEUS_CONTENT_TYPE
+        return resp
+
+    app.router.add_get("/", index)
+    app.router.add_get("/index.html", index)
+    app.router.add_get("/api/state", api_state)
+    app.router.add_get("/api/events", api_events)
+    app.router.add_get("/metrics", metrics)
+    app.router.add_static("/static/", STATIC_DIR, show_index=False)

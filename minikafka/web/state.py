@@ -1,0 +1,241 @@
+"""What the dashboard shows: the cluster state and the cluster-wide event timeline,
+assembled by the broker that serves the page.
+
+* :meth:`WebState.cluster_state` combines this broker's metadata cache (brokers,
+  controller, every partition's leader, epoch, replicas and ISR as the controller
+  published them) with what every live broker reports about its own replicas
+  through the ``replica_state`` API (LEO, HW, role, the leader's view of its
+  followers), asked concurrently with a short timeout so that a paused or dying
+  broker cannot hold the answer.
+* :meth:`WebState.events` merges this broker's events with those of the other live
+  brokers (the ``events`` API, as ``cluster=true`` does) and keeps what it fetched, so
+  the events of a broker that died later stay on the timeline.
+"""
+from __future__ import annotations
+
+import asyncio
+import collections
+import re
+import time
+from typing import TYPE_CHECKING, Any
+
+from ..errors import KafkaError
+
+if TYPE_CHECKING:
+    from ..broker.server import Broker
+
+# A broker that does not answer replica_state / events within this is shown as
+# "not responding" (a SIGSTOPped broker stays registered until its ZooKeeper
+# session expires); the page polls every 500 ms, so keep this under a second.
+PEER_TIMEOUT_S = 0.8
+# Remote events are asked again from a little before the newest one already held,
+# and deduplicated, so an event recorded while its answer was in flight is not lost.
+EVENT_OVERLAP_S = 2.0
+MAX_CACHED_EVENTS = 2000
+
+TP_IN_TEXT = re.compile(r"([A-Za-z0-9._-]+)-(\d+)")
+
+
+def _event_key(e: dict) -> tuple:
+    return (e["ts"], e["broker"], e["kind"], e["text"])
+
+
+class WebState:
+    """Per-broker helper behind ``/api/state`` and ``/api/events``."""
+
+    def __init__(self, broker: "Broker") -> None:
+        self.broker = broker
+        # every broker this one has known, so a dead one can still be named with its endpoint
+        self.known: dict[int, tuple[str, int]] = {}
+        self.remote_events: dict[int, collections.deque[dict]] = {}
+        self._remote_keys: dict[int, set[tuple]] = {}
+
+    # -- helpers ----------------------------------------------------------------------
+    def _call(self, host: str, port: int, api: str, body: dict) -> Any:
+        from ..broker.rpc import call
+
+        return call(self.broker.http, host, port, api, body, PEER_TIMEOUT_S)
+
+    def _live(self) -> dict[int, tuple[str, int]]:
+        b = self.broker
+        live = dict(b.metadata.brokers)
+        if b.broker_id not in live:  # before the first UpdateMetadata, or while partitioned away
+            live[b.broker_id] = b.config.advertised
+        return live
+
+    def _controller(self) -> tuple[int, int]:
+        b = self.broker
+        ctl = b.controller
+        if ctl is not None and getattr(ctl, "active", True):
+            return b.broker_id, max(ctl.epoch, b.metadata.controller_epoch)
+        return b.metadata.controller_id, b.metadata.controller_epoch
+
+    async def _replica_states(self, live: dict[int, tuple[str, int]]) -> tuple[dict[int, dict], dict[int, str]]:
+        """broker id -> {(topic, partition): replica description}; and broker id -> error text."""
+        b = self.broker
+
+        async def ask(bid: int, host: str, port: int) -> dict:
+            if bid == b.broker_id:
+                return {"replicas": b.replica_manager.replica_state({"partitions": None, "checksum_upto": None})}
+            return await self._call(host, port, "replica_state", {})
+
+        ids = sorted(live)
+        answers = await asyncio.gather(*(ask(i, *live[i]) for i in ids), return_exceptions=True)
+        states: dict[int, dict] = {}
+        errors: dict[int, str] = {}
+        for bid, ans in zip(ids, answers):
+            if isinstance(ans, BaseException):
+                if not isinstance(ans, Exception):
+                    raise ans
+                errors[bid] = f"{ans.__class__.__name__}: {ans}" if not isinstance(ans, KafkaError) else str(ans)
+                continue
+            states[bid] = {(r["topic"], r["partition"]): r for r in ans.get("replicas") or ()}
+        return states, errors
+
+    # -- /api/state -------------------------------------------------------------------
+    async def cluster_state(self) -> dict:
+        b = self.broker
+        live = self._live()
+        controller_id, controller_epoch = self._controller()
+        md_partitions = sorted(b.metadata.partitions.items())
+        self.known.update(live)
+        states, errors = await self._replica_states(live)
+        # (re-read after the await: an UpdateMetadata may have arrived meanwhile)
+        live = self._live()
+        controller_id, controller_epoch = self._controller()
+        md_partitions = sorted(b.metadata.partitions.items())
+
+        partitions = []
+        assigned: set[int] = set()
+        for (topic, part), st in md_partitions:
+            replicas = [int(r) for r in st["replicas"]]
+            assigned.update(replicas)
+            leader, epoch = int(st["leader"]), int(st["leader_epoch"])
+            isr = [int(r) for r in st["isr"]]
+            lead = states.get(leader, {}).get((topic, part)) if leader >= 0 else None
+            isr_source = "metadata"
+            if lead is not None and lead["role"] == "leader" and lead["leader_epoch"] == epoch:
+                # The leader's own ISR is the one it last wrote to ZooKeeper: the same as or
+                # newer than the controller's copy (the leader shrinks and expands without
+                # bumping the epoch).
+                isr = [int(r) for r in lead["isr"]]
+                isr_source = "leader"
+            remote_leos = {int(k): int(v) for k, v in (lead or {}).get("remote_leos", {}).items()}
+            hw = int(lead["high_watermark"]) if lead is not None else -1
+            leader_leo = int(lead["log_end_offset"]) if lead is not None else -1
+            reps = []
+            for r in replicas:
+                rep = states.get(r, {}).get((topic, part))
+                entry: dict[str, Any] = {
+                    "broker": r, "alive": r in live, "responding": r in states,
+                    "in_isr": r in isr, "is_leader": r == leader and leader in live,
+                    "preferred": r == replicas[0], "reported": rep is not None,
+                    "role": rep["role"] if rep is not None else ("dead" if r not in live else "unknown"),
+                    "leo": int(rep["log_end_offset"]) if rep is not None else -1,
+                    "hw": int(rep["high_watermark"]) if rep is not None else -1,
+                    "leader_epoch": int(rep["leader_epoch"]) if rep is not None else -1,
+                    "log_start_offset": int(rep["log_start_offset"]) if rep is not None else -1,
+                    "leo_seen_by_leader": remote_leos.get(r, -1) if r != leader else leader_leo,
+                }
+                # lag: what the follower misses of the leader's log, from its own report or,
+                # when it cannot answer (dead, paused), from the leader's last view of it
+                leo = entry["leo"] if entry["reported"] else entry["leo_seen_by_leader"]
+                entry["lag"] = max(0, leader_leo - leo) if leader_leo >= 0 and leo >= 0 else None
+                reps.append(entry)
+            offline = leader < 0 or leader not in live
+            partitions.append({
+                "topic": topic, "partition": part, "leader": leader, "leader_epoch": epoch,
+                "replicas": replicas, "isr": isr, "isr_source": isr_source,
+                "high_watermark": hw, "log_end_offset": leader_leo,
+                "under_replicated": len(isr) < len(replicas), "offline": offline,
+                "replica_states": reps,
+            })
+
+        ids = sorted(set(live) | assigned | set(self.known))
+        brokers = []
+        for i in ids:
+            host, port = live.get(i) or self.known.get(i) or ("", 0)
+            alive = i in live
+            brokers.append({
+                "id": i, "host": host, "port": port, "alive": alive,
+                "responding": i in states, "error": errors.get(i, ""),
+                "controller": i == controller_id and alive,
+                "serving": i == b.broker_id,
+                "leader_of": sum(1 for p in partitions if p["leader"] == i and not p["offline"]),
+                "replicas": sum(1 for p in partitions if i in p["replicas"]),
+            })
+        return {
+            "ts": time.time(),
+            "serving_broker": b.broker_id,
+            "cluster_id": b.cluster_id,
+            "controller": {"id": controller_id, "epoch": controller_epoch,
+                           "alive": controller_id in live},
+            "live_brokers": sorted(live),
+            "dead_brokers": [i for i in ids if i not in live],
+            "brokers": brokers,
+            "partitions": partitions,
+            "summary": {
+                "topics": len({p["topic"] for p in partitions}),
+                "partitions": len(partitions),
+                "under_replicated": sum(1 for p in partitions if p["under_replicated"]),
+                "offline": sum(1 for p in partitions if p["offline"]),
+            },
+        }
+
+    # -- /api/events ------------------------------------------------------------------
+    def _remember(self, bid: int, events: list[dict]) -> None:
+        cache = self.remote_events.setdefault(bid, collections.deque(maxlen=MAX_CACHED_EVENTS))
+        keys = self._remote_keys.setdefault(bid, set())
+        added = False
+        for e in events:
+            k = _event_key(e)
+            if k not in keys:
+                cache.append(e)
+                keys.add(k)
+                added = True
+        if added:
+            ordered = sorted(cache, key=lambda e: e["ts"])
+            cache.clear()
+            cache.extend(ordered)
+            self._remote_keys[bid] = {_event_key(e) for e in cache}
+
+    async def _pull_remote_events(self) -> None:
+        b = self.broker
+        peers = {i: hp for i, hp in self._live().items() if i != b.broker_id}
+
+        async def pull(bid: int, host: str, port: int) -> None:
+            cache = self.remote_events.get(bid)
+            since = (cache[-1]["ts"] - EVENT_OVERLAP_S) if cache else 0.0
+            try:
+                got = await self._call(host, port, "events", {"since": since, "limit": 5000, "cluster": False})
+            except Exception:
+                return
+            self._remember(bid, list(got.get("events") or ()))
+
+        await asyncio.gather(*(pull(i, *hp) for i, hp in peers.items()))
+
+    def _annotate(self, e: dict) -> dict:
+        out = {"ts": e["ts"], "broker": e["broker"], "kind": e["kind"], "text": e["text"]}
+        known = self.broker.metadata.partitions
+        for m in TP_IN_TEXT.finditer(e["text"]):
+            tp = (m.group(1), int(m.group(2)))
+            if tp in known or e["kind"] in ("leader_elected", "unclean_election", "isr_shrink", "isr_expand",
+                                            "truncate", "partition_offline"):
+                out["topic"], out["partition"] = tp
+                break
+        return out
+
+    async def events(self, since: float, limit: int) -> dict:
+        """Every known event with ts > since, oldest first, at most ``limit`` (the newest)."""
+        await self._pull_remote_events()
+        merged: dict[tuple, dict] = {}
+        for e in list(self.broker.events):
+            if e["ts"] > since:
+                merged[_event_key(e)] = e
+        for cache in self.remote_events.values():
+            for e in cache:
+                if e["ts"] > since:
+                    merged.setdefault(_event_key(e), e)
+        events = sorted(merged.values(), key=lambda e: (e["ts"], e["broker"]))[-limit:]
+        return {"ts": time.time(), "serving_broker": self.broker.broker_id,
+                "events": [self._annotate(e) for e in events]}

@@ -1,0 +1,273 @@
+// minikafka dashboard: polls GET /api/state and GET /api/events?since= every 500 ms
+// and redraws. Plain JavaScript, no dependencies, nothing fetched from elsewhere.
+"use strict";
+
+const POLL_MS = 500;
+const REQUEST_TIMEOUT_MS = 4000;
+const MAX_EVENTS = 1000;
+// Events shown by default; the others (role changes seen by one broker, ISR writes,
+// startup) appear with "show every event".
+const KEY_KINDS = new Set([
+  "controller_elected", "controller_resigned", "controller_fenced", "zk_session_lost",
+  "broker_registered", "broker_lost", "broker_bounced", "controlled_shutdown",
+  "leader_elected", "unclean_election", "partition_offline", "leader_rebalance",
+  "isr_shrink", "isr_expand", "isr_shrink_controller",
+  "truncate", "recovered", "topic_created", "topic_deleted", "reassign_start", "reassign_done",
+]);
+
+const $ = (id) => document.getElementById(id);
+
+function el(tag, attrs, ...children) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === undefined || v === null) continue;
+    if (k === "class") node.className = v;
+    else if (k === "style") node.setAttribute("style", v);
+    else if (k === "text") node.textContent = v;
+    else node.setAttribute(k, String(v));
+  }
+  for (const c of children) {
+    if (c === null || c === undefined || c === false) continue;
+    node.appendChild(typeof c === "string" || typeof c === "number" ? document.createTextNode(String(c)) : c);
+  }
+  return node;
+}
+
+async function getJSON(url) {
+  const ctl = new AbortController();
+  const timer = setTimeout(() => ctl.abort(), REQUEST_TIMEOUT_MS);
+  try {
+    const resp = await fetch(url, { cache: "no-store", signal: ctl.signal });
+    if (!resp.ok) throw new Error(`${url}: HTTP ${resp.status}`);
+    return await resp.json();
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function clock(ts) {
+  const d = new Date(ts * 1000);
+  const pad = (n, w = 2) => String(n).padStart(w, "0");
+  return `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}.${pad(d.getMilliseconds(), 3)}`;
+}
+
+function setConnection(ok, message) {
+  const c = $("connection");
+  c.dataset.state = ok ? "ok" : "error";
+  c.textContent = ok ? "live" : message;
+}
+
+// ------------------------------------------------------------------ state
+
+let lastStateKey = "";
+
+function renderState(s) {
+  $("serving-broker").textContent = s.serving_broker;
+  $("cluster-id").textContent = s.cluster_id || "?";
+  $("updated").textContent = clock(s.ts);
+  document.body.dataset.servingBroker = s.serving_broker;
+
+  const key = JSON.stringify({ c: s.controller, b: s.brokers, p: s.partitions });
+  if (key === lastStateKey) return;
+  lastStateKey = key;
+
+  const ctl = $("controller");
+  ctl.dataset.controllerId = s.controller.id;
+  ctl.dataset.controllerEpoch = s.controller.epoch;
+  $("controller-id").textContent = s.controller.id >= 0
+    ? `broker ${s.controller.id}${s.controller.alive ? "" : " (gone, election pending)"}` : "none elected";
+  $("controller-epoch").textContent = s.controller.epoch;
+
+  const list = $("brokers");
+  list.replaceChildren(...s.brokers.map(renderBroker));
+
+  const sum = $("summary");
+  sum.dataset.partitions = s.summary.partitions;
+  sum.dataset.underReplicated = s.summary.under_replicated;
+  sum.dataset.offline = s.summary.offline;
+  $("sum-partitions").textContent = s.summary.partitions;
+  $("sum-urp").textContent = s.summary.under_replicated;
+  $("sum-offline").textContent = s.summary.offline;
+
+  const alive = new Set(s.live_brokers);
+  const body = $("partition-rows");
+  if (!s.partitions.length) {
+    body.replaceChildren(el("tr", { class: "empty" },
+      el("td", { colspan: 8 }, "no topics yet: create one with ", el("code", { text: "minikafka topics create" }))));
+  } else {
+    body.replaceChildren(...s.partitions.map((p) => renderPartition(p, alive)));
+  }
+}
+
+function renderBroker(b) {
+  const badges = [];
+  badges.push(b.alive ? el("span", { class: "badge alive", text: "alive" }) : el("span", { class: "badge dead", text: "dead" }));
+  if (b.alive && !b.responding) badges.push(el("span", { class: "badge slow", text: "not responding", title: b.error }));
+  if (b.controller) badges.push(el("span", { class: "badge ctl", text: "controller" }));
+  if (b.serving) badges.push(el("span", { class: "badge you", text: "serving this page" }));
+  return el("li", {
+    class: "broker", id: `broker-${b.id}`, "data-broker-id": b.id, "data-alive": b.alive,
+    "data-controller": b.controller, "data-responding": b.responding, "data-serving": b.serving,
+  },
+    el("div", { class: "name" }, `broker ${b.id}`),
+    el("div", { class: "endpoint" }, b.host ? `${b.host}:${b.port}` : "endpoint unknown"),
+    el("div", { class: "badges" }, ...badges),
+    el("div", { class: "stats" }, `leads ${b.leader_of} · hosts ${b.replicas} replicas`),
+  );
+}
+
+function idList(ids, alive, leader) {
+  const span = el("span", { class: "idlist" });
+  ids.forEach((id, i) => {
+    if (i) span.appendChild(document.createTextNode(","));
+    const cls = ["id"];
+    if (!alive.has(id)) cls.push("dead");
+    if (id === leader) cls.push("leader");
+    span.appendChild(el("span", { class: cls.join(" "), text: id }));
+  });
+  return span;
+}
+
+function renderPartition(p, alive) {
+  const flags = [];
+  if (p.offline) flags.push(el("span", { class: "flag offline", text: "OFFLINE" }));
+  else if (p.under_replicated) flags.push(el("span", { class: "flag urp", text: "UNDER-REPLICATED" }));
+  const leaderCell = p.leader >= 0 ? String(p.leader) : "none";
+  return el("tr", {
+    class: "partition", id: `p-${p.topic}-${p.partition}`,
+    "data-topic": p.topic, "data-partition": p.partition, "data-leader": p.leader,
+    "data-leader-epoch": p.leader_epoch, "data-replicas": p.replicas.join(","), "data-isr": p.isr.join(","),
+    "data-hw": p.high_watermark, "data-leo": p.log_end_offset,
+    "data-under-replicated": p.under_replicated, "data-offline": p.offline,
+  },
+    el("td", { class: "topic" }, p.topic, flags.length ? el("span", { class: "flags" }, ...flags) : null),
+    el("td", { class: "num" }, p.partition),
+    el("td", { class: "num leader" }, leaderCell),
+    el("td", { class: "num epoch" }, p.leader_epoch),
+    el("td", { class: "ids replicas-ar" }, idList(p.replicas, alive, p.leader)),
+    el("td", { class: "ids isr", title: `ISR as reported by ${p.isr_source}` }, idList(p.isr, alive, p.leader)),
+    el("td", { class: "num hw" }, p.high_watermark >= 0 ? p.high_watermark : "?"),
+    el("td", {}, renderReplicaBars(p)),
+  );
+}
+
+function renderReplicaBars(p) {
+  const hw = p.high_watermark;
+  const leaderLeo = p.log_end_offset;
+  let scale = Math.max(1, hw, leaderLeo);
+  for (const r of p.replica_states) scale = Math.max(scale, r.leo, r.leo_seen_by_leader);
+  const pct = (x) => `${Math.max(0, Math.min(100, (x / scale) * 100)).toFixed(2)}%`;
+
+  const box = el("div", { class: "replicas" });
+  for (const r of p.replica_states) {
+    const leo = r.reported ? r.leo : r.leo_seen_by_leader;
+    const bar = el("div", { class: "bar" });
+    if (leo >= 0) {
+      const committedEnd = hw >= 0 ? Math.min(leo, hw) : 0;
+      bar.appendChild(el("div", { class: "seg committed", style: `left:0;width:${pct(committedEnd)}` }));
+      if (hw >= 0 && leo > hw) {
+        bar.appendChild(el("div", { class: "seg uncommitted", style: `left:${pct(hw)};width:${pct(leo - hw)}` }));
+      }
+      if (leaderLeo > leo) {
+        bar.appendChild(el("div", { class: "seg missing", style: `left:${pct(leo)};width:${pct(leaderLeo - leo)}` }));
+      }
+    }
+    if (hw >= 0) bar.appendChild(el("div", { class: "hwmark", style: `left:calc(${pct(hw)} - 1px)`, title: `HW ${hw}` }));
+
+    const tags = [];
+    if (r.is_leader) tags.push(el("span", { class: "tag", text: "L", title: "leader" }));
+    if (!r.alive) tags.push(el("span", { class: "tag dead", text: "✕", title: "broker is dead" }));
+    else if (!r.in_isr) tags.push(el("span", { class: "tag out", text: "!", title: "not in the ISR" }));
+
+    let nums;
+    if (leo < 0) nums = el("span", { class: "nums" }, r.alive ? "no report" : "dead");
+    else {
+      const title = r.reported ? `replica HW ${r.hw}, leader epoch ${r.leader_epoch}, role ${r.role}`
+        : "the broker did not answer: its LEO as the leader last saw it";
+      nums = el("span", { class: r.reported ? "nums" : "nums stale", title },
+        r.reported ? `LEO ${leo}` : `LEO ${leo}?`, r.lag ? el("span", { class: "lag" }, ` · lag ${r.lag}`) : null);
+    }
+    box.appendChild(el("div", {
+      class: "replica", "data-broker-id": r.broker, "data-leo": leo, "data-hw": r.hw, "data-in-isr": r.in_isr,
+      "data-alive": r.alive, "data-role": r.role, "data-lag": r.lag === null ? "" : r.lag,
+      title: `broker ${r.broker}: ${r.role}, LEO ${leo}, HW ${r.hw}`,
+    }, el("span", { class: "who" }, `b${r.broker} `, ...tags), bar, nums));
+  }
+  return box;
+}
+
+async function pollState() {
+  try {
+    renderState(await getJSON("/api/state"));
+    setConnection(true);
+  } catch (err) {
+    setConnection(false, "serving broker unreachable, retrying");
+  } finally {
+    setTimeout(pollState, POLL_MS);
+  }
+}
+
+// ------------------------------------------------------------------ events
+
+const seen = new Set();
+let newestTs = 0;
+let firstBatch = true;
+
+function eventKey(e) { return `${e.ts}|${e.broker}|${e.kind}|${e.text}`; }
+
+function renderEvent(e) {
+  const li = el("li", {
+    class: `event${KEY_KINDS.has(e.kind) ? "" : " minor"}${firstBatch ? "" : " fresh"}`,
+    "data-kind": e.kind, "data-broker": e.broker, "data-ts": e.ts,
+    "data-topic": e.topic, "data-partition": e.partition,
+  },
+    el("time", { datetime: new Date(e.ts * 1000).toISOString() }, clock(e.ts)),
+    el("span", { class: "kind" }, e.kind.replace(/_/g, " "), el("span", { class: "src", text: `broker ${e.broker}` })),
+    el("span", { class: "text" }, e.text),
+  );
+  return li;
+}
+
+function addEvents(events) {
+  const list = $("events");
+  const fresh = events.filter((e) => !seen.has(eventKey(e)));
+  if (!fresh.length) return;
+  fresh.sort((a, b) => a.ts - b.ts || a.broker - b.broker);
+  for (const e of fresh) {
+    seen.add(eventKey(e));
+    newestTs = Math.max(newestTs, e.ts);
+    // newest first; an event that arrives late (from a slow broker) goes to its place in time
+    const node = renderEvent(e);
+    let before = list.firstChild;
+    while (before && Number(before.dataset.ts) > e.ts) before = before.nextSibling;
+    list.insertBefore(node, before);
+  }
+  while (list.children.length > MAX_EVENTS) {
+    const last = list.lastChild;
+    seen.delete(`${last.dataset.ts}|${last.dataset.broker}|${last.dataset.kind}|${last.querySelector(".text").textContent}`);
+    list.removeChild(last);
+  }
+  firstBatch = false;
+}
+
+async function pollEvents() {
+  try {
+    // ask a little before the newest event held: another broker's event with an
+    // earlier timestamp may arrive later; duplicates are skipped
+    const since = newestTs > 0 ? newestTs - 5 : 0;
+    const got = await getJSON(`/api/events?since=${since}&limit=500`);
+    addEvents(got.events);
+  } catch (err) {
+    // the state poll reports the connection
+  } finally {
+    setTimeout(pollEvents, POLL_MS);
+  }
+}
+
+// ------------------------------------------------------------------ start
+
+$("show-all-events").addEventListener("change", (ev) => {
+  $("events").classList.toggle("all", ev.target.checked);
+});
+pollState();
+pollEvents();

@@ -1,0 +1,203 @@
+"""The dashboard in headless Chromium (Playwright) against live clusters: controller and
+ISRs as the cluster reports them, a leader failover shown with its election event, and
+a page served while its broker is the only one alive.
+
+Needs the ``playwright`` Python package (dev extra) and Debian's chromium at
+/usr/bin/chromium; Playwright's own browser download is never used.  With
+MINIKAFKA_SCREENSHOT=1 the failover screenshot is also written to
+docs/images/dashboard.png (the README's picture).
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from minikafka import Admin, Producer
+from process_helpers import wait_for
+
+sync_api = pytest.importorskip("playwright.sync_api")
+expect = sync_api.expect
+
+CHROMIUM = os.environ.get("MINIKAFKA_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
+REPO = Path(__file__).resolve().parent.parent
+# Failover waits for the dead broker's ZooKeeper session to expire (6 s by default).
+FAILOVER_MS = 30_000
+
+pytestmark = [
+    pytest.mark.process,
+    pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"no Chromium at {CHROMIUM} (apt-get install chromium)"),
+]
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    """One headless Chromium for the module, with a fresh profile folder."""
+    with sync_api.sync_playwright() as pw:
+        context = pw.chromium.launch_persistent_context(
+            str(tmp_path_factory.mktemp("chromium-profile")), executable_path=CHROMIUM, headless=True,
+            args=CHROMIUM_ARGS, viewport={"width": 1400, "height": 900})
+        try:
+            yield context
+        finally:
+            context.close()
+
+
+@pytest.fixture
+def page(browser):
+    page = browser.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    yield page
+    page.close()
+    assert not errors, f"JavaScript errors on the page: {errors}"
+
+
+def api_state(port: int) -> dict:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/state", timeout=5) as resp:
+        return json.load(resp)
+
+
+def describe(bootstrap: str, topic: str):
+    with Admin(bootstrap) as admin:
+        (desc,) = admin.describe_topics([topic])
+    return desc
+
+
+def row(page, topic: str, partition: int):
+    return page.locator(f'tr.partition[data-topic="{topic}"][data-partition="{partition}"]')
+
+
+def ids(values) -> str:
+    return ",".join(str(v) for v in values)
+
+
+def test_dashboard_shows_controller_isr_and_a_leader_failover(make_cluster, page, tmp_path):
+    handle = make_cluster()
+    with Admin(handle.bootstrap) as admin:
+        admin.create_topic("orders", partitions=3, replication_factor=3)
+        admin.create_topic("audit", partitions=1, replication_factor=2)
+        controller = admin.cluster().controller_id
+    with Producer(handle.bootstrap, acks="all", linger_ms=1) as producer:
+        for p, n in ((0, 120), (1, 80), (2, 100)):
+            for i in range(n):
+                producer.send("orders", b"order-%d" % i, partition=p)
+        for i in range(30):
+            producer.send("audit", b"entry-%d" % i, partition=0)
+        producer.flush()
+
+    page.goto(f"http://127.0.0.1:{handle.brokers[controller]}/")
+
+    # the controller and its epoch, as the cluster reports them
+    expect(page.locator("#controller")).to_have_attribute("data-controller-id", str(controller))
+    epoch = api_state(handle.brokers[controller])["controller"]["epoch"]
+    expect(page.locator("#controller")).to_have_attribute("data-controller-epoch", str(epoch))
+    expect(page.locator(f"#broker-{controller}")).to_have_attribute("data-controller", "true")
+    for b in handle.brokers:
+        expect(page.locator(f"#broker-{b}")).to_have_attribute("data-alive", "true")
+
+    # every partition: leader, epoch, replicas in AR order and ISR, and a bar per replica at the HW
+    desc = describe(handle.bootstrap, "orders")
+    for p in desc.partitions:
+        r = row(page, "orders", p.partition)
+        expect(r).to_have_attribute("data-leader", str(p.leader))
+        expect(r).to_have_attribute("data-leader-epoch", str(p.leader_epoch))
+        expect(r).to_have_attribute("data-replicas", ids(p.replicas))
+        expect(r).to_have_attribute("data-isr", ids(p.isr))
+        expect(r).to_have_attribute("data-under-replicated", "false")
+        expect(r.locator(".replica")).to_have_count(3)
+        expect(r.locator(".replica").first).to_have_attribute("data-broker-id", str(p.replicas[0]))
+        hw = {0: 120, 1: 80, 2: 100}[p.partition]
+        expect(r).to_have_attribute("data-hw", str(hw))
+        for b in p.replicas:
+            expect(r.locator(f'.replica[data-broker-id="{b}"]')).to_have_attribute("data-leo", str(hw))
+    audit = describe(handle.bootstrap, "audit").partitions[0]
+    expect(row(page, "audit", 0)).to_have_attribute("data-isr", ids(audit.isr))
+    expect(page.locator('li.event[data-kind="controller_elected"]').first).to_be_visible()
+
+    # kill the leader of an "orders" partition (not the broker serving the page)
+    victim_part = next(p for p in desc.partitions if p.leader != controller)
+    victim = victim_part.leader
+    handle.kill(victim, "KILL")
+
+    r = row(page, "orders", victim_part.partition)
+    expect(r).not_to_have_attribute("data-leader", str(victim), timeout=FAILOVER_MS)
+    after = wait_for(lambda: (d := describe(f"127.0.0.1:{handle.brokers[controller]}", "orders"))
+                     and d.partitions[victim_part.partition].leader not in (victim, -1) and d,
+                     timeout_s=FAILOVER_MS / 1000, message="a new leader in the metadata")
+    new = after.partitions[victim_part.partition]
+    expect(r).to_have_attribute("data-leader", str(new.leader))
+    expect(r).to_have_attribute("data-leader-epoch", str(new.leader_epoch))
+    expect(r).to_have_attribute("data-isr", ids(new.isr))
+    expect(r).to_have_attribute("data-under-replicated", "true")
+    expect(r.locator(f'.replica[data-broker-id="{victim}"]')).to_have_attribute("data-alive", "false")
+    election = page.locator(
+        f'li.event[data-kind="leader_elected"][data-topic="orders"][data-partition="{victim_part.partition}"]'
+    ).filter(has_text=f"leader {new.leader} at epoch {new.leader_epoch}")
+    expect(election).to_have_count(1, timeout=FAILOVER_MS)
+    expect(election).to_be_visible()
+    expect(page.locator(f"#broker-{victim}")).to_have_attribute("data-alive", "false")
+    expect(page.locator(f'li.event[data-kind="broker_lost"]').first).to_be_visible()
+    expect(page.locator("#summary")).not_to_have_attribute("data-under-replicated", "0")
+
+    # new records go to the surviving replicas; the dead one's bar stays behind
+    with Producer(f"127.0.0.1:{handle.brokers[controller]}", acks="all", linger_ms=1) as producer:
+        for i in range(40):
+            producer.send("orders", b"late-%d" % i, partition=victim_part.partition)
+        producer.flush()
+    hw = {0: 120, 1: 80, 2: 100}[victim_part.partition] + 40
+    expect(r).to_have_attribute("data-hw", str(hw))
+    expect(r.locator(f'.replica[data-broker-id="{new.leader}"]')).to_have_attribute("data-leo", str(hw))
+
+    shot = tmp_path / "dashboard.png"
+    page.screenshot(path=str(shot), full_page=True)
+    assert shot.stat().st_size > 10_000
+    if os.environ.get("MINIKAFKA_SCREENSHOT") == "1":
+        target = REPO / "docs" / "images" / "dashboard.png"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(shot, target)
+
+
+def test_dashboard_keeps_working_with_only_its_broker_alive(make_cluster, page):
+    handle = make_cluster()
+    with Admin(handle.bootstrap) as admin:
+        admin.create_topic("lonely", partitions=3, replication_factor=3)
+        controller = admin.cluster().controller_id
+    # serve the page from a broker that is not the controller, so the controller dies too
+    serving = next(b for b in sorted(handle.brokers) if b != controller)
+    port = handle.brokers[serving]
+    page.goto(f"http://127.0.0.1:{port}/")
+    expect(page.locator("tr.partition")).to_have_count(3)
+    expect(page.locator("#connection")).to_have_attribute("data-state", "ok")
+
+    others = [b for b in handle.brokers if b != serving]
+    for b in others:
+        handle.kill(b, "KILL")
+
+    for b in others:
+        expect(page.locator(f"#broker-{b}")).to_have_attribute("data-alive", "false", timeout=FAILOVER_MS)
+    # the survivor becomes controller and leads every partition (it was in every ISR)
+    expect(page.locator("#controller")).to_have_attribute("data-controller-id", str(serving), timeout=FAILOVER_MS)
+    for p in range(3):
+        expect(row(page, "lonely", p)).to_have_attribute("data-leader", str(serving), timeout=FAILOVER_MS)
+        expect(row(page, "lonely", p)).to_have_attribute("data-offline", "false")
+        expect(row(page, "lonely", p)).to_have_attribute("data-isr", str(serving))
+    expect(page.locator('li.event[data-kind="controller_elected"]').filter(
+        has_text=f"broker {serving} became controller")).to_have_count(1, timeout=FAILOVER_MS)
+
+    # a fresh load of the page works and /api/state answers with the survivor alone
+    page.reload()
+    expect(page.locator("tr.partition")).to_have_count(3)
+    expect(page.locator("#connection")).to_have_attribute("data-state", "ok")
+    state = api_state(port)
+    assert state["live_brokers"] == [serving]
+    assert sorted(state["dead_brokers"]) == sorted(others)
+    assert state["controller"]["id"] == serving
+    assert state["summary"]["offline"] == 0
+    assert state["summary"]["under_replicated"] == 3
