@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..config import topic_setting
+from ..errors import NotControllerError
 from ..replication import rules
 from ..zk import layout
 from ..zk.session import BadVersionError, NoNodeError, NodeExistsError
@@ -67,6 +68,7 @@ class Controller:
         self.reassigning: dict[TP, list[int]] = {}
         self.shutting_down: set[int] = set()
         self.active = True
+        self._waiting: set[asyncio.Future] = set()  # futures of request() not answered yet
 
     # -- lifecycle -------------------------------------------------------------------
     async def start(self) -> None:
@@ -74,6 +76,7 @@ class Controller:
 
     async def stop(self) -> None:
         self.active = False
+        self._fail_waiting("stopped")
         if self._rebalance_task is not None:
             self._rebalance_task.cancel()
         if self._task is not None and self._task is not asyncio.current_task():
@@ -105,6 +108,7 @@ class Controller:
             self.broker.record_event("controller_fenced", f"broker {self.broker.broker_id}: /controller_epoch moved past "
                                                           f"{self.epoch}; stopping as controller")
             self.active = False
+            self._fail_waiting("fenced")
             if self.broker.controller is self:
                 self.broker.controller = None
             await self.channels.stop()
@@ -305,10 +309,24 @@ class Controller:
 
     # -- requests that need the controller ---------------------------------------------------
     async def request(self, kind: str, payload: Any) -> Any:
-        """Queue an event that answers through a future (controlled shutdown, elections)."""
+        """Queue an event that answers through a future (controlled shutdown, elections).
+
+        Raises NOT_CONTROLLER when this controller is stopped or fenced before it answers,
+        so the caller retries with the new controller instead of waiting forever.
+        """
+        if not self.active:
+            raise NotControllerError(f"broker {self.broker.broker_id} is no longer the controller")
         fut = asyncio.get_running_loop().create_future()
+        self._waiting.add(fut)
+        fut.add_done_callback(self._waiting.discard)
         self._put(kind, (payload, fut))
         return await fut
+
+    def _fail_waiting(self, why: str) -> None:
+        for fut in list(self._waiting):
+            if not fut.done():
+                fut.set_exception(NotControllerError(
+                    f"broker {self.broker.broker_id} stopped acting as controller ({why}) before answering"))
 
     async def on_controlled_shutdown(self, arg: tuple[int, asyncio.Future]) -> None:
         """Kafka's ControlledShutdown: for each partition the broker leads, a new leader from
