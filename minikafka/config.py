@@ -107,6 +107,12 @@ class BrokerConfig:
     data_dir: str = ".minikafka/broker"
     storage: str = "memory"
     settings: dict[str, Any] = field(default_factory=dict)
+    # Optional second listener for clients outside the broker's network (Docker's host),
+    # see minikafka/broker/listeners.py; brokers and the controller use the one above.
+    external_listen_host: str | None = None
+    external_listen_port: int | None = None
+    external_advertised_host: str | None = None
+    external_advertised_port: int | None = None
 
     def __post_init__(self) -> None:
         merged = {c.name: c.default for c in BROKER_CONFIGS}
@@ -117,6 +123,11 @@ class BrokerConfig:
         object.__setattr__(self, "settings", merged)
         if self.storage not in ("memory", "disk"):
             raise InvalidConfigError(f"invalid storage {self.storage!r}: expected memory or disk")
+        if self.external_listen_port is None and (self.external_advertised_host or self.external_advertised_port):
+            raise InvalidConfigError("an advertised external endpoint needs an external listener (--listen-external)")
+        if self.external_listen_port is not None and self.external_listen_port == self.listen_port:
+            raise InvalidConfigError(f"the external listener needs a port of its own, not {self.listen_port} "
+                                     f"(the inter-broker listener's)")
 
     def __getattr__(self, attr: str) -> Any:
         # replica_lag_time_max_ms -> settings["replica.lag.time.max.ms"]
@@ -133,6 +144,14 @@ class BrokerConfig:
     @property
     def advertised(self) -> tuple[str, int]:
         return (self.advertised_host or self.listen_host, self.advertised_port or self.listen_port)
+
+    @property
+    def advertised_external(self) -> tuple[str, int] | None:
+        """The external listener's advertised endpoint, None without an external listener."""
+        if self.external_listen_port is None:
+            return None
+        return (self.external_advertised_host or self.external_listen_host or self.listen_host,
+                self.external_advertised_port or self.external_listen_port)
 
 
 def parse_overrides(pairs: list[str]) -> dict[str, str]:

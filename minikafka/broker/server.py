@@ -37,6 +37,7 @@ from ..replication import rules
 from ..zk import layout
 from ..zk.session import NodeExistsError, ZkSession
 from .fetcher import FetcherManager
+from .listeners import Listeners
 from .metadata_cache import MetadataCache
 from .metrics import Metrics
 from .replica_manager import ReplicaManager
@@ -61,6 +62,7 @@ class Broker:
         self.zk = ZkSession(config.zookeeper_connect, config.get("zookeeper.session.timeout.ms"))
         self.replica_manager = ReplicaManager(self)
         self.fetchers = FetcherManager(self)
+        self.listeners = Listeners(config)
         self.http: aiohttp.ClientSession | None = None
         self.broker_epoch = -1
         self.cluster_id = ""
@@ -90,7 +92,8 @@ class Broker:
     # -- lifecycle -----------------------------------------------------------------
     async def start(self) -> None:
         self.http = aiohttp.ClientSession()
-        app = web.Application(client_max_size=self.config.get("socket.request.max.bytes"))
+        app = web.Application(client_max_size=self.config.get("socket.request.max.bytes"),
+                              middlewares=[self.listeners.middleware])
         app.router.add_post("/v1/{api}", self.handle)
         from ..web import setup_routes
         setup_routes(app, self)
@@ -99,6 +102,7 @@ class Broker:
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.config.listen_host, self.config.listen_port, reuse_address=True)
         await site.start()
+        await self.listeners.start_external(self._runner)
         await self.zk.start()
         self.zk.on_state_change(self._on_zk_state)
         for path in layout.PERSISTENT_PATHS:
@@ -113,8 +117,7 @@ class Broker:
                                                         self.replica_manager.shrink_isr_check)))
         self._tasks.append(loop.create_task(self._every(self.config.get("replica.high.watermark.checkpoint.interval.ms") / 1000.0,
                                                         self.replica_manager.checkpoint_hws)))
-        host, port = self.config.advertised
-        self.record_event("broker_started", f"broker {self.broker_id} listening on {host}:{port} "
+        self.record_event("broker_started", f"broker {self.broker_id} listening on {self.listeners.describe()} "
                                             f"(storage {self.config.storage}, epoch {self.broker_epoch})")
 
     async def _load_cluster_id(self) -> None:
@@ -130,7 +133,8 @@ class Broker:
     async def register(self) -> None:
         """Create the ephemeral /brokers/ids/N; its czxid is this registration's broker epoch."""
         host, port = self.config.advertised
-        info = layout.BrokerInfo(self.broker_id, host, port, storage=self.config.storage)
+        info = layout.BrokerInfo(self.broker_id, host, port, storage=self.config.storage,
+                                 external=self.config.advertised_external)
         path = layout.broker_path(self.broker_id)
         # A registration left by this id's previous process vanishes when its session
         # expires; wait that long before concluding that another broker holds the id.
@@ -226,10 +230,7 @@ class Broker:
     async def h_metadata(self, req: dict) -> dict:
         md = self.metadata
         names = req["topics"] if req["topics"] is not None else md.topics()
-        brokers = [{"id": b, "host": h, "port": p} for b, (h, p) in sorted(md.brokers.items())]
-        if not brokers:
-            host, port = self.config.advertised
-            brokers = [{"id": self.broker_id, "host": host, "port": port}]
+        brokers = self.listeners.brokers(md.brokers, self.broker_id)
         return codec.ok(cluster_id=self.cluster_id, controller_id=md.controller_id, controller_epoch=md.controller_epoch,
                         brokers=brokers, topics=[md.topic_metadata(t) for t in names])
 
@@ -260,6 +261,7 @@ class Broker:
     async def h_update_metadata(self, req: dict) -> dict:
         self.replica_manager.check_controller_epoch(req["controller_epoch"])
         self.metadata.update(req)
+        self.listeners.update(req["live_brokers"])
         for b in req["live_brokers"]:
             self.fetchers.update_endpoint(b["id"], (b["host"], b["port"]))
         for topic in req.get("deleted_topics", ()):

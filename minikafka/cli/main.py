@@ -87,12 +87,16 @@ def broker_config(args: argparse.Namespace) -> BrokerConfig:
     """The BrokerConfig the ``broker`` arguments describe (raises INVALID_CONFIG)."""
     listen_host, listen_port = args.listen
     adv_host, adv_port = args.advertise if args.advertise else (None, None)
+    ext_host, ext_port = args.listen_external if args.listen_external else (None, None)
+    ext_adv_host, ext_adv_port = args.advertise_external if args.advertise_external else (None, None)
     return BrokerConfig(
         broker_id=args.id, zookeeper_connect=args.zookeeper,
         listen_host=listen_host, listen_port=listen_port,
         advertised_host=adv_host, advertised_port=adv_port,
         data_dir=args.data_dir, storage=args.storage,
         settings=parse_overrides(args.config),
+        external_listen_host=ext_host, external_listen_port=ext_port,
+        external_advertised_host=ext_adv_host, external_advertised_port=ext_adv_port,
     )
 
 
@@ -102,8 +106,13 @@ def cmd_broker(args: argparse.Namespace) -> int:
     if args.check_config:
         host, port = cfg.advertised
         overrides = len(args.config)
+        external = ""
+        if cfg.advertised_external is not None:
+            ext_host, ext_port = cfg.advertised_external
+            external = (f" and {cfg.external_listen_host}:{cfg.external_listen_port} "
+                        f"(external, advertised {ext_host}:{ext_port})")
         print(f"config ok: broker {cfg.broker_id} listens on {cfg.listen_host}:{cfg.listen_port} "
-              f"(advertised {host}:{port}), zookeeper {cfg.zookeeper_connect}, storage {cfg.storage}, "
+              f"(advertised {host}:{port}){external}, zookeeper {cfg.zookeeper_connect}, storage {cfg.storage}, "
               f"data dir {cfg.data_dir}, {overrides} override{'s' if overrides != 1 else ''}")
         return 0
     from ..broker.main import run_broker
@@ -300,6 +309,12 @@ def build_parser() -> ArgumentParser:
     broker.add_argument("--listen", type=host_port, required=True, metavar="HOST:PORT", help="address to serve on")
     broker.add_argument("--advertise", type=host_port, default=None, metavar="HOST:PORT",
                         help="address other brokers and clients use (default: --listen)")
+    broker.add_argument("--listen-external", type=host_port, default=None, metavar="HOST:PORT",
+                        help="a second address to serve on, for clients outside the brokers' network "
+                             "(Kafka's EXTERNAL listener; its own port)")
+    broker.add_argument("--advertise-external", type=host_port, default=None, metavar="HOST:PORT",
+                        help="address clients use for the external listener (default: --listen-external); "
+                             "Metadata asked on it answers every broker's external address")
     broker.add_argument("--data-dir", required=True, help="checkpoint files (and logs with --storage disk)")
     broker.add_argument("--storage", choices=("memory", "disk"), default="memory", help="log storage (default memory)")
     _add_configs(broker)

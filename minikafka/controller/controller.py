@@ -646,7 +646,9 @@ class Controller:
                 "replicas": list(info.replicas), "is_new": is_new}
 
     def _brokers_msg(self) -> list[dict]:
-        return [{"id": b, "host": i.host, "port": i.port} for b, i in sorted(self.ctx.live.items())]
+        return [{"id": b, "host": i.host, "port": i.port,
+                 "external": None if i.external is None else {"host": i.external[0], "port": i.external[1]}}
+                for b, i in sorted(self.ctx.live.items())]
 
     def _send_leader_and_isr(self, tps: list[TP], new: set[TP] = frozenset()) -> None:
         per_broker: dict[int, list[dict]] = {}

@@ -35,6 +35,13 @@ BROKER = Struct("Broker", (
     F("port", "int", "advertised port"),
 ))
 
+# Controller to brokers: BROKER plus the broker's optional EXTERNAL listener, which a
+# broker answers in Metadata to clients that reached it on its own external listener.
+LIVE_BROKER = Struct("LiveBroker", BROKER.fields + (
+    F("external", Struct("Endpoint", (F("host", "str"), F("port", "int"))),
+      "advertised EXTERNAL listener; nil when the broker has none", default=None, nullable=True),
+))
+
 PARTITION_STATE = Struct("PartitionState", (
     F("topic", "str"),
     F("partition", "int", minimum=0),
@@ -83,7 +90,7 @@ _api(
         F("cluster_id", "str"),
         F("controller_id", "int", "-1 when unknown"),
         F("controller_epoch", "int"),
-        F("brokers", [BROKER], "live brokers"),
+        F("brokers", [BROKER], "live brokers, at the endpoints of the listener the request arrived on"),
         F("topics", [Struct("TopicMetadata", PARTITION_ERROR + (
             F("name", "str"),
             F("partitions", [Struct("PartitionMetadata", PARTITION_ERROR + (
@@ -190,7 +197,7 @@ _api(
         F("controller_id", "int"), F("controller_epoch", "int"),
         F("broker_epoch", "int", "target broker's epoch; a stale one is refused with STALE_BROKER_EPOCH", default=-1),
         F("partition_states", [PARTITION_STATE]),
-        F("live_leaders", [BROKER], "endpoints of the leaders named in partition_states"),
+        F("live_leaders", [LIVE_BROKER], "endpoints of the leaders named in partition_states"),
     ),
     (
         F("partitions", [Struct("LeaderAndIsrPartitionResponse", (F("topic", "str"), F("partition", "int")) + PARTITION_ERROR)]),
@@ -204,7 +211,7 @@ _api(
     (
         F("controller_id", "int"), F("controller_epoch", "int"),
         F("partition_states", [PARTITION_STATE]),
-        F("live_brokers", [BROKER]),
+        F("live_brokers", [LIVE_BROKER], "host/port: inter-broker listener; external: for external clients"),
         F("deleted_topics", ["str"], default=list),
     ),
     (),

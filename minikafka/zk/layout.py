@@ -55,6 +55,13 @@ def _timestamp() -> str:
     return str(int(time.time() * 1000))
 
 
+EXTERNAL_LISTENER = "EXTERNAL"  # listener name of a broker's optional second endpoint in /brokers/ids/N
+
+
+def _join_host_port(host: str, port: int) -> str:
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
 @dataclass(frozen=True)
 class BrokerInfo:
     """/brokers/ids/N: where a live broker listens; ``epoch`` is its znode's czxid."""
@@ -65,21 +72,33 @@ class BrokerInfo:
     epoch: int = -1
     rack: str | None = None
     storage: str = "disk"
+    external: tuple[str, int] | None = None  # the EXTERNAL listener, for clients outside the broker network
 
     def encode(self) -> bytes:
         # "storage" is minikafka's own field: a broker with memory storage comes back
         # empty after a restart, so the controller must not trust its old ISR entries.
+        # host/port are the inter-broker (PLAINTEXT) listener, as in Kafka.
+        endpoints = [f"PLAINTEXT://{self.host}:{self.port}"]
+        protocols = {"PLAINTEXT": "PLAINTEXT"}
+        if self.external is not None:
+            endpoints.append(f"{EXTERNAL_LISTENER}://{_join_host_port(*self.external)}")
+            protocols[EXTERNAL_LISTENER] = "PLAINTEXT"
         return _dumps({
             "version": 4, "host": self.host, "port": self.port, "jmx_port": -1, "storage": self.storage,
-            "endpoints": [f"PLAINTEXT://{self.host}:{self.port}"],
-            "listener_security_protocol_map": {"PLAINTEXT": "PLAINTEXT"},
+            "endpoints": endpoints, "listener_security_protocol_map": protocols,
             "rack": self.rack, "timestamp": _timestamp(),
         })
 
     @classmethod
     def decode(cls, broker_id: int, data: bytes, epoch: int = -1) -> "BrokerInfo":
         d = json.loads(data)
-        return cls(broker_id, d["host"], int(d["port"]), epoch, d.get("rack"), d.get("storage", "disk"))
+        external = None
+        for endpoint in d.get("endpoints") or ():
+            name, sep, address = str(endpoint).partition("://")
+            host, colon, port = address.rpartition(":")
+            if sep and colon and name == EXTERNAL_LISTENER and port.isdigit():
+                external = (host.strip("[]"), int(port))
+        return cls(broker_id, d["host"], int(d["port"]), epoch, d.get("rack"), d.get("storage", "disk"), external)
 
 
 @dataclass(frozen=True)

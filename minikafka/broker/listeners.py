@@ -1,0 +1,88 @@
+"""A broker's two listeners: the inter-broker one and an optional EXTERNAL one.
+
+Like Kafka's ``INTERNAL``/``EXTERNAL`` listeners: in a Docker network brokers reach
+each other as ``broker-1:19092`` while programs on the host reach the same broker as
+``localhost:9092``.  A broker always serves ``--listen`` (advertised as
+``--advertise``); that endpoint is the ``host``/``port`` of its ``/brokers/ids/N``
+registration and is what the controller, followers and other brokers use.  With
+``--listen-external HOST:PORT [--advertise-external HOST:PORT]`` the same HTTP app is
+also served on a second socket, the registration lists ``EXTERNAL://host:port`` among
+its ``endpoints``, and the controller passes it on in UpdateMetadata's
+``live_brokers[].external``.
+
+A Metadata request answers each broker's endpoint *for the listener the request
+arrived on*, told apart by the local port of the connection: a client that
+bootstrapped on external ports is sent to external endpoints, everything else gets
+the inter-broker ones.  A broker without an external listener is answered with its
+inter-broker endpoint on both.
+"""
+from __future__ import annotations
+
+import contextvars
+from typing import Any, Awaitable, Callable
+
+from aiohttp import web
+
+from ..config import BrokerConfig
+
+INTERNAL = "INTERNAL"
+EXTERNAL = "EXTERNAL"
+
+# The listener of the request being handled (set by Listeners.middleware).
+current_listener: contextvars.ContextVar[str] = contextvars.ContextVar("minikafka_listener", default=INTERNAL)
+
+
+class Listeners:
+    """Which listener a request came in on, and the external endpoints of live brokers."""
+
+    def __init__(self, config: BrokerConfig) -> None:
+        self.config = config
+        self.external_port = config.external_listen_port
+        self.external: dict[int, tuple[str, int]] = {}  # broker id -> advertised external endpoint
+
+    def describe(self) -> str:
+        """``host:port`` advertised, with the external endpoint if there is one (for logs)."""
+        host, port = self.config.advertised
+        ext = self.config.advertised_external
+        return f"{host}:{port}" + (f" (external {ext[0]}:{ext[1]})" if ext else "")
+
+    async def start_external(self, runner: web.AppRunner) -> None:
+        """Serve the app on the external listener too, if one is configured."""
+        if self.external_port is None:
+            return
+        host = self.config.external_listen_host or self.config.listen_host
+        await web.TCPSite(runner, host, self.external_port, reuse_address=True).start()
+
+    def listener_of(self, request: web.BaseRequest) -> str:
+        if self.external_port is None or request.transport is None:
+            return INTERNAL
+        sockname = request.transport.get_extra_info("sockname")
+        port = sockname[1] if isinstance(sockname, (tuple, list)) and len(sockname) >= 2 else None
+        return EXTERNAL if port == self.external_port else INTERNAL
+
+    @web.middleware
+    async def middleware(self, request: web.Request,
+                         handler: Callable[[web.Request], Awaitable[web.StreamResponse]]) -> web.StreamResponse:
+        token = current_listener.set(self.listener_of(request))
+        try:
+            return await handler(request)
+        finally:
+            current_listener.reset(token)
+
+    def update(self, live_brokers: list[dict[str, Any]]) -> None:
+        """Remember the external endpoints of an UpdateMetadata's ``live_brokers``."""
+        self.external = {b["id"]: (b["external"]["host"], b["external"]["port"])
+                         for b in live_brokers if b.get("external")}
+
+    def brokers(self, internal: dict[int, tuple[str, int]], own_id: int) -> list[dict[str, Any]]:
+        """Metadata's ``brokers`` for the current request's listener.
+
+        ``internal`` is the metadata cache's id -> inter-broker endpoint; empty before the
+        first UpdateMetadata, when the broker answers with itself only."""
+        table = dict(internal) or {own_id: self.config.advertised}
+        if current_listener.get() == EXTERNAL:
+            external = dict(self.external)
+            if self.config.advertised_external is not None:
+                external[own_id] = self.config.advertised_external
+            table = {b: external.get(b, hp) for b, hp in table.items()}
+        return [{"id": b, "host": h, "port": p} for b, (h, p) in sorted(table.items())]

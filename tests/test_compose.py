@@ -1,0 +1,177 @@
+"""docker-compose.yml and Dockerfile, checked without a Docker engine.
+
+* ``docker-compose config`` (Debian's docker-compose 1.29: ``apt-get install -y
+  --no-install-recommends docker-compose``) must accept the file, offline, in a clean
+  environment pointed at a Docker socket that does not exist;
+* the YAML must describe ZooKeeper and brokers 1-3 with internal and external
+  listeners, host ports 9092-9094, and the Spark job in a profile;
+* every broker's command line must pass ``minikafka broker ... --check-config``
+  (which needs neither ZooKeeper nor free ports).
+"""
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+from minikafka.cli.main import build_parser
+from process_helpers import run_cli
+
+ROOT = Path(__file__).resolve().parent.parent
+COMPOSE_FILE = ROOT / "docker-compose.yml"
+DOCKERFILE = ROOT / "Dockerfile"
+BROKERS = {"broker-1": (1, 9092), "broker-2": (2, 9093), "broker-3": (3, 9094)}
+INSTALL_HINT = "apt-get install -y --no-install-recommends docker-compose"
+
+
+@pytest.fixture(scope="module")
+def compose() -> dict:
+    return yaml.safe_load(COMPOSE_FILE.read_text())
+
+
+def _docker_compose(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+    exe = shutil.which("docker-compose")
+    assert exe is not None, f"docker-compose is not installed: {INSTALL_HINT} (.ci/run installs it)"
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "LANG": "C.UTF-8",
+           # any attempt to reach an engine would fail: `config` must not need one
+           "DOCKER_HOST": f"unix://{tmp_path}/no-docker-engine.sock"}
+    return subprocess.run([exe, "-f", str(COMPOSE_FILE), *args], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+
+
+def _broker_args(service: dict):
+    command = service["command"]
+    assert isinstance(command, list), "broker commands are lists, not shell strings"
+    assert command[0] == "broker"
+    return build_parser().parse_args(command)
+
+
+def _published(service: dict) -> list[tuple[int, int]]:
+    out = []
+    for p in service.get("ports", []):
+        host, _, container = str(p).rpartition(":")
+        out.append((int(host), int(container)))
+    return out
+
+
+# ---------------------------------------------------------------- docker-compose itself
+
+def test_docker_compose_config_accepts_the_file_offline(tmp_path):
+    r = _docker_compose(tmp_path, "config")
+    assert r.returncode == 0, r.stderr
+    normalized = yaml.safe_load(r.stdout)
+    assert set(normalized["services"]) == {"zookeeper", "broker-1", "broker-2", "broker-3", "spark"}
+    for name, (_, port) in BROKERS.items():
+        ports = normalized["services"][name]["ports"]
+        assert [(p["published"], p["target"]) for p in ports] == [(port, port)]
+
+
+def test_docker_compose_knows_the_spark_profile(tmp_path):
+    r = _docker_compose(tmp_path, "--profile", "spark", "config", "--services")
+    assert r.returncode == 0, r.stderr
+    assert set(r.stdout.split()) == {"zookeeper", "broker-1", "broker-2", "broker-3", "spark"}
+
+
+def test_docker_compose_is_installed():
+    """CI installs Debian's docker-compose in .ci/run; without it the file is not validated."""
+    assert shutil.which("docker-compose"), f"docker-compose is not installed: {INSTALL_HINT}"
+
+
+# ---------------------------------------------------------------- the YAML
+
+def test_services_and_profiles(compose):
+    services = compose["services"]
+    assert set(services) == {"zookeeper", "broker-1", "broker-2", "broker-3", "spark"}
+    assert services["spark"]["profiles"] == ["spark"]
+    for name in ("zookeeper", *BROKERS):
+        assert "profiles" not in services[name], f"{name} must start with a plain `docker compose up`"
+    for name, service in services.items():
+        # users kill brokers to watch failover: nothing may bring them back by itself
+        assert "restart" not in service, name
+    assert set(compose["volumes"]) >= {"zookeeper-data", "broker-1-data", "broker-2-data", "broker-3-data"}
+
+
+def test_zookeeper_service(compose):
+    zk = compose["services"]["zookeeper"]
+    assert zk["image"] == "zookeeper:3.8"
+    assert "ruok" in zk["environment"]["ZOO_4LW_COMMANDS_WHITELIST"].split(",")
+    test = " ".join(zk["healthcheck"]["test"])
+    assert "ruok" in test and "2181" in test and "imok" in test
+    assert "ports" not in zk, "ZooKeeper stays inside the compose network"
+
+
+@pytest.mark.parametrize("name", sorted(BROKERS))
+def test_broker_listeners_and_ports(compose, name):
+    broker_id, external_port = BROKERS[name]
+    service = compose["services"][name]
+    args = _broker_args(service)
+    assert args.id == broker_id
+    assert args.zookeeper == "zookeeper:2181"
+    # internal: all interfaces of the container, advertised under the service name
+    assert args.listen == ("0.0.0.0", 19092)
+    assert args.advertise == (name, 19092)
+    # external: its own port, published on the same host port, advertised as localhost
+    assert args.listen_external == ("0.0.0.0", external_port)
+    assert args.advertise_external == ("localhost", external_port)
+    assert _published(service) == [(external_port, external_port)]
+    # disk storage on a named volume
+    assert args.storage == "disk"
+    assert f"{name}-data:{args.data_dir}" in service["volumes"]
+    # the service is built from the Dockerfile and waits for a healthy ZooKeeper
+    assert service["build"] == "."
+    assert service["depends_on"]["zookeeper"]["condition"] == "service_healthy"
+    # healthy = the HTTP API answers on the internal listener
+    check = " ".join(service["healthcheck"]["test"])
+    assert "http://127.0.0.1:19092/v1/api_versions" in check
+
+
+def test_external_ports_are_distinct(compose):
+    published = [hp for name in BROKERS for hp in _published(compose["services"][name])]
+    assert sorted(published) == [(9092, 9092), (9093, 9093), (9094, 9094)]
+
+
+@pytest.mark.parametrize("name", sorted(BROKERS))
+def test_broker_command_passes_check_config(compose, name):
+    command = compose["services"][name]["command"]
+    r = run_cli(*command, "--check-config")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith(f"config ok: broker {BROKERS[name][0]} listens on 0.0.0.0:19092 (advertised {name}:19092)")
+    assert f"(external, advertised localhost:{BROKERS[name][1]})" in r.stdout
+    assert "zookeeper zookeeper:2181" in r.stdout
+
+
+def test_healthcheck_is_valid_python(compose):
+    test = compose["services"]["broker-1"]["healthcheck"]["test"]
+    assert test[:3] == ["CMD", "python", "-c"]
+    compile(test[3], "<healthcheck>", "exec")
+
+
+def test_spark_job_service(compose):
+    spark = compose["services"]["spark"]
+    assert spark["entrypoint"] == ["python", "scripts/spark_job.py"]
+    command = spark["command"]
+    opts = dict(zip(command[::2], command[1::2]))
+    assert opts["--topic"] == "demo"
+    assert opts["--bootstrap-server"].split(",") == [f"{name}:19092" for name in sorted(BROKERS)]
+    mounts = {v.split(":")[1]: v.split(":")[0] for v in spark["volumes"]}
+    assert any(opts["--output"].startswith(path) for path in mounts), "the output lands on a volume"
+    for name in BROKERS:
+        assert spark["depends_on"][name]["condition"] == "service_healthy"
+
+
+# ---------------------------------------------------------------- the Dockerfile
+
+def test_dockerfile():
+    text = DOCKERFILE.read_text()
+    assert re.search(r"^FROM python:3\.11-slim", text, re.M)
+    assert "openjdk-17-jre-headless" in text
+    assert "--no-install-recommends" in text and "rm -rf /var/lib/apt/lists/*" in text
+    assert re.search(r"pip install --no-cache-dir '[^']*\[spark\]'", text)
+    assert 'ENTRYPOINT ["minikafka"]' in text
+    assert "COPY scripts" in text, "the Spark service runs scripts/spark_job.py from the image"

@@ -1,0 +1,244 @@
+"""Two listeners per broker, like Kafka's INTERNAL/EXTERNAL (what docker-compose.yml uses).
+
+Three broker processes each listen on 127.0.0.1:<internal> (``--listen``, used by the
+controller and by followers) and 127.0.0.1:<external> (``--listen-external``). A
+client that bootstraps on the external ports must be sent to external endpoints
+only, while replication between the brokers must use the internal ones: the test
+checks the metadata answers, the ZooKeeper registrations and the TCP connections
+each process actually holds (Linux ``/proc``).
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from minikafka import Admin, Consumer, Producer, TopicPartition
+from minikafka.cluster.launcher import api_versions
+from minikafka.protocol.codec import pack, unpack
+from minikafka.zk import layout
+from process_helpers import free_port_block, run_cli, wait_for
+
+BROKERS = (1, 2, 3)
+
+
+# ---------------------------------------------------------------- pure parts, no processes
+
+def test_registration_lists_the_external_listener_and_reads_back():
+    info = layout.BrokerInfo(2, "broker-2", 19092, epoch=7, storage="disk", external=("localhost", 9093))
+    d = json.loads(info.encode())
+    assert (d["host"], d["port"]) == ("broker-2", 19092)  # inter-broker endpoint, as in Kafka
+    assert d["endpoints"] == ["PLAINTEXT://broker-2:19092", "EXTERNAL://localhost:9093"]
+    assert d["listener_security_protocol_map"] == {"PLAINTEXT": "PLAINTEXT", "EXTERNAL": "PLAINTEXT"}
+    assert layout.BrokerInfo.decode(2, info.encode(), 7) == info
+
+
+def test_registration_without_external_listener_is_unchanged():
+    info = layout.BrokerInfo(1, "127.0.0.1", 9092, storage="memory")
+    d = json.loads(info.encode())
+    assert d["endpoints"] == ["PLAINTEXT://127.0.0.1:9092"]
+    assert d["listener_security_protocol_map"] == {"PLAINTEXT": "PLAINTEXT"}
+    assert layout.BrokerInfo.decode(1, info.encode()).external is None
+    # A registration written before external listeners existed still reads.
+    old = b'{"version":4,"host":"h","port":1,"jmx_port":-1,"endpoints":["PLAINTEXT://h:1"],"rack":null}'
+    assert layout.BrokerInfo.decode(1, old) == layout.BrokerInfo(1, "h", 1)
+
+
+BASE = ["broker", "--id", "1", "--zookeeper", "zookeeper:2181", "--data-dir", "/tmp/never-created"]
+
+
+def test_check_config_shows_both_listeners():
+    r = run_cli(*BASE, "--listen", "0.0.0.0:19092", "--advertise", "broker-1:19092",
+                "--listen-external", "0.0.0.0:9092", "--advertise-external", "localhost:9092", "--check-config")
+    assert r.returncode == 0, r.stderr
+    assert "0.0.0.0:19092 (advertised broker-1:19092)" in r.stdout
+    assert "0.0.0.0:9092 (external, advertised localhost:9092)" in r.stdout
+
+
+@pytest.mark.parametrize("extra, words", [
+    (["--listen-external", "0.0.0.0:19092"], ["port of its own"]),
+    (["--advertise-external", "localhost:9092"], ["--listen-external"]),
+    (["--listen-external", "nope"], ["HOST:PORT"]),
+])
+def test_check_config_refuses_bad_listeners(extra, words):
+    r = run_cli(*BASE, "--listen", "0.0.0.0:19092", *extra, "--check-config")
+    assert r.returncode == 2
+    assert r.stdout == ""
+    assert all(w in r.stderr for w in words), r.stderr
+
+
+# ---------------------------------------------------------------- three broker processes
+
+def _post(port: int, api: str, body: dict) -> dict:
+    import urllib.request
+
+    req = urllib.request.Request(f"http://127.0.0.1:{port}/v1/{api}", data=pack(body), method="POST",
+                                 headers={"Content-Type": "application/x-msgpack"})
+    with urllib.request.urlopen(req, timeout=10) as resp:
+        return unpack(resp.read())
+
+
+def _brokers_seen_on(port: int) -> dict[int, int]:
+    answer = _post(port, "metadata", {"topics": []})
+    assert answer["error_code"] == 0, answer
+    assert {b["host"] for b in answer["brokers"]} == {"127.0.0.1"}
+    return {b["id"]: b["port"] for b in answer["brokers"]}
+
+
+def _tcp_connections(pid: int) -> list[tuple[int, int]]:
+    """(local port, remote port) of the established TCP sockets process ``pid`` holds."""
+    inodes = set()
+    fd_dir = Path(f"/proc/{pid}/fd")
+    for fd in fd_dir.iterdir():
+        try:
+            target = os.readlink(fd)
+        except OSError:
+            continue
+        if target.startswith("socket:["):
+            inodes.add(target[8:-1])
+    out = []
+    for table in ("tcp", "tcp6"):
+        try:
+            lines = Path(f"/proc/{pid}/net/{table}").read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            cols = line.split()
+            local, remote, state, inode = cols[1], cols[2], cols[3], cols[9]
+            if state == "01" and inode in inodes:  # 01 = ESTABLISHED
+                out.append((int(local.rsplit(":", 1)[1], 16), int(remote.rsplit(":", 1)[1], 16)))
+    return out
+
+
+@pytest.fixture
+def two_listener_cluster(zookeeper, tmp_path):
+    """ZooKeeper (a fresh chroot of the session's) and brokers 1-3 with two listeners each."""
+    from kazoo.client import KazooClient
+
+    chroot = f"/listeners-{uuid.uuid4().hex[:8]}"
+    zk = KazooClient(hosts=zookeeper.connect, timeout=10)
+    zk.start(10)
+    try:
+        zk.ensure_path(chroot)
+    finally:
+        zk.stop()
+        zk.close()
+    base = free_port_block(6, avoid=(zookeeper.port,))
+    internal = {b: base + i for i, b in enumerate(BROKERS)}
+    external = {b: base + 3 + i for i, b in enumerate(BROKERS)}
+    procs: dict[int, subprocess.Popen] = {}
+    try:
+        for b in BROKERS:
+            argv = [sys.executable, "-m", "minikafka", "broker", "--id", str(b),
+                    "--zookeeper", zookeeper.connect + chroot,
+                    "--listen", f"127.0.0.1:{internal[b]}",
+                    "--listen-external", f"127.0.0.1:{external[b]}",
+                    "--data-dir", str(tmp_path / f"broker-{b}"), "--storage", "memory",
+                    "--config", "replica.lag.time.max.ms=3000"]
+            with open(tmp_path / f"broker-{b}.log", "wb") as log:
+                procs[b] = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                            start_new_session=True)
+
+        def ready() -> bool:
+            for b, p in procs.items():
+                if p.poll() is not None:
+                    raise AssertionError(f"broker {b} exited with {p.returncode}: "
+                                         f"{(tmp_path / f'broker-{b}.log').read_text()[-2000:]}")
+            if not all(api_versions("127.0.0.1", internal[b]) and api_versions("127.0.0.1", external[b])
+                       for b in BROKERS):
+                return False
+            # every broker's metadata cache knows all three (UpdateMetadata arrived)
+            return all(len(_brokers_seen_on(internal[b])) == 3 for b in BROKERS)
+
+        wait_for(ready, timeout_s=60, interval_s=0.2, message="three brokers with two listeners")
+        yield {"internal": internal, "external": external, "procs": procs,
+               "zk": zookeeper.connect + chroot}
+    finally:
+        for p in procs.values():
+            if p.poll() is None:
+                os.kill(p.pid, signal.SIGKILL)
+        for p in procs.values():
+            p.wait(10)
+
+
+@pytest.mark.process
+def test_external_clients_get_external_endpoints_and_replication_stays_internal(two_listener_cluster):
+    c = two_listener_cluster
+    internal, external, procs = c["internal"], c["external"], c["procs"]
+
+    # Metadata answers the endpoints of the listener the request arrived on.
+    for b in BROKERS:
+        assert _brokers_seen_on(external[b]) == external
+        assert _brokers_seen_on(internal[b]) == internal
+
+    # ZooKeeper: host/port is the inter-broker endpoint, EXTERNAL is listed among the endpoints.
+    from kazoo.client import KazooClient
+
+    zk = KazooClient(hosts=c["zk"], timeout=10)
+    zk.start(10)
+    try:
+        for b in BROKERS:
+            d = json.loads(zk.get(layout.broker_path(b))[0])
+            assert (d["host"], d["port"]) == ("127.0.0.1", internal[b])
+            assert d["endpoints"] == [f"PLAINTEXT://127.0.0.1:{internal[b]}", f"EXTERNAL://127.0.0.1:{external[b]}"]
+    finally:
+        zk.stop()
+        zk.close()
+
+    # A client bootstrapped on the external ports creates, produces with acks=all and consumes.
+    bootstrap = ",".join(f"127.0.0.1:{external[b]}" for b in BROKERS)
+    admin = Admin(bootstrap)
+    producer = Producer(bootstrap, acks="all")
+    consumer = Consumer(bootstrap, auto_offset_reset="earliest")
+    try:
+        assert {(b.id, b.port) for b in admin.cluster().brokers} == set(external.items())
+        admin.create_topic("outside", partitions=3, replication_factor=3, config={"min.insync.replicas": "3"})
+        sent = [producer.send("outside", f"m{i}".encode(), key=f"k{i}".encode()) for i in range(300)]
+        producer.flush(30)
+        parts = {f.result(30).partition for f in sent}
+        assert parts == {0, 1, 2}
+
+        # acks=all with min.insync.replicas=3 succeeded, so every follower fetched every batch;
+        # all replicas report the same LEO.
+        def caught_up() -> bool:
+            ds = admin.describe_topics("outside")[0].partitions
+            return all(set(p.replica_leos.values()) == {p.high_watermark} and sorted(p.isr) == [1, 2, 3]
+                       for p in ds) and sum(p.high_watermark for p in ds) == 300
+        wait_for(caught_up, timeout_s=20, message="all replicas at the high watermark")
+
+        consumer.assign([TopicPartition("outside", p) for p in (0, 1, 2)])
+        got: list = []
+        deadline = time.monotonic() + 20
+        while len(got) < 300 and time.monotonic() < deadline:
+            got.extend(consumer.poll(timeout_ms=500))
+        assert sorted(r.value for r in got) == sorted(f"m{i}".encode() for i in range(300))
+
+        if not Path(f"/proc/{os.getpid()}/net/tcp").exists():
+            pytest.skip("needs Linux /proc to look at the TCP connections")
+        broker_ports = set(internal.values()) | set(external.values())
+        # This process (the clients) talks to external ports only ...
+        mine = {remote for _, remote in _tcp_connections(os.getpid()) if remote in broker_ports}
+        assert mine and mine <= set(external.values()), (mine, internal, external)
+    finally:
+        consumer.close()
+        producer.close()
+        admin.close()
+
+    # ... and the brokers talk to each other (followers fetching, the controller's requests)
+    # on internal ports only, never on external ones.
+    zk_port = int(c["zk"].split(":")[1].split("/")[0])
+    peers_used = set()
+    for b in BROKERS:
+        own = {internal[b], external[b]}
+        outgoing = {remote for local, remote in _tcp_connections(procs[b].pid) if local not in own}
+        assert outgoing <= set(internal.values()) | {zk_port}, (b, outgoing, internal, external)
+        peers_used |= outgoing & (set(internal.values()) - {internal[b]})
+    # every broker leads one partition with RF 3, so every internal port is fetched from
+    assert peers_used == set(internal.values()), (peers_used, internal)
