@@ -17,7 +17,7 @@ from .types import ClusterDescription, PartitionDescription, TopicDescription, T
 
 # Timeout of introspection requests to each broker: a stopped broker must not
 # hold a describe for the whole request timeout.
-INTROSPECTION_TIMEOUT_MS = 5000
+INTROSPECTION_TIMEOUT_MS = 2000
 
 
 class AIOAdmin:

@@ -1,0 +1,87 @@
+"""Runs docs/tutorial.md: every `$ minikafka ...` command in its console blocks, in order,
+checking that each line of output the tutorial promises appears.
+
+Rules of the format (so the tutorial stays readable):
+* a console block line starting with `$ ` is a command; the lines after it, up to the
+  next command, are output it must print (in any order, whitespace-insensitive);
+  `...` inside an expected line matches anything;
+* commands that only look (describe, status, list, consume, grep, curl, cat, scenario) are
+  re-run until their promised output appears or 60 s pass: the tutorial's own
+  "run it again until" steps;
+* the tutorial's ports (2181, 9092-9094) are replaced by free ones and it runs in a
+  temporary folder, so its `.minikafka` cluster folder is the test's own.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from process_helpers import free_port, free_port_block, stop_cluster
+
+TUTORIAL = Path(__file__).resolve().parent.parent / "docs" / "tutorial.md"
+LOOKING = ("topics describe", "topics list", "cluster status", "consume", "scenario", "grep", "curl", "cat ")
+
+
+def parse(text: str) -> list[tuple[str, list[str]]]:
+    steps: list[tuple[str, list[str]]] = []
+    for block in re.findall(r"```console\n(.*?)```", text, flags=re.S):
+        for line in block.splitlines():
+            if line.startswith("$ "):
+                steps.append((line[2:].strip(), []))
+            elif steps and line.strip():
+                steps[-1][1].append(line.strip())
+    return steps
+
+
+def _norm(s: str) -> str:
+    return " ".join(s.split())
+
+
+def _matches(expected: str, output_lines: list[str]) -> bool:
+    pattern = ".*".join(re.escape(part) for part in _norm(expected).split("..."))
+    rx = re.compile(pattern)
+    return any(rx.search(_norm(line)) for line in output_lines)
+
+
+def test_tutorial_commands_print_what_the_tutorial_promises(tmp_path):
+    steps = parse(TUTORIAL.read_text())
+    assert len(steps) >= 15, "the tutorial should walk through many steps"
+    zk = free_port()
+    base = free_port_block(3, avoid=(zk,))
+    ports = {"2181": str(zk), "9092": str(base), "9093": str(base + 1), "9094": str(base + 2)}
+    bindir = Path(sys.executable).parent
+    env = dict(os.environ, PATH=f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}")
+    try:
+        for command, expected in steps:
+            swap = lambda text: re.sub(r"\b(2181|9092|9093|9094)\b", lambda m: ports[m.group(1)], text)  # noqa: E731
+            cmd = swap(command)
+            expected = [swap(e) for e in expected]
+            cmd = cmd.replace("cluster up", f"cluster up --zookeeper-port {zk} --base-port {base}", 1) \
+                if "cluster up" in cmd and "--base-port" not in cmd else cmd
+            looking = any(k in cmd for k in LOOKING) and "produce" not in cmd
+            deadline = time.monotonic() + (60 if looking else 0)
+            while True:
+                proc = subprocess.run(["bash", "-c", cmd], cwd=tmp_path, env=env, capture_output=True, text=True,
+                                      timeout=180, stdin=subprocess.DEVNULL)
+                lines = (proc.stdout + proc.stderr).splitlines()
+                missing = [e for e in expected if not _matches(e, lines)]
+                if not missing:
+                    break
+                if time.monotonic() >= deadline:
+                    raise AssertionError(f"`{command}` did not print {missing!r}; it printed:\n{proc.stdout}{proc.stderr}")
+                time.sleep(0.5)
+    finally:
+        if (tmp_path / ".minikafka").exists():
+            stop_cluster(tmp_path / ".minikafka")
+
+
+def test_parse_reads_commands_and_their_output():
+    steps = parse("text\n```console\n$ minikafka a\nout 1\n\n$ minikafka b\n```\n")
+    assert steps == [("minikafka a", ["out 1"]), ("minikafka b", [])]
+    assert _matches("Leader: ... Isr: 1,2", ["Topic: t\tLeader: 1\tIsr: 1,2"])
+    assert not _matches("Isr: 1,2,3", ["Isr: 1,2"])
