@@ -513,7 +513,8 @@ class Controller:
             await self._write(tp, new)
             self._send_leader_and_isr([tp])
             self._send_metadata(partitions=[tp])
-            return
+            # No return: when every target replica is already in the ISR (the new set is a
+            # subset or a reordering of the old one) no ISR change will come to finish it.
         st = info.state
         if not all(r in st.isr for r in target):
             return  # wait for the ISR change notifications
