@@ -53,6 +53,32 @@ def add_parsers(subparsers: argparse._SubParsersAction) -> None:
     watch.add_flags(describe)
     describe.set_defaults(func=watch.watchable(cmd_topics_describe, "minikafka topics describe"))
 
+    elect = tsub.add_parser(
+        "elect-leaders", help="move leadership back to the preferred replicas",
+        description="Preferred leader election: make each partition's first replica its leader again, where "
+                    "that replica is alive and in the ISR (default: every partition that needs it).")
+    elect.add_argument("--topic", default=None, help="only this topic's partitions")
+    elect.add_argument("--partition", type=_non_negative, default=None, metavar="P",
+                       help="only this partition (needs --topic)")
+    add_dir_and_bootstrap(elect)
+    elect.set_defaults(func=cmd_topics_elect_leaders)
+
+    delete = tsub.add_parser("delete", help="delete a topic",
+                             description="Delete a topic: its replicas are stopped and their logs deleted.")
+    delete.add_argument("name", metavar="NAME")
+    add_dir_and_bootstrap(delete)
+    delete.set_defaults(func=cmd_topics_delete)
+
+    reassign = tsub.add_parser(
+        "reassign", help="move a partition to other brokers",
+        description="Reassign a partition to a new replica list (the first is the preferred leader). The new "
+                    "replicas catch up, then the old ones are removed; follow it with `topics describe`.")
+    reassign.add_argument("--topic", required=True)
+    reassign.add_argument("--partition", type=_non_negative, required=True, metavar="P")
+    reassign.add_argument("--replicas", required=True, metavar="ID,ID,...", help="new broker ids, e.g. 3,2")
+    add_dir_and_bootstrap(reassign)
+    reassign.set_defaults(func=cmd_topics_reassign)
+
     produce = subparsers.add_parser(
         "produce", help="send lines of stdin as records",
         description="Send each line of standard input as one record. Prints nothing on success.")
@@ -176,6 +202,63 @@ def cmd_topics_describe(args: argparse.Namespace) -> int:
     for desc in descs:
         for line in format_topic(desc):
             print(line)
+    return 0
+
+
+def cmd_topics_elect_leaders(args: argparse.Namespace) -> int:
+    from ..client.sync import Admin
+    from ..client.types import TopicPartition
+    from ..errors import ElectionNotNeededError
+
+    if args.partition is not None and args.topic is None:
+        raise ClientError("--partition needs --topic")
+    with Admin(resolve_bootstrap(args)) as admin:
+        tps = None
+        if args.topic is not None:
+            (desc,) = admin.describe_topics([args.topic])
+            ids = [p.partition for p in desc.partitions]
+            if args.partition is not None and args.partition not in ids:
+                raise ClientError(f"topic {args.topic!r} has no partition {args.partition}")
+            tps = [TopicPartition(args.topic, p) for p in ids if args.partition in (None, p)]
+        results = admin.elect_leaders(tps)
+    failed = 0
+    for tp, exc in sorted(results.items()):
+        if exc is None:
+            print(f"{tp}: preferred leader elected")
+        elif isinstance(exc, ElectionNotNeededError):
+            print(f"{tp}: already led by its preferred replica")
+        else:
+            failed += 1
+            print(f"{tp}: {exc.code.name}: {exc.message}")
+    if not results:
+        print("every partition is already led by its preferred replica")
+    return 1 if failed else 0
+
+
+def cmd_topics_delete(args: argparse.Namespace) -> int:
+    from ..client.sync import Admin
+
+    with Admin(resolve_bootstrap(args)) as admin:
+        admin.delete_topic(args.name)
+    print(f"Deleted topic {args.name}.")
+    return 0
+
+
+def cmd_topics_reassign(args: argparse.Namespace) -> int:
+    from ..client.sync import Admin
+    from ..client.types import TopicPartition
+
+    try:
+        replicas = [int(b) for b in args.replicas.split(",") if b.strip()]
+    except ValueError:
+        raise ClientError(f"--replicas expects broker ids separated by commas, got {args.replicas!r}") from None
+    tp = TopicPartition(args.topic, args.partition)
+    with Admin(resolve_bootstrap(args)) as admin:
+        exc = admin.alter_partition_reassignments({tp: replicas}).get(tp)
+    if exc is not None:
+        raise exc
+    print(f"Reassignment of {tp} to replicas {_ids(replicas)} started; "
+          f"follow it with `minikafka topics describe {args.topic}`.")
     return 0
 
 
