@@ -6,6 +6,7 @@
   ``kill(id, sig)``, ``start(id)``, ``stop(id)``, ``resume(id)``, ``status()``.
 * ``make_cluster`` (function): ``make_cluster(brokers=3, broker_configs=None,
   storage="memory")`` starts an extra independent cluster, stopped after the test.
+* ``spark`` (session): one SparkSession on local[2] with the ``minikafka`` source registered.
 
 Clusters are always stopped by ``down`` and then any pid still recorded in
 cluster.json is SIGKILLed, even when a test fails.
@@ -69,3 +70,40 @@ def make_cluster(tmp_path_factory, request):
         return _cluster_fixture(request, dir, brokers=brokers, broker_configs=broker_configs, storage=storage)
 
     return make
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """One SparkSession (local[2]) for the whole run, with the ``minikafka`` source registered.
+
+    Its Python workers run this interpreter; the UI is off and the driver binds to loopback.
+    """
+    pytest.importorskip("pyspark")
+    pytest.importorskip("pyarrow")
+    import os
+
+    saved = {k: os.environ.get(k) for k in ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON")}
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    from pyspark.sql import SparkSession
+
+    import minikafka.spark
+
+    session = (SparkSession.builder.master("local[2]").appName("minikafka-tests")
+               .config("spark.ui.enabled", "false")
+               .config("spark.ui.showConsoleProgress", "false")
+               .config("spark.sql.shuffle.partitions", "2")
+               .config("spark.driver.host", "127.0.0.1")
+               .config("spark.driver.bindAddress", "127.0.0.1")
+               .getOrCreate())
+    session.sparkContext.setLogLevel("ERROR")
+    minikafka.spark.register(session)
+    try:
+        yield session
+    finally:
+        session.stop()
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v

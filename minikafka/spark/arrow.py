@@ -1,0 +1,192 @@
+"""Record batches (the bytes of a fetch answer) to ``pyarrow.RecordBatch`` columns.
+
+A fetch answer is a run of minikafka record batches (``protocol/records.py``): a
+47-byte header and one msgpack array of ``[offset_delta, timestamp_delta, key,
+value, headers]`` entries.  Each batch's records blob is unpacked by msgpack in one
+call and transposed with ``zip``; the columns are then built by pyarrow and numpy
+in bulk, so there is no Python object per row beyond what msgpack makes.
+
+The Arrow schema is the one Spark expects for the source's schema
+(``to_arrow_schema(schema, timezone="UTC")``): Spark checks it before taking the batch.
+"""
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass
+from itertools import chain
+from typing import Sequence
+
+import msgpack
+import numpy as np
+import pyarrow as pa
+from pyspark.sql.pandas.types import to_arrow_schema
+from pyspark.sql.types import (
+    ArrayType,
+    BinaryType,
+    IntegerType,
+    LongType,
+    StringType,
+    StructField,
+    StructType,
+    TimestampType,
+)
+
+from ..errors import CorruptMessageError
+from ..protocol.records import CRC_START, HEADER, HEADER_SIZE, LENGTH_OVERHEAD, MAGIC
+
+CREATE_TIME = 0  # timestampType: Kafka's CreateTime
+
+
+def spark_schema(include_headers: bool = False) -> StructType:
+    """Spark's Kafka source schema (with ``headers`` when ``include_headers``)."""
+    fields = [
+        StructField("key", BinaryType()),
+        StructField("value", BinaryType()),
+        StructField("topic", StringType()),
+        StructField("partition", IntegerType()),
+        StructField("offset", LongType()),
+        StructField("timestamp", TimestampType()),
+        StructField("timestampType", IntegerType()),
+    ]
+    if include_headers:
+        fields.append(StructField("headers", ArrayType(StructType([
+            StructField("key", StringType()), StructField("value", BinaryType())]))))
+    return StructType(fields)
+
+
+def arrow_schema(schema: StructType) -> pa.Schema:
+    """The Arrow schema Spark requires of RecordBatches for ``schema``."""
+    return to_arrow_schema(schema, timezone="UTC")
+
+
+@dataclass(frozen=True)
+class BatchRef:
+    """Where one batch sits in a fetch answer, and its header fields."""
+
+    pos: int
+    size: int
+    base_offset: int
+    last_offset: int
+    base_timestamp: int
+    crc: int
+
+
+def scan(data: bytes | memoryview) -> list[BatchRef]:
+    """The batches of ``data`` (headers only, no CRC check); CORRUPT_MESSAGE for a torn batch."""
+    out: list[BatchRef] = []
+    n = len(data)
+    pos = 0
+    unpack = HEADER.unpack_from
+    while pos < n:
+        if n - pos < HEADER_SIZE:
+            raise CorruptMessageError(f"truncated batch header at byte {pos}")
+        base, length, _epoch, magic, crc, _attrs, lod, base_ts, _max_ts, count = unpack(data, pos)
+        size = length + LENGTH_OVERHEAD
+        if magic != MAGIC or length < HEADER_SIZE - LENGTH_OVERHEAD or pos + size > n or count != lod + 1:
+            raise CorruptMessageError(f"malformed batch at byte {pos} (magic {magic}, length {length}, "
+                                      f"{n - pos} bytes left)")
+        out.append(BatchRef(pos, size, base, base + lod, base_ts, crc))
+        pos += size
+    return out
+
+
+class Columns:
+    """Accumulates the records of several batches, then builds one ``pyarrow.RecordBatch``."""
+
+    def __init__(self, topic: str, partition: int, schema: pa.Schema, include_headers: bool) -> None:
+        self.topic = topic
+        self.partition = partition
+        self.schema = schema
+        self.include_headers = include_headers
+        self.keys: list[tuple] = []
+        self.values: list[tuple] = []
+        self.offsets: list[np.ndarray] = []
+        self.timestamps: list[np.ndarray] = []
+        self.headers: list[tuple] = []
+        self.rows = 0
+
+    def add(self, data: memoryview, ref: BatchRef, lo: int, hi: int, validate: bool = True) -> None:
+        """Add the records of batch ``ref`` with offsets in ``[lo, hi)``."""
+        if ref.last_offset < lo or ref.base_offset >= hi:
+            return
+        end = ref.pos + ref.size
+        if validate:
+            actual = zlib.crc32(data[ref.pos + CRC_START:end])
+            if actual != ref.crc:
+                raise CorruptMessageError(f"batch at offset {ref.base_offset} of {self.topic}-{self.partition}: "
+                                          f"CRC mismatch (header {ref.crc:#010x}, content {actual:#010x})")
+        entries = msgpack.unpackb(data[ref.pos + HEADER_SIZE:end], raw=False, use_list=False)
+        if not entries:
+            return
+        deltas, ts_deltas, keys, values, headers = zip(*entries)
+        offs = np.asarray(deltas, dtype=np.int64) + ref.base_offset
+        if ref.base_offset < lo or ref.last_offset >= hi:
+            i, j = np.searchsorted(offs, [lo, hi])
+            i, j = int(i), int(j)
+            if i >= j:
+                return
+            offs = offs[i:j]
+            ts_deltas, keys, values, headers = ts_deltas[i:j], keys[i:j], values[i:j], headers[i:j]
+        self.offsets.append(offs)
+        self.timestamps.append(np.asarray(ts_deltas, dtype=np.int64) + ref.base_timestamp)
+        self.keys.append(keys)
+        self.values.append(values)
+        if self.include_headers:
+            self.headers.append(headers)
+        self.rows += len(offs)
+
+    def build(self) -> pa.RecordBatch | None:
+        """The accumulated rows as one RecordBatch (None when there are none); resets."""
+        n = self.rows
+        if not n:
+            return None
+        fields = self.schema
+        offsets = np.concatenate(self.offsets) if len(self.offsets) > 1 else self.offsets[0]
+        ts_ms = np.concatenate(self.timestamps) if len(self.timestamps) > 1 else self.timestamps[0]
+        topic_b = self.topic.encode("utf-8")
+        topic_offsets = np.arange(0, (n + 1) * len(topic_b), len(topic_b), dtype=np.int32)[: n + 1]
+        arrays = [
+            pa.array(list(chain.from_iterable(self.keys)), type=fields.field("key").type),
+            pa.array(list(chain.from_iterable(self.values)), type=fields.field("value").type),
+            pa.Array.from_buffers(pa.string(), n, [None, pa.py_buffer(topic_offsets), pa.py_buffer(topic_b * n)]),
+            pa.array(np.full(n, self.partition, dtype=np.int32), type=pa.int32()),
+            pa.array(offsets, type=pa.int64()),
+            pa.array(ts_ms * 1000, type=fields.field("timestamp").type),
+            pa.array(np.full(n, CREATE_TIME, dtype=np.int32), type=pa.int32()),
+        ]
+        if self.include_headers:
+            arrays.append(_headers_array(self.headers, fields.field("headers").type))
+        self.keys, self.values, self.offsets, self.timestamps, self.headers = [], [], [], [], []
+        self.rows = 0
+        return pa.RecordBatch.from_arrays(arrays, schema=fields)
+
+
+def _headers_array(chunks: Sequence[tuple], typ: pa.DataType) -> pa.Array:
+    """Per-record ``[[name, value], ...]`` lists -> ``list<struct<key, value>>``."""
+    list_offsets = [0]
+    names: list = []
+    values: list = []
+    total = 0
+    for chunk in chunks:
+        for hs in chunk:
+            for h in hs:
+                names.append(h[0])
+                values.append(h[1])
+            total += len(hs)
+            list_offsets.append(total)
+    struct_type = typ.value_type
+    struct = pa.StructArray.from_arrays(
+        [pa.array(names, type=struct_type.field(0).type), pa.array(values, type=struct_type.field(1).type)],
+        fields=[struct_type.field(0), struct_type.field(1)],
+    )
+    return pa.ListArray.from_arrays(pa.array(list_offsets, type=pa.int32()), struct, type=typ)
+
+
+def decode(data: bytes, lo: int, hi: int, topic: str, partition: int, schema: pa.Schema,
+           include_headers: bool = False, validate: bool = True) -> pa.RecordBatch | None:
+    """The records of ``data`` with offsets in ``[lo, hi)`` as one RecordBatch (None if none)."""
+    cols = Columns(topic, partition, schema, include_headers)
+    view = memoryview(data)
+    for ref in scan(view):
+        cols.add(view, ref, lo, hi, validate)
+    return cols.build()

@@ -1,0 +1,378 @@
+"""Options of the ``minikafka`` Spark source, named and checked like spark-sql-kafka's.
+
+Pure: no Spark, no network.  :func:`parse_options` turns the option map Spark hands
+to the data source (keys are case-insensitive) into a frozen :class:`SourceOptions`
+or raises :class:`OptionError` with a message naming the option, as Spark's own
+``KafkaSourceProvider`` does at planning time.
+
+Offsets inside ``startingOffsets`` / ``endingOffsets`` JSON use Kafka's sentinels:
+``-2`` earliest (the log start offset), ``-1`` latest (the high watermark).
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from ..errors import ClientError
+
+EARLIEST = -2
+LATEST = -1
+
+BATCH = "batch"
+STREAM = "stream"
+
+# Spark's names for the subscription strategies, in Spark's order.
+STRATEGIES = ("assign", "subscribe", "subscribePattern")
+
+DEFAULT_POLL_TIMEOUT_MS = 120_000
+
+# lower-case key -> the name documents and messages use
+KNOWN = {
+    "kafka.bootstrap.servers": "kafka.bootstrap.servers",
+    "bootstrap.servers": "bootstrap.servers",
+    "assign": "assign",
+    "subscribe": "subscribe",
+    "subscribepattern": "subscribePattern",
+    "startingoffsets": "startingOffsets",
+    "endingoffsets": "endingOffsets",
+    "maxoffsetspertrigger": "maxOffsetsPerTrigger",
+    "failondataloss": "failOnDataLoss",
+    "includeheaders": "includeHeaders",
+    "minpartitions": "minPartitions",
+    "kafkaconsumer.polltimeoutms": "kafkaConsumer.pollTimeoutMs",
+}
+
+# Options of Spark's Kafka source this source does not implement: named in the error.
+SPARK_ONLY = {
+    k.lower(): k
+    for k in (
+        "startingOffsetsByTimestamp", "endingOffsetsByTimestamp", "startingTimestamp", "endingTimestamp",
+        "startingOffsetsByTimestampStrategy", "minOffsetsPerTrigger", "maxTriggerDelay",
+        "maxRecordsPerPartition", "groupIdPrefix", "fetchOffset.numRetries", "fetchOffset.retryIntervalMs",
+        "kafka.group.id", "includeTimestamp",
+    )
+}
+
+_OFFSETS_EXAMPLE = '{"topicA":{"0":23,"1":-1},"topicB":{"0":-2}}'
+_ASSIGN_EXAMPLE = '{"topicA":[0,1],"topicB":[0,1]}'
+
+
+class OptionError(ClientError, ValueError):
+    """An unknown, missing, conflicting or malformed option of the minikafka source."""
+
+
+TopicPartitionKey = tuple[str, int]
+
+
+@dataclass(frozen=True)
+class OffsetSpec:
+    """``startingOffsets`` / ``endingOffsets``: "earliest", "latest" or specific offsets.
+
+    ``offsets`` maps ``(topic, partition)`` to an offset, or to EARLIEST (-2) / LATEST (-1),
+    and is only set when ``kind == "specific"``.
+    """
+
+    kind: str  # "earliest", "latest", "specific"
+    offsets: dict[TopicPartitionKey, int] = field(default_factory=dict, hash=False, compare=True)
+
+    def __str__(self) -> str:
+        if self.kind != "specific":
+            return self.kind
+        return json.dumps(offsets_to_json(self.offsets), sort_keys=True)
+
+
+@dataclass(frozen=True)
+class SourceOptions:
+    """The validated options of one ``spark.read`` / ``spark.readStream`` of minikafka."""
+
+    bootstrap_servers: str
+    strategy: str  # one of STRATEGIES
+    topics: tuple[str, ...] = ()  # subscribe
+    pattern: str | None = None  # subscribePattern
+    assignment: tuple[TopicPartitionKey, ...] = ()  # assign, in the order given
+    starting: OffsetSpec = OffsetSpec("earliest")
+    ending: OffsetSpec = OffsetSpec("latest")
+    max_offsets_per_trigger: int | None = None
+    fail_on_data_loss: bool = True
+    include_headers: bool = False
+    min_partitions: int | None = None
+    poll_timeout_ms: int = DEFAULT_POLL_TIMEOUT_MS
+
+    def describe_subscription(self) -> str:
+        if self.strategy == "subscribe":
+            return f"subscribe={','.join(self.topics)}"
+        if self.strategy == "subscribePattern":
+            return f"subscribePattern={self.pattern}"
+        return f"assign={json.dumps(assignment_to_json(self.assignment))}"
+
+
+# ----- JSON helpers (also used for streaming offsets) ---------------------------------
+def offsets_to_json(offsets: Mapping[TopicPartitionKey, int]) -> dict[str, dict[str, int]]:
+    """``{(t, p): o}`` -> ``{"t": {"p": o}}`` with topics and partitions in order."""
+    out: dict[str, dict[str, int]] = {}
+    for (topic, partition), offset in sorted(offsets.items()):
+        out.setdefault(topic, {})[str(partition)] = int(offset)
+    return out
+
+
+def offsets_from_json(value: Any, what: str = "offsets") -> dict[TopicPartitionKey, int]:
+    """``{"t": {"p": o}}`` (a dict or its JSON text) -> ``{(t, p): o}``; ValueError if malformed."""
+    if isinstance(value, str):
+        value = json.loads(value)
+    if not isinstance(value, dict):
+        raise ValueError(f"{what}: expected a JSON object, got {value!r}")
+    out: dict[TopicPartitionKey, int] = {}
+    for topic, parts in value.items():
+        if not isinstance(topic, str) or not topic or not isinstance(parts, dict):
+            raise ValueError(f"{what}: expected {{topic: {{partition: offset}}}}, got {value!r}")
+        for p, o in parts.items():
+            partition = _int_key(p)
+            if partition is None or isinstance(o, bool) or not isinstance(o, int):
+                raise ValueError(f"{what}: expected {{topic: {{partition: offset}}}}, got {value!r}")
+            out[(topic, partition)] = o
+    return out
+
+
+def assignment_to_json(assignment: tuple[TopicPartitionKey, ...]) -> dict[str, list[int]]:
+    out: dict[str, list[int]] = {}
+    for topic, partition in assignment:
+        out.setdefault(topic, []).append(partition)
+    return out
+
+
+def _int_key(p: Any) -> int | None:
+    if isinstance(p, bool):
+        return None
+    if isinstance(p, int):
+        return p if p >= 0 else None
+    if isinstance(p, str) and p.strip().isdigit():
+        return int(p.strip())
+    return None
+
+
+# ----- parsing -----------------------------------------------------------------------
+def _bool(name: str, value: str) -> bool:
+    v = value.strip().lower()
+    if v == "true":
+        return True
+    if v == "false":
+        return False
+    raise OptionError(f"option '{name}' must be 'true' or 'false', got {value!r}")
+
+
+def _positive_int(name: str, value: str) -> int:
+    try:
+        n = int(value.strip())
+    except (TypeError, ValueError):
+        raise OptionError(f"option '{name}' must be a positive integer, got {value!r}") from None
+    if n <= 0:
+        raise OptionError(f"option '{name}' must be positive, got {value!r}")
+    return n
+
+
+def _bootstrap(name: str, value: str) -> str:
+    items = [s.strip() for s in value.split(",") if s.strip()]
+    if not items:
+        raise OptionError(f"option '{name}' must list brokers as HOST:PORT[,HOST:PORT...], got {value!r}")
+    for item in items:
+        host, sep, port = item.rpartition(":")
+        if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+            raise OptionError(f"option '{name}': {item!r} is not HOST:PORT (in {value!r})")
+    return ",".join(items)
+
+
+def _assign(value: str) -> tuple[TopicPartitionKey, ...]:
+    if not value.strip().startswith("{"):
+        raise OptionError(f"No topicpartitions to assign as specified value for option 'assign' is '{value}'")
+    try:
+        data = json.loads(value)
+    except ValueError:
+        data = None
+    bad = OptionError(f"option 'assign': expected e.g. {_ASSIGN_EXAMPLE}, got {value}")
+    if not isinstance(data, dict):
+        raise bad
+    out: list[TopicPartitionKey] = []
+    for topic, parts in data.items():
+        if not topic or not isinstance(parts, list):
+            raise bad
+        for p in parts:
+            if isinstance(p, bool) or not isinstance(p, int) or p < 0:
+                raise bad
+            if (topic, p) not in out:
+                out.append((topic, p))
+    if not out:
+        raise OptionError(f"No topicpartitions to assign as specified value for option 'assign' is '{value}'")
+    return tuple(out)
+
+
+def _offset_spec(name: str, value: str, allowed: tuple[str, ...]) -> OffsetSpec:
+    v = value.strip()
+    if v.lower() in ("earliest", "latest"):
+        kind = v.lower()
+        if kind not in allowed:
+            raise OptionError(f"option '{name}' can't be {kind} here (expected {' or '.join(allowed)} or JSON offsets)")
+        return OffsetSpec(kind)
+    if not v.startswith("{"):
+        raise OptionError(f"option '{name}' must be {', '.join(allowed)} or JSON like {_OFFSETS_EXAMPLE}, got {value!r}")
+    try:
+        offsets = offsets_from_json(v, name)
+    except ValueError:
+        raise OptionError(f"option '{name}': expected e.g. {_OFFSETS_EXAMPLE}, got {value}") from None
+    if not offsets:
+        raise OptionError(f"option '{name}': no partitions in {value}")
+    for (topic, partition), off in offsets.items():
+        if off < EARLIEST:
+            raise OptionError(f"option '{name}': offset {off} of {topic}-{partition} is invalid "
+                              "(use an offset >= 0, -2 for earliest or -1 for latest)")
+    return OffsetSpec("specific", offsets)
+
+
+def parse_options(options: Mapping[str, Any], mode: str | None = None) -> SourceOptions:
+    """Validate the source options; ``mode`` BATCH or STREAM adds that mode's rules.
+
+    Without ``mode`` only what both modes share is checked (the data source does that
+    when it is created, before Spark says whether it reads a batch or a stream).
+    """
+    params: dict[str, str] = {}
+    for key, value in options.items():
+        k = str(key).strip().lower()
+        if k == "path":
+            raise OptionError("the minikafka source takes no path: name the topics with the 'subscribe', "
+                              "'subscribePattern' or 'assign' option")
+        if k in SPARK_ONLY:
+            raise OptionError(f"option '{SPARK_ONLY[k]}' of Spark's Kafka source is not supported by the minikafka source")
+        if k not in KNOWN:
+            if k.startswith("kafka."):
+                raise OptionError(f"option '{key}' is not supported: the only Kafka client setting the minikafka "
+                                  "source takes is 'kafka.bootstrap.servers'")
+            raise OptionError(f"unknown option '{key}' for the minikafka source (known options: "
+                              f"{', '.join(sorted(set(KNOWN.values()), key=str.lower))})")
+        params[k] = "" if value is None else str(value)
+
+    # bootstrap servers
+    servers = [k for k in ("kafka.bootstrap.servers", "bootstrap.servers") if k in params]
+    if not servers:
+        raise OptionError("Option 'kafka.bootstrap.servers' must be specified for configuring the minikafka source "
+                          "(HOST:PORT[,HOST:PORT...])")
+    bootstrap = _bootstrap(KNOWN[servers[0]], params[servers[0]])
+    if len(servers) == 2 and _bootstrap("bootstrap.servers", params["bootstrap.servers"]) != bootstrap:
+        raise OptionError("options 'kafka.bootstrap.servers' and 'bootstrap.servers' disagree: give only one")
+
+    # subscription strategy: exactly one
+    given = [s for s in STRATEGIES if s.lower() in params]
+    if not given:
+        raise OptionError("One of the following options must be specified for Kafka source: "
+                          f"{', '.join(STRATEGIES)}. See docs/spark.md for more details.")
+    if len(given) > 1:
+        raise OptionError("Only one of the following options can be specified for Kafka source: "
+                          f"{', '.join(STRATEGIES)} (got {', '.join(given)}). See docs/spark.md for more details.")
+    strategy = given[0]
+    raw = params[strategy.lower()]
+    topics: tuple[str, ...] = ()
+    pattern: str | None = None
+    assignment: tuple[TopicPartitionKey, ...] = ()
+    if strategy == "subscribe":
+        topics = tuple(dict.fromkeys(t.strip() for t in raw.split(",") if t.strip()))
+        if not topics:
+            raise OptionError(f"No topics to subscribe to as specified value for option 'subscribe' is '{raw}'")
+    elif strategy == "subscribePattern":
+        pattern = raw.strip()
+        if not pattern:
+            raise OptionError(f"Pattern to subscribe is empty as specified value for option 'subscribePattern' is '{raw}'")
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise OptionError(f"option 'subscribePattern': {pattern!r} is not a valid regular expression: {exc}") from None
+    else:
+        assignment = _assign(raw)
+
+    # offsets
+    if mode == BATCH:
+        starting_allowed: tuple[str, ...] = ("earliest",)
+        default_start = "earliest"
+    else:
+        starting_allowed = ("earliest", "latest")
+        default_start = "latest" if mode == STREAM else "earliest"
+    if "startingoffsets" in params:
+        value = params["startingoffsets"]
+        if mode == BATCH and value.strip().lower() == "latest":
+            raise OptionError("option 'startingOffsets': starting offset can't be latest for batch queries on Kafka")
+        starting = _offset_spec("startingOffsets", value, starting_allowed)
+        if mode == BATCH:
+            for (topic, partition), off in starting.offsets.items():
+                if off == LATEST:
+                    raise OptionError(f"option 'startingOffsets': startingOffsets for {topic}-{partition} can't be "
+                                      "latest for batch queries on Kafka")
+    else:
+        starting = OffsetSpec(default_start)
+    if "endingoffsets" in params:
+        if mode == STREAM:
+            raise OptionError("option 'endingOffsets': ending offset not valid in streaming queries")
+        value = params["endingoffsets"]
+        if value.strip().lower() == "earliest":
+            raise OptionError("option 'endingOffsets': ending offset can't be earliest for batch queries on Kafka")
+        ending = _offset_spec("endingOffsets", value, ("latest",))
+        for (topic, partition), off in ending.offsets.items():
+            if off == EARLIEST:
+                raise OptionError(f"option 'endingOffsets': endingOffsets for {topic}-{partition} can't be "
+                                  "earliest for batch queries on Kafka")
+    else:
+        ending = OffsetSpec("latest")
+    if strategy == "assign":
+        assigned = set(assignment)
+        for spec, name in ((starting, "startingOffsets"), (ending, "endingOffsets")):
+            if spec.kind == "specific" and set(spec.offsets) != assigned:
+                raise OptionError(_partitions_mismatch(name, set(spec.offsets), assigned))
+
+    max_offsets = None
+    if "maxoffsetspertrigger" in params:
+        max_offsets = _positive_int("maxOffsetsPerTrigger", params["maxoffsetspertrigger"])
+    min_partitions = None
+    if "minpartitions" in params:
+        min_partitions = _positive_int("minPartitions", params["minpartitions"])
+    poll_timeout_ms = DEFAULT_POLL_TIMEOUT_MS
+    if "kafkaconsumer.polltimeoutms" in params:
+        poll_timeout_ms = _positive_int("kafkaConsumer.pollTimeoutMs", params["kafkaconsumer.polltimeoutms"])
+    fail = _bool("failOnDataLoss", params["failondataloss"]) if "failondataloss" in params else True
+    headers = _bool("includeHeaders", params["includeheaders"]) if "includeheaders" in params else False
+
+    return SourceOptions(
+        bootstrap_servers=bootstrap,
+        strategy=strategy,
+        topics=topics,
+        pattern=pattern,
+        assignment=assignment,
+        starting=starting,
+        ending=ending,
+        max_offsets_per_trigger=max_offsets,
+        fail_on_data_loss=fail,
+        include_headers=headers,
+        min_partitions=min_partitions,
+        poll_timeout_ms=poll_timeout_ms,
+    )
+
+
+def _tp_set(tps: set[TopicPartitionKey]) -> str:
+    return "{" + ", ".join(f"{t}-{p}" for t, p in sorted(tps)) + "}"
+
+
+def _partitions_mismatch(name: str, specified: set[TopicPartitionKey], assigned: set[TopicPartitionKey]) -> str:
+    return (f"option '{name}': if {name} contains specific offsets, you must specify all TopicPartitions. "
+            f"Use -1 for latest, -2 for earliest. Specified: {_tp_set(specified)} Assigned: {_tp_set(assigned)}")
+
+
+def check_specific_partitions(name: str, spec: OffsetSpec, partitions: set[TopicPartitionKey]) -> None:
+    """Raise OptionError unless the JSON offsets of ``spec`` name exactly ``partitions``."""
+    if spec.kind == "specific" and set(spec.offsets) != set(partitions):
+        raise OptionError(_partitions_mismatch(name, set(spec.offsets), set(partitions)))
+
+
+def matches(options: SourceOptions, topic: str) -> bool:
+    """Whether ``topic`` belongs to a subscribe / subscribePattern subscription."""
+    if options.strategy == "subscribe":
+        return topic in options.topics
+    if options.strategy == "subscribePattern":
+        return re.fullmatch(options.pattern or "", topic) is not None
+    return any(t == topic for t, _ in options.assignment)
