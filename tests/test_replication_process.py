@@ -141,3 +141,26 @@ def test_disk_broker_restart_truncates_by_leader_epoch_and_catches_up(make_clust
     wait_identical(handle, "disk", 1, lambda p: [1, 2, 3])
     values = [v for _, v in _read_all(handle, "disk")]
     assert values == [f"v{i}".encode() for i in range(100)] + [f"w{i}".encode() for i in range(100)]
+
+
+def test_isr_shrinking_below_min_insync_while_waiting_answers_after_append(make_cluster):
+    handle = make_cluster(broker_configs={"replica.lag.time.max.ms": str(LAG_MS)})
+    with Admin(handle.bootstrap) as admin:
+        admin.create_topic("after", partitions=1, replication_factor=2, config={"min.insync.replicas": "2"})
+    desc = _describe(handle, "after")
+    follower = [b for b in desc.partitions[0].replicas if b != desc.partitions[0].leader][0]
+    _produce(handle, "after", [b"before"])
+    handle.kill(follower, "STOP")
+    try:
+        # The request waits in the produce purgatory; the ISR drops the paused follower, the HW
+        # passes the record with ISR [leader] < min.insync.replicas: written, visible, not "acked".
+        with pytest.raises(errors.NotEnoughReplicasAfterAppendError):
+            _produce(handle, "after", [b"written-anyway"], retries=0)
+        assert _isr(handle, "after") == [desc.partitions[0].leader]
+        assert [v for _, v in _read_all(handle, "after")] == [b"before", b"written-anyway"]
+        with pytest.raises(errors.NotEnoughReplicasError):
+            _produce(handle, "after", [b"refused"], retries=0)
+    finally:
+        handle.resume(follower)
+    wait_for(lambda: len(_isr(handle, "after")) == 2, timeout_s=30, message="the follower rejoining")
+    assert [v for _, v in _read_all(handle, "after")] == [b"before", b"written-anyway"]

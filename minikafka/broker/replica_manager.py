@@ -222,34 +222,37 @@ class ReplicaManager:
         return results
 
     async def _await_commit(self, entry: dict, p: PartitionReplica, target: int, term: int, timeout_ms: int) -> None:
-        """The produce purgatory: answer acks=all once HW >= last offset + 1."""
+        """The produce purgatory: answer acks=all once HW >= last offset + 1.
+
+        As Kafka's checkEnoughReplicasReachOffset: when the HW passes the batch with an ISR
+        smaller than min.insync.replicas, the answer is NOT_ENOUGH_REPLICAS_AFTER_APPEND (the
+        record is written and visible, but fewer replicas than promised have it)."""
         tp = (p.topic, p.partition)
-        lost: list[KafkaError] = []
+        min_isr = self.setting(p.topic, "min.insync.replicas")
+        verdict: list[KafkaError | None] = []
 
         def ready() -> bool:
             # Leadership first: after a lost term the HW may pass the target with other
             # records at those offsets.
             if not p.is_leader or p.leader_term != term:
-                if not lost:
-                    lost.append(NotLeaderOrFollowerError(
-                        f"broker {self.broker_id} lost leadership of {p.topic}-{p.partition} before the record was "
-                        "known to be committed; it may still be committed"))
+                verdict.append(NotLeaderOrFollowerError(
+                    f"broker {self.broker_id} lost leadership of {p.topic}-{p.partition} before the record was "
+                    "known to be committed; it may still be committed"))
                 return True
-            return p.high_watermark >= target
+            if p.high_watermark >= target:
+                verdict.append(None if len(p.isr) >= min_isr else NotEnoughReplicasAfterAppendError(
+                    f"{p.topic}-{p.partition}: committed with ISR {list(p.isr)}, smaller than "
+                    f"min.insync.replicas={min_isr}; the record is written and visible"))
+                return True
+            return False
 
-        done = await self.produce_purgatory.wait_until([tp], ready, timeout_ms / 1000.0)
-        if p.high_watermark >= target and not lost:
+        if await self.produce_purgatory.wait_until([tp], ready, timeout_ms / 1000.0):
+            if verdict[-1] is not None:
+                entry.update(partition_error(verdict[-1]))
             return
-        min_isr = self.setting(p.topic, "min.insync.replicas")
-        if lost:
-            entry.update(partition_error(lost[0]))
-        elif len(p.isr) < min_isr:
-            entry.update(partition_error(NotEnoughReplicasAfterAppendError(
-                f"{p.topic}-{p.partition}: ISR {list(p.isr)} shrank below min.insync.replicas={min_isr} after the append")))
-        elif not done:
-            entry.update(partition_error(RequestTimedOutError(
-                f"{p.topic}-{p.partition}: not committed within {timeout_ms} ms (HW {p.high_watermark}, needed {target}); "
-                "it may still be committed")))
+        entry.update(partition_error(RequestTimedOutError(
+            f"{p.topic}-{p.partition}: not committed within {timeout_ms} ms (HW {p.high_watermark}, needed {target}); "
+            "it may still be committed")))
 
     # -- fetch --------------------------------------------------------------------------
     def _read_one(self, m: dict, replica_id: int, t: int) -> tuple[dict, int]:
