@@ -146,7 +146,7 @@ def test_dashboard_shows_controller_isr_and_a_leader_failover(make_cluster, page
     expect(election).to_have_count(1, timeout=FAILOVER_MS)
     expect(election).to_be_visible()
     expect(page.locator(f"#broker-{victim}")).to_have_attribute("data-alive", "false")
-    expect(page.locator(f'li.event[data-kind="broker_lost"]').first).to_be_visible()
+    expect(page.locator('li.event[data-kind="broker_lost"]').first).to_be_visible()
     expect(page.locator("#summary")).not_to_have_attribute("data-under-replicated", "0")
 
     # new records go to the surviving replicas; the dead one's bar stays behind

@@ -19,17 +19,23 @@ import aiohttp
 from aiohttp import web
 
 from ..config import BrokerConfig, validate_topic_config
+from .. import errors
 from ..errors import (
     ClientError,
+    InvalidConfigError,
     InvalidPartitionsError,
+    InvalidReplicaAssignmentError,
     InvalidReplicationFactorError,
     InvalidRequestError,
     InvalidTopicExceptionError,
     KafkaError,
     NotControllerError,
+    ReassignmentInProgressError,
     RequestTimedOutError,
     TopicAlreadyExistsError,
+    TopicDeletionDisabledError,
     UnknownServerError,
+    UnknownTopicOrPartitionError,
 )
 from ..protocol import codec
 from ..protocol.messages import APIS
@@ -41,6 +47,7 @@ from .listeners import Listeners
 from .metadata_cache import MetadataCache
 from .metrics import Metrics
 from .replica_manager import ReplicaManager
+from .rpc import call
 from .storage import DiskStorage, Storage
 
 log = logging.getLogger(__name__)
@@ -307,7 +314,6 @@ class Broker:
                             f"replication factor {t['replication_factor']} is larger than the {len(live)} live brokers {live}")
                     assignment = rules.assign_replicas(live, t["num_partitions"], t["replication_factor"])
                 if "min.insync.replicas" in config and int(config["min.insync.replicas"]) > len(next(iter(assignment.values()))):
-                    from ..errors import InvalidConfigError
                     raise InvalidConfigError(
                         f"min.insync.replicas={config['min.insync.replicas']} is larger than the replication factor")
                 if await self.zk.exists(layout.topic_path(name)) is not None:
@@ -342,7 +348,6 @@ class Broker:
 
     @staticmethod
     def _check_assignment(assignment: dict[str, list[int]], live: list[int]) -> dict[int, list[int]]:
-        from ..errors import InvalidReplicaAssignmentError
         try:
             parts = {int(p): list(r) for p, r in assignment.items()}
         except ValueError:
@@ -372,7 +377,6 @@ class Broker:
         if req["cluster"]:
             async def remote(b: int, host: str, port: int) -> list[dict]:
                 try:
-                    from .rpc import call
                     r = await call(self.http, host, port, "events", {"since": since, "limit": limit}, 2.0)
                     return r["events"]
                 except KafkaError:
@@ -402,14 +406,12 @@ class Broker:
 
     async def h_elect_leaders(self, req: dict) -> dict:
         if self.controller is None:
-            from .rpc import call
             cid, host, port = await self._controller_endpoint()
             if cid != self.broker_id:
                 return await call(self.http, host, port, "elect_leaders", req, req["timeout_ms"] / 1000.0 + 5)
         controller = self.require_controller()
         tps = [(x["topic"], x["partition"]) for x in req["partitions"]] if req["partitions"] is not None else None
         results = await controller.request("elect_preferred", tps)
-        from .. import errors
         out = []
         for (t, p), name in sorted(results.items()):
             exc = None if name == "NONE" else errors.error_class(name)(f"{t}-{p}: {name}")
@@ -417,7 +419,6 @@ class Broker:
         return codec.ok(partitions=out)
 
     async def h_delete_topics(self, req: dict) -> dict:
-        from ..errors import TopicDeletionDisabledError, UnknownTopicOrPartitionError
         results, marked = [], []
         for name in req["topics"]:
             try:
@@ -442,7 +443,6 @@ class Broker:
         return codec.ok(topics=results)
 
     async def h_alter_partition_reassignments(self, req: dict) -> dict:
-        from ..errors import InvalidReplicaAssignmentError, ReassignmentInProgressError, UnknownTopicOrPartitionError
         live = {int(b) for b in await self.zk.children(layout.BROKER_IDS)}
         results, accepted = [], []
         existing = await self.zk.get(layout.REASSIGN_PARTITIONS)
@@ -476,7 +476,6 @@ class Broker:
     async def shutdown(self) -> None:
         """SIGTERM: controlled shutdown (leaderships moved away first), then stop."""
         if self.config.get("controlled.shutdown.enable") and self.zk.connected:
-            from .rpc import call
             for attempt in range(3):
                 try:
                     cid, host, port = await self._controller_endpoint()

@@ -29,6 +29,8 @@ from typing import Sequence
 
 from ..errors import (
     FencedLeaderEpochError,
+    InvalidRecordError,
+    MessageTooLargeError,
     NotEnoughReplicasError,
     NotLeaderOrFollowerError,
     OffsetOutOfRangeError,
@@ -272,12 +274,10 @@ class PartitionReplica:
                 f"min.insync.replicas is {min_insync_replicas}")
         batches = split_batches(records, validate=True)
         if not batches:
-            from ..errors import InvalidRecordError
             raise InvalidRecordError("produce request carries no record batch")
         if max_batch_bytes is not None:
             for h, raw in batches:
                 if len(raw) > max_batch_bytes:
-                    from ..errors import MessageTooLargeError
                     raise MessageTooLargeError(f"batch of {len(raw)} bytes exceeds max.message.bytes {max_batch_bytes}")
         eff = Effects()
         base = self.log_end_offset

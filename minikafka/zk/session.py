@@ -11,10 +11,13 @@ import logging
 from typing import Any, Callable
 
 from kazoo.client import KazooClient, KazooState
-from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError  # noqa: F401  (re-exported)
+from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
+
 from kazoo.protocol.states import ZnodeStat
 
 log = logging.getLogger(__name__)
+
+__all__ = ["BadVersionError", "NoNodeError", "NodeExistsError", "ZkSession"]
 
 
 class ZkSession:
