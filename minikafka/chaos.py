@@ -68,6 +68,10 @@ FAST_SETTINGS = {
     "unclean.leader.election.enable": "false",
 }
 
+# The fault phase ends with a problem when no fault could be injected for this long
+# (faults wait for brokers to come back, and the kip101 scenario for full ISRs).
+STALL_S = 90.0
+
 # Broker process states as the nemesis tracks them.
 UP, PAUSED, DEAD, TERMINATING, STARTING = "up", "paused", "dead", "terminating", "starting"
 
@@ -811,11 +815,20 @@ def run(*, dir: str | None = None, storage: str = "disk", truncation: str = "lea
         workload.start()
 
         # -- fault phase
+        stalled = False
         fault_deadline = time.monotonic() + duration if duration is not None else None
         next_fault = time.monotonic() + rng.uniform(*interval_s)
+        last_injected = time.monotonic()
         while True:
             now = time.monotonic()
             if fault_deadline is not None and now >= fault_deadline:
+                break
+            if now - last_injected > STALL_S:
+                states = {p: zk.partition_state(topic, p) for p in range(partitions)}
+                summary.problems.append(f"no fault could be injected for {STALL_S:g}s: the cluster did not recover "
+                                        f"(brokers {nemesis.state}, partitions {states})")
+                summary.healed = False
+                stalled = True
                 break
             if faults is not None and nemesis.faults >= faults and now >= next_fault:
                 break
@@ -827,6 +840,7 @@ def run(*, dir: str | None = None, storage: str = "disk", truncation: str = "lea
                     log(f"fault injection failed: {type(exc).__name__}: {exc}")
                     injected = False
                 if injected:
+                    last_injected = time.monotonic()
                     next_fault = time.monotonic() + rng.uniform(*interval_s)
                 else:
                     next_fault = time.monotonic() + 0.5
@@ -834,8 +848,9 @@ def run(*, dir: str | None = None, storage: str = "disk", truncation: str = "lea
 
         # -- heal
         log("healing: resuming and restarting every broker")
-        summary.healed = nemesis.heal(timeout_s=heal_timeout_s)
-        if not summary.healed:
+        back = nemesis.heal(timeout_s=heal_timeout_s)
+        summary.healed = back and not stalled
+        if not back:
             summary.problems.append(f"brokers not all back within {heal_timeout_s:g}s: {nemesis.state}")
         full = _wait(lambda: nemesis._all_isr_full(), heal_timeout_s)
         if not full:
