@@ -53,6 +53,7 @@ from typing import Any, Callable
 
 from .cluster import launcher
 from .cluster.state import exists, load
+from .errors import KafkaError
 from .protocol import codec
 from .zk import layout
 
@@ -708,9 +709,16 @@ def read_final_log(bootstrap: str, topic: str, partitions: int, timeout_s: float
     tps = [TopicPartition(topic, p) for p in range(partitions)]
     with Consumer(bootstrap, auto_offset_reset="earliest", fetch_max_wait_ms=100) as c:
         c.assign(tps)
-        ends = c.end_offsets(tps)
-        c.seek_to_beginning(*tps)
         deadline = time.monotonic() + timeout_s
+        while True:  # the broker asked for metadata may not know the latest leaders yet
+            try:
+                ends = c.end_offsets(tps)
+                break
+            except KafkaError as exc:
+                if not exc.retriable or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
+        c.seek_to_beginning(*tps)
         while any(c.position(tp) < ends[tp] for tp in tps):
             if time.monotonic() > deadline:
                 raise TimeoutError(f"reading {topic} to its high watermarks {ends} took over {timeout_s:g}s")

@@ -74,13 +74,30 @@ def _produce(handle, topic: str, values: list[str], partition: int = 0, acks="al
         return [f.result(timeout=60) for f in futs]
 
 
+def _end_offset(c, tp) -> int:
+    """The HW, asked again while the metadata the consumer got still names no leader (the
+    broker it asked may not have had the controller's UpdateMetadata yet)."""
+    got: list[int] = []
+
+    def ask() -> bool:
+        try:
+            got.append(c.end_offsets([tp])[tp])
+            return True
+        except errors.KafkaError as exc:
+            if not exc.retriable:
+                raise
+            return False
+    wait_for(ask, timeout_s=30, interval_s=0.2, message=f"the end offset of {tp}")
+    return got[0]
+
+
 def _read_all(handle, topic: str, partition: int = 0) -> dict[int, str]:
     """offset -> value of every committed record of the partition."""
     out: dict[int, str] = {}
     with Consumer(handle.bootstrap, auto_offset_reset="earliest", request_timeout_ms=10000) as c:
         tp = TopicPartition(topic, partition)
         c.assign([tp])
-        end = c.end_offsets([tp])[tp]
+        end = _end_offset(c, tp)
 
         def done() -> bool:
             out.update((r.offset, r.value.decode()) for r in c.poll(timeout_ms=300))
@@ -230,7 +247,9 @@ def test_killing_the_leader_and_the_controller_on_two_brokers_at_once(make_clust
     after = wait_for(lambda: (s := zk.state("k2")).leader == survivor and s, timeout_s=30,
                      message="the survivor leading")
     assert list(after.isr) == [survivor]
-    assert after.leader_epoch == before.leader_epoch + 1
+    # +1 when the new controller handles both failures at once; +2 when one broker's session
+    # expired before the other's and the ISR shrink and the election were separate changes.
+    assert before.leader_epoch + 1 <= after.leader_epoch <= before.leader_epoch + 2
     # The lone ISR member serves every acknowledged record; acks=all is refused (min.insync.replicas=2).
     _assert_all_there(handle, "k2", acked, values)
     with pytest.raises(errors.NotEnoughReplicasError):
