@@ -529,3 +529,25 @@ def test_checkpointed_hw_is_clamped_into_the_log_range():
     assert PartitionReplica("t", 0, F, PartitionLog(log_start_offset=10), high_watermark=0).high_watermark == 10
     r = with_log(F, [(0, "a"), (0, "b")], [(0, 0)], hw=7)
     assert r.high_watermark == 2
+
+
+def test_follower_whose_log_end_falls_inside_a_leader_batch_takes_the_leader_batch():
+    from minikafka.protocol.records import encode_batch, iter_records
+    from minikafka.replication.partition import LeaderState, PartitionReplica, TruncationMode
+
+    st = LeaderState(1, 0, (1, 2), (1, 2), 0, 1)
+    leader = PartitionReplica("t", 0, 1)
+    follower = PartitionReplica("t", 0, 2, truncation=TruncationMode.HIGH_WATERMARK)
+    leader.become_leader(st, 0)
+    follower.become_follower(st, 0)
+    # the follower holds one record of its own at offset 0; the leader a 2-record batch at 0-1
+    own = follower.log
+    from minikafka.protocol.records import read_header, stamp
+    mine = stamp(encode_batch([(None, b"mine", None, 1)]), 0, 0)
+    own.append(read_header(mine), mine)
+    leader.append_as_leader(encode_batch([(None, b"a", None, 1), (None, b"b", None, 1)]), 1, 1)
+    data = leader.read(0, 1 << 20, for_follower=True)
+    eff = follower.append_as_follower(data, leader.high_watermark)
+    assert follower.log_end_offset == 2
+    assert [r.value for r in iter_records(follower.log.read(0, 1 << 20))] == [b"a", b"b"]
+    assert eff.truncated_to == 0

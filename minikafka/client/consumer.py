@@ -362,7 +362,22 @@ class AIOConsumer:
                     st.buffer.clear()
 
     async def _list_offsets(self, tps: list[TopicPartition], timestamp: int, partial: bool = False) -> dict[TopicPartition, int]:
-        """Offsets from each partition's leader; with ``partial`` failures are left out."""
+        """Offsets from each partition's leader; with ``partial`` failures are left out.
+
+        Retriable errors (no leader yet, a leader that moved, stale metadata) are retried
+        with ``retry_backoff_ms`` until ``request_timeout_ms``, as Kafka's consumer does."""
+        deadline = time.monotonic() + self.request_timeout_ms / 1000
+        while True:
+            try:
+                return await self._list_offsets_once(tps, timestamp, partial)
+            except errors.KafkaError as exc:
+                if partial or not exc.retriable or time.monotonic() >= deadline:
+                    raise
+                self._need_meta = True
+                await asyncio.sleep(self.retry_backoff_ms / 1000)
+                await self._refresh_meta(force=True)
+
+    async def _list_offsets_once(self, tps: list[TopicPartition], timestamp: int, partial: bool) -> dict[TopicPartition, int]:
         self._check_open()
         if not tps:
             return {}

@@ -36,6 +36,9 @@ class PartitionInfo:
     replicas: list[int]
     state: layout.LeaderIsr | None = None
     zk_version: int = -1
+    # zxid of the state znode's last write: a memory-storage broker registered after it
+    # (czxid greater) restarted since and lost what the ISR says it holds.
+    mzxid: int = -1
 
 
 @dataclass
@@ -144,6 +147,7 @@ class Controller:
             if st is not None:
                 info.state = layout.LeaderIsr.decode(st[0])
                 info.zk_version = st[1].version
+                info.mzxid = st[1].mzxid
             parts[p] = info
         self.ctx.topics[topic] = parts
 
@@ -153,6 +157,7 @@ class Controller:
         if st is not None:
             info.state = layout.LeaderIsr.decode(st[0])
             info.zk_version = st[1].version
+            info.mzxid = st[1].mzxid
 
     # -- failover ------------------------------------------------------------------------
     async def on_failover(self) -> None:
@@ -182,6 +187,7 @@ class Controller:
         # machine start-up): new leaders where they led, out of the ISRs elsewhere.
         dead = {r for _, info in self.ctx.partitions() for r in info.replicas if r not in self.ctx.live}
         await self._offline_replicas(dead)
+        await self._drop_restarted_memory_replicas()
         self._send_metadata(all_partitions=True)
         self._send_leader_and_isr([tp for tp, _ in self.ctx.partitions()], new=set(new))
 
@@ -241,6 +247,37 @@ class Controller:
                     self.broker.record_event("isr_shrink_controller", f"{tp[0]}-{tp[1]}: controller removed {sorted(gone & set(st.isr))} "
                                                                       f"from ISR -> {list(isr)} (leader epoch {st.leader_epoch + 1})")
                     changed.append(tp)
+        return changed
+
+    async def _drop_restarted_memory_replicas(self) -> list[TP]:
+        """A memory-storage broker whose registration (czxid) is newer than a partition's
+        last state write restarted since then: its log is gone, so it leaves that ISR and,
+        if it leads, the partition gets a new leader (or goes offline).  A controller that
+        was not watching when the broker bounced (it was elected meanwhile) finds these here."""
+        changed: list[TP] = []
+        live = self.ctx.live
+        for tp, info in self.ctx.partitions():
+            st = info.state
+            if st is None:
+                continue
+            stale = {b for b in st.isr if b in live and live[b].storage == "memory" and live[b].epoch > info.mzxid}
+            if not stale:
+                continue
+            isr = tuple(b for b in st.isr if b not in stale)
+            unclean_ok = bool(topic_setting("unclean.leader.election.enable", self.ctx.configs.get(tp[0], {}), self.broker.config))
+            if st.leader in stale or st.leader not in live:
+                e = rules.elect_leader(info.replicas, isr, set(live), unclean_ok)
+                new = layout.LeaderIsr(e.leader, st.leader_epoch + 1, e.isr if e.leader != rules.NO_LEADER else isr, self.epoch)
+            else:
+                new = layout.LeaderIsr(st.leader, st.leader_epoch + 1, isr, self.epoch)
+            if await self._write(tp, new):
+                self.broker.record_event("isr_shrink_controller",
+                                         f"{tp[0]}-{tp[1]}: brokers {sorted(stale)} restarted with memory storage after the "
+                                         f"last state change: out of the ISR -> {list(new.isr)}, leader {new.leader} "
+                                         f"at epoch {new.leader_epoch}", topic=tp[0], partition=tp[1])
+                if new.leader != st.leader:
+                    self.broker.metrics.count("leader_elections")
+                changed.append(tp)
         return changed
 
     async def on_broker_startup(self, ids: list[int]) -> None:
@@ -575,6 +612,8 @@ class Controller:
                 await self._reread_state(tp)  # someone created it: take what is there
                 continue
             info.state, info.zk_version = st, 0
+            created = await zk.exists(layout.partition_state_path(*tp))
+            info.mzxid = created.mzxid if created is not None else info.mzxid
             done.add(tp)
             self.broker.record_event("leader_elected", f"{tp[0]}-{tp[1]}: new partition, leader {st.leader} at epoch 0, "
                                                        f"ISR {list(st.isr)}", topic=tp[0], partition=tp[1], leader=st.leader, leader_epoch=0)
@@ -634,7 +673,7 @@ class Controller:
         if any(isinstance(r, Exception) for r in results):
             await self._reread_state(tp)
             return False
-        info.state, info.zk_version = new, results[1].version
+        info.state, info.zk_version, info.mzxid = new, results[1].version, results[1].mzxid
         return True
 
     # -- requests to brokers ----------------------------------------------------------------

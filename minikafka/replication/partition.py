@@ -462,7 +462,12 @@ class PartitionReplica:
             raise NotLeaderOrFollowerError(f"broker {self.broker_id} does not follow {self.topic}-{self.partition}")
         for h, raw in split_batches(records, validate=True):
             if h.last_offset < self.log_end_offset:
-                continue  # already have it (a batch straddling our LEO cannot happen)
+                continue  # already have it
+            if h.base_offset < self.log_end_offset:
+                # Our LEO falls inside one of the leader's batches: our tail is not the
+                # leader's (possible after high_watermark truncation).  The leader's batch
+                # wins, as in Kafka's handling of UnexpectedAppendOffsetException.
+                eff.merge(self.truncate_to(h.base_offset, reason="our log end falls inside a leader batch"))
             if h.leader_epoch > self.epochs.latest_epoch:
                 if self.epochs.assign(h.leader_epoch, h.base_offset):
                     eff.epoch_cache_changed = True
