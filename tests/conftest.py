@@ -78,9 +78,10 @@ def spark():
 
     Its Python workers run this interpreter; the UI is off and the driver binds to loopback.
     """
-    pytest.importorskip("pyspark")
-    pytest.importorskip("pyarrow")
     import os
+
+    import pyarrow  # noqa: F401  (the spark extra installs both)
+    import pyspark  # noqa: F401
 
     saved = {k: os.environ.get(k) for k in ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON")}
     os.environ["PYSPARK_PYTHON"] = sys.executable

@@ -12,8 +12,7 @@ import time
 
 import pytest
 
-pytest.importorskip("pyspark")
-pa = pytest.importorskip("pyarrow")
+import pyarrow as pa  # noqa: E402  (the spark extra installs it)
 
 from minikafka import Admin, Consumer, Producer, TopicPartition  # noqa: E402
 from minikafka.errors import CorruptMessageError  # noqa: E402
