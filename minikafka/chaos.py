@@ -52,6 +52,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from .cluster import launcher
+from .cluster.launcher import _ZkReader
 from .cluster.state import exists, load
 from .errors import KafkaError
 from .protocol import codec
@@ -152,8 +153,9 @@ def post(host: str, port: int, api: str, body: dict, timeout_s: float = 3.0) -> 
         return codec.unpack(resp.read())
 
 
-class _Zk:
-    """A kazoo client for the harness's own reads; reconnects after failures."""
+class _Zk(_ZkReader):
+    """The launcher's ZooKeeper reader, but connecting lazily, reconnecting after a
+    failure and raising it (the harness retries), for the harness's own reads."""
 
     def __init__(self, connect: str) -> None:
         self.connect = connect
@@ -187,26 +189,9 @@ class _Zk:
                 self.close()
                 raise
 
-    def controller(self) -> int | None:
-        got = self.get(layout.CONTROLLER)
-        return layout.decode_controller(got[0]) if got else None
-
     def partition_state(self, topic: str, partition: int) -> layout.LeaderIsr | None:
         got = self.get(layout.partition_state_path(topic, partition))
         return layout.LeaderIsr.decode(got[0]) if got else None
-
-    def registration_owner(self, broker_id: int) -> int | None:
-        got = self.get(layout.broker_path(broker_id))
-        return got[1].ephemeralOwner if got else None
-
-    def close(self) -> None:
-        if self.client is not None:
-            try:
-                self.client.stop()
-                self.client.close()
-            except Exception:
-                pass
-            self.client = None
 
 
 # ---------------------------------------------------------------- workload

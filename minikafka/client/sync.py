@@ -88,6 +88,30 @@ async def _call(fn: Callable[..., T], *args: Any) -> T:
     return fn(*args)
 
 
+class _BlockingClient:
+    """close() and the with-statement of a blocking client that wraps an asyncio core
+    (``self._core``) running on its own loop thread (``self._lt``)."""
+
+    _closed: bool
+    _lt: LoopThread
+    _core: Any
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self._lt.run(self._core.close())
+        finally:
+            self._lt.close()
+
+    def __enter__(self: T) -> T:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
 class Producer:
     """Blocking-friendly producer.
 
@@ -203,7 +227,7 @@ class Producer:
         self.close()
 
 
-class Consumer:
+class Consumer(_BlockingClient):
     """Blocking consumer with manual partition assignment.
 
     >>> c = Consumer("127.0.0.1:9092", auto_offset_reset="earliest")
@@ -273,23 +297,9 @@ class Consumer:
     def end_offsets(self, tps: Iterable[Any]) -> dict[TopicPartition, int]:
         return self._lt.run(self._core.end_offsets(list(tps)))
 
-    def close(self) -> None:
-        if self._closed:
-            return
-        self._closed = True
-        try:
-            self._lt.run(self._core.close())
-        finally:
-            self._lt.close()
-
-    def __enter__(self) -> "Consumer":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
 
 
-class Admin:
+class Admin(_BlockingClient):
     """Blocking admin client: topics and cluster introspection.
 
     >>> admin = Admin("127.0.0.1:9092")
@@ -343,17 +353,3 @@ class Admin:
     def replica_states(self, partitions: Iterable[tuple[str, int]] | None = None) -> dict[int, dict | Exception]:
         return self._lt.run(self._core.replica_states(partitions))
 
-    def close(self) -> None:
-        if self._closed:
-            return
-        self._closed = True
-        try:
-            self._lt.run(self._core.close())
-        finally:
-            self._lt.close()
-
-    def __enter__(self) -> "Admin":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
