@@ -1,7 +1,7 @@
 """Regenerate the reference pages from the code's own definitions.
 
-    python -m minikafka.docgen          # rewrite docs/protocol.md and docs/configuration.md
-    python -m minikafka.docgen --check  # exit 1 if either is out of date
+    python -m minikafka.docgen          # rewrite docs/protocol.md, configuration.md, kafka-protocol.md
+    python -m minikafka.docgen --check  # exit 1 if any is out of date
 
 tests/test_docs.py runs the check, so the reference cannot drift from the code.
 """
@@ -13,6 +13,7 @@ import sys
 
 from .config import BROKER_CONFIGS, TOPIC_CONFIGS, ConfigDef
 from .protocol import doc as protocol_doc
+from .protocol.kafka import doc as kafka_doc
 
 
 def _config_rows(defs: tuple[ConfigDef, ...]) -> list[str]:
@@ -57,6 +58,7 @@ def render_configuration() -> str:
 PAGES = {
     "protocol.md": protocol_doc.render,
     "configuration.md": render_configuration,
+    "kafka-protocol.md": kafka_doc.render,
 }
 
 

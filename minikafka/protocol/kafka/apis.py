@@ -1,0 +1,453 @@
+"""Every Kafka API a broker's Kafka listener serves, with the versions it supports.
+
+Each :class:`KafkaApi` names Kafka's API key, the supported version range, the first
+flexible version and the request and response schemas.  Field names are the
+snake_case forms of the names in Kafka's JSON message definitions
+(``ThrottleTimeMs`` -> ``throttle_time_ms``).  A client negotiates with ApiVersions
+and uses, for each API, the highest version both sides support.  The reference page
+docs/kafka-clients.md lists these ranges and is generated from this module.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .schema import MAX_VERSION, F, S, Struct
+
+
+@dataclass(frozen=True)
+class KafkaApi:
+    """One API of Kafka's protocol as served here."""
+
+    key: int
+    name: str
+    min_version: int
+    max_version: int
+    flexible_from: int
+    request: Struct
+    response: Struct
+    doc: str
+
+    def flexible(self, version: int) -> bool:
+        """True when ``version`` uses compact encodings and tagged fields (KIP-482)."""
+        return version >= self.flexible_from
+
+    def supports(self, version: int) -> bool:
+        return self.min_version <= version <= self.max_version
+
+
+APIS: dict[int, KafkaApi] = {}
+BY_NAME: dict[str, KafkaApi] = {}
+
+
+def _api(key: int, name: str, versions: tuple[int, int], flexible_from: int, doc: str,
+         request: tuple, response: tuple) -> KafkaApi:
+    api = KafkaApi(key, name, versions[0], versions[1], flexible_from,
+                   S(f"{name}Request", *request), S(f"{name}Response", *response), doc)
+    APIS[key] = api
+    BY_NAME[name] = api
+    return api
+
+
+THROTTLE = F("throttle_time_ms", "int32", "0+")
+
+PRODUCE = _api(
+    0, "Produce", (3, 9), 9,
+    "Append one record batch (v2) per partition; acks 0, 1 or -1 (all) with min.insync.replicas. "
+    "acks=0 gets no response, as in Kafka.",
+    (
+        F("transactional_id", "string", "3+", nullable="3+", default=None),
+        F("acks", "int16"),
+        F("timeout_ms", "int32"),
+        F("topic_data", [S("TopicProduceData",
+            F("name", "string"),
+            F("partition_data", [S("PartitionProduceData",
+                F("index", "int32"),
+                F("records", "records", nullable="0+"),
+            )]),
+        )]),
+    ),
+    (
+        F("responses", [S("TopicProduceResponse",
+            F("name", "string"),
+            F("partition_responses", [S("PartitionProduceResponse",
+                F("index", "int32"),
+                F("error_code", "int16"),
+                F("base_offset", "int64"),
+                F("log_append_time_ms", "int64", "2+", default=-1),
+                F("log_start_offset", "int64", "5+", default=-1),
+                F("record_errors", [S("BatchIndexAndErrorMessage",
+                    F("batch_index", "int32"),
+                    F("batch_index_error_message", "string", nullable="0+", default=None),
+                )], "8+"),
+                F("error_message", "string", "8+", nullable="8+", default=None),
+            )]),
+        )]),
+        F("throttle_time_ms", "int32", "1+"),
+    ),
+)
+
+FETCH = _api(
+    1, "Fetch", (4, 12), 12,
+    "Read record batches from partition leaders. Consumers (replica_id -1) read only below the high "
+    "watermark; waits up to max_wait_ms for min_bytes. Fetch sessions are declined (session_id 0), "
+    "so every fetch is a full fetch, as KIP-227 allows.",
+    (
+        F("replica_id", "int32"),
+        F("max_wait_ms", "int32"),
+        F("min_bytes", "int32"),
+        F("max_bytes", "int32", "3+", default=0x7FFFFFFF),
+        F("isolation_level", "int8", "4+"),
+        F("session_id", "int32", "7+"),
+        F("session_epoch", "int32", "7+", default=-1),
+        F("topics", [S("FetchTopic",
+            F("topic", "string"),
+            F("partitions", [S("FetchPartition",
+                F("partition", "int32"),
+                F("current_leader_epoch", "int32", "9+", default=-1),
+                F("fetch_offset", "int64"),
+                F("last_fetched_epoch", "int32", "12+", default=-1),
+                F("log_start_offset", "int64", "5+", default=-1),
+                F("partition_max_bytes", "int32"),
+            )]),
+        )]),
+        F("forgotten_topics_data", [S("ForgottenTopic",
+            F("topic", "string"),
+            F("partitions", ["int32"]),
+        )], "7+"),
+        F("rack_id", "string", "11+"),
+    ),
+    (
+        F("throttle_time_ms", "int32", "1+"),
+        F("error_code", "int16", "7+"),
+        F("session_id", "int32", "7+"),
+        F("responses", [S("FetchableTopicResponse",
+            F("topic", "string"),
+            F("partitions", [S("PartitionData",
+                F("partition_index", "int32"),
+                F("error_code", "int16"),
+                F("high_watermark", "int64"),
+                F("last_stable_offset", "int64", "4+", default=-1),
+                F("log_start_offset", "int64", "5+", default=-1),
+                F("aborted_transactions", [S("AbortedTransaction",
+                    F("producer_id", "int64"),
+                    F("first_offset", "int64"),
+                )], "4+", nullable="4+", default=None),
+                F("preferred_read_replica", "int32", "11+", default=-1),
+                F("records", "records", nullable="0+"),
+            )]),
+        )]),
+    ),
+)
+
+LIST_OFFSETS = _api(
+    2, "ListOffsets", (0, 7), 6,
+    "The offset for a timestamp: -1 latest (the high watermark for consumers), -2 earliest (log start), "
+    "-3 the record with the largest timestamp, or the first offset whose timestamp is at least the one given.",
+    (
+        F("replica_id", "int32"),
+        F("isolation_level", "int8", "2+"),
+        F("topics", [S("ListOffsetsTopic",
+            F("name", "string"),
+            F("partitions", [S("ListOffsetsPartition",
+                F("partition_index", "int32"),
+                F("current_leader_epoch", "int32", "4+", default=-1),
+                F("timestamp", "int64"),
+                F("max_num_offsets", "int32", "0", default=1),
+            )]),
+        )]),
+    ),
+    (
+        F("throttle_time_ms", "int32", "2+"),
+        F("topics", [S("ListOffsetsTopicResponse",
+            F("name", "string"),
+            F("partitions", [S("ListOffsetsPartitionResponse",
+                F("partition_index", "int32"),
+                F("error_code", "int16"),
+                F("old_style_offsets", ["int64"], "0"),
+                F("timestamp", "int64", "1+", default=-1),
+                F("offset", "int64", "1+", default=-1),
+                F("leader_epoch", "int32", "4+", default=-1),
+            )]),
+        )]),
+    ),
+)
+
+METADATA = _api(
+    3, "Metadata", (0, 9), 9,
+    "Brokers (at the endpoints of the Kafka listener the request arrived on), the controller, and every "
+    "partition's leader, leader epoch, replicas and ISR. Topics are never created automatically.",
+    (
+        F("topics", [S("MetadataRequestTopic",
+            F("name", "string"),
+        )], nullable="1+"),
+        F("allow_auto_topic_creation", "bool", "4+", default=True),
+        F("include_cluster_authorized_operations", "bool", "8-10"),
+        F("include_topic_authorized_operations", "bool", "8+"),
+    ),
+    (
+        F("throttle_time_ms", "int32", "3+"),
+        F("brokers", [S("MetadataResponseBroker",
+            F("node_id", "int32"),
+            F("host", "string"),
+            F("port", "int32"),
+            F("rack", "string", "1+", nullable="1+", default=None),
+        )]),
+        F("cluster_id", "string", "2+", nullable="2+", default=None),
+        F("controller_id", "int32", "1+", default=-1),
+        F("topics", [S("MetadataResponseTopic",
+            F("error_code", "int16"),
+            F("name", "string"),
+            F("is_internal", "bool", "1+"),
+            F("partitions", [S("MetadataResponsePartition",
+                F("error_code", "int16"),
+                F("partition_index", "int32"),
+                F("leader_id", "int32"),
+                F("leader_epoch", "int32", "7+", default=-1),
+                F("replica_nodes", ["int32"]),
+                F("isr_nodes", ["int32"]),
+                F("offline_replicas", ["int32"], "5+"),
+            )]),
+            F("topic_authorized_operations", "int32", "8+", default=-2147483648),
+        )]),
+        F("cluster_authorized_operations", "int32", "8-10", default=-2147483648),
+    ),
+)
+
+API_VERSIONS = _api(
+    18, "ApiVersions", (0, 3), 3,
+    "The APIs and version ranges this broker supports. A request of a version above 3 is answered "
+    "in version 0 with UNSUPPORTED_VERSION and the ranges, so the client can retry, as Kafka does.",
+    (
+        F("client_software_name", "string", "3+"),
+        F("client_software_version", "string", "3+"),
+    ),
+    (
+        F("error_code", "int16"),
+        F("api_keys", [S("ApiVersion",
+            F("api_key", "int16"),
+            F("min_version", "int16"),
+            F("max_version", "int16"),
+        )]),
+        F("throttle_time_ms", "int32", "1+"),
+    ),
+)
+
+CREATABLE_CONFIG = S("CreatableTopicConfig", F("name", "string"), F("value", "string", nullable="0+", default=None))
+
+CREATE_TOPICS = _api(
+    19, "CreateTopics", (0, 6), 5,
+    "Create topics: a partition count and replication factor (-1 for the broker defaults num.partitions "
+    "and default.replication.factor) or an explicit assignment, and topic configs.",
+    (
+        F("topics", [S("CreatableTopic",
+            F("name", "string"),
+            F("num_partitions", "int32"),
+            F("replication_factor", "int16"),
+            F("assignments", [S("CreatableReplicaAssignment",
+                F("partition_index", "int32"),
+                F("broker_ids", ["int32"]),
+            )]),
+            F("configs", [CREATABLE_CONFIG]),
+        )]),
+        F("timeout_ms", "int32"),
+        F("validate_only", "bool", "1+"),
+    ),
+    (
+        F("throttle_time_ms", "int32", "2+"),
+        F("topics", [S("CreatableTopicResult",
+            F("name", "string"),
+            F("error_code", "int16"),
+            F("error_message", "string", "1+", nullable="0+", default=None),
+            F("num_partitions", "int32", "5+", default=-1),
+            F("replication_factor", "int16", "5+", default=-1),
+            F("configs", [S("CreatableTopicConfigs",
+                F("name", "string"),
+                F("value", "string", nullable="0+", default=None),
+                F("read_only", "bool"),
+                F("config_source", "int8", default=-1),
+                F("is_sensitive", "bool"),
+            )], "5+", nullable="5+", default=None),
+        )]),
+    ),
+)
+
+DELETE_TOPICS = _api(
+    20, "DeleteTopics", (0, 5), 4,
+    "Delete topics by name (when delete.topic.enable); answers once the controller removed them or timeout_ms.",
+    (
+        F("topic_names", ["string"]),
+        F("timeout_ms", "int32"),
+    ),
+    (
+        F("throttle_time_ms", "int32", "1+"),
+        F("responses", [S("DeletableTopicResult",
+            F("name", "string"),
+            F("error_code", "int16"),
+            F("error_message", "string", "5+", nullable="5+", default=None),
+        )]),
+    ),
+)
+
+OFFSET_FOR_LEADER_EPOCH = _api(
+    23, "OffsetForLeaderEpoch", (0, 4), 4,
+    "The end offset of a leader epoch on the leader (KIP-101/KIP-320): the largest epoch <= the one "
+    "asked and the start offset of the next epoch, or the LEO for the current epoch.",
+    (
+        F("replica_id", "int32", "3+", default=-2),
+        F("topics", [S("OffsetForLeaderTopic",
+            F("topic", "string"),
+            F("partitions", [S("OffsetForLeaderPartition",
+                F("partition", "int32"),
+                F("current_leader_epoch", "int32", "2+", default=-1),
+                F("leader_epoch", "int32"),
+            )]),
+        )]),
+    ),
+    (
+        F("throttle_time_ms", "int32", "2+"),
+        F("topics", [S("OffsetForLeaderTopicResult",
+            F("topic", "string"),
+            F("partitions", [S("EpochEndOffset",
+                F("error_code", "int16"),
+                F("partition", "int32"),
+                F("leader_epoch", "int32", "1+", default=-1),
+                F("end_offset", "int64", default=-1),
+            )]),
+        )]),
+    ),
+)
+
+DESCRIBE_CONFIGS = _api(
+    32, "DescribeConfigs", (0, 4), 4,
+    "Topic (resource type 2) and broker (4) configs: each setting's value and whether it is a default, "
+    "a topic override or a broker setting.",
+    (
+        F("resources", [S("DescribeConfigsResource",
+            F("resource_type", "int8"),
+            F("resource_name", "string"),
+            F("configuration_keys", ["string"], nullable="0+", default=None),
+        )]),
+        F("include_synonyms", "bool", "1+"),
+        F("include_documentation", "bool", "3+"),
+    ),
+    (
+        F("throttle_time_ms", "int32"),
+        F("results", [S("DescribeConfigsResult",
+            F("error_code", "int16"),
+            F("error_message", "string", nullable="0+", default=None),
+            F("resource_type", "int8"),
+            F("resource_name", "string"),
+            F("configs", [S("DescribeConfigsResourceResult",
+                F("name", "string"),
+                F("value", "string", nullable="0+", default=None),
+                F("read_only", "bool"),
+                F("is_default", "bool", "0"),
+                F("config_source", "int8", "1+", default=-1),
+                F("is_sensitive", "bool"),
+                F("synonyms", [S("DescribeConfigsSynonym",
+                    F("name", "string"),
+                    F("value", "string", nullable="0+", default=None),
+                    F("source", "int8"),
+                )], "1+"),
+                F("config_type", "int8", "3+"),
+                F("documentation", "string", "3+", nullable="0+", default=None),
+            )]),
+        )]),
+    ),
+)
+
+ALTER_RESPONSE = (
+    F("throttle_time_ms", "int32"),
+    F("responses", [S("AlterConfigsResourceResponse",
+        F("error_code", "int16"),
+        F("error_message", "string", nullable="0+", default=None),
+        F("resource_type", "int8"),
+        F("resource_name", "string"),
+    )]),
+)
+
+ALTER_CONFIGS = _api(
+    33, "AlterConfigs", (0, 2), 2,
+    "Replace a topic's whole set of overrides (settings left out return to their defaults).",
+    (
+        F("resources", [S("AlterConfigsResource",
+            F("resource_type", "int8"),
+            F("resource_name", "string"),
+            F("configs", [S("AlterableConfig",
+                F("name", "string"),
+                F("value", "string", nullable="0+", default=None),
+            )]),
+        )]),
+        F("validate_only", "bool"),
+    ),
+    ALTER_RESPONSE,
+)
+
+CREATE_PARTITIONS = _api(
+    37, "CreatePartitions", (0, 3), 2,
+    "Raise a topic's partition count, with an optional assignment of the new partitions.",
+    (
+        F("topics", [S("CreatePartitionsTopic",
+            F("name", "string"),
+            F("count", "int32"),
+            F("assignments", [S("CreatePartitionsAssignment",
+                F("broker_ids", ["int32"]),
+            )], nullable="0+", default=None),
+        )]),
+        F("timeout_ms", "int32"),
+        F("validate_only", "bool"),
+    ),
+    (
+        F("throttle_time_ms", "int32"),
+        F("results", [S("CreatePartitionsTopicResult",
+            F("name", "string"),
+            F("error_code", "int16"),
+            F("error_message", "string", nullable="0+", default=None),
+        )]),
+    ),
+)
+
+INCREMENTAL_ALTER_CONFIGS = _api(
+    44, "IncrementalAlterConfigs", (0, 1), 1,
+    "Change single topic settings: operation 0 SET, 1 DELETE (back to the default), 2 APPEND and "
+    "3 SUBTRACT (list settings).",
+    (
+        F("resources", [S("IncrementalAlterConfigsResource",
+            F("resource_type", "int8"),
+            F("resource_name", "string"),
+            F("configs", [S("IncrementalAlterableConfig",
+                F("name", "string"),
+                F("config_operation", "int8"),
+                F("value", "string", nullable="0+", default=None),
+            )]),
+        )]),
+        F("validate_only", "bool"),
+    ),
+    ALTER_RESPONSE,
+)
+
+DESCRIBE_CLUSTER = _api(
+    60, "DescribeCluster", (0, 1), 0,
+    "The cluster id, the controller and the live brokers (at this listener's endpoints).",
+    (
+        F("include_cluster_authorized_operations", "bool"),
+        F("endpoint_type", "int8", "1+", default=1),
+    ),
+    (
+        F("throttle_time_ms", "int32"),
+        F("error_code", "int16"),
+        F("error_message", "string", nullable="0+", default=None),
+        F("endpoint_type", "int8", "1+", default=1),
+        F("cluster_id", "string"),
+        F("controller_id", "int32", default=-1),
+        F("brokers", [S("DescribeClusterBroker",
+            F("broker_id", "int32"),
+            F("host", "string"),
+            F("port", "int32"),
+            F("rack", "string", nullable="0+", default=None),
+        )]),
+        F("cluster_authorized_operations", "int32", default=-2147483648),
+    ),
+)
+
+assert all(api.max_version < MAX_VERSION for api in APIS.values())
