@@ -94,6 +94,9 @@ _BROKER_BY_NAME = {c.name: c for c in BROKER_CONFIGS}
 _TOPIC_BY_NAME = {c.name: c for c in TOPIC_CONFIGS}
 
 
+WILDCARD_HOSTS = ("0.0.0.0", "::", "")  # listen everywhere: never an address to advertise
+
+
 @dataclass(frozen=True)
 class BrokerConfig:
     """Everything a broker process needs to start.  Build it with :meth:`from_overrides`."""
@@ -113,6 +116,17 @@ class BrokerConfig:
     external_listen_port: int | None = None
     external_advertised_host: str | None = None
     external_advertised_port: int | None = None
+    # Optional Kafka binary-protocol listeners (minikafka/broker/kafka/): one beside the
+    # inter-broker HTTP listener and an external one for clients outside the broker's
+    # network, registered in /brokers/ids/N as KAFKA:// and KAFKA_EXTERNAL:// endpoints.
+    kafka_listen_host: str | None = None
+    kafka_listen_port: int | None = None
+    kafka_advertised_host: str | None = None
+    kafka_advertised_port: int | None = None
+    kafka_external_listen_host: str | None = None
+    kafka_external_listen_port: int | None = None
+    kafka_external_advertised_host: str | None = None
+    kafka_external_advertised_port: int | None = None
 
     def __post_init__(self) -> None:
         merged = {c.name: c.default for c in BROKER_CONFIGS}
@@ -128,6 +142,24 @@ class BrokerConfig:
         if self.external_listen_port is not None and self.external_listen_port == self.listen_port:
             raise InvalidConfigError(f"the external listener needs a port of its own, not {self.listen_port} "
                                      f"(the inter-broker listener's)")
+        if self.kafka_listen_port is None and (self.kafka_advertised_host or self.kafka_advertised_port):
+            raise InvalidConfigError("an advertised Kafka endpoint needs a Kafka listener (--kafka-listen)")
+        if self.kafka_external_listen_port is None and (self.kafka_external_advertised_host
+                                                        or self.kafka_external_advertised_port):
+            raise InvalidConfigError("an advertised external Kafka endpoint needs an external Kafka listener "
+                                     "(--kafka-listen-external)")
+        if self.kafka_external_listen_port is not None and self.kafka_listen_port is None:
+            raise InvalidConfigError("an external Kafka listener needs the Kafka listener too (--kafka-listen)")
+        ports = [("--listen", self.listen_port), ("--listen-external", self.external_listen_port),
+                 ("--kafka-listen", self.kafka_listen_port),
+                 ("--kafka-listen-external", self.kafka_external_listen_port)]
+        seen: dict[int, str] = {}
+        for flag, port in ports:
+            if port is None:
+                continue
+            if port in seen:
+                raise InvalidConfigError(f"{flag} needs a port of its own, not {port} ({seen[port]}'s)")
+            seen[port] = flag
 
     def __getattr__(self, attr: str) -> Any:
         # replica_lag_time_max_ms -> settings["replica.lag.time.max.ms"]
@@ -153,6 +185,25 @@ class BrokerConfig:
         return (self.external_advertised_host or self.external_listen_host or self.listen_host,
                 self.external_advertised_port or self.external_listen_port)
 
+    @property
+    def advertised_kafka(self) -> tuple[str, int] | None:
+        """The Kafka listener's advertised endpoint, None without a Kafka listener."""
+        if self.kafka_listen_port is None:
+            return None
+        host = self.kafka_listen_host
+        if not host or host in WILDCARD_HOSTS:
+            host = self.advertised[0]  # same host clients already reach the broker on
+        return (self.kafka_advertised_host or host, self.kafka_advertised_port or self.kafka_listen_port)
+
+    @property
+    def advertised_kafka_external(self) -> tuple[str, int] | None:
+        """The external Kafka listener's advertised endpoint, None without one."""
+        if self.kafka_external_listen_port is None:
+            return None
+        return (self.kafka_external_advertised_host or self.kafka_external_listen_host
+                or self.kafka_listen_host or self.listen_host,
+                self.kafka_external_advertised_port or self.kafka_external_listen_port)
+
 
 def parse_overrides(pairs: list[str]) -> dict[str, str]:
     """``["k=v", ...]`` -> dict; raises INVALID_CONFIG on a pair without '='."""
@@ -177,12 +228,28 @@ def validate_topic_config(config: dict[str, Any]) -> dict[str, str]:
     return out
 
 
+# Topic settings whose broker-wide default has another name, as in Kafka.
+BROKER_NAME_OF_TOPIC_CONFIG = {"max.message.bytes": "message.max.bytes", "segment.bytes": "log.segment.bytes"}
+
+
 def topic_setting(name: str, topic_config: dict[str, str], broker: BrokerConfig) -> Any:
     """A topic's effective setting: its own config if set, else the broker default."""
     if name in topic_config:
         return _TOPIC_BY_NAME[name].convert(topic_config[name])
-    broker_name = {"max.message.bytes": "message.max.bytes", "segment.bytes": "log.segment.bytes"}.get(name, name)
-    return broker.get(broker_name)
+    return broker.get(BROKER_NAME_OF_TOPIC_CONFIG.get(name, name))
+
+
+def topic_config_default_text(name: str) -> str:
+    """A valid text for topic setting ``name`` (used to check a name is known); raises INVALID_CONFIG."""
+    c = _TOPIC_BY_NAME.get(name)
+    if c is None:
+        raise InvalidConfigError(f"unknown topic config {name!r}; known: {', '.join(sorted(_TOPIC_BY_NAME))}")
+    return "true" if c.parse is _bool else "1"
+
+
+def broker_default(name: str) -> Any:
+    """The built-in default of a broker setting (before any --config)."""
+    return _BROKER_BY_NAME[name].default
 
 
 def names_of(cfg_fields: tuple[ConfigDef, ...]) -> list[str]:

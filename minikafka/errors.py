@@ -91,6 +91,7 @@ InvalidRequiredAcksError = _register(21, "INVALID_REQUIRED_ACKS", False, "acks m
 IllegalGenerationError = _register(22, "ILLEGAL_GENERATION", False, "The generation id of the group is not the current one.")
 UnknownMemberIdError = _register(25, "UNKNOWN_MEMBER_ID", False, "The member id is not known to the coordinator.")
 RebalanceInProgressError = _register(27, "REBALANCE_IN_PROGRESS", False, "The group is rebalancing.")
+ClusterAuthorizationFailedError = _register(31, "CLUSTER_AUTHORIZATION_FAILED", False, "The client is not allowed to perform this cluster action (e.g. a replica fetch).")
 InvalidTimestampError = _register(32, "INVALID_TIMESTAMP", False, "The timestamp of the record is out of the acceptable range.")
 UnsupportedVersionError = _register(35, "UNSUPPORTED_VERSION", False, "The API or version is not supported by this broker.")
 TopicAlreadyExistsError = _register(36, "TOPIC_ALREADY_EXISTS", False, "The topic already exists.")

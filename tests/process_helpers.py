@@ -111,6 +111,12 @@ class ClusterHandle:
     zk_connect: str
     brokers: dict[int, int]  # broker id -> port
     configs: dict[str, str] = field(default_factory=dict)
+    kafka_ports: dict[int, int] = field(default_factory=dict)  # broker id -> Kafka-protocol port
+
+    @property
+    def kafka_bootstrap(self) -> str:
+        """bootstrap.servers for real Kafka clients (the brokers' Kafka listeners)."""
+        return ",".join(f"127.0.0.1:{p}" for _, p in sorted(self.kafka_ports.items()))
 
     def kill(self, broker_id: int, sig: str = "KILL") -> int:
         """Send KILL, TERM or STOP to a broker; return its pid."""
@@ -150,9 +156,11 @@ def start_cluster(dir: str | os.PathLike, brokers: int = 3, broker_configs: dict
     for _ in range(attempts):
         zk_port = free_port()
         base = free_port_block(brokers, avoid=(zk_port,))
+        kafka_base = free_port_block(brokers, avoid=(zk_port, *range(base, base + brokers)))
         try:
             state = launcher.up(str(dir), brokers=brokers, zookeeper_port=zk_port, base_port=base,
-                                storage=storage, broker_configs=broker_configs, timeout_s=timeout_s)
+                                storage=storage, broker_configs=broker_configs, timeout_s=timeout_s,
+                                kafka_base_port=kafka_base)
         except Exception as exc:
             stop_cluster(dir)
             if "in use" not in str(exc):
@@ -165,6 +173,7 @@ def start_cluster(dir: str | os.PathLike, brokers: int = 3, broker_configs: dict
             zk_connect=state.zookeeper.connect,
             brokers={bid: b.port for bid, b in sorted(state.brokers.items())},
             configs=dict(broker_configs or {}),
+            kafka_ports={bid: b.kafka_port for bid, b in sorted(state.brokers.items()) if b.kafka_port},
         )
     raise RuntimeError(f"could not start a cluster on free ports: {last}")
 

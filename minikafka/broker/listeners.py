@@ -39,6 +39,8 @@ class Listeners:
         self.config = config
         self.external_port = config.external_listen_port
         self.external: dict[int, tuple[str, int]] = {}  # broker id -> advertised external endpoint
+        self.kafka: dict[int, tuple[str, int]] = {}  # broker id -> advertised Kafka-protocol endpoint
+        self.kafka_external: dict[int, tuple[str, int]] = {}
 
     def describe(self) -> str:
         """``host:port`` advertised, with the external endpoint if there is one (for logs)."""
@@ -71,8 +73,12 @@ class Listeners:
 
     def update(self, live_brokers: list[dict[str, Any]]) -> None:
         """Remember the external endpoints of an UpdateMetadata's ``live_brokers``."""
-        self.external = {b["id"]: (b["external"]["host"], b["external"]["port"])
-                         for b in live_brokers if b.get("external")}
+        def table(name: str) -> dict[int, tuple[str, int]]:
+            return {b["id"]: (b[name]["host"], b[name]["port"]) for b in live_brokers if b.get(name)}
+
+        self.external = table("external")
+        self.kafka = table("kafka")
+        self.kafka_external = table("kafka_external")
 
     def brokers(self, internal: dict[int, tuple[str, int]], own_id: int) -> list[dict[str, Any]]:
         """Metadata's ``brokers`` for the current request's listener.
@@ -86,3 +92,28 @@ class Listeners:
                 external[own_id] = self.config.advertised_external
             table = {b: external.get(b, hp) for b, hp in table.items()}
         return [{"id": b, "host": h, "port": p} for b, (h, p) in sorted(table.items())]
+
+    def is_kafka_external_port(self, port: int | None) -> bool:
+        """True when ``port`` (a connection's local port) is the external Kafka listener's."""
+        return port is not None and port == self.config.kafka_external_listen_port
+
+    def kafka_brokers(self, internal: dict[int, tuple[str, int]], own_id: int,
+                      external: bool) -> list[dict[str, Any]]:
+        """Kafka-protocol Metadata's ``brokers``: live brokers with a Kafka listener.
+
+        ``internal`` (the metadata cache's live brokers) says who is alive; a connection on
+        the external Kafka listener gets external endpoints where brokers have them.  A
+        broker without a Kafka listener is left out: Kafka clients could not talk to it."""
+        kafka = dict(self.kafka)
+        kafka_external = dict(self.kafka_external)
+        if self.config.advertised_kafka is not None:
+            kafka[own_id] = self.config.advertised_kafka
+        if self.config.advertised_kafka_external is not None:
+            kafka_external[own_id] = self.config.advertised_kafka_external
+        live = set(internal) | {own_id}
+        out = []
+        for b in sorted(live):
+            hp = (kafka_external.get(b) or kafka.get(b)) if external else kafka.get(b)
+            if hp is not None:
+                out.append({"id": b, "host": hp[0], "port": hp[1]})
+        return out

@@ -22,6 +22,7 @@ from ..errors import (
     UnknownTopicOrPartitionError,
 )
 from ..protocol.codec import partition_error
+from ..protocol.messages import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, MAX_TIMESTAMP
 from ..replication.partition import Effects, LeaderState, PartitionReplica, Role, TruncationMode
 from ..zk import layout
 from .purgatory import Purgatory
@@ -323,14 +324,23 @@ class ReplicaManager:
     def list_offsets(self, req: dict) -> list[dict]:
         out = []
         for m in req["partitions"]:
-            entry = {"topic": m["topic"], "partition": m["partition"], "offset": -1, "leader_epoch": -1}
+            entry = {"topic": m["topic"], "partition": m["partition"], "offset": -1, "timestamp": -1, "leader_epoch": -1}
             try:
                 p = self.leader_of(m["topic"], m["partition"])
                 p.check_leader_epoch(m["current_leader_epoch"])
-                if m["timestamp"] == -2:
+                ts = m["timestamp"]
+                upto = p.log_end_offset if req["replica_id"] >= 0 else p.high_watermark
+                if ts == EARLIEST_TIMESTAMP:
                     off = p.log.log_start_offset
+                elif ts == LATEST_TIMESTAMP:
+                    off = upto
                 else:
-                    off = p.log_end_offset if req["replica_id"] >= 0 else p.high_watermark
+                    # MAX_TIMESTAMP (-3) or a time: a record's offset, never one at or above the HW
+                    found = p.log.offset_of_max_timestamp(upto) if ts == MAX_TIMESTAMP else \
+                        p.log.offset_for_timestamp(ts, upto)
+                    off = -1
+                    if found is not None:
+                        entry["timestamp"], off = found
                 entry.update(offset=off, leader_epoch=p.leader_epoch, **partition_error(None))
             except KafkaError as exc:
                 entry.update(partition_error(exc))

@@ -43,12 +43,14 @@ from ..replication import rules
 from ..zk import layout
 from ..zk.session import NodeExistsError, ZkSession
 from .fetcher import FetcherManager
+from .kafka.server import KafkaServer
 from .listeners import Listeners
 from .metadata_cache import MetadataCache
 from .metrics import Metrics
 from .replica_manager import ReplicaManager
 from .rpc import call
 from .storage import DiskStorage, Storage
+from .topic_admin import ConfigChangeListener
 
 log = logging.getLogger(__name__)
 
@@ -70,6 +72,8 @@ class Broker:
         self.replica_manager = ReplicaManager(self)
         self.fetchers = FetcherManager(self)
         self.listeners = Listeners(config)
+        self.kafka = KafkaServer(self)
+        self.config_changes = ConfigChangeListener(self)
         self.http: aiohttp.ClientSession | None = None
         self.broker_epoch = -1
         self.cluster_id = ""
@@ -110,11 +114,13 @@ class Broker:
         site = web.TCPSite(self._runner, self.config.listen_host, self.config.listen_port, reuse_address=True)
         await site.start()
         await self.listeners.start_external(self._runner)
+        await self.kafka.start()
         await self.zk.start()
         self.zk.on_state_change(self._on_zk_state)
         for path in layout.PERSISTENT_PATHS:
             await self.zk.ensure_path(path)
         await self._load_cluster_id()
+        await self.config_changes.start()
         await self.register()
         from ..controller.elector import ControllerElector
         self.elector = ControllerElector(self)
@@ -141,7 +147,8 @@ class Broker:
         """Create the ephemeral /brokers/ids/N; its czxid is this registration's broker epoch."""
         host, port = self.config.advertised
         info = layout.BrokerInfo(self.broker_id, host, port, storage=self.config.storage,
-                                 external=self.config.advertised_external)
+                                 external=self.config.advertised_external, kafka=self.config.advertised_kafka,
+                                 kafka_external=self.config.advertised_kafka_external)
         path = layout.broker_path(self.broker_id)
         # A registration left by this id's previous process vanishes when its session
         # expires; wait that long before concluding that another broker holds the id.
@@ -193,6 +200,8 @@ class Broker:
         self._stopping.set()
         for t in self._tasks:
             t.cancel()
+        await self.kafka.stop()
+        await self.config_changes.stop()
         await self.fetchers.stop()
         if self.controller is not None:
             await self.controller.stop()

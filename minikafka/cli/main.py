@@ -89,6 +89,10 @@ def broker_config(args: argparse.Namespace) -> BrokerConfig:
     adv_host, adv_port = args.advertise if args.advertise else (None, None)
     ext_host, ext_port = args.listen_external if args.listen_external else (None, None)
     ext_adv_host, ext_adv_port = args.advertise_external if args.advertise_external else (None, None)
+    k_host, k_port = args.kafka_listen or (None, None)
+    k_adv_host, k_adv_port = args.kafka_advertise or (None, None)
+    k_ext_host, k_ext_port = args.kafka_listen_external or (None, None)
+    k_ext_adv_host, k_ext_adv_port = args.kafka_advertise_external or (None, None)
     return BrokerConfig(
         broker_id=args.id, zookeeper_connect=args.zookeeper,
         listen_host=listen_host, listen_port=listen_port,
@@ -97,6 +101,10 @@ def broker_config(args: argparse.Namespace) -> BrokerConfig:
         settings=parse_overrides(args.config),
         external_listen_host=ext_host, external_listen_port=ext_port,
         external_advertised_host=ext_adv_host, external_advertised_port=ext_adv_port,
+        kafka_listen_host=k_host, kafka_listen_port=k_port,
+        kafka_advertised_host=k_adv_host, kafka_advertised_port=k_adv_port,
+        kafka_external_listen_host=k_ext_host, kafka_external_listen_port=k_ext_port,
+        kafka_external_advertised_host=k_ext_adv_host, kafka_external_advertised_port=k_ext_adv_port,
     )
 
 
@@ -111,6 +119,14 @@ def cmd_broker(args: argparse.Namespace) -> int:
             ext_host, ext_port = cfg.advertised_external
             external = (f" and {cfg.external_listen_host}:{cfg.external_listen_port} "
                         f"(external, advertised {ext_host}:{ext_port})")
+        if cfg.advertised_kafka is not None:
+            k_host, k_port = cfg.advertised_kafka
+            external += (f", Kafka protocol on {cfg.kafka_listen_host or cfg.listen_host}:{cfg.kafka_listen_port} "
+                         f"(advertised {k_host}:{k_port})")
+        if cfg.advertised_kafka_external is not None:
+            k_host, k_port = cfg.advertised_kafka_external
+            external += (f" and {cfg.kafka_external_listen_host or cfg.kafka_listen_host or cfg.listen_host}:"
+                         f"{cfg.kafka_external_listen_port} (external, advertised {k_host}:{k_port})")
         print(f"config ok: broker {cfg.broker_id} listens on {cfg.listen_host}:{cfg.listen_port} "
               f"(advertised {host}:{port}){external}, zookeeper {cfg.zookeeper_connect}, storage {cfg.storage}, "
               f"data dir {cfg.data_dir}, {overrides} override{'s' if overrides != 1 else ''}")
@@ -134,13 +150,18 @@ def cmd_cluster_up(args: argparse.Namespace) -> int:
         args.dir, brokers=args.brokers, zookeeper_port=args.zookeeper_port, base_port=args.base_port,
         zookeeper=args.zookeeper, storage=args.storage, broker_configs=parse_overrides(args.config),
         timeout_s=args.timeout, on_progress=lambda message: print(f"{message} ...", flush=True),
+        kafka_base_port=args.kafka_base_port, kafka=not args.no_kafka,
     )
     zk = state.zookeeper
     zk_note = "external" if zk.external else f"pid {zk.pid}"
     print(f"zookeeper   {zk.connect:<22} {zk_note}")
     for bid, b in sorted(state.brokers.items()):
-        print(f"broker {bid:<4} {b.endpoint:<22} pid {b.pid:<8} dashboard http://{b.host}:{b.port}/")
+        kafka = f"  kafka {b.kafka_endpoint}" if b.kafka_endpoint else ""
+        print(f"broker {bid:<4} {b.endpoint:<22} pid {b.pid:<8} dashboard http://{b.host}:{b.port}/{kafka}")
     print(f"bootstrap servers: {','.join(b.endpoint for _, b in sorted(state.brokers.items()))}")
+    if any(b.kafka_endpoint for b in state.brokers.values()):
+        kafka_bootstrap = ",".join(b.kafka_endpoint or "" for _, b in sorted(state.brokers.items()))
+        print(f"Kafka clients (kcat, kafka-python, confluent-kafka, Spark): bootstrap.servers={kafka_bootstrap}")
     print(f"logs: {args.dir}/*.log   storage: {state.storage}")
     print(f"stop it with: minikafka cluster down{_dir_flag(args)}")
     return 0
@@ -166,10 +187,10 @@ def cmd_cluster_status(args: argparse.Namespace) -> int:
         print(f"controller: broker {st['controller']} (controller epoch {st['controller_epoch']})")
     elif zk["serving"]:
         print("controller: none elected")
-    rows = [("BROKER", "PID", "PROCESS", "REGISTERED", "CONTROLLER", "ENDPOINT")]
+    rows = [("BROKER", "PID", "PROCESS", "REGISTERED", "CONTROLLER", "ENDPOINT", "KAFKA")]
     for b in st["brokers"]:
         rows.append((str(b["id"]), str(b["pid"] or "-"), b["process"], _yes_no(b["registered"]),
-                     _yes_no(b["controller"]), b["endpoint"]))
+                     _yes_no(b["controller"]), b["endpoint"], b.get("kafka_endpoint") or "-"))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     for r in rows:
         print("  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip())
@@ -256,6 +277,10 @@ def _add_cluster_parsers(sub: argparse._SubParsersAction) -> None:
     up.add_argument("--zookeeper-port", type=port_number, default=2181, help="ZooKeeper client port (default 2181)")
     up.add_argument("--base-port", type=port_number, default=9092,
                     help="port of broker 1; broker N listens on base+N-1 (default 9092)")
+    up.add_argument("--kafka-base-port", type=port_number, default=None,
+                    help="Kafka binary-protocol port of broker 1, for kcat and Kafka clients; broker N "
+                         "uses base+N-1 (default --base-port + 20000: 29092)")
+    up.add_argument("--no-kafka", action="store_true", help="do not open Kafka binary-protocol listeners")
     up.add_argument("--zookeeper", metavar="HOST:PORT[/CHROOT]", default=None,
                     help="use this running ZooKeeper instead of starting one")
     up.add_argument("--storage", choices=("memory", "disk"), default="memory", help="log storage (default memory)")
@@ -315,6 +340,16 @@ def build_parser() -> ArgumentParser:
     broker.add_argument("--advertise-external", type=host_port, default=None, metavar="HOST:PORT",
                         help="address clients use for the external listener (default: --listen-external); "
                              "Metadata asked on it answers every broker's external address")
+    broker.add_argument("--kafka-listen", type=host_port, default=None, metavar="HOST:PORT",
+                        help="serve Kafka's binary protocol here too, for kcat, kafka-python, "
+                             "confluent-kafka, aiokafka and Spark (off by default)")
+    broker.add_argument("--kafka-advertise", type=host_port, default=None, metavar="HOST:PORT",
+                        help="address Kafka clients use for --kafka-listen (default: its port on "
+                             "--advertise's host when --kafka-listen binds 0.0.0.0)")
+    broker.add_argument("--kafka-listen-external", type=host_port, default=None, metavar="HOST:PORT",
+                        help="a second Kafka-protocol address, for Kafka clients outside the brokers' network")
+    broker.add_argument("--kafka-advertise-external", type=host_port, default=None, metavar="HOST:PORT",
+                        help="address Kafka clients use for --kafka-listen-external (default: that address)")
     broker.add_argument("--data-dir", required=True, help="checkpoint files (and logs with --storage disk)")
     broker.add_argument("--storage", choices=("memory", "disk"), default="memory", help="log storage (default memory)")
     _add_configs(broker)

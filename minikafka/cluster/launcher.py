@@ -255,9 +255,11 @@ class _ZkReader:
 # ---------------------------------------------------------------- up
 
 def _broker_argv(broker_id: int, connect: str, port: int, data_dir: str, storage: str,
-                 configs: dict[str, str]) -> list[str]:
+                 configs: dict[str, str], kafka_port: int | None = None) -> list[str]:
     argv = [sys.executable, "-m", "minikafka", "broker", "--id", str(broker_id), "--zookeeper", connect,
             "--listen", f"{HOST}:{port}", "--data-dir", data_dir, "--storage", storage]
+    if kafka_port is not None:
+        argv += ["--kafka-listen", f"{HOST}:{kafka_port}"]
     for key, value in configs.items():
         argv += ["--config", f"{key}={value}"]
     return argv
@@ -312,10 +314,14 @@ def _check_ready(state: ClusterState, procs: dict[int, subprocess.Popen], deadli
 def up(dir: str | os.PathLike = DEFAULT_DIR, brokers: int = 3, zookeeper_port: int = 2181,
        base_port: int = 9092, zookeeper: str | None = None, storage: str = "memory",
        broker_configs: dict[str, str] | None = None, timeout_s: float = 60,
-       on_progress: Callable[[str], None] | None = None) -> ClusterState:
+       on_progress: Callable[[str], None] | None = None, kafka_base_port: int | None = None,
+       kafka: bool = True) -> ClusterState:
     """Start ZooKeeper (unless ``zookeeper`` names an external one) and ``brokers`` brokers.
 
-    Broker ids are 1..N listening on 127.0.0.1 ports ``base_port``..``base_port+N-1``.
+    Broker ids are 1..N listening on 127.0.0.1 ports ``base_port``..``base_port+N-1``
+    (msgpack/HTTP and the dashboard) and, unless ``kafka`` is false, serving Kafka's
+    binary protocol on ``kafka_base_port``..``kafka_base_port+N-1`` (default
+    :func:`default_kafka_base_port`: 29092 for 9092).
     With ``storage="memory"`` our ZooKeeper starts empty, so every ``up`` is a new
     cluster.  ``on_progress`` is called with a short message as each step begins.
     On any failure everything started is stopped again and a
@@ -335,6 +341,15 @@ def up(dir: str | os.PathLike = DEFAULT_DIR, brokers: int = 3, zookeeper_port: i
             raise ClientError(f"a cluster is already running in {dir} (pids {', '.join(map(str, live))}): "
                               f"stop it with `minikafka cluster down{_dir_flag(dir)}` or use another --dir")
     ports = [base_port + i for i in range(brokers)]
+    kafka_ports: list[int | None] = [None] * brokers
+    if kafka:
+        first = default_kafka_base_port(base_port, brokers) if kafka_base_port is None else kafka_base_port
+        kafka_ports = [first + i for i in range(brokers)]
+        overlap = sorted(set(kafka_ports) & set(ports))
+        if overlap:
+            raise ClientError(f"the Kafka ports {first}-{first + brokers - 1} overlap the broker ports "
+                              f"{ports[0]}-{ports[-1]}: choose another --kafka-base-port")
+        ports = ports + kafka_ports  # type: ignore[operator]
     if not zookeeper:
         if zookeeper_port in ports:
             raise ClientError(f"ZooKeeper port {zookeeper_port} overlaps the broker ports {ports[0]}-{ports[-1]}")
@@ -342,7 +357,7 @@ def up(dir: str | os.PathLike = DEFAULT_DIR, brokers: int = 3, zookeeper_port: i
     busy = [p for p in ports if not (0 < p < 65536) or not port_free(p)]
     if busy:
         raise ClientError(f"port(s) {', '.join(map(str, busy))} on {HOST} are in use or invalid: "
-                          "choose others with --base-port / --zookeeper-port")
+                          "choose others with --base-port / --kafka-base-port / --zookeeper-port")
 
     progress = on_progress or (lambda message: None)
     folder = Path(dir)
@@ -385,9 +400,9 @@ def up(dir: str | os.PathLike = DEFAULT_DIR, brokers: int = 3, zookeeper_port: i
             data_dir = str(root / f"broker-{i}")
             if storage == "memory":
                 shutil.rmtree(data_dir, ignore_errors=True)
-            argv = _broker_argv(i, zk.connect, port, data_dir, storage, configs)
+            argv = _broker_argv(i, zk.connect, port, data_dir, storage, configs, kafka_ports[i - 1])
             b = BrokerState(id=i, host=HOST, port=port, pid=None, log=str(root / f"broker-{i}.log"),
-                            data_dir=data_dir, argv=argv)
+                            data_dir=data_dir, argv=argv, kafka_port=kafka_ports[i - 1])
             state.brokers[i] = b
             proc = _spawn(argv, b.log, append=False)
             b.pid = proc.pid
@@ -399,6 +414,12 @@ def up(dir: str | os.PathLike = DEFAULT_DIR, brokers: int = 3, zookeeper_port: i
         _stop_all(state)
         raise
     return state
+
+
+def default_kafka_base_port(base_port: int, brokers: int) -> int:
+    """Where the Kafka listeners go without ``--kafka-base-port``: ``base_port + 20000``
+    (9092 -> 29092), or ``base_port - 20000`` when that would pass port 65535."""
+    return base_port + 20000 if base_port + 20000 + brokers - 1 <= 65535 else base_port - 20000
 
 
 def _ensure_chroot(connect: str) -> None:
@@ -439,7 +460,7 @@ def status(dir: str | os.PathLike = DEFAULT_DIR) -> dict:
     for bid, b in sorted(state.brokers.items()):
         pstate = proc_state(b.pid)
         rows.append({
-            "id": bid, "host": b.host, "port": b.port, "endpoint": b.endpoint,
+            "id": bid, "host": b.host, "port": b.port, "endpoint": b.endpoint, "kafka_endpoint": b.kafka_endpoint,
             "pid": b.pid if pstate != "dead" else None, "recorded_pid": b.pid,
             "process": pstate, "alive": pstate != "dead",
             "registered": (bid in registered) if registered is not None else None,

@@ -9,7 +9,8 @@ clients' default ``--bootstrap-server`` read it.  Example::
      "storage": "memory",
      "brokers": {"1": {"id": 1, "host": "127.0.0.1", "port": 9092, "pid": 456,
                        "log": ".../broker-1.log", "data_dir": ".../broker-1",
-                       "argv": ["python", "-m", "minikafka", "broker", ...]}}}
+                       "argv": ["python", "-m", "minikafka", "broker", ...],
+                       "kafka_port": 29092}}}
 
 A ``pid`` of ``null`` means the process is not running (stopped by ``down``).
 """
@@ -49,10 +50,16 @@ class BrokerState:
     log: str | None = None
     data_dir: str | None = None
     argv: list[str] = field(default_factory=list)
+    kafka_port: int | None = None  # Kafka binary-protocol listener (None: none)
 
     @property
     def endpoint(self) -> str:
         return f"{self.host}:{self.port}"
+
+    @property
+    def kafka_endpoint(self) -> str | None:
+        """``host:port`` of the Kafka-protocol listener, for kcat and Kafka clients."""
+        return None if self.kafka_port is None else f"{self.host}:{self.kafka_port}"
 
 
 @dataclass

@@ -72,6 +72,7 @@ class Controller:
         self.shutting_down: set[int] = set()
         self.active = True
         self._waiting: set[asyncio.Future] = set()  # futures of request() not answered yet
+        self._assignment_watches: set[str] = set()  # topics whose /brokers/topics/T is watched
 
     # -- lifecycle -------------------------------------------------------------------
     async def start(self) -> None:
@@ -138,6 +139,9 @@ class Controller:
         if got is None:
             return
         assignment = layout.decode_assignment(got[0])
+        if topic not in self._assignment_watches:
+            self._assignment_watches.add(topic)
+            zk.watch_data(layout.topic_path(topic), lambda data, stat, t=topic: self._put("partition_modification", t))
         cfg = await zk.get(layout.topic_config_path(topic))
         self.ctx.configs[topic] = layout.decode_topic_config(cfg[0]) if cfg else {}
         parts = {}
@@ -316,6 +320,26 @@ class Controller:
         for topic in new_topics:
             await self._load_topic(topic)
             new += [(topic, p) for p, info in self.ctx.topics.get(topic, {}).items() if info.state is None]
+        await self._initialize(new)
+        self._send_leader_and_isr(new, new=set(new))
+        self._send_metadata(partitions=new)
+
+    async def on_partition_modification(self, topic: str) -> None:
+        """Kafka's PartitionModifications: partitions added to /brokers/topics/T (CreatePartitions)
+        are initialized like a new topic's; changes to existing partitions are reassignments'."""
+        parts = self.ctx.topics.get(topic)
+        if parts is None:
+            return
+        got = await self.broker.zk.get(layout.topic_path(topic))
+        if got is None:
+            return
+        assignment = layout.decode_assignment(got[0])
+        added = sorted(p for p in assignment if p not in parts)
+        if not added:
+            return
+        for p in added:
+            parts[p] = PartitionInfo(assignment[p])
+        new = [(topic, p) for p in added]
         await self._initialize(new)
         self._send_leader_and_isr(new, new=set(new))
         self._send_metadata(partitions=new)
@@ -686,8 +710,11 @@ class Controller:
                 "replicas": list(info.replicas), "is_new": is_new}
 
     def _brokers_msg(self) -> list[dict]:
-        return [{"id": b, "host": i.host, "port": i.port,
-                 "external": None if i.external is None else {"host": i.external[0], "port": i.external[1]}}
+        def endpoint(hp: tuple[str, int] | None) -> dict | None:
+            return None if hp is None else {"host": hp[0], "port": hp[1]}
+
+        return [{"id": b, "host": i.host, "port": i.port, "external": endpoint(i.external),
+                 "kafka": endpoint(i.kafka), "kafka_external": endpoint(i.kafka_external)}
                 for b, i in sorted(self.ctx.live.items())]
 
     def _send_leader_and_isr(self, tps: list[TP], new: set[TP] = frozenset()) -> None:

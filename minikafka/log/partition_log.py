@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Iterator
 
 from ..errors import CorruptMessageError, OffsetOutOfRangeError
-from ..protocol.records import BatchHeader
+from ..protocol.records import BatchHeader, iter_records
 
 
 @dataclass(frozen=True)
@@ -87,6 +87,35 @@ class PartitionLog:
         """Stored batches from the one containing ``offset`` on."""
         for i in range(self._index_of(offset), len(self._batches)):
             yield self._batches[i]
+
+    def offset_for_timestamp(self, timestamp: int, upto: int) -> tuple[int, int] | None:
+        """Kafka's ListOffsets by time: ``(timestamp, offset)`` of the first record below
+        ``upto`` whose timestamp is >= ``timestamp``, or None when there is none."""
+        for batch in self.batches_from(self.log_start_offset):
+            if batch.base_offset >= upto:
+                return None
+            if batch.max_timestamp < timestamp:
+                continue
+            for r in iter_records(batch.data, validate=False):
+                if r.offset >= upto:
+                    return None
+                if r.timestamp >= timestamp and r.offset >= self.log_start_offset:
+                    return r.timestamp, r.offset
+        return None
+
+    def offset_of_max_timestamp(self, upto: int) -> tuple[int, int] | None:
+        """``(timestamp, offset)`` of the record with the largest timestamp below ``upto``
+        (the first such record on ties), or None for an empty range (ListOffsets -3)."""
+        best: tuple[int, int] | None = None
+        for batch in self.batches_from(self.log_start_offset):
+            if batch.base_offset >= upto:
+                break
+            if best is not None and batch.max_timestamp <= best[0]:
+                continue
+            for r in iter_records(batch.data, validate=False):
+                if r.offset < upto and (best is None or r.timestamp > best[0]):
+                    best = (r.timestamp, r.offset)
+        return best
 
     def truncate_to(self, offset: int) -> int:
         """Remove every record at ``offset`` and above; return the new LEO.

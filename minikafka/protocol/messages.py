@@ -15,6 +15,7 @@ from .schema import Struct
 # Special offsets and ids, as in Kafka.
 LATEST_TIMESTAMP = -1
 EARLIEST_TIMESTAMP = -2
+MAX_TIMESTAMP = -3  # ListOffsets: the record with the largest timestamp (KIP-734)
 CONSUMER_REPLICA_ID = -1
 NO_LEADER = -1
 
@@ -36,10 +37,15 @@ BROKER = Struct("Broker", (
 ))
 
 # Controller to brokers: BROKER plus the broker's optional EXTERNAL listener, which a
-# broker answers in Metadata to clients that reached it on its own external listener.
+# broker answers in Metadata to clients that reached it on its own external listener,
+# and its optional Kafka binary-protocol listeners (answered in Kafka-protocol Metadata).
+ENDPOINT = Struct("Endpoint", (F("host", "str"), F("port", "int")))
 LIVE_BROKER = Struct("LiveBroker", BROKER.fields + (
-    F("external", Struct("Endpoint", (F("host", "str"), F("port", "int"))),
-      "advertised EXTERNAL listener; nil when the broker has none", default=None, nullable=True),
+    F("external", ENDPOINT, "advertised EXTERNAL listener; nil when the broker has none", default=None, nullable=True),
+    F("kafka", ENDPOINT, "advertised Kafka-protocol listener; nil when the broker has none",
+      default=None, nullable=True),
+    F("kafka_external", ENDPOINT, "advertised external Kafka-protocol listener; nil when the broker has none",
+      default=None, nullable=True),
 ))
 
 PARTITION_STATE = Struct("PartitionState", (
@@ -157,13 +163,16 @@ _api(
         F("replica_id", "int", default=-1),
         F("partitions", [Struct("ListOffsetsPartition", (
             F("topic", "str"), F("partition", "int", minimum=0),
-            F("timestamp", "int", "-1 latest, -2 earliest", minimum=-2, maximum=-1),
+            F("timestamp", "int", "-1 latest (HW for consumers), -2 earliest, -3 largest timestamp, or a time in ms: "
+                                  "the first offset whose record timestamp is at least that", minimum=-3),
             F("current_leader_epoch", "int", default=-1),
         ))]),
     ),
     (
         F("partitions", [Struct("ListOffsetsPartitionResponse", (F("topic", "str"), F("partition", "int")) + PARTITION_ERROR + (
-            F("offset", "int"), F("leader_epoch", "int"),
+            F("offset", "int", "-1 when no record matches the time"),
+            F("timestamp", "int", "timestamp of the record found (time lookups and -3), else -1"),
+            F("leader_epoch", "int"),
         ))]),
     ),
 )

@@ -56,6 +56,11 @@ def _timestamp() -> str:
 
 
 EXTERNAL_LISTENER = "EXTERNAL"  # listener name of a broker's optional second endpoint in /brokers/ids/N
+# With a Kafka binary-protocol listener, PLAINTEXT (and host/port) name it, as Kafka's own
+# tools expect, and the msgpack/HTTP endpoints move to these names:
+HTTP_LISTENER = "MINIKAFKA"
+HTTP_EXTERNAL_LISTENER = "MINIKAFKA_EXTERNAL"
+KAFKA_EXTERNAL_LISTENER = "KAFKA_EXTERNAL"
 
 
 def _join_host_port(host: str, port: int) -> str:
@@ -64,7 +69,15 @@ def _join_host_port(host: str, port: int) -> str:
 
 @dataclass(frozen=True)
 class BrokerInfo:
-    """/brokers/ids/N: where a live broker listens; ``epoch`` is its znode's czxid."""
+    """/brokers/ids/N: where a live broker listens; ``epoch`` is its znode's czxid.
+
+    ``host``/``port`` is the inter-broker msgpack/HTTP endpoint and ``external`` its
+    optional EXTERNAL twin; ``kafka``/``kafka_external`` are the optional Kafka
+    binary-protocol endpoints.  In the znode, a broker without a Kafka listener
+    registers its HTTP endpoint as PLAINTEXT (host/port), as before; a broker with one
+    registers the Kafka endpoint as PLAINTEXT (host/port), so tools that read
+    /brokers/ids and speak Kafka's protocol reach the right port, and lists the HTTP
+    endpoints as MINIKAFKA:// and MINIKAFKA_EXTERNAL://."""
 
     id: int
     host: str
@@ -73,32 +86,43 @@ class BrokerInfo:
     rack: str | None = None
     storage: str = "disk"
     external: tuple[str, int] | None = None  # the EXTERNAL listener, for clients outside the broker network
+    kafka: tuple[str, int] | None = None  # Kafka binary protocol
+    kafka_external: tuple[str, int] | None = None
 
     def encode(self) -> bytes:
         # "storage" is minikafka's own field: a broker with memory storage comes back
         # empty after a restart, so the controller must not trust its old ISR entries.
-        # host/port are the inter-broker (PLAINTEXT) listener, as in Kafka.
-        endpoints = [f"PLAINTEXT://{self.host}:{self.port}"]
-        protocols = {"PLAINTEXT": "PLAINTEXT"}
-        if self.external is not None:
-            endpoints.append(f"{EXTERNAL_LISTENER}://{_join_host_port(*self.external)}")
-            protocols[EXTERNAL_LISTENER] = "PLAINTEXT"
+        if self.kafka is None:
+            named = [("PLAINTEXT", (self.host, self.port)), (EXTERNAL_LISTENER, self.external)]
+            host, port = self.host, self.port
+        else:
+            named = [("PLAINTEXT", self.kafka), (KAFKA_EXTERNAL_LISTENER, self.kafka_external),
+                     (HTTP_LISTENER, (self.host, self.port)), (HTTP_EXTERNAL_LISTENER, self.external)]
+            host, port = self.kafka
+        named = [(n, hp) for n, hp in named if hp is not None]
         return _dumps({
-            "version": 4, "host": self.host, "port": self.port, "jmx_port": -1, "storage": self.storage,
-            "endpoints": endpoints, "listener_security_protocol_map": protocols,
+            "version": 4, "host": host, "port": port, "jmx_port": -1, "storage": self.storage,
+            "endpoints": [f"{n}://{_join_host_port(*hp)}" for n, hp in named],
+            "listener_security_protocol_map": {n: "PLAINTEXT" for n, _ in named},
             "rack": self.rack, "timestamp": _timestamp(),
         })
 
     @classmethod
     def decode(cls, broker_id: int, data: bytes, epoch: int = -1) -> "BrokerInfo":
         d = json.loads(data)
-        external = None
+        endpoints: dict[str, tuple[str, int]] = {}
         for endpoint in d.get("endpoints") or ():
             name, sep, address = str(endpoint).partition("://")
             host, colon, port = address.rpartition(":")
-            if sep and colon and name == EXTERNAL_LISTENER and port.isdigit():
-                external = (host.strip("[]"), int(port))
-        return cls(broker_id, d["host"], int(d["port"]), epoch, d.get("rack"), d.get("storage", "disk"), external)
+            if sep and colon and port.isdigit():
+                endpoints[name] = (host.strip("[]"), int(port))
+        if HTTP_LISTENER in endpoints:
+            host, port = endpoints[HTTP_LISTENER]
+            return cls(broker_id, host, port, epoch, d.get("rack"), d.get("storage", "disk"),
+                       endpoints.get(HTTP_EXTERNAL_LISTENER), endpoints.get("PLAINTEXT", (d["host"], int(d["port"]))),
+                       endpoints.get(KAFKA_EXTERNAL_LISTENER))
+        return cls(broker_id, d["host"], int(d["port"]), epoch, d.get("rack"), d.get("storage", "disk"),
+                   endpoints.get(EXTERNAL_LISTENER))
 
 
 @dataclass(frozen=True)
@@ -151,3 +175,18 @@ def encode_isr_change(partitions: list[tuple[str, int]]) -> bytes:
 
 def decode_isr_change(data: bytes) -> list[tuple[str, int]]:
     return [(d["topic"], int(d["partition"])) for d in json.loads(data)["partitions"]]
+
+
+# Config change notifications, as Kafka 2.x writes them: a sequential znode per change
+# naming the changed entity; every broker watches the parent and re-reads that entity.
+CONFIG_CHANGES = "/config/changes"
+CONFIG_CHANGE_PREFIX = CONFIG_CHANGES + "/config_change_"
+
+
+def encode_config_change(entity_path: str) -> bytes:
+    """/config/changes/config_change_N: {"version":2,"entity_path":"topics/T"}."""
+    return _dumps({"version": 2, "entity_path": entity_path})
+
+
+def decode_config_change(data: bytes) -> str:
+    return str(json.loads(data)["entity_path"])

@@ -1,0 +1,208 @@
+"""Kafka's topic administration APIs on the Kafka listener.
+
+CreateTopics and DeleteTopics run the broker's own topic handlers (the same
+validation, ZooKeeper writes and controller reaction as the msgpack API);
+DescribeConfigs, AlterConfigs, IncrementalAlterConfigs and CreatePartitions run
+:class:`~minikafka.broker.topic_admin.TopicAdmin`.  Each topic or resource gets its
+own error code and message, as in Kafka.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable
+
+from ... import config as cfg
+from ...errors import (
+    InvalidConfigError,
+    InvalidPartitionsError,
+    InvalidReplicationFactorError,
+    InvalidRequestError,
+    KafkaError,
+)
+from ..topic_admin import APPEND, BROKER, DELETE, SET, SUBTRACT, TOPIC, TopicAdmin
+
+if TYPE_CHECKING:
+    from ..server import Broker
+    from .handlers import Connection
+
+
+def _err(exc: KafkaError | None) -> tuple[int, str | None]:
+    return (0, None) if exc is None else (exc.code.code, exc.message)
+
+
+def _duplicates(names: list[str]) -> set[str]:
+    seen: set[str] = set()
+    return {n for n in names if n in seen or seen.add(n)}  # type: ignore[func-returns-value]
+
+
+class KafkaAdmin:
+    """CreateTopics, DeleteTopics, CreatePartitions and the config APIs."""
+
+    def __init__(self, broker: "Broker") -> None:
+        self.broker = broker
+        self.ops = TopicAdmin(broker)
+
+    # -- topics ---------------------------------------------------------------------
+    async def create_topics(self, version: int, req: dict, conn: "Connection") -> dict:
+        dupes = _duplicates([t["name"] for t in req["topics"]])
+        results: dict[str, dict] = {}
+        internal = []
+        for t in req["topics"]:
+            name = t["name"]
+            try:
+                if name in dupes:
+                    raise InvalidRequestError(f"topic {name!r} appears more than once in the request")
+                configs = {}
+                for c in t["configs"]:
+                    if c["value"] is None:
+                        raise InvalidConfigError(f"config {c['name']!r} has a null value")
+                    configs[c["name"]] = c["value"]
+                assignment = None
+                if t["assignments"]:
+                    if t["num_partitions"] != -1 or t["replication_factor"] != -1:
+                        raise InvalidRequestError("with a replica assignment, num_partitions and "
+                                                  "replication_factor must both be -1")
+                    assignment = {str(a["partition_index"]): list(a["broker_ids"]) for a in t["assignments"]}
+                    partitions, rf = len(assignment), len(t["assignments"][0]["broker_ids"])
+                else:
+                    partitions = t["num_partitions"] if t["num_partitions"] != -1 else self.broker.config.get("num.partitions")
+                    rf = t["replication_factor"] if t["replication_factor"] != -1 else \
+                        self.broker.config.get("default.replication.factor")
+                    if partitions < 1:
+                        raise InvalidPartitionsError(f"number of partitions must be at least 1, not {partitions}")
+                    if rf < 1:
+                        raise InvalidReplicationFactorError(f"replication factor must be at least 1, not {rf}")
+                internal.append({"name": name, "num_partitions": partitions, "replication_factor": rf,
+                                 "config": configs, "assignment": assignment})
+                results[name] = {"name": name, "num_partitions": partitions, "replication_factor": rf}
+            except KafkaError as exc:
+                code, msg = _err(exc)
+                results[name] = {"name": name, "error_code": code, "error_message": msg}
+        if internal:
+            resp = await self.broker.h_create_topics({"topics": internal, "timeout_ms": max(0, req["timeout_ms"]),
+                                                      "validate_only": req["validate_only"]})
+            for r in resp["topics"]:
+                entry = results[r["name"]]
+                entry["error_code"] = r["error_code"]
+                entry["error_message"] = r["message"] or None
+                if r["error_code"]:
+                    entry["num_partitions"] = entry["replication_factor"] = -1
+                else:
+                    entry["configs"] = [{"name": e.name, "value": e.value, "read_only": e.read_only,
+                                         "config_source": e.source, "is_sensitive": False}
+                                        for e in await self._topic_entries(r["name"], req["validate_only"])]
+        return {"topics": list(results.values())}
+
+    async def _topic_entries(self, topic: str, validate_only: bool) -> list:
+        if validate_only:
+            return []
+        try:
+            return await self.ops.describe_topic(topic)
+        except KafkaError:
+            return []
+
+    async def delete_topics(self, version: int, req: dict, conn: "Connection") -> dict:
+        resp = await self.broker.h_delete_topics({"topics": list(req["topic_names"]), "timeout_ms": max(0, req["timeout_ms"])})
+        return {"responses": [{"name": r["name"], "error_code": r["error_code"], "error_message": r["message"] or None}
+                              for r in resp["topics"]]}
+
+    async def create_partitions(self, version: int, req: dict, conn: "Connection") -> dict:
+        dupes = _duplicates([t["name"] for t in req["topics"]])
+        results = []
+        for t in req["topics"]:
+            name = t["name"]
+            try:
+                if name in dupes:
+                    raise InvalidRequestError(f"topic {name!r} appears more than once in the request")
+                assignments = None if t["assignments"] is None else [list(a["broker_ids"]) for a in t["assignments"]]
+                await self.ops.create_partitions(name, t["count"], assignments, req["validate_only"])
+                if not req["validate_only"]:
+                    await self.ops.wait_led(name, t["count"], max(0, req["timeout_ms"]))
+                exc = None
+            except KafkaError as e:
+                exc = e
+            code, msg = _err(exc)
+            results.append({"name": name, "error_code": code, "error_message": msg})
+        return {"results": results}
+
+    # -- configs ----------------------------------------------------------------------
+    async def describe_configs(self, version: int, req: dict, conn: "Connection") -> dict:
+        results = []
+        for r in req["resources"]:
+            rtype, name, keys = r["resource_type"], r["resource_name"], r["configuration_keys"]
+            entry: dict[str, Any] = {"resource_type": rtype, "resource_name": name, "configs": []}
+            try:
+                if rtype == TOPIC:
+                    entries = await self.ops.describe_topic(name)
+                elif rtype == BROKER:
+                    entries = self.ops.describe_broker(name)
+                else:
+                    raise InvalidRequestError(f"resource type {rtype} is not supported (2 = topic, 4 = broker)")
+                wanted = set(keys) if keys else None  # null or empty: every setting, as Kafka does
+                entry["configs"] = [{
+                    "name": e.name, "value": e.value, "read_only": e.read_only, "is_default": e.is_default,
+                    "config_source": e.source, "is_sensitive": False,
+                    "synonyms": [{"name": n, "value": v, "source": s} for n, v, s in e.synonyms] if req["include_synonyms"] else [],
+                    "config_type": e.config_type,
+                    "documentation": e.documentation if req["include_documentation"] else None,
+                } for e in entries if wanted is None or e.name in wanted]
+                entry.update(error_code=0, error_message=None)
+            except KafkaError as exc:
+                code, msg = _err(exc)
+                entry.update(error_code=code, error_message=msg)
+            results.append(entry)
+        return {"results": results}
+
+    async def _alter(self, req: dict, change_of: Callable[[list[dict]], Callable[[dict], dict]]) -> dict:
+        responses = []
+        for r in req["resources"]:
+            rtype, name = r["resource_type"], r["resource_name"]
+            try:
+                if rtype == BROKER:
+                    raise InvalidRequestError("broker settings are static here: restart the broker with --config NAME=VALUE")
+                if rtype != TOPIC:
+                    raise InvalidRequestError(f"resource type {rtype} is not supported (2 = topic)")
+                await self.ops.alter_topic(name, change_of(r["configs"]), req["validate_only"])
+                exc = None
+            except KafkaError as e:
+                exc = e
+            code, msg = _err(exc)
+            responses.append({"error_code": code, "error_message": msg, "resource_type": rtype, "resource_name": name})
+        return {"responses": responses}
+
+    async def alter_configs(self, version: int, req: dict, conn: "Connection") -> dict:
+        """Kafka's AlterConfigs: the given settings replace every override of the topic."""
+        def change_of(configs: list[dict]) -> Callable[[dict], dict]:
+            new = {}
+            for c in configs:
+                if c["value"] is None:
+                    raise InvalidConfigError(f"config {c['name']!r} has a null value")
+                new[c["name"]] = c["value"]
+            return lambda current: new
+        return await self._alter(req, change_of)
+
+    async def incremental_alter_configs(self, version: int, req: dict, conn: "Connection") -> dict:
+        def change_of(configs: list[dict]) -> Callable[[dict], dict]:
+            names = [c["name"] for c in configs]
+            if _duplicates(names):
+                raise InvalidRequestError(f"configs {sorted(_duplicates(names))} appear more than once")
+            for c in configs:
+                op = c["config_operation"]
+                if op in (APPEND, SUBTRACT):
+                    raise InvalidConfigError(f"{c['name']}: APPEND and SUBTRACT apply to list settings only")
+                if op not in (SET, DELETE):
+                    raise InvalidRequestError(f"{c['name']}: unknown config operation {op}")
+                if op == SET and c["value"] is None:
+                    raise InvalidConfigError(f"config {c['name']!r} has a null value")
+                if op == DELETE:
+                    cfg.validate_topic_config({c["name"]: cfg.topic_config_default_text(c["name"])})
+
+            def change(current: dict) -> dict:
+                new = dict(current)
+                for c in configs:
+                    if c["config_operation"] == SET:
+                        new[c["name"]] = c["value"]
+                    else:
+                        new.pop(c["name"], None)
+                return new
+            return change
+        return await self._alter(req, change_of)

@@ -1,0 +1,262 @@
+"""Topic settings and partition counts: describe, alter, add partitions (any broker).
+
+These are the broker-side operations behind Kafka's DescribeConfigs, AlterConfigs,
+IncrementalAlterConfigs and CreatePartitions, kept free of any wire format so that
+both listeners share them.  As in Kafka 2.x:
+
+* a topic's overrides live in ``/config/topics/T``; a change is written there
+  (conditionally on the znode's version) and announced by a sequential
+  ``/config/changes/config_change_N`` holding ``{"version":2,"entity_path":"topics/T"}``.
+  Every broker watches ``/config/changes`` and re-reads the named topic's overrides
+  (see :class:`ConfigChangeListener`), and so does the controller.
+* adding partitions rewrites ``/brokers/topics/T`` (conditionally); the controller's
+  watch on that znode elects leaders for the new partitions.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .. import config as cfg
+from ..errors import (
+    InvalidConfigError,
+    InvalidPartitionsError,
+    InvalidReplicaAssignmentError,
+    InvalidRequestError,
+    RequestTimedOutError,
+    UnknownTopicOrPartitionError,
+)
+from ..replication import rules
+from ..zk import layout
+from ..zk.session import BadVersionError
+
+if TYPE_CHECKING:
+    from .server import Broker
+
+log = logging.getLogger(__name__)
+
+# Kafka's ConfigResource types, DescribeConfigs sources and config types.
+TOPIC, BROKER = 2, 4
+SOURCE_TOPIC, SOURCE_STATIC_BROKER, SOURCE_DEFAULT = 1, 4, 5
+TYPE_BOOLEAN, TYPE_STRING, TYPE_INT = 1, 2, 3
+SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
+
+
+@dataclass(frozen=True)
+class ConfigEntry:
+    """One setting as DescribeConfigs reports it."""
+
+    name: str
+    value: str | None
+    source: int
+    read_only: bool
+    config_type: int
+    documentation: str
+    synonyms: tuple[tuple[str, str | None, int], ...] = ()
+
+    @property
+    def is_default(self) -> bool:
+        return self.source == SOURCE_DEFAULT
+
+
+def _text(value: Any) -> str | None:
+    if value is None:
+        return None
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def _type_of(c: cfg.ConfigDef) -> int:
+    if c.parse is int:
+        return TYPE_INT
+    return TYPE_BOOLEAN if c.parse is cfg._bool else TYPE_STRING
+
+
+class TopicAdmin:
+    """Config and partition operations of one broker."""
+
+    def __init__(self, broker: "Broker") -> None:
+        self.broker = broker
+
+    # -- describe -------------------------------------------------------------------
+    async def describe_topic(self, topic: str) -> list[ConfigEntry]:
+        """Every topic setting: the override, else the broker's value, else the default."""
+        got = await self.broker.zk.get(layout.topic_config_path(topic))
+        if got is None or await self.broker.zk.exists(layout.topic_path(topic)) is None:
+            raise UnknownTopicOrPartitionError(f"topic {topic!r} does not exist")
+        overrides = layout.decode_topic_config(got[0])
+        out = []
+        for c in cfg.TOPIC_CONFIGS:
+            broker_name = cfg.BROKER_NAME_OF_TOPIC_CONFIG.get(c.name, c.name)
+            broker_value = self.broker.config.get(broker_name)
+            broker_default = cfg.broker_default(broker_name)
+            broker_source = SOURCE_DEFAULT if broker_value == broker_default else SOURCE_STATIC_BROKER
+            synonyms = []
+            if c.name in overrides:
+                synonyms.append((c.name, overrides[c.name], SOURCE_TOPIC))
+            if broker_source == SOURCE_STATIC_BROKER:
+                synonyms.append((broker_name, _text(broker_value), SOURCE_STATIC_BROKER))
+            synonyms.append((broker_name, _text(broker_default), SOURCE_DEFAULT))
+            value, source = (overrides[c.name], SOURCE_TOPIC) if c.name in overrides else (_text(broker_value), broker_source)
+            out.append(ConfigEntry(c.name, value, source, False, _type_of(c), c.doc, tuple(synonyms)))
+        return out
+
+    def describe_broker(self, name: str) -> list[ConfigEntry]:
+        """This broker's settings (all static: set with --config at start)."""
+        if name not in ("", str(self.broker.broker_id)):
+            raise InvalidRequestError(f"broker {self.broker.broker_id} describes its own configs, not broker {name!r}")
+        out = []
+        for c in cfg.BROKER_CONFIGS:
+            value = self.broker.config.get(c.name)
+            source = SOURCE_DEFAULT if value == c.default else SOURCE_STATIC_BROKER
+            synonyms = [(c.name, _text(value), source)]
+            if source != SOURCE_DEFAULT:
+                synonyms.append((c.name, _text(c.default), SOURCE_DEFAULT))
+            out.append(ConfigEntry(c.name, _text(value), source, True, _type_of(c), c.doc, tuple(synonyms)))
+        return out
+
+    # -- alter ------------------------------------------------------------------------
+    async def alter_topic(self, topic: str, change: Any, validate_only: bool) -> None:
+        """Apply ``change(current_overrides) -> new_overrides`` to a topic's overrides.
+
+        The write is conditional on the config znode's version and retried on a
+        conflict, then announced on /config/changes."""
+        zk = self.broker.zk
+        for _ in range(10):
+            got = await zk.get(layout.topic_config_path(topic))
+            assignment = await zk.get(layout.topic_path(topic))
+            if got is None or assignment is None:
+                raise UnknownTopicOrPartitionError(f"topic {topic!r} does not exist")
+            new = cfg.validate_topic_config(change(layout.decode_topic_config(got[0])))
+            rf = len(next(iter(layout.decode_assignment(assignment[0]).values()), []))
+            if "min.insync.replicas" in new and int(new["min.insync.replicas"]) > rf:
+                raise InvalidConfigError(f"min.insync.replicas={new['min.insync.replicas']} is larger than "
+                                         f"the replication factor {rf}")
+            if validate_only:
+                return
+            try:
+                await zk.set(layout.topic_config_path(topic), layout.encode_topic_config(new), got[1].version)
+            except BadVersionError:
+                continue
+            await zk.create(layout.CONFIG_CHANGE_PREFIX, layout.encode_config_change(f"topics/{topic}"),
+                            sequence=True, makepath=True)
+            self.broker.record_event("topic_config_changed", f"topic {topic}: overrides {new}")
+            return
+        raise InvalidRequestError(f"topic {topic!r}: its config kept changing under this request; try again")
+
+    # -- partitions ---------------------------------------------------------------------
+    async def create_partitions(self, topic: str, count: int, assignments: list[list[int]] | None,
+                                validate_only: bool) -> list[int]:
+        """Raise ``topic``'s partition count to ``count``; returns the new partition ids."""
+        zk = self.broker.zk
+        got = await zk.get(layout.topic_path(topic))
+        if got is None:
+            raise UnknownTopicOrPartitionError(f"topic {topic!r} does not exist")
+        if await zk.exists(f"{layout.DELETE_TOPICS}/{topic}") is not None:
+            raise UnknownTopicOrPartitionError(f"topic {topic!r} is being deleted")
+        current = layout.decode_assignment(got[0])
+        n = len(current)
+        if count <= n:
+            raise InvalidPartitionsError(f"topic {topic!r} has {n} partitions; the new count {count} must be larger")
+        rf = len(current[0])
+        live = sorted(int(b) for b in await zk.children(layout.BROKER_IDS))
+        added = list(range(n, count))
+        if assignments is not None:
+            if len(assignments) != len(added):
+                raise InvalidReplicaAssignmentError(
+                    f"{len(assignments)} assignments given for {len(added)} new partitions")
+            new = {}
+            for p, replicas in zip(added, assignments):
+                if len(replicas) != rf or len(set(replicas)) != rf:
+                    raise InvalidReplicaAssignmentError(
+                        f"partition {p}: {replicas} must name {rf} distinct brokers (the replication factor)")
+                unknown = [b for b in replicas if b not in live]
+                if unknown:
+                    raise InvalidReplicaAssignmentError(f"partition {p} names brokers that are not live: {unknown}")
+                new[p] = list(replicas)
+        else:
+            placed = rules.assign_replicas(live, count, rf)
+            new = {p: placed[p] for p in added}
+        if validate_only:
+            return added
+        try:
+            await zk.set(layout.topic_path(topic), layout.encode_assignment({**current, **new}), got[1].version)
+        except BadVersionError:
+            raise InvalidRequestError(f"topic {topic!r} changed during the request (another reassignment "
+                                      "or partition increase); try again") from None
+        self.broker.record_event("partitions_created", f"topic {topic}: partitions {added} added with "
+                                                       f"assignment { {p: new[p] for p in added} }")
+        return added
+
+    async def wait_led(self, topic: str, count: int, timeout_ms: int) -> None:
+        """Wait until this broker's metadata shows ``count`` partitions of ``topic``, all led."""
+        def ready() -> bool:
+            states = self.broker.metadata.partitions_of(topic)
+            return len(states) >= count and all(s["leader"] >= 0 for s in states)
+        if timeout_ms > 0 and not await self.broker.wait_metadata(ready, timeout_ms / 1000.0):
+            raise RequestTimedOutError(f"topic {topic!r}: the new partitions were written but have no leader "
+                                       f"within {timeout_ms} ms")
+
+
+class ConfigChangeListener:
+    """Watches /config/changes and refreshes changed topics' overrides on this broker."""
+
+    def __init__(self, broker: "Broker") -> None:
+        self.broker = broker
+        self._seen: set[str] = set()
+        self._started = False
+        self._task: asyncio.Task | None = None
+        self._pending = asyncio.Event()
+
+    async def start(self) -> None:
+        zk = self.broker.zk
+        await zk.ensure_path(layout.CONFIG_CHANGES)
+        self._seen = set(await zk.children(layout.CONFIG_CHANGES))
+        self._task = asyncio.get_running_loop().create_task(self._run())
+        zk.watch_children(layout.CONFIG_CHANGES, lambda children: self._pending.set())
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+
+    async def _run(self) -> None:
+        while True:
+            await self._pending.wait()
+            self._pending.clear()
+            try:
+                await self._process()
+            except Exception as exc:  # ZooKeeper trouble: try again on the next change
+                log.warning("config change processing failed: %s", exc)
+
+    async def _process(self) -> None:
+        zk = self.broker.zk
+        children = sorted(await zk.children(layout.CONFIG_CHANGES))
+        for name in children:
+            if name in self._seen:
+                continue
+            self._seen.add(name)
+            got = await zk.get(f"{layout.CONFIG_CHANGES}/{name}")
+            if got is None:
+                continue
+            try:
+                entity = layout.decode_config_change(got[0])
+            except (ValueError, KeyError, json.JSONDecodeError):
+                log.warning("ignoring malformed config change %s: %r", name, got[0][:200])
+                continue
+            kind, _, topic = entity.partition("/")
+            if kind != "topics" or not topic:
+                continue
+            cfg_got = await zk.get(layout.topic_config_path(topic))
+            overrides = layout.decode_topic_config(cfg_got[0]) if cfg_got else {}
+            rm = self.broker.replica_manager
+            if topic in rm.topic_configs or any(t == topic for t, _ in rm.partitions):
+                rm.topic_configs[topic] = overrides
+            controller = self.broker.controller
+            if controller is not None:
+                controller.ctx.configs[topic] = overrides
+            self.broker.record_event("topic_config_loaded", f"broker {self.broker.broker_id}: topic {topic} "
+                                                            f"overrides now {overrides}")
+

@@ -1,0 +1,38 @@
+"""ListOffsets by time on the partition log: first record at or after a time, max timestamp."""
+from __future__ import annotations
+
+from minikafka.log.partition_log import PartitionLog
+from minikafka.protocol.records import encode_batch, read_header, stamp
+
+
+def log_with(*batches: list[int]) -> PartitionLog:
+    """A log whose batches hold records with the given timestamps, in order."""
+    log = PartitionLog()
+    for stamps in batches:
+        data = stamp(encode_batch([(None, f"v{ts}".encode(), None, ts) for ts in stamps]), log.log_end_offset, 0)
+        log.append(read_header(data), data)
+    return log
+
+
+def test_first_record_at_or_after_the_time():
+    log = log_with([100, 110, 120], [130, 140], [150])
+    assert log.offset_for_timestamp(0, upto=6) == (100, 0)
+    assert log.offset_for_timestamp(110, upto=6) == (110, 1)
+    assert log.offset_for_timestamp(111, upto=6) == (120, 2)
+    assert log.offset_for_timestamp(135, upto=6) == (140, 4)
+    assert log.offset_for_timestamp(151, upto=6) is None
+
+
+def test_time_lookup_never_answers_at_or_above_the_bound():
+    log = log_with([100, 110, 120], [130, 140], [150])
+    assert log.offset_for_timestamp(125, upto=3) is None       # offsets 3.. are above the HW
+    assert log.offset_for_timestamp(125, upto=4) == (130, 3)
+    assert log.offset_for_timestamp(0, upto=0) is None
+
+
+def test_out_of_order_timestamps_use_the_first_record_reaching_the_time():
+    log = log_with([100, 300, 200], [250])
+    assert log.offset_for_timestamp(200, upto=4) == (300, 1)   # Kafka: the first offset whose timestamp >= t
+    assert log.offset_of_max_timestamp(upto=4) == (300, 1)
+    assert log.offset_of_max_timestamp(upto=1) == (100, 0)
+    assert log.offset_of_max_timestamp(upto=0) is None
