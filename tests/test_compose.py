@@ -69,7 +69,7 @@ def test_docker_compose_config_accepts_the_file_offline(tmp_path):
     assert set(normalized["services"]) == {"zookeeper", "broker-1", "broker-2", "broker-3", "spark"}
     for name, (_, port) in BROKERS.items():
         ports = normalized["services"][name]["ports"]
-        assert [(p["published"], p["target"]) for p in ports] == [(port, port)]
+        assert [(p["published"], p["target"]) for p in ports] == [(port, port), (port + 20000, port + 20000)]
 
 
 def test_docker_compose_knows_the_spark_profile(tmp_path):
@@ -119,7 +119,13 @@ def test_broker_listeners_and_ports(compose, name):
     # external: its own port, published on the same host port, advertised as localhost
     assert args.listen_external == ("0.0.0.0", external_port)
     assert args.advertise_external == ("localhost", external_port)
-    assert _published(service) == [(external_port, external_port)]
+    kafka_port = external_port + 20000
+    assert _published(service) == [(external_port, external_port), (kafka_port, kafka_port)]
+    # Kafka's binary protocol: broker-N:39092 inside the network, localhost:2909x outside
+    assert args.kafka_listen == ("0.0.0.0", 39092)
+    assert args.kafka_advertise is None  # defaults to the service name, as --advertise says
+    assert args.kafka_listen_external == ("0.0.0.0", kafka_port)
+    assert args.kafka_advertise_external == ("localhost", kafka_port)
     # disk storage on a named volume
     assert args.storage == "disk"
     assert f"{name}-data:{args.data_dir}" in service["volumes"]
@@ -133,7 +139,8 @@ def test_broker_listeners_and_ports(compose, name):
 
 def test_external_ports_are_distinct(compose):
     published = [hp for name in BROKERS for hp in _published(compose["services"][name])]
-    assert sorted(published) == [(9092, 9092), (9093, 9093), (9094, 9094)]
+    assert sorted(published) == [(9092, 9092), (9093, 9093), (9094, 9094),
+                                 (29092, 29092), (29093, 29093), (29094, 29094)]
 
 
 @pytest.mark.parametrize("name", sorted(BROKERS))
@@ -143,6 +150,8 @@ def test_broker_command_passes_check_config(compose, name):
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith(f"config ok: broker {BROKERS[name][0]} listens on 0.0.0.0:19092 (advertised {name}:19092)")
     assert f"(external, advertised localhost:{BROKERS[name][1]})" in r.stdout
+    assert (f"Kafka protocol on 0.0.0.0:39092 (advertised {name}:39092) and 0.0.0.0:{BROKERS[name][1] + 20000} "
+            f"(external, advertised localhost:{BROKERS[name][1] + 20000})") in r.stdout
     assert "zookeeper zookeeper:2181" in r.stdout
 
 
