@@ -152,12 +152,17 @@ class WebState:
             })
 
         ids = sorted(set(live) | assigned | set(self.known))
+        kafka = dict(b.listeners.kafka)
+        if b.config.advertised_kafka is not None:
+            kafka[b.broker_id] = b.config.advertised_kafka
         brokers = []
         for i in ids:
             host, port = live.get(i) or self.known.get(i) or ("", 0)
             alive = i in live
+            k_host, k_port = kafka.get(i) or (None, None)
             brokers.append({
                 "id": i, "host": host, "port": port, "alive": alive,
+                "kafka": f"{k_host}:{k_port}" if k_host else None,
                 "responding": i in states, "error": errors.get(i, ""),
                 "controller": i == controller_id and alive,
                 "serving": i == b.broker_id,

@@ -111,6 +111,8 @@ function renderBroker(b) {
   },
     el("div", { class: "name" }, `broker ${b.id}`),
     el("div", { class: "endpoint" }, b.host ? `${b.host}:${b.port}` : "endpoint unknown"),
+    ...(b.kafka ? [el("div", { class: "endpoint kafka", title: "Kafka binary protocol (kcat, Kafka clients)" },
+                      `kafka ${b.kafka}`)] : []),
     el("div", { class: "badges" }, ...badges),
     el("div", { class: "stats" }, `leads ${b.leader_of} · hosts ${b.replicas} replicas`),
   );
