@@ -89,6 +89,26 @@ def test_kcat_round_trip_with_each_codec(cluster, codec):
     assert [(r.key, r.value) for r in ours] == [(f"key{i}".encode(), f"value-{i}-{codec}".encode()) for i in range(200)]
 
 
+def test_kcat_producing_to_an_unknown_topic_creates_it(cluster):
+    """auto.create.topics.enable (on by default, as in Kafka) with num.partitions and
+    default.replication.factor; invalid names are refused and nothing is created."""
+    topic = f"auto-{uuid.uuid4().hex[:8]}"
+    r = kcat(cluster, "-P", "-t", topic, "-X", "acks=all", input=b"a\nb\nc\n")
+    assert r.returncode == 0, r.stderr.decode()
+    r = kcat(cluster, "-C", "-t", topic, "-o", "beginning", "-e", "-q")
+    assert r.stdout.decode().splitlines() == ["a", "b", "c"]
+    with Admin(cluster.bootstrap) as admin:
+        (desc,) = admin.describe_topics([topic])
+        assert len(desc.partitions) == 1 and len(desc.partitions[0].replicas) == 1
+    with _raw(cluster) as s:
+        s.sendall(frames.encode_request(apis.METADATA, 9, 1, "t", {
+            "topics": [{"name": "bad name!"}], "allow_auto_topic_creation": True}))
+        _, body = frames.decode_response(apis.METADATA, 9, _recv_frame(s))
+        assert body["topics"][0]["error_code"] == 17  # INVALID_TOPIC_EXCEPTION
+    with Admin(cluster.bootstrap) as admin:
+        assert "bad name!" not in admin.list_topics()
+
+
 # -- confluent-kafka -------------------------------------------------------------------
 def test_confluent_acks_all_keeps_every_acknowledged_record_through_leader_kill(make_cluster):
     from confluent_kafka import Producer as CProducer

@@ -22,6 +22,8 @@ import pytest
 
 from minikafka import Admin, Consumer, Producer, TopicPartition
 from minikafka.cluster.launcher import api_versions
+from minikafka.config import BrokerConfig
+from minikafka.errors import InvalidConfigError
 from minikafka.protocol.codec import pack, unpack
 from minikafka.zk import layout
 from process_helpers import free_port_block, run_cli, wait_for
@@ -49,6 +51,35 @@ def test_registration_without_external_listener_is_unchanged():
     # A registration written before external listeners existed still reads.
     old = b'{"version":4,"host":"h","port":1,"jmx_port":-1,"endpoints":["PLAINTEXT://h:1"],"rack":null}'
     assert layout.BrokerInfo.decode(1, old) == layout.BrokerInfo(1, "h", 1)
+
+
+def test_registration_with_a_kafka_listener_names_it_plaintext():
+    info = layout.BrokerInfo(3, "broker-3", 19092, storage="disk", external=("localhost", 9094),
+                             kafka=("broker-3", 39092), kafka_external=("localhost", 29094))
+    d = json.loads(info.encode())
+    # Kafka's tools read host/port and PLAINTEXT as the Kafka-protocol endpoint
+    assert (d["host"], d["port"]) == ("broker-3", 39092)
+    assert d["endpoints"] == ["PLAINTEXT://broker-3:39092", "KAFKA_EXTERNAL://localhost:29094",
+                              "MINIKAFKA://broker-3:19092", "MINIKAFKA_EXTERNAL://localhost:9094"]
+    assert set(d["listener_security_protocol_map"].values()) == {"PLAINTEXT"}
+    assert layout.BrokerInfo.decode(3, info.encode()) == info
+
+
+def test_kafka_listener_flags_are_checked():
+    def cfg(**kw):
+        return BrokerConfig(broker_id=1, zookeeper_connect="z:2181", listen_port=19092, **kw)
+
+    assert cfg().advertised_kafka is None
+    # a wildcard bind advertises the broker's own advertised host
+    assert BrokerConfig(broker_id=1, zookeeper_connect="z", listen_host="0.0.0.0", listen_port=19092,
+                        advertised_host="broker-1", kafka_listen_host="0.0.0.0",
+                        kafka_listen_port=39092).advertised_kafka == ("broker-1", 39092)
+    with pytest.raises(InvalidConfigError, match="--kafka-listen needs a port of its own"):
+        cfg(kafka_listen_port=19092)
+    with pytest.raises(InvalidConfigError, match="needs a Kafka listener"):
+        cfg(kafka_advertised_host="h")
+    with pytest.raises(InvalidConfigError, match="needs the Kafka listener too"):
+        cfg(kafka_external_listen_port=29092)
 
 
 BASE = ["broker", "--id", "1", "--zookeeper", "zookeeper:2181", "--data-dir", "/tmp/never-created"]
