@@ -15,6 +15,12 @@ arrived on*, told apart by the local port of the connection: a client that
 bootstrapped on external ports is sent to external endpoints, everything else gets
 the inter-broker ones.  A broker without an external listener is answered with its
 inter-broker endpoint on both.
+
+The Kafka binary-protocol listeners (``--kafka-listen``, ``--kafka-listen-external``,
+served by :mod:`minikafka.broker.kafka`) follow the same rule: their advertised
+endpoints travel in UpdateMetadata's ``live_brokers[].kafka`` / ``kafka_external``,
+and a Kafka Metadata request on the external Kafka port is answered with external
+Kafka endpoints (:meth:`Listeners.kafka_brokers`).
 """
 from __future__ import annotations
 
