@@ -211,7 +211,9 @@ def test_kafka_python_reads_ours_and_we_read_kafka_python(cluster):
         [(i, f"k{i}".encode(), f"ours-{i}".encode(), 1_700_000_000_000 + i) for i in range(50)]
     assert [list(m.headers) for m in got][:2] == [[("h", b"0")], [("h", b"1")]]
 
-    kp = KafkaProducer(bootstrap_servers=cluster.kafka_bootstrap, acks="all", compression_type="gzip")
+    # kafka-python 3 enables idempotence by default, which needs InitProducerId (not served yet)
+    kp = KafkaProducer(bootstrap_servers=cluster.kafka_bootstrap, acks="all", compression_type="gzip",
+                       enable_idempotence=False)
     for i in range(50):
         kp.send(topic, value=f"theirs-{i}".encode(), key=b"x", partition=0, headers=[("src", b"kp")]).get(30)
     kp.close()
@@ -262,7 +264,9 @@ def test_kafka_consumer_never_sees_records_at_or_above_the_high_watermark(make_c
     from confluent_kafka import Consumer as CConsumer
     from confluent_kafka import TopicPartition as CTP
 
-    c = make_cluster(brokers=2, broker_configs={"replica.lag.time.max.ms": "60000"})
+    # The paused follower must stay in the ISR (and registered) for the whole test.
+    c = make_cluster(brokers=2, broker_configs={"replica.lag.time.max.ms": "60000",
+                                                "zookeeper.session.timeout.ms": "30000"})
     topic = new_topic(c, partitions=1, rf=2)
     leader = wait_for(lambda: _leader(c, topic) if _leader(c, topic) in (1, 2) else None, 30, message="a leader")
     with Producer(c.bootstrap, acks="all") as p:
