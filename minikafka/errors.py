@@ -107,6 +107,7 @@ ReassignmentInProgressError = _register(60, "REASSIGNMENT_IN_PROGRESS", False, "
 TopicDeletionDisabledError = _register(73, "TOPIC_DELETION_DISABLED", False, "Topic deletion is disabled.")
 FencedLeaderEpochError = _register(74, "FENCED_LEADER_EPOCH", True, "The leader epoch in the request is older than the epoch on the broker.")
 UnknownLeaderEpochError = _register(75, "UNKNOWN_LEADER_EPOCH", True, "The leader epoch in the request is newer than the epoch on the broker.")
+UnsupportedCompressionTypeError = _register(76, "UNSUPPORTED_COMPRESSION_TYPE", False, "The requesting client does not support the compression type of given partition.")
 StaleBrokerEpochError = _register(77, "STALE_BROKER_EPOCH", False, "The broker epoch has changed: the request is from an earlier registration.")
 OffsetNotAvailableError = _register(78, "OFFSET_NOT_AVAILABLE", True, "The leader high watermark has not caught up from a recent leader election, so the offset is not yet available.")
 PreferredLeaderNotAvailableError = _register(80, "PREFERRED_LEADER_NOT_AVAILABLE", True, "The preferred leader was not available.")

@@ -140,6 +140,26 @@ def test_record_size_counts_key_value_headers():
     assert record_size(None, None, None) < record_size(b"k", b"v" * 10, [("name", b"vv")])
 
 
+@pytest.mark.parametrize("codec", ["none", "gzip", "snappy", "lz4", "zstd"])
+def test_batches_are_compressed_with_the_accumulators_codec(codec):
+    acc = RecordAccumulator(compression_type=codec)
+    for i in range(50):
+        acc.append("t", 0, (None, b"value %d " % i * 10, [("h", b"1")], 1000 + i), None, now_ms=0)
+    raw = acc.pop(("t", 0)).encode()
+    h = split_batches(raw, deep=True)[0][0]
+    assert h.compression == codec and h.record_count == 50
+    assert [r.value for r in iter_records(raw)] == [b"value %d " % i * 10 for i in range(50)]
+
+
+def test_compression_type_is_checked():
+    from minikafka.client.producer import AIOProducer
+
+    with pytest.raises(ValueError, match="compression_type"):
+        RecordAccumulator(compression_type="brotli")
+    with pytest.raises(errors.ClientError, match="compression_type must be one of"):
+        AIOProducer("127.0.0.1:1", compression_type="snapy")
+
+
 # ---------------------------------------------------------------- record decoding
 
 def stamped(values: list[bytes], base: int) -> bytes:
@@ -179,6 +199,20 @@ def test_consumer_skips_records_below_its_position_and_advances():
     assert [r.offset for r in got] == [5, 6]
     assert c._state[tp].position == 7
     assert c.highwater(tp) == 7
+
+
+def test_consumer_steps_over_a_fetch_of_control_batches_only():
+    from minikafka.client.types import TopicPartition
+
+    c = make_consumer()
+    tp = TopicPartition("t", 0)
+    c.assign([tp])
+    c.seek(tp, 2)
+    marker = stamp(encode_batch([(b"\0\0\0\0", b"\0" * 6, None, 1)], is_control=True, is_transactional=True), 2, 0)
+    c._handle_fetch({tp: 2}, fetch_answer("t", 0, marker, hw=3))
+    assert c._drain(None) == [] and c._state[tp].position == 3
+    c._handle_fetch({tp: 3}, fetch_answer("t", 0, stamped([b"x"], 3), hw=4))
+    assert [(r.offset, r.value) for r in c._drain(None)] == [(3, b"x")]
 
 
 def test_consumer_discards_an_answer_after_seek():
@@ -557,6 +591,27 @@ def test_headers_and_timestamps_round_trip(broker):
         (b"k", b"v", 123456, [("trace", b"abc"), ("none", None)])]
 
 
+@pytest.mark.parametrize("codec", ["gzip", "snappy", "lz4", "zstd"])
+def test_compressed_produce_and_consume(broker, codec):
+    from minikafka import Consumer, Producer, TopicPartition
+
+    broker.create("t", 1)
+    with Producer(broker.bootstrap, compression_type=codec, linger_ms=20) as p:
+        futs = [p.send("t", b"value-%d" % i * 5, key=b"k%d" % i, headers=[("i", b"%d" % i)]) for i in range(300)]
+        p.flush()
+        assert [f.result(10).offset for f in futs] == list(range(300))
+    hs = [split_batches(raw, deep=True)[0][0] for _, raw in broker.logs[("t", 0)]]
+    assert {h.compression for h in hs} == {codec}
+    with Consumer(broker.bootstrap, auto_offset_reset="earliest") as c:
+        c.assign([TopicPartition("t", 0)])
+        got = []
+        deadline = time.monotonic() + 20
+        while len(got) < 300 and time.monotonic() < deadline:
+            got.extend(c.poll(timeout_ms=500))
+    assert [(r.offset, r.key, r.value, r.headers) for r in got] == [
+        (i, b"k%d" % i, b"value-%d" % i * 5, [("i", b"%d" % i)]) for i in range(300)]
+
+
 def test_consumer_latest_sees_only_new_records(broker):
     from minikafka import Consumer, Producer, TopicPartition
 
@@ -716,6 +771,17 @@ def test_cli_topics_produce_consume(broker):
 
     doc = json.loads(r.stdout)
     assert doc["topics"][0]["partitions"][0]["replica_leos"].keys() == {"1"}
+
+
+def test_cli_produce_compression_type(broker):
+    bs = ["--bootstrap-server", broker.bootstrap]
+    broker.create("z", 1)
+    r = cli("produce", "z", "--compression-type", "zstd", *bs, stdin="a\nb\nc\n")
+    assert r.returncode == 0, r.stderr
+    assert {split_batches(raw)[0][0].compression for _, raw in broker.logs[("z", 0)]} == {"zstd"}
+    assert values_of(broker, "z", 0) == [b"a", b"b", b"c"]
+    r = cli("produce", "z", "--compression-type", "brotli", *bs, stdin="a\n")
+    assert r.returncode == 2 and "invalid choice" in r.stderr
 
 
 def test_cli_errors_are_one_line(broker):

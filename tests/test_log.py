@@ -423,3 +423,56 @@ def test_offsets_checkpoint_malformed(text):
 def test_epochs_checkpoint_malformed(text):
     with pytest.raises(KafkaStorageError):
         checkpoint.parse_epochs(text)
+
+
+# -- disk storage: Kafka's record batch v2 and the format marker ------------------------------
+
+def test_disk_storage_marks_a_new_data_dir_and_reloads_v2_batches(tmp_path):
+    from minikafka.broker.storage import DiskStorage
+
+    d = tmp_path / "broker-1"
+    s = DiskStorage(str(d), segment_bytes=300, broker_id=1)
+    meta = (d / "meta.properties").read_text().splitlines()
+    assert "version=0" in meta and "broker.id=1" in meta and "minikafka.record.format=2" in meta
+    batches = [stamp(encode_batch([(None, b"v%d" % i * 20, None, i)], compression=c), i, 0)
+               for i, c in enumerate(["none", "gzip", "snappy", "lz4", "zstd", "none"])]
+    s.append("t", 0, batches)
+    assert len(list((d / "t-0").glob("*.log"))) > 1  # rolled by size
+    log, _ = DiskStorage(str(d), segment_bytes=300, broker_id=1).load("t", 0)
+    assert log.log_end_offset == 6
+    assert [r.value for r in iter_records(log.read(0, BIG))] == [b"v%d" % i * 20 for i in range(6)]
+
+
+def test_disk_storage_refuses_a_data_dir_of_the_old_format(tmp_path):
+    from minikafka.broker.storage import DiskStorage, Storage
+    from minikafka.errors import ClientError
+
+    d = tmp_path / "old"
+    (d / "t-0").mkdir(parents=True)
+    (d / "t-0" / "00000000000000000000.log").write_bytes(b"\x00" * 60)  # whatever minikafka wrote before
+    with pytest.raises(ClientError) as info:
+        DiskStorage(str(d))
+    assert str(info.value) == (f"data dir {d} holds segments in minikafka's pre-Kafka batch format; "
+                               "remove it or point --data-dir elsewhere")
+    Storage(str(d))  # memory storage never reads segments: no refusal ...
+    assert not (d / "meta.properties").exists()  # ... and no marker that would let disk storage in
+    with pytest.raises(ClientError):
+        DiskStorage(str(d))
+
+
+def test_disk_storage_refuses_another_record_format(tmp_path):
+    from minikafka.broker.storage import DiskStorage
+    from minikafka.errors import ClientError
+
+    (tmp_path / "meta.properties").write_text("version=0\nbroker.id=1\nminikafka.record.format=3\n")
+    with pytest.raises(ClientError, match="minikafka.record.format=3"):
+        DiskStorage(str(tmp_path))
+
+
+def test_an_empty_existing_data_dir_is_marked(tmp_path):
+    from minikafka.broker.storage import DiskStorage
+
+    (tmp_path / "t-0").mkdir()  # a partition folder without segments
+    DiskStorage(str(tmp_path))
+    assert "minikafka.record.format=2" in (tmp_path / "meta.properties").read_text()
+    DiskStorage(str(tmp_path))  # and opens again

@@ -36,3 +36,14 @@ def test_out_of_order_timestamps_use_the_first_record_reaching_the_time():
     assert log.offset_of_max_timestamp(upto=4) == (300, 1)
     assert log.offset_of_max_timestamp(upto=1) == (100, 0)
     assert log.offset_of_max_timestamp(upto=0) is None
+
+
+def test_time_lookup_in_compressed_batches():
+    log = PartitionLog()
+    for codec, stamps in (("gzip", [100, 110, 120]), ("zstd", [130, 300, 140]), ("lz4", [150])):
+        recs = [(None, f"v{ts}".encode(), None, ts) for ts in stamps]
+        data = stamp(encode_batch(recs, compression=codec), log.log_end_offset, 0)
+        log.append(read_header(data), data)
+    assert log.offset_for_timestamp(111, upto=7) == (120, 2)
+    assert log.offset_for_timestamp(135, upto=7) == (300, 4)
+    assert log.offset_of_max_timestamp(upto=7) == (300, 4)

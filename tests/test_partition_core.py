@@ -348,6 +348,30 @@ def test_append_rejects_bad_input_without_writing():
     assert leader.log_end_offset == 0
 
 
+def test_leader_decodes_every_record_before_appending():
+    import struct
+
+    import crc32c
+
+    leader, fs = pair(isr=(L, F))
+    good = batch("a", "b")
+    # A correct CRC over a record section that holds 2 records while the header says 3.
+    lying = bytearray(good)
+    struct.pack_into(">i", lying, 23, 2)
+    struct.pack_into(">i", lying, 57, 3)
+    struct.pack_into(">I", lying, 17, crc32c.crc32c(bytes(lying[21:])))
+    with pytest.raises(CorruptMessageError, match="records section ends inside record 2"):
+        leader.append_as_leader(good + bytes(lying), 1, 1)
+    assert leader.log_end_offset == 0
+    # compressed producer batches are stored as sent (only offset and epoch stamped)
+    packed = encode_batch([(None, b"z%d" % i, None, i) for i in range(5)], compression="zstd")
+    res, eff = leader.append_as_leader(packed, 1, 1)
+    assert (res.base_offset, res.last_offset) == (0, 4)
+    assert eff.appended == [stamp(packed, 0, 0)]
+    fetch(leader, fs[F], 0)
+    assert values(fs[F].log.read(0, BIG)) == [(i, f"z{i}") for i in range(5)]
+
+
 def test_only_the_leader_takes_produce_and_follower_fetches():
     leader, fs = pair()
     f = fs[F]

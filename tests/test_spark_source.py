@@ -89,13 +89,13 @@ def offsets_of(df) -> dict[int, list[int]]:
 
 
 # ----- decoding (no Spark session, no cluster) ------------------------------------------------
-def _batches(n_batches: int, per: int, headers: bool = True) -> bytes:
+def _batches(n_batches: int, per: int, headers: bool = True, compression: str = "none") -> bytes:
     data = b""
     for b in range(n_batches):
         recs = [(None if i % 3 == 0 else b"k%d" % i, b"v%d-%d" % (b, i),
                  [("h", b"x"), ("n", None)] if headers and i % 2 else [], 1_700_000_000_000 + i)
                 for i in range(per)]
-        data += stamp(encode_batch(recs), b * per, 0)
+        data += stamp(encode_batch(recs, compression=compression), b * per, 0)
     return data
 
 
@@ -120,6 +120,43 @@ def test_decode_checks_the_crc():
     data[-2] ^= 0xFF
     with pytest.raises(CorruptMessageError, match="CRC"):
         decode(bytes(data), 0, 3, "t", 0, arrow_schema(spark_schema(False)))
+
+
+@pytest.mark.parametrize("compression", ["gzip", "snappy", "lz4", "zstd"])
+def test_decode_of_compressed_batches_equals_uncompressed(compression):
+    schema = arrow_schema(spark_schema(True))
+    plain = decode(_batches(4, 50), 7, 170, "t", 1, schema, True)
+    packed = decode(_batches(4, 50, compression=compression), 7, 170, "t", 1, schema, True)
+    assert packed.equals(plain)
+    assert packed.num_rows == 163
+
+
+def test_decode_skips_control_batches_and_matches_iter_records():
+    from minikafka.protocol.records import iter_records
+
+    data = (_batches(1, 3) + stamp(encode_batch([(b"\0\0\0\0", b"\0" * 6, None, 5)], is_control=True,
+                                                 is_transactional=True), 3, 0)
+            + stamp(encode_batch([(b"k", b"last", [("a", b"1")], -5)]), 4, 0))
+    batch = decode(data, 0, 10, "t", 0, arrow_schema(spark_schema(True)), True)
+    rows = batch.to_pylist()
+    expected = list(iter_records(data))
+    assert [r["offset"] for r in rows] == [r.offset for r in expected] == [0, 1, 2, 4]
+    assert [(r["key"], r["value"]) for r in rows] == [(r.key, r.value) for r in expected]
+    assert [[(h["key"], h["value"]) for h in r["headers"]] for r in rows] == [r.headers for r in expected]
+    assert batch.column("timestamp").cast(pa.int64()).to_pylist() == [r.timestamp * 1000 for r in expected]
+
+
+def test_decode_refuses_records_that_do_not_match_the_header():
+    import struct
+
+    import crc32c
+
+    good = bytearray(_batches(1, 3, compression="none"))
+    struct.pack_into(">i", good, 23, 3)  # lastOffsetDelta 3 ...
+    struct.pack_into(">i", good, 57, 4)  # ... recordsCount 4, but 3 records follow
+    struct.pack_into(">I", good, 17, crc32c.crc32c(bytes(good[21:])))
+    with pytest.raises(CorruptMessageError, match="ends inside a record"):
+        decode(bytes(good), 0, 4, "t", 0, arrow_schema(spark_schema(False)))
 
 
 # ----- batch reads on the session cluster ------------------------------------------------

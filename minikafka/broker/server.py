@@ -64,7 +64,7 @@ class Broker:
         self.config = config
         self.broker_id = config.broker_id
         storage_cls = DiskStorage if config.storage == "disk" else Storage
-        self.storage = storage_cls(config.data_dir, config.get("log.segment.bytes"))
+        self.storage = storage_cls(config.data_dir, config.get("log.segment.bytes"), broker_id=config.broker_id)
         self.metrics = Metrics()
         self.events: collections.deque[dict] = collections.deque(maxlen=2000)
         self.metadata = MetadataCache()

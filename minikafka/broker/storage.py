@@ -9,6 +9,11 @@
 
 Checkpoints are written like Kafka's CheckpointFile: temp file, fsync, rename,
 fsync of the folder.
+
+Every data dir gets a ``meta.properties`` in Kafka's style (``version=0``,
+``broker.id=N``) plus ``minikafka.record.format=2``: the batches are Kafka's record
+batch v2.  A data dir holding segments but no such marker was written by an older
+minikafka with its own batch format; disk storage refuses to start on it.
 """
 from __future__ import annotations
 
@@ -16,17 +21,20 @@ import logging
 import os
 from typing import Iterable
 
-from ..errors import CorruptMessageError, KafkaStorageError
+from ..errors import ClientError, CorruptMessageError, KafkaStorageError
 from ..log import checkpoint
 from ..log.epoch_cache import LeaderEpochCache
 from ..log.partition_log import PartitionLog
-from ..protocol.records import read_header, validate_batch
+from ..protocol.records import HEADER_SIZE, read_header, validate_batch
 
 log = logging.getLogger(__name__)
 
 HW_CHECKPOINT = "replication-offset-checkpoint"
 EPOCH_CHECKPOINT = "leader-epoch-checkpoint"
 SEGMENT_SUFFIX = ".log"
+META_PROPERTIES = "meta.properties"
+RECORD_FORMAT_KEY = "minikafka.record.format"
+RECORD_FORMAT = "2"  # Kafka's record batch v2 (magic 2), see protocol/records.py
 
 
 def write_atomically(path: str, text: str) -> None:
@@ -49,10 +57,59 @@ class Storage:
 
     persistent = False
 
-    def __init__(self, data_dir: str, segment_bytes: int = 1 << 30) -> None:
+    def __init__(self, data_dir: str, segment_bytes: int = 1 << 30, broker_id: int | None = None) -> None:
         self.data_dir = data_dir
         self.segment_bytes = segment_bytes
+        self.broker_id = broker_id
         os.makedirs(data_dir, exist_ok=True)
+        self._check_record_format()
+
+    # -- format marker -------------------------------------------------------------
+    def read_meta_properties(self) -> dict[str, str] | None:
+        """The ``key=value`` lines of ``meta.properties`` (None when there is none)."""
+        path = os.path.join(self.data_dir, META_PROPERTIES)
+        if not os.path.exists(path):
+            return None
+        out: dict[str, str] = {}
+        with open(path) as f:
+            for line in f:
+                line = line.strip()
+                if line and not line.startswith(("#", "!")):
+                    k, _, v = line.partition("=")
+                    out[k.strip()] = v.strip()
+        return out
+
+    def _holds_segments(self) -> bool:
+        for name in os.listdir(self.data_dir):
+            d = os.path.join(self.data_dir, name)
+            if os.path.isdir(d) and any(n.endswith(SEGMENT_SUFFIX) for n in os.listdir(d)):
+                return True
+        return False
+
+    def _check_record_format(self) -> None:
+        """Refuse a data dir of another record format; write ``meta.properties`` if missing.
+
+        Memory storage never reads segments, so it refuses nothing, but it does not mark
+        a dir holding old segments either (a later disk start must still refuse it).
+        """
+        meta = self.read_meta_properties()
+        if meta is not None:
+            fmt = meta.get(RECORD_FORMAT_KEY)
+            if fmt != RECORD_FORMAT and self.persistent:
+                raise ClientError(f"data dir {self.data_dir} has {META_PROPERTIES} with {RECORD_FORMAT_KEY}="
+                                  f"{fmt if fmt is not None else '(missing)'}; this minikafka reads format "
+                                  f"{RECORD_FORMAT} only: remove it or point --data-dir elsewhere")
+            return
+        if self._holds_segments():
+            if self.persistent:
+                raise ClientError(f"data dir {self.data_dir} holds segments in minikafka's pre-Kafka batch "
+                                  f"format; remove it or point --data-dir elsewhere")
+            return
+        lines = ["#minikafka broker data dir", "version=0"]
+        if self.broker_id is not None:
+            lines.append(f"broker.id={self.broker_id}")
+        lines.append(f"{RECORD_FORMAT_KEY}={RECORD_FORMAT}")
+        write_atomically(os.path.join(self.data_dir, META_PROPERTIES), "\n".join(lines) + "\n")
 
     def partition_dir(self, topic: str, partition: int) -> str:
         return os.path.join(self.data_dir, f"{topic}-{partition}")
@@ -103,8 +160,8 @@ class DiskStorage(Storage):
 
     persistent = True
 
-    def __init__(self, data_dir: str, segment_bytes: int = 1 << 30) -> None:
-        super().__init__(data_dir, segment_bytes)
+    def __init__(self, data_dir: str, segment_bytes: int = 1 << 30, broker_id: int | None = None) -> None:
+        super().__init__(data_dir, segment_bytes, broker_id)
         self._active: dict[tuple[str, int], tuple[str, int]] = {}  # tp -> (path, size)
 
     @staticmethod
@@ -141,7 +198,7 @@ class DiskStorage(Storage):
                 buf = f.read()
             pos = 0
             if not plog.log_end_offset and buf and i == 0:
-                first = read_header(buf, 0) if len(buf) >= 47 else None
+                first = read_header(buf, 0) if len(buf) >= HEADER_SIZE else None
                 if first is not None and first.base_offset > 0:
                     plog.truncate_fully_and_start_at(first.base_offset)
             while pos < len(buf):

@@ -91,6 +91,9 @@ def add_parsers(subparsers: argparse._SubParsersAction) -> None:
                          help="send every record to this partition (default: by key, or sticky round robin)")
     produce.add_argument("--delivery-timeout-ms", dest="delivery_timeout_ms", type=_positive, default=120000,
                          metavar="MS", help="give up on a record this long after sending it (default 120000)")
+    produce.add_argument("--compression-type", dest="compression_type", default="none",
+                         choices=("none", "gzip", "snappy", "lz4", "zstd"),
+                         help="compress each batch with this codec (default none)")
     add_dir_and_bootstrap(produce)
     produce.set_defaults(func=cmd_produce)
 
@@ -289,7 +292,8 @@ def cmd_produce(args: argparse.Namespace) -> int:
                 failures.append(exc)
 
     producer = Producer(resolve_bootstrap(args), acks=args.acks, delivery_timeout_ms=args.delivery_timeout_ms,
-                        request_timeout_ms=min(30000, args.delivery_timeout_ms))
+                        request_timeout_ms=min(30000, args.delivery_timeout_ms),
+                        compression_type=getattr(args, "compression_type", "none"))
     try:
         partitions = producer.partitions_for(args.topic)
         if args.partition is not None and args.partition not in partitions:

@@ -14,10 +14,12 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator
 
-from ..protocol.records import HEADER_SIZE, encode_batch
+from ..protocol.records import COMPRESSION_TYPES, HEADER_SIZE, encode_batch
 from .types import RecordMetadata
 
-# Rough msgpack overhead of one record entry in a batch's records blob.
+# Rough overhead of one record in a v2 batch: length, attributes, timestamp and
+# offset deltas, key and value lengths and header count (varints, 7 to ~20 bytes).
+# Sizes are counted uncompressed, so a compressed batch is smaller than batch_size.
 RECORD_OVERHEAD = 16
 
 RecordTuple = tuple  # (key, value, headers, timestamp_ms)
@@ -28,7 +30,7 @@ def record_size(key: bytes | None, value: bytes | None, headers: list | None) ->
     size = RECORD_OVERHEAD + (len(key) if key else 0) + (len(value) if value else 0)
     if headers:
         for name, hv in headers:
-            size += len(name) + (len(hv) if hv else 0) + 4
+            size += len(name.encode("utf-8")) + (len(hv) if hv else 0) + 4
     return size
 
 
@@ -60,6 +62,7 @@ class ProducerBatch:
     attempts: int = 0
     retry_at_ms: int = 0
     last_error: BaseException | None = None
+    compression: str = "none"
     _encoded: bytes | None = None
 
     @property
@@ -86,7 +89,7 @@ class ProducerBatch:
     def encode(self) -> bytes:
         """The batch bytes (encoded once, reused by retries)."""
         if self._encoded is None:
-            self._encoded = encode_batch(self.records)
+            self._encoded = encode_batch(self.records, compression=self.compression)
             self.closed = True
         return self._encoded
 
@@ -110,11 +113,14 @@ class ProducerBatch:
 class RecordAccumulator:
     """Per-partition queues of batches."""
 
-    def __init__(self, batch_size: int = 65536, linger_ms: int = 5) -> None:
+    def __init__(self, batch_size: int = 65536, linger_ms: int = 5, compression_type: str = "none") -> None:
         if batch_size < 1:
             raise ValueError("batch_size must be at least 1")
+        if compression_type not in COMPRESSION_TYPES:
+            raise ValueError(f"compression_type must be one of {', '.join(COMPRESSION_TYPES)}, got {compression_type!r}")
         self.batch_size = batch_size
         self.linger_ms = linger_ms
+        self.compression_type = compression_type
         self._batches: dict[tuple[str, int], deque[ProducerBatch]] = {}
         self._seq = 0
 
@@ -149,7 +155,7 @@ class RecordAccumulator:
             rolled = True
         else:
             rolled = False
-        batch = ProducerBatch(topic, partition, now_ms, first_seq=seq)
+        batch = ProducerBatch(topic, partition, now_ms, first_seq=seq, compression=self.compression_type)
         batch.try_append(record, future, size, self.batch_size)
         dq.append(batch)
         return batch, rolled

@@ -20,7 +20,7 @@ from typing import Any, Iterable
 
 from .. import errors
 from ..protocol.messages import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
-from ..protocol.records import iter_records
+from ..protocol.records import iter_records, split_batches
 from .connection import Connection
 from .metadata import Metadata, group_by_leader, needs_refresh
 from .types import ConsumerRecord, TopicPartition
@@ -323,8 +323,14 @@ class AIOConsumer:
                 st.log_end_offset = p.get("log_end_offset", st.log_end_offset)
                 data = p.get("records") or b""
                 if data:
+                    before = len(st.buffer)
                     for r in iter_records(data, min_offset=st.position, validate=self.check_crcs):
                         st.buffer.append(ConsumerRecord(tp.topic, tp.partition, r.offset, r.key, r.value, r.timestamp, r.headers))
+                    if len(st.buffer) == before:
+                        # Only control batches (transaction markers, skipped by
+                        # iter_records) past the position: step over them.
+                        end = max(h.next_offset for h, _ in split_batches(data, validate=False))
+                        st.position = max(st.position, end)
                 continue
             exc = errors.error_for(code, p.get("message") or "")
             if isinstance(exc, errors.OffsetOutOfRangeError):

@@ -18,6 +18,7 @@ from collections import deque
 from typing import Any, Iterable
 
 from .. import errors
+from ..protocol.records import COMPRESSION_TYPES
 from .accumulator import ProducerBatch, RecordAccumulator, _settle, record_size
 from .connection import Connection
 from .metadata import Metadata, needs_refresh, now_ms
@@ -79,6 +80,8 @@ class AIOProducer:
     (offset -1 with acks=0), or fails with a :class:`minikafka.errors.KafkaError`.
     Keys, values and header values are bytes or None; str is accepted and
     encoded as UTF-8.  Call :meth:`start` first (or use ``async with``).
+    ``compression_type`` is Kafka's: "none" (default), "gzip", "snappy", "lz4" or
+    "zstd"; a batch is compressed once and stored by the brokers as sent.
     """
 
     def __init__(
@@ -94,10 +97,17 @@ class AIOProducer:
         delivery_timeout_ms: int = 120000,
         max_block_ms: int = 60000,
         client_id: str | None = None,
+        compression_type: str | None = "none",
     ) -> None:
         self.acks = normalize_acks(acks)
         if batch_size < 1:
             raise errors.ClientError("batch_size must be at least 1")
+        if compression_type is None:
+            compression_type = "none"
+        if compression_type not in COMPRESSION_TYPES:
+            raise errors.ClientError(f"compression_type must be one of {', '.join(map(repr, COMPRESSION_TYPES))}, "
+                                     f"got {compression_type!r}")
+        self.compression_type = compression_type
         self.linger_ms = max(0, int(linger_ms))
         self.retries = int(retries)
         self.retry_backoff_ms = max(0, int(retry_backoff_ms))
@@ -107,7 +117,7 @@ class AIOProducer:
         self.client_id = client_id
         self._conn = Connection(client_id)
         self._meta = Metadata(self._conn, bootstrap_servers, self.request_timeout_ms)
-        self._acc = RecordAccumulator(batch_size, self.linger_ms)
+        self._acc = RecordAccumulator(batch_size, self.linger_ms, compression_type)
         self._sticky = StickyPartitioner()
         # Records of topics without metadata yet: topic -> deque of (seq, enqueue_ms, args).
         self._waiting: dict[str, deque] = {}

@@ -124,7 +124,8 @@ class Producer:
     encoded as UTF-8.  Keyword arguments are those of :class:`~minikafka.aio.AIOProducer`:
     ``acks`` ("all"/-1, 1, 0), ``linger_ms``, ``batch_size``, ``retries``,
     ``retry_backoff_ms``, ``request_timeout_ms``, ``delivery_timeout_ms``,
-    ``max_block_ms``, ``client_id``.
+    ``max_block_ms``, ``client_id``, ``compression_type`` ("none", "gzip", "snappy", "lz4",
+    "zstd").
     """
 
     def __init__(self, bootstrap_servers: Any, **config: Any) -> None:

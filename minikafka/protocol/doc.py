@@ -21,11 +21,14 @@ Maps may hold more keys than listed; unknown request keys are ignored. Missing o
 mistyped fields, negative offsets, bodies that are not msgpack or are larger than
 `socket.request.max.bytes` are answered with `INVALID_REQUEST` and change nothing.
 
-Record batches travel as bytes in the format described in
-[`minikafka/protocol/records.py`](../minikafka/protocol/records.py): a 47-byte header
-(base offset, length, leader epoch, magic 2, CRC-32, attributes, last offset delta,
-timestamps, record count) and a msgpack array of records. The leader stamps the base
-offset and its leader epoch; followers and consumers get the same bytes.
+Record batches travel as bytes in Kafka's own record batch v2 format (magic 2), byte
+for byte, as described in [`minikafka/protocol/records.py`](../minikafka/protocol/records.py):
+a 61-byte header (base offset, length, partition leader epoch, magic 2, CRC-32C,
+attributes, last offset delta, base and max timestamps, producer id, producer epoch,
+base sequence, record count) and the varint-encoded records, compressed as a whole with
+gzip, snappy, lz4 or zstd when the attributes say so. The leader checks every record
+(decompressing if needed), then stamps the base offset and its leader epoch outside the
+CRC and stores the batch as sent; followers, consumers and Kafka clients get the same bytes.
 
 Try one by hand:
 

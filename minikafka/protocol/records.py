@@ -1,53 +1,96 @@
-"""The record-batch format: one header and a records blob, kept as bytes.
+"""Kafka's record batch v2 (magic 2), byte for byte, kept as bytes.
 
-A producer encodes a batch once; the leader validates it once (size, magic, CRC),
-stamps the base offset and its leader epoch into the header and stores the bytes.
-Followers and consumers receive the same bytes.  The broker never looks inside
-the records blob.
+A producer encodes a batch once; the leader validates it once (size, magic, CRC
+and, for a produce, every record), stamps the base offset and its leader epoch
+into the header and stores the bytes as they came, compressed or not.  Followers,
+consumers and Kafka clients (kcat, kafka-python, confluent-kafka) receive those
+same bytes.  Records are decoded (and decompressed) only where they must be read.
 
-Header (big-endian, 47 bytes), modelled on Kafka's v2 RecordBatch:
+Batch header (big-endian, 61 bytes), exactly Kafka's ``DefaultRecordBatch``:
 
-=====  ======================  ===================================================
- at    field                   meaning
-=====  ======================  ===================================================
-  0    base_offset int64       offset of the first record (stamped by the leader)
-  8    batch_length int32      bytes after this field (whole batch - 12)
- 12    leader_epoch int32      epoch of the leader that appended it (stamped)
- 16    magic int8              format version, always 2
- 17    crc uint32              CRC-32 (zlib) of every byte from ``attributes`` on
- 21    attributes int16        0 (no compression, create-time timestamps)
- 23    last_offset_delta int32 record_count - 1
- 27    base_timestamp int64    first record's timestamp, ms
- 35    max_timestamp int64     largest record timestamp, ms
- 43    record_count int32      number of records
-=====  ======================  ===================================================
+=====  ==========================  ==================================================
+ at    field                       meaning
+=====  ==========================  ==================================================
+  0    baseOffset int64            offset of the first record (stamped by the leader)
+  8    batchLength int32           bytes after this field (whole batch - 12)
+ 12    partitionLeaderEpoch int32  epoch of the leader that appended it (stamped)
+ 16    magic int8                  format version, always 2
+ 17    crc uint32                  CRC-32C (Castagnoli) of every byte from
+                                   ``attributes`` to the end of the batch
+ 21    attributes int16            bits 0-2 compression (0 none, 1 gzip, 2 snappy,
+                                   3 lz4, 4 zstd), bit 3 timestampType (0
+                                   CreateTime, 1 LogAppendTime), bit 4
+                                   isTransactional, bit 5 isControl
+ 23    lastOffsetDelta int32       recordsCount - 1
+ 27    baseTimestamp int64         first record's timestamp, ms
+ 35    maxTimestamp int64          largest record timestamp, ms
+ 43    producerId int64            idempotent/transactional producer id, -1 if none
+ 51    producerEpoch int16         that producer's epoch, -1 if none
+ 53    baseSequence int32          sequence number of the first record, -1 if none
+ 57    recordsCount int32          number of records
+ 61    records                     the records; compressed as a whole when
+                                   attributes bits 0-2 are not 0
+=====  ==========================  ==================================================
 
-Because the CRC starts at ``attributes``, the leader can stamp ``base_offset`` and
-``leader_epoch`` without recomputing it, as in Kafka.  (Kafka uses CRC-32C; the
-standard library has plain CRC-32, which is what minikafka uses.)
+Because the CRC starts at ``attributes``, the leader can stamp ``baseOffset`` and
+``partitionLeaderEpoch`` without recomputing it, as in Kafka.
 
-The records blob is one msgpack array of ``[offset_delta, timestamp_delta, key,
-value, headers]`` entries, ``headers`` a list of ``[name, value]`` pairs.
+Each record (``varint``/``varlong`` are zigzag-encoded, as in protobuf):
+
+==========================  ==========================================================
+ field                       meaning
+==========================  ==========================================================
+ length varint               bytes of the record after this field
+ attributes int8             unused, 0
+ timestampDelta varlong      timestamp - baseTimestamp (may be negative)
+ offsetDelta varint          offset - baseOffset: 0, 1, ... recordsCount - 1
+ keyLength varint, key       -1 for a null key
+ valueLength varint, value   -1 for a null value
+ headersCount varint         then per header: keyLength varint + key (UTF-8),
+                             valueLength varint (-1 null) + value
+==========================  ==========================================================
+
+Compression codecs (attributes bits 0-2), as Kafka's Java client writes them:
+gzip (RFC 1952), snappy in xerial framing (``\\x82SNAPPY\\x00``, version 1,
+compatible 1, then int32-length-prefixed raw snappy blocks; raw snappy is accepted
+when reading), lz4 frame format with independent blocks, and zstd frames.
 """
 from __future__ import annotations
 
 import struct
-import zlib
 from dataclasses import dataclass
 from typing import Iterator, Sequence
 
-import msgpack
+import cramjam
+import crc32c
 
-from ..errors import CorruptMessageError, InvalidRecordError
+from ..errors import CorruptMessageError, InvalidRecordError, UnsupportedCompressionTypeError
 
-HEADER = struct.Struct(">qiibIhiqqi")
-HEADER_SIZE = HEADER.size  # 47
-LENGTH_OVERHEAD = 12  # base_offset + batch_length precede the length-counted part
-CRC_START = 21
+HEADER = struct.Struct(">qiibIhiqqqhii")
+HEADER_SIZE = HEADER.size  # 61
+LENGTH_OVERHEAD = 12  # baseOffset + batchLength precede the length-counted part
+CRC_START = 21  # attributes: the first byte covered by the CRC
 MAGIC = 2
 
-_OFFSET_AND_LENGTH = struct.Struct(">qi")
-_EPOCH = struct.Struct(">i")
+COMPRESSION_MASK = 0x07
+TIMESTAMP_TYPE_MASK = 0x08
+TRANSACTIONAL_MASK = 0x10
+CONTROL_MASK = 0x20
+
+#: Kafka's ``compression.type`` names and their attribute codes.
+COMPRESSION_CODECS: dict[str, int] = {"none": 0, "gzip": 1, "snappy": 2, "lz4": 3, "zstd": 4}
+COMPRESSION_NAMES: dict[int, str] = {v: k for k, v in COMPRESSION_CODECS.items()}
+COMPRESSION_TYPES: tuple[str, ...] = tuple(COMPRESSION_CODECS)
+
+_TAIL = struct.Struct(">hiqqqhii")  # attributes .. recordsCount (covered by the CRC)
+_HEAD = struct.Struct(">qiibI")  # baseOffset .. crc
+_STAMP_OFFSET = struct.Struct(">q")
+_STAMP_EPOCH = struct.Struct(">i")
+_INT32 = struct.Struct(">i")
+
+_XERIAL_MAGIC = b"\x82SNAPPY\x00"
+_XERIAL_HEADER = _XERIAL_MAGIC + struct.pack(">ii", 1, 1)
+_XERIAL_BLOCK = 32 * 1024  # input bytes per snappy block, as snappy-java's default
 
 
 @dataclass(frozen=True)
@@ -63,7 +106,7 @@ class Record:
 
 @dataclass(frozen=True)
 class BatchHeader:
-    """The decoded header of one batch."""
+    """The decoded header of one batch (fields in wire order)."""
 
     base_offset: int
     batch_length: int
@@ -74,6 +117,9 @@ class BatchHeader:
     last_offset_delta: int
     base_timestamp: int
     max_timestamp: int
+    producer_id: int
+    producer_epoch: int
+    base_sequence: int
     record_count: int
 
     @property
@@ -88,30 +134,201 @@ class BatchHeader:
     def size(self) -> int:
         return self.batch_length + LENGTH_OVERHEAD
 
+    @property
+    def compression(self) -> str:
+        """Kafka's name of the codec ("none", "gzip", ...); ``unknown(N)`` for a bad code."""
+        code = self.attributes & COMPRESSION_MASK
+        return COMPRESSION_NAMES.get(code, f"unknown({code})")
+
+    @property
+    def is_transactional(self) -> bool:
+        return bool(self.attributes & TRANSACTIONAL_MASK)
+
+    @property
+    def is_control(self) -> bool:
+        return bool(self.attributes & CONTROL_MASK)
+
+    @property
+    def log_append_time(self) -> bool:
+        """Timestamp type LogAppendTime: every record's timestamp is ``max_timestamp``."""
+        return bool(self.attributes & TIMESTAMP_TYPE_MASK)
+
+
+# -- compression -------------------------------------------------------------------
+
+def _unsupported(code: int) -> UnsupportedCompressionTypeError:
+    return UnsupportedCompressionTypeError(f"unknown compression codec {code} in batch attributes (known: "
+                               + ", ".join(f"{c} {n}" for n, c in COMPRESSION_CODECS.items()) + ")")
+
+
+def compress(codec: int, data: bytes) -> bytes:
+    """Compress a records section with Kafka's codec ``codec`` (attribute bits 0-2)."""
+    if codec == 0:
+        return data
+    if codec == 1:
+        return bytes(cramjam.gzip.compress(data))
+    if codec == 2:
+        out = bytearray(_XERIAL_HEADER)
+        view = memoryview(data)
+        for start in range(0, len(data), _XERIAL_BLOCK):
+            block = bytes(cramjam.snappy.compress_raw(bytes(view[start:start + _XERIAL_BLOCK])))
+            out += _INT32.pack(len(block))
+            out += block
+        return bytes(out)
+    if codec == 3:
+        # Kafka's Java client (KafkaLZ4BlockInputStream) refuses dependent (linked) blocks.
+        c = cramjam.lz4.Compressor(block_linked=False)
+        c.compress(data)
+        return bytes(c.finish())
+    if codec == 4:
+        return bytes(cramjam.zstd.compress(data))
+    raise _unsupported(codec)
+
+
+def _snappy_decompress(data: bytes) -> bytes:
+    if not data.startswith(_XERIAL_MAGIC):
+        return bytes(cramjam.snappy.decompress_raw(data))
+    out = bytearray()
+    pos, n = 16, len(data)
+    if n < pos:
+        raise CorruptMessageError("truncated xerial snappy header")
+    while pos < n:
+        if n - pos < 4:
+            raise CorruptMessageError("truncated xerial snappy block length")
+        (length,) = _INT32.unpack_from(data, pos)
+        pos += 4
+        if length < 0 or pos + length > n:
+            raise CorruptMessageError(f"xerial snappy block of {length} bytes overruns the {n - pos} bytes left")
+        out += bytes(cramjam.snappy.decompress_raw(data[pos:pos + length]))
+        pos += length
+    return bytes(out)
+
+
+def decompress(codec: int, data: bytes | bytearray | memoryview) -> bytes:
+    """The records section of a batch, decompressed with codec ``codec`` (0: as is)."""
+    data = bytes(data)
+    if codec == 0:
+        return data
+    if codec not in COMPRESSION_NAMES:
+        raise _unsupported(codec)
+    try:
+        if codec == 1:
+            return bytes(cramjam.gzip.decompress(data))
+        if codec == 2:
+            return _snappy_decompress(data)
+        if codec == 3:
+            return bytes(cramjam.lz4.decompress(data))
+        return bytes(cramjam.zstd.decompress(data))
+    except CorruptMessageError:
+        raise
+    except Exception as exc:  # cramjam raises its own DecompressionError and ValueErrors
+        raise CorruptMessageError(f"cannot decompress {COMPRESSION_NAMES[codec]} records: "
+                                  f"{exc.__class__.__name__}: {exc}") from None
+
+
+# -- varints -----------------------------------------------------------------------
+
+def _put_varint(out: bytearray, n: int) -> None:
+    """Append ``n`` zigzag-encoded (varint and varlong alike)."""
+    v = (n << 1) ^ (n >> 63)
+    while v >= 0x80:
+        out.append((v & 0x7F) | 0x80)
+        v >>= 7
+    out.append(v)
+
+
+def _get_varint(data: bytes, pos: int) -> tuple[int, int]:
+    """Decode the zigzag varint at ``pos``: ``(value, next_pos)``; IndexError if truncated."""
+    b = data[pos]
+    pos += 1
+    if b < 0x80:
+        return (b >> 1) ^ -(b & 1), pos
+    v = b & 0x7F
+    shift = 7
+    while True:
+        b = data[pos]
+        pos += 1
+        v |= (b & 0x7F) << shift
+        if b < 0x80:
+            return (v >> 1) ^ -(v & 1), pos
+        shift += 7
+        if shift > 63:
+            raise CorruptMessageError(f"varint longer than 10 bytes at record byte {pos}")
+
+
+# -- encoding ----------------------------------------------------------------------
+
+def _encode_records(records: Sequence[tuple[bytes | None, bytes | None, Sequence[tuple[str, bytes | None]] | None, int]],
+                    base_ts: int) -> bytearray:
+    out = bytearray()
+    body = bytearray()
+    for i, (key, value, headers, ts) in enumerate(records):
+        body.clear()
+        body.append(0)  # record attributes
+        _put_varint(body, ts - base_ts)
+        _put_varint(body, i)
+        if key is None:
+            body.append(1)  # zigzag(-1)
+        else:
+            _put_varint(body, len(key))
+            body += key
+        if value is None:
+            body.append(1)
+        else:
+            _put_varint(body, len(value))
+            body += value
+        if headers:
+            _put_varint(body, len(headers))
+            for hk, hv in headers:
+                name = hk.encode("utf-8") if isinstance(hk, str) else bytes(hk)
+                _put_varint(body, len(name))
+                body += name
+                if hv is None:
+                    body.append(1)
+                else:
+                    _put_varint(body, len(hv))
+                    body += hv
+        else:
+            body.append(0)
+        _put_varint(out, len(body))
+        out += body
+    return out
+
 
 def encode_batch(
     records: Sequence[tuple[bytes | None, bytes | None, Sequence[tuple[str, bytes | None]] | None, int]],
     base_offset: int = 0,
     leader_epoch: int = -1,
+    *,
+    compression: str = "none",
+    producer_id: int = -1,
+    producer_epoch: int = -1,
+    base_sequence: int = -1,
+    is_transactional: bool = False,
+    is_control: bool = False,
 ) -> bytes:
-    """Encode ``(key, value, headers, timestamp_ms)`` tuples as one batch.
+    """Encode ``(key, value, headers, timestamp_ms)`` tuples as one record batch v2.
 
-    The producer leaves ``base_offset`` 0 and ``leader_epoch`` -1; the leader stamps them.
+    The producer leaves ``base_offset`` 0 and ``leader_epoch`` -1; the leader stamps
+    them.  ``compression`` is Kafka's ``compression.type`` name.
     """
     if not records:
         raise InvalidRecordError("a batch needs at least one record")
+    codec = COMPRESSION_CODECS.get(compression)
+    if codec is None:
+        raise ValueError(f"unknown compression type {compression!r}; use one of {', '.join(COMPRESSION_TYPES)}")
     base_ts = records[0][3]
     max_ts = max(r[3] for r in records)
-    blob = msgpack.packb(
-        [[i, ts - base_ts, key, value, [list(h) for h in (headers or ())]] for i, (key, value, headers, ts) in enumerate(records)],
-        use_bin_type=True,
-    )
-    tail = struct.pack(">hiqqi", 0, len(records) - 1, base_ts, max_ts, len(records)) + blob
-    crc = zlib.crc32(tail)
-    batch_length = HEADER_SIZE - LENGTH_OVERHEAD + len(blob)
-    head = struct.pack(">qiibI", base_offset, batch_length, leader_epoch, MAGIC, crc)
-    return head + tail
+    section = compress(codec, bytes(_encode_records(records, base_ts)))
+    attributes = codec | (TRANSACTIONAL_MASK if is_transactional else 0) | (CONTROL_MASK if is_control else 0)
+    n = len(records)
+    tail = _TAIL.pack(attributes, n - 1, base_ts, max_ts, producer_id, producer_epoch, base_sequence, n) + section
+    crc = crc32c.crc32c(tail)
+    batch_length = HEADER_SIZE - LENGTH_OVERHEAD + len(section)
+    return _HEAD.pack(base_offset, batch_length, leader_epoch, MAGIC, crc) + tail
 
+
+# -- reading -----------------------------------------------------------------------
 
 def read_header(buf: bytes | bytearray | memoryview, pos: int = 0) -> BatchHeader:
     """Decode the header of the batch starting at ``pos`` (no CRC check)."""
@@ -121,9 +338,10 @@ def read_header(buf: bytes | bytearray | memoryview, pos: int = 0) -> BatchHeade
 
 
 def validate_batch(buf: bytes | bytearray | memoryview, pos: int = 0) -> BatchHeader:
-    """Check size, magic, CRC and counts of the batch at ``pos``; return its header.
+    """Check size, magic, CRC-32C and counts of the batch at ``pos``; return its header.
 
-    Raises CORRUPT_MESSAGE for anything a torn write or a bad client could produce.
+    The records themselves are not decoded (see :func:`validate_records`).  Raises
+    CORRUPT_MESSAGE for anything a torn write or a bad client could produce.
     """
     h = read_header(buf, pos)
     if h.magic != MAGIC:
@@ -131,26 +349,123 @@ def validate_batch(buf: bytes | bytearray | memoryview, pos: int = 0) -> BatchHe
     end = pos + h.batch_length + LENGTH_OVERHEAD
     if h.batch_length < HEADER_SIZE - LENGTH_OVERHEAD or end > len(buf):
         raise CorruptMessageError(f"batch length {h.batch_length} does not match the {len(buf) - pos} bytes available")
+    actual = crc32c.crc32c(memoryview(buf)[pos + CRC_START:end])
+    if actual != h.crc:
+        raise CorruptMessageError(f"batch CRC-32C mismatch: header says {h.crc:#010x}, content gives {actual:#010x}")
     if h.record_count < 1 or h.last_offset_delta != h.record_count - 1:
         raise CorruptMessageError(f"batch record count {h.record_count} does not match last offset delta {h.last_offset_delta}")
-    actual = zlib.crc32(memoryview(buf)[pos + CRC_START:end])
-    if actual != h.crc:
-        raise CorruptMessageError(f"batch CRC mismatch: header says {h.crc:#010x}, content gives {actual:#010x}")
     return h
 
 
-def split_batches(buf: bytes | bytearray | memoryview, validate: bool = True) -> list[tuple[BatchHeader, bytes]]:
+def _decode_records(data: bytes, count: int, where: str) -> list[tuple[int, int, bytes | None, bytes | None,
+                                                                         list[tuple[str, bytes | None]]]]:
+    """Decode ``count`` records from an (uncompressed) records section.
+
+    Returns ``(offset_delta, timestamp_delta, key, value, headers)`` tuples; raises
+    CORRUPT_MESSAGE when a record overruns its length, the section ends early or
+    bytes remain after the last record.
+    """
+    out = []
+    n = len(data)
+    pos = 0
+    get = _get_varint
+    i = 0
+    try:
+        for i in range(count):
+            length, pos = get(data, pos)
+            end = pos + length
+            if length < 0 or end > n:
+                raise CorruptMessageError(f"{where}: record {i} declares {length} bytes, {n - pos} left")
+            pos += 1  # record attributes (unused)
+            ts_delta, pos = get(data, pos)
+            offset_delta, pos = get(data, pos)
+            klen, pos = get(data, pos)
+            if klen < 0:
+                if klen != -1:
+                    raise CorruptMessageError(f"{where}: record {i} has key length {klen}")
+                key = None
+            else:
+                key = data[pos:pos + klen]
+                pos += klen
+            vlen, pos = get(data, pos)
+            if vlen < 0:
+                if vlen != -1:
+                    raise CorruptMessageError(f"{where}: record {i} has value length {vlen}")
+                value = None
+            else:
+                value = data[pos:pos + vlen]
+                pos += vlen
+            nh, pos = get(data, pos)
+            if nh < 0:
+                raise CorruptMessageError(f"{where}: record {i} has header count {nh}")
+            headers = []
+            for _ in range(nh):
+                hklen, pos = get(data, pos)
+                if hklen < 0:
+                    raise CorruptMessageError(f"{where}: record {i} has a header with a null key")
+                hk = data[pos:pos + hklen].decode("utf-8")
+                pos += hklen
+                hvlen, pos = get(data, pos)
+                if hvlen < 0:
+                    if hvlen != -1:
+                        raise CorruptMessageError(f"{where}: record {i} has header value length {hvlen}")
+                    hv = None
+                else:
+                    hv = data[pos:pos + hvlen]
+                    pos += hvlen
+                headers.append((hk, hv))
+            if pos != end:
+                raise CorruptMessageError(f"{where}: record {i} declares {length} bytes but its fields "
+                                          f"take {length + pos - end}")
+            out.append((offset_delta, ts_delta, key, value, headers))
+    except IndexError:
+        raise CorruptMessageError(f"{where}: records section ends inside record {i}") from None
+    except UnicodeDecodeError:
+        raise CorruptMessageError(f"{where}: record {i} has a header key that is not UTF-8") from None
+    if pos != n:
+        raise CorruptMessageError(f"{where}: {n - pos} bytes remain after the {count} records the header declares")
+    return out
+
+
+def _records_of(buf: bytes | bytearray | memoryview, h: BatchHeader, pos: int = 0) -> list[tuple]:
+    section = memoryview(buf)[pos + HEADER_SIZE:pos + h.size]
+    data = decompress(h.attributes & COMPRESSION_MASK, section)
+    return _decode_records(data, h.record_count, f"batch at offset {h.base_offset}")
+
+
+def validate_records(buf: bytes | bytearray | memoryview, pos: int = 0) -> BatchHeader:
+    """:func:`validate_batch`, then decode (decompressing) every record: the leader's check.
+
+    Besides the header checks this catches a records section that does not hold
+    exactly ``recordsCount`` well-formed records with offset deltas 0..n-1, and an
+    unknown compression codec.  Raises CORRUPT_MESSAGE.
+    """
+    h = validate_batch(buf, pos)
+    entries = _records_of(buf, h, pos)
+    for i, entry in enumerate(entries):
+        if entry[0] != i:
+            raise CorruptMessageError(f"batch at offset {h.base_offset}: record {i} has offset delta {entry[0]} "
+                                      f"(expected {i})")
+    return h
+
+
+def split_batches(buf: bytes | bytearray | memoryview, validate: bool = True,
+                  deep: bool = False) -> list[tuple[BatchHeader, bytes]]:
     """Split concatenated batches into ``(header, bytes)`` pairs.
 
-    With ``validate`` every batch is checked (CRC included); a torn or trailing
-    partial batch raises CORRUPT_MESSAGE.
+    With ``validate`` every batch is checked (CRC included); with ``deep`` also every
+    record (:func:`validate_records`).  A torn or trailing partial batch raises
+    CORRUPT_MESSAGE.
     """
     out: list[tuple[BatchHeader, bytes]] = []
     view = memoryview(buf)
     pos = 0
     n = len(buf)
     while pos < n:
-        h = validate_batch(view, pos) if validate else read_header(view, pos)
+        if deep:
+            h = validate_records(view, pos)
+        else:
+            h = validate_batch(view, pos) if validate else read_header(view, pos)
         if h.batch_length < HEADER_SIZE - LENGTH_OVERHEAD:
             raise CorruptMessageError(f"batch length {h.batch_length} at byte {pos} is shorter than a header")
         end = pos + h.size
@@ -164,18 +479,23 @@ def split_batches(buf: bytes | bytearray | memoryview, validate: bool = True) ->
 def stamp(batch: bytes, base_offset: int, leader_epoch: int) -> bytes:
     """Return the batch with ``base_offset`` and ``leader_epoch`` written in (CRC unchanged)."""
     out = bytearray(batch)
-    struct.pack_into(">q", out, 0, base_offset)
-    struct.pack_into(">i", out, 12, leader_epoch)
+    _STAMP_OFFSET.pack_into(out, 0, base_offset)
+    _STAMP_EPOCH.pack_into(out, 12, leader_epoch)
     return bytes(out)
 
 
 def iter_records(buf: bytes | bytearray | memoryview, min_offset: int = 0, validate: bool = True) -> Iterator[Record]:
-    """Decode every record of the concatenated batches in ``buf`` with offset >= ``min_offset``."""
+    """Decode every record of the concatenated batches in ``buf`` with offset >= ``min_offset``.
+
+    Compressed batches are decompressed; control batches (transaction markers) are
+    skipped, as Kafka's consumers do.
+    """
     for h, raw in split_batches(buf, validate=validate):
-        if h.last_offset < min_offset:
+        if h.last_offset < min_offset or h.attributes & CONTROL_MASK:
             continue
-        entries = msgpack.unpackb(memoryview(raw)[HEADER_SIZE:], raw=False, use_list=True)
-        for delta, ts_delta, key, value, headers in entries:
-            off = h.base_offset + delta
+        base, base_ts = h.base_offset, h.base_timestamp
+        log_append = h.attributes & TIMESTAMP_TYPE_MASK
+        for delta, ts_delta, key, value, headers in _records_of(raw, h):
+            off = base + delta
             if off >= min_offset:
-                yield Record(off, h.base_timestamp + ts_delta, key, value, [(k, v) for k, v in headers])
+                yield Record(off, h.max_timestamp if log_append else base_ts + ts_delta, key, value, headers)

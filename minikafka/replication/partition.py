@@ -23,7 +23,7 @@ writes them to ZooKeeper conditionally and reports back with
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Sequence
 
@@ -38,7 +38,7 @@ from ..errors import (
 )
 from ..log.epoch_cache import UNDEFINED_EPOCH, LeaderEpochCache
 from ..log.partition_log import PartitionLog
-from ..protocol.records import BatchHeader, split_batches, stamp
+from ..protocol.records import split_batches, stamp
 from . import rules
 
 UNKNOWN_OFFSET = -1
@@ -272,7 +272,9 @@ class PartitionReplica:
             raise NotEnoughReplicasError(
                 f"{self.topic}-{self.partition}: ISR {list(self.isr)} has {len(self.isr)} replicas, "
                 f"min.insync.replicas is {min_insync_replicas}")
-        batches = split_batches(records, validate=True)
+        # The leader decodes every record (decompressing) before accepting a batch;
+        # followers only check the CRC of what the leader already validated.
+        batches = split_batches(records, validate=True, deep=True)
         if not batches:
             raise InvalidRecordError("produce request carries no record batch")
         if max_batch_bytes is not None:
@@ -284,8 +286,7 @@ class PartitionReplica:
         for h, raw in batches:
             offset = self.log_end_offset
             data = stamp(raw, offset, self.leader_epoch)
-            header = BatchHeader(offset, h.batch_length, self.leader_epoch, h.magic, h.crc, h.attributes,
-                                 h.last_offset_delta, h.base_timestamp, h.max_timestamp, h.record_count)
+            header = replace(h, base_offset=offset, leader_epoch=self.leader_epoch)
             self.log.append(header, data)
             eff.appended.append(data)
         eff.leo_changed = True

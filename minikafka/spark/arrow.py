@@ -1,22 +1,22 @@
 """Record batches (the bytes of a fetch answer) to ``pyarrow.RecordBatch`` columns.
 
-A fetch answer is a run of minikafka record batches (``protocol/records.py``): a
-47-byte header and one msgpack array of ``[offset_delta, timestamp_delta, key,
-value, headers]`` entries.  Each batch's records blob is unpacked by msgpack in one
-call and transposed with ``zip``; the columns are then built by pyarrow and numpy
-in bulk, so there is no Python object per row beyond what msgpack makes.
+A fetch answer is a run of Kafka record batches v2 (``protocol/records.py``): a
+61-byte header and the records, compressed as a whole when the batch's attributes
+name a codec.  Each batch's records section is decompressed if needed and decoded
+in one pass with local-variable varint decoding into per-column lists; the columns
+are then built by pyarrow and numpy in bulk.  Control batches (transaction
+markers) carry no records for the source and are skipped.
 
 The Arrow schema is the one Spark expects for the source's schema
 (``to_arrow_schema(schema, timezone="UTC")``): Spark checks it before taking the batch.
 """
 from __future__ import annotations
 
-import zlib
 from dataclasses import dataclass
 from itertools import chain
 from typing import Sequence
 
-import msgpack
+import crc32c
 import numpy as np
 import pyarrow as pa
 from pyspark.sql.pandas.types import to_arrow_schema
@@ -32,9 +32,20 @@ from pyspark.sql.types import (
 )
 
 from ..errors import CorruptMessageError
-from ..protocol.records import CRC_START, HEADER, HEADER_SIZE, LENGTH_OVERHEAD, MAGIC
+from ..protocol.records import (
+    COMPRESSION_MASK,
+    CONTROL_MASK,
+    CRC_START,
+    HEADER,
+    HEADER_SIZE,
+    LENGTH_OVERHEAD,
+    MAGIC,
+    TIMESTAMP_TYPE_MASK,
+    decompress,
+)
 
 CREATE_TIME = 0  # timestampType: Kafka's CreateTime
+LOG_APPEND_TIME = 1  # timestampType: Kafka's LogAppendTime
 
 
 def spark_schema(include_headers: bool = False) -> StructType:
@@ -69,6 +80,9 @@ class BatchRef:
     last_offset: int
     base_timestamp: int
     crc: int
+    attributes: int = 0
+    max_timestamp: int = 0
+    record_count: int = 0
 
 
 def scan(data: bytes | memoryview) -> list[BatchRef]:
@@ -80,14 +94,133 @@ def scan(data: bytes | memoryview) -> list[BatchRef]:
     while pos < n:
         if n - pos < HEADER_SIZE:
             raise CorruptMessageError(f"truncated batch header at byte {pos}")
-        base, length, _epoch, magic, crc, _attrs, lod, base_ts, _max_ts, count = unpack(data, pos)
+        (base, length, _epoch, magic, crc, attrs, lod, base_ts, max_ts,
+         _pid, _pepoch, _seq, count) = unpack(data, pos)
         size = length + LENGTH_OVERHEAD
         if magic != MAGIC or length < HEADER_SIZE - LENGTH_OVERHEAD or pos + size > n or count != lod + 1:
             raise CorruptMessageError(f"malformed batch at byte {pos} (magic {magic}, length {length}, "
                                       f"{n - pos} bytes left)")
-        out.append(BatchRef(pos, size, base, base + lod, base_ts, crc))
+        out.append(BatchRef(pos, size, base, base + lod, base_ts, crc, attrs, max_ts, count))
         pos += size
     return out
+
+
+def _varint_tail(buf: bytes, pos: int, first: int) -> tuple[int, int]:
+    """The rest of a multi-byte varint whose first byte ``first`` was at ``pos - 1``
+    (raw, not zigzag-decoded): ``(raw value, next pos)``."""
+    v = first & 0x7F
+    shift = 7
+    while True:
+        b = buf[pos]
+        pos += 1
+        v |= (b & 0x7F) << shift
+        if b < 0x80:
+            return v, pos
+        shift += 7
+        if shift > 63:
+            raise CorruptMessageError(f"varint longer than 10 bytes at record byte {pos}")
+
+
+def decode_records(buf: bytes, count: int, include_headers: bool, where: str = "batch"):
+    """Decode ``count`` v2 records of an uncompressed records section in one pass.
+
+    Returns ``(offset_deltas, timestamp_deltas, keys, values, headers)`` lists
+    (``headers`` empty unless ``include_headers``; each entry a tuple of
+    ``(name, value)`` pairs).  CORRUPT_MESSAGE when the section does not hold
+    exactly ``count`` well-formed records.
+    """
+    deltas: list[int] = []
+    ts_deltas: list[int] = []
+    keys: list = []
+    values: list = []
+    headers: list = []
+    add_delta, add_ts, add_key, add_value, add_headers = (
+        deltas.append, ts_deltas.append, keys.append, values.append, headers.append)
+    tail = _varint_tail
+    n = len(buf)
+    pos = 0
+    try:
+        for _ in range(count):
+            # length
+            b = buf[pos]
+            pos += 1
+            if b >= 0x80:
+                b, pos = tail(buf, pos, b)
+            end = pos + ((b >> 1) ^ -(b & 1))
+            pos += 1  # record attributes
+            # timestampDelta (varlong)
+            b = buf[pos]
+            pos += 1
+            if b >= 0x80:
+                b, pos = tail(buf, pos, b)
+            add_ts((b >> 1) ^ -(b & 1))
+            # offsetDelta
+            b = buf[pos]
+            pos += 1
+            if b >= 0x80:
+                b, pos = tail(buf, pos, b)
+            add_delta((b >> 1) ^ -(b & 1))
+            # key
+            b = buf[pos]
+            pos += 1
+            if b >= 0x80:
+                b, pos = tail(buf, pos, b)
+            if b == 1:
+                add_key(None)
+            else:
+                k = (b >> 1) ^ -(b & 1)
+                add_key(buf[pos:pos + k])
+                pos += k
+            # value
+            b = buf[pos]
+            pos += 1
+            if b >= 0x80:
+                b, pos = tail(buf, pos, b)
+            if b == 1:
+                add_value(None)
+            else:
+                k = (b >> 1) ^ -(b & 1)
+                add_value(buf[pos:pos + k])
+                pos += k
+            # headers
+            b = buf[pos]
+            pos += 1
+            if b >= 0x80:
+                b, pos = tail(buf, pos, b)
+            if b == 0:
+                if include_headers:
+                    add_headers(())
+            else:
+                hs = []
+                for _h in range((b >> 1) ^ -(b & 1)):
+                    b = buf[pos]
+                    pos += 1
+                    if b >= 0x80:
+                        b, pos = tail(buf, pos, b)
+                    k = (b >> 1) ^ -(b & 1)
+                    name = buf[pos:pos + k].decode("utf-8")
+                    pos += k
+                    b = buf[pos]
+                    pos += 1
+                    if b >= 0x80:
+                        b, pos = tail(buf, pos, b)
+                    if b == 1:
+                        hs.append((name, None))
+                    else:
+                        k = (b >> 1) ^ -(b & 1)
+                        hs.append((name, buf[pos:pos + k]))
+                        pos += k
+                if include_headers:
+                    add_headers(tuple(hs))
+            if pos != end:
+                raise CorruptMessageError(f"{where}: a record's fields do not match its declared length")
+    except IndexError:
+        raise CorruptMessageError(f"{where}: records section ends inside a record") from None
+    except UnicodeDecodeError:
+        raise CorruptMessageError(f"{where}: a header key is not UTF-8") from None
+    if pos != n:
+        raise CorruptMessageError(f"{where}: {n - pos} bytes remain after the {count} records the header declares")
+    return deltas, ts_deltas, keys, values, headers
 
 
 class Columns:
@@ -98,27 +231,29 @@ class Columns:
         self.partition = partition
         self.schema = schema
         self.include_headers = include_headers
-        self.keys: list[tuple] = []
-        self.values: list[tuple] = []
+        self.keys: list[Sequence] = []
+        self.values: list[Sequence] = []
         self.offsets: list[np.ndarray] = []
         self.timestamps: list[np.ndarray] = []
-        self.headers: list[tuple] = []
+        self.ts_types: list[np.ndarray] = []
+        self.headers: list[Sequence] = []
         self.rows = 0
 
     def add(self, data: memoryview, ref: BatchRef, lo: int, hi: int, validate: bool = True) -> None:
         """Add the records of batch ``ref`` with offsets in ``[lo, hi)``."""
-        if ref.last_offset < lo or ref.base_offset >= hi:
+        if ref.last_offset < lo or ref.base_offset >= hi or ref.attributes & CONTROL_MASK:
             return
         end = ref.pos + ref.size
+        where = f"batch at offset {ref.base_offset} of {self.topic}-{self.partition}"
         if validate:
-            actual = zlib.crc32(data[ref.pos + CRC_START:end])
+            actual = crc32c.crc32c(data[ref.pos + CRC_START:end])
             if actual != ref.crc:
-                raise CorruptMessageError(f"batch at offset {ref.base_offset} of {self.topic}-{self.partition}: "
-                                          f"CRC mismatch (header {ref.crc:#010x}, content {actual:#010x})")
-        entries = msgpack.unpackb(data[ref.pos + HEADER_SIZE:end], raw=False, use_list=False)
-        if not entries:
+                raise CorruptMessageError(f"{where}: CRC-32C mismatch (header {ref.crc:#010x}, content {actual:#010x})")
+        section = decompress(ref.attributes & COMPRESSION_MASK, data[ref.pos + HEADER_SIZE:end])
+        deltas, ts_deltas, keys, values, headers = decode_records(
+            section, ref.last_offset - ref.base_offset + 1, self.include_headers, where)
+        if not deltas:
             return
-        deltas, ts_deltas, keys, values, headers = zip(*entries)
         offs = np.asarray(deltas, dtype=np.int64) + ref.base_offset
         if ref.base_offset < lo or ref.last_offset >= hi:
             i, j = np.searchsorted(offs, [lo, hi])
@@ -126,9 +261,16 @@ class Columns:
             if i >= j:
                 return
             offs = offs[i:j]
-            ts_deltas, keys, values, headers = ts_deltas[i:j], keys[i:j], values[i:j], headers[i:j]
+            ts_deltas, keys, values = ts_deltas[i:j], keys[i:j], values[i:j]
+            if self.include_headers:
+                headers = headers[i:j]
         self.offsets.append(offs)
-        self.timestamps.append(np.asarray(ts_deltas, dtype=np.int64) + ref.base_timestamp)
+        if ref.attributes & TIMESTAMP_TYPE_MASK:  # LogAppendTime: every record has the batch's max
+            self.timestamps.append(np.full(len(offs), ref.max_timestamp, dtype=np.int64))
+            self.ts_types.append(np.full(len(offs), LOG_APPEND_TIME, dtype=np.int32))
+        else:
+            self.timestamps.append(np.asarray(ts_deltas, dtype=np.int64) + ref.base_timestamp)
+            self.ts_types.append(np.full(len(offs), CREATE_TIME, dtype=np.int32))
         self.keys.append(keys)
         self.values.append(values)
         if self.include_headers:
@@ -152,11 +294,12 @@ class Columns:
             pa.array(np.full(n, self.partition, dtype=np.int32), type=pa.int32()),
             pa.array(offsets, type=pa.int64()),
             pa.array(ts_ms * 1000, type=fields.field("timestamp").type),
-            pa.array(np.full(n, CREATE_TIME, dtype=np.int32), type=pa.int32()),
+            pa.array(np.concatenate(self.ts_types) if len(self.ts_types) > 1 else self.ts_types[0], type=pa.int32()),
         ]
         if self.include_headers:
             arrays.append(_headers_array(self.headers, fields.field("headers").type))
         self.keys, self.values, self.offsets, self.timestamps, self.headers = [], [], [], [], []
+        self.ts_types = []
         self.rows = 0
         return pa.RecordBatch.from_arrays(arrays, schema=fields)
 
