@@ -350,6 +350,10 @@ class FakeBroker:
         return {"cluster_id": "fake", "controller_id": 1, "controller_epoch": 1,
                 "brokers": [{"id": 1, "host": "127.0.0.1", "port": self.port}], "topics": topics}
 
+    async def api_init_producer_id(self, body: dict) -> dict:
+        self.next_producer_id = getattr(self, "next_producer_id", 1000) + 1
+        return {"producer_id": self.next_producer_id, "producer_epoch": 0}
+
     async def api_produce(self, body: dict) -> dict:
         out = []
         for p in body["partitions"]:
@@ -508,6 +512,61 @@ def test_retriable_errors_are_retried_in_order(broker):
     assert values_of(broker, "t", 0) == [b"v%02d" % i for i in range(30)]
     metadata_calls = sum(1 for api, _ in broker.requests if api == "metadata")
     assert metadata_calls >= 2  # bootstrap + at least one refresh after NOT_LEADER_OR_FOLLOWER
+
+
+def _sent_batches(broker, tp=("t", 0)):
+    """(producer_id, producer_epoch, base_sequence, record_count) of every produce request's batch."""
+    out = []
+    for api, body in broker.requests:
+        if api == "produce":
+            for p in body["partitions"]:
+                if (p["topic"], p["partition"]) == tp:
+                    h = split_batches(p["records"])[0][0]
+                    out.append((h.producer_id, h.producer_epoch, h.base_sequence, h.record_count))
+    return out
+
+
+def test_idempotent_producer_numbers_batches_and_retries_keep_their_sequence(broker):
+    from minikafka import Producer
+
+    broker.create("t", 1)
+    broker.inject[("t", 0)] = [6, 7]  # NOT_LEADER_OR_FOLLOWER, REQUEST_TIMED_OUT
+    p = Producer(broker.bootstrap, acks="all", linger_ms=0, batch_size=200, retry_backoff_ms=10)
+    assert p._core.enable_idempotence  # the default with acks=all
+    futs = [p.send("t", b"v%02d" % i) for i in range(12)]
+    p.flush()
+    p.close()
+    assert [f.result().offset for f in futs] == list(range(12))
+    sent = _sent_batches(broker)
+    pid = sent[0][0]
+    assert pid > 0 and all(b[0] == pid and b[1] == 0 for b in sent)
+    assert sent[0][2] == sent[1][2] == sent[2][2] == 0  # the first batch twice retried, same sequence
+    seqs = [b[2] for b in sent[2:]]
+    counts = [b[3] for b in sent[2:]]
+    assert seqs == [sum(counts[:i]) for i in range(len(counts))]  # consecutive, no gap
+    assert [api for api, _ in broker.requests].count("init_producer_id") == 1
+
+
+def test_a_broken_sequence_fails_the_batch_and_takes_a_new_producer_id(broker):
+    from minikafka import Producer
+
+    broker.create("t", 1)
+    p = Producer(broker.bootstrap, acks="all", linger_ms=0)
+    assert p.send("t", b"a").result(10).offset == 0
+    broker.inject[("t", 0)] = [45]  # OUT_OF_ORDER_SEQUENCE_NUMBER
+    with pytest.raises(errors.OutOfOrderSequenceNumberError):
+        p.send("t", b"b").result(10)
+    assert p.send("t", b"c").result(10).offset == 1
+    p.close()
+    sent = _sent_batches(broker)
+    assert sent[-1][0] != sent[0][0] and sent[-1][2] == 0  # new producer id, sequences from 0
+
+
+def test_idempotence_needs_acks_all():
+    from minikafka import Producer
+
+    with pytest.raises(errors.ClientError, match="enable_idempotence needs acks='all'"):
+        Producer("127.0.0.1:1", acks=1, enable_idempotence=True)
 
 
 def test_non_retriable_error_fails_the_records(broker):

@@ -45,6 +45,7 @@ from ..zk.session import NodeExistsError, ZkSession
 from .fetcher import FetcherManager
 from .kafka.server import KafkaServer
 from .listeners import Listeners
+from .producer_ids import ProducerIdManager
 from .metadata_cache import MetadataCache
 from .metrics import Metrics
 from .replica_manager import ReplicaManager
@@ -73,6 +74,7 @@ class Broker:
         self.fetchers = FetcherManager(self)
         self.listeners = Listeners(config)
         self.kafka = KafkaServer(self)
+        self.producer_ids = ProducerIdManager(self.zk, self.broker_id)
         self.config_changes = ConfigChangeListener(self)
         self.http: aiohttp.ClientSession | None = None
         self.broker_epoch = -1
@@ -91,6 +93,7 @@ class Broker:
             "events": self.h_events, "controlled_shutdown": self.h_controlled_shutdown,
             "elect_leaders": self.h_elect_leaders, "delete_topics": self.h_delete_topics,
             "alter_partition_reassignments": self.h_alter_partition_reassignments,
+            "init_producer_id": self.h_init_producer_id,
         }
         assert set(self.handlers) == set(APIS), set(APIS) ^ set(self.handlers)
 
@@ -240,6 +243,12 @@ class Broker:
         return web.Response(body=codec.pack(resp), content_type="application/x-msgpack")
 
     # -- handlers ----------------------------------------------------------------------
+    async def h_init_producer_id(self, req: dict) -> dict:
+        if req["transactional_id"] is not None:
+            raise InvalidRequestError("transactions are not supported: only idempotent producers "
+                                      "(transactional_id nil) get a producer id")
+        return codec.ok(producer_id=await self.producer_ids.generate(), producer_epoch=0)
+
     async def h_api_versions(self, req: dict) -> dict:
         return codec.ok(apis=sorted(APIS), broker_id=self.broker_id)
 

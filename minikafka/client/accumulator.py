@@ -63,6 +63,10 @@ class ProducerBatch:
     retry_at_ms: int = 0
     last_error: BaseException | None = None
     compression: str = "none"
+    # Idempotent producer: set once, before the first send, and kept by every retry.
+    producer_id: int = -1
+    producer_epoch: int = -1
+    base_sequence: int = -1
     _encoded: bytes | None = None
 
     @property
@@ -89,7 +93,8 @@ class ProducerBatch:
     def encode(self) -> bytes:
         """The batch bytes (encoded once, reused by retries)."""
         if self._encoded is None:
-            self._encoded = encode_batch(self.records, compression=self.compression)
+            self._encoded = encode_batch(self.records, compression=self.compression, producer_id=self.producer_id,
+                                         producer_epoch=self.producer_epoch, base_sequence=self.base_sequence)
             self.closed = True
         return self._encoded
 

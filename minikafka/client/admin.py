@@ -230,6 +230,7 @@ class AIOAdmin:
                     error=errors.error_name(pi.error_code),
                     checksum_upto=bounds.get((name, pid), -1),
                     replica_checksums=dict(sums.get((name, pid), {})),
+                    producers=list(leader_state.get("producers") or ()) if leader_state else [],
                 ))
             out.append(TopicDescription(name, parts, errors.error_name(info.error_code)))
         return out

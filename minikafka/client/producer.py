@@ -6,9 +6,17 @@ one batch per partition.  A partition with a request in flight is muted, so a
 retried batch is always written before the batches behind it: per-partition
 order holds, retries included.  Retriable errors refresh metadata, back off
 ``retry_backoff_ms`` and retry until ``delivery_timeout_ms`` after the batch was
-created; other errors fail the records' futures.  As in Kafka without
-idempotence, a retry after an indefinite error (a timeout, a dropped connection)
-may write a record twice.
+created; other errors fail the records' futures.
+
+Idempotence (``enable_idempotence``, on by default with acks="all" as in Kafka 3.x
+clients): the producer gets a producer id from a broker (InitProducerId) and gives
+every batch, on its first send, the next sequence numbers of its partition; a retry
+resends the same bytes, so a leader (old or new) that already has the batch answers
+with its original offsets instead of writing it again.  Without idempotence a retry
+after an indefinite error (a timeout, a dropped connection) may write a record twice.
+If a partition's sequences break anyway (a batch expired after a send, or the broker
+lost the producer's state), the batch fails with OUT_OF_ORDER_SEQUENCE_NUMBER or
+UNKNOWN_PRODUCER_ID and the producer takes a new producer id for what follows.
 """
 from __future__ import annotations
 
@@ -98,8 +106,20 @@ class AIOProducer:
         max_block_ms: int = 60000,
         client_id: str | None = None,
         compression_type: str | None = "none",
+        enable_idempotence: bool | None = None,
     ) -> None:
         self.acks = normalize_acks(acks)
+        if enable_idempotence is None:
+            enable_idempotence = self.acks == -1
+        elif enable_idempotence and self.acks != -1:
+            raise errors.ClientError("enable_idempotence needs acks='all' (set acks='all' or enable_idempotence=False)")
+        if enable_idempotence and int(retries) < 1:
+            raise errors.ClientError("enable_idempotence needs retries >= 1")
+        self.enable_idempotence = bool(enable_idempotence)
+        self.producer_id = -1
+        self.producer_epoch = -1
+        self._next_seq: dict[tuple[str, int], int] = {}
+        self._pid_task: asyncio.Task | None = None
         if batch_size < 1:
             raise errors.ClientError("batch_size must be at least 1")
         if compression_type is None:
@@ -143,6 +163,8 @@ class AIOProducer:
         self._wake = asyncio.Event()
         try:
             await self._meta.refresh()
+            if self.enable_idempotence:
+                await self._init_producer_id()
         except BaseException:
             await self._conn.close()
             raise
@@ -177,9 +199,10 @@ class AIOProducer:
             for t in list(self._tasks):
                 t.cancel()
             await asyncio.gather(*self._tasks, return_exceptions=True)
-            if self._meta_task is not None:
-                self._meta_task.cancel()
-                await asyncio.gather(self._meta_task, return_exceptions=True)
+            for task in (self._meta_task, self._pid_task):
+                if task is not None:
+                    task.cancel()
+                    await asyncio.gather(task, return_exceptions=True)
             self._abort(errors.ClientError("the producer is closed"))
             self._closed = True
             await self._conn.close()
@@ -316,6 +339,9 @@ class AIOProducer:
                 f"expired {len(batch.records)} record(s) for {batch.topic}-{batch.partition}: "
                 f"{now - batch.created_ms} ms passed since the batch was created"))
             self._notify_progress()
+        if self.enable_idempotence and self.producer_id < 0:
+            self._maybe_init_producer_id()
+            return max(1, self.retry_backoff_ms)
         ready, delay = self._acc.ready(now, self._muted, flushing=bool(self._flushing or self._closing))
         if not ready:
             return delay
@@ -326,6 +352,10 @@ class AIOProducer:
                 self._need_meta = True
                 continue
             batch = self._acc.pop(tp)
+            if self.enable_idempotence and batch.base_sequence < 0:
+                seq = self._next_seq.get(tp, 0)
+                batch.producer_id, batch.producer_epoch, batch.base_sequence = self.producer_id, self.producer_epoch, seq
+                self._next_seq[tp] = (seq + len(batch.records)) % 2**31
             if batch.attempts == 0:
                 info = self._meta.topic(tp[0])
                 if info is not None:
@@ -422,8 +452,49 @@ class AIOProducer:
             if self._wake is not None:
                 self._wake.set()
 
+    # ----- idempotence --------------------------------------------------
+    async def _init_producer_id(self) -> None:
+        """InitProducerId from the first broker that answers; sequences restart at 0."""
+        last: errors.KafkaError = errors.BrokerNotAvailableError("no broker is known")
+        for host, port in list(self._meta.brokers.values()) or list(self._meta.bootstrap):
+            try:
+                answer = await self._conn.call(host, port, "init_producer_id", {},
+                                               (self.request_timeout_ms + RESPONSE_MARGIN_MS) / 1000)
+            except errors.KafkaError as exc:
+                last = exc
+                continue
+            self.producer_id, self.producer_epoch = answer["producer_id"], answer["producer_epoch"]
+            self._next_seq.clear()
+            return
+        raise last
+
+    def _maybe_init_producer_id(self) -> None:
+        if self._pid_task is not None and not self._pid_task.done():
+            return
+
+        async def run() -> None:
+            try:
+                await self._init_producer_id()
+            except errors.KafkaError:
+                pass  # the sender tries again after retry_backoff_ms
+            finally:
+                if self._wake is not None:
+                    self._wake.set()
+
+        self._pid_task = asyncio.get_running_loop().create_task(run(), name="minikafka-producer-init-pid")
+
     def _handle_error(self, batch: ProducerBatch, exc: errors.KafkaError) -> None:
         now = now_ms()
+        if self.enable_idempotence and isinstance(exc, (errors.OutOfOrderSequenceNumberError,
+                                                        errors.UnknownProducerIdError,
+                                                        errors.InvalidProducerEpochError)):
+            # This partition's sequence is broken: fail the batch, and continue with a
+            # new producer id (sequences from 0) once the batches sent with this one
+            # are answered.
+            batch.fail(exc)
+            if batch.producer_id == self.producer_id:
+                self.producer_id = -1
+            return
         if needs_refresh(exc):
             self._need_meta = True
         if (

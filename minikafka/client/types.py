@@ -95,6 +95,9 @@ class PartitionDescription:
     error: str = "NONE"
     checksum_upto: int = -1
     replica_checksums: dict[int, int] = field(default_factory=dict, hash=False)
+    # Idempotent producers the leader knows (producer_id, producer_epoch, last_sequence,
+    # last_offset, last_timestamp), from its replica_state.
+    producers: list[dict] = field(default_factory=list, hash=False)
 
     @property
     def replicas_agree(self) -> bool | None:

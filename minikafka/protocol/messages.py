@@ -129,6 +129,20 @@ _api(
 )
 
 _api(
+    "init_producer_id",
+    "A new producer id (epoch 0) for an idempotent producer, from a block this broker reserved in "
+    "/latest_producer_id_block. Transactions are not supported: a transactional_id is refused.",
+    (
+        F("transactional_id", "str", "must be nil: transactions are not supported", default=None, nullable=True),
+        F("transaction_timeout_ms", "int", default=60000, minimum=0),
+    ),
+    (
+        F("producer_id", "int"),
+        F("producer_epoch", "int"),
+    ),
+)
+
+_api(
     "fetch",
     "Read batches from a leader. replica_id -1 is a consumer and sees only offsets below the high watermark; "
     "a broker id is a follower fetch whose fetch_offset is that follower's LEO. The leader holds the request up "
@@ -282,6 +296,10 @@ _api(
             F("remote_leos", {"int": "int"}, "leader only: follower id -> LEO last reported"),
             F("epochs", [["int"]], "epoch cache entries [epoch, start_offset]"),
             F("checksum", "int", "CRC-32 of batches below checksum_upto", nullable=True),
+            F("producers", [Struct("ProducerState", (
+                F("producer_id", "int"), F("producer_epoch", "int"),
+                F("last_sequence", "int"), F("last_offset", "int"), F("last_timestamp", "int"),
+            ))], "idempotent producers with batches in this replica's log", default=[]),
         ))]),
     ),
 )

@@ -38,8 +38,9 @@ from ..errors import (
 )
 from ..log.epoch_cache import UNDEFINED_EPOCH, LeaderEpochCache
 from ..log.partition_log import PartitionLog
-from ..protocol.records import split_batches, stamp
+from ..protocol.records import read_header, split_batches, stamp
 from . import rules
+from .producer_state import ProducerStateManager
 
 UNKNOWN_OFFSET = -1
 
@@ -151,6 +152,12 @@ class PartitionReplica:
         # Counts leaderships: a waiting acks=all produce fails if the term changed, even
         # if this replica leads again (its log may have been truncated in between).
         self.leader_term = 0
+        # Idempotent producers' last batches, a function of the log (rebuilt from it).
+        self.producers = ProducerStateManager()
+        self._rebuild_producers()
+
+    def _rebuild_producers(self) -> None:
+        self.producers.rebuild(read_header(b.data) for b in self.log.batches_from(self.log.log_start_offset))
 
     # -- common -----------------------------------------------------------------
     @property
@@ -282,12 +289,27 @@ class PartitionReplica:
                 if len(raw) > max_batch_bytes:
                     raise MessageTooLargeError(f"batch of {len(raw)} bytes exceeds max.message.bytes {max_batch_bytes}")
         eff = Effects()
+        # Idempotent producers: a retried batch (same producer, epoch and sequences as
+        # one of its last 5) is answered with its original offsets and not written
+        # again; a gap, an unknown producer or a fenced epoch is refused before
+        # anything of the request is written.
+        where = f"{self.topic}-{self.partition}"
+        if len(batches) == 1:
+            duplicate = self.producers.check(batches[0][0], where)
+            if duplicate is not None:
+                eff.events.append(("duplicate", f"{where}: producer {batches[0][0].producer_id} retried the batch "
+                                                f"at offsets {duplicate.first_offset}-{duplicate.last_offset}"))
+                return AppendResult(duplicate.first_offset, duplicate.last_offset), eff
+        elif any(h.producer_id >= 0 for h, _ in batches):
+            raise InvalidRecordError(f"{where}: an idempotent producer sends exactly one batch per partition "
+                                     f"and request, not {len(batches)}")
         base = self.log_end_offset
         for h, raw in batches:
             offset = self.log_end_offset
             data = stamp(raw, offset, self.leader_epoch)
             header = replace(h, base_offset=offset, leader_epoch=self.leader_epoch)
             self.log.append(header, data)
+            self.producers.update(header)
             eff.appended.append(data)
         eff.leo_changed = True
         self._maybe_increment_hw(eff)
@@ -445,6 +467,7 @@ class PartitionReplica:
             return eff
         before = self.log_end_offset
         leo = self.log.truncate_to(offset)
+        self._rebuild_producers()
         if self.epochs.truncate_from_end(leo):
             eff.epoch_cache_changed = True
         eff.truncated_to = leo
@@ -473,6 +496,7 @@ class PartitionReplica:
                 if self.epochs.assign(h.leader_epoch, h.base_offset):
                     eff.epoch_cache_changed = True
             self.log.append(h, raw)
+            self.producers.update(h)
             eff.appended.append(raw)
             eff.leo_changed = True
         self._set_hw(rules.follower_hw(self.log_end_offset, leader_hw), eff)
@@ -486,6 +510,7 @@ class PartitionReplica:
         eff = Effects()
         if self.log_end_offset < leader_log_start:
             self.log.truncate_fully_and_start_at(leader_log_start)
+            self.producers.rebuild(())
             self.epochs.clear()
             self._set_hw(leader_log_start, eff)
             eff.truncated_to = leader_log_start
@@ -504,6 +529,7 @@ class PartitionReplica:
             "high_watermark": self.high_watermark, "isr": list(self.isr), "replicas": list(self.replicas),
             "remote_leos": {r.broker_id: r.leo for r in self.remotes.values()},
             "epochs": [list(e) for e in self.epochs.entries],
+            "producers": self.producers.describe(),
             "checksum": self.log.checksum(upto) if checksum_upto is not None else None,
             "checksum_upto": upto if checksum_upto is not None else None,
         }

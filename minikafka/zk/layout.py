@@ -19,6 +19,7 @@ DELETE_TOPICS = "/admin/delete_topics"
 REASSIGN_PARTITIONS = "/admin/reassign_partitions"
 PREFERRED_REPLICA_ELECTION = "/admin/preferred_replica_election"
 CLUSTER_ID = "/cluster/id"
+PRODUCER_ID_BLOCK = "/latest_producer_id_block"  # producer id blocks (idempotent producers)
 
 PERSISTENT_PATHS = (BROKER_IDS, BROKER_TOPICS, ISR_CHANGE_NOTIFICATION, CONFIG_TOPICS, DELETE_TOPICS, "/cluster")
 

@@ -71,6 +71,7 @@ class KafkaHandlers:
             apis.CREATE_PARTITIONS.key: self.admin.create_partitions,
             apis.INCREMENTAL_ALTER_CONFIGS.key: self.admin.incremental_alter_configs,
             apis.DESCRIBE_CLUSTER.key: self.describe_cluster,
+            apis.INIT_PRODUCER_ID.key: self.init_producer_id,
         }
         assert set(self.table) == set(apis.APIS), set(self.table) ^ set(apis.APIS)
 
@@ -153,6 +154,15 @@ class KafkaHandlers:
         brokers = [{"broker_id": b["id"], "host": b["host"], "port": b["port"]} for b in self._brokers(conn)]
         return {"error_code": 0, "endpoint_type": 1, "cluster_id": self.broker.cluster_id,
                 "controller_id": self.broker.metadata.controller_id, "brokers": brokers}
+
+    async def init_producer_id(self, version: int, req: dict, conn: Connection) -> dict:
+        """Idempotent producers get a new producer id with epoch 0, as Kafka does when the
+        transactional id is null (also when an older id and epoch are given, v3+)."""
+        try:
+            answer = await self.broker.h_init_producer_id({"transactional_id": req["transactional_id"]})
+        except KafkaError as exc:
+            return {"error_code": exc.code.code, "producer_id": -1, "producer_epoch": -1}
+        return {"error_code": 0, "producer_id": answer["producer_id"], "producer_epoch": answer["producer_epoch"]}
 
     # -- produce ------------------------------------------------------------------------
     async def produce(self, version: int, req: dict, conn: Connection) -> dict | None:

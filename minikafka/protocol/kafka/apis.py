@@ -450,4 +450,21 @@ DESCRIBE_CLUSTER = _api(
     ),
 )
 
+INIT_PRODUCER_ID = _api(
+    22, "InitProducerId", (0, 4), 2,
+    "A producer id and epoch for an idempotent producer (transactional ids are refused).",
+    (
+        F("transactional_id", "string", nullable="0+"),
+        F("transaction_timeout_ms", "int32"),
+        F("producer_id", "int64", "3+", default=-1),
+        F("producer_epoch", "int16", "3+", default=-1),
+    ),
+    (
+        F("throttle_time_ms", "int32"),
+        F("error_code", "int16"),
+        F("producer_id", "int64", default=-1),
+        F("producer_epoch", "int16"),
+    ),
+)
+
 assert all(api.max_version < MAX_VERSION for api in APIS.values())

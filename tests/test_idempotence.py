@@ -1,0 +1,175 @@
+"""Idempotent producers on real brokers: a retried batch is written once, also by a new
+leader after the old one was SIGKILLed; sequence gaps and fenced epochs are refused;
+producer ids come from blocks in /latest_producer_id_block; Kafka clients with
+enable.idempotence get the same guarantees."""
+from __future__ import annotations
+
+import json
+import time
+import urllib.request
+import uuid
+from collections import Counter
+
+import pytest
+
+from minikafka import Admin, Consumer, Producer, TopicPartition
+from minikafka.protocol.codec import pack, unpack
+from minikafka.protocol.records import encode_batch
+from minikafka.zk import layout
+from process_helpers import wait_for
+
+pytestmark = pytest.mark.process
+
+
+def rpc(port: int, api: str, body: dict) -> dict:
+    req = urllib.request.Request(f"http://127.0.0.1:{port}/v1/{api}", data=pack(body),
+                                 headers={"Content-Type": "application/x-msgpack"})
+    with urllib.request.urlopen(req, timeout=30) as resp:
+        return unpack(resp.read())
+
+
+def new_topic(cluster, partitions=1, rf=3) -> str:
+    name = f"idem-{uuid.uuid4().hex[:8]}"
+    with Admin(cluster.bootstrap) as admin:
+        admin.create_topic(name, partitions=partitions, replication_factor=rf, config={"min.insync.replicas": "2"})
+    wait_for(lambda: describe(cluster, name).leader >= 0, 30, message="a leader")
+    return name
+
+
+def describe(cluster, topic):
+    with Admin(cluster.bootstrap) as admin:
+        (d,) = admin.describe_topics([topic])
+    return d.partitions[0]
+
+
+def produce(cluster, broker_id: int, topic: str, batch: bytes, acks: int = -1) -> dict:
+    answer = rpc(cluster.brokers[broker_id], "produce", {"acks": acks, "timeout_ms": 20000, "partitions": [
+        {"topic": topic, "partition": 0, "records": batch}]})
+    return answer["partitions"][0]
+
+
+def batch(pid: int, seq: int, values: list[bytes], epoch: int = 0) -> bytes:
+    return encode_batch([(None, v, None, 1_700_000_000_000) for v in values],
+                        producer_id=pid, producer_epoch=epoch, base_sequence=seq)
+
+
+def values(cluster, topic: str, expect: int) -> list[bytes]:
+    out = []
+    with Consumer(cluster.bootstrap, auto_offset_reset="earliest") as c:
+        c.assign([TopicPartition(topic, 0)])
+        deadline = time.monotonic() + 30
+        while len(out) < expect and time.monotonic() < deadline:
+            out.extend(r.value for r in c.poll(timeout_ms=500))
+        out.extend(r.value for r in c.poll(timeout_ms=300))  # anything beyond is a duplicate
+    return out
+
+
+def test_a_retried_batch_is_written_once_and_gaps_and_old_epochs_are_refused(cluster):
+    topic = new_topic(cluster)
+    leader = describe(cluster, topic).leader
+    pid = rpc(cluster.brokers[leader], "init_producer_id", {})["producer_id"]
+    first = produce(cluster, leader, topic, batch(pid, 0, [b"a", b"b"]))
+    again = produce(cluster, leader, topic, batch(pid, 0, [b"a", b"b"]))
+    assert first["error"] == again["error"] == "NONE"
+    assert first["base_offset"] == again["base_offset"] == 0
+    assert produce(cluster, leader, topic, batch(pid, 2, [b"c"]))["base_offset"] == 2
+    gap = produce(cluster, leader, topic, batch(pid, 9, [b"x"]))
+    assert gap["error"] == "OUT_OF_ORDER_SEQUENCE_NUMBER"
+    unknown = produce(cluster, leader, topic, batch(pid + 1_000_000, 4, [b"x"]))
+    assert unknown["error"] == "UNKNOWN_PRODUCER_ID"
+    assert produce(cluster, leader, topic, batch(pid, 0, [b"d"], epoch=1))["base_offset"] == 3  # epoch bump
+    zombie = produce(cluster, leader, topic, batch(pid, 3, [b"x"], epoch=0))
+    assert zombie["error"] == "INVALID_PRODUCER_EPOCH"
+    assert values(cluster, topic, 4) == [b"a", b"b", b"c", b"d"]
+    # the leader shows its producer; `topics describe --json` carries the same list
+    producers = wait_for(lambda: describe(cluster, topic).producers, 10, message="producer state")
+    assert producers == [{"producer_id": pid, "producer_epoch": 1, "last_sequence": 0, "last_offset": 3,
+                          "last_timestamp": 1_700_000_000_000}]
+
+
+def test_producer_ids_are_unique_across_brokers_and_blocks_live_in_zookeeper(cluster):
+    ids = [rpc(cluster.brokers[b], "init_producer_id", {})["producer_id"] for b in (1, 2, 3) for _ in range(3)]
+    assert len(set(ids)) == len(ids)
+    from kazoo.client import KazooClient
+
+    zk = KazooClient(hosts=cluster.zk_connect, timeout=10)
+    zk.start(10)
+    try:
+        block = json.loads(zk.get(layout.PRODUCER_ID_BLOCK)[0])
+    finally:
+        zk.stop()
+        zk.close()
+    assert block["version"] == 1 and block["broker"] in (1, 2, 3)
+    assert int(block["block_end"]) - int(block["block_start"]) == 999
+    assert max(ids) <= int(block["block_end"])
+    tx = rpc(cluster.brokers[1], "init_producer_id", {"transactional_id": "tx"})
+    assert tx["error"] == "INVALID_REQUEST"
+
+
+def test_a_new_leader_dedupes_the_retry_of_a_batch_the_killed_leader_wrote(make_cluster):
+    c = make_cluster(brokers=3)
+    topic = new_topic(c)
+    leader = describe(c, topic).leader
+    pid = rpc(c.brokers[leader], "init_producer_id", {})["producer_id"]
+    assert produce(c, leader, topic, batch(pid, 0, [b"a"]))["base_offset"] == 0
+    # written and replicated (acks=1 answers first; wait until every replica has it),
+    # then the leader dies before the producer hears back: the producer retries.
+    assert produce(c, leader, topic, batch(pid, 1, [b"b", b"c"]), acks=1)["base_offset"] == 1
+    wait_for(lambda: set(describe(c, topic).replica_leos.values()) == {3}, 30, message="the batch on every replica")
+    c.kill(leader)
+    new = wait_for(lambda: (lambda p: p.leader if p.leader not in (-1, leader) else None)(describe(c, topic)),
+                   60, message="a new leader")
+    retry = produce(c, new, topic, batch(pid, 1, [b"b", b"c"]))
+    assert (retry["error"], retry["base_offset"]) == ("NONE", 1)
+    assert produce(c, new, topic, batch(pid, 3, [b"d"]))["base_offset"] == 3
+    assert values(c, topic, 4) == [b"a", b"b", b"c", b"d"]
+
+
+def test_default_producer_writes_each_record_once_through_leader_kills(make_cluster):
+    """Our Producer (acks=all: idempotent by default) keeps sending while the leader is
+    SIGKILLed, twice (the first victim restarted in between): every acknowledged record
+    is stored, none twice."""
+    c = make_cluster(brokers=3)
+    topic = new_topic(c)
+    with Producer(c.bootstrap, acks="all", linger_ms=2, request_timeout_ms=4000, retry_backoff_ms=50) as p:
+        futs = []
+        victim = None
+        for i in range(3000):
+            futs.append(p.send(topic, b"%d" % i, partition=0))
+            if i in (1000, 2000):
+                if victim is not None:
+                    c.start(victim)
+                victim = describe(c, topic).leader
+                c.kill(victim)
+            if i % 200 == 0:
+                time.sleep(0.01)
+        p.flush()
+        ok = [i for i, f in enumerate(futs) if f.exception(1) is None]
+    c.start(victim)
+    stored = values(c, topic, len(ok))
+    counts = Counter(stored)
+    assert not [v for v, n in counts.items() if n > 1], "duplicates"
+    assert not set(b"%d" % i for i in ok) - set(counts), "acknowledged records lost"
+    assert len(ok) >= 2500
+
+
+def test_confluent_kafka_idempotent_producer_through_a_leader_kill(make_cluster):
+    from confluent_kafka import Producer as CProducer
+
+    c = make_cluster(brokers=3)
+    topic = new_topic(c)
+    acked: list[int] = []
+    p = CProducer({"bootstrap.servers": c.kafka_bootstrap, "enable.idempotence": True, "linger.ms": 5,
+                   "message.timeout.ms": 60000})
+    for i in range(2000):
+        p.produce(topic, str(i).encode(), partition=0,
+                  on_delivery=lambda err, msg: acked.append(int(msg.value())) if err is None else None)
+        p.poll(0)
+        if i == 1000:
+            p.flush(30)
+            c.kill(describe(c, topic).leader)
+    assert p.flush(90) == 0
+    stored = values(c, topic, len(acked))
+    counts = Counter(int(v) for v in stored)
+    assert not [v for v, n in counts.items() if n > 1], "duplicates"
+    assert set(acked) <= set(counts) and len(acked) == 2000
