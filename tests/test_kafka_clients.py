@@ -211,9 +211,8 @@ def test_kafka_python_reads_ours_and_we_read_kafka_python(cluster):
         [(i, f"k{i}".encode(), f"ours-{i}".encode(), 1_700_000_000_000 + i) for i in range(50)]
     assert [list(m.headers) for m in got][:2] == [[("h", b"0")], [("h", b"1")]]
 
-    # kafka-python 3 enables idempotence by default, which needs InitProducerId (not served yet)
-    kp = KafkaProducer(bootstrap_servers=cluster.kafka_bootstrap, acks="all", compression_type="gzip",
-                       enable_idempotence=False)
+    # kafka-python 3 is idempotent by default: InitProducerId, then sequenced batches
+    kp = KafkaProducer(bootstrap_servers=cluster.kafka_bootstrap, acks="all", compression_type="gzip")
     for i in range(50):
         kp.send(topic, value=f"theirs-{i}".encode(), key=b"x", partition=0, headers=[("src", b"kp")]).get(30)
     kp.close()

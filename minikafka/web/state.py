@@ -149,6 +149,8 @@ class WebState:
                 "high_watermark": hw, "log_end_offset": leader_leo,
                 "under_replicated": len(isr) < len(replicas), "offline": offline,
                 "replica_states": reps,
+                # idempotent producers the leader knows: id, epoch, last sequence and offset
+                "producers": list((lead or {}).get("producers") or ()),
             })
 
         ids = sorted(set(live) | assigned | set(self.known))

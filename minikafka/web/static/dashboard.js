@@ -142,7 +142,12 @@ function renderPartition(p, alive) {
     "data-hw": p.high_watermark, "data-leo": p.log_end_offset,
     "data-under-replicated": p.under_replicated, "data-offline": p.offline,
   },
-    el("td", { class: "topic" }, p.topic, flags.length ? el("span", { class: "flags" }, ...flags) : null),
+    el("td", { class: "topic" }, p.topic, flags.length ? el("span", { class: "flags" }, ...flags) : null,
+      (p.producers || []).length ? el("div", {
+        class: "producers",
+        title: p.producers.map((x) => `producer ${x.producer_id} epoch ${x.producer_epoch}: ` +
+          `last sequence ${x.last_sequence} at offset ${x.last_offset}`).join("\n"),
+      }, `${p.producers.length} idempotent producer${p.producers.length > 1 ? "s" : ""}`) : null),
     el("td", { class: "num" }, p.partition),
     el("td", { class: "num leader" }, leaderCell),
     el("td", { class: "num epoch" }, p.leader_epoch),
