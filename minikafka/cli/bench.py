@@ -29,6 +29,10 @@ def add_parsers(subparsers: argparse._SubParsersAction) -> None:
     prod.add_argument("--replication-factor", dest="replication_factor", type=int, default=3)
     prod.add_argument("--linger-ms", dest="linger_ms", type=int, default=5)
     prod.add_argument("--batch-size", dest="batch_size", type=int, default=65536)
+    prod.add_argument("--compression-type", dest="compression_type", default="none",
+                      choices=("none", "gzip", "snappy", "lz4", "zstd"))
+    prod.add_argument("--no-idempotence", dest="idempotence", action="store_false",
+                      help="turn off the idempotent producer (on by default with --acks all)")
     add_dir_and_bootstrap(prod)
     prod.set_defaults(func=cmd_produce)
     cons = bsub.add_parser("consume", help="read a topic from the beginning and time it")
@@ -53,7 +57,9 @@ def cmd_produce(args: argparse.Namespace) -> int:
     acks = "all" if args.acks == "all" else int(args.acks)
     sent_at: list[float] = []
     latencies: list[float] = []
-    with Producer(bootstrap, acks=acks, linger_ms=args.linger_ms, batch_size=args.batch_size) as producer:
+    idempotent = args.idempotence and acks == "all"
+    with Producer(bootstrap, acks=acks, linger_ms=args.linger_ms, batch_size=args.batch_size,
+                  compression_type=args.compression_type, enable_idempotence=idempotent) as producer:
         start = time.perf_counter()
         for i in range(args.records):
             t = time.perf_counter()
@@ -67,7 +73,8 @@ def cmd_produce(args: argparse.Namespace) -> int:
     def pct(q: float) -> float:
         return latencies[min(len(latencies) - 1, int(q * len(latencies)))] * 1000 if latencies else float("nan")
     mb = args.records * args.value_size / 1e6
-    print(f"produce acks={args.acks} topic={topic} records={args.records} value_size={args.value_size} "
+    print(f"produce acks={args.acks} idempotence={'on' if idempotent else 'off'} "
+          f"compression={args.compression_type} topic={topic} records={args.records} value_size={args.value_size} "
           f"elapsed_s={elapsed:.2f} records_per_s={args.records / elapsed:,.0f} MB_per_s={mb / elapsed:.2f} "
           f"latency_ms_p50={pct(0.5):.1f} p99={pct(0.99):.1f}")
     return 0

@@ -94,6 +94,9 @@ def add_parsers(subparsers: argparse._SubParsersAction) -> None:
     produce.add_argument("--compression-type", dest="compression_type", default="none",
                          choices=("none", "gzip", "snappy", "lz4", "zstd"),
                          help="compress each batch with this codec (default none)")
+    produce.add_argument("--no-idempotence", dest="idempotence", action="store_false",
+                         help="turn off the idempotent producer (on by default with --acks all: a retried "
+                              "batch is never written twice)")
     add_dir_and_bootstrap(produce)
     produce.set_defaults(func=cmd_produce)
 
@@ -293,7 +296,8 @@ def cmd_produce(args: argparse.Namespace) -> int:
 
     producer = Producer(resolve_bootstrap(args), acks=args.acks, delivery_timeout_ms=args.delivery_timeout_ms,
                         request_timeout_ms=min(30000, args.delivery_timeout_ms),
-                        compression_type=getattr(args, "compression_type", "none"))
+                        compression_type=getattr(args, "compression_type", "none"),
+                        enable_idempotence=args.idempotence and args.acks in ("all", "-1"))
     try:
         partitions = producer.partitions_for(args.topic)
         if args.partition is not None and args.partition not in partitions:
