@@ -29,10 +29,12 @@ partition has all three replicas in its ISR) and checks that
 The outcome is a :class:`Summary`; ``Summary.line()`` is the one-line report of
 ``scripts/chaos.py``::
 
-    acked=21345 lost=0 duplicated=12 faults=30 leader_elections=41 unclean=0 longest_unavailable_ms=6120 ok=true
+    acked=30146 lost=0 duplicated=0 faults=30 leader_elections=28 unclean=0 longest_unavailable_ms=8074 ok=true
 
-``duplicated`` counts values present more than once in the final log (a producer
-retry after an indefinite error may write a record twice; that is not a failure).
+``duplicated`` counts values present more than once in the final log.  The producers
+are idempotent (the default with acks=all), so a retry never writes a record twice and
+any duplicate fails the run; with ``idempotence=False`` (``--no-idempotence``) a retry
+after an indefinite error may write a record twice, which is then not a failure.
 ``leader_elections`` and ``unclean`` count ``leader_elected`` and
 ``unclean_election`` events gathered from every broker's event timeline while the
 run goes on.  ``longest_unavailable_ms`` is the longest time without any
@@ -200,8 +202,9 @@ class Workload:
     """Producer and consumer threads and what they observed."""
 
     def __init__(self, bootstrap: str, topic: str, partitions: int, producers: int, consumers: int,
-                 rate_per_producer: float, log: Callable[[str], None]) -> None:
+                 rate_per_producer: float, log: Callable[[str], None], idempotence: bool = True) -> None:
         self.bootstrap = bootstrap
+        self.idempotence = idempotence
         self.topic = topic
         self.partitions = partitions
         self.n_producers = producers
@@ -250,7 +253,8 @@ class Workload:
         window = threading.Semaphore(200)
         try:
             producer = Producer(self.bootstrap, acks="all", linger_ms=5, request_timeout_ms=8000,
-                                delivery_timeout_ms=60000, retry_backoff_ms=100, client_id=f"chaos-producer-{index}")
+                                delivery_timeout_ms=60000, retry_backoff_ms=100, client_id=f"chaos-producer-{index}",
+                                enable_idempotence=self.idempotence)
         except Exception as exc:
             self.problems.append(f"producer {index} could not start: {exc}")
             return
@@ -745,7 +749,8 @@ def run(*, dir: str | None = None, storage: str = "disk", truncation: str = "lea
         faults: int | None = None, duration: float | None = None, partitions: int = 3, producers: int = 2,
         consumers: int = 1, rate: float = 150.0, scenario: str = "random", interval_s: tuple[float, float] = (2.0, 5.0),
         heal_timeout_s: float = 120.0, topic: str | None = None, keep: bool = False,
-        broker_configs: dict[str, str] | None = None, log: Callable[[str], None] | None = None) -> Summary:
+        broker_configs: dict[str, str] | None = None, log: Callable[[str], None] | None = None,
+        idempotence: bool = True) -> Summary:
     """Run the fault-injection suite and return its :class:`Summary`.
 
     ``dir``: use the cluster recorded there (started there if none runs); default a new
@@ -804,7 +809,7 @@ def run(*, dir: str | None = None, storage: str = "disk", truncation: str = "lea
         nemesis = Nemesis(dir, zk, topic, partitions, rng, storage, session_ms, log, scenario, interval_s)
         events = EventCollector(brokers, since=time.time(), skip=nemesis.unreachable)
         events.start()
-        workload = Workload(bootstrap, topic, partitions, producers, consumers, rate, log)
+        workload = Workload(bootstrap, topic, partitions, producers, consumers, rate, log, idempotence)
         workload.start()
 
         # -- fault phase
@@ -903,7 +908,11 @@ def run(*, dir: str | None = None, storage: str = "disk", truncation: str = "lea
             summary.problems.append(f"{summary.vanished_reads} records read by consumers are not in the final log")
         if not summary.acked:
             summary.problems.append("no record was acknowledged")
+        if idempotence and summary.duplicated:
+            summary.problems.append(f"{summary.duplicated} values are in the log more than once although "
+                                    f"the producers are idempotent")
         summary.ok = (summary.lost == 0 and not summary.divergent and summary.vanished_reads == 0
+                      and (summary.duplicated == 0 or not idempotence)
                       and summary.healed and summary.acked > 0 and not workload.problems and not nemesis.problems)
     except Exception as exc:
         summary.ok = False

@@ -48,6 +48,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", action="store_true", help="keep the temporary cluster folder even when ok")
     parser.add_argument("--config", action="append", default=[], metavar="KEY=VALUE",
                         help="an extra broker setting for a cluster started here (repeatable)")
+    parser.add_argument("--no-idempotence", dest="idempotence", action="store_false",
+                        help="non-idempotent producers: duplicates from retries are then allowed")
     parser.add_argument("-v", "--verbose", action="store_true", help="print faults and progress on stderr")
     args = parser.parse_args(argv)
 
@@ -66,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
                         faults=args.faults, duration=args.duration, partitions=args.partitions,
                         producers=args.producers, consumers=args.consumers, rate=args.rate,
                         scenario=args.scenario, interval_s=tuple(args.interval), keep=args.keep,
-                        broker_configs=configs, log=log)
+                        broker_configs=configs, log=log, idempotence=args.idempotence)
     print(summary.line(), flush=True)
     if not summary.ok or args.verbose:
         print(summary.details(), file=sys.stderr, flush=True)

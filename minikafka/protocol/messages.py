@@ -193,7 +193,7 @@ _api(
 
 _api(
     "create_topics",
-    "Create topics: any broker validates and writes /brokers/topics/T (placement rule of SEMANTICS.md) and "
+    "Create topics: any broker validates and writes /brokers/topics/T (Kafka's round-robin replica placement, replication/rules.py) and "
     "/config/topics/T; the controller then elects leaders. With timeout_ms > 0 the answer waits until every "
     "partition has a leader in this broker's metadata.",
     (

@@ -1,6 +1,6 @@
 """Small pure decisions of Kafka's replication, each testable against a table.
 
-See SEMANTICS.md for the rules these functions implement.
+docs/replication.md explains the rules these functions implement.
 """
 from __future__ import annotations
 
@@ -71,7 +71,7 @@ def elect_leader(replicas: Sequence[int], isr: Sequence[int], live: set[int] | f
 
 
 def shrink_isr_on_failure(isr: Sequence[int], dead: int) -> tuple[int, ...]:
-    """Remove a dead broker from an ISR, but never the last member (SEMANTICS.md)."""
+    """Remove a dead broker from an ISR, but never the last member (as Kafka's controller does)."""
     rest = tuple(b for b in isr if b != dead)
     return rest if rest else tuple(isr)
 
