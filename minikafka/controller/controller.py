@@ -187,11 +187,14 @@ class Controller:
                                                       f"{len(self.ctx.topics)} topics, live brokers {sorted(self.ctx.live)}")
         new = [tp for tp, info in self.ctx.partitions() if info.state is None]
         await self._initialize(new)
+        # Memory-storage brokers that restarted since a partition's last state write come
+        # back empty: out of its ISR first, while the znode's mzxid still tells (any
+        # write below moves it past their registration and would hide the restart).
+        await self._drop_restarted_memory_replicas()
         # Replicas on brokers that are not registered are offline (Kafka's replica state
         # machine start-up): new leaders where they led, out of the ISRs elsewhere.
         dead = {r for _, info in self.ctx.partitions() for r in info.replicas if r not in self.ctx.live}
         await self._offline_replicas(dead)
-        await self._drop_restarted_memory_replicas()
         self._send_metadata(all_partitions=True)
         self._send_leader_and_isr([tp for tp, _ in self.ctx.partitions()], new=set(new))
 
