@@ -85,6 +85,11 @@ def test_a_retried_batch_is_written_once_and_gaps_and_old_epochs_are_refused(clu
     producers = wait_for(lambda: describe(cluster, topic).producers, 10, message="producer state")
     assert producers == [{"producer_id": pid, "producer_epoch": 1, "last_sequence": 0, "last_offset": 3,
                           "last_timestamp": 1_700_000_000_000}]
+    from process_helpers import run_cli
+
+    r = run_cli("topics", "describe", topic, "--json", "--bootstrap-server", cluster.bootstrap)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["topics"][0]["partitions"][0]["producers"] == producers
 
 
 def test_producer_ids_are_unique_across_brokers_and_blocks_live_in_zookeeper(cluster):

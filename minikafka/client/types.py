@@ -125,6 +125,7 @@ class PartitionDescription:
             "checksum_upto": self.checksum_upto,
             "replica_checksums": {str(k): v for k, v in self.replica_checksums.items()},
             "replicas_agree": self.replicas_agree,
+            "producers": [dict(p) for p in self.producers],
             "error": self.error,
         }
 
