@@ -8,7 +8,7 @@ order holds, retries included.  Retriable errors refresh metadata, back off
 ``retry_backoff_ms`` and retry until ``delivery_timeout_ms`` after the batch was
 created; other errors fail the records' futures.
 
-Idempotence (``enable_idempotence``, on by default with acks="all" as in Kafka 3.x
+Idempotence (``enable_idempotence``, on by default with acks="all" and retries as in Kafka 3.x
 clients): the producer gets a producer id from a broker (InitProducerId) and gives
 every batch, on its first send, the next sequence numbers of its partition; a retry
 resends the same bytes, so a leader (old or new) that already has the batch answers
@@ -110,7 +110,8 @@ class AIOProducer:
     ) -> None:
         self.acks = normalize_acks(acks)
         if enable_idempotence is None:
-            enable_idempotence = self.acks == -1
+            # Kafka 3.x: on by default unless acks or retries conflict with it
+            enable_idempotence = self.acks == -1 and int(retries) >= 1
         elif enable_idempotence and self.acks != -1:
             raise errors.ClientError("enable_idempotence needs acks='all' (set acks='all' or enable_idempotence=False)")
         if enable_idempotence and int(retries) < 1:
