@@ -7,6 +7,7 @@
 * :class:`MiniKafkaStreamReader`: ``spark.readStream``: JSON offsets
   ``{"topic": {"0": 12}}``, admission control with ``maxOffsetsPerTrigger``,
   ``Trigger.AvailableNow``.
+* ``df.write`` / ``df.writeStream``: the sink of :mod:`minikafka.spark.sink`.
 
 Readers run in Spark's Python workers and yield ``pyarrow.RecordBatch`` objects,
 one per fetch answer.  Reader objects are pickled to those workers, so the cluster
@@ -22,6 +23,7 @@ from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadLimit, ReadMa
 from pyspark.sql.types import StructType
 
 from .arrow import arrow_schema, decode, spark_schema
+from .sink import MiniKafkaBatchWriter, MiniKafkaStreamWriter, check_sink_schema, parse_sink_options
 from .cluster import SourceClient
 from .offsets import (
     OffsetRange,
@@ -127,23 +129,30 @@ def resolve_start(client: SourceClient, opts: SourceOptions, tps: list[TopicPart
 
 
 class MiniKafkaDataSource(DataSource):
-    """``spark.read.format("minikafka")`` and ``spark.readStream.format("minikafka")``.
+    """``spark.read`` / ``spark.readStream`` and ``df.write`` / ``df.writeStream`` with
+    ``format("minikafka")``.
 
-    Options are those of Spark's Kafka source (docs/spark.md); they are checked when
-    the source is created, and again for the batch or streaming rules when the query
-    is planned.
+    Read options are those of Spark's Kafka source, write options those of its Kafka
+    sink (docs/spark.md); they are checked when Spark asks for the schema (reads) or a
+    writer, and again for the batch or streaming rules when the query is planned.
     """
-
-    def __init__(self, options: Any) -> None:
-        super().__init__(options)
-        self.parsed = parse_options(dict(options))
 
     @classmethod
     def name(cls) -> str:
         return NAME
 
     def schema(self) -> StructType:
-        return spark_schema(self.parsed.include_headers)
+        return spark_schema(parse_options(dict(self.options)).include_headers)
+
+    def writer(self, schema: StructType, overwrite: bool) -> "MiniKafkaBatchWriter":
+        opts = parse_sink_options(dict(self.options))
+        check_sink_schema(schema, opts)
+        return MiniKafkaBatchWriter(opts, schema)
+
+    def streamWriter(self, schema: StructType, overwrite: bool) -> "MiniKafkaStreamWriter":
+        opts = parse_sink_options(dict(self.options))
+        check_sink_schema(schema, opts)
+        return MiniKafkaStreamWriter(opts, schema)
 
     def reader(self, schema: StructType) -> "MiniKafkaBatchReader":
         opts = parse_options(dict(self.options), BATCH)
