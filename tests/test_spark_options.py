@@ -103,7 +103,18 @@ def test_offsets_json_round_trip():
     ({**BOOT, "bootstrap.servers": "other:1", "subscribe": "a"}, None, ["disagree"]),
     ({**BOOT, "subscribe": "a", "startingOfsets": "earliest"}, None, ["unknown option 'startingOfsets'"]),
     ({**BOOT, "subscribe": "a", "kafka.fetch.max.bytes": "1"}, None, ["'kafka.fetch.max.bytes'", "not supported"]),
-    ({**BOOT, "subscribe": "a", "minOffsetsPerTrigger": "5"}, None, ["'minOffsetsPerTrigger'", "not supported"]),
+    ({**BOOT, "subscribe": "a", "maxTriggerDelay": "5"}, BATCH, ["'maxTriggerDelay'", "streaming queries only"]),
+    ({**BOOT, "subscribe": "a", "maxTriggerDelay": "soon"}, STREAM, ["'maxTriggerDelay'", "duration"]),
+    ({**BOOT, "subscribe": "a", "minOffsetsPerTrigger": "0"}, STREAM, ["'minOffsetsPerTrigger'", "positive"]),
+    ({**BOOT, "subscribe": "a", "maxRecordsPerPartition": "x"}, None, ["'maxRecordsPerPartition'"]),
+    ({**BOOT, "subscribe": "a", "startingTimestamp": "yesterday"}, None, ["'startingTimestamp'", "milliseconds"]),
+    ({**BOOT, "subscribe": "a", "startingOffsetsByTimestamp": '{"a":{"0":"x"}}'}, None,
+     ["'startingOffsetsByTimestamp'", "JSON"]),
+    ({**BOOT, "subscribe": "a", "endingTimestamp": "1000"}, STREAM, ["'endingTimestamp'", "not valid in streaming"]),
+    ({**BOOT, "subscribe": "a", "startingOffsetsByTimestampStrategy": "guess"}, None,
+     ["'startingOffsetsByTimestampStrategy'", "'error' or 'latest'"]),
+    ({**BOOT, "assign": '{"a":[0,1]}', "startingOffsetsByTimestamp": '{"a":{"0":5}}'}, None,
+     ["'startingOffsets'", "all TopicPartitions"]),
     ({**BOOT, "subscribe": "a", "path": "/x"}, None, ["takes no path"]),
 ])
 def test_bad_options_fail_with_a_message_naming_the_option(options, mode, words):
@@ -197,3 +208,31 @@ def test_without_fail_on_data_loss_the_range_is_skipped_with_a_warning(caplog):
 def test_gone_partitions_are_data_loss():
     with pytest.raises(DataLossError, match=r"\{t-1\} are gone"):
         plan_ranges({("t", 0): 1, ("t", 1): 1}, {("t", 0): 2}, {}, True)
+
+
+# ----- timestamps, maxRecordsPerPartition, minOffsetsPerTrigger ------------------------------
+def test_timestamp_options_take_precedence_as_in_spark():
+    opts = parse_options({**BOOT, "subscribe": "a", "startingOffsets": "earliest",
+                          "startingOffsetsByTimestamp": '{"a":{"0":5}}', "startingTimestamp": "7"}, BATCH)
+    assert (opts.starting.kind, opts.starting.timestamp) == ("timestamp", 7)
+    opts = parse_options({**BOOT, "subscribe": "a", "startingOffsets": "earliest",
+                          "startingOffsetsByTimestamp": '{"a":{"0":5}}',
+                          "endingOffsetsByTimestamp": '{"a":{"0":9}}'}, BATCH)
+    assert (opts.starting.kind, opts.starting.offsets) == ("timestamp", {("a", 0): 5})
+    assert (opts.ending.kind, opts.ending.offsets) == ("timestamp", {("a", 0): 9})
+    assert opts.timestamp_strategy == "error"
+    opts = parse_options({**BOOT, "subscribe": "a", "minOffsetsPerTrigger": "100", "maxTriggerDelay": "30s",
+                          "startingOffsetsByTimestampStrategy": "LATEST", "maxRecordsPerPartition": "10"}, STREAM)
+    assert (opts.min_offsets_per_trigger, opts.max_trigger_delay_ms) == (100, 30_000)
+    assert (opts.timestamp_strategy, opts.max_records_per_partition) == ("latest", 10)
+    assert parse_options({**BOOT, "subscribe": "a"}, STREAM).max_trigger_delay_ms == 15 * 60 * 1000
+
+
+def test_max_records_per_partition_cuts_ranges_into_equal_parts():
+    ranges = [OffsetRange("t", 0, 0, 25), OffsetRange("t", 1, 100, 104)]
+    out = split_ranges(ranges, None, 10)
+    assert out == [OffsetRange("t", 0, 0, 8), OffsetRange("t", 0, 8, 16), OffsetRange("t", 0, 16, 25),
+                   OffsetRange("t", 1, 100, 104)]
+    assert all(r.size <= 10 for r in out)
+    both = split_ranges(ranges, 8, 10)  # minPartitions first, then the cap
+    assert len(both) >= 8 and all(r.size <= 10 for r in both) and sum(r.size for r in both) == 29

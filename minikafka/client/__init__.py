@@ -10,6 +10,7 @@ from .types import (
     BrokerInfo,
     ClusterDescription,
     ConsumerRecord,
+    OffsetAndTimestamp,
     PartitionDescription,
     RecordMetadata,
     TopicDescription,
@@ -18,6 +19,6 @@ from .types import (
 
 __all__ = [
     "AIOAdmin", "AIOConsumer", "AIOProducer", "Admin", "BrokerInfo", "ClusterDescription", "Consumer",
-    "ConsumerRecord", "PartitionDescription", "Producer", "RecordMetadata", "TopicDescription",
+    "ConsumerRecord", "OffsetAndTimestamp", "PartitionDescription", "Producer", "RecordMetadata", "TopicDescription",
     "TopicPartition", "murmur2", "partition_for_key",
 ]

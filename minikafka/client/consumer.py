@@ -23,7 +23,7 @@ from ..protocol.messages import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
 from ..protocol.records import iter_records, split_batches
 from .connection import Connection
 from .metadata import Metadata, group_by_leader, needs_refresh
-from .types import ConsumerRecord, TopicPartition
+from .types import ConsumerRecord, OffsetAndTimestamp, TopicPartition
 
 RESETS = ("earliest", "latest", "none")
 _RESET_TS = {"earliest": EARLIEST_TIMESTAMP, "latest": LATEST_TIMESTAMP}
@@ -200,6 +200,22 @@ class AIOConsumer:
         """High watermarks of ``tps`` (the offset the next committed record will get)."""
         return await self._list_offsets([as_tp(tp) for tp in tps], LATEST_TIMESTAMP)
 
+    async def offsets_for_times(self, timestamps: dict[Any, int]) -> dict[TopicPartition, OffsetAndTimestamp | None]:
+        """For each partition, the first committed offset whose record timestamp is at least
+        the given one (ms), with that timestamp; None where no committed record is that late."""
+        by_time: dict[int, list[TopicPartition]] = {}
+        for tp, ts in timestamps.items():
+            if int(ts) < 0:
+                raise errors.ClientError(f"timestamps must be >= 0, got {ts} for {tp}")
+            by_time.setdefault(int(ts), []).append(as_tp(tp))
+        out: dict[TopicPartition, OffsetAndTimestamp | None] = {}
+        for ts, tps in by_time.items():
+            found: dict[TopicPartition, int] = {}
+            offsets = await self._list_offsets(tps, ts, timestamps_out=found)
+            for tp, off in offsets.items():
+                out[tp] = OffsetAndTimestamp(off, found.get(tp, -1)) if off >= 0 else None
+        return out
+
     # ----- poll ---------------------------------------------------------
     async def poll(self, timeout_ms: int = 0, max_records: int | None = None) -> list[ConsumerRecord]:
         """Records after the current positions, at most ``max_records``, ordered per partition.
@@ -367,7 +383,8 @@ class AIOConsumer:
                     st.position, st.reset = off, None
                     st.buffer.clear()
 
-    async def _list_offsets(self, tps: list[TopicPartition], timestamp: int, partial: bool = False) -> dict[TopicPartition, int]:
+    async def _list_offsets(self, tps: list[TopicPartition], timestamp: int, partial: bool = False,
+                            timestamps_out: dict[TopicPartition, int] | None = None) -> dict[TopicPartition, int]:
         """Offsets from each partition's leader; with ``partial`` failures are left out.
 
         Retriable errors (no leader yet, a leader that moved, stale metadata) are retried
@@ -375,7 +392,7 @@ class AIOConsumer:
         deadline = time.monotonic() + self.request_timeout_ms / 1000
         while True:
             try:
-                return await self._list_offsets_once(tps, timestamp, partial)
+                return await self._list_offsets_once(tps, timestamp, partial, timestamps_out)
             except errors.KafkaError as exc:
                 if partial or not exc.retriable or time.monotonic() >= deadline:
                     raise
@@ -383,7 +400,8 @@ class AIOConsumer:
                 await asyncio.sleep(self.retry_backoff_ms / 1000)
                 await self._refresh_meta(force=True)
 
-    async def _list_offsets_once(self, tps: list[TopicPartition], timestamp: int, partial: bool) -> dict[TopicPartition, int]:
+    async def _list_offsets_once(self, tps: list[TopicPartition], timestamp: int, partial: bool,
+                                 timestamps_out: dict[TopicPartition, int] | None = None) -> dict[TopicPartition, int]:
         self._check_open()
         if not tps:
             return {}
@@ -428,6 +446,8 @@ class AIOConsumer:
                     first_error = first_error or exc
                     continue
                 out[TopicPartition(p["topic"], p["partition"])] = p["offset"]
+                if timestamps_out is not None:
+                    timestamps_out[TopicPartition(p["topic"], p["partition"])] = p.get("timestamp", -1)
         if not partial and len(out) < len(tps):
             raise first_error or errors.UnknownServerError("list_offsets answers are missing partitions")
         return out

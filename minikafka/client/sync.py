@@ -298,6 +298,10 @@ class Consumer(_BlockingClient):
     def end_offsets(self, tps: Iterable[Any]) -> dict[TopicPartition, int]:
         return self._lt.run(self._core.end_offsets(list(tps)))
 
+    def offsets_for_times(self, timestamps: dict[Any, int]) -> dict[TopicPartition, Any]:
+        """First committed offset at or after each timestamp (None where there is none)."""
+        return self._lt.run(self._core.offsets_for_times(dict(timestamps)))
+
 
 
 class Admin(_BlockingClient):

@@ -51,6 +51,15 @@ class ConsumerRecord:
 
 
 @dataclass(frozen=True)
+class OffsetAndTimestamp:
+    """``offsets_for_times``: the first offset whose record timestamp is at least the
+    one asked for, and that record's timestamp (kafka-python's OffsetAndTimestamp)."""
+
+    offset: int
+    timestamp: int
+
+
+@dataclass(frozen=True)
 class BrokerInfo:
     """A live broker as listed in metadata."""
 

@@ -77,13 +77,31 @@ def _part_count(size: int, total: int, min_parts: int) -> int:
     return max(math.ceil(size / total * min_parts), 1)
 
 
-def split_ranges(ranges: list[OffsetRange], min_partitions: int | None) -> list[OffsetRange]:
+def split_ranges(ranges: list[OffsetRange], min_partitions: int | None,
+                 max_records: int | None = None) -> list[OffsetRange]:
     """Non-empty ranges, split like Spark's ``KafkaOffsetRangeCalculator.getRanges``.
 
     Without ``minPartitions``, or when there are already that many ranges, one range per
     topic-partition.  Otherwise large ranges are cut into parts in proportion to their
     size so that there are at least ``minPartitions`` ranges; small ones stay whole.
+    With ``maxRecordsPerPartition`` every range is then cut into equal parts of at most
+    that many offsets.
     """
+    ranges = _split_min(ranges, min_partitions)
+    if not max_records:
+        return ranges
+    out: list[OffsetRange] = []
+    for r in ranges:
+        parts = -(-r.size // max_records)
+        start = r.start
+        for part in range(parts):
+            end = r.start + (r.size * (part + 1)) // parts
+            out.append(OffsetRange(r.topic, r.partition, start, end))
+            start = end
+    return out
+
+
+def _split_min(ranges: list[OffsetRange], min_partitions: int | None) -> list[OffsetRange]:
     ranges = [r for r in ranges if r.size > 0]
     if not min_partitions or len(ranges) >= min_partitions:
         return ranges

@@ -42,15 +42,21 @@ KNOWN = {
     "includeheaders": "includeHeaders",
     "minpartitions": "minPartitions",
     "kafkaconsumer.polltimeoutms": "kafkaConsumer.pollTimeoutMs",
+    "startingoffsetsbytimestamp": "startingOffsetsByTimestamp",
+    "endingoffsetsbytimestamp": "endingOffsetsByTimestamp",
+    "startingtimestamp": "startingTimestamp",
+    "endingtimestamp": "endingTimestamp",
+    "startingoffsetsbytimestampstrategy": "startingOffsetsByTimestampStrategy",
+    "maxrecordsperpartition": "maxRecordsPerPartition",
+    "minoffsetspertrigger": "minOffsetsPerTrigger",
+    "maxtriggerdelay": "maxTriggerDelay",
 }
 
 # Options of Spark's Kafka source this source does not implement: named in the error.
 SPARK_ONLY = {
     k.lower(): k
     for k in (
-        "startingOffsetsByTimestamp", "endingOffsetsByTimestamp", "startingTimestamp", "endingTimestamp",
-        "startingOffsetsByTimestampStrategy", "minOffsetsPerTrigger", "maxTriggerDelay",
-        "maxRecordsPerPartition", "groupIdPrefix", "fetchOffset.numRetries", "fetchOffset.retryIntervalMs",
+        "groupIdPrefix", "fetchOffset.numRetries", "fetchOffset.retryIntervalMs",
         "kafka.group.id", "includeTimestamp",
     )
 }
@@ -68,17 +74,23 @@ TopicPartitionKey = tuple[str, int]
 
 @dataclass(frozen=True)
 class OffsetSpec:
-    """``startingOffsets`` / ``endingOffsets``: "earliest", "latest" or specific offsets.
+    """``startingOffsets`` / ``endingOffsets``: "earliest", "latest" or specific offsets;
+    or, from the timestamp options, "timestamp".
 
     ``offsets`` maps ``(topic, partition)`` to an offset, or to EARLIEST (-2) / LATEST (-1),
-    and is only set when ``kind == "specific"``.
+    when ``kind == "specific"``, and to a timestamp (ms) for ``startingOffsetsByTimestamp``
+    / ``endingOffsetsByTimestamp`` (``kind == "timestamp"``); ``timestamp`` is the one
+    timestamp of ``startingTimestamp`` / ``endingTimestamp`` for every partition.
     """
 
-    kind: str  # "earliest", "latest", "specific"
+    kind: str  # "earliest", "latest", "specific", "timestamp"
     offsets: dict[TopicPartitionKey, int] = field(default_factory=dict, hash=False, compare=True)
+    timestamp: int | None = None
 
     def __str__(self) -> str:
-        if self.kind != "specific":
+        if self.kind == "timestamp" and self.timestamp is not None:
+            return f"timestamp {self.timestamp}"
+        if self.kind not in ("specific", "timestamp"):
             return self.kind
         return json.dumps(offsets_to_json(self.offsets), sort_keys=True)
 
@@ -99,6 +111,10 @@ class SourceOptions:
     include_headers: bool = False
     min_partitions: int | None = None
     poll_timeout_ms: int = DEFAULT_POLL_TIMEOUT_MS
+    timestamp_strategy: str = "error"  # startingOffsetsByTimestampStrategy: "error" or "latest"
+    max_records_per_partition: int | None = None
+    min_offsets_per_trigger: int | None = None
+    max_trigger_delay_ms: int = 15 * 60 * 1000
 
     def describe_subscription(self) -> str:
         if self.strategy == "subscribe":
@@ -229,6 +245,40 @@ def _offset_spec(name: str, value: str, allowed: tuple[str, ...]) -> OffsetSpec:
     return OffsetSpec("specific", offsets)
 
 
+def _timestamp(name: str, value: str) -> int:
+    try:
+        ts = int(value.strip())
+    except (TypeError, ValueError):
+        raise OptionError(f"option '{name}' must be a timestamp in milliseconds since the epoch, got {value!r}") from None
+    if ts < 0:
+        raise OptionError(f"option '{name}' must be a timestamp >= 0, got {value!r}")
+    return ts
+
+
+def _timestamp_spec(name: str, value: str) -> OffsetSpec:
+    v = value.strip()
+    example = '{"topicA":{"0":1700000000000,"1":1700000000000}}'
+    try:
+        stamps = offsets_from_json(v, name) if v.startswith("{") else None
+    except ValueError:
+        stamps = None
+    if not stamps:
+        raise OptionError(f"option '{name}': expected JSON like {example}, got {value}")
+    for (topic, partition), ts in stamps.items():
+        if ts < 0:
+            raise OptionError(f"option '{name}': timestamp {ts} of {topic}-{partition} is invalid (use ms >= 0)")
+    return OffsetSpec("timestamp", stamps)
+
+
+def _duration_ms(name: str, value: str) -> int:
+    """Spark's time strings: ``500ms``, ``30s``, ``15m``, ``1h``, ``2d``, or plain milliseconds."""
+    m = re.fullmatch(r"\s*(\d+)\s*(ms|s|m|min|h|d)?\s*", value.lower())
+    if not m:
+        raise OptionError(f"option '{name}' must be a duration like 30s, 15m or 1h, got {value!r}")
+    unit = {"ms": 1, "s": 1000, "m": 60_000, "min": 60_000, "h": 3_600_000, "d": 86_400_000, None: 1}[m.group(2)]
+    return int(m.group(1)) * unit
+
+
 def parse_options(options: Mapping[str, Any], mode: str | None = None) -> SourceOptions:
     """Validate the source options; ``mode`` BATCH or STREAM adds that mode's rules.
 
@@ -295,7 +345,11 @@ def parse_options(options: Mapping[str, Any], mode: str | None = None) -> Source
     else:
         starting_allowed = ("earliest", "latest")
         default_start = "latest" if mode == STREAM else "earliest"
-    if "startingoffsets" in params:
+    if "startingtimestamp" in params:  # Spark: startingTimestamp > ...ByTimestamp > startingOffsets
+        starting = OffsetSpec("timestamp", timestamp=_timestamp("startingTimestamp", params["startingtimestamp"]))
+    elif "startingoffsetsbytimestamp" in params:
+        starting = _timestamp_spec("startingOffsetsByTimestamp", params["startingoffsetsbytimestamp"])
+    elif "startingoffsets" in params:
         value = params["startingoffsets"]
         if mode == BATCH and value.strip().lower() == "latest":
             raise OptionError("option 'startingOffsets': starting offset can't be latest for batch queries on Kafka")
@@ -307,9 +361,14 @@ def parse_options(options: Mapping[str, Any], mode: str | None = None) -> Source
                                       "latest for batch queries on Kafka")
     else:
         starting = OffsetSpec(default_start)
-    if "endingoffsets" in params:
-        if mode == STREAM:
-            raise OptionError("option 'endingOffsets': ending offset not valid in streaming queries")
+    for key in ("endingoffsets", "endingoffsetsbytimestamp", "endingtimestamp"):
+        if key in params and mode == STREAM:
+            raise OptionError(f"option '{KNOWN[key]}': ending offset not valid in streaming queries")
+    if "endingtimestamp" in params:
+        ending = OffsetSpec("timestamp", timestamp=_timestamp("endingTimestamp", params["endingtimestamp"]))
+    elif "endingoffsetsbytimestamp" in params:
+        ending = _timestamp_spec("endingOffsetsByTimestamp", params["endingoffsetsbytimestamp"])
+    elif "endingoffsets" in params:
         value = params["endingoffsets"]
         if value.strip().lower() == "earliest":
             raise OptionError("option 'endingOffsets': ending offset can't be earliest for batch queries on Kafka")
@@ -323,7 +382,7 @@ def parse_options(options: Mapping[str, Any], mode: str | None = None) -> Source
     if strategy == "assign":
         assigned = set(assignment)
         for spec, name in ((starting, "startingOffsets"), (ending, "endingOffsets")):
-            if spec.kind == "specific" and set(spec.offsets) != assigned:
+            if spec.kind in ("specific", "timestamp") and spec.offsets and set(spec.offsets) != assigned:
                 raise OptionError(_partitions_mismatch(name, set(spec.offsets), assigned))
 
     max_offsets = None
@@ -335,6 +394,23 @@ def parse_options(options: Mapping[str, Any], mode: str | None = None) -> Source
     poll_timeout_ms = DEFAULT_POLL_TIMEOUT_MS
     if "kafkaconsumer.polltimeoutms" in params:
         poll_timeout_ms = _positive_int("kafkaConsumer.pollTimeoutMs", params["kafkaconsumer.polltimeoutms"])
+    strategy_name = params.get("startingoffsetsbytimestampstrategy", "error").strip().lower()
+    if strategy_name not in ("error", "latest"):
+        raise OptionError("option 'startingOffsetsByTimestampStrategy' must be 'error' or 'latest', "
+                          f"got {params['startingoffsetsbytimestampstrategy']!r}")
+    max_records = None
+    if "maxrecordsperpartition" in params:
+        max_records = _positive_int("maxRecordsPerPartition", params["maxrecordsperpartition"])
+    min_offsets = None
+    max_delay_ms = 15 * 60 * 1000
+    if "minoffsetspertrigger" in params or "maxtriggerdelay" in params:
+        if mode == BATCH:
+            key = "minoffsetspertrigger" if "minoffsetspertrigger" in params else "maxtriggerdelay"
+            raise OptionError(f"option '{KNOWN[key]}' is for streaming queries only")
+        if "minoffsetspertrigger" in params:
+            min_offsets = _positive_int("minOffsetsPerTrigger", params["minoffsetspertrigger"])
+        if "maxtriggerdelay" in params:
+            max_delay_ms = _duration_ms("maxTriggerDelay", params["maxtriggerdelay"])
     fail = _bool("failOnDataLoss", params["failondataloss"]) if "failondataloss" in params else True
     headers = _bool("includeHeaders", params["includeheaders"]) if "includeheaders" in params else False
 
@@ -351,6 +427,10 @@ def parse_options(options: Mapping[str, Any], mode: str | None = None) -> Source
         include_headers=headers,
         min_partitions=min_partitions,
         poll_timeout_ms=poll_timeout_ms,
+        timestamp_strategy=strategy_name,
+        max_records_per_partition=max_records,
+        min_offsets_per_trigger=min_offsets,
+        max_trigger_delay_ms=max_delay_ms,
     )
 
 
@@ -364,8 +444,8 @@ def _partitions_mismatch(name: str, specified: set[TopicPartitionKey], assigned:
 
 
 def check_specific_partitions(name: str, spec: OffsetSpec, partitions: set[TopicPartitionKey]) -> None:
-    """Raise OptionError unless the JSON offsets of ``spec`` name exactly ``partitions``."""
-    if spec.kind == "specific" and set(spec.offsets) != set(partitions):
+    """Raise OptionError unless the JSON offsets (or timestamps) of ``spec`` name exactly ``partitions``."""
+    if spec.kind in ("specific", "timestamp") and spec.offsets and set(spec.offsets) != set(partitions):
         raise OptionError(_partitions_mismatch(name, set(spec.offsets), set(partitions)))
 
 

@@ -16,6 +16,7 @@ client is created lazily and never pickled.
 from __future__ import annotations
 
 import logging
+import time
 from typing import Any, Iterator
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceStreamReader, InputPartition
@@ -94,14 +95,47 @@ def read_range(opts: SourceOptions, schema: StructType, partition: InputPartitio
         client.close()
 
 
+def offsets_by_timestamp(client: SourceClient, spec: OffsetSpec,
+                         tps: list[TopicPartitionKey]) -> dict[TopicPartitionKey, tuple[int, int]]:
+    """``(timestamp, offset)`` per partition for a "timestamp" spec: the earliest offset
+    whose record timestamp is at least the timestamp (Kafka's ListOffsets by time, below
+    the high watermark); offset -1 where no record matches."""
+    stamps = {tp: spec.timestamp for tp in tps} if spec.timestamp is not None else dict(spec.offsets)
+    out: dict[TopicPartitionKey, tuple[int, int]] = {}
+    by_time: dict[int, list[TopicPartitionKey]] = {}
+    for tp, ts in stamps.items():
+        by_time.setdefault(int(ts), []).append(tp)  # type: ignore[arg-type]
+    for ts, group in sorted(by_time.items()):
+        for tp, off in client.list_offsets(group, ts).items():
+            out[tp] = (ts, off)
+    return out
+
+
 def resolve_start(client: SourceClient, opts: SourceOptions, tps: list[TopicPartitionKey],
                   latest: dict[TopicPartitionKey, int] | None = None) -> dict[TopicPartitionKey, int]:
-    """Starting offsets of ``tps`` from ``startingOffsets`` (earliest, latest or JSON).
+    """Starting offsets of ``tps`` from ``startingOffsets`` (earliest, latest or JSON), or
+    from ``startingTimestamp`` / ``startingOffsetsByTimestamp``.
 
     A JSON offset below the log start is data loss (reported, then the log start is
-    used); one above the high watermark is an error: nothing there is committed.
+    used); one above the high watermark is an error: nothing there is committed.  A
+    timestamp that no record reaches is an error, or the latest offset with
+    ``startingOffsetsByTimestampStrategy=latest``, as in Spark.
     """
     spec: OffsetSpec = opts.starting
+    if spec.kind == "timestamp":
+        check_specific_partitions("startingOffsetsByTimestamp", spec, set(tps))
+        found = offsets_by_timestamp(client, spec, tps)
+        hw = latest if latest is not None else client.latest(tps)
+        out = {}
+        for tp in tps:
+            ts, off = found[tp]
+            if off < 0:
+                if opts.timestamp_strategy != "latest":
+                    raise OptionError(f"No offset matched from request of topic-partition {tp[0]}-{tp[1]} and "
+                                      f"timestamp {ts}.")
+                off = hw[tp]
+            out[tp] = off
+        return out
     if spec.kind == "earliest":
         return client.earliest(tps)
     if spec.kind == "latest":
@@ -182,9 +216,13 @@ class MiniKafkaBatchReader(DataSourceReader):
             check_specific_partitions("endingOffsets", opts.ending, set(tps))
             hw = client.latest(tps)
             start = resolve_start(client, opts, tps, hw)
+            # endingTimestamp / endingOffsetsByTimestamp: no matching record means latest
+            by_time = offsets_by_timestamp(client, opts.ending, tps) if opts.ending.kind == "timestamp" else {}
         ranges = []
         for tp in tps:
             end = hw[tp]
+            if tp in by_time and by_time[tp][1] >= 0:
+                end = min(by_time[tp][1], hw[tp])
             if opts.ending.kind == "specific":
                 wanted = opts.ending.offsets[tp]
                 if wanted != LATEST:
@@ -202,7 +240,7 @@ class MiniKafkaBatchReader(DataSourceReader):
         return ranges
 
     def partitions(self) -> list[InputPartition]:
-        ranges = split_ranges(self.plan(), self.opts.min_partitions)
+        ranges = split_ranges(self.plan(), self.opts.min_partitions, self.opts.max_records_per_partition)
         return [RangePartition(r.topic, r.partition, r.start, r.end) for r in ranges]
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
@@ -218,6 +256,7 @@ class MiniKafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
         self._client: SourceClient | None = None
         self._latest: dict[TopicPartitionKey, int] | None = None
         self._target: dict[TopicPartitionKey, int] | None = None  # Trigger.AvailableNow
+        self._last_batch_at: float | None = None  # monotonic time of the last micro-batch planned
 
     def __getstate__(self) -> dict:
         state = self.__dict__.copy()
@@ -261,11 +300,29 @@ class MiniKafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
         if self._target is not None:
             latest = {tp: (min(off, self._target[tp]) if tp in self._target else begin.get(tp, off))
                       for tp, off in latest.items() if tp in self._target or tp in begin}
+        new = [tp for tp in latest if tp not in begin]
+        new_start = self.client.earliest(new) if new else {}
+        if self._delays_trigger(begin, latest, new_start):
+            return offsets_to_json(begin)  # no new micro-batch yet
         if isinstance(limit, ReadMaxRows):
-            new = [tp for tp in latest if tp not in begin]
-            new_start = self.client.earliest(new) if new else {}
             latest = rate_limit(limit.max_rows, begin, latest, new_start)
+        if latest != begin:
+            self._last_batch_at = time.monotonic()
         return offsets_to_json(latest)
+
+    def _delays_trigger(self, begin: dict, latest: dict, new_start: dict) -> bool:
+        """Spark's minOffsetsPerTrigger / maxTriggerDelay: skip this trigger while fewer
+        records than the minimum are available, unless maxTriggerDelay passed since the
+        last micro-batch (or Trigger.AvailableNow asks for everything)."""
+        minimum = self.opts.min_offsets_per_trigger
+        if not minimum or self._target is not None or not begin:
+            return False
+        available = sum(max(0, end - begin.get(tp, new_start.get(tp, end))) for tp, end in latest.items())
+        if available >= minimum:
+            return False
+        if self._last_batch_at is None:
+            self._last_batch_at = time.monotonic()
+        return (time.monotonic() - self._last_batch_at) * 1000 < self.opts.max_trigger_delay_ms
 
     def getDefaultReadLimit(self) -> ReadLimit:
         if self.opts.max_offsets_per_trigger:
@@ -285,7 +342,7 @@ class MiniKafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
         new = [tp for tp in until if tp not in begin]
         new_start = self.client.earliest(new) if new else {}
         ranges = plan_ranges(begin, until, new_start, self.opts.fail_on_data_loss)
-        ranges = split_ranges(ranges, self.opts.min_partitions)
+        ranges = split_ranges(ranges, self.opts.min_partitions, self.opts.max_records_per_partition)
         return [RangePartition(r.topic, r.partition, r.start, r.end) for r in ranges]
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
