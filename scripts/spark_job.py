@@ -11,7 +11,9 @@ from the log start up to each partition's high watermark), then computes
 * records per minute of record timestamp,
 
 writes both as Parquet under --output (``key_counts/`` and ``per_minute/``, replaced
-if present) and prints a summary.  The cluster is the one recorded in --dir (default
+if present), with --output-topic also writes the per-key counts back to the cluster
+(``df.write.format("minikafka")``: key = the key, value = the count as text), and
+prints a summary.  The cluster is the one recorded in --dir (default
 ``.minikafka``, as written by ``minikafka cluster up``) unless --bootstrap-server is given.
 """
 from __future__ import annotations
@@ -33,6 +35,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     where.add_argument("--dir", default=".minikafka", help="cluster folder of `minikafka cluster up` (default .minikafka)")
     p.add_argument("--topic", required=True, help="topic to read (a comma list reads several)")
     p.add_argument("--output", required=True, help="folder for the Parquet results")
+    p.add_argument("--output-topic", dest="output_topic", default=None,
+                   help="also write the per-key counts to this topic (it must exist)")
     p.add_argument("--master", default="local[2]", help="Spark master (default local[2])")
     p.add_argument("--top", type=int, default=10, help="how many keys the summary lists (default 10)")
     return p.parse_args(argv)
@@ -51,9 +55,10 @@ def resolve_bootstrap(args: argparse.Namespace) -> str:
         raise SystemExit(2) from None
 
 
-def run_job(spark, bootstrap: str, topic: str, output: str | os.PathLike, top: int = 10) -> dict:
-    """Read ``topic``, write ``key_counts/`` and ``per_minute/`` Parquet under ``output``;
-    return the summary (also printed)."""
+def run_job(spark, bootstrap: str, topic: str, output: str | os.PathLike, top: int = 10,
+            output_topic: str | None = None) -> dict:
+    """Read ``topic``, write ``key_counts/`` and ``per_minute/`` Parquet under ``output``
+    (and the key counts to ``output_topic``); return the summary (also printed)."""
     from pyspark.sql import functions as F
 
     import minikafka.spark
@@ -77,6 +82,10 @@ def run_job(spark, bootstrap: str, topic: str, output: str | os.PathLike, top: i
         out = Path(output)
         key_counts.write.mode("overwrite").parquet(str(out / "key_counts"))
         per_minute.write.mode("overwrite").parquet(str(out / "per_minute"))
+        if output_topic:
+            (key_counts.select("key", F.col("records").cast("string").alias("value"))
+             .write.format("minikafka").option("kafka.bootstrap.servers", bootstrap)
+             .option("topic", output_topic).mode("append").save())
         top_keys = key_counts.limit(top).collect()
         distinct_keys = key_counts.count()
         minutes = per_minute.collect()
@@ -94,7 +103,8 @@ def run_job(spark, bootstrap: str, topic: str, output: str | os.PathLike, top: i
         busiest = max(minutes, key=lambda r: r.records)
         print(f"minutes: {len(minutes)} from {minutes[0].minute:%Y-%m-%d %H:%M} to {minutes[-1].minute:%Y-%m-%d %H:%M}; "
               f"busiest {busiest.minute:%Y-%m-%d %H:%M} with {busiest.records} records")
-    print(f"wrote {out / 'key_counts'} and {out / 'per_minute'} (Parquet) in {took:.1f} s")
+    print(f"wrote {out / 'key_counts'} and {out / 'per_minute'} (Parquet)"
+          + (f" and {distinct_keys} key counts to topic {output_topic}" if output_topic else "") + f" in {took:.1f} s")
     return {
         "records": total,
         "partitions": {(r.topic, r.partition): (r.records, r.first, r.last) for r in ranges},
@@ -120,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
              .getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
     try:
-        run_job(spark, bootstrap, args.topic, args.output, args.top)
+        run_job(spark, bootstrap, args.topic, args.output, args.top, args.output_topic)
     finally:
         spark.stop()
     return 0

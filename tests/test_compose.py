@@ -167,6 +167,7 @@ def test_spark_job_service(compose):
     command = spark["command"]
     opts = dict(zip(command[::2], command[1::2]))
     assert opts["--topic"] == "demo"
+    assert opts["--output-topic"] == "demo-key-counts"
     assert opts["--bootstrap-server"].split(",") == [f"{name}:19092" for name in sorted(BROKERS)]
     mounts = {v.split(":")[1]: v.split(":")[0] for v in spark["volumes"]}
     assert any(opts["--output"].startswith(path) for path in mounts), "the output lands on a volume"

@@ -339,7 +339,8 @@ def test_example_job_writes_key_counts_and_records_per_minute(spark, cluster, tm
     records = [{"value": b"x", "key": None if i % 10 == 9 else b"user-%d" % (i % 3),
                 "timestamp_ms": base + (i % 2) * 60_000} for i in range(100)]
     produce(cluster.bootstrap, topic, records)
-    summary = job.run_job(spark, cluster.bootstrap, topic, tmp_path / "out")
+    counts_topic = new_topic(cluster.bootstrap, partitions=1, prefix="job-counts")
+    summary = job.run_job(spark, cluster.bootstrap, topic, tmp_path / "out", output_topic=counts_topic)
     assert summary["records"] == 100
     assert dict(summary["top_keys"]) == {"user-0": 30, "user-1": 30, "user-2": 30, None: 10}
     assert [n for _, n in summary["minutes"]] == [50, 50]
@@ -347,3 +348,5 @@ def test_example_job_writes_key_counts_and_records_per_minute(spark, cluster, tm
     assert keys == {"user-0": 30, "user-1": 30, "user-2": 30, None: 10}
     assert spark.read.parquet(str(tmp_path / "out" / "per_minute")).count() == 2
     assert f"topic {topic}: 100 committed records" in capsys.readouterr().out
+    written = {(r[3].decode() if r[3] is not None else None): r[4] for r in consume_committed(cluster.bootstrap, counts_topic)}
+    assert written == {"user-0": b"30", "user-1": b"30", "user-2": b"30", None: b"10"}
