@@ -236,3 +236,24 @@ def test_max_records_per_partition_cuts_ranges_into_equal_parts():
     assert all(r.size <= 10 for r in out)
     both = split_ranges(ranges, 8, 10)  # minPartitions first, then the cap
     assert len(both) >= 8 and all(r.size <= 10 for r in both) and sum(r.size for r in both) == 29
+
+
+def test_min_offsets_per_trigger_waits_for_enough_records_or_the_max_delay(monkeypatch):
+    from minikafka.spark import source
+    from minikafka.spark.arrow import spark_schema
+
+    clock = [1000.0]
+    monkeypatch.setattr(source.time, "monotonic", lambda: clock[0])
+    opts = parse_options({**BOOT, "subscribe": "a", "minOffsetsPerTrigger": "100", "maxTriggerDelay": "10s"}, STREAM)
+    reader = source.MiniKafkaStreamReader(opts, spark_schema())
+    begin = {("a", 0): 0, ("a", 1): 0}
+    assert reader._delays_trigger(begin, {("a", 0): 30, ("a", 1): 30}, {})  # 60 < 100: wait
+    clock[0] += 5
+    assert reader._delays_trigger(begin, {("a", 0): 30, ("a", 1): 30}, {})  # still within 10 s
+    assert not reader._delays_trigger(begin, {("a", 0): 60, ("a", 1): 40}, {})  # 100 available: go
+    clock[0] += 6
+    assert not reader._delays_trigger(begin, {("a", 0): 1, ("a", 1): 0}, {})  # 11 s since: go anyway
+    reader._target = {}  # Trigger.AvailableNow never waits
+    clock[0] = 1000.0
+    reader._last_batch_at = clock[0]
+    assert not reader._delays_trigger(begin, {("a", 0): 1, ("a", 1): 0}, {})
