@@ -434,7 +434,10 @@ class Controller:
             fut.set_result(results)
 
     async def on_preferred_znode(self, data: bytes | None) -> None:
-        """The ZooKeeper-era path: /admin/preferred_replica_election lists partitions."""
+        """The ZooKeeper-era path: /admin/preferred_replica_election lists partitions.
+
+        Only the listed partitions are elected (Kafka's tool writes every partition
+        explicitly when asked for all); an empty or malformed list elects none."""
         if not data:
             return
         import json
@@ -442,7 +445,10 @@ class Controller:
             tps = [(d["topic"], int(d["partition"])) for d in json.loads(data).get("partitions", [])]
         except Exception:
             tps = []
-        await self._elect_preferred(tps or None)
+            self.broker.record_event("preferred_election_ignored", "controller: malformed "
+                                     f"{layout.PREFERRED_REPLICA_ELECTION} ignored: {data[:200]!r}")
+        if tps:
+            await self._elect_preferred(tps)
         await self.broker.zk.delete(layout.PREFERRED_REPLICA_ELECTION)
 
     async def _elect_preferred(self, tps: list[TP] | None) -> dict[TP, str]:

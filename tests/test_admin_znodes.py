@@ -1,0 +1,82 @@
+"""Kafka's ZooKeeper admin paths written by hand, in Kafka 2.x's JSON, as external
+Kafka tools write them: the controller and the brokers honour them."""
+from __future__ import annotations
+
+import json
+import uuid
+
+import pytest
+from kazoo.client import KazooClient
+
+from minikafka import Admin, Producer, errors
+from minikafka.zk import layout
+from process_helpers import wait_for
+
+pytestmark = pytest.mark.process
+
+
+@pytest.fixture
+def zk(cluster):
+    client = KazooClient(hosts=cluster.zk_connect, timeout=10)
+    client.start(10)
+    yield client
+    client.stop()
+    client.close()
+
+
+def leader_of(cluster, topic: str, partition: int = 0) -> int:
+    with Admin(cluster.bootstrap) as admin:
+        (d,) = admin.describe_topics([topic])
+    return d.partitions[partition].leader
+
+
+def test_a_config_change_notification_applies_a_topic_setting_on_every_broker(cluster, zk):
+    topic = f"cfg-{uuid.uuid4().hex[:8]}"
+    with Admin(cluster.bootstrap) as admin:
+        admin.create_topic(topic, partitions=1, replication_factor=2)
+    wait_for(lambda: leader_of(cluster, topic) >= 0, 30, message="a leader")
+    with Producer(cluster.bootstrap, acks="all") as p:
+        p.send(topic, b"accepted").result(30)
+    # what kafka-configs.sh --zookeeper does: the entity's config, then a notification
+    zk.set(layout.topic_config_path(topic), json.dumps({"version": 1, "config": {"min.insync.replicas": "3"}}).encode())
+    zk.create(layout.CONFIG_CHANGE_PREFIX, json.dumps({"version": 2, "entity_path": f"topics/{topic}"}).encode(),
+              sequence=True, makepath=True)
+
+    def refused() -> bool:
+        with Producer(cluster.bootstrap, acks="all", retries=0, delivery_timeout_ms=5000) as p:
+            try:
+                p.send(topic, b"x").result(10)
+                return False
+            except errors.NotEnoughReplicasError:
+                return True
+
+    wait_for(refused, 30, interval_s=0.5, message="acks=all refused with min.insync.replicas=3 on RF 2")
+
+
+def test_an_empty_preferred_election_elects_nothing(make_cluster):
+    c = make_cluster(brokers=3)
+    topic = "pref"
+    with Admin(c.bootstrap) as admin:
+        admin.create_topic(topic, partitions=1, replication_factor=3, assignment={0: [1, 2, 3]})
+    wait_for(lambda: leader_of(c, topic) == 1, 30, message="broker 1 leading")
+    c.stop(1)  # controlled shutdown moves the leadership away
+    c.start(1)
+    moved = wait_for(lambda: (lambda lead: lead if lead in (2, 3) else None)(leader_of(c, topic)), 30,
+                     message="a non-preferred leader")
+    client = KazooClient(hosts=c.zk_connect, timeout=10)
+    client.start(10)
+    try:
+        wait_for(lambda: json.loads(client.get(layout.partition_state_path(topic, 0))[0])["isr"].count(1) == 1, 60,
+                 message="broker 1 back in the ISR")
+        for body in (b'{"version":1,"partitions":[]}', b"not json"):
+            client.create(layout.PREFERRED_REPLICA_ELECTION, body, makepath=True)
+            wait_for(lambda: client.exists(layout.PREFERRED_REPLICA_ELECTION) is None, 30,
+                     message="the controller to consume the znode")
+            assert leader_of(c, topic) == moved  # nothing elected
+        # a listed partition is elected
+        client.create(layout.PREFERRED_REPLICA_ELECTION,
+                      json.dumps({"version": 1, "partitions": [{"topic": topic, "partition": 0}]}).encode())
+        wait_for(lambda: leader_of(c, topic) == 1, 30, message="the preferred leader back")
+    finally:
+        client.stop()
+        client.close()
