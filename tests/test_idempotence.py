@@ -72,6 +72,10 @@ def test_a_retried_batch_is_written_once_and_gaps_and_old_epochs_are_refused(clu
     again = produce(cluster, leader, topic, batch(pid, 0, [b"a", b"b"]))
     assert first["error"] == again["error"] == "NONE"
     assert first["base_offset"] == again["base_offset"] == 0
+    with urllib.request.urlopen(f"http://127.0.0.1:{cluster.brokers[leader]}/metrics", timeout=10) as r:
+        metrics = r.read().decode()
+    assert any(line.startswith("minikafka_duplicate_batches_total ") and float(line.split()[1]) >= 1
+               for line in metrics.splitlines())
     assert produce(cluster, leader, topic, batch(pid, 2, [b"c"]))["base_offset"] == 2
     gap = produce(cluster, leader, topic, batch(pid, 9, [b"x"]))
     assert gap["error"] == "OUT_OF_ORDER_SEQUENCE_NUMBER"

@@ -142,7 +142,14 @@ class Fetcher:
                 rm.apply(p, p.handle_out_of_range(r["log_end_offset"], r["log_start_offset"]))
             else:
                 errors += 1
-                log.debug("%s-%d: fetch from broker %d: %s %s", tp[0], tp[1], self.leader_id, r["error"], r["message"])
+                if r["error"] in ("FENCED_LEADER_EPOCH", "UNKNOWN_LEADER_EPOCH"):
+                    # Kafka logs these at INFO: the follower waits for the controller's
+                    # LeaderAndIsr with the new epoch before fetching again
+                    self.broker.metrics.count("fenced_fetches")
+                    log.info("%s-%d: fetch from broker %d at leader epoch %d refused: %s (%s); waiting for the new "
+                             "LeaderAndIsr", tp[0], tp[1], self.leader_id, epoch, r["error"], r["message"])
+                else:
+                    log.debug("%s-%d: fetch from broker %d: %s %s", tp[0], tp[1], self.leader_id, r["error"], r["message"])
         if errors and errors == len(sent):
             await asyncio.sleep(cfg.get("replica.fetch.backoff.ms") / 1000.0)
 

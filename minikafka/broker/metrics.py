@@ -177,6 +177,19 @@ def render_prometheus(broker: "Broker") -> str:
     w.family("minikafka_controller_elections_total", "counter",
              "Times this broker won the controller election (KafkaController ControllerChangeRate, local side).",
              m.counters["controller_elections"])
+    w.family("minikafka_fenced_fetches_total", "counter",
+             "Follower fetches this broker sent that the leader refused with FENCED_LEADER_EPOCH or "
+             "UNKNOWN_LEADER_EPOCH (the two disagree on the leader epoch until LeaderAndIsr arrives).",
+             m.counters["fenced_fetches"])
+    w.family("minikafka_duplicate_batches_total", "counter",
+             "Retried batches of idempotent producers this broker, as leader, answered with their original "
+             "offsets instead of writing them again.", m.counters["duplicate_batches"])
+    w.family("minikafka_kafka_frames_rejected_total", "counter",
+             "Kafka-protocol connections closed for a malformed or oversized frame.",
+             m.counters["kafka_frames_rejected"])
+    w.family("minikafka_kafka_unsupported_requests_total", "counter",
+             "Kafka-protocol requests of an API or version this broker does not serve.",
+             m.counters["kafka_unsupported_requests"])
     w.family("minikafka_become_leader_total", "counter",
              "LeaderAndIsr requests that made this broker the leader of a partition.",
              m.counters["leader_elections_seen"])

@@ -109,6 +109,8 @@ class ReplicaManager:
         if eff.hw_changed:
             self.produce_purgatory.wake(tp)
         for kind, text in eff.events:
+            if kind == "duplicate":
+                self.broker.metrics.count("duplicate_batches")
             self.broker.record_event(kind, text)
 
     async def _write_isr(self, p: PartitionReplica, isr: tuple[int, ...]) -> None:
