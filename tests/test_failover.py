@@ -327,6 +327,7 @@ def test_controlled_shutdown_moves_leaderships_before_exit_and_no_produce_fails(
     thread.start()
     try:
         wait_for(lambda: len(acked) >= 100, timeout_s=30, message="records flowing")
+        epochs_before = {p: zk.state("cs", p).leader_epoch for p in range(3)}
         pid = handle.pid(victim)
         handle.kill(victim, "TERM")
         moved_at = exited_at = None
@@ -342,6 +343,12 @@ def test_controlled_shutdown_moves_leaderships_before_exit_and_no_produce_fails(
         assert moved_at is not None and moved_at < exited_at, "leaderships moved before the broker exited"
         count = len(acked)
         wait_for(lambda: len(acked) >= count + 200, timeout_s=30, message="producing on after the shutdown")
+        # Out of every ISR before it exited, never added back, one leader epoch per partition
+        # (the stopping broker got StopReplica, not LeaderAndIsr, so it stopped fetching).
+        for p in range(3):
+            st = zk.state("cs", p)
+            assert victim not in st.isr, f"cs-{p}: stopped broker {victim} still in ISR {st.isr}"
+            assert st.leader_epoch == epochs_before[p] + 1, (p, epochs_before[p], st.leader_epoch)
     finally:
         stop.set()
         thread.join(60)

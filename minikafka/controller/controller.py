@@ -394,10 +394,13 @@ class Controller:
 
     async def on_controlled_shutdown(self, arg: tuple[int, asyncio.Future]) -> None:
         """Kafka's ControlledShutdown: for each partition the broker leads, a new leader from
-        the rest of the ISR; for each it follows, out of the ISR.  Answers what it still leads."""
+        the rest of the ISR; for each it follows, out of the ISR.  The stopping broker gets
+        StopReplica (logs kept) for those partitions instead of LeaderAndIsr, so it stops
+        fetching and no leader adds it back to an ISR.  Answers what it still leads."""
         broker_id, fut = arg
         self.shutting_down.add(broker_id)
         changed: list[TP] = []
+        stop_only: list[TP] = []
         remaining: list[TP] = []
         for tp, info in self.ctx.partitions():
             st = info.state
@@ -422,7 +425,14 @@ class Controller:
                 isr = tuple(b for b in st.isr if b != broker_id)
                 if await self._write(tp, layout.LeaderIsr(st.leader, st.leader_epoch + 1, isr, self.epoch)):
                     changed.append(tp)
-        self._send_leader_and_isr(changed)
+            elif broker_id not in st.isr:
+                stop_only.append(tp)  # out of the ISR already: only stop its fetcher
+        self._send_leader_and_isr(changed, exclude={broker_id})
+        stop = changed + stop_only
+        if stop and broker_id in self.ctx.live:
+            self.channels.send(broker_id, "stop_replica", {
+                "controller_id": self.broker.broker_id, "controller_epoch": self.epoch, "delete_partitions": False,
+                "partitions": [{"topic": t, "partition": p} for t, p in stop]})
         self._send_metadata(partitions=changed)
         if not fut.done():
             fut.set_result(remaining)
@@ -726,7 +736,7 @@ class Controller:
                  "kafka": endpoint(i.kafka), "kafka_external": endpoint(i.kafka_external)}
                 for b, i in sorted(self.ctx.live.items())]
 
-    def _send_leader_and_isr(self, tps: list[TP], new: set[TP] = frozenset()) -> None:
+    def _send_leader_and_isr(self, tps: list[TP], new: set[TP] = frozenset(), exclude: set[int] = frozenset()) -> None:
         per_broker: dict[int, list[dict]] = {}
         for tp in tps:
             info = self.ctx.info(tp)
@@ -734,7 +744,7 @@ class Controller:
                 continue
             msg = self._state_msg(tp, tp in new)
             for r in info.replicas:
-                if r in self.ctx.live:
+                if r in self.ctx.live and r not in exclude:
                     per_broker.setdefault(r, []).append(msg)
         brokers = self._brokers_msg()
         for b, states in per_broker.items():
