@@ -80,3 +80,33 @@ def test_an_empty_preferred_election_elects_nothing(make_cluster):
     finally:
         client.stop()
         client.close()
+
+
+def test_kafka_top_level_znodes_exist_and_registrations_leave_out_an_unset_rack(cluster, zk):
+    for path in ("/brokers/seqid", "/config/changes", "/config/brokers", "/config/clients", "/config/users",
+                 "/consumers", "/log_dir_event_notification", "/admin/delete_topics", "/isr_change_notification"):
+        assert zk.exists(path) is not None, path
+    registration = json.loads(zk.get(layout.broker_path(1))[0])
+    assert "rack" not in registration
+
+
+def test_a_partition_added_on_the_topic_znode_gets_a_leader(cluster, zk):
+    """kafka-topics.sh --alter --partitions (ZooKeeper mode) rewrites /brokers/topics/T."""
+    topic = f"grow-{uuid.uuid4().hex[:8]}"
+    with Admin(cluster.bootstrap) as admin:
+        admin.create_topic(topic, partitions=1, replication_factor=2)
+    wait_for(lambda: leader_of(cluster, topic) >= 0, 30, message="a leader")
+    data = json.loads(zk.get(layout.topic_path(topic))[0])
+    data["partitions"]["1"] = [2, 3]
+    zk.set(layout.topic_path(topic), json.dumps(data).encode())
+    wait_for(lambda: zk.exists(layout.partition_state_path(topic, 1)) is not None, 30,
+             message="the new partition's state znode")
+
+    def led() -> bool:
+        with Admin(cluster.bootstrap) as admin:
+            (d,) = admin.describe_topics([topic])
+        return len(d.partitions) == 2 and d.partitions[1].leader in (2, 3)
+
+    wait_for(led, 30, message="partition 1 led by one of its replicas")
+    with Producer(cluster.bootstrap, acks="all") as p:
+        assert p.send(topic, b"new", partition=1).result(30).offset == 0

@@ -21,7 +21,11 @@ PREFERRED_REPLICA_ELECTION = "/admin/preferred_replica_election"
 CLUSTER_ID = "/cluster/id"
 PRODUCER_ID_BLOCK = "/latest_producer_id_block"  # producer id blocks (idempotent producers)
 
-PERSISTENT_PATHS = (BROKER_IDS, BROKER_TOPICS, ISR_CHANGE_NOTIFICATION, CONFIG_TOPICS, DELETE_TOPICS, "/cluster")
+# Created at broker start, as Kafka 2.x's KafkaZkClient.createTopLevelPaths does (tools
+# that read or watch them expect them to exist).
+PERSISTENT_PATHS = (BROKER_IDS, BROKER_TOPICS, ISR_CHANGE_NOTIFICATION, CONFIG_TOPICS, DELETE_TOPICS, "/cluster",
+                    "/brokers/seqid", "/config/changes", "/config/brokers", "/config/clients", "/config/users",
+                    "/admin", "/consumers", "/log_dir_event_notification")
 
 
 def broker_path(broker_id: int) -> str:
@@ -101,12 +105,15 @@ class BrokerInfo:
                      (HTTP_LISTENER, (self.host, self.port)), (HTTP_EXTERNAL_LISTENER, self.external)]
             host, port = self.kafka
         named = [(n, hp) for n, hp in named if hp is not None]
-        return _dumps({
+        data = {
             "version": 4, "host": host, "port": port, "jmx_port": -1, "storage": self.storage,
             "endpoints": [f"{n}://{_join_host_port(*hp)}" for n, hp in named],
             "listener_security_protocol_map": {n: "PLAINTEXT" for n, _ in named},
-            "rack": self.rack, "timestamp": _timestamp(),
-        })
+            "timestamp": _timestamp(),
+        }
+        if self.rack is not None:
+            data["rack"] = self.rack  # left out when unset, as Kafka writes it
+        return _dumps(data)
 
     @classmethod
     def decode(cls, broker_id: int, data: bytes, epoch: int = -1) -> "BrokerInfo":
