@@ -110,3 +110,30 @@ def test_a_partition_added_on_the_topic_znode_gets_a_leader(cluster, zk):
     wait_for(led, 30, message="partition 1 led by one of its replicas")
     with Producer(cluster.bootstrap, acks="all") as p:
         assert p.send(topic, b"new", partition=1).result(30).offset == 0
+
+
+def test_a_waiting_reassignment_does_not_rewrite_its_znode_in_a_loop(make_cluster):
+    import time
+
+    c = make_cluster(brokers=3)
+    topic = "moving"
+    with Admin(c.bootstrap) as admin:
+        admin.create_topic(topic, partitions=1, replication_factor=2, assignment={0: [1, 2]})
+    wait_for(lambda: leader_of(c, topic) == 1, 30, message="a leader")
+    client = KazooClient(hosts=c.zk_connect, timeout=10)
+    client.start(10)
+    c.kill(3, "STOP")  # the new replica cannot catch up: the reassignment has to wait
+    try:
+        client.create(layout.REASSIGN_PARTITIONS, json.dumps(
+            {"version": 1, "partitions": [{"topic": topic, "partition": 0, "replicas": [1, 2, 3]}]}).encode(),
+            makepath=True)
+        wait_for(lambda: json.loads(client.get(layout.topic_path(topic))[0])["partitions"]["0"] == [1, 2, 3], 30,
+                 message="AR extended to new + old")
+        first = client.exists(layout.REASSIGN_PARTITIONS).version
+        time.sleep(3)
+        assert client.exists(layout.REASSIGN_PARTITIONS).version - first <= 1
+    finally:
+        c.resume(3)
+    wait_for(lambda: client.exists(layout.REASSIGN_PARTITIONS) is None, 60, message="the reassignment to finish")
+    client.stop()
+    client.close()

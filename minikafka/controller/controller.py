@@ -622,16 +622,29 @@ class Controller:
         await self.broker.zk.set(layout.topic_path(topic), layout.encode_assignment(assignment))
 
     async def _finish_reassign_znode(self) -> None:
+        """Leave in /admin/reassign_partitions only what is still moving (delete it when
+        nothing is).  Written only when that changes: the controller's own watch fires on
+        every write, and an unchanged rewrite would queue this handler again and again."""
         import json
         zk = self.broker.zk
         if not self.reassigning:
             await zk.delete(layout.REASSIGN_PARTITIONS)
             return
+        got = await zk.get(layout.REASSIGN_PARTITIONS)
+        if got is None:
+            return
+        try:
+            current = {(d["topic"], int(d["partition"])): [int(b) for b in d["replicas"]]
+                       for d in json.loads(got[0]).get("partitions", [])}
+        except Exception:
+            current = None
+        if current == self.reassigning:
+            return
         body = {"version": 1, "partitions": [{"topic": t, "partition": p, "replicas": r} for (t, p), r in sorted(self.reassigning.items())]}
         try:
-            await zk.set(layout.REASSIGN_PARTITIONS, json.dumps(body).encode())
-        except NoNodeError:
-            pass
+            await zk.set(layout.REASSIGN_PARTITIONS, json.dumps(body).encode(), got[1].version)
+        except (NoNodeError, BadVersionError):
+            pass  # changed meanwhile: its watch brings the new content
 
     # -- partition state changes ---------------------------------------------------------
     async def _initialize(self, tps: list[TP]) -> set[TP]:
