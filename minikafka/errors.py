@@ -142,3 +142,14 @@ def error_name(code: int) -> str:
 
 class ClientError(Exception):
     """A mistake in how a client or the CLI was called (no broker involved)."""
+
+
+class LogTruncationError(ClientError):
+    """The log a consumer read was truncated under it (an unclean leader election): the
+    records it consumed from ``divergent_offsets[tp]`` on are not in the new leader's log.
+    Raised by a consumer with ``auto_offset_reset="none"`` (Kafka's LogTruncationException);
+    with another reset policy the consumer moves back to the divergent offset instead."""
+
+    def __init__(self, message: str, divergent_offsets: dict | None = None) -> None:
+        super().__init__(message)
+        self.divergent_offsets = dict(divergent_offsets or {})

@@ -534,3 +534,50 @@ def test_cli_elect_leaders_reassign_and_delete(make_cluster, zk_of):
     assert "pe" not in run_cli("topics", "list", "--dir", handle.dir).stdout.split()
     missing = run_cli("topics", "delete", "pe", "--dir", handle.dir)
     assert missing.returncode == 2 and "UNKNOWN_TOPIC_OR_PARTITION" in missing.stderr
+
+
+@pytest.mark.parametrize("reset", ["earliest", "none"])
+def test_a_consumer_detects_a_log_truncated_by_an_unclean_election(make_cluster, zk_of, reset):
+    """KIP-320, the client half: a consumer that read records an unclean election then
+    removed validates its position with the new leader (OffsetsForLeaderEpoch) and moves
+    back to where the logs diverge, or raises LogTruncationError with reset "none"."""
+    handle = make_cluster(broker_configs=FAST, storage="disk")  # the follower keeps "a" over its restart
+    zk = zk_of(handle)
+    controller, _ = _controller(handle)
+    leader, follower = [b for b in ALL if b != controller]
+    _create(handle, "trunc", rf=2, assignment={0: [leader, follower]},
+            config={"unclean.leader.election.enable": "true"})
+    _produce(handle, "trunc", ["a"])
+    wait_identical(handle, "trunc", 1, lambda p: [leader, follower])
+    handle.kill(follower, "KILL")
+    wait_for(lambda: list(zk.state("trunc").isr) == [leader], timeout_s=30, message="the follower out of the ISR")
+    _produce(handle, "trunc", ["b"])  # offset 1, on the leader only
+    consumer = Consumer(handle.bootstrap, auto_offset_reset=reset)
+    try:
+        consumer.assign([TopicPartition("trunc", 0)])
+        consumer.seek(TopicPartition("trunc", 0), 0)
+        seen = []
+        wait_for(lambda: seen.extend(r.value for r in consumer.poll(timeout_ms=300)) or len(seen) >= 2, 30,
+                 message="the consumer reading a and b")
+        assert seen == [b"a", b"b"]
+        handle.kill(leader, "KILL")
+        handle.start(follower)
+        wait_for(lambda: zk.state("trunc").leader == follower, timeout_s=60, message="the unclean election")
+        _produce(handle, "trunc", ["c"])  # offset 1 again, in the new leader epoch
+        if reset == "none":
+            def raised() -> bool:
+                try:
+                    consumer.poll(timeout_ms=300)
+                except errors.LogTruncationError as exc:
+                    assert exc.divergent_offsets == {TopicPartition("trunc", 0): 1}
+                    return True
+                return False
+
+            wait_for(raised, 30, message="LogTruncationError")
+        else:
+            more = []
+            wait_for(lambda: more.extend(r for r in consumer.poll(timeout_ms=300)) or more, 30,
+                     message="the consumer reading the new offset 1")
+            assert [(r.offset, r.value) for r in more] == [(1, b"c")]
+    finally:
+        consumer.close()

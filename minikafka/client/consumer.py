@@ -13,6 +13,7 @@ the high watermark (committed records): the broker does not return others.
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections import deque
 from dataclasses import dataclass, field
@@ -24,6 +25,8 @@ from ..protocol.records import iter_records, split_batches
 from .connection import Connection
 from .metadata import Metadata, group_by_leader, needs_refresh
 from .types import ConsumerRecord, OffsetAndTimestamp, TopicPartition
+
+log = logging.getLogger(__name__)
 
 RESETS = ("earliest", "latest", "none")
 _RESET_TS = {"earliest": EARLIEST_TIMESTAMP, "latest": LATEST_TIMESTAMP}
@@ -43,9 +46,14 @@ class _PartitionState:
     reset: str | None = None  # pending reset strategy when position is None
     high_watermark: int = -1
     log_end_offset: int = -1
-    buffer: deque = field(default_factory=deque)
+    buffer: deque = field(default_factory=deque)  # (ConsumerRecord, leader epoch of its batch)
     backoff_until: float = 0.0
     in_flight: bool = False
+    # KIP-320: the leader epoch of the last consumed record, and the partition leader
+    # epoch the position was last checked against (a newer one means a leader change:
+    # the position is validated with OffsetsForLeaderEpoch before fetching on).
+    epoch: int = -1
+    checked_epoch: int = -1
 
 
 class AIOConsumer:
@@ -230,6 +238,8 @@ class AIOConsumer:
                 await self._refresh_meta()
             if any(st.position is None for st in self._state.values()):
                 await self._resolve_positions()
+            if self._needs_validation():
+                await self._validate_positions()
             out = self._drain(max_records)
             if out:
                 return out
@@ -250,9 +260,10 @@ class AIOConsumer:
         for st in self._state.values():
             buf = st.buffer
             while buf and (max_records is None or len(out) < max_records):
-                rec = buf.popleft()
+                rec, epoch = buf.popleft()
                 out.append(rec)
                 st.position = rec.offset + 1
+                st.epoch = epoch
             if max_records is not None and len(out) >= max_records:
                 break
         return out
@@ -263,6 +274,8 @@ class AIOConsumer:
         for tp, st in self._state.items():
             if st.position is None or st.buffer or st.in_flight or st.backoff_until > now:
                 continue
+            if self._validation_due(tp, st):
+                continue  # a leader change since the last record: validate first (KIP-320)
             wanted.append((tp.topic, tp.partition))
         if not wanted:
             return
@@ -279,6 +292,8 @@ class AIOConsumer:
                 tp = TopicPartition(topic, partition)
                 st = self._state[tp]
                 info = self._meta.partition(topic, partition)
+                if info is not None:
+                    st.checked_epoch = max(st.checked_epoch, info.leader_epoch)
                 sent[tp] = st.position
                 st.in_flight = True
                 parts.append({
@@ -340,8 +355,12 @@ class AIOConsumer:
                 data = p.get("records") or b""
                 if data:
                     before = len(st.buffer)
-                    for r in iter_records(data, min_offset=st.position, validate=self.check_crcs):
-                        st.buffer.append(ConsumerRecord(tp.topic, tp.partition, r.offset, r.key, r.value, r.timestamp, r.headers))
+                    for h, raw in split_batches(data, validate=self.check_crcs):
+                        if h.last_offset < st.position:
+                            continue
+                        for r in iter_records(raw, min_offset=st.position, validate=False):
+                            st.buffer.append((ConsumerRecord(tp.topic, tp.partition, r.offset, r.key, r.value,
+                                                             r.timestamp, r.headers), h.leader_epoch))
                     if len(st.buffer) == before:
                         # Only control batches (transaction markers, skipped by
                         # iter_records) past the position: step over them.
@@ -359,6 +378,67 @@ class AIOConsumer:
                 st.backoff_until = now + self.retry_backoff_ms / 1000
             else:
                 raise exc
+
+    # ----- KIP-320: detecting a truncated log after a leader change --------------------
+    def _validation_due(self, tp: TopicPartition, st: _PartitionState) -> bool:
+        if st.epoch < 0 or st.position is None:
+            return False  # nothing consumed yet: nothing to validate
+        info = self._meta.partition(tp.topic, tp.partition)
+        return info is not None and info.leader_epoch > st.checked_epoch >= 0
+
+    def _needs_validation(self) -> bool:
+        return any(self._validation_due(tp, st) for tp, st in self._state.items() if not st.buffer)
+
+    async def _validate_positions(self) -> None:
+        """Ask each new leader where the epoch of the last consumed record ends
+        (OffsetsForLeaderEpoch).  An end below the position means the records consumed
+        from there on were truncated away (an unclean election): with
+        ``auto_offset_reset="none"`` that raises :class:`LogTruncationError`, otherwise
+        the position moves back to the divergent offset, as Kafka's consumer does."""
+        due = {tp: st for tp, st in self._state.items() if not st.buffer and self._validation_due(tp, st)}
+        groups, _ = group_by_leader(self._meta, [(tp.topic, tp.partition) for tp in due])
+        truncated: dict[TopicPartition, int] = {}
+        for leader, items in groups.items():
+            host, port = self._meta.brokers[leader]
+            parts = []
+            for t, p in items:
+                tp = TopicPartition(t, p)
+                parts.append({"topic": t, "partition": p, "leader_epoch": due[tp].epoch,
+                              "current_leader_epoch": self._meta.partition(t, p).leader_epoch})
+            try:
+                answer = await self._conn.call(host, port, "offsets_for_leader_epoch",
+                                               {"replica_id": -1, "partitions": parts}, self.request_timeout_ms / 1000)
+            except errors.KafkaError:
+                self._need_meta = True
+                continue
+            for r in answer.get("partitions") or ():
+                tp = TopicPartition(r["topic"], r["partition"])
+                st = due.get(tp)
+                if st is None or r.get("error_code", 0):
+                    self._need_meta = True
+                    continue
+                info = self._meta.partition(tp.topic, tp.partition)
+                if st.position is not None and 0 <= r["end_offset"] < st.position:
+                    truncated[tp] = r["end_offset"]
+                elif st.position is not None and r["end_offset"] < 0:
+                    truncated[tp] = -1  # the leader knows no epoch that old: reset by policy
+                if info is not None:
+                    st.checked_epoch = info.leader_epoch
+        if not truncated:
+            return
+        if self.auto_offset_reset == "none":
+            raise errors.LogTruncationError(
+                "truncation detected: records consumed were truncated from the log after a leader change ("
+                + ", ".join(f"{tp.topic}-{tp.partition} from offset {off}" for tp, off in sorted(truncated.items()))
+                + ")", truncated)
+        for tp, off in truncated.items():
+            st = self._state[tp]
+            if off >= 0:
+                log.warning("truncation detected for %s-%d: consumed up to %d, the leader's log diverges at %d; "
+                            "resetting the position to %d", tp.topic, tp.partition, st.position - 1, off, off)
+                st.position, st.epoch = off, -1
+            else:
+                st.position, st.reset, st.epoch = None, self.auto_offset_reset, -1
 
     # ----- offsets --------------------------------------------------------
     async def _resolve_positions(self, raise_errors: bool = False) -> None:
