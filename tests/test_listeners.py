@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.request
 import uuid
 from pathlib import Path
 
@@ -208,6 +209,14 @@ def test_external_clients_get_external_endpoints_and_replication_stays_internal(
     for b in BROKERS:
         assert _brokers_seen_on(external[b]) == external
         assert _brokers_seen_on(internal[b]) == internal
+
+    # So does the dashboard: a page served on the external port names reachable addresses.
+    def dashboard_ports(port: int) -> dict[int, int]:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/state", timeout=10) as r:
+            return {b["id"]: b["port"] for b in json.loads(r.read())["brokers"]}
+
+    wait_for(lambda: dashboard_ports(external[1]) == external, 30, message="external endpoints on the dashboard")
+    assert dashboard_ports(internal[1]) == internal
 
     # ZooKeeper: host/port is the inter-broker endpoint, EXTERNAL is listed among the endpoints.
     from kazoo.client import KazooClient

@@ -19,6 +19,7 @@ import re
 import time
 from typing import TYPE_CHECKING, Any
 
+from ..broker.listeners import EXTERNAL, current_listener
 from ..errors import KafkaError
 
 if TYPE_CHECKING:
@@ -157,9 +158,16 @@ class WebState:
         kafka = dict(b.listeners.kafka)
         if b.config.advertised_kafka is not None:
             kafka[b.broker_id] = b.config.advertised_kafka
+        # A page served on the external listener names the addresses its reader can reach
+        # (Docker's host: localhost:9092-9094, not broker-N:19092).
+        shown = {x["id"]: (x["host"], x["port"]) for x in b.listeners.brokers(live, b.broker_id)}
+        if current_listener.get() == EXTERNAL:
+            kafka.update(b.listeners.kafka_external)
+            if b.config.advertised_kafka_external is not None:
+                kafka[b.broker_id] = b.config.advertised_kafka_external
         brokers = []
         for i in ids:
-            host, port = live.get(i) or self.known.get(i) or ("", 0)
+            host, port = shown.get(i) or live.get(i) or self.known.get(i) or ("", 0)
             alive = i in live
             k_host, k_port = kafka.get(i) or (None, None)
             brokers.append({
