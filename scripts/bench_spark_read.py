@@ -105,24 +105,12 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run_spark(bootstrap: str, args: argparse.Namespace) -> int:
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-    from pyspark.sql import SparkSession
-
     import minikafka.spark
 
     t0 = time.perf_counter()
-    spark = (SparkSession.builder.master(args.master).appName("minikafka-bench")
-             .config("spark.ui.enabled", "false")
-             .config("spark.ui.showConsoleProgress", "false")
-             .config("spark.sql.shuffle.partitions", "2")
-             .config("spark.driver.host", "127.0.0.1")
-             .config("spark.driver.bindAddress", "127.0.0.1")
-             .getOrCreate())
-    spark.sparkContext.setLogLevel("ERROR")
+    spark = minikafka.spark.local_session("minikafka-bench", args.master)
     print(f"SparkSession ({args.master}) started in {time.perf_counter() - t0:.1f} s")
     try:
-        minikafka.spark.register(spark)
         reader = (spark.read.format("minikafka").option("kafka.bootstrap.servers", bootstrap)
                   .option("subscribe", args.topic))
         if args.min_partitions:

@@ -12,7 +12,6 @@ defaults (acks=all, idempotent), and prints rows/s per run and the median.
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import sys
 import time
@@ -53,20 +52,9 @@ def main(argv: list[str] | None = None) -> int:
         except TopicAlreadyExistsError:
             pass
 
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-    from pyspark.sql import SparkSession
-
     import minikafka.spark
 
-    spark = (SparkSession.builder.master(args.master).appName("minikafka-sink-bench")
-             .config("spark.ui.enabled", "false")
-             .config("spark.ui.showConsoleProgress", "false")
-             .config("spark.driver.host", "127.0.0.1")
-             .config("spark.driver.bindAddress", "127.0.0.1")
-             .getOrCreate())
-    spark.sparkContext.setLogLevel("ERROR")
-    minikafka.spark.register(spark)
+    spark = minikafka.spark.local_session("minikafka-sink-bench", args.master)
     try:
         df = spark.range(0, args.rows, numPartitions=args.spark_partitions).selectExpr(
             f"rpad(CAST(id AS STRING), {args.value_size}, 'x') AS value")

@@ -117,18 +117,9 @@ def run_job(spark, bootstrap: str, topic: str, output: str | os.PathLike, top: i
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     bootstrap = resolve_bootstrap(args)
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-    from pyspark.sql import SparkSession
+    import minikafka.spark
 
-    spark = (SparkSession.builder.master(args.master).appName("minikafka-spark-job")
-             .config("spark.ui.enabled", "false")
-             .config("spark.ui.showConsoleProgress", "false")
-             .config("spark.sql.shuffle.partitions", "2")
-             .config("spark.driver.host", "127.0.0.1")
-             .config("spark.driver.bindAddress", "127.0.0.1")
-             .getOrCreate())
-    spark.sparkContext.setLogLevel("ERROR")
+    spark = minikafka.spark.local_session("minikafka-spark-job", args.master)
     try:
         run_job(spark, bootstrap, args.topic, args.output, args.top, args.output_topic)
     finally:

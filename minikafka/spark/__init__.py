@@ -18,7 +18,8 @@ from typing import Any
 from .offsets import DataLossError
 from .options import OptionError, SourceOptions, parse_options
 
-__all__ = ["DataLossError", "MiniKafkaDataSource", "OptionError", "SourceOptions", "parse_options", "register"]
+__all__ = ["DataLossError", "MiniKafkaDataSource", "OptionError", "SourceOptions", "local_session", "parse_options",
+           "register"]
 
 
 def register(spark: Any) -> None:
@@ -26,6 +27,30 @@ def register(spark: Any) -> None:
     from .source import MiniKafkaDataSource
 
     spark.dataSource.register(MiniKafkaDataSource)
+
+
+def local_session(app_name: str = "minikafka", master: str = "local[2]") -> Any:
+    """A SparkSession on this machine with the ``minikafka`` format registered.
+
+    Python workers run this interpreter (``PYSPARK_PYTHON``, unless already set), the UI
+    is off, the driver binds to 127.0.0.1 and shuffles use 2 partitions; logs at ERROR."""
+    import os
+    import sys
+
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    from pyspark.sql import SparkSession
+
+    spark = (SparkSession.builder.master(master).appName(app_name)
+             .config("spark.ui.enabled", "false")
+             .config("spark.ui.showConsoleProgress", "false")
+             .config("spark.sql.shuffle.partitions", "2")
+             .config("spark.driver.host", "127.0.0.1")
+             .config("spark.driver.bindAddress", "127.0.0.1")
+             .getOrCreate())
+    spark.sparkContext.setLogLevel("ERROR")
+    register(spark)
+    return spark
 
 
 def __getattr__(name: str) -> Any:
