@@ -51,7 +51,7 @@ from .metrics import Metrics
 from .replica_manager import ReplicaManager
 from .rpc import call
 from .storage import DiskStorage, Storage
-from .topic_admin import ConfigChangeListener
+from .topic_admin import SOURCE_DEFAULT, SOURCE_TOPIC, ConfigChangeListener, TopicAdmin
 
 log = logging.getLogger(__name__)
 
@@ -75,6 +75,7 @@ class Broker:
         self.listeners = Listeners(config)
         self.kafka = KafkaServer(self)
         self.producer_ids = ProducerIdManager(self.zk, self.broker_id)
+        self.topic_admin = TopicAdmin(self)
         self.config_changes = ConfigChangeListener(self)
         self.http: aiohttp.ClientSession | None = None
         self.broker_epoch = -1
@@ -94,6 +95,8 @@ class Broker:
             "elect_leaders": self.h_elect_leaders, "delete_topics": self.h_delete_topics,
             "alter_partition_reassignments": self.h_alter_partition_reassignments,
             "init_producer_id": self.h_init_producer_id,
+            "create_partitions": self.h_create_partitions, "describe_configs": self.h_describe_configs,
+            "alter_configs": self.h_alter_configs,
         }
         assert set(self.handlers) == set(APIS), set(APIS) ^ set(self.handlers)
 
@@ -243,6 +246,32 @@ class Broker:
         return web.Response(body=codec.pack(resp), content_type="application/x-msgpack")
 
     # -- handlers ----------------------------------------------------------------------
+    async def h_create_partitions(self, req: dict) -> dict:
+        added = await self.topic_admin.create_partitions(req["topic"], req["count"], req["assignments"],
+                                                         req["validate_only"])
+        if added and not req["validate_only"] and req["timeout_ms"] > 0:
+            await self.topic_admin.wait_led(req["topic"], req["count"], req["timeout_ms"])
+        return codec.ok(partitions=added)
+
+    async def h_describe_configs(self, req: dict) -> dict:
+        sources = {SOURCE_TOPIC: "topic", SOURCE_DEFAULT: "default"}
+        entries = await self.topic_admin.describe_topic(req["topic"])
+        return codec.ok(configs=[{"name": e.name, "value": e.value, "source": sources.get(e.source, "broker"),
+                                  "documentation": e.documentation} for e in entries])
+
+    async def h_alter_configs(self, req: dict) -> dict:
+        overlap = set(req["set"]) & set(req["delete"])
+        if overlap:
+            raise InvalidRequestError(f"configs both set and deleted: {', '.join(sorted(overlap))}")
+
+        def change(current: dict) -> dict:
+            new = {k: v for k, v in current.items() if k not in req["delete"]}
+            new.update(req["set"])
+            return new
+
+        await self.topic_admin.alter_topic(req["topic"], change, req["validate_only"])
+        return codec.ok()
+
     async def h_init_producer_id(self, req: dict) -> dict:
         if req["transactional_id"] is not None:
             raise InvalidRequestError("transactions are not supported: only idempotent producers "

@@ -63,6 +63,35 @@ def add_parsers(subparsers: argparse._SubParsersAction) -> None:
     add_dir_and_bootstrap(elect)
     elect.set_defaults(func=cmd_topics_elect_leaders)
 
+    alter = tsub.add_parser("alter", help="add partitions to a topic",
+                            description="Raise a topic's partition count, as kafka-topics.sh --alter --partitions "
+                                        "does: the new partitions are placed like a new topic's and get leaders.")
+    alter.add_argument("name", metavar="NAME")
+    alter.add_argument("--partitions", type=_positive, required=True, help="the new total number of partitions")
+    add_dir_and_bootstrap(alter)
+    alter.set_defaults(func=cmd_topics_alter)
+
+    configs = subparsers.add_parser("configs", help="describe and change topic settings",
+                                    description="Describe and change topic settings, as kafka-configs.sh does.")
+    csub = configs.add_subparsers(dest="configs_command", metavar="COMMAND", required=True,
+                                  parser_class=type(configs))
+    cdesc = csub.add_parser("describe", help="every setting of a topic with its source",
+                            description="Every setting of a topic: its value and whether it is the topic's "
+                                        "override, the broker's value or the default.")
+    cdesc.add_argument("--topic", required=True)
+    add_dir_and_bootstrap(cdesc)
+    cdesc.set_defaults(func=cmd_configs_describe)
+    calter = csub.add_parser("alter", help="set or remove topic overrides",
+                             description="Set (--add-config) or remove (--delete-config) topic overrides; every "
+                                         "broker applies the change at once.")
+    calter.add_argument("--topic", required=True)
+    calter.add_argument("--add-config", dest="add_config", action="append", default=[], metavar="K=V[,K=V...]",
+                        help="overrides to set, e.g. min.insync.replicas=2 (repeatable)")
+    calter.add_argument("--delete-config", dest="delete_config", action="append", default=[], metavar="K[,K...]",
+                        help="overrides to remove (repeatable)")
+    add_dir_and_bootstrap(calter)
+    calter.set_defaults(func=cmd_configs_alter)
+
     delete = tsub.add_parser("delete", help="delete a topic",
                              description="Delete a topic: its replicas are stopped and their logs deleted.")
     delete.add_argument("name", metavar="NAME")
@@ -239,6 +268,41 @@ def cmd_topics_elect_leaders(args: argparse.Namespace) -> int:
     if not results:
         print("every partition is already led by its preferred replica")
     return 1 if failed else 0
+
+
+def cmd_topics_alter(args: argparse.Namespace) -> int:
+    from ..client.sync import Admin
+
+    with Admin(resolve_bootstrap(args)) as admin:
+        added = admin.create_partitions(args.name, args.partitions)
+    print(f"Topic {args.name} now has {args.partitions} partitions (added {', '.join(map(str, added))}).")
+    return 0
+
+
+def cmd_configs_describe(args: argparse.Namespace) -> int:
+    from ..client.sync import Admin
+
+    with Admin(resolve_bootstrap(args)) as admin:
+        configs = admin.describe_configs(args.topic)
+    overrides = [f"{k}={v}" for k, (v, src) in sorted(configs.items()) if src == "topic"]
+    print(f"Topic: {args.topic}\tOverrides: {','.join(overrides) or '(none)'}")
+    for name, (value, source) in sorted(configs.items()):
+        print(f"  {name}={'' if value is None else value}\t({source})")
+    return 0
+
+
+def cmd_configs_alter(args: argparse.Namespace) -> int:
+    from ..client.sync import Admin
+
+    pairs = [p for item in args.add_config for p in item.split(",") if p.strip()]
+    to_set = parse_configs(pairs)
+    to_delete = [k.strip() for item in args.delete_config for k in item.split(",") if k.strip()]
+    if not to_set and not to_delete:
+        raise ClientError("give --add-config K=V and/or --delete-config K")
+    with Admin(resolve_bootstrap(args)) as admin:
+        admin.alter_configs(args.topic, set=to_set, delete=to_delete)
+    print(f"Completed updating config for topic {args.topic}.")
+    return 0
 
 
 def cmd_topics_delete(args: argparse.Namespace) -> int:

@@ -127,6 +127,36 @@ class AIOAdmin:
         answer = await self._meta.call_any("alter_partition_reassignments", body, self.request_timeout_ms / 1000)
         return _partition_results(answer)
 
+    async def create_partitions(self, topic: str, count: int, assignments: list[list[int]] | None = None,
+                                timeout_ms: int = 30000, validate_only: bool = False) -> list[int]:
+        """Raise ``topic``'s partition count to ``count`` (Kafka's CreatePartitions); returns the
+        new partition ids once they are led (within ``timeout_ms``)."""
+        self._check_open()
+        body = {"topic": topic, "count": int(count), "assignments": assignments, "timeout_ms": int(timeout_ms),
+                "validate_only": bool(validate_only)}
+        answer = await self._meta.call_any("create_partitions", body, (timeout_ms + self.request_timeout_ms) / 1000)
+        try:
+            await self._meta.refresh()
+        except errors.KafkaError:
+            pass
+        return list(answer.get("partitions") or ())
+
+    async def describe_configs(self, topic: str) -> dict[str, tuple[str | None, str]]:
+        """Every setting of ``topic``: name -> (value, source), source "topic" (an override),
+        "broker" (the broker's --config) or "default"."""
+        self._check_open()
+        answer = await self._meta.call_any("describe_configs", {"topic": topic}, self.request_timeout_ms / 1000)
+        return {c["name"]: (c["value"], c["source"]) for c in answer.get("configs") or ()}
+
+    async def alter_configs(self, topic: str, set: dict[str, Any] | None = None,
+                            delete: Iterable[str] = (), validate_only: bool = False) -> None:
+        """Set and delete topic overrides (Kafka's IncrementalAlterConfigs SET / DELETE); every
+        broker applies the change through /config/changes."""
+        self._check_open()
+        body = {"topic": topic, "set": {str(k): str(v) for k, v in (set or {}).items()},
+                "delete": [str(k) for k in delete], "validate_only": bool(validate_only)}
+        await self._meta.call_any("alter_configs", body, self.request_timeout_ms / 1000)
+
     async def list_topics(self) -> list[str]:
         """Names of every topic, sorted."""
         self._check_open()

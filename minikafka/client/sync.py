@@ -348,6 +348,20 @@ class Admin(_BlockingClient):
     def list_topics(self) -> list[str]:
         return self._lt.run(self._core.list_topics())
 
+    def create_partitions(self, topic: str, count: int, assignments: list[list[int]] | None = None,
+                          timeout_ms: int = 30000, validate_only: bool = False) -> list[int]:
+        """See :meth:`minikafka.client.admin.AIOAdmin.create_partitions`."""
+        return self._lt.run(self._core.create_partitions(topic, count, assignments, timeout_ms, validate_only))
+
+    def describe_configs(self, topic: str) -> dict[str, tuple[str | None, str]]:
+        """See :meth:`minikafka.client.admin.AIOAdmin.describe_configs`."""
+        return self._lt.run(self._core.describe_configs(topic))
+
+    def alter_configs(self, topic: str, set: dict[str, Any] | None = None, delete: Iterable[str] = (),
+                      validate_only: bool = False) -> None:
+        """See :meth:`minikafka.client.admin.AIOAdmin.alter_configs`."""
+        self._lt.run(self._core.alter_configs(topic, set, delete, validate_only))
+
     def describe_topics(self, topics: Iterable[str] | str | None = None, checksums: bool = False) -> list[TopicDescription]:
         """See :meth:`minikafka.client.admin.AIOAdmin.describe_topics`."""
         return self._lt.run(self._core.describe_topics(topics, checksums=checksums))

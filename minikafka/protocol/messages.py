@@ -371,6 +371,52 @@ _api(
 )
 
 _api(
+    "create_partitions",
+    "Raise a topic's partition count (Kafka's CreatePartitions): the new partitions are added to "
+    "/brokers/topics/T, where the controller gives them leaders. With timeout_ms > 0 the answer waits until "
+    "they are led in this broker's metadata.",
+    (
+        F("topic", "str"),
+        F("count", "int", "the new total number of partitions", minimum=1),
+        F("assignments", [["int"]], "replicas of each new partition; nil: placed like new topics",
+          default=None, nullable=True),
+        F("timeout_ms", "int", default=30000, minimum=0),
+        F("validate_only", "bool", default=False),
+    ),
+    (
+        F("partitions", ["int"], "ids of the partitions added"),
+    ),
+)
+
+_api(
+    "describe_configs",
+    "Every setting of a topic with its value and where it comes from: the topic's override (topic), the "
+    "broker's --config (broker) or the default (default).",
+    (
+        F("topic", "str"),
+    ),
+    (
+        F("configs", [Struct("ConfigEntry", (
+            F("name", "str"), F("value", "str", nullable=True), F("source", "str", "topic, broker or default"),
+            F("documentation", "str"),
+        ))]),
+    ),
+)
+
+_api(
+    "alter_configs",
+    "Set and delete topic overrides (Kafka's IncrementalAlterConfigs SET and DELETE): a conditional write "
+    "of /config/topics/T and a /config/changes notification every broker applies.",
+    (
+        F("topic", "str"),
+        F("set", {"str": "str"}, "overrides to set", default={}),
+        F("delete", ["str"], "overrides to remove (back to the broker's value)", default=[]),
+        F("validate_only", "bool", default=False),
+    ),
+    (),
+)
+
+_api(
     "alter_partition_reassignments",
     "Write /admin/reassign_partitions; the controller adds the new replicas, waits until they join the ISR, "
     "moves the leader if needed and drops the old replicas.",

@@ -1,0 +1,55 @@
+"""`topics alter` and `configs describe|alter`: Kafka's CreatePartitions and
+IncrementalAlterConfigs on the msgpack API, through the CLI."""
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from minikafka import Admin
+from process_helpers import run_cli
+
+pytestmark = pytest.mark.process
+
+
+def cli(cluster, *args: str):
+    return run_cli(*args, "--bootstrap-server", cluster.bootstrap)
+
+
+def test_topics_alter_adds_led_partitions(cluster):
+    topic = f"alter-{uuid.uuid4().hex[:8]}"
+    assert cli(cluster, "topics", "create", topic, "--partitions", "1", "--replication-factor", "2").returncode == 0
+    r = cli(cluster, "topics", "alter", topic, "--partitions", "3")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == f"Topic {topic} now has 3 partitions (added 1, 2)."
+    with Admin(cluster.bootstrap) as admin:
+        (d,) = admin.describe_topics([topic])
+    assert [p.partition for p in d.partitions] == [0, 1, 2] and all(p.leader >= 1 for p in d.partitions)
+    r = cli(cluster, "topics", "alter", topic, "--partitions", "2")  # fewer: refused, nothing changes
+    assert r.returncode == 2 and "INVALID_PARTITIONS" in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    r = cli(cluster, "topics", "alter", "no-such-topic-x", "--partitions", "2")
+    assert r.returncode == 2 and "UNKNOWN_TOPIC_OR_PARTITION" in r.stderr
+
+
+def test_configs_alter_and_describe(cluster):
+    topic = f"cfgcli-{uuid.uuid4().hex[:8]}"
+    assert cli(cluster, "topics", "create", topic, "--partitions", "1", "--replication-factor", "2").returncode == 0
+    r = cli(cluster, "configs", "alter", "--topic", topic, "--add-config", "min.insync.replicas=2,max.message.bytes=5000")
+    assert r.returncode == 0, r.stderr
+    r = cli(cluster, "configs", "describe", "--topic", topic)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[0] == f"Topic: {topic}\tOverrides: max.message.bytes=5000,min.insync.replicas=2"
+    assert "  min.insync.replicas=2\t(topic)" in r.stdout.splitlines()
+    assert any(line.startswith("  unclean.leader.election.enable=false\t(default)") for line in r.stdout.splitlines())
+    assert cli(cluster, "configs", "alter", "--topic", topic, "--delete-config", "min.insync.replicas").returncode == 0
+    with Admin(cluster.bootstrap) as admin:
+        assert admin.describe_configs(topic)["min.insync.replicas"] == ("1", "default")
+    # mistakes: one line, exit 2, nothing changed
+    for args, words in ((("--add-config", "no.such.setting=1"), "INVALID_CONFIG"),
+                        (("--add-config", "min.insync.replicas=3"), "larger than the replication factor"),
+                        (("--add-config", "broken"), "KEY=VALUE"),
+                        ((), "--add-config")):
+        r = cli(cluster, "configs", "alter", "--topic", topic, *args)
+        assert r.returncode == 2 and words in r.stderr and len(r.stderr.strip().splitlines()) == 1, (args, r.stderr)
+    with Admin(cluster.bootstrap) as admin:
+        assert admin.describe_configs(topic)["max.message.bytes"] == ("5000", "topic")
