@@ -167,6 +167,7 @@ def start_cluster(dir: str | os.PathLike, brokers: int = 3, broker_configs: dict
                 raise
             last = exc
             continue
+        _wait_metadata_complete(state, brokers)
         return ClusterHandle(
             dir=str(dir),
             bootstrap=",".join(b.endpoint for _, b in sorted(state.brokers.items())),
@@ -176,6 +177,19 @@ def start_cluster(dir: str | os.PathLike, brokers: int = 3, broker_configs: dict
             kafka_ports={bid: b.kafka_port for bid, b in sorted(state.brokers.items()) if b.kafka_port},
         )
     raise RuntimeError(f"could not start a cluster on free ports: {last}")
+
+
+def _wait_metadata_complete(state, brokers: int, timeout_s: float = 30) -> None:
+    """Every broker's metadata names the controller and all brokers (``up`` only waits for
+    ZooKeeper: a broker may not have had its first UpdateMetadata yet)."""
+    from minikafka import Admin
+
+    for b in state.brokers.values():
+        with Admin(b.endpoint) as admin:
+            def complete() -> bool:
+                c = admin.cluster()
+                return c.controller_id >= 0 and len(c.brokers) == brokers
+            wait_for(complete, timeout_s, 0.1, f"broker {b.id}'s metadata to know the controller and every broker")
 
 
 @dataclass

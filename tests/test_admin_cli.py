@@ -53,3 +53,24 @@ def test_configs_alter_and_describe(cluster):
         assert r.returncode == 2 and words in r.stderr and len(r.stderr.strip().splitlines()) == 1, (args, r.stderr)
     with Admin(cluster.bootstrap) as admin:
         assert admin.describe_configs(topic)["max.message.bytes"] == ("5000", "topic")
+
+
+def test_topics_create_with_a_replica_assignment(cluster):
+    topic = f"pinned-{uuid.uuid4().hex[:8]}"
+    r = cli(cluster, "topics", "create", topic, "--replica-assignment", "2:3,3:1")
+    assert r.returncode == 0, r.stderr
+    with Admin(cluster.bootstrap) as admin:
+        (d,) = admin.describe_topics([topic])
+    assert [p.replicas for p in d.partitions] == [[2, 3], [3, 1]]
+    for args, words in ((("--replica-assignment", "1:x"), "broker ids"),
+                        (("--replica-assignment", "1:1"), "twice"),
+                        (("--replica-assignment", "1:2,3"), "same number of replicas"),
+                        (("--replica-assignment", "1:2", "--partitions", "1"), "one or the other"),
+                        (("--partitions", "1"), "--replication-factor")):
+        r = cli(cluster, "topics", "create", f"bad-{uuid.uuid4().hex[:6]}", *args)
+        assert r.returncode == 2 and words in r.stderr and len(r.stderr.strip().splitlines()) == 1, (args, r.stderr)
+
+
+def test_version():
+    r = run_cli("--version")
+    assert r.returncode == 0 and r.stdout.strip().startswith("minikafka ")

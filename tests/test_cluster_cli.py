@@ -25,9 +25,11 @@ def test_cluster_up_status_kill_start_down(tmp_path):
     dir = str(tmp_path / "cluster")
     zk_port = free_port()
     base = free_port_block(3, avoid=(zk_port,))
+    kafka_base = free_port_block(3, avoid=(zk_port, base, base + 1, base + 2))
     try:
         up = run_cli("cluster", "up", "--dir", dir, "--brokers", "3", "--zookeeper-port", str(zk_port),
-                     "--base-port", str(base), "--config", "zookeeper.session.timeout.ms=3000")
+                     "--base-port", str(base), "--kafka-base-port", str(kafka_base),
+                     "--config", "zookeeper.session.timeout.ms=3000")
         assert up.returncode == 0, up.stdout + up.stderr
         for port in (base, base + 1, base + 2):
             assert f"http://127.0.0.1:{port}/" in up.stdout

@@ -52,6 +52,7 @@ def test_tutorial_commands_print_what_the_tutorial_promises(tmp_path):
     assert len(steps) >= 15, "the tutorial should walk through many steps"
     zk = free_port()
     base = free_port_block(3, avoid=(zk,))
+    kafka_base = free_port_block(3, avoid=(zk, base, base + 1, base + 2))
     ports = {"2181": str(zk), "9092": str(base), "9093": str(base + 1), "9094": str(base + 2)}
     bindir = Path(sys.executable).parent
     env = dict(os.environ, PATH=f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}")
@@ -60,7 +61,8 @@ def test_tutorial_commands_print_what_the_tutorial_promises(tmp_path):
             swap = lambda text: re.sub(r"\b(2181|9092|9093|9094)\b", lambda m: ports[m.group(1)], text)  # noqa: E731
             cmd = swap(command)
             expected = [swap(e) for e in expected]
-            cmd = cmd.replace("cluster up", f"cluster up --zookeeper-port {zk} --base-port {base}", 1) \
+            cmd = cmd.replace("cluster up", f"cluster up --zookeeper-port {zk} --base-port {base} "
+                                            f"--kafka-base-port {kafka_base}", 1) \
                 if "cluster up" in cmd and "--base-port" not in cmd else cmd
             looking = any(k in cmd for k in LOOKING) and "produce" not in cmd
             deadline = time.monotonic() + (60 if looking else 0)

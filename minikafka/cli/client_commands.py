@@ -27,9 +27,12 @@ def add_parsers(subparsers: argparse._SubParsersAction) -> None:
 
     create = tsub.add_parser("create", help="create a topic", description="Create a topic.")
     create.add_argument("name", metavar="NAME")
-    create.add_argument("--partitions", type=_positive, required=True, help="number of partitions")
-    create.add_argument("--replication-factor", dest="replication_factor", type=_positive, required=True,
+    create.add_argument("--partitions", type=_positive, default=None, help="number of partitions")
+    create.add_argument("--replication-factor", dest="replication_factor", type=_positive, default=None,
                         help="replicas per partition (at most the number of live brokers)")
+    create.add_argument("--replica-assignment", dest="replica_assignment", default=None, metavar="B:B,B:B,...",
+                        help="instead of --partitions/--replication-factor, as kafka-topics: one broker list per "
+                             "partition, e.g. 1:2,2:3 (partition 0 on 1 and 2, led by 1; partition 1 on 2 and 3)")
     create.add_argument("--config", action="append", default=[], metavar="KEY=VALUE",
                         help="a topic setting under its Kafka name, e.g. min.insync.replicas=2 (repeatable)")
     create.add_argument("--if-not-exists", dest="if_not_exists", action="store_true",
@@ -181,6 +184,22 @@ def parse_configs(items: list[str]) -> dict[str, str]:
     return out
 
 
+def parse_replica_assignment(text: str) -> dict[int, list[int]]:
+    """kafka-topics' ``--replica-assignment``: ``1:2,2:3`` -> ``{0: [1, 2], 1: [2, 3]}``."""
+    out: dict[int, list[int]] = {}
+    for p, part in enumerate(text.split(",")):
+        try:
+            brokers = [int(b) for b in part.split(":")]
+        except ValueError:
+            raise ClientError(f"--replica-assignment expects broker ids like 1:2,2:3, got {text!r}") from None
+        if len(set(brokers)) != len(brokers):
+            raise ClientError(f"--replica-assignment: partition {p} lists a broker twice ({part})")
+        out[p] = brokers
+    if len({len(b) for b in out.values()}) != 1:
+        raise ClientError(f"--replica-assignment: every partition needs the same number of replicas ({text})")
+    return out
+
+
 # ---------------------------------------------------------------- topics
 
 def cmd_topics_create(args: argparse.Namespace) -> int:
@@ -188,9 +207,19 @@ def cmd_topics_create(args: argparse.Namespace) -> int:
     from ..errors import TopicAlreadyExistsError
 
     configs = parse_configs(args.config)
+    assignment = None
+    if args.replica_assignment is not None:
+        if args.partitions is not None or args.replication_factor is not None:
+            raise ClientError("--replica-assignment replaces --partitions and --replication-factor: give one or the other")
+        assignment = parse_replica_assignment(args.replica_assignment)
+        partitions, rf = len(assignment), len(assignment[0])
+    elif args.partitions is None or args.replication_factor is None:
+        raise ClientError("give --partitions and --replication-factor (or --replica-assignment)")
+    else:
+        partitions, rf = args.partitions, args.replication_factor
     with Admin(resolve_bootstrap(args)) as admin:
         try:
-            admin.create_topic(args.name, args.partitions, args.replication_factor, config=configs)
+            admin.create_topic(args.name, partitions, rf, config=configs, assignment=assignment)
         except TopicAlreadyExistsError:
             if not args.if_not_exists:
                 raise

@@ -319,7 +319,10 @@ def _add_cluster_parsers(sub: argparse._SubParsersAction) -> None:
 
 def build_parser() -> ArgumentParser:
     """The full ``minikafka`` argument parser."""
+    from .. import __version__
+
     parser = ArgumentParser(prog="minikafka", description="A mini Kafka cluster with a real ZooKeeper.")
+    parser.add_argument("--version", action="version", version=f"minikafka {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True, parser_class=ArgumentParser)
 
     zk = sub.add_parser("zookeeper", help="run a standalone ZooKeeper in the foreground")

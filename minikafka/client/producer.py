@@ -455,19 +455,13 @@ class AIOProducer:
 
     # ----- idempotence --------------------------------------------------
     async def _init_producer_id(self) -> None:
-        """InitProducerId from the first broker that answers; sequences restart at 0."""
-        last: errors.KafkaError = errors.BrokerNotAvailableError("no broker is known")
-        for host, port in list(self._meta.brokers.values()) or list(self._meta.bootstrap):
-            try:
-                answer = await self._conn.call(host, port, "init_producer_id", {},
-                                               (self.request_timeout_ms + RESPONSE_MARGIN_MS) / 1000)
-            except errors.KafkaError as exc:
-                last = exc
-                continue
-            self.producer_id, self.producer_epoch = answer["producer_id"], answer["producer_epoch"]
-            self._next_seq.clear()
-            return
-        raise last
+        """InitProducerId from the first broker that answers (the one that last answered
+        metadata first; a broker that does not answer within 5 s is passed over, so a
+        frozen broker does not hold the producer up); sequences restart at 0."""
+        timeout_s = (self.request_timeout_ms + RESPONSE_MARGIN_MS) / 1000
+        answer = await self._meta.call_any("init_producer_id", {}, timeout_s, attempt_timeout_s=min(5.0, timeout_s))
+        self.producer_id, self.producer_epoch = answer["producer_id"], answer["producer_epoch"]
+        self._next_seq.clear()
 
     def _maybe_init_producer_id(self) -> None:
         if self._pid_task is not None and not self._pid_task.done():
