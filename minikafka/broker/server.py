@@ -73,9 +73,9 @@ class Broker:
         self.replica_manager = ReplicaManager(self)
         self.fetchers = FetcherManager(self)
         self.listeners = Listeners(config)
+        self.topic_admin = TopicAdmin(self)  # config and partition changes, for both protocols
         self.kafka = KafkaServer(self)
         self.producer_ids = ProducerIdManager(self.zk, self.broker_id)
-        self.topic_admin = TopicAdmin(self)
         self.config_changes = ConfigChangeListener(self)
         self.http: aiohttp.ClientSession | None = None
         self.broker_epoch = -1

@@ -237,23 +237,30 @@ def _put_varint(out: bytearray, n: int) -> None:
     out.append(v)
 
 
+def varint_tail(buf: bytes, pos: int, first: int) -> tuple[int, int]:
+    """The rest of a multi-byte varint whose first byte ``first`` was at ``pos - 1``
+    (raw, not zigzag-decoded): ``(raw value, next pos)``; IndexError if truncated.
+    Hot decoders read one-byte varints inline and call this for longer ones."""
+    v = first & 0x7F
+    shift = 7
+    while True:
+        b = buf[pos]
+        pos += 1
+        v |= (b & 0x7F) << shift
+        if b < 0x80:
+            return v, pos
+        shift += 7
+        if shift > 63:
+            raise CorruptMessageError(f"varint longer than 10 bytes at record byte {pos}")
+
+
 def _get_varint(data: bytes, pos: int) -> tuple[int, int]:
     """Decode the zigzag varint at ``pos``: ``(value, next_pos)``; IndexError if truncated."""
     b = data[pos]
     pos += 1
-    if b < 0x80:
-        return (b >> 1) ^ -(b & 1), pos
-    v = b & 0x7F
-    shift = 7
-    while True:
-        b = data[pos]
-        pos += 1
-        v |= (b & 0x7F) << shift
-        if b < 0x80:
-            return (v >> 1) ^ -(v & 1), pos
-        shift += 7
-        if shift > 63:
-            raise CorruptMessageError(f"varint longer than 10 bytes at record byte {pos}")
+    if b >= 0x80:
+        b, pos = varint_tail(data, pos, b)
+    return (b >> 1) ^ -(b & 1), pos
 
 
 # -- encoding ----------------------------------------------------------------------

@@ -42,6 +42,7 @@ from ..protocol.records import (
     MAGIC,
     TIMESTAMP_TYPE_MASK,
     decompress,
+    varint_tail,
 )
 
 CREATE_TIME = 0  # timestampType: Kafka's CreateTime
@@ -105,22 +106,6 @@ def scan(data: bytes | memoryview) -> list[BatchRef]:
     return out
 
 
-def _varint_tail(buf: bytes, pos: int, first: int) -> tuple[int, int]:
-    """The rest of a multi-byte varint whose first byte ``first`` was at ``pos - 1``
-    (raw, not zigzag-decoded): ``(raw value, next pos)``."""
-    v = first & 0x7F
-    shift = 7
-    while True:
-        b = buf[pos]
-        pos += 1
-        v |= (b & 0x7F) << shift
-        if b < 0x80:
-            return v, pos
-        shift += 7
-        if shift > 63:
-            raise CorruptMessageError(f"varint longer than 10 bytes at record byte {pos}")
-
-
 def decode_records(buf: bytes, count: int, include_headers: bool, where: str = "batch"):
     """Decode ``count`` v2 records of an uncompressed records section in one pass.
 
@@ -136,7 +121,7 @@ def decode_records(buf: bytes, count: int, include_headers: bool, where: str = "
     headers: list = []
     add_delta, add_ts, add_key, add_value, add_headers = (
         deltas.append, ts_deltas.append, keys.append, values.append, headers.append)
-    tail = _varint_tail
+    tail = varint_tail
     n = len(buf)
     pos = 0
     try:

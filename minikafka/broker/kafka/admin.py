@@ -18,7 +18,7 @@ from ...errors import (
     InvalidRequestError,
     KafkaError,
 )
-from ..topic_admin import APPEND, BROKER, DELETE, SET, SUBTRACT, TOPIC, TopicAdmin
+from ..topic_admin import APPEND, BROKER, DELETE, SET, SUBTRACT, TOPIC
 
 if TYPE_CHECKING:
     from ..server import Broker
@@ -39,7 +39,7 @@ class KafkaAdmin:
 
     def __init__(self, broker: "Broker") -> None:
         self.broker = broker
-        self.ops = TopicAdmin(broker)
+        self.ops = broker.topic_admin
 
     # -- topics ---------------------------------------------------------------------
     async def create_topics(self, version: int, req: dict, conn: "Connection") -> dict:
