@@ -296,6 +296,41 @@ def test_a_paused_controller_is_replaced_and_fenced_when_it_resumes(make_cluster
     assert f"controller: broker {new} (controller epoch {new_epoch})" in text.stdout
 
 
+def test_a_paused_memory_follower_whose_session_expired_keeps_its_log_and_rejoins(make_cluster, zk_of):
+    """A memory-storage follower frozen past its session: the leader drops it from the
+    ISR first (no new leader epoch), then its registration vanishes.  On resume the same
+    process fetches at once (its epoch is still current), rejoins the ISR, and
+    re-registers with its log intact: the controller leaves the ISR alone (only a
+    restarted memory broker comes back empty and is pushed out again)."""
+    handle = make_cluster(broker_configs={"zookeeper.session.timeout.ms": "6000", "replica.lag.time.max.ms": "2000"})
+    zk = zk_of(handle)
+    wait_for(lambda: _controller(handle)[0] is not None, timeout_s=30, message="a controller")
+    _create(handle, "pf", rf=3, assignment={0: [1, 2, 3]})
+    wait_for(lambda: _isr_full(zk, "pf"), timeout_s=30, message="a full ISR")
+    values = _values("p", 20)
+    _assert_all_there(handle, "pf", _produce(handle, "pf", values), values)
+    follower = 3 if _controller(handle)[0] != 3 else 2
+    handle.kill(follower, "STOP")
+    try:
+        wait_for(lambda: follower not in zk.state("pf").isr, timeout_s=40,
+                 message=f"the leader removing paused broker {follower} from the ISR")
+        wait_for(lambda: zk.client.exists(layout.broker_path(follower)) is None, timeout_s=40,
+                 message=f"paused broker {follower}'s registration expiring")
+    finally:
+        handle.resume(follower)
+    wait_for(lambda: zk.client.exists(layout.broker_path(follower)) is not None, timeout_s=30,
+             message=f"broker {follower} re-registering")
+    wait_for(lambda: _isr_full(zk, "pf"), timeout_s=40, message=f"broker {follower} rejoining the ISR")
+    time.sleep(2)  # the controller's handling of the re-registration would show by now
+    st = zk.state("pf")
+    assert (st.leader, st.leader_epoch, sorted(st.isr)) == (1, 0, ALL)
+    controller = _controller(handle)[0]
+    pushed_out = [e for e in _events(handle, controller) if "registered anew" in e["text"]]
+    assert not pushed_out, pushed_out
+    got = replica_states(handle, "pf", 0)
+    assert got[follower]["log_end_offset"] == 20, got[follower]
+
+
 # ---------------------------------------------------------------- controlled shutdown
 
 def test_controlled_shutdown_moves_leaderships_before_exit_and_no_produce_fails(make_cluster, zk_of):

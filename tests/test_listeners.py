@@ -54,6 +54,17 @@ def test_registration_without_external_listener_is_unchanged():
     assert layout.BrokerInfo.decode(1, old) == layout.BrokerInfo(1, "h", 1)
 
 
+def test_a_memory_registration_says_whether_its_log_is_new():
+    first = layout.BrokerInfo(1, "h", 1, epoch=40, storage="memory")
+    assert "log_since" not in json.loads(first.encode())
+    assert layout.BrokerInfo.decode(1, first.encode(), 40).memory_log_is_new
+    # the same process registering again after its session expired: its log is kept
+    again = layout.BrokerInfo(1, "h", 1, storage="memory", log_since=40)
+    read = layout.BrokerInfo.decode(1, again.encode(), 77)
+    assert (read.log_since, read.log_born, read.memory_log_is_new) == (40, 40, False)
+    assert not layout.BrokerInfo(1, "h", 1, epoch=40, storage="disk").memory_log_is_new
+
+
 def test_registration_with_a_kafka_listener_names_it_plaintext():
     info = layout.BrokerInfo(3, "broker-3", 19092, storage="disk", external=("localhost", 9094),
                              kafka=("broker-3", 39092), kafka_external=("localhost", 29094))

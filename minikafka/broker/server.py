@@ -79,6 +79,7 @@ class Broker:
         self.config_changes = ConfigChangeListener(self)
         self.http: aiohttp.ClientSession | None = None
         self.broker_epoch = -1
+        self._first_broker_epoch = -1  # czxid of this process's first registration
         self.cluster_id = ""
         self.controller = None  # minikafka.controller.Controller while this broker is controller
         self._runner: web.AppRunner | None = None
@@ -154,7 +155,8 @@ class Broker:
         host, port = self.config.advertised
         info = layout.BrokerInfo(self.broker_id, host, port, storage=self.config.storage,
                                  external=self.config.advertised_external, kafka=self.config.advertised_kafka,
-                                 kafka_external=self.config.advertised_kafka_external)
+                                 kafka_external=self.config.advertised_kafka_external,
+                                 log_since=self._first_broker_epoch)
         path = layout.broker_path(self.broker_id)
         # A registration left by this id's previous process vanishes when its session
         # expires; wait that long before concluding that another broker holds the id.
@@ -174,6 +176,8 @@ class Broker:
                 await asyncio.sleep(0.2)
         got = await self.zk.get(path)
         self.broker_epoch = got[1].czxid if got else -1
+        if self._first_broker_epoch < 0:
+            self._first_broker_epoch = self.broker_epoch
 
     def _on_zk_state(self, state: str) -> None:
         if state == "LOST":

@@ -200,6 +200,10 @@ class AIOAdmin:
         With ``checksums`` each replica also reports a CRC-32 of its log below the leader's
         HW (``replica_checksums``, ``checksum_upto``): replicas agree when the values are equal.
         A named topic that does not exist raises UNKNOWN_TOPIC_OR_PARTITION.
+
+        The ISR and leader epoch are the leader's own (it writes ISR changes itself) when
+        it answers as leader at the epoch the metadata names or a newer one; otherwise
+        the metadata's, which follow the controller's UpdateMetadata.
         """
         self._check_open()
         await self._meta.refresh()
@@ -244,13 +248,19 @@ class AIOAdmin:
                 rep = reported.get((name, pid), {})
                 leader_state = rep.get(pi.leader) if pi.leader >= 0 else None
                 ids = list(pi.replicas)
+                isr, leader_epoch = list(pi.isr), pi.leader_epoch
+                if leader_state and leader_state.get("role") == "leader" and leader_state.get("leader_epoch", -1) >= leader_epoch:
+                    # The leader owns the ISR: it writes shrinks and expansions itself, and
+                    # the metadata lags behind until the controller passes them on (not at
+                    # all while the controller is frozen).
+                    isr, leader_epoch = list(leader_state["isr"]), leader_state["leader_epoch"]
                 parts.append(PartitionDescription(
                     topic=name,
                     partition=pid,
                     leader=pi.leader,
-                    leader_epoch=pi.leader_epoch,
+                    leader_epoch=leader_epoch,
                     replicas=list(pi.replicas),
-                    isr=list(pi.isr),
+                    isr=isr,
                     offline_replicas=list(pi.offline_replicas),
                     high_watermark=leader_state.get("high_watermark", -1) if leader_state else -1,
                     log_start_offset=leader_state.get("log_start_offset", -1) if leader_state else -1,

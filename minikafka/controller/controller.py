@@ -267,7 +267,7 @@ class Controller:
             st = info.state
             if st is None:
                 continue
-            stale = {b for b in st.isr if b in live and live[b].storage == "memory" and live[b].epoch > info.mzxid}
+            stale = {b for b in st.isr if b in live and live[b].storage == "memory" and live[b].log_born > info.mzxid}
             if not stale:
                 continue
             isr = tuple(b for b in st.isr if b not in stale)
@@ -290,11 +290,12 @@ class Controller:
     async def on_broker_startup(self, ids: list[int]) -> None:
         """Kafka's onBrokerStartup: metadata to everyone, state to the new brokers for
         their replicas, elections for offline partitions they can lead.  A broker with
-        memory storage came back empty: it leaves every ISR it was still listed in."""
+        memory storage came back empty: it leaves every ISR it was still listed in (not
+        when the same process re-registered after losing its session: its log is kept)."""
         new = set(ids)
         changed: list[TP] = []
         for b in ids:
-            if self.ctx.live[b].storage == "memory":
+            if self.ctx.live[b].memory_log_is_new:
                 for tp, info in self.ctx.partitions():
                     st = info.state
                     if st is not None and b in st.isr and st.leader != b:

@@ -93,10 +93,27 @@ class BrokerInfo:
     external: tuple[str, int] | None = None  # the EXTERNAL listener, for clients outside the broker network
     kafka: tuple[str, int] | None = None  # Kafka binary protocol
     kafka_external: tuple[str, int] | None = None
+    # The broker epoch of this process's first registration: a memory-storage log is as
+    # old as that.  -1 on a first registration (the log starts with this one).
+    log_since: int = -1
+
+    @property
+    def memory_log_is_new(self) -> bool:
+        """A memory-storage broker registered by a process that started with this very
+        registration: its log is empty, whatever ISRs still list it.  False for disk
+        storage, and for a running process that re-registered after losing its ZooKeeper
+        session (its log is intact)."""
+        return self.storage == "memory" and (self.log_since < 0 or self.log_since >= self.epoch)
+
+    @property
+    def log_born(self) -> int:
+        """The broker epoch from which this broker's log is known to be kept."""
+        return self.log_since if self.log_since >= 0 else self.epoch
 
     def encode(self) -> bytes:
-        # "storage" is minikafka's own field: a broker with memory storage comes back
-        # empty after a restart, so the controller must not trust its old ISR entries.
+        # "storage" and "log_since" are minikafka's own fields: a broker with memory
+        # storage comes back empty after a restart (not after a re-registration by the
+        # same process), so the controller must not trust its old ISR entries.
         if self.kafka is None:
             named = [("PLAINTEXT", (self.host, self.port)), (EXTERNAL_LISTENER, self.external)]
             host, port = self.host, self.port
@@ -111,6 +128,8 @@ class BrokerInfo:
             "listener_security_protocol_map": {n: "PLAINTEXT" for n, _ in named},
             "timestamp": _timestamp(),
         }
+        if self.log_since >= 0:
+            data["log_since"] = self.log_since
         if self.rack is not None:
             data["rack"] = self.rack  # left out when unset, as Kafka writes it
         return _dumps(data)
@@ -128,9 +147,9 @@ class BrokerInfo:
             host, port = endpoints[HTTP_LISTENER]
             return cls(broker_id, host, port, epoch, d.get("rack"), d.get("storage", "disk"),
                        endpoints.get(HTTP_EXTERNAL_LISTENER), endpoints.get("PLAINTEXT", (d["host"], int(d["port"]))),
-                       endpoints.get(KAFKA_EXTERNAL_LISTENER))
+                       endpoints.get(KAFKA_EXTERNAL_LISTENER), int(d.get("log_since", -1)))
         return cls(broker_id, d["host"], int(d["port"]), epoch, d.get("rack"), d.get("storage", "disk"),
-                   endpoints.get(EXTERNAL_LISTENER))
+                   endpoints.get(EXTERNAL_LISTENER), log_since=int(d.get("log_since", -1)))
 
 
 @dataclass(frozen=True)
