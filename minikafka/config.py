@@ -83,6 +83,20 @@ BROKER_CONFIGS: tuple[ConfigDef, ...] = (
     ConfigDef("replication.truncation", _choice("leader_epoch", "high_watermark"), "leader_epoch",
               "How a follower truncates on becoming follower or restart: by leader epoch (KIP-101, default) or to its HW (before KIP-101)."),
     ConfigDef("log.segment.bytes", int, 1073741824, "Segment size for --storage disk.", 1024),
+    ConfigDef("offsets.topic.num.partitions", int, 10, "Partitions of __consumer_offsets, created on first use "
+              "(Kafka's default is 50; 10 keeps a small cluster light). Fixed once the topic exists.", 1),
+    ConfigDef("offsets.topic.replication.factor", int, 3, "Replication factor of __consumer_offsets "
+              "(fewer when fewer brokers are alive at its creation).", 1),
+    ConfigDef("offsets.commit.timeout.ms", int, 5000, "How long an offset commit or group metadata write waits "
+              "for every ISR replica (acks=all).", 1),
+    ConfigDef("offsets.retention.minutes", int, 10080, "Committed offsets of a group that has been empty this long are deleted.", 1),
+    ConfigDef("offsets.retention.check.interval.ms", int, 600000, "How often the coordinator looks for expired offsets.", 1),
+    ConfigDef("offset.metadata.max.bytes", int, 4096, "Largest metadata string of a committed offset.", 0),
+    ConfigDef("group.initial.rebalance.delay.ms", int, 3000, "How long the first rebalance of an empty group waits "
+              "for more members (each new member extends it, up to the rebalance timeout).", 0),
+    ConfigDef("group.min.session.timeout.ms", int, 6000, "Smallest session.timeout.ms a group member may ask for.", 1),
+    ConfigDef("group.max.session.timeout.ms", int, 1800000, "Largest session.timeout.ms a group member may ask for.", 1),
+    ConfigDef("group.max.size", int, 2147483647, "Most members a group may have.", 1),
 )
 
 TOPIC_CONFIGS: tuple[ConfigDef, ...] = (

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..config import BrokerConfig, topic_setting
 from ..errors import (
+    InvalidTopicExceptionError,
     KafkaError,
     NotEnoughReplicasAfterAppendError,
     NotLeaderOrFollowerError,
@@ -21,6 +22,7 @@ from ..errors import (
     StaleControllerEpochError,
     UnknownTopicOrPartitionError,
 )
+from ..groups.records import OFFSETS_TOPIC
 from ..protocol.codec import partition_error
 from ..protocol.messages import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, MAX_TIMESTAMP
 from ..replication.partition import Effects, LeaderState, PartitionReplica, Role, TruncationMode
@@ -171,7 +173,11 @@ class ReplicaManager:
                 self.broker.fetchers.remove_partitions([(topic, part)])
                 self.apply(p, p.become_leader(st, t))
                 self.broker.metrics.count("leader_elections_seen")
+                if topic == OFFSETS_TOPIC:
+                    self.broker.coordinator.on_leadership(part, True)
             else:
+                if topic == OFFSETS_TOPIC:
+                    self.broker.coordinator.on_leadership(part, False)
                 self.apply(p, p.become_follower(st, t))
                 self.fetch_purgatory.wake((topic, part))
                 self.produce_purgatory.wake((topic, part))
@@ -190,6 +196,8 @@ class ReplicaManager:
         for topic, part in tps:
             p = self.partitions.get((topic, part))
             if p is not None:
+                if topic == OFFSETS_TOPIC:
+                    self.broker.coordinator.on_leadership(part, False)
                 p.become_none()
                 self.fetch_purgatory.wake((topic, part))
                 self.produce_purgatory.wake((topic, part))
@@ -201,7 +209,9 @@ class ReplicaManager:
         return out
 
     # -- produce ----------------------------------------------------------------------
-    async def produce(self, req: dict) -> list[dict]:
+    async def produce(self, req: dict, internal: bool = False) -> list[dict]:
+        """Append to leaders; with acks=-1 wait for the HW.  Only the broker itself
+        (``internal``) writes to internal topics (names starting with ``__``)."""
         acks = req["acks"]
         results: list[dict] = []
         waits: list[tuple[int, PartitionReplica, int, int]] = []
@@ -209,6 +219,8 @@ class ReplicaManager:
             topic, part = m["topic"], m["partition"]
             entry = {"topic": topic, "partition": part, "base_offset": -1, "log_append_time": -1, "log_start_offset": -1}
             try:
+                if topic.startswith("__") and not internal:
+                    raise InvalidTopicExceptionError(f"cannot append to internal topic {topic}")
                 p = self.leader_of(topic, part)
                 min_isr = self.setting(topic, "min.insync.replicas")
                 res, eff = p.append_as_leader(m["records"], acks, min_isr, self.setting(topic, "max.message.bytes"))

@@ -42,7 +42,9 @@ from ..protocol.messages import APIS
 from ..replication import rules
 from ..zk import layout
 from ..zk.session import NodeExistsError, ZkSession
+from .coordinator import GroupCoordinator
 from .fetcher import FetcherManager
+from .group_handlers import PEER, GroupHandlers
 from .kafka.server import KafkaServer
 from .listeners import Listeners
 from .producer_ids import ProducerIdManager
@@ -77,6 +79,8 @@ class Broker:
         self.kafka = KafkaServer(self)
         self.producer_ids = ProducerIdManager(self.zk, self.broker_id)
         self.config_changes = ConfigChangeListener(self)
+        self.coordinator = GroupCoordinator(self)
+        self.groups_api = GroupHandlers(self.coordinator)
         self.http: aiohttp.ClientSession | None = None
         self.broker_epoch = -1
         self._first_broker_epoch = -1  # czxid of this process's first registration
@@ -98,6 +102,7 @@ class Broker:
             "init_producer_id": self.h_init_producer_id,
             "create_partitions": self.h_create_partitions, "describe_configs": self.h_describe_configs,
             "alter_configs": self.h_alter_configs,
+            **self.groups_api.handlers(),
         }
         assert set(self.handlers) == set(APIS), set(APIS) ^ set(self.handlers)
 
@@ -132,6 +137,7 @@ class Broker:
         from ..controller.elector import ControllerElector
         self.elector = ControllerElector(self)
         await self.elector.start()
+        self.coordinator.start()
         loop = asyncio.get_running_loop()
         self._tasks.append(loop.create_task(self._every(self.config.get("replica.lag.time.max.ms") / 2000.0,
                                                         self.replica_manager.shrink_isr_check)))
@@ -212,6 +218,7 @@ class Broker:
             t.cancel()
         await self.kafka.stop()
         await self.config_changes.stop()
+        await self.coordinator.stop()
         await self.fetchers.stop()
         if self.controller is not None:
             await self.controller.stop()
@@ -238,6 +245,7 @@ class Broker:
                 raise InvalidRequestError(
                     f"request body exceeds socket.request.max.bytes={self.config.get('socket.request.max.bytes')}") from None
             msg = codec.decode_request(api, body)
+            PEER.set(request.remote or "")
             started = time.monotonic()
             resp = await self.handlers[api](msg)
             self.metrics.observe_request(api, time.monotonic() - started)
@@ -342,18 +350,27 @@ class Broker:
                 return ready()
         return True
 
-    async def h_create_topics(self, req: dict) -> dict:
+    async def h_create_topics(self, req: dict, internal: bool = False) -> dict:
         """Validate and write /config/topics/T and /brokers/topics/T in one transaction; the
-        controller's watch on /brokers/topics does the rest (leaders, LeaderAndIsr)."""
+        controller's watch on /brokers/topics does the rest (leaders, LeaderAndIsr).
+        Names starting with ``__`` are the cluster's own (``internal``) topics."""
         results = []
         created = []
         live = sorted(int(b) for b in await self.zk.children(layout.BROKER_IDS))
+        existing = await self.zk.children(layout.BROKER_TOPICS)
         for t in req["topics"]:
             name = t["name"]
             try:
                 if not TOPIC_NAME.match(name) or name in (".", ".."):
                     raise InvalidTopicExceptionError(
                         f"topic name {name!r} is illegal: use 1-249 characters from [a-zA-Z0-9._-], not '.' or '..'")
+                if name.startswith("__") and not internal:
+                    raise InvalidTopicExceptionError(f"topic name {name!r} is reserved: names starting with '__' "
+                                                     "are the cluster's internal topics")
+                collides = [e for e in existing if e != name and e.replace(".", "_") == name.replace(".", "_")]
+                if collides:
+                    raise InvalidTopicExceptionError(f"topic {name!r} collides with existing topic {collides[0]!r}: "
+                                                     "'.' and '_' are alike in metric names")
                 config = validate_topic_config(t["config"])
                 if t["assignment"] is not None:
                     assignment = self._check_assignment(t["assignment"], live)

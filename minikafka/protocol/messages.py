@@ -430,6 +430,126 @@ _api(
     ),
 )
 
+# -- consumer groups (the coordinator of a group is the leader of its partition of
+# __consumer_offsets; any other broker answers NOT_COORDINATOR) ----------------------
+
+_MEMBER = (
+    F("group_id", "str"),
+    F("member_id", "str", "the id the coordinator gave; empty on a first join", default=""),
+    F("group_instance_id", "str", "group.instance.id of a static member", default=None, nullable=True),
+)
+
+_api(
+    "find_coordinator",
+    "The broker that coordinates a group (the leader of its __consumer_offsets partition); creates "
+    "__consumer_offsets on first use and answers COORDINATOR_NOT_AVAILABLE until it has a leader.",
+    (F("key", "str", "the group id"),),
+    (F("node_id", "int"), F("host", "str"), F("port", "int")),
+)
+
+_api(
+    "join_group",
+    "Join (or rejoin) a group. The answer waits until the rebalance round ends: every known member rejoined, "
+    "or the longest rebalance timeout ran out (the first round of an empty group also waits "
+    "group.initial.rebalance.delay.ms). The group leader's answer lists every member and its metadata.",
+    _MEMBER + (
+        F("client_id", "str", default=""),
+        F("session_timeout_ms", "int", "evicted when silent this long", minimum=1),
+        F("rebalance_timeout_ms", "int", "longest a rebalance waits for this member (max.poll.interval.ms); "
+          "-1: the session timeout", default=-1, minimum=-1),
+        F("protocol_type", "str", "\"consumer\" for consumers"),
+        F("protocols", [Struct("JoinGroupProtocol", (F("name", "str", "assignor name, e.g. range"),
+                                                      F("metadata", "bytes", "Kafka's ConsumerProtocolSubscription")))]),
+    ),
+    (
+        F("generation_id", "int"), F("protocol_type", "str"), F("protocol_name", "str", "the chosen assignor"),
+        F("leader", "str", "member id of the group leader"), F("member_id", "str", "this member's id"),
+        F("members", [Struct("JoinGroupMember", (F("member_id", "str"), F("group_instance_id", "str", nullable=True),
+                                                 F("metadata", "bytes")))], "every member, for the leader only"),
+    ),
+)
+
+_api(
+    "sync_group",
+    "After a join: the group leader sends every member's assignment; each member gets its own once the group's "
+    "metadata record is committed (REBALANCE_IN_PROGRESS when a new round started meanwhile).",
+    _MEMBER + (
+        F("generation_id", "int"),
+        F("assignments", [Struct("SyncGroupAssignment", (F("member_id", "str"), F("assignment", "bytes")))],
+          "the leader's assignment (Kafka's ConsumerProtocolAssignment per member); empty for others", default=[]),
+    ),
+    (F("protocol_type", "str"), F("protocol_name", "str"), F("assignment", "bytes", "this member's assignment")),
+)
+
+_api(
+    "heartbeat",
+    "Keep a member alive within session.timeout.ms; REBALANCE_IN_PROGRESS asks it to rejoin.",
+    _MEMBER + (F("generation_id", "int"),),
+    (),
+)
+
+_api(
+    "leave_group",
+    "Members leave at once (the group rebalances without waiting for their session to time out).",
+    (F("group_id", "str"), F("members", [Struct("LeavingMember", (
+        F("member_id", "str", default=""), F("group_instance_id", "str", default=None, nullable=True)))])),
+    (F("members", [Struct("LeaveGroupMemberResponse", (F("member_id", "str"), F("group_instance_id", "str", nullable=True))
+                          + PARTITION_ERROR)]),),
+)
+
+_api(
+    "offset_commit",
+    "Commit offsets as records in __consumer_offsets (acks=all). Members give their generation; "
+    "generation -1 with no member id commits for a group that has no members.",
+    _MEMBER + (
+        F("generation_id", "int", default=-1),
+        F("offsets", [Struct("OffsetCommitPartition", (
+            F("topic", "str"), F("partition", "int", minimum=0), F("offset", "int", minimum=0),
+            F("leader_epoch", "int", "epoch of the last consumed record, -1 if unknown", default=-1),
+            F("metadata", "str", default="", nullable=True),
+        ))]),
+    ),
+    (F("partitions", [Struct("OffsetCommitPartitionResponse", (F("topic", "str"), F("partition", "int")) + PARTITION_ERROR)]),),
+)
+
+_api(
+    "offset_fetch",
+    "Committed offsets of a group (offset -1 where none is committed).",
+    (F("group_id", "str"), F("partitions", [TP], "nil for every committed partition", default=None, nullable=True)),
+    (F("partitions", [Struct("OffsetFetchPartition", (
+        F("topic", "str"), F("partition", "int"), F("offset", "int"), F("leader_epoch", "int"), F("metadata", "str"),
+    ) + PARTITION_ERROR)]),),
+)
+
+_api(
+    "list_groups",
+    "The groups this broker coordinates.",
+    (),
+    (F("groups", [Struct("ListedGroup", (F("group_id", "str"), F("protocol_type", "str"), F("state", "str")))]),),
+)
+
+_api(
+    "describe_groups",
+    "State, generation, protocol, leader and members (with their metadata and assignment) of groups this "
+    "broker coordinates; a group it does not know is described as Dead.",
+    (F("groups", ["str"]),),
+    (F("groups", [Struct("DescribedGroup", PARTITION_ERROR + (
+        F("group_id", "str"), F("state", "str"), F("generation", "int"), F("protocol_type", "str"),
+        F("protocol", "str"), F("leader", "str", "member id of the group leader"),
+        F("members", [Struct("DescribedMember", (
+            F("member_id", "str"), F("group_instance_id", "str", nullable=True), F("client_id", "str"),
+            F("client_host", "str"), F("metadata", "bytes"), F("assignment", "bytes")))]),
+    ))]),),
+)
+
+_api(
+    "delete_groups",
+    "Delete empty groups and their committed offsets (tombstones in __consumer_offsets); NON_EMPTY_GROUP "
+    "while members remain.",
+    (F("groups", ["str"]),),
+    (F("groups", [Struct("DeletedGroup", (F("group_id", "str"),) + PARTITION_ERROR)]),),
+)
+
 
 def tp_key(topic: str, partition: int) -> tuple[str, int]:
     """The key used for a topic-partition in dicts throughout the code."""

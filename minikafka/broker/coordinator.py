@@ -1,0 +1,426 @@
+"""The group coordinator: consumer groups whose ``__consumer_offsets`` partition this
+broker leads.
+
+The decisions are :class:`~minikafka.groups.group.Group`'s (pure); this shell parks
+JoinGroup and SyncGroup requests until their round ends, writes offsets and group
+metadata as records to the internal topic with acks=all, rebuilds the groups of a
+partition by replaying it when this broker becomes its leader, and ticks the groups'
+timers.  Both protocols (msgpack and Kafka's) call the same methods here.
+
+* The coordinator of group G is the leader of ``__consumer_offsets`` partition
+  ``abs(hashCode(G)) % offsets.topic.num.partitions``; any other broker answers
+  NOT_COORDINATOR, and the leader answers COORDINATOR_LOAD_IN_PROGRESS until it has
+  replayed the partition.
+* The topic is created on the first FindCoordinator (replication factor
+  ``min(offsets.topic.replication.factor, live brokers)``).
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from ..errors import (
+    CoordinatorLoadInProgressError,
+    CoordinatorNotAvailableError,
+    GroupIdNotFoundError,
+    InvalidGroupIdError,
+    InvalidSessionTimeoutError,
+    KafkaError,
+    NonEmptyGroupError,
+    NotCoordinatorError,
+    OffsetMetadataTooLargeError,
+    TopicAlreadyExistsError,
+    UnknownTopicOrPartitionError,
+)
+from ..groups import records as rec
+from ..groups.group import Effects, Group, GroupSettings, GroupState, JoinAnswer, SyncAnswer
+from ..protocol.records import encode_batch, iter_records
+
+if TYPE_CHECKING:
+    from .server import Broker
+
+log = logging.getLogger(__name__)
+
+TICK_S = 0.1
+
+
+def _now() -> int:
+    return int(time.time() * 1000)
+
+
+@dataclass
+class _Shard:
+    """The groups of one ``__consumer_offsets`` partition this broker leads."""
+
+    partition: int
+    loaded: bool = False
+    groups: dict[str, Group] = field(default_factory=dict)
+    task: asyncio.Task | None = None
+
+
+class GroupCoordinator:
+    """Consumer groups of the partitions of ``__consumer_offsets`` led here."""
+
+    def __init__(self, broker: "Broker") -> None:
+        self.broker = broker
+        self.config = broker.config
+        self.shards: dict[int, _Shard] = {}
+        self._joins: dict[tuple[str, str], asyncio.Future] = {}
+        self._syncs: dict[tuple[str, str], asyncio.Future] = {}
+        self._tasks: set[asyncio.Task] = set()
+        self._ticker: asyncio.Task | None = None
+        self._last_cleanup = 0.0
+
+    @property
+    def num_partitions(self) -> int:
+        got = self.broker.metadata.partitions_of(rec.OFFSETS_TOPIC)
+        return len(got) or self.config.get("offsets.topic.num.partitions")
+
+    def settings(self) -> GroupSettings:
+        c = self.config
+        return GroupSettings(c.get("group.initial.rebalance.delay.ms"), c.get("group.min.session.timeout.ms"),
+                             c.get("group.max.session.timeout.ms"), c.get("group.max.size"))
+
+    # -- lifecycle ---------------------------------------------------------------
+    def start(self) -> None:
+        self._ticker = asyncio.get_running_loop().create_task(self._tick_loop())
+
+    async def stop(self) -> None:
+        tasks = [t for t in [self._ticker, *self._tasks, *(s.task for s in self.shards.values())] if t is not None]
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        for shard in list(self.shards.values()):
+            self._deliver(self._unload(shard))
+
+    def _spawn(self, coro) -> asyncio.Task:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    async def _tick_loop(self) -> None:
+        while True:
+            await asyncio.sleep(TICK_S)
+            try:
+                now = _now()
+                for shard in list(self.shards.values()):
+                    if shard.loaded:
+                        for g in list(shard.groups.values()):
+                            self._handle(g, g.tick(now))
+                if time.monotonic() - self._last_cleanup > self.config.get("offsets.retention.check.interval.ms") / 1000:
+                    self._last_cleanup = time.monotonic()
+                    await self._expire_offsets(now)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("group coordinator tick failed")
+
+    # -- partition leadership ------------------------------------------------------
+    def on_leadership(self, partition: int, is_leader: bool) -> None:
+        """Called by the replica manager after a LeaderAndIsr or StopReplica touched
+        ``__consumer_offsets``-``partition``."""
+        shard = self.shards.get(partition)
+        if is_leader:
+            if shard is not None:
+                self._deliver(self._unload(shard))
+            shard = self.shards[partition] = _Shard(partition)
+            shard.task = asyncio.get_running_loop().create_task(self._load(shard))
+        elif shard is not None:
+            self._deliver(self._unload(shard))
+            self.broker.record_event("coordinator_unloaded", f"broker {self.broker.broker_id} stops coordinating "
+                                                             f"the groups of {rec.OFFSETS_TOPIC}-{partition}")
+
+    def _unload(self, shard: _Shard) -> list[tuple[Group, Effects]]:
+        if self.shards.get(shard.partition) is shard:
+            del self.shards[shard.partition]
+        if shard.task is not None and not shard.task.done():
+            shard.task.cancel()
+        return [(g, g.mark_dead()) for g in shard.groups.values()]
+
+    async def _load(self, shard: _Shard) -> None:
+        """Replay the partition from its log start to its LEO: the last record per key wins."""
+        started = time.monotonic()
+        p = self.broker.replica_manager.partitions.get((rec.OFFSETS_TOPIC, shard.partition))
+        if p is None:
+            return
+        now = _now()
+        offsets: dict[rec.OffsetKey, rec.OffsetValue] = {}
+        groups: dict[str, rec.GroupValue | None] = {}
+        offset, end, n = p.log.log_start_offset, p.log_end_offset, 0
+        while offset < end:
+            data = p.log.read(offset, 1 << 20, None)
+            if not data:
+                break
+            for r in iter_records(data, offset, validate=False):
+                offset = r.offset + 1
+                if r.key is None:
+                    continue
+                try:
+                    key = rec.decode_key(r.key)
+                    if isinstance(key, rec.OffsetKey):
+                        if r.value is None:
+                            offsets.pop(key, None)
+                        else:
+                            offsets[key] = rec.decode_offset(r.value)
+                    else:
+                        groups[key.group] = None if r.value is None else rec.decode_group(r.value)
+                except KafkaError as exc:
+                    log.warning("%s-%d offset %d: unreadable record skipped: %s", rec.OFFSETS_TOPIC, shard.partition, r.offset, exc)
+                n += 1
+            await asyncio.sleep(0)
+        for gid, v in groups.items():
+            if v is not None:
+                shard.groups[gid] = Group.restore(gid, v, now)
+        for k, v in offsets.items():
+            if k.group not in shard.groups:
+                shard.groups[k.group] = Group(k.group, now)
+            shard.groups[k.group].offsets[(k.topic, k.partition)] = v
+        shard.loaded = True
+        self.broker.record_event("coordinator_loaded", f"broker {self.broker.broker_id} coordinates the groups of "
+                                                       f"{rec.OFFSETS_TOPIC}-{shard.partition}: {len(shard.groups)} groups "
+                                                       f"from {n} records in {(time.monotonic() - started) * 1000:.0f} ms")
+
+    # -- finding groups -------------------------------------------------------------
+    def partition_for(self, group_id: str) -> int:
+        return rec.partition_for(group_id, self.num_partitions)
+
+    def _shard_of(self, group_id: str) -> _Shard:
+        if not group_id:
+            raise InvalidGroupIdError("the group id is empty")
+        shard = self.shards.get(self.partition_for(group_id))
+        if shard is None:
+            raise NotCoordinatorError(f"broker {self.broker.broker_id} is not the coordinator of group {group_id!r}")
+        if not shard.loaded:
+            raise CoordinatorLoadInProgressError(f"broker {self.broker.broker_id} is loading the groups of "
+                                                 f"{rec.OFFSETS_TOPIC}-{shard.partition}")
+        return shard
+
+    def _group(self, group_id: str, create: bool = False) -> Group | None:
+        shard = self._shard_of(group_id)
+        g = shard.groups.get(group_id)
+        if (g is None or g.state is GroupState.DEAD) and create:
+            g = shard.groups[group_id] = Group(group_id, _now())
+        return g
+
+    async def find_coordinator(self, key: str) -> int:
+        """The broker id coordinating group ``key``; creates ``__consumer_offsets`` on
+        first use.  COORDINATOR_NOT_AVAILABLE while the partition has no leader."""
+        if not key:
+            raise InvalidGroupIdError("the group id is empty")
+        md = self.broker.metadata
+        if not md.partitions_of(rec.OFFSETS_TOPIC):
+            await self._create_topic()
+            raise CoordinatorNotAvailableError(f"{rec.OFFSETS_TOPIC} is being created; ask again")
+        st = md.partitions.get((rec.OFFSETS_TOPIC, self.partition_for(key)))
+        if st is None or st["leader"] < 0 or st["leader"] not in md.brokers:
+            raise CoordinatorNotAvailableError(f"{rec.OFFSETS_TOPIC} partition of group {key!r} has no leader")
+        return st["leader"]
+
+    async def _create_topic(self) -> None:
+        live = len(await self.broker.zk.children("/brokers/ids"))
+        rf = max(1, min(self.config.get("offsets.topic.replication.factor"), live))
+        resp = await self.broker.h_create_topics({"topics": [{
+            "name": rec.OFFSETS_TOPIC, "num_partitions": self.config.get("offsets.topic.num.partitions"),
+            "replication_factor": rf, "assignment": None, "config": {}}], "validate_only": False, "timeout_ms": 0},
+            internal=True)
+        err = resp["topics"][0]
+        if err["error_code"] and err["error"] != TopicAlreadyExistsError.code.name:
+            raise CoordinatorNotAvailableError(f"could not create {rec.OFFSETS_TOPIC}: {err['message']}")
+
+    # -- membership ------------------------------------------------------------------
+    async def join_group(self, group_id: str, member_id: str, instance_id: str | None, client_id: str, client_host: str,
+                         session_timeout_ms: int, rebalance_timeout_ms: int, protocol_type: str,
+                         protocols: list[tuple[str, bytes]], require_known_id: bool) -> JoinAnswer:
+        s = self.settings()
+        if not s.min_session_timeout_ms <= session_timeout_ms <= s.max_session_timeout_ms:
+            raise InvalidSessionTimeoutError(
+                f"session.timeout.ms={session_timeout_ms} is outside [{s.min_session_timeout_ms}, {s.max_session_timeout_ms}] "
+                "(group.min.session.timeout.ms, group.max.session.timeout.ms)")
+        if rebalance_timeout_ms < 0:
+            rebalance_timeout_ms = session_timeout_ms
+        g = self._group(group_id, create=True)
+        assert g is not None
+        new_id = f"{client_id or 'member'}-{uuid.uuid4()}"
+        answer, eff = g.join(member_id, instance_id, client_id, client_host, session_timeout_ms, rebalance_timeout_ms,
+                             protocol_type, protocols, _now(), new_id, s, require_known_id)
+        if answer is not None:
+            self._handle(g, eff)
+            return answer
+        joined = next(mid for mid in [member_id or new_id, new_id] if mid in g.members)
+        fut = asyncio.get_running_loop().create_future()
+        self._joins[(group_id, joined)] = fut
+        self._handle(g, eff)
+        return await fut
+
+    async def sync_group(self, group_id: str, member_id: str, instance_id: str | None, generation: int,
+                         assignments: dict[str, bytes] | None) -> SyncAnswer:
+        g = self._group(group_id)
+        if g is None:
+            from ..errors import UnknownMemberIdError
+            raise UnknownMemberIdError(f"group {group_id!r} has no member {member_id!r}")
+        answer, eff = g.sync(member_id, instance_id, generation, assignments, _now())
+        if answer is not None:
+            self._handle(g, eff)
+            return answer
+        fut = asyncio.get_running_loop().create_future()
+        self._syncs[(group_id, member_id)] = fut
+        self._handle(g, eff)
+        return await fut
+
+    def heartbeat(self, group_id: str, member_id: str, instance_id: str | None, generation: int) -> None:
+        g = self._group(group_id)
+        if g is None:
+            from ..errors import UnknownMemberIdError
+            raise UnknownMemberIdError(f"group {group_id!r} has no member {member_id!r}")
+        err = g.heartbeat(member_id, instance_id, generation, _now())
+        if err is not None:
+            raise err
+
+    def leave_group(self, group_id: str, members: list[tuple[str, str | None]]) -> list[KafkaError | None]:
+        g = self._group(group_id)
+        out: list[KafkaError | None] = []
+        for member_id, instance_id in members:
+            if g is None:
+                from ..errors import UnknownMemberIdError
+                out.append(UnknownMemberIdError(f"group {group_id!r} has no member {member_id!r}"))
+                continue
+            err, eff = g.leave(member_id, instance_id, _now())
+            self._handle(g, eff)
+            out.append(err)
+        return out
+
+    # -- effects --------------------------------------------------------------------
+    def _handle(self, g: Group, eff: Effects) -> None:
+        for kind, text in eff.events:
+            self.broker.record_event(kind, text, group=g.group_id)
+            if kind in ("group_rebalance", "group_join", "group_leave", "group_leader"):
+                self.broker.metrics.count(kind.replace("group_", "group_") + "s")
+        for a in eff.joins:
+            fut = self._joins.pop((g.group_id, a.member_id), None)
+            if fut is not None and not fut.done():
+                fut.set_result(a)
+        for a in eff.syncs:
+            fut = self._syncs.pop((g.group_id, a.member_id), None)
+            if fut is not None and not fut.done():
+                fut.set_result(a)
+        if eff.write_metadata:
+            self._spawn(self._write_metadata(g, g.generation))
+
+    def _deliver(self, items: list[tuple[Group, Effects]]) -> None:
+        for g, eff in items:
+            self._handle(g, eff)
+
+    async def _write_metadata(self, g: Group, generation: int) -> None:
+        error: KafkaError | None = None
+        try:
+            value = None if g.state is GroupState.DEAD else rec.encode_group(g.value(_now()))
+            await self._append(g.group_id, [(rec.encode_key(rec.GroupKey(g.group_id)), value)])
+        except KafkaError as exc:
+            error = exc
+        self._handle(g, g.metadata_written(generation, error, _now()))
+
+    async def _append(self, group_id: str, entries: list[tuple[bytes, bytes | None]]) -> None:
+        """Write keyed records to the group's partition with acks=all; raise the error a
+        client should see (NOT_COORDINATOR when leadership moved meanwhile)."""
+        partition = self.partition_for(group_id)
+        ts = _now()
+        batch = encode_batch([(k, v, None, ts) for k, v in entries])
+        res = await self.broker.replica_manager.produce({
+            "acks": -1, "timeout_ms": self.config.get("offsets.commit.timeout.ms"),
+            "partitions": [{"topic": rec.OFFSETS_TOPIC, "partition": partition, "records": batch}]}, internal=True)
+        code = res[0]["error"]
+        if code == "NONE":
+            return
+        if code in ("NOT_LEADER_OR_FOLLOWER", "UNKNOWN_TOPIC_OR_PARTITION"):
+            raise NotCoordinatorError(f"broker {self.broker.broker_id} lost {rec.OFFSETS_TOPIC}-{partition}: {res[0]['message']}")
+        # Kafka maps a failed group write to COORDINATOR_NOT_AVAILABLE (NOT_ENOUGH_REPLICAS,
+        # REQUEST_TIMED_OUT, ...): the client looks for the coordinator again and retries.
+        raise CoordinatorNotAvailableError(f"writing to {rec.OFFSETS_TOPIC}-{partition} failed: {code}: {res[0]['message']}")
+
+    # -- offsets ----------------------------------------------------------------------
+    async def commit_offsets(self, group_id: str, member_id: str, instance_id: str | None, generation: int,
+                             offsets: list[tuple[str, int, int, int, str | None]]) -> list[KafkaError | None]:
+        """Commit ``(topic, partition, offset, leader_epoch, metadata)`` entries; returns
+        one error (or None) per entry.  A member of the group must name its current
+        generation; generation -1 without a member id commits for a group with no members."""
+        g = self._group(group_id, create=generation < 0 and not member_id)
+        if g is None:
+            from ..errors import IllegalGenerationError, UnknownMemberIdError
+            raise (UnknownMemberIdError if member_id else IllegalGenerationError)(f"group {group_id!r} does not exist")
+        g.check_commit(member_id, instance_id, generation, _now())
+        md = self.broker.metadata
+        limit = self.config.get("offset.metadata.max.bytes")
+        errs: list[KafkaError | None] = []
+        good: list[tuple[tuple[str, int], rec.OffsetValue]] = []
+        ts = _now()
+        for topic, partition, offset, epoch, metadata in offsets:
+            if (topic, partition) not in md.partitions:
+                errs.append(UnknownTopicOrPartitionError(f"{topic}-{partition} does not exist"))
+            elif metadata is not None and len(metadata.encode()) > limit:
+                errs.append(OffsetMetadataTooLargeError(f"metadata of {topic}-{partition} is longer than "
+                                                        f"offset.metadata.max.bytes={limit}"))
+            else:
+                errs.append(None)
+                good.append(((topic, partition), rec.OffsetValue(offset, epoch, metadata or "", ts)))
+        if good:
+            try:
+                await self._append(group_id, [(rec.encode_key(rec.OffsetKey(group_id, t, p)), rec.encode_offset(v))
+                                              for (t, p), v in good])
+            except KafkaError as exc:
+                return [e if e is not None else exc for e in errs]
+            g.offsets.update(good)
+            self.broker.metrics.count("offset_commits")
+        return errs
+
+    def fetch_offsets(self, group_id: str, partitions: list[tuple[str, int]] | None) -> list[tuple[str, int, rec.OffsetValue | None]]:
+        """Committed offsets of ``partitions`` (every committed one when None); None where
+        nothing is committed."""
+        g = self._group(group_id)
+        got = g.offsets if g is not None else {}
+        if partitions is None:
+            return [(t, p, v) for (t, p), v in sorted(got.items())]
+        return [(t, p, got.get((t, p))) for t, p in partitions]
+
+    async def _expire_offsets(self, now: int) -> None:
+        """offsets.retention.minutes: a group empty that long loses its offsets (tombstones)."""
+        keep_ms = self.config.get("offsets.retention.minutes") * 60_000
+        for shard in list(self.shards.values()):
+            if not shard.loaded:
+                continue
+            for g in list(shard.groups.values()):
+                if g.state is GroupState.EMPTY and g.offsets and now - g.state_since > keep_ms:
+                    await self._delete(g, f"empty for more than offsets.retention.minutes="
+                                          f"{self.config.get('offsets.retention.minutes')}")
+
+    # -- admin ----------------------------------------------------------------------
+    def list_groups(self) -> list[Group]:
+        return [g for s in self.shards.values() if s.loaded for g in s.groups.values() if g.state is not GroupState.DEAD]
+
+    def describe_group(self, group_id: str) -> Group | None:
+        g = self._group(group_id)
+        return g if g is not None and g.state is not GroupState.DEAD else None
+
+    async def delete_group(self, group_id: str) -> None:
+        g = self._group(group_id)
+        if g is None or g.state is GroupState.DEAD:
+            raise GroupIdNotFoundError(f"group {group_id!r} does not exist")
+        if g.members:
+            raise NonEmptyGroupError(f"group {group_id!r} has {len(g.members)} active members; stop them first")
+        await self._delete(g, "deleted")
+
+    async def _delete(self, g: Group, why: str) -> None:
+        entries = [(rec.encode_key(rec.OffsetKey(g.group_id, t, p)), None) for t, p in sorted(g.offsets)]
+        entries.append((rec.encode_key(rec.GroupKey(g.group_id)), None))
+        await self._append(g.group_id, entries)
+        self._handle(g, g.mark_dead())
+        shard = self.shards.get(self.partition_for(g.group_id))
+        if shard is not None and shard.groups.get(g.group_id) is g:
+            del shard.groups[g.group_id]
+        self.broker.record_event("group_deleted", f"group {g.group_id}: {why} (offsets and metadata tombstoned)",
+                                 group=g.group_id)
+
