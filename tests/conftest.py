@@ -40,10 +40,14 @@ def zookeeper(tmp_path_factory, request):
     return handle
 
 
-def _cluster_fixture(request, dir: Path, **kwargs) -> ClusterHandle:
+# Test clusters start a new group's first rebalance after 200 ms, not Kafka's 3 s.
+TEST_BROKER_CONFIGS = {"group.initial.rebalance.delay.ms": "200"}
+
+
+def _cluster_fixture(request, dir: Path, broker_configs: dict[str, str] | None = None, **kwargs) -> ClusterHandle:
     # Register the cleanup before starting, so a half-started cluster is stopped too.
     request.addfinalizer(lambda: stop_cluster(dir))
-    return start_cluster(dir, **kwargs)
+    return start_cluster(dir, broker_configs={**TEST_BROKER_CONFIGS, **(broker_configs or {})}, **kwargs)
 
 
 @pytest.fixture(scope="session")

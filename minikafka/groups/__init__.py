@@ -1,0 +1,1 @@
+"""Consumer groups: the group state machine, the offsets topic's records and the consumer protocol."""
