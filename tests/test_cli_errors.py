@@ -19,6 +19,7 @@ def assert_one_line_error(result, *fragments: str) -> None:
         assert fragment in lines[0]
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("args, fragments", [
     ([], ["required"]),
     (["no-such-command"], ["invalid choice", "no-such-command"]),
@@ -35,11 +36,13 @@ def test_usage_errors_are_one_line(args, fragments):
     assert_one_line_error(run_cli(*args), *fragments)
 
 
+@pytest.mark.process
 def test_cluster_commands_without_a_cluster(tmp_path):
     for args in (["status"], ["down"], ["kill", "1"], ["start", "1"], ["resume", "1"]):
         assert_one_line_error(run_cli("cluster", *args, "--dir", str(tmp_path / "none")), "no cluster in")
 
 
+@pytest.mark.process
 def test_check_config_accepts_a_valid_command():
     result = run_cli(*BROKER, "--config", "replica.lag.time.max.ms=2000", "--check-config")
     assert result.returncode == 0, result.stderr
@@ -47,6 +50,7 @@ def test_check_config_accepts_a_valid_command():
     assert result.stderr == ""
 
 
+@pytest.mark.process
 def test_help_exits_zero():
     result = run_cli("--help")
     assert result.returncode == 0

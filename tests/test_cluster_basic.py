@@ -9,6 +9,7 @@ from minikafka import Admin, Consumer, Producer, TopicPartition, errors
 from process_helpers import wait_for
 
 
+@pytest.mark.process
 def test_topic_placement_follows_the_rule_and_every_partition_has_a_leader(cluster):
     with Admin(cluster.bootstrap) as admin:
         admin.create_topic("placement", partitions=3, replication_factor=3)
@@ -22,6 +23,7 @@ def test_topic_placement_follows_the_rule_and_every_partition_has_a_leader(clust
         assert sorted(p.isr) == sorted(p.replicas)
 
 
+@pytest.mark.process
 def test_ten_thousand_records_acks_1_come_back_in_order_with_their_offsets(cluster):
     with Admin(cluster.bootstrap) as admin:
         admin.create_topic("ordered", partitions=3, replication_factor=3)
@@ -49,6 +51,7 @@ def test_ten_thousand_records_acks_1_come_back_in_order_with_their_offsets(clust
     assert got == sent
 
 
+@pytest.mark.process
 def test_bad_topic_requests_get_kafka_errors_and_create_nothing(cluster):
     with Admin(cluster.bootstrap) as admin:
         admin.create_topic("errs", partitions=1, replication_factor=1)
@@ -84,6 +87,7 @@ def _leader_port(cluster, topic: str, partition: int) -> int:
     return cluster.brokers[desc.partitions[partition].leader]
 
 
+@pytest.mark.process
 def test_malformed_requests_are_answered_with_errors_and_change_nothing(cluster):
     with Admin(cluster.bootstrap) as admin:
         admin.create_topic("raw", partitions=1, replication_factor=3)
@@ -137,6 +141,7 @@ def test_malformed_requests_are_answered_with_errors_and_change_nothing(cluster)
     assert _post(cluster, "api_versions", msgpack.packb({}))["error"] == "NONE", "the broker keeps serving"
 
 
+@pytest.mark.process
 def test_describe_json_reports_every_replica_and_log_checksums(cluster):
     import json
 

@@ -143,6 +143,7 @@ def test_external_ports_are_distinct(compose):
                                  (29092, 29092), (29093, 29093), (29094, 29094)]
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("name", sorted(BROKERS))
 def test_broker_command_passes_check_config(compose, name):
     command = compose["services"][name]["command"]

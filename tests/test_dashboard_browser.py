@@ -81,6 +81,7 @@ def ids(values) -> str:
     return ",".join(str(v) for v in values)
 
 
+@pytest.mark.process
 def test_dashboard_shows_controller_isr_and_a_leader_failover(make_cluster, page, tmp_path):
     handle = make_cluster()
     with Admin(handle.bootstrap) as admin:
@@ -167,6 +168,7 @@ def test_dashboard_shows_controller_isr_and_a_leader_failover(make_cluster, page
         shutil.copyfile(shot, target)
 
 
+@pytest.mark.process
 def test_dashboard_keeps_working_with_only_its_broker_alive(make_cluster, page):
     handle = make_cluster()
     with Admin(handle.bootstrap) as admin:

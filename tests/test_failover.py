@@ -154,6 +154,7 @@ def _values(prefix: str, n: int) -> list[str]:
 
 # ---------------------------------------------------------------- leader and controller failures
 
+@pytest.mark.process
 def test_killing_the_leader_elects_an_isr_replica_at_the_next_epoch(make_cluster, zk_of):
     handle = make_cluster(broker_configs=FAST)
     zk = zk_of(handle)
@@ -178,6 +179,7 @@ def test_killing_the_leader_elects_an_isr_replica_at_the_next_epoch(make_cluster
     wait_identical(handle, "kl", 1, lambda p: ALL)
 
 
+@pytest.mark.process
 def test_killing_the_controller_elects_another_with_the_next_controller_epoch(make_cluster, zk_of):
     handle = make_cluster(broker_configs=FAST)
     zk = zk_of(handle)
@@ -201,6 +203,7 @@ def test_killing_the_controller_elects_another_with_the_next_controller_epoch(ma
     assert _controller(handle) == (new, new_epoch), "a restarted broker does not take the controller back"
 
 
+@pytest.mark.process
 def test_killing_a_broker_that_is_leader_and_controller(make_cluster, zk_of):
     handle = make_cluster(broker_configs=FAST)
     zk = zk_of(handle)
@@ -227,6 +230,7 @@ def test_killing_a_broker_that_is_leader_and_controller(make_cluster, zk_of):
     wait_identical(handle, "klc", 1, lambda p: ALL)
 
 
+@pytest.mark.process
 def test_killing_the_leader_and_the_controller_on_two_brokers_at_once(make_cluster, zk_of):
     handle = make_cluster(broker_configs=FAST)
     zk = zk_of(handle)
@@ -264,6 +268,7 @@ def test_killing_the_leader_and_the_controller_on_two_brokers_at_once(make_clust
     wait_identical(handle, "k2", 1, lambda p: ALL)
 
 
+@pytest.mark.process
 def test_a_paused_controller_is_replaced_and_fenced_when_it_resumes(make_cluster, zk_of):
     handle = make_cluster(broker_configs=FAST)
     zk = zk_of(handle)
@@ -296,6 +301,7 @@ def test_a_paused_controller_is_replaced_and_fenced_when_it_resumes(make_cluster
     assert f"controller: broker {new} (controller epoch {new_epoch})" in text.stdout
 
 
+@pytest.mark.process
 def test_a_paused_memory_follower_whose_session_expired_keeps_its_log_and_rejoins(make_cluster, zk_of):
     """A memory-storage follower frozen past its session: the leader drops it from the
     ISR first (no new leader epoch), then its registration vanishes.  On resume the same
@@ -333,6 +339,7 @@ def test_a_paused_memory_follower_whose_session_expired_keeps_its_log_and_rejoin
 
 # ---------------------------------------------------------------- controlled shutdown
 
+@pytest.mark.process
 def test_controlled_shutdown_moves_leaderships_before_exit_and_no_produce_fails(make_cluster, zk_of):
     handle = make_cluster(broker_configs=FAST)
     zk = zk_of(handle)
@@ -402,6 +409,7 @@ def test_controlled_shutdown_moves_leaderships_before_exit_and_no_produce_fails(
         assert all(log.get(off) == v for off, v in expected.items())
 
 
+@pytest.mark.process
 def test_controlled_shutdown_of_the_controller_and_another_broker_together(make_cluster, zk_of):
     handle = make_cluster(broker_configs=FAST)
     zk = zk_of(handle)
@@ -429,6 +437,7 @@ def test_controlled_shutdown_of_the_controller_and_another_broker_together(make_
 
 # ---------------------------------------------------------------- unclean leader election
 
+@pytest.mark.process
 @pytest.mark.parametrize("unclean", [False, True], ids=["unclean-off", "unclean-on"])
 def test_unclean_leader_election(make_cluster, zk_of, unclean):
     handle = make_cluster(broker_configs=FAST, storage="disk")
@@ -484,6 +493,7 @@ def test_unclean_leader_election(make_cluster, zk_of, unclean):
 
 # ---------------------------------------------------------------- deletion and reassignment
 
+@pytest.mark.process
 def test_delete_topic_removes_it_everywhere(make_cluster, zk_of):
     handle = make_cluster(storage="disk")
     zk = zk_of(handle)
@@ -507,6 +517,7 @@ def test_delete_topic_removes_it_everywhere(make_cluster, zk_of):
     assert [m.offset for m in _produce(handle, "gone", ["fresh"])] == [0]
 
 
+@pytest.mark.process
 def test_reassignment_moves_a_partition_and_its_replicas_end_identical(make_cluster, zk_of):
     handle = make_cluster()
     zk = zk_of(handle)
@@ -533,6 +544,7 @@ def test_reassignment_moves_a_partition_and_its_replicas_end_identical(make_clus
     assert [log[o] for o in sorted(log)] == first + second
 
 
+@pytest.mark.process
 def test_cli_elect_leaders_reassign_and_delete(make_cluster, zk_of):
     handle = make_cluster(broker_configs=FAST)
     zk = zk_of(handle)
@@ -571,6 +583,7 @@ def test_cli_elect_leaders_reassign_and_delete(make_cluster, zk_of):
     assert missing.returncode == 2 and "UNKNOWN_TOPIC_OR_PARTITION" in missing.stderr
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("reset", ["earliest", "none"])
 def test_a_consumer_detects_a_log_truncated_by_an_unclean_election(make_cluster, zk_of, reset):
     """KIP-320, the client half: a consumer that read records an unclean election then

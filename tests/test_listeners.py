@@ -97,6 +97,7 @@ def test_kafka_listener_flags_are_checked():
 BASE = ["broker", "--id", "1", "--zookeeper", "zookeeper:2181", "--data-dir", "/tmp/never-created"]
 
 
+@pytest.mark.process
 def test_check_config_shows_both_listeners():
     r = run_cli(*BASE, "--listen", "0.0.0.0:19092", "--advertise", "broker-1:19092",
                 "--listen-external", "0.0.0.0:9092", "--advertise-external", "localhost:9092", "--check-config")
@@ -105,6 +106,7 @@ def test_check_config_shows_both_listeners():
     assert "0.0.0.0:9092 (external, advertised localhost:9092)" in r.stdout
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("extra, words", [
     (["--listen-external", "0.0.0.0:19092"], ["port of its own"]),
     (["--advertise-external", "localhost:9092"], ["--listen-external"]),

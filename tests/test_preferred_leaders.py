@@ -2,6 +2,8 @@
 replica once it is alive and in sync again."""
 from __future__ import annotations
 
+import pytest
+
 from minikafka import Admin, Producer
 from process_helpers import wait_for
 
@@ -18,6 +20,7 @@ def _isr_full(handle, topic: str) -> bool:
     return all(sorted(p.isr) == sorted(p.replicas) for p in desc.partitions)
 
 
+@pytest.mark.process
 def test_auto_rebalance_returns_leadership_to_the_preferred_replica(make_cluster):
     handle = make_cluster(broker_configs={"leader.imbalance.check.interval.seconds": "2"})
     with Admin(handle.bootstrap) as admin:
@@ -35,6 +38,7 @@ def test_auto_rebalance_returns_leadership_to_the_preferred_replica(make_cluster
              message="the controller's imbalance check moving partition 0 back to broker 1")
 
 
+@pytest.mark.process
 def test_auto_rebalance_off_keeps_leaders_where_they_are(make_cluster):
     handle = make_cluster(broker_configs={"leader.imbalance.check.interval.seconds": "1",
                                           "auto.leader.rebalance.enable": "false"})

@@ -45,6 +45,7 @@ def _read_all(handle, topic: str, partition: int = 0) -> list[tuple[int, bytes]]
     return out
 
 
+@pytest.mark.process
 def test_paused_followers_shrink_the_isr_and_acks_all_obeys_min_insync(make_cluster):
     handle = make_cluster(broker_configs={"replica.lag.time.max.ms": str(LAG_MS)})
     with Admin(handle.bootstrap) as admin:
@@ -83,6 +84,7 @@ def test_paused_followers_shrink_the_isr_and_acks_all_obeys_min_insync(make_clus
     assert [v for _, v in _read_all(handle, "isr")] == [b"a", b"b", b"c", b"d", b"e", b"f"]
 
 
+@pytest.mark.process
 def test_consumers_never_see_offsets_at_or_above_the_hw(make_cluster):
     handle = make_cluster(broker_configs={"replica.lag.time.max.ms": "60000"})
     with Admin(handle.bootstrap) as admin:
@@ -103,6 +105,7 @@ def test_consumers_never_see_offsets_at_or_above_the_hw(make_cluster):
     assert [v for _, v in _read_all(handle, "hw")] == [b"committed", b"uncommitted-1", b"uncommitted-2"]
 
 
+@pytest.mark.process
 def test_memory_broker_restarts_empty_leaves_the_isr_and_catches_up(make_cluster):
     handle = make_cluster()
     with Admin(handle.bootstrap) as admin:
@@ -121,6 +124,7 @@ def test_memory_broker_restarts_empty_leaves_the_isr_and_catches_up(make_cluster
     wait_identical(handle, "mem", 1, lambda p: [1, 2, 3])
 
 
+@pytest.mark.process
 def test_disk_broker_restart_truncates_by_leader_epoch_and_catches_up(make_cluster):
     handle = make_cluster(storage="disk", broker_configs={"replica.high.watermark.checkpoint.interval.ms": "200"})
     with Admin(handle.bootstrap) as admin:
@@ -143,6 +147,7 @@ def test_disk_broker_restart_truncates_by_leader_epoch_and_catches_up(make_clust
     assert values == [f"v{i}".encode() for i in range(100)] + [f"w{i}".encode() for i in range(100)]
 
 
+@pytest.mark.process
 def test_isr_shrinking_below_min_insync_while_waiting_answers_after_append(make_cluster):
     handle = make_cluster(broker_configs={"replica.lag.time.max.ms": str(LAG_MS)})
     with Admin(handle.bootstrap) as admin:

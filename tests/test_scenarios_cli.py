@@ -12,6 +12,7 @@ def test_anomaly_only_with_high_watermark_truncation(name):
     assert not SCENARIOS[name](TruncationMode.LEADER_EPOCH).anomaly
 
 
+@pytest.mark.process
 def test_scenario_command_prints_the_steps_and_the_verdict():
     out = run_cli("scenario", "kip101-loss", "--truncation", "high_watermark")
     assert out.returncode == 0, out.stderr

@@ -9,12 +9,19 @@ Rules of the format (so the tutorial stays readable):
   re-run until their promised output appears or 60 s pass: the tutorial's own
   "run it again until" steps;
 * the tutorial's ports (2181, 9092-9094) are replaced by free ones and it runs in a
-  temporary folder, so its `.minikafka` cluster folder is the test's own.
+  temporary folder, so its `.minikafka` cluster folder is the test's own;
+* a process a page starts in the background saves its pid in a `*.pid` file, and is
+  SIGKILLed when the test ends.
+
+docs/groups.md is run the same way (tests/test_groups_doc.py).
 """
 from __future__ import annotations
 
+import pytest
+
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -47,9 +54,12 @@ def _matches(expected: str, output_lines: list[str]) -> bool:
     return any(rx.search(_norm(line)) for line in output_lines)
 
 
-def test_tutorial_commands_print_what_the_tutorial_promises(tmp_path):
-    steps = parse(TUTORIAL.read_text())
-    assert len(steps) >= 15, "the tutorial should walk through many steps"
+def run_console_doc(doc: Path, tmp_path: Path, min_steps: int = 15) -> None:
+    """Run every ``$ `` command of ``doc``'s console blocks in ``tmp_path``, checking
+    the promised output; stop the doc's cluster and any process whose pid the doc
+    saved in a ``*.pid`` file, also when a step fails."""
+    steps = parse(doc.read_text())
+    assert len(steps) >= min_steps, f"{doc.name} should walk through many steps"
     zk = free_port()
     base = free_port_block(3, avoid=(zk,))
     kafka_base = free_port_block(3, avoid=(zk, base, base + 1, base + 2))
@@ -64,7 +74,7 @@ def test_tutorial_commands_print_what_the_tutorial_promises(tmp_path):
             cmd = cmd.replace("cluster up", f"cluster up --zookeeper-port {zk} --base-port {base} "
                                             f"--kafka-base-port {kafka_base}", 1) \
                 if "cluster up" in cmd and "--base-port" not in cmd else cmd
-            looking = any(k in cmd for k in LOOKING) and "produce" not in cmd
+            looking = any(k in cmd for k in LOOKING) and "produce" not in cmd and "--group" not in cmd
             deadline = time.monotonic() + (60 if looking else 0)
             while True:
                 proc = subprocess.run(["bash", "-c", cmd], cwd=tmp_path, env=env, capture_output=True, text=True,
@@ -77,8 +87,18 @@ def test_tutorial_commands_print_what_the_tutorial_promises(tmp_path):
                     raise AssertionError(f"`{command}` did not print {missing!r}; it printed:\n{proc.stdout}{proc.stderr}")
                 time.sleep(0.5)
     finally:
+        for pidfile in tmp_path.glob("*.pid"):
+            try:
+                os.kill(int(pidfile.read_text().split()[0]), signal.SIGKILL)
+            except (ValueError, IndexError, ProcessLookupError):
+                pass
         if (tmp_path / ".minikafka").exists():
             stop_cluster(tmp_path / ".minikafka")
+
+
+@pytest.mark.process
+def test_tutorial_commands_print_what_the_tutorial_promises(tmp_path):
+    run_console_doc(TUTORIAL, tmp_path)
 
 
 def test_parse_reads_commands_and_their_output():

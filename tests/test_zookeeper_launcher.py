@@ -26,6 +26,7 @@ def test_zookeeper_command_writes_config(tmp_path):
     assert "-Xmx256m" in argv
 
 
+@pytest.mark.process
 def test_cli_runs_a_real_zookeeper_and_stops_on_sigterm(tmp_path):
     port = free_port()
     log = open(tmp_path / "zookeeper.log", "wb")
@@ -57,6 +58,7 @@ def test_cli_runs_a_real_zookeeper_and_stops_on_sigterm(tmp_path):
             proc.wait(10)
 
 
+@pytest.mark.process
 def test_session_zookeeper_fixture(zookeeper):
     client = KazooClient(hosts=zookeeper.connect, timeout=5)
     client.start(timeout=10)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 import threading
 import time
@@ -142,8 +143,11 @@ def add_parsers(subparsers: argparse._SubParsersAction) -> None:
                          help="read only this partition")
     consume.add_argument("--max-messages", dest="max_messages", type=_positive, default=None, metavar="N",
                          help="stop after N records")
-    consume.add_argument("--timeout-ms", dest="timeout_ms", type=_non_negative, default=10000, metavar="T",
-                         help="stop when no record arrived for T ms (default 10000)")
+    consume.add_argument("--timeout-ms", dest="timeout_ms", type=_non_negative, default=None, metavar="T",
+                         help="stop when no record arrived for T ms (default 10000; with --group: follow until Ctrl-C)")
+    consume.add_argument("--group", default=None, metavar="G",
+                         help="consume as a member of consumer group G: the group shares the partitions, the "
+                              "start is the group's committed offset, and positions are committed as it goes")
     consume.add_argument("--print-offset", dest="print_offset", action="store_true",
                          help="print partition:offset:key:value")
     add_dir_and_bootstrap(consume)
@@ -429,9 +433,12 @@ def cmd_consume(args: argparse.Namespace) -> int:
     from ..client.types import TopicPartition
 
     reset = "earliest" if args.from_beginning else "latest"
+    if args.group is not None:
+        return _consume_in_group(args, reset)
     consumer = Consumer(resolve_bootstrap(args), auto_offset_reset=reset)
     out = sys.stdout.buffer
     count = 0
+    timeout_ms = 10000 if args.timeout_ms is None else args.timeout_ms
     try:
         partitions = consumer.partitions_for_topic(args.topic)
         if args.partition is not None:
@@ -446,25 +453,60 @@ def cmd_consume(args: argparse.Namespace) -> int:
         else:
             for tp in tps:  # fix the start now, so records produced from here on are seen
                 consumer.position(tp)
-        idle_limit = args.timeout_ms / 1000
-        last = time.monotonic()
-        while args.max_messages is None or count < args.max_messages:
-            remaining = idle_limit - (time.monotonic() - last)
-            if remaining <= 0:
-                break
-            left = None if args.max_messages is None else args.max_messages - count
-            records = consumer.poll(timeout_ms=max(1, int(min(remaining, 1.0) * 1000)), max_records=left)
-            if not records:
-                continue
-            last = time.monotonic()
-            for r in records:
-                if args.print_offset:
-                    out.write(b"%d:%d:%s:%s\n" % (r.partition, r.offset, _show(r.key), _show(r.value)))
-                else:
-                    out.write(_show(r.value) + b"\n")
-            out.flush()
-            count += len(records)
+        count = _print_records(consumer, args, timeout_ms)
     finally:
         consumer.close()
+    print(f"Processed a total of {count} messages", file=sys.stderr, flush=True)
+    return 0
+
+
+def _print_records(consumer: Any, args: argparse.Namespace, timeout_ms: int | None) -> int:
+    """Poll and print until --max-messages, ``timeout_ms`` without a record (None: no
+    limit) or Ctrl-C.  Returns the number printed."""
+    out = sys.stdout.buffer
+    count = 0
+    last = time.monotonic()
+    while args.max_messages is None or count < args.max_messages:
+        remaining = 1.0 if timeout_ms is None else timeout_ms / 1000 - (time.monotonic() - last)
+        if remaining <= 0:
+            break
+        left = None if args.max_messages is None else args.max_messages - count
+        try:
+            records = consumer.poll(timeout_ms=max(1, int(min(remaining, 1.0) * 1000)), max_records=left)
+        except KeyboardInterrupt:
+            break
+        if not records:
+            continue
+        last = time.monotonic()
+        for r in records:
+            if args.print_offset:
+                out.write(b"%d:%d:%s:%s\n" % (r.partition, r.offset, _show(r.key), _show(r.value)))
+            else:
+                out.write(_show(r.value) + b"\n")
+        out.flush()
+        count += len(records)
+    return count
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
+def _consume_in_group(args: argparse.Namespace, reset: str) -> int:
+    """kafka-console-consumer --group: subscribe, print, commit as it goes and on exit."""
+    from ..client.sync import Consumer
+
+    if args.partition is not None:
+        raise ClientError("--partition and --group cannot be combined: the group assigns the partitions")
+    signal.signal(signal.SIGTERM, _interrupt)  # like Ctrl-C: commit and leave the group
+    consumer = Consumer(resolve_bootstrap(args), group_id=args.group, auto_offset_reset=reset,
+                        client_id="minikafka-console-consumer")
+    count = 0
+    try:
+        consumer.partitions_for_topic(args.topic)  # UNKNOWN_TOPIC_OR_PARTITION now, not a silent wait
+        consumer.subscribe([args.topic])
+        count = _print_records(consumer, args, args.timeout_ms)
+    finally:
+        consumer.close()  # commits the positions and leaves the group
     print(f"Processed a total of {count} messages", file=sys.stderr, flush=True)
     return 0

@@ -2,7 +2,7 @@
 
 Subcommands: ``zookeeper`` and ``broker`` run one server in the foreground;
 ``cluster up|status|down|kill|start|stop|resume`` manage a local cluster in a
-folder; ``topics``, ``produce``, ``consume`` (from :mod:`.client_commands`) talk
+folder; ``topics``, ``produce``, ``consume`` (from :mod:`.client_commands`) and ``groups`` (:mod:`.group_commands`) talk
 to brokers.
 
 Errors: a user mistake (bad arguments, a ClientError, a Kafka error) prints one
@@ -19,7 +19,7 @@ from typing import Sequence
 
 from ..config import BrokerConfig, parse_overrides
 from ..errors import ClientError, KafkaError
-from . import bench, client_commands, scenario, watch
+from . import bench, client_commands, group_commands, scenario, watch
 
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
@@ -361,6 +361,7 @@ def build_parser() -> ArgumentParser:
 
     _add_cluster_parsers(sub)
     client_commands.add_parsers(sub)
+    group_commands.add_parsers(sub)
     bench.add_parsers(sub)
     scenario.add_parsers(sub)
     return parser

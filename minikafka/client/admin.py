@@ -11,6 +11,7 @@ from typing import Any, Iterable
 
 from .. import errors
 from .connection import Connection
+from .group_admin import GroupAdminMixin
 from .metadata import Metadata
 from .consumer import as_tp
 from .types import ClusterDescription, PartitionDescription, TopicDescription, TopicPartition
@@ -20,7 +21,7 @@ from .types import ClusterDescription, PartitionDescription, TopicDescription, T
 INTROSPECTION_TIMEOUT_MS = 2000
 
 
-class AIOAdmin:
+class AIOAdmin(GroupAdminMixin):
     """Topic administration and cluster introspection (asyncio)."""
 
     def __init__(self, bootstrap_servers: Any, *, request_timeout_ms: int = 30000, client_id: str | None = None) -> None:

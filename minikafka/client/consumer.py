@@ -1,8 +1,11 @@
-"""The asyncio consumer: manual assignment, positions, long-poll fetches.
+"""The asyncio consumer: manual assignment or a consumer group, positions, long-poll fetches.
 
-Partitions are assigned with :meth:`AIOConsumer.assign`; consumer groups
-(``subscribe``) are not implemented yet: ``group_id`` is accepted and kept.
-The position of a partition is the offset of the next record :meth:`poll`
+Partitions are assigned with :meth:`AIOConsumer.assign`, or by the group: with a
+``group_id``, :meth:`AIOConsumer.subscribe` joins the group and ``poll`` takes the
+partitions the group leader assigned (client/group_member.py); offsets are committed
+to the group's coordinator (automatically every ``auto_commit_interval_ms`` unless
+``enable_auto_commit=False``), and a partition without a position starts from the
+group's committed offset.  The position of a partition is the offset of the next record :meth:`poll`
 returns.  An unknown position is resolved with ``list_offsets`` according to
 ``auto_offset_reset`` (``earliest``: the log start, ``latest``: the high
 watermark; ``none``: raise OFFSET_OUT_OF_RANGE).  One fetch per leader is in
@@ -23,6 +26,7 @@ from .. import errors
 from ..protocol.messages import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
 from ..protocol.records import iter_records, split_batches
 from .connection import Connection
+from .group_member import GroupMember
 from .metadata import Metadata, group_by_leader, needs_refresh
 from .types import ConsumerRecord, OffsetAndTimestamp, TopicPartition
 
@@ -54,6 +58,8 @@ class _PartitionState:
     # the position is validated with OffsetsForLeaderEpoch before fetching on).
     epoch: int = -1
     checked_epoch: int = -1
+    use_committed: bool = False  # start from the group's committed offset, if any
+    paused: bool = False
 
 
 class AIOConsumer:
@@ -73,9 +79,18 @@ class AIOConsumer:
         request_timeout_ms: int = 30000,
         retry_backoff_ms: int = 100,
         check_crcs: bool = True,
+        enable_auto_commit: bool = True,
+        auto_commit_interval_ms: int = 5000,
+        session_timeout_ms: int = 10000,
+        heartbeat_interval_ms: int = 3000,
+        max_poll_interval_ms: int = 300000,
+        partition_assignment_strategy: Iterable[str] = ("range",),
+        group_instance_id: str | None = None,
     ) -> None:
         if auto_offset_reset not in RESETS:
             raise errors.ClientError(f"auto_offset_reset must be one of {', '.join(RESETS)}, got {auto_offset_reset!r}")
+        if group_id is not None and (not isinstance(group_id, str) or not group_id):
+            raise errors.ClientError(f"group_id must be a non-empty string or None, got {group_id!r}")
         self.group_id = group_id
         self.client_id = client_id
         self.auto_offset_reset = auto_offset_reset
@@ -95,6 +110,20 @@ class AIOConsumer:
         self._last_meta_try = 0.0
         self._started = False
         self._closed = False
+        self.enable_auto_commit = bool(enable_auto_commit) and group_id is not None
+        self.auto_commit_interval_ms = int(auto_commit_interval_ms)
+        self._last_commit = time.monotonic()
+        self._subscribed: list[str] | None = None
+        self._listener: Any = None
+        self._group: GroupMember | None = None
+        if group_id is not None:
+            self._group = GroupMember(
+                self._meta, group_id, client_id or "minikafka-consumer", session_timeout_ms=int(session_timeout_ms),
+                heartbeat_interval_ms=int(heartbeat_interval_ms), max_poll_interval_ms=int(max_poll_interval_ms),
+                strategies=[partition_assignment_strategy] if isinstance(partition_assignment_strategy, str)
+                else list(partition_assignment_strategy),
+                group_instance_id=group_instance_id, request_timeout_ms=self.request_timeout_ms,
+                retry_backoff_ms=self.retry_backoff_ms)
 
     # ----- lifecycle ----------------------------------------------------
     async def start(self) -> None:
@@ -116,8 +145,13 @@ class AIOConsumer:
         await self.close()
 
     async def close(self) -> None:
+        """Stop fetching; a group member commits (with auto commit) and leaves its group."""
         if self._closed:
             return
+        if self._group is not None and self._started:
+            if self.enable_auto_commit and self._group.active():
+                await self._commit_quietly()
+            await self._group.close(leave=self._subscribed is not None)
         self._closed = True
         for t in self._fetches.values():
             t.cancel()
@@ -128,11 +162,132 @@ class AIOConsumer:
     # ----- assignment and positions ---------------------------------------
     def assign(self, partitions: Iterable[Any]) -> None:
         """Replace the assignment (positions of partitions kept stay as they are)."""
-        tps = [as_tp(tp) for tp in partitions]
+        if self._subscribed is not None:
+            raise errors.ClientError("this consumer is subscribed to topics; unsubscribe() before assign()")
+        self._set_assignment([as_tp(tp) for tp in partitions])
+
+    def _set_assignment(self, tps: list[TopicPartition]) -> None:
         new: dict[TopicPartition, _PartitionState] = {}
         for tp in tps:
-            new[tp] = self._state.get(tp) or _PartitionState(reset=self.auto_offset_reset)
+            new[tp] = self._state.get(tp) or _PartitionState(reset=self.auto_offset_reset,
+                                                             use_committed=self._group is not None)
         self._state = new
+
+    # ----- groups -----------------------------------------------------------
+    def subscribe(self, topics: Iterable[str], listener: Any = None) -> None:
+        """Join the group (``group_id``) and consume ``topics``: the partitions come from
+        the group leader's assignment at the next :meth:`poll`.
+
+        ``listener`` may have ``on_partitions_revoked(partitions)`` (called before a
+        rebalance, after the auto commit) and ``on_partitions_assigned(partitions)``
+        (called after it); plain functions or coroutines."""
+        if self._group is None:
+            raise errors.ClientError("subscribe() needs a group_id: consumers without one use assign()")
+        names = [topics] if isinstance(topics, str) else list(topics)
+        if not names or not all(isinstance(t, str) and t for t in names):
+            raise errors.ClientError(f"subscribe() needs a list of topic names, got {topics!r}")
+        if self._subscribed is None and self._state:
+            raise errors.ClientError("this consumer has manually assigned partitions; assign([]) before subscribe()")
+        self._subscribed = sorted(set(names))
+        self._listener = listener
+        self._group.subscribe(self._subscribed)
+
+    def subscription(self) -> set[str]:
+        """The topics this consumer is subscribed to (empty when it is not)."""
+        return set(self._subscribed or ())
+
+    async def unsubscribe(self) -> None:
+        """Leave the group and drop the assignment."""
+        if self._group is not None and self._subscribed is not None:
+            if self.enable_auto_commit and self._group.active():
+                await self._commit_quietly()
+            await self._group.leave()
+        self._subscribed = None
+        self._state = {}
+
+    async def _revoke(self, old: list[TopicPartition]) -> None:
+        if old and self.enable_auto_commit and self._group is not None and self._group.generation >= 0:
+            await self._commit_quietly()
+        await self._notify("on_partitions_revoked", old)
+
+    async def _notify(self, name: str, tps: list[TopicPartition]) -> None:
+        fn = getattr(self._listener, name, None)
+        if fn is None:
+            return
+        got = fn(set(tps))
+        if asyncio.iscoroutine(got):
+            await got
+
+    async def _maybe_rejoin(self) -> None:
+        if self._group is None or self._subscribed is None:
+            return
+        new = await self._group.ensure_active(self._revoke)
+        if new is not None:
+            self._state = {}
+            self._set_assignment(new)
+            await self._notify("on_partitions_assigned", new)
+
+    def _positions_to_commit(self) -> dict[TopicPartition, tuple[int, int, str]]:
+        return {tp: (st.position, st.epoch, "") for tp, st in self._state.items() if st.position is not None}
+
+    async def _commit_quietly(self) -> None:
+        try:
+            await self.commit()
+        except errors.KafkaError as exc:
+            log.warning("group %s: commit failed: %s", self.group_id, exc)
+
+    async def commit(self, offsets: dict[Any, Any] | None = None) -> None:
+        """Commit offsets to the group: ``offsets`` maps a partition to the offset of the
+        next record to read (an int, or an :class:`OffsetAndMetadata`-like ``(offset,
+        metadata)``); by default every assigned partition's position.  A member of a
+        group that rebalanced meanwhile gets REBALANCE_IN_PROGRESS or ILLEGAL_GENERATION
+        (its partitions may be someone else's now) and rejoins at the next poll."""
+        if self._group is None:
+            raise errors.ClientError("commit() needs a group_id")
+        if offsets is None:
+            todo = self._positions_to_commit()
+        else:
+            todo = {}
+            for tp, v in offsets.items():
+                off, meta = (v, "") if isinstance(v, int) else (v[0], v[1] if len(v) > 1 else "")
+                if not isinstance(off, int) or off < 0:
+                    raise errors.ClientError(f"commit offsets must be ints >= 0, got {v!r} for {tp}")
+                st = self._state.get(as_tp(tp))
+                todo[as_tp(tp)] = (off, st.epoch if st is not None and st.position == off else -1, meta or "")
+        await self._group.commit(todo)
+        self._last_commit = time.monotonic()
+
+    async def committed(self, tp: Any) -> int | None:
+        """The group's committed offset of ``tp`` (None when nothing is committed)."""
+        if self._group is None:
+            raise errors.ClientError("committed() needs a group_id")
+        got = await self._group.committed([as_tp(tp)])
+        v = got.get(as_tp(tp))
+        return None if v is None else v[0]
+
+    def pause(self, *tps: Any) -> None:
+        """Stop returning and fetching records of ``tps`` until :meth:`resume`."""
+        for tp in tps:
+            self._st(tp).paused = True
+
+    def resume(self, *tps: Any) -> None:
+        for tp in tps:
+            self._st(tp).paused = False
+
+    def paused(self) -> set[TopicPartition]:
+        return {tp for tp, st in self._state.items() if st.paused}
+
+    def __aiter__(self) -> "AIOConsumer":
+        return self
+
+    async def __anext__(self) -> ConsumerRecord:
+        """``async for record in consumer``: records one by one, forever (until close)."""
+        while True:
+            if self._closed:
+                raise StopAsyncIteration
+            got = await self.poll(timeout_ms=1000, max_records=1)
+            if got:
+                return got[0]
 
     def assignment(self) -> set[TopicPartition]:
         return set(self._state)
@@ -164,7 +319,7 @@ class AIOConsumer:
         targets = [as_tp(tp) for tp in tps] if tps else list(self._state)
         for tp in targets:
             st = self._st(tp)
-            st.position, st.reset = None, how
+            st.position, st.reset, st.use_committed = None, how, False
             st.buffer.clear()
 
     async def position(self, tp: Any) -> int:
@@ -233,7 +388,14 @@ class AIOConsumer:
         self._check_open()
         loop = asyncio.get_running_loop()
         deadline = loop.time() + max(0, timeout_ms) / 1000
+        await self._maybe_rejoin()
+        if self.enable_auto_commit and time.monotonic() - self._last_commit >= self.auto_commit_interval_ms / 1000:
+            if self._group is not None and (self._subscribed is None or self._group.active()):
+                await self._commit_quietly()
+            self._last_commit = time.monotonic()
         while True:
+            if self._group is not None and self._subscribed is not None and not self._group.active():
+                return []  # a rebalance is due: the next poll rejoins
             if self._need_meta:
                 await self._refresh_meta()
             if any(st.position is None for st in self._state.values()):
@@ -258,6 +420,8 @@ class AIOConsumer:
     def _drain(self, max_records: int | None) -> list[ConsumerRecord]:
         out: list[ConsumerRecord] = []
         for st in self._state.values():
+            if st.paused:
+                continue
             buf = st.buffer
             while buf and (max_records is None or len(out) < max_records):
                 rec, epoch = buf.popleft()
@@ -272,7 +436,7 @@ class AIOConsumer:
         now = time.monotonic()
         wanted: list[tuple[str, int]] = []
         for tp, st in self._state.items():
-            if st.position is None or st.buffer or st.in_flight or st.backoff_until > now:
+            if st.position is None or st.buffer or st.in_flight or st.backoff_until > now or st.paused:
                 continue
             if self._validation_due(tp, st):
                 continue  # a leader change since the last record: validate first (KIP-320)
@@ -442,6 +606,23 @@ class AIOConsumer:
 
     # ----- offsets --------------------------------------------------------
     async def _resolve_positions(self, raise_errors: bool = False) -> None:
+        from_group = [tp for tp, st in self._state.items() if st.position is None and st.use_committed]
+        if from_group and self._group is not None:
+            try:
+                committed = await self._group.committed(from_group)
+            except errors.KafkaError:
+                if raise_errors:
+                    raise
+                return
+            for tp in from_group:
+                st = self._state.get(tp)
+                if st is None or st.position is not None:
+                    continue
+                st.use_committed = False
+                got = committed.get(tp)
+                if got is not None:
+                    st.position, st.reset, st.epoch = got[0], None, got[1]
+                    st.buffer.clear()
         pending: dict[str, list[TopicPartition]] = {}
         for tp, st in self._state.items():
             if st.position is None:

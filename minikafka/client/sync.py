@@ -11,13 +11,13 @@ import concurrent.futures
 import threading
 import time
 from collections import deque
-from typing import Any, Awaitable, Callable, Iterable, TypeVar
+from typing import Any, Awaitable, Callable, Iterable, Iterator, TypeVar
 
 from .. import errors
 from .admin import AIOAdmin
 from .consumer import AIOConsumer
 from .producer import AIOProducer, check_topic, normalize_headers, to_bytes
-from .types import ClusterDescription, ConsumerRecord, TopicDescription, TopicPartition
+from .types import ClusterDescription, ConsumerRecord, GroupDescription, TopicDescription, TopicPartition
 
 T = TypeVar("T")
 
@@ -228,18 +228,44 @@ class Producer:
         self.close()
 
 
+class _ListenerInThread:
+    """Runs a blocking consumer's rebalance listener in a worker thread, so its callbacks
+    may call the consumer's blocking methods (``commit`` in ``on_partitions_revoked``)."""
+
+    def __init__(self, listener: Any) -> None:
+        self.listener = listener
+
+    async def _run(self, name: str, tps: set[TopicPartition]) -> None:
+        fn = getattr(self.listener, name, None)
+        if fn is not None:
+            await asyncio.get_running_loop().run_in_executor(None, fn, tps)
+
+    async def on_partitions_revoked(self, tps: set[TopicPartition]) -> None:
+        await self._run("on_partitions_revoked", tps)
+
+    async def on_partitions_assigned(self, tps: set[TopicPartition]) -> None:
+        await self._run("on_partitions_assigned", tps)
+
+
 class Consumer(_BlockingClient):
-    """Blocking consumer with manual partition assignment.
+    """Blocking consumer: manual partition assignment, or a member of a consumer group.
 
     >>> c = Consumer("127.0.0.1:9092", auto_offset_reset="earliest")
     >>> c.assign([TopicPartition("events", 0)])
     >>> for record in c.poll(timeout_ms=1000): print(record.offset, record.value)
 
-    Keyword arguments are those of :class:`~minikafka.aio.AIOConsumer`: ``group_id``,
-    ``client_id``, ``auto_offset_reset`` ("latest", "earliest", "none"),
-    ``fetch_max_wait_ms``, ``fetch_min_bytes``, ``fetch_max_bytes``,
-    ``max_partition_fetch_bytes``, ``request_timeout_ms``, ``retry_backoff_ms``.
-    Consumer groups (``subscribe``) are not implemented yet.
+    >>> c = Consumer("127.0.0.1:9092", group_id="billing", auto_offset_reset="earliest")
+    >>> c.subscribe(["events"])
+    >>> for record in c: ...           # polls forever; commits every 5 s by default
+
+    Keyword arguments are those of :class:`~minikafka.aio.AIOConsumer`, with
+    kafka-python's names: ``group_id``, ``client_id``, ``auto_offset_reset`` ("latest",
+    "earliest", "none"), ``enable_auto_commit``, ``auto_commit_interval_ms``,
+    ``session_timeout_ms``, ``heartbeat_interval_ms``, ``max_poll_interval_ms``,
+    ``partition_assignment_strategy`` (["range"], "roundrobin", "sticky"),
+    ``group_instance_id``, ``fetch_max_wait_ms``, ``fetch_min_bytes``,
+    ``fetch_max_bytes``, ``max_partition_fetch_bytes``, ``request_timeout_ms``,
+    ``retry_backoff_ms``.  ``close()`` commits (with auto commit) and leaves the group.
     """
 
     def __init__(self, bootstrap_servers: Any, **config: Any) -> None:
@@ -267,6 +293,35 @@ class Consumer(_BlockingClient):
     def assignment(self) -> set[TopicPartition]:
         return self._lt.run(_call(self._core.assignment))
 
+    def subscribe(self, topics: Iterable[str] | str, listener: Any = None) -> None:
+        """Join the group and consume ``topics`` (see :meth:`AIOConsumer.subscribe`);
+        the listener's callbacks run in a worker thread and may call this consumer."""
+        wrapped = _ListenerInThread(listener) if listener is not None else None
+        self._lt.run(_call(self._core.subscribe, topics if isinstance(topics, str) else list(topics), wrapped))
+
+    def subscription(self) -> set[str]:
+        return self._lt.run(_call(self._core.subscription))
+
+    def unsubscribe(self) -> None:
+        self._lt.run(self._core.unsubscribe())
+
+    def commit(self, offsets: dict[Any, Any] | None = None) -> None:
+        """Commit positions (or ``offsets``: partition -> next offset to read) to the group."""
+        self._lt.run(self._core.commit(offsets))
+
+    def committed(self, tp: Any) -> int | None:
+        """The group's committed offset of ``tp`` (None when nothing is committed)."""
+        return self._lt.run(self._core.committed(tp))
+
+    def pause(self, *tps: Any) -> None:
+        self._lt.run(_call(self._core.pause, *tps))
+
+    def resume(self, *tps: Any) -> None:
+        self._lt.run(_call(self._core.resume, *tps))
+
+    def paused(self) -> set[TopicPartition]:
+        return self._lt.run(_call(self._core.paused))
+
     def seek(self, tp: Any, offset: int) -> None:
         self._lt.run(_call(self._core.seek, tp, offset))
 
@@ -286,6 +341,11 @@ class Consumer(_BlockingClient):
         """Records after the current positions (a flat list, ordered per partition)."""
         return self._lt.run(self._core.poll(timeout_ms, max_records))
 
+    def __iter__(self) -> Iterator[ConsumerRecord]:
+        """``for record in consumer``: records one by one until the consumer is closed."""
+        while not self._closed:
+            yield from self.poll(timeout_ms=1000)
+
     def partitions_for_topic(self, topic: str) -> set[int]:
         return self._lt.run(self._core.partitions_for_topic(topic))
 
@@ -301,7 +361,6 @@ class Consumer(_BlockingClient):
     def offsets_for_times(self, timestamps: dict[Any, int]) -> dict[TopicPartition, Any]:
         """First committed offset at or after each timestamp (None where there is none)."""
         return self._lt.run(self._core.offsets_for_times(dict(timestamps)))
-
 
 
 class Admin(_BlockingClient):
@@ -368,6 +427,23 @@ class Admin(_BlockingClient):
 
     def cluster(self) -> ClusterDescription:
         return self._lt.run(self._core.cluster())
+
+    # consumer groups (see minikafka.client.group_admin)
+    def list_groups(self) -> list[tuple[str, str, str]]:
+        """``(group_id, state, protocol_type)`` of every group."""
+        return self._lt.run(self._core.list_groups())
+
+    def describe_group(self, group_id: str) -> GroupDescription:
+        return self._lt.run(self._core.describe_group(group_id))
+
+    def list_group_offsets(self, group_id: str) -> dict[TopicPartition, int]:
+        return self._lt.run(self._core.list_group_offsets(group_id))
+
+    def alter_group_offsets(self, group_id: str, offsets: dict[Any, int]) -> None:
+        self._lt.run(self._core.alter_group_offsets(group_id, dict(offsets)))
+
+    def delete_group(self, group_id: str) -> None:
+        self._lt.run(self._core.delete_group(group_id))
 
     def replica_states(self, partitions: Iterable[tuple[str, int]] | None = None) -> dict[int, dict | Exception]:
         return self._lt.run(self._core.replica_states(partitions))

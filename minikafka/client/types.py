@@ -159,3 +159,30 @@ class TopicDescription:
             "replication_factor": self.replication_factor,
             "partitions": [p.to_dict() for p in self.partitions],
         }
+
+
+@dataclass(frozen=True)
+class MemberDescription:
+    """One member of a consumer group, as its coordinator describes it."""
+
+    member_id: str
+    group_instance_id: str | None
+    client_id: str
+    host: str
+    assignment: list[TopicPartition]
+
+
+@dataclass(frozen=True)
+class GroupDescription:
+    """A consumer group: state (Empty, PreparingRebalance, CompletingRebalance, Stable,
+    Dead), generation, the agreed assignor (``protocol``), the member id of the group
+    leader, the coordinator's broker id and the members."""
+
+    group_id: str
+    state: str
+    generation: int
+    protocol_type: str
+    protocol: str
+    leader: str
+    coordinator: int
+    members: list[MemberDescription]

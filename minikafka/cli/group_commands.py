@@ -1,0 +1,165 @@
+"""``minikafka groups``: list, describe, reset offsets of and delete consumer groups,
+with kafka-consumer-groups' columns and words."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from typing import Any
+
+from ..errors import ClientError
+from .common import add_dir_and_bootstrap, resolve_bootstrap
+
+COLUMNS = ("GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG", "CONSUMER-ID", "HOST", "CLIENT-ID")
+
+
+def add_parsers(subparsers: argparse._SubParsersAction) -> None:
+    """Register ``groups list|describe|reset-offsets|delete``."""
+    groups = subparsers.add_parser("groups", help="list, describe, reset and delete consumer groups",
+                                   description="Consumer groups, as kafka-consumer-groups shows them.")
+    gsub = groups.add_subparsers(dest="groups_command", metavar="COMMAND", required=True)
+    lst = gsub.add_parser("list", help="list group ids", description="Print every group id, one per line.")
+    add_dir_and_bootstrap(lst)
+    lst.set_defaults(func=cmd_groups_list)
+
+    describe = gsub.add_parser(
+        "describe", help="members, assignment, committed offsets and lag of a group",
+        description="State, generation, assignor, coordinator and group leader, then one line per partition: "
+                    "committed offset, log end offset (high watermark), lag and the member that owns it.")
+    describe.add_argument("group", metavar="GROUP")
+    describe.add_argument("--json", action="store_true", help="print one JSON object")
+    describe.add_argument("--watch", action="store_true", help="print it again every second until Ctrl-C")
+    add_dir_and_bootstrap(describe)
+    describe.set_defaults(func=cmd_groups_describe)
+
+    reset = gsub.add_parser(
+        "reset-offsets", help="move a group's committed offsets (the group must have no active members)",
+        description="Set the committed offsets of a group's partitions of a topic, like "
+                    "kafka-consumer-groups --reset-offsets --execute.")
+    reset.add_argument("group", metavar="GROUP")
+    reset.add_argument("--topic", required=True)
+    to = reset.add_mutually_exclusive_group(required=True)
+    to.add_argument("--to-earliest", dest="to_earliest", action="store_true", help="the log start offset")
+    to.add_argument("--to-latest", dest="to_latest", action="store_true", help="the high watermark")
+    to.add_argument("--to-offset", dest="to_offset", type=int, default=None, metavar="N",
+                    help="offset N (kept within the log start and the high watermark)")
+    reset.add_argument("--dry-run", dest="dry_run", action="store_true", help="print the new offsets, change nothing")
+    add_dir_and_bootstrap(reset)
+    reset.set_defaults(func=cmd_groups_reset)
+
+    delete = gsub.add_parser("delete", help="delete an empty group and its committed offsets")
+    delete.add_argument("group", metavar="GROUP")
+    add_dir_and_bootstrap(delete)
+    delete.set_defaults(func=cmd_groups_delete)
+
+
+def cmd_groups_list(args: argparse.Namespace) -> int:
+    from ..client.sync import Admin
+
+    with Admin(resolve_bootstrap(args)) as admin:
+        for group_id, _, _ in admin.list_groups():
+            print(group_id)
+    return 0
+
+
+def describe(admin: Any, consumer: Any, group_id: str) -> dict:
+    """The ``--json`` form of a group: state, generation, protocol, leader, coordinator,
+    members with their assignment, and per-partition offsets and lag."""
+    g = admin.describe_group(group_id)
+    committed = admin.list_group_offsets(group_id)
+    owner = {tp: m for m in g.members for tp in m.assignment}
+    tps = sorted(set(committed) | set(owner))
+    ends = consumer.end_offsets(tps) if tps else {}
+    offsets = []
+    for tp in tps:
+        cur, end = committed.get(tp), ends.get(tp)
+        m = owner.get(tp)
+        offsets.append({"topic": tp.topic, "partition": tp.partition, "current_offset": cur, "log_end_offset": end,
+                        "lag": None if cur is None or end is None else max(0, end - cur),
+                        "member_id": m.member_id if m else None, "host": m.host if m else None,
+                        "client_id": m.client_id if m else None})
+    return {"group": group_id, "state": g.state, "generation": g.generation, "protocol": g.protocol,
+            "leader": g.leader or None, "coordinator": g.coordinator,
+            "members": [{"member_id": m.member_id, "group_instance_id": m.group_instance_id, "client_id": m.client_id,
+                         "host": m.host, "assignment": [{"topic": tp.topic, "partition": tp.partition}
+                                                        for tp in m.assignment]} for m in g.members],
+            "offsets": offsets}
+
+
+def format_group(d: dict) -> list[str]:
+    """kafka-consumer-groups --describe lines, after one line about the group itself."""
+    def cell(v: Any) -> str:
+        return "-" if v is None or v == "" else str(v)
+
+    lines = [f"Group {d['group']}: state {d['state']}, generation {d['generation']}, assignor {cell(d['protocol'])}, "
+             f"coordinator broker {d['coordinator']}, {len(d['members'])} members, group leader {cell(d['leader'])}"]
+    if d["state"] == "Dead":
+        lines.append(f"Consumer group '{d['group']}' does not exist.")
+        return lines
+    rows = [COLUMNS] + [(d["group"], o["topic"], str(o["partition"]), cell(o["current_offset"]), cell(o["log_end_offset"]),
+                         cell(o["lag"]), cell(o["member_id"]), cell(o["host"]), cell(o["client_id"])) for o in d["offsets"]]
+    owned = {o["member_id"] for o in d["offsets"]}
+    rows += [(d["group"], "-", "-", "-", "-", "-", m["member_id"], m["host"], m["client_id"])
+             for m in d["members"] if m["member_id"] not in owned]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(COLUMNS))]
+    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+    return lines
+
+
+def cmd_groups_describe(args: argparse.Namespace) -> int:
+    from ..client.sync import Admin, Consumer
+
+    bootstrap = resolve_bootstrap(args)
+    with Admin(bootstrap) as admin, Consumer(bootstrap) as consumer:
+        while True:
+            d = describe(admin, consumer, args.group)
+            if args.json:
+                print(json.dumps(d), flush=True)
+            else:
+                if args.watch:
+                    print(time.strftime("-- %H:%M:%S"))
+                print("\n".join(format_group(d)), flush=True)
+            if not args.watch:
+                return 0
+            try:
+                time.sleep(1.0)
+            except KeyboardInterrupt:
+                return 0
+
+
+def cmd_groups_reset(args: argparse.Namespace) -> int:
+    from ..client.sync import Admin, Consumer
+    from ..client.types import TopicPartition
+
+    bootstrap = resolve_bootstrap(args)
+    with Admin(bootstrap) as admin, Consumer(bootstrap) as consumer:
+        g = admin.describe_group(args.group)
+        if g.members:
+            raise ClientError(f"group {args.group!r} has {len(g.members)} active members (state {g.state}): stop them "
+                              "before resetting its offsets")
+        tps = [TopicPartition(args.topic, p) for p in sorted(consumer.partitions_for_topic(args.topic))]
+        starts, ends = consumer.beginning_offsets(tps), consumer.end_offsets(tps)
+        if args.to_earliest:
+            new = starts
+        elif args.to_latest:
+            new = ends
+        else:
+            new = {tp: min(max(args.to_offset, starts[tp]), ends[tp]) for tp in tps}
+        if not args.dry_run:
+            admin.alter_group_offsets(args.group, new)
+    print(f"{'GROUP':<{max(5, len(args.group))}}  TOPIC  PARTITION  NEW-OFFSET")
+    for tp in tps:
+        print(f"{args.group:<{max(5, len(args.group))}}  {tp.topic}  {tp.partition}  {new[tp]}")
+    if args.dry_run:
+        print("(dry run: nothing changed)", file=sys.stderr)
+    return 0
+
+
+def cmd_groups_delete(args: argparse.Namespace) -> int:
+    from ..client.sync import Admin
+
+    with Admin(resolve_bootstrap(args)) as admin:
+        admin.delete_group(args.group)
+    print(f"Deletion of requested consumer groups ('{args.group}') was successful.")
+    return 0
