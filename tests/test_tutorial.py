@@ -30,7 +30,7 @@ from pathlib import Path
 from process_helpers import free_port, free_port_block, stop_cluster
 
 TUTORIAL = Path(__file__).resolve().parent.parent / "docs" / "tutorial.md"
-LOOKING = ("topics describe", "topics list", "cluster status", "consume", "scenario", "grep", "curl", "cat ")
+LOOKING = ("topics describe", "topics list", "groups describe", "groups list", "cluster status", "consume", "scenario", "grep", "curl", "cat ")
 
 
 def parse(text: str) -> list[tuple[str, list[str]]]:

@@ -102,9 +102,13 @@ def format_group(d: dict) -> list[str]:
     owned = {o["member_id"] for o in d["offsets"]}
     rows += [(d["group"], "-", "-", "-", "-", "-", m["member_id"], m["host"], m["client_id"])
              for m in d["members"] if m["member_id"] not in owned]
-    widths = [max(len(r[i]) for r in rows) for i in range(len(COLUMNS))]
-    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
-    return lines
+    return lines + table(rows)
+
+
+def table(rows: list[tuple[str, ...]]) -> list[str]:
+    """Rows as left-aligned columns two spaces apart (the first row is the header)."""
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
 
 
 def cmd_groups_describe(args: argparse.Namespace) -> int:
@@ -148,9 +152,9 @@ def cmd_groups_reset(args: argparse.Namespace) -> int:
             new = {tp: min(max(args.to_offset, starts[tp]), ends[tp]) for tp in tps}
         if not args.dry_run:
             admin.alter_group_offsets(args.group, new)
-    print(f"{'GROUP':<{max(5, len(args.group))}}  TOPIC  PARTITION  NEW-OFFSET")
-    for tp in tps:
-        print(f"{args.group:<{max(5, len(args.group))}}  {tp.topic}  {tp.partition}  {new[tp]}")
+    rows = [("GROUP", "TOPIC", "PARTITION", "NEW-OFFSET")]
+    rows += [(args.group, tp.topic, str(tp.partition), str(new[tp])) for tp in tps]
+    print("\n".join(table(rows)))
     if args.dry_run:
         print("(dry run: nothing changed)", file=sys.stderr)
     return 0
