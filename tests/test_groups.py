@@ -9,6 +9,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.request
 import uuid
 from pathlib import Path
 
@@ -232,6 +233,10 @@ def test_groups_commands_show_lag_reset_and_delete(cluster):
     assert d["state"] == "Empty" and d["members"] == []
     assert d["offsets"] == [{"topic": topic, "partition": 0, "current_offset": 4, "log_end_offset": 10, "lag": 6,
                              "member_id": None, "host": None, "client_id": None}]
+    metrics = urllib.request.urlopen(f"http://127.0.0.1:{cluster.brokers[d['coordinator']]}/metrics", timeout=5).read()
+    lines = metrics.decode().splitlines()
+    assert f'minikafka_group_members{{group="{group}"}} 0' in lines
+    assert any(line.startswith("minikafka_offset_commits_total ") and float(line.split()[1]) >= 1 for line in lines)
     text = run_cli("groups", "describe", group, *boot).stdout
     assert "CURRENT-OFFSET" in text and "LOG-END-OFFSET" in text and "LAG" in text
     again = run_cli("consume", topic, "--group", group, "--max-messages", "2", *boot)

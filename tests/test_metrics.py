@@ -85,6 +85,7 @@ def test_request_histogram_is_cumulative_and_matches_count_and_sum():
         broker_id=7, cluster_id="c", metrics=m, controller=None, metadata=MetadataCache(),
         config=types.SimpleNamespace(storage="memory"),
         replica_manager=types.SimpleNamespace(partitions={}, setting=lambda topic, name: 1),
+        coordinator=types.SimpleNamespace(list_groups=lambda: []),
     )
     got = parse(render_prometheus(broker))
     buckets = [got.value("minikafka_request_seconds_bucket", api="produce", le=repr(b)) for b in LATENCY_BUCKETS]

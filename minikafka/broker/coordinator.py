@@ -46,6 +46,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 TICK_S = 0.1
+# group events counted for /metrics
+COUNTED = {"group_rebalance": "group_rebalances", "group_join": "group_joins", "group_leave": "group_leaves",
+           "group_leader": "group_leader_changes"}
 
 
 def _now() -> int:
@@ -298,8 +301,8 @@ class GroupCoordinator:
     def _handle(self, g: Group, eff: Effects) -> None:
         for kind, text in eff.events:
             self.broker.record_event(kind, text, group=g.group_id)
-            if kind in ("group_rebalance", "group_join", "group_leave", "group_leader"):
-                self.broker.metrics.count(kind.replace("group_", "group_") + "s")
+            if kind in COUNTED:
+                self.broker.metrics.count(COUNTED[kind])
         for a in eff.joins:
             fut = self._joins.pop((g.group_id, a.member_id), None)
             if fut is not None and not fut.done():

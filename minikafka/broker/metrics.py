@@ -194,6 +194,37 @@ def render_prometheus(broker: "Broker") -> str:
              "LeaderAndIsr requests that made this broker the leader of a partition.",
              m.counters["leader_elections_seen"])
 
+    # -- GroupCoordinator / GroupMetadataManager ---------------------------------------------
+    groups = broker.coordinator.list_groups()
+    states = collections.Counter(g.state.value for g in groups)
+    w.family("minikafka_group_count", "gauge",
+             "Consumer groups this broker coordinates, per state (GroupMetadataManager NumGroups, "
+             "NumGroupsStable, NumGroupsPreparingRebalance, ...).",
+             [({"state": st}, states.get(st, 0)) for st in ("Empty", "PreparingRebalance", "CompletingRebalance", "Stable")])
+    w.family("minikafka_group_offsets_count", "gauge",
+             "Committed offsets held by this broker's groups (GroupMetadataManager NumOffsets).",
+             sum(len(g.offsets) for g in groups))
+    w.family("minikafka_group_members", "gauge", "Members of each group this broker coordinates.",
+             [({"group": g.group_id}, len(g.members)) for g in groups])
+    w.family("minikafka_group_generation", "gauge", "Generation of each group this broker coordinates.",
+             [({"group": g.group_id}, g.generation) for g in groups])
+    w.family("minikafka_offset_commits_total", "counter", "Offset commits this broker wrote as coordinator.",
+             m.counters["offset_commits"])
+    for name, help in (("group_rebalances", "Rebalances this broker started as coordinator."),
+                       ("group_joins", "Members that joined groups this broker coordinates."),
+                       ("group_leaves", "Members that left or were evicted (session timeout) from those groups."),
+                       ("group_leader_changes", "Times a group this broker coordinates got a new group leader.")):
+        w.family(f"minikafka_{name}_total", "counter", help, m.counters[name])
+    lag = []
+    for g in groups:
+        for (t, p), v in sorted(g.offsets.items()):
+            r = rm.partitions.get((t, p))
+            if r is not None and r.is_leader:
+                lag.append(({"group": g.group_id, "topic": t, "partition": p}, max(0, r.high_watermark - v.offset)))
+    w.family("minikafka_group_lag", "gauge",
+             "High watermark minus the group's committed offset, for partitions this broker both coordinates "
+             "the group of and leads (a consumer's records-lag as the brokers see it).", lag)
+
     # -- network / BrokerTopicMetrics ------------------------------------------------------
     w.family("minikafka_bytes_in_total", "counter",
              "Record-batch bytes appended to this broker's logs, by producers on leaders and by replication "
