@@ -81,7 +81,6 @@ def ids(values) -> str:
     return ",".join(str(v) for v in values)
 
 
-@pytest.mark.process
 def test_dashboard_shows_controller_isr_and_a_leader_failover(make_cluster, page, tmp_path):
     handle = make_cluster()
     with Admin(handle.bootstrap) as admin:
@@ -168,7 +167,6 @@ def test_dashboard_shows_controller_isr_and_a_leader_failover(make_cluster, page
         shutil.copyfile(shot, target)
 
 
-@pytest.mark.process
 def test_dashboard_keeps_working_with_only_its_broker_alive(make_cluster, page):
     handle = make_cluster()
     with Admin(handle.bootstrap) as admin:
@@ -206,3 +204,32 @@ def test_dashboard_keeps_working_with_only_its_broker_alive(make_cluster, page):
     assert state["controller"]["id"] == serving
     assert state["summary"]["offline"] == 0
     assert state["summary"]["under_replicated"] == 3
+
+
+def test_dashboard_shows_a_consumer_group_its_leader_and_lag(make_cluster, page):
+    from minikafka import Consumer, TopicPartition
+
+    handle = make_cluster()
+    with Admin(handle.bootstrap) as admin:
+        admin.create_topic("views", partitions=2, replication_factor=3)
+    with Producer(handle.bootstrap, acks="all", linger_ms=1) as producer:
+        for p in (0, 1):
+            for i in range(10):
+                producer.send("views", b"v-%d" % i, partition=p)
+        producer.flush()
+    with Consumer(handle.bootstrap, group_id="watchers", auto_offset_reset="earliest", enable_auto_commit=False) as c:
+        c.subscribe(["views"])
+        wait_for(lambda: c.poll(timeout_ms=200) is not None and len(c.assignment()) == 2, timeout_s=60,
+                 message="the consumer owning both partitions")
+        c.commit({TopicPartition("views", 0): 4, TopicPartition("views", 1): 10})
+        page.goto(f"http://127.0.0.1:{handle.brokers[min(handle.brokers)]}/")
+        row = page.locator('tr.group[data-group="watchers"]')
+        expect(row).to_have_attribute("data-state", "Stable", timeout=30_000)
+        expect(row).to_have_attribute("data-members", "1")
+        expect(row.locator(".member.leader")).to_have_count(1)
+        expect(row.locator(".member.leader")).to_contain_text("views-0, views-1")
+        expect(row.locator(".lag").filter(has_text="views-0: 6")).to_have_count(1)
+        expect(row.locator(".lag").filter(has_text="views-1: 0")).to_have_count(1)
+    # the consumer left: the group is empty, its offsets stay
+    expect(row).to_have_attribute("data-state", "Empty", timeout=30_000)
+    expect(row).to_have_attribute("data-members", "0")

@@ -93,6 +93,57 @@ class WebState:
             states[bid] = {(r["topic"], r["partition"]): r for r in ans.get("replicas") or ()}
         return states, errors
 
+    async def _groups(self, live: dict[int, tuple[str, int]], hws: dict[tuple[str, int], int]) -> list[dict]:
+        """Every consumer group, from the broker that coordinates it: state, generation,
+        group leader, members with their partitions, and per partition the committed
+        offset, the high watermark and the lag."""
+        from ..groups.consumer_protocol import decode_assignment
+
+        async def ask(bid: int, host: str, port: int) -> list[tuple[int, dict, list[dict]]]:
+            listed = await self._call(host, port, "list_groups", {})
+            names = [g["group_id"] for g in listed["groups"]]
+            if not names:
+                return []
+            described = await self._call(host, port, "describe_groups", {"groups": names})
+            out = []
+            for g in described["groups"]:
+                if not g["error_code"]:
+                    offsets = await self._call(host, port, "offset_fetch", {"group_id": g["group_id"], "partitions": None})
+                    out.append((bid, g, offsets["partitions"]))
+            return out
+
+        ids = sorted(live)
+        answers = await asyncio.gather(*(ask(i, *live[i]) for i in ids), return_exceptions=True)
+        groups = []
+        for ans in answers:
+            if isinstance(ans, BaseException):
+                if not isinstance(ans, Exception):
+                    raise ans
+                continue
+            for bid, g, offsets in ans:
+                owner: dict[tuple[str, int], str] = {}
+                members = []
+                for m in g["members"]:
+                    try:
+                        tps = decode_assignment(m["assignment"]).partitions
+                    except KafkaError:
+                        tps = []
+                    owner.update((tp, m["member_id"]) for tp in tps)
+                    members.append({"member_id": m["member_id"], "client_id": m["client_id"], "host": m["client_host"],
+                                    "leader": m["member_id"] == g["leader"],
+                                    "partitions": [f"{t}-{p}" for t, p in sorted(tps)]})
+                committed = {(o["topic"], o["partition"]): o["offset"] for o in offsets if o["offset"] >= 0}
+                rows = []
+                for tp in sorted(set(committed) | set(owner)):
+                    hw, cur = hws.get(tp, -1), committed.get(tp)
+                    rows.append({"topic": tp[0], "partition": tp[1], "committed": cur, "high_watermark": hw,
+                                 "lag": max(0, hw - cur) if cur is not None and hw >= 0 else None,
+                                 "member_id": owner.get(tp)})
+                groups.append({"group": g["group_id"], "state": g["state"], "generation": g["generation"],
+                               "protocol": g["protocol"], "leader": g["leader"], "coordinator": bid,
+                               "members": members, "partitions": rows})
+        return sorted(groups, key=lambda x: x["group"])
+
     # -- /api/state -------------------------------------------------------------------
     async def cluster_state(self) -> dict:
         b = self.broker
@@ -154,6 +205,7 @@ class WebState:
                 "producers": list((lead or {}).get("producers") or ()),
             })
 
+        groups = await self._groups(live, {(p["topic"], p["partition"]): p["high_watermark"] for p in partitions})
         ids = sorted(set(live) | assigned | set(self.known))
         kafka = dict(b.listeners.kafka)
         if b.config.advertised_kafka is not None:
@@ -189,6 +241,7 @@ class WebState:
             "dead_brokers": [i for i in ids if i not in live],
             "brokers": brokers,
             "partitions": partitions,
+            "groups": groups,
             "summary": {
                 "topics": len({p["topic"] for p in partitions}),
                 "partitions": len(partitions),

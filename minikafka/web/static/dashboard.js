@@ -67,7 +67,7 @@ function renderState(s) {
   $("updated").textContent = clock(s.ts);
   document.body.dataset.servingBroker = s.serving_broker;
 
-  const key = JSON.stringify({ c: s.controller, b: s.brokers, p: s.partitions });
+  const key = JSON.stringify({ c: s.controller, b: s.brokers, p: s.partitions, g: s.groups });
   if (key === lastStateKey) return;
   lastStateKey = key;
 
@@ -97,6 +97,42 @@ function renderState(s) {
   } else {
     body.replaceChildren(...s.partitions.map((p) => renderPartition(p, alive)));
   }
+
+  const groups = $("group-rows");
+  if (!(s.groups || []).length) {
+    groups.replaceChildren(el("tr", { class: "empty" },
+      el("td", { colspan: 6 }, "no consumer groups yet: try ", el("code", { text: "minikafka consume TOPIC --group G" }))));
+  } else {
+    groups.replaceChildren(...s.groups.map(renderGroup));
+  }
+}
+
+function shortId(memberId) {
+  // client-id-uuid: keep the client id and the first block of the uuid
+  const m = /^(.*)-([0-9a-f]{8})-[0-9a-f-]{27}$/.exec(memberId || "");
+  return m ? `${m[1]}-${m[2]}` : (memberId || "-");
+}
+
+function renderGroup(g) {
+  const members = g.members.length ? g.members.map((m) => el("div", {
+    class: "member" + (m.leader ? " leader" : ""), title: `${m.member_id} (${m.client_id} at ${m.host})`,
+    "data-member-id": m.member_id,
+  }, `${shortId(m.member_id)}${m.leader ? " ★" : ""}: ${m.partitions.join(", ") || "nothing"}`))
+    : [el("span", { class: "muted", text: "no members" })];
+  const lag = g.partitions.map((p) => el("div", {
+    class: "lag", title: `committed ${p.committed ?? "-"}, high watermark ${p.high_watermark}`,
+  }, `${p.topic}-${p.partition}: ${p.lag ?? "-"}`));
+  return el("tr", {
+    class: "group", id: `g-${g.group}`, "data-group": g.group, "data-state": g.state,
+    "data-generation": g.generation, "data-leader": g.leader, "data-members": g.members.length,
+  },
+    el("td", { class: "topic" }, g.group, el("div", { class: "muted" }, `coordinator broker ${g.coordinator}`)),
+    el("td", {}, g.state),
+    el("td", { class: "num" }, g.generation),
+    el("td", { title: g.leader }, g.leader ? shortId(g.leader) : "-"),
+    el("td", {}, ...members),
+    el("td", {}, ...lag),
+  );
 }
 
 function renderBroker(b) {
