@@ -781,11 +781,13 @@ async def test_aio_clients(broker):
         fut = await p.send("t", b"two")
         await p.flush()
         assert fut.done() and (await fut).offset == md.offset + 1
-    async with AIOConsumer(broker.bootstrap, auto_offset_reset="earliest", group_id="g") as c:
+    async with AIOConsumer(broker.bootstrap, auto_offset_reset="earliest") as c:
         c.assign([TopicPartition("t", 0)])
         recs = await c.poll(timeout_ms=5000)
         assert [r.value for r in recs] == [b"one", b"two"]
-        assert c.group_id == "g" and not hasattr(c, "subscribe")
+        assert c.group_id is None
+        with pytest.raises(errors.ClientError, match="needs a group_id"):
+            c.subscribe(["t"])
 
 
 # ---------------------------------------------------------------- CLI against the fake broker

@@ -271,3 +271,25 @@ def test_internal_and_colliding_topic_names_are_refused(cluster):
         with pytest.raises(errors.KafkaError) as exc:
             fut.result(timeout=30)
     assert "INVALID_TOPIC_EXCEPTION" in str(exc.value) or "UNKNOWN_TOPIC" in str(exc.value)
+
+
+def test_a_member_that_stops_polling_leaves_after_max_poll_interval(cluster):
+    topic, group = _topic(cluster, 2), _name("g")
+    kw = dict(group_id=group, auto_offset_reset="earliest", heartbeat_interval_ms=200)
+    with Consumer(cluster.bootstrap, max_poll_interval_ms=2000, **kw) as idle, Consumer(cluster.bootstrap, **kw) as busy:
+        idle.subscribe([topic])
+        busy.subscribe([topic])
+
+        def both_own_one() -> bool:
+            idle.poll(timeout_ms=50)
+            busy.poll(timeout_ms=50)
+            return len(idle.assignment()) == 1 and len(busy.assignment()) == 1
+        wait_for(both_own_one, timeout_s=60, message="two members with one partition each")
+        # idle stops calling poll(); its heartbeat thread leaves the group after 2 s
+        wait_for(lambda: busy.poll(timeout_ms=100) is not None and len(busy.assignment()) == 2, timeout_s=30,
+                 message="the polling member taking over both partitions")
+        with Admin(cluster.bootstrap) as admin:
+            d = admin.describe_group(group)
+        assert [m.member_id for m in d.members] == [d.leader]
+        # the idle member comes back at its next poll
+        wait_for(both_own_one, timeout_s=60, message="the idle member rejoining when it polls again")

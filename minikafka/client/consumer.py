@@ -218,10 +218,10 @@ class AIOConsumer:
         if asyncio.iscoroutine(got):
             await got
 
-    async def _maybe_rejoin(self) -> None:
+    async def _maybe_rejoin(self, timeout_s: float) -> None:
         if self._group is None or self._subscribed is None:
             return
-        new = await self._group.ensure_active(self._revoke)
+        new = await self._group.ensure_active(self._revoke, timeout_s)
         if new is not None:
             self._state = {}
             self._set_assignment(new)
@@ -388,7 +388,7 @@ class AIOConsumer:
         self._check_open()
         loop = asyncio.get_running_loop()
         deadline = loop.time() + max(0, timeout_ms) / 1000
-        await self._maybe_rejoin()
+        await self._maybe_rejoin(max(0.0, deadline - loop.time()))
         if self.enable_auto_commit and time.monotonic() - self._last_commit >= self.auto_commit_interval_ms / 1000:
             if self._group is not None and (self._subscribed is None or self._group.active()):
                 await self._commit_quietly()

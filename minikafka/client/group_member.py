@@ -75,7 +75,7 @@ class GroupMember:
         self.last_poll = time.monotonic()
         self._coordinator: tuple[int, str, int] | None = None
         self._heartbeat: asyncio.Task | None = None
-        self._lock = asyncio.Lock()
+        self._join_task: asyncio.Task | None = None
         self._joining = False
 
     @property
@@ -121,35 +121,44 @@ class GroupMember:
     def active(self) -> bool:
         return self.generation >= 0 and not self.need_rejoin
 
-    async def ensure_active(self, revoke: Callable[[list[TopicPartition]], Any]) -> list[TopicPartition] | None:
+    async def ensure_active(self, revoke: Callable[[list[TopicPartition]], Any],
+                            timeout_s: float | None = None) -> list[TopicPartition] | None:
         """Join and sync if needed; returns the new assignment, or None when nothing
-        changed.  ``revoke(old assignment)`` runs before the join (commit there)."""
+        changed or the rebalance has not finished within ``timeout_s`` (it goes on in the
+        background, and a later call picks up its result, like Kafka's ``poll``).
+        ``revoke(old assignment)`` runs before the join (commit there)."""
         self.last_poll = time.monotonic()
-        if self.active():
+        if self.active() and self._join_task is None:
             return None
-        async with self._lock:
-            if self.active():
-                return None
-            await revoke(list(self.assignment))
-            while True:
-                try:
-                    self._joining = True
-                    await self._join_and_sync()
-                    break
-                except errors.UnknownMemberIdError:
-                    self.member_id = ""
-                    self.generation = -1
-                except (errors.RebalanceInProgressError, errors.IllegalGenerationError):
-                    pass
-                except errors.KafkaError as exc:
-                    if not exc.retriable:
-                        raise
-                finally:
-                    self._joining = False
-                await asyncio.sleep(self.retry_backoff_ms / 1000)
-            if self._heartbeat is None or self._heartbeat.done():
-                self._heartbeat = asyncio.get_running_loop().create_task(self._heartbeat_loop())
-            return list(self.assignment)
+        if self._join_task is None:
+            self._join_task = asyncio.get_running_loop().create_task(self._rejoin(revoke))
+        done, _ = await asyncio.wait({self._join_task}, timeout=timeout_s)
+        if not done:
+            return None
+        task, self._join_task = self._join_task, None
+        return task.result()
+
+    async def _rejoin(self, revoke: Callable[[list[TopicPartition]], Any]) -> list[TopicPartition]:
+        await revoke(list(self.assignment))
+        while True:
+            try:
+                self._joining = True
+                await self._join_and_sync()
+                break
+            except errors.UnknownMemberIdError:
+                self.member_id = ""
+                self.generation = -1
+            except (errors.RebalanceInProgressError, errors.IllegalGenerationError):
+                pass
+            except errors.KafkaError as exc:
+                if not exc.retriable:
+                    raise
+            finally:
+                self._joining = False
+            await asyncio.sleep(self.retry_backoff_ms / 1000)
+        if self._heartbeat is None or self._heartbeat.done():
+            self._heartbeat = asyncio.get_running_loop().create_task(self._heartbeat_loop())
+        return list(self.assignment)
 
     async def _join_and_sync(self) -> None:
         self.need_rejoin = False
@@ -229,9 +238,11 @@ class GroupMember:
         self.member_id, self.generation, self.need_rejoin = "", -1, True
 
     async def close(self, leave: bool = True) -> None:
-        if self._heartbeat is not None:
-            self._heartbeat.cancel()
-            await asyncio.gather(self._heartbeat, return_exceptions=True)
+        for task in (self._join_task, self._heartbeat):
+            if task is not None:
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+        self._join_task = None
         if leave:
             await self.leave()
 
