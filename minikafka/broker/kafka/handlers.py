@@ -24,6 +24,7 @@ from ...protocol.kafka import apis
 from ...protocol.kafka.apis import KafkaApi
 from ...protocol.kafka.frames import RequestHeader, supported_versions
 from .admin import KafkaAdmin
+from .groups import KafkaGroupHandlers
 
 if TYPE_CHECKING:
     from ..server import Broker
@@ -57,6 +58,7 @@ class KafkaHandlers:
         self.broker = broker
         self.rm = broker.replica_manager
         self.admin = KafkaAdmin(broker)
+        self.groups = KafkaGroupHandlers(broker)
         self.table: dict[int, Callable[[int, dict, Connection], Awaitable[dict | None]]] = {
             apis.PRODUCE.key: self.produce,
             apis.FETCH.key: self.fetch,
@@ -72,6 +74,16 @@ class KafkaHandlers:
             apis.INCREMENTAL_ALTER_CONFIGS.key: self.admin.incremental_alter_configs,
             apis.DESCRIBE_CLUSTER.key: self.describe_cluster,
             apis.INIT_PRODUCER_ID.key: self.init_producer_id,
+            apis.FIND_COORDINATOR.key: self.groups.find_coordinator,
+            apis.JOIN_GROUP.key: self.groups.join_group,
+            apis.SYNC_GROUP.key: self.groups.sync_group,
+            apis.HEARTBEAT.key: self.groups.heartbeat,
+            apis.LEAVE_GROUP.key: self.groups.leave_group,
+            apis.OFFSET_COMMIT.key: self.groups.offset_commit,
+            apis.OFFSET_FETCH.key: self.groups.offset_fetch,
+            apis.LIST_GROUPS.key: self.groups.list_groups,
+            apis.DESCRIBE_GROUPS.key: self.groups.describe_groups,
+            apis.DELETE_GROUPS.key: self.groups.delete_groups,
         }
         assert set(self.table) == set(apis.APIS), set(self.table) ^ set(apis.APIS)
 

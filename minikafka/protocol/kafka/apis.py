@@ -467,4 +467,245 @@ INIT_PRODUCER_ID = _api(
     ),
 )
 
+# -- consumer groups (the coordinator is the leader of the group's __consumer_offsets partition)
+
+FIND_COORDINATOR = _api(
+    10, "FindCoordinator", (0, 4), 3,
+    "The broker coordinating a group (key_type 0); creates __consumer_offsets on first use. "
+    "Transaction coordinators (key_type 1) are not available: transactions are not supported.",
+    (
+        F("key", "string", "0-3"),
+        F("key_type", "int8", "1+"),
+        F("coordinator_keys", ["string"], "4+"),
+    ),
+    (
+        F("throttle_time_ms", "int32", "1+"),
+        F("error_code", "int16", "0-3"),
+        F("error_message", "string", "1-3", nullable="1-3", default=None),
+        F("node_id", "int32", "0-3", default=-1),
+        F("host", "string", "0-3"),
+        F("port", "int32", "0-3", default=-1),
+        F("coordinators", [S("Coordinator",
+            F("key", "string"),
+            F("node_id", "int32", default=-1),
+            F("host", "string"),
+            F("port", "int32", default=-1),
+            F("error_code", "int16"),
+            F("error_message", "string", nullable="0+", default=None),
+        )], "4+"),
+    ),
+)
+
+JOIN_GROUP = _api(
+    11, "JoinGroup", (0, 7), 6,
+    "Join a group; the answer waits until the rebalance round ends. From v4 a new member first gets "
+    "MEMBER_ID_REQUIRED with its member id (KIP-394). The group leader's answer lists every member.",
+    (
+        F("group_id", "string"),
+        F("session_timeout_ms", "int32"),
+        F("rebalance_timeout_ms", "int32", "1+", default=-1),
+        F("member_id", "string"),
+        F("group_instance_id", "string", "5+", nullable="5+", default=None),
+        F("protocol_type", "string"),
+        F("protocols", [S("JoinGroupRequestProtocol",
+            F("name", "string"),
+            F("metadata", "bytes"),
+        )]),
+    ),
+    (
+        F("throttle_time_ms", "int32", "2+"),
+        F("error_code", "int16"),
+        F("generation_id", "int32", default=-1),
+        F("protocol_type", "string", "7+", nullable="7+", default=None),
+        F("protocol_name", "string", nullable="7+"),
+        F("leader", "string"),
+        F("member_id", "string"),
+        F("members", [S("JoinGroupResponseMember",
+            F("member_id", "string"),
+            F("group_instance_id", "string", "5+", nullable="5+", default=None),
+            F("metadata", "bytes"),
+        )]),
+    ),
+)
+
+HEARTBEAT = _api(
+    12, "Heartbeat", (0, 4), 4,
+    "Keep a member alive; REBALANCE_IN_PROGRESS asks it to rejoin.",
+    (
+        F("group_id", "string"),
+        F("generation_id", "int32"),
+        F("member_id", "string"),
+        F("group_instance_id", "string", "3+", nullable="3+", default=None),
+    ),
+    (
+        F("throttle_time_ms", "int32", "1+"),
+        F("error_code", "int16"),
+    ),
+)
+
+LEAVE_GROUP = _api(
+    13, "LeaveGroup", (0, 4), 4,
+    "Members leave at once (v3+ several, by member id or group.instance.id).",
+    (
+        F("group_id", "string"),
+        F("member_id", "string", "0-2"),
+        F("members", [S("MemberIdentity",
+            F("member_id", "string"),
+            F("group_instance_id", "string", nullable="0+", default=None),
+        )], "3+"),
+    ),
+    (
+        F("throttle_time_ms", "int32", "1+"),
+        F("error_code", "int16"),
+        F("members", [S("MemberResponse",
+            F("member_id", "string"),
+            F("group_instance_id", "string", nullable="0+", default=None),
+            F("error_code", "int16"),
+        )], "3+"),
+    ),
+)
+
+SYNC_GROUP = _api(
+    14, "SyncGroup", (0, 5), 4,
+    "The group leader sends the assignment; every member gets its own once the group's record is committed.",
+    (
+        F("group_id", "string"),
+        F("generation_id", "int32"),
+        F("member_id", "string"),
+        F("group_instance_id", "string", "3+", nullable="3+", default=None),
+        F("protocol_type", "string", "5+", nullable="5+", default=None),
+        F("protocol_name", "string", "5+", nullable="5+", default=None),
+        F("assignments", [S("SyncGroupRequestAssignment",
+            F("member_id", "string"),
+            F("assignment", "bytes"),
+        )]),
+    ),
+    (
+        F("throttle_time_ms", "int32", "1+"),
+        F("error_code", "int16"),
+        F("protocol_type", "string", "5+", nullable="5+", default=None),
+        F("protocol_name", "string", "5+", nullable="5+", default=None),
+        F("assignment", "bytes"),
+    ),
+)
+
+DESCRIBE_GROUPS = _api(
+    15, "DescribeGroups", (0, 5), 5,
+    "State, protocol and members of groups this broker coordinates (NOT_COORDINATOR for others).",
+    (
+        F("groups", ["string"]),
+        F("include_authorized_operations", "bool", "3+"),
+    ),
+    (
+        F("throttle_time_ms", "int32", "1+"),
+        F("groups", [S("DescribedGroup",
+            F("error_code", "int16"),
+            F("group_id", "string"),
+            F("group_state", "string"),
+            F("protocol_type", "string"),
+            F("protocol_data", "string"),
+            F("members", [S("DescribedGroupMember",
+                F("member_id", "string"),
+                F("group_instance_id", "string", "4+", nullable="4+", default=None),
+                F("client_id", "string"),
+                F("client_host", "string"),
+                F("member_metadata", "bytes"),
+                F("member_assignment", "bytes"),
+            )]),
+            F("authorized_operations", "int32", "3+", default=-2147483648),
+        )]),
+    ),
+)
+
+LIST_GROUPS = _api(
+    16, "ListGroups", (0, 4), 3,
+    "The groups this broker coordinates (v4: filtered by state, with their state).",
+    (
+        F("states_filter", ["string"], "4+"),
+    ),
+    (
+        F("throttle_time_ms", "int32", "1+"),
+        F("error_code", "int16"),
+        F("groups", [S("ListedGroup",
+            F("group_id", "string"),
+            F("protocol_type", "string"),
+            F("group_state", "string", "4+"),
+        )]),
+    ),
+)
+
+OFFSET_COMMIT = _api(
+    8, "OffsetCommit", (2, 8), 8,
+    "Commit offsets as records in __consumer_offsets (acks=all). Members name their generation; "
+    "generation -1 with an empty member id commits for a group without members.",
+    (
+        F("group_id", "string"),
+        F("generation_id", "int32", "1+", default=-1),
+        F("member_id", "string", "1+"),
+        F("group_instance_id", "string", "7+", nullable="7+", default=None),
+        F("retention_time_ms", "int64", "2-4", default=-1),
+        F("topics", [S("OffsetCommitRequestTopic",
+            F("name", "string"),
+            F("partitions", [S("OffsetCommitRequestPartition",
+                F("partition_index", "int32"),
+                F("committed_offset", "int64"),
+                F("committed_leader_epoch", "int32", "6+", default=-1),
+                F("committed_metadata", "string", nullable="0+"),
+            )]),
+        )]),
+    ),
+    (
+        F("throttle_time_ms", "int32", "3+"),
+        F("topics", [S("OffsetCommitResponseTopic",
+            F("name", "string"),
+            F("partitions", [S("OffsetCommitResponsePartition",
+                F("partition_index", "int32"),
+                F("error_code", "int16"),
+            )]),
+        )]),
+    ),
+)
+
+OFFSET_FETCH = _api(
+    9, "OffsetFetch", (1, 7), 6,
+    "Committed offsets of a group (-1 where none); topics null (v2+) for every committed partition.",
+    (
+        F("group_id", "string"),
+        F("topics", [S("OffsetFetchRequestTopic",
+            F("name", "string"),
+            F("partition_indexes", ["int32"]),
+        )], nullable="2+"),
+        F("require_stable", "bool", "7+"),
+    ),
+    (
+        F("throttle_time_ms", "int32", "3+"),
+        F("topics", [S("OffsetFetchResponseTopic",
+            F("name", "string"),
+            F("partitions", [S("OffsetFetchResponsePartition",
+                F("partition_index", "int32"),
+                F("committed_offset", "int64"),
+                F("committed_leader_epoch", "int32", "5+", default=-1),
+                F("metadata", "string", nullable="0+"),
+                F("error_code", "int16"),
+            )]),
+        )]),
+        F("error_code", "int16", "2+"),
+    ),
+)
+
+DELETE_GROUPS = _api(
+    42, "DeleteGroups", (0, 2), 2,
+    "Delete empty groups and their offsets (NON_EMPTY_GROUP while members remain).",
+    (
+        F("groups_names", ["string"]),
+    ),
+    (
+        F("throttle_time_ms", "int32"),
+        F("results", [S("DeletableGroupResult",
+            F("group_id", "string"),
+            F("error_code", "int16"),
+        )]),
+    ),
+)
+
 assert all(api.max_version < MAX_VERSION for api in APIS.values())
