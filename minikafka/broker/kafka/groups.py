@@ -108,7 +108,7 @@ class KafkaGroupHandlers:
                     p["committed_metadata"]) for t in req["topics"] for p in t["partitions"]]
         try:
             errs: list[KafkaError | None] = await self.c.commit_offsets(
-                req["group_id"], req["member_id"], req["group_instance_id"], req["generation_id"], entries)
+                req["group_id"], req["member_id"], req["group_instance_id"], req["generation_id_or_member_epoch"], entries)
         except KafkaError as exc:
             errs = [exc] * len(entries)
         by_topic: dict[str, list[dict]] = {}

@@ -640,7 +640,7 @@ OFFSET_COMMIT = _api(
     "generation -1 with an empty member id commits for a group without members.",
     (
         F("group_id", "string"),
-        F("generation_id", "int32", "1+", default=-1),
+        F("generation_id_or_member_epoch", "int32", "1+", default=-1),
         F("member_id", "string", "1+"),
         F("group_instance_id", "string", "7+", nullable="7+", default=None),
         F("retention_time_ms", "int64", "2-4", default=-1),
