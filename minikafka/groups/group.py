@@ -258,11 +258,7 @@ class Group:
         elif self.initial_delay:
             self.round_deadline = min(now + settings.initial_rebalance_delay_ms, self.round_started + self._max_rebalance())
         eff += self._maybe_complete_join(now)
-        for a in eff.joins:
-            if a.member_id == member_id:
-                eff.joins.remove(a)
-                return a, eff
-        return None, eff
+        return self._own_answer(eff, member_id), eff
 
     def _replace_static(self, instance_id: str, new_id: str, client_id: str, host: str, session_ms: int,
                         rebalance_ms: int, protocol_type: str, protocols: list[tuple[str, bytes]], now: int,
@@ -286,11 +282,16 @@ class Group:
         if self.state is not GroupState.PREPARING_REBALANCE:
             eff += self._prepare(now, f"static member {instance_id} rejoined", settings)
         eff += self._maybe_complete_join(now)
+        return self._own_answer(eff, new_id), eff
+
+    @staticmethod
+    def _own_answer(eff: Effects, member_id: str) -> JoinAnswer | None:
+        """Take the joining member's own answer out of ``eff`` (it is returned directly)."""
         for a in eff.joins:
-            if a.member_id == new_id:
+            if a.member_id == member_id:
                 eff.joins.remove(a)
-                return a, eff
-        return None, eff
+                return a
+        return None
 
     def _join_answer(self, m: Member) -> JoinAnswer:
         members = []
