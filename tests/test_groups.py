@@ -265,7 +265,9 @@ def test_internal_and_colliding_topic_names_are_refused(cluster):
     out = run_cli("topics", "create", f"{base}.x", "--partitions", "1", "--replication-factor", "1", *boot)
     assert out.returncode == 2 and "collides" in out.stderr
     with Consumer(cluster.bootstrap, group_id=_name("g")) as c:
-        c.commit({})  # creates nothing, needs nothing
+        c.commit({TopicPartition(f"{base}_x", 0): 0})  # makes sure __consumer_offsets exists
+    out = run_cli("topics", "delete", OFFSETS_TOPIC, *boot)
+    assert out.returncode == 2 and "internal topic" in out.stderr
     with Producer(cluster.bootstrap, acks=1, retries=0, enable_idempotence=False) as p:
         fut = p.send(OFFSETS_TOPIC, b"x", partition=0)
         with pytest.raises(errors.KafkaError) as exc:

@@ -492,6 +492,8 @@ class Broker:
             try:
                 if not self.config.get("delete.topic.enable"):
                     raise TopicDeletionDisabledError("delete.topic.enable is false on this cluster")
+                if name.startswith("__"):
+                    raise InvalidTopicExceptionError(f"{name} is an internal topic and cannot be deleted")
                 if await self.zk.exists(layout.topic_path(name)) is None:
                     raise UnknownTopicOrPartitionError(f"topic {name!r} does not exist")
                 try:
