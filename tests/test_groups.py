@@ -295,3 +295,35 @@ def test_a_member_that_stops_polling_leaves_after_max_poll_interval(cluster):
         assert [m.member_id for m in d.members] == [d.leader]
         # the idle member comes back at its next poll
         wait_for(both_own_one, timeout_s=60, message="the idle member rejoining when it polls again")
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_consume_with_a_group_follows_until_interrupted_then_commits_and_leaves(cluster, sig):
+    topic, group = _topic(cluster, 2), _name("g")
+    _produce(cluster, topic, [f"f{i}" for i in range(6)])
+    proc = subprocess.Popen([sys.executable, "-m", "minikafka", "consume", topic, "--group", group, "--from-beginning",
+                             "--bootstrap-server", cluster.bootstrap], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    try:
+        lines: list[str] = []
+        assert proc.stdout is not None
+        while len(lines) < 6:
+            line = proc.stdout.readline()
+            assert line, proc.stderr.read() if proc.stderr else "consume ended early"
+            lines.append(line.strip())
+        time.sleep(0.5)
+        assert proc.poll() is None, "consume --group must keep following the topic"
+        _produce(cluster, topic, ["late"])
+        assert proc.stdout.readline().strip() == "late"
+        proc.send_signal(sig)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, err
+    assert "Processed a total of 7 messages" in err and "Traceback" not in err
+    with Admin(cluster.bootstrap) as admin:
+        d = admin.describe_group(group)
+        assert d.state == "Empty"  # it left at once, no session timeout to wait for
+        assert sum(admin.list_group_offsets(group).values()) == 7
