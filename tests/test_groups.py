@@ -327,3 +327,23 @@ def test_consume_with_a_group_follows_until_interrupted_then_commits_and_leaves(
         d = admin.describe_group(group)
         assert d.state == "Empty"  # it left at once, no session timeout to wait for
         assert sum(admin.list_group_offsets(group).values()) == 7
+
+
+def test_consume_with_timeout_zero_follows_until_ctrl_c_and_prints_the_summary(cluster):
+    topic = _topic(cluster, 1)
+    _produce(cluster, topic, ["x1", "x2"])
+    proc = subprocess.Popen([sys.executable, "-m", "minikafka", "consume", topic, "--from-beginning", "--timeout-ms", "0",
+                             "--bootstrap-server", cluster.bootstrap], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    try:
+        assert proc.stdout is not None
+        assert [proc.stdout.readline().strip() for _ in range(2)] == ["x1", "x2"]
+        time.sleep(1.5)
+        assert proc.poll() is None, "--timeout-ms 0 must keep following"
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0 and "Processed a total of 2 messages" in err and "Traceback" not in err

@@ -144,7 +144,8 @@ def add_parsers(subparsers: argparse._SubParsersAction) -> None:
     consume.add_argument("--max-messages", dest="max_messages", type=_positive, default=None, metavar="N",
                          help="stop after N records")
     consume.add_argument("--timeout-ms", dest="timeout_ms", type=_non_negative, default=None, metavar="T",
-                         help="stop when no record arrived for T ms (default 10000; with --group: follow until Ctrl-C)")
+                         help="stop when no record arrived for T ms; 0 follows the topic until Ctrl-C "
+                              "(default 10000; with --group: follow)")
     consume.add_argument("--group", default=None, metavar="G",
                          help="consume as a member of consumer group G: the group shares the partitions, the "
                               "start is the group's committed offset, and positions are committed as it goes")
@@ -438,7 +439,7 @@ def cmd_consume(args: argparse.Namespace) -> int:
     consumer = Consumer(resolve_bootstrap(args), auto_offset_reset=reset)
     out = sys.stdout.buffer
     count = 0
-    timeout_ms = 10000 if args.timeout_ms is None else args.timeout_ms
+    timeout_ms = 10000 if args.timeout_ms is None else (args.timeout_ms or None)
     try:
         partitions = consumer.partitions_for_topic(args.topic)
         if args.partition is not None:
@@ -505,7 +506,7 @@ def _consume_in_group(args: argparse.Namespace, reset: str) -> int:
     try:
         consumer.partitions_for_topic(args.topic)  # UNKNOWN_TOPIC_OR_PARTITION now, not a silent wait
         consumer.subscribe([args.topic])
-        count = _print_records(consumer, args, args.timeout_ms)
+        count = _print_records(consumer, args, args.timeout_ms or None)
     finally:
         consumer.close()  # commits the positions and leaves the group
     print(f"Processed a total of {count} messages", file=sys.stderr, flush=True)
