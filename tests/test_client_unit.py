@@ -859,3 +859,4 @@ def test_cli_errors_are_one_line(broker):
         r = cli(*args, stdin=stdin)
         assert r.returncode == 2, (args, r.stdout, r.stderr)
         assert len(r.stderr.splitlines()) == 1 and r.stderr.startswith("minikafka: error:"), r.stderr
+        assert "ssl:default" not in r.stderr and "call failed" not in r.stderr, r.stderr

@@ -11,6 +11,7 @@ registered classes, they are caught by ``except errors.NetworkExceptionError``.
 from __future__ import annotations
 
 import asyncio
+import os
 from typing import Any, Sequence
 
 import aiohttp
@@ -107,8 +108,7 @@ class Connection:
         except asyncio.TimeoutError:
             raise NoResponseError(f"{where}: no answer within {timeout_s:g} s") from None
         except (aiohttp.ClientError, OSError) as exc:
-            detail = str(exc) or exc.__class__.__name__
-            raise BrokerUnreachableError(f"{where} failed: {detail}") from None
+            raise BrokerUnreachableError(f"{where} failed: {_why(exc)}") from None
         if not raw:
             if status >= 400:
                 raise errors.UnknownServerError(f"{where}: HTTP {status} without body")
@@ -132,3 +132,13 @@ class Connection:
         if self._session is not None:
             session, self._session = self._session, None
             await session.close()
+
+
+def _why(exc: BaseException) -> str:
+    """A transport failure in words, without aiohttp's internals ("ssl:default [...]")."""
+    if isinstance(exc, aiohttp.ClientConnectorError):
+        errno = getattr(exc.os_error, "errno", None)
+        return f"cannot connect: {os.strerror(errno).lower() if errno else 'connection failed'}"
+    if isinstance(exc, aiohttp.ServerDisconnectedError):
+        return "the broker closed the connection"
+    return str(exc) or exc.__class__.__name__
