@@ -233,3 +233,21 @@ def test_dashboard_shows_a_consumer_group_its_leader_and_lag(make_cluster, page)
     # the consumer left: the group is empty, its offsets stay
     expect(row).to_have_attribute("data-state", "Empty", timeout=30_000)
     expect(row).to_have_attribute("data-members", "0")
+
+
+def test_dashboard_follows_the_cluster_when_its_broker_dies(make_cluster, page):
+    handle = make_cluster()
+    with Admin(handle.bootstrap) as admin:
+        admin.create_topic("moving", partitions=1, replication_factor=3)
+        controller = admin.cluster().controller_id
+    served = next(b for b in sorted(handle.brokers) if b != controller)
+    page.goto(f"http://127.0.0.1:{handle.brokers[served]}/")
+    expect(page.locator("body")).to_have_attribute("data-serving-broker", str(served))
+    expect(page.locator("tr.partition")).to_have_count(1)
+    handle.kill(served, "KILL")
+    # the page switches to another live broker and shows the failover from there
+    expect(page.locator("body")).not_to_have_attribute("data-serving-broker", str(served), timeout=FAILOVER_MS)
+    expect(page.locator("#connection")).to_have_attribute("data-state", "ok", timeout=FAILOVER_MS)
+    expect(page.locator(f"#broker-{served}")).to_have_attribute("data-alive", "false", timeout=FAILOVER_MS)
+    expect(row(page, "moving", 0)).not_to_have_attribute("data-leader", str(served), timeout=FAILOVER_MS)
+    expect(page.locator('li.event[data-kind="broker_lost"]')).not_to_have_count(0, timeout=FAILOVER_MS)

@@ -16,6 +16,9 @@ from typing import Any
 
 STATIC_DIR = Path(__file__).parent / "static"
 NO_CACHE = {"Cache-Control": "no-store"}
+# The read-only JSON may be read by a dashboard page loaded from another broker: when
+# the broker that served the page dies, the page goes on with a live one.
+API_HEADERS = {**NO_CACHE, "Access-Control-Allow-Origin": "*"}
 PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
 
@@ -32,7 +35,7 @@ def setup_routes(app: Any, broker: Any) -> None:
         return web.FileResponse(STATIC_DIR / "index.html", headers=NO_CACHE)
 
     async def api_state(request: web.Request) -> web.Response:
-        return web.json_response(await state.cluster_state(), headers=NO_CACHE)
+        return web.json_response(await state.cluster_state(), headers=API_HEADERS)
 
     async def api_events(request: web.Request) -> web.Response:
         try:
@@ -40,9 +43,9 @@ def setup_routes(app: Any, broker: Any) -> None:
             limit = int(request.query.get("limit", "500") or 500)
         except ValueError:
             return web.json_response({"error": "since must be a number (seconds since the epoch) and limit an integer"},
-                                     status=400, headers=NO_CACHE)
+                                     status=400, headers=API_HEADERS)
         limit = max(1, min(limit, 5000))
-        return web.json_response(await state.events(since, limit), headers=NO_CACHE)
+        return web.json_response(await state.events(since, limit), headers=API_HEADERS)
 
     async def metrics(request: web.Request) -> web.Response:
         resp = web.Response(text=render_prometheus(broker), headers=NO_CACHE)

@@ -239,12 +239,35 @@ function renderReplicaBars(p) {
   return box;
 }
 
+// The page follows the cluster, not one broker: after two failed polls it asks the
+// next broker it knows (from the last state) and keeps asking that one.
+let apiBase = "";            // "" = the broker that served the page
+let failures = 0;
+let knownBrokers = [];       // [{id, host, port}] from the last state
+let sourceBroker = null;
+
+function nextSource() {
+  const candidates = knownBrokers.filter((b) => b.host && b.id !== sourceBroker);
+  if (!candidates.length) return;
+  const pick = candidates[failures % candidates.length];
+  apiBase = `http://${pick.host}:${pick.port}`;
+  sourceBroker = pick.id;
+}
+
 async function pollState() {
   try {
-    renderState(await getJSON("/api/state"));
+    const s = await getJSON(`${apiBase}/api/state`);
+    failures = 0;
+    sourceBroker = s.serving_broker;
+    knownBrokers = s.brokers.filter((b) => b.alive).map((b) => ({ id: b.id, host: b.host, port: b.port }));
+    renderState(s);
     setConnection(true);
   } catch (err) {
-    setConnection(false, "serving broker unreachable, retrying");
+    failures += 1;
+    const was = sourceBroker;
+    if (failures >= 2) nextSource();
+    setConnection(false, was !== null && was !== sourceBroker
+      ? `broker ${was} unreachable: asking broker ${sourceBroker}` : "serving broker unreachable, retrying");
   } finally {
     setTimeout(pollState, POLL_MS);
   }
@@ -298,7 +321,7 @@ async function pollEvents() {
     // ask a little before the newest event held: another broker's event with an
     // earlier timestamp may arrive later; duplicates are skipped
     const since = newestTs > 0 ? newestTs - 5 : 0;
-    const got = await getJSON(`/api/events?since=${since}&limit=500`);
+    const got = await getJSON(`${apiBase}/api/events?since=${since}&limit=500`);
     addEvents(got.events);
   } catch (err) {
     // the state poll reports the connection
