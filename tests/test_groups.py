@@ -347,3 +347,28 @@ def test_consume_with_timeout_zero_follows_until_ctrl_c_and_prints_the_summary(c
             proc.kill()
             proc.wait()
     assert proc.returncode == 0 and "Processed a total of 2 messages" in err and "Traceback" not in err
+
+
+def test_a_live_group_carries_on_when_its_coordinators_broker_is_killed(make_cluster, members):
+    handle = make_cluster()
+    topic, group = _topic(handle, 4), _name("g")
+    ms = [members(handle, group, topic, f"survivor-{i}") for i in range(2)]
+    wait_for(lambda: _split(ms, 4, topic), timeout_s=60, message="two members sharing four partitions")
+    with Admin(handle.bootstrap) as admin:
+        before = admin.describe_group(group)
+    handle.kill(before.coordinator)
+    values = [f"c{i}" for i in range(40)]
+    _produce(handle, topic, values)
+    wait_for(lambda: set().union(*(m.values() for m in ms)) >= set(values), timeout_s=90,
+             message="the members reading on through the coordinator failover")
+
+    def moved_and_committed() -> bool:
+        try:
+            with Admin(handle.bootstrap, request_timeout_ms=5000) as admin:
+                d = admin.describe_group(group)
+                offsets = admin.list_group_offsets(group)
+        except errors.KafkaError:
+            return False
+        return d.coordinator != before.coordinator and len(d.members) == 2 and sum(offsets.values()) == 40
+    wait_for(moved_and_committed, timeout_s=90,
+             message="a new coordinator with both members and every commit (replayed from __consumer_offsets)")
