@@ -42,6 +42,8 @@ from ..protocol.messages import APIS
 from ..replication import rules
 from ..zk import layout
 from ..zk.session import NodeExistsError, ZkSession
+from ..controller.controller import ControllerHost, KafkaController
+from ..controller.core import ControlledShutdown, PreferredElection
 from .coordinator import GroupCoordinator
 from .fetcher import FetcherManager
 from .group_handlers import PEER, GroupHandlers
@@ -85,7 +87,9 @@ class Broker:
         self.broker_epoch = -1
         self._first_broker_epoch = -1  # czxid of this process's first registration
         self.cluster_id = ""
-        self.controller = None  # minikafka.controller.Controller while this broker is controller
+        self.kafka_controller = KafkaController(ControllerHost(
+            broker_id=self.broker_id, config=config, zk=self.zk, record_event=self.record_event,
+            count=self.metrics.count, call=self._call, stopping=self._stopping_now))
         self._runner: web.AppRunner | None = None
         self._tasks: list[asyncio.Task] = []
         self._stopping = asyncio.Event()
@@ -105,6 +109,19 @@ class Broker:
             **self.groups_api.handlers(),
         }
         assert set(self.handlers) == set(APIS), set(APIS) ^ set(self.handlers)
+
+    @property
+    def controller(self) -> KafkaController | None:
+        """This broker's controller while it is the active controller, else None."""
+        return self.kafka_controller if self.kafka_controller.active else None
+
+    def _stopping_now(self) -> bool:
+        return self._stopping.is_set()
+
+    async def _call(self, host: str, port: int, api: str, body: dict, timeout_s: float) -> dict:
+        """Call another broker's msgpack API (the controller's channels use this)."""
+        assert self.http is not None
+        return await call(self.http, host, port, api, body, timeout_s)
 
     # -- events --------------------------------------------------------------------
     def record_event(self, kind: str, text: str, **extra: Any) -> None:
@@ -134,9 +151,7 @@ class Broker:
         await self._load_cluster_id()
         await self.config_changes.start()
         await self.register()
-        from ..controller.elector import ControllerElector
-        self.elector = ControllerElector(self)
-        await self.elector.start()
+        self.kafka_controller.start()
         self.coordinator.start()
         loop = asyncio.get_running_loop()
         self._tasks.append(loop.create_task(self._every(self.config.get("replica.lag.time.max.ms") / 2000.0,
@@ -188,8 +203,7 @@ class Broker:
     def _on_zk_state(self, state: str) -> None:
         if state == "LOST":
             self.record_event("zk_session_lost", f"broker {self.broker_id} lost its ZooKeeper session")
-            if self.controller is not None:
-                asyncio.get_running_loop().create_task(self.elector.resign("ZooKeeper session lost"))
+            self.kafka_controller.session_lost()
         elif state == "CONNECTED" and not self._stopping.is_set():
             asyncio.get_running_loop().create_task(self._reregister())
 
@@ -199,7 +213,7 @@ class Broker:
             if stat is None:
                 await self.register()
                 self.record_event("broker_registered", f"broker {self.broker_id} re-registered with epoch {self.broker_epoch}")
-                await self.elector.elect()
+                self.kafka_controller.session_regained()
         except Exception as exc:
             log.warning("re-registration failed: %s", exc)
 
@@ -220,8 +234,7 @@ class Broker:
         await self.config_changes.stop()
         await self.coordinator.stop()
         await self.fetchers.stop()
-        if self.controller is not None:
-            await self.controller.stop()
+        await self.kafka_controller.stop()
         self.replica_manager.checkpoint_hws()
         self.replica_manager.produce_purgatory.wake_all()
         self.replica_manager.fetch_purgatory.wake_all()
@@ -458,7 +471,7 @@ class Broker:
 
     async def h_controlled_shutdown(self, req: dict) -> dict:
         controller = self.require_controller()
-        remaining = await controller.request("controlled_shutdown", req["broker_id"])
+        remaining = await controller.request(ControlledShutdown(req["broker_id"]))
         return codec.ok(remaining_partitions=[{"topic": t, "partition": p} for t, p in remaining])
 
     async def _controller_endpoint(self) -> tuple[int, str, int]:
@@ -479,7 +492,7 @@ class Broker:
                 return await call(self.http, host, port, "elect_leaders", req, req["timeout_ms"] / 1000.0 + 5)
         controller = self.require_controller()
         tps = [(x["topic"], x["partition"]) for x in req["partitions"]] if req["partitions"] is not None else None
-        results = await controller.request("elect_preferred", tps)
+        results = await controller.request(PreferredElection(tuple(tps) if tps is not None else None))
         out = []
         for (t, p), name in sorted(results.items()):
             exc = None if name == "NONE" else errors.error_class(name)(f"{t}-{p}: {name}")

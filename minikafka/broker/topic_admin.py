@@ -254,9 +254,7 @@ class ConfigChangeListener:
             rm = self.broker.replica_manager
             if topic in rm.topic_configs or any(t == topic for t, _ in rm.partitions):
                 rm.topic_configs[topic] = overrides
-            controller = self.broker.controller
-            if controller is not None:
-                controller.ctx.configs[topic] = overrides
+            self.broker.kafka_controller.config_changed(topic, overrides)
             self.broker.record_event("topic_config_loaded", f"broker {self.broker.broker_id}: topic {topic} "
                                                             f"overrides now {overrides}")
 

@@ -5,37 +5,38 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING
+from typing import Awaitable, Callable
 
 from ..errors import KafkaError, StaleControllerEpochError
-from ..broker import rpc
-
-if TYPE_CHECKING:
-    from ..broker.server import Broker
 
 log = logging.getLogger(__name__)
 
+Call = Callable[[str, int, str, dict, float], Awaitable[dict]]
+
 
 class BrokerChannel:
-    def __init__(self, owner: "Broker", broker_id: int, endpoint: tuple[str, int]) -> None:
-        self.owner = owner
+    """The queue of requests to one broker and the task that sends them in order."""
+
+    def __init__(self, call: Call, timeout_s: float, broker_id: int, endpoint: tuple[str, int],
+                 tg: asyncio.TaskGroup) -> None:
+        self.call = call
+        self.timeout_s = timeout_s
         self.broker_id = broker_id
         self.endpoint = endpoint
         self.queue: asyncio.Queue[tuple[str, dict]] = asyncio.Queue()
-        self.task = asyncio.get_running_loop().create_task(self._run(), name=f"controller-channel-{broker_id}")
+        self.task = tg.create_task(self._run(), name=f"controller-channel-{broker_id}")
 
     def send(self, api: str, body: dict) -> None:
         self.queue.put_nowait((api, body))
 
     async def _run(self) -> None:
-        timeout = self.owner.config.get("request.timeout.ms") / 1000.0
         while True:
             api, body = await self.queue.get()
             delay = 0.05
             while True:
                 host, port = self.endpoint
                 try:
-                    await rpc.call(self.owner.http, host, port, api, body, timeout)
+                    await self.call(host, port, api, body, self.timeout_s)
                     break
                 except StaleControllerEpochError as exc:
                     log.warning("broker %d refused %s: %s", self.broker_id, api, exc)
@@ -47,24 +48,28 @@ class BrokerChannel:
                     log.debug("send %s to broker %d failed (%s); retrying", api, self.broker_id, exc)
                     await asyncio.sleep(delay)
                     delay = min(delay * 2, 1.0)
+                except Exception:
+                    log.exception("send %s to broker %d failed; dropping it", api, self.broker_id)
+                    break
 
     async def stop(self) -> None:
         self.task.cancel()
-        try:
-            await self.task
-        except (asyncio.CancelledError, Exception):
-            pass
+        await asyncio.gather(self.task, return_exceptions=True)
 
 
 class ChannelManager:
-    def __init__(self, owner: "Broker") -> None:
-        self.owner = owner
+    """One :class:`BrokerChannel` per live broker; tasks belong to the controller's TaskGroup."""
+
+    def __init__(self, call: Call, timeout_s: float, tg: asyncio.TaskGroup) -> None:
+        self.call = call
+        self.timeout_s = timeout_s
+        self.tg = tg
         self.channels: dict[int, BrokerChannel] = {}
 
     def add(self, broker_id: int, endpoint: tuple[str, int]) -> None:
         ch = self.channels.get(broker_id)
         if ch is None:
-            self.channels[broker_id] = BrokerChannel(self.owner, broker_id, endpoint)
+            self.channels[broker_id] = BrokerChannel(self.call, self.timeout_s, broker_id, endpoint, self.tg)
         else:
             ch.endpoint = endpoint
 

@@ -17,7 +17,7 @@ from kazoo.protocol.states import ZnodeStat
 
 log = logging.getLogger(__name__)
 
-__all__ = ["BadVersionError", "NoNodeError", "NodeExistsError", "ZkSession"]
+__all__ = ["BadVersionError", "NoNodeError", "NodeExistsError", "Watch", "ZkSession"]
 
 
 class ZkSession:
@@ -133,25 +133,53 @@ class ZkSession:
         build(tx)
         return await self._await(tx.commit_async())
 
-    def watch_children(self, path: str, callback: Callable[[list[str]], Any]) -> None:
-        """``callback(children)`` runs on the loop now and at every change of ``path``'s children."""
+    def watch_children(self, path: str, callback: Callable[[list[str]], Any]) -> "Watch":
+        """``callback(children)`` runs on the loop now and at every change of ``path``'s
+        children, until the returned :class:`Watch` is cancelled."""
         loop = self.loop
         assert loop is not None
+        handle = Watch(path)
 
-        def fire(children: list[str] | None) -> None:
-            loop.call_soon_threadsafe(callback, list(children or []))
+        def fire(children: list[str] | None) -> bool | None:
+            if handle.cancelled:
+                return False  # kazoo drops the watch
+            loop.call_soon_threadsafe(handle.deliver, callback, list(children or []))
+            return None
 
         self.client.ChildrenWatch(path, fire, send_event=False)
+        return handle
 
-    def watch_data(self, path: str, callback: Callable[[bytes | None, Any], Any]) -> None:
-        """``callback(data_or_None, stat)`` runs on the loop now and at every change of ``path``."""
+    def watch_data(self, path: str, callback: Callable[[bytes | None, Any], Any]) -> "Watch":
+        """``callback(data_or_None, stat)`` runs on the loop now and at every change of
+        ``path``, until the returned :class:`Watch` is cancelled."""
         loop = self.loop
         assert loop is not None
+        handle = Watch(path)
 
-        def fire(data: bytes | None, stat: Any) -> None:
-            loop.call_soon_threadsafe(callback, data, stat)
+        def fire(data: bytes | None, stat: Any) -> bool | None:
+            if handle.cancelled:
+                return False
+            loop.call_soon_threadsafe(handle.deliver, callback, data, stat)
+            return None
 
         self.client.DataWatch(path, fire)
+        return handle
+
+
+class Watch:
+    """A watch's handle: after :meth:`cancel` its callback never runs again, and kazoo
+    forgets the watch the next time ZooKeeper fires it."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.cancelled = False
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+    def deliver(self, callback: Callable[..., Any], *args: Any) -> None:
+        if not self.cancelled:
+            callback(*args)
 
 
 def _set_result(fut: asyncio.Future, value: Any) -> None:

@@ -1,0 +1,250 @@
+"""The controller's ZooKeeper I/O: reads that become core events, and plans carried out
+as one fenced transaction.
+
+Every write here is fenced by ``/controller_epoch``'s znode version: a ZooKeeper
+multi starts with a ``check`` of that version, so a deposed controller's write fails
+as a whole (:class:`Fenced`).  A partition state write is also conditional on the state
+znode's version; when a leader changed the ISR meanwhile the transaction fails with
+:class:`StateConflict`, and the controller plans the event again from fresh state.
+"""
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+from kazoo.exceptions import RolledBackError
+
+from ..zk import layout
+from ..zk.session import BadVersionError, NodeExistsError, NoNodeError, ZkSession
+from .core import (CREATE, TP, AssignmentWrite, Delete, DeleteIfPresent, Failover, Plan, StateRead, StateWrite,
+                   SyncReassignZnode, TopicRead)
+
+log = logging.getLogger(__name__)
+
+
+class Fenced(Exception):
+    """/controller_epoch moved on: another broker is controller now."""
+
+
+class StateConflict(Exception):
+    """A conditional write lost a race; ``tps`` are the partitions to read again."""
+
+    def __init__(self, tps: list[TP], why: str) -> None:
+        super().__init__(why)
+        self.tps = tps
+
+
+def parse_reassignment(data: bytes) -> dict[TP, list[int]] | None:
+    """/admin/reassign_partitions: {"version":1,"partitions":[{"topic","partition","replicas"}]};
+    None when malformed."""
+    try:
+        return {(str(d["topic"]), int(d["partition"])): [int(b) for b in d["replicas"]]
+                for d in json.loads(data).get("partitions", [])}
+    except (ValueError, TypeError, KeyError, AttributeError):
+        return None
+
+
+def encode_reassignment(remaining: dict[TP, list[int]]) -> bytes:
+    body = {"version": 1, "partitions": [{"topic": t, "partition": p, "replicas": r}
+                                         for (t, p), r in sorted(remaining.items())]}
+    return json.dumps(body, separators=(",", ":")).encode()
+
+
+def parse_preferred(data: bytes) -> list[TP] | None:
+    """/admin/preferred_replica_election: {"version":1,"partitions":[{"topic","partition"}]};
+    None when malformed."""
+    try:
+        return [(str(d["topic"]), int(d["partition"])) for d in json.loads(data).get("partitions", [])]
+    except (ValueError, TypeError, KeyError, AttributeError):
+        return None
+
+
+class ControllerStore:
+    """Reads and fenced writes of the controller's znodes."""
+
+    def __init__(self, zk: ZkSession) -> None:
+        self.zk = zk
+
+    # -- reads -------------------------------------------------------------------------------
+    async def read_brokers(self, ids: list[str]) -> dict[int, layout.BrokerInfo]:
+        out = {}
+        for s in ids:
+            got = await self.zk.get(layout.broker_path(int(s)))
+            if got is not None:
+                out[int(s)] = layout.BrokerInfo.decode(int(s), got[0], got[1].czxid)
+        return out
+
+    async def read_state(self, tp: TP) -> StateRead | None:
+        got = await self.zk.get(layout.partition_state_path(*tp))
+        if got is None:
+            return None
+        return StateRead(layout.LeaderIsr.decode(got[0]), got[1].version, got[1].mzxid)
+
+    async def read_assignment(self, topic: str) -> dict[int, list[int]] | None:
+        got = await self.zk.get(layout.topic_path(topic))
+        return None if got is None else layout.decode_assignment(got[0])
+
+    async def read_topic(self, topic: str) -> TopicRead | None:
+        assignment = await self.read_assignment(topic)
+        if assignment is None:
+            return None
+        cfg = await self.zk.get(layout.topic_config_path(topic))
+        states = {}
+        for p in assignment:
+            st = await self.read_state((topic, p))
+            if st is not None:
+                states[p] = st
+        return TopicRead(assignment, layout.decode_topic_config(cfg[0]) if cfg else {}, states)
+
+    async def read_failover(self) -> Failover:
+        live = await self.read_brokers(await self.zk.children(layout.BROKER_IDS))
+        topics = {}
+        for topic in await self.zk.children(layout.BROKER_TOPICS):
+            read = await self.read_topic(topic)
+            if read is not None:
+                topics[topic] = read
+        return Failover(live, topics)
+
+    async def take_isr_notifications(self, children: list[str]) -> dict[TP, StateRead]:
+        """Read and delete /isr_change_notification/isr_change_N; the states they name."""
+        tps: set[TP] = set()
+        for name in sorted(children):
+            path = f"{layout.ISR_CHANGE_NOTIFICATION}/{name}"
+            got = await self.zk.get(path)
+            if got is not None:
+                try:
+                    tps.update(layout.decode_isr_change(got[0]))
+                except (ValueError, KeyError, TypeError):
+                    log.warning("malformed %s", path)
+            await self.zk.delete(path)
+        out = {}
+        for tp in sorted(tps):
+            st = await self.read_state(tp)
+            if st is not None:
+                out[tp] = st
+        return out
+
+    async def read_znode(self, path: str) -> bytes | None:
+        got = await self.zk.get(path)
+        return None if got is None else got[0]
+
+    # -- the plan's transaction --------------------------------------------------------------
+    async def _subtree(self, path: str) -> list[str]:
+        """``path`` and every znode below it, deepest first ([] when it does not exist)."""
+        if await self.zk.exists(path) is None:
+            return []
+        out: list[str] = []
+        for child in await self.zk.children(path):
+            out += await self._subtree(f"{path}/{child}")
+        return out + [path]
+
+    async def execute(self, plan: Plan, epoch_zk_version: int) -> int:
+        """Run the plan's writes as one transaction fenced by the controller epoch's
+        version; return its zxid (-1 when there was nothing to write)."""
+        if not plan.writes:
+            return -1
+        ops: list[tuple[str, Any]] = []
+        for w in plan.writes:
+            if isinstance(w, StateWrite):
+                if w.expected_version == CREATE:
+                    await self.zk.ensure_path(layout.partitions_path(w.tp[0]))
+                    if await self.zk.exists(layout.partition_path(*w.tp)) is None:
+                        ops.append(("create", (layout.partition_path(*w.tp), b"")))
+                    ops.append(("create", (layout.partition_state_path(*w.tp), w.state.encode())))
+                else:
+                    ops.append(("set", (layout.partition_state_path(*w.tp), w.state.encode(), w.expected_version)))
+            elif isinstance(w, AssignmentWrite):
+                ops.append(("set", (layout.topic_path(w.topic), layout.encode_assignment(w.assignment), -1)))
+            elif isinstance(w, Delete):
+                ops += [("delete", (path,)) for path in await self._subtree(w.path)]
+
+        def build(tx: Any) -> None:
+            tx.check(layout.CONTROLLER_EPOCH, epoch_zk_version)
+            for kind, args in ops:
+                if kind == "create":
+                    tx.create(*args)
+                elif kind == "set":
+                    tx.set_data(*args)
+                else:
+                    tx.delete(*args)
+
+        results = await self.zk.commit(build)
+        if results and isinstance(results[0], Exception):
+            raise Fenced(f"/controller_epoch is no longer at version {epoch_zk_version}")
+        failed = [r for r in results if isinstance(r, Exception) and not isinstance(r, RolledBackError)]
+        if failed:
+            exc = failed[0]
+            if isinstance(exc, (BadVersionError, NodeExistsError, NoNodeError)):
+                raise StateConflict(sorted(plan.state_writes()), f"{exc.__class__.__name__} in the controller's transaction")
+            raise exc
+        for r in results:
+            if hasattr(r, "mzxid"):
+                return r.mzxid
+        for w in plan.writes:
+            if isinstance(w, StateWrite):
+                stat = await self.zk.exists(layout.partition_state_path(*w.tp))
+                if stat is not None:
+                    return stat.mzxid
+        return -1
+
+    async def _fenced(self, epoch_zk_version: int, op: Any) -> bool:
+        """One fenced op; False when the node was missing or changed meanwhile."""
+        def build(tx: Any) -> None:
+            tx.check(layout.CONTROLLER_EPOCH, epoch_zk_version)
+            op(tx)
+        results = await self.zk.commit(build)
+        if results and isinstance(results[0], Exception):
+            raise Fenced(f"/controller_epoch is no longer at version {epoch_zk_version}")
+        failed = [r for r in results if isinstance(r, Exception) and not isinstance(r, RolledBackError)]
+        if failed and not isinstance(failed[0], (NoNodeError, BadVersionError)):
+            raise failed[0]
+        return not failed
+
+    async def run_after(self, op: DeleteIfPresent | SyncReassignZnode, epoch_zk_version: int) -> None:
+        """Admin znode clean-ups after the transaction (fenced, tolerant of races)."""
+        if isinstance(op, DeleteIfPresent):
+            await self._fenced(epoch_zk_version, lambda tx: tx.delete(op.path))
+            return
+        got = await self.zk.get(layout.REASSIGN_PARTITIONS)
+        if got is None:
+            return
+        if not op.remaining:
+            await self._fenced(epoch_zk_version, lambda tx: tx.delete(layout.REASSIGN_PARTITIONS))
+            return
+        if parse_reassignment(got[0]) == op.remaining:
+            return  # unchanged: rewriting it would fire the watch and queue the handler again
+        await self._fenced(epoch_zk_version, lambda tx: tx.set_data(layout.REASSIGN_PARTITIONS,
+                                                                    encode_reassignment(op.remaining), got[1].version))
+
+    # -- the /controller race -----------------------------------------------------------------
+    async def try_elect(self, broker_id: int) -> tuple[int, int] | None:
+        """Create /controller and increment /controller_epoch in one transaction (Kafka's
+        registerControllerAndIncrementControllerEpoch).  Returns (epoch, epoch znode
+        version), or None when another broker holds /controller."""
+        got = await self.zk.get(layout.CONTROLLER_EPOCH)
+        if got is None:
+            try:
+                await self.zk.create(layout.CONTROLLER_EPOCH, b"0")
+            except NodeExistsError:
+                pass
+            got = await self.zk.get(layout.CONTROLLER_EPOCH)
+        epoch = int(got[0]) + 1
+        version = got[1].version
+
+        def build(tx: Any) -> None:
+            tx.create(layout.CONTROLLER, layout.encode_controller(broker_id), ephemeral=True)
+            tx.set_data(layout.CONTROLLER_EPOCH, str(epoch).encode(), version)
+        try:
+            results = await self.zk.transaction(build)
+        except (NodeExistsError, BadVersionError, NoNodeError):
+            return None
+        return epoch, results[1].version
+
+    async def delete_controller(self, epoch_zk_version: int) -> bool:
+        """Kafka's triggerControllerMove: delete /controller, fenced by the epoch's version
+        (a controller elected meanwhile keeps it).  True when deleted or already gone."""
+        try:
+            return await self._fenced(epoch_zk_version, lambda tx: tx.delete(layout.CONTROLLER)) or True
+        except Fenced:
+            return True  # someone else is controller already

@@ -1,0 +1,295 @@
+"""The controller's pure decision core: events in, plans out (no ZooKeeper, no network)."""
+from __future__ import annotations
+
+import pytest
+
+from minikafka.config import BrokerConfig
+from minikafka.controller import core
+from minikafka.controller.core import (CREATE, AssignmentWrite, BrokersChanged, CheckImbalance, ControlledShutdown,
+                                       ControllerCore, Delete, DeleteIfPresent, DeleteTopics, Failover, IsrChanged,
+                                       PartitionsChanged, PreferredElection, Reassign, StateRead, StateWrite,
+                                       SyncReassignZnode, TopicConfigChanged, TopicRead, TopicsAdded)
+from minikafka.zk.layout import BrokerInfo, LeaderIsr
+
+EPOCH = 7
+
+
+def broker(b: int, epoch: int = 100, storage: str = "disk", log_since: int = -1) -> BrokerInfo:
+    return BrokerInfo(b, "127.0.0.1", 9000 + b, epoch=epoch, storage=storage, log_since=log_since)
+
+
+def topic(assignment: dict[int, list[int]], states: dict[int, tuple] | None = None, config=None, version=3,
+          mzxid=500) -> TopicRead:
+    return TopicRead(assignment, dict(config or {}),
+                     {p: StateRead(LeaderIsr(s[0], s[1], tuple(s[2]), 1), version, mzxid) for p, s in (states or {}).items()})
+
+
+def controller(live=(1, 2, 3), topics=None, **config) -> ControllerCore:
+    c = ControllerCore(1, EPOCH, BrokerConfig(broker_id=1, zookeeper_connect="unused", settings={k.replace("_", "."): v for k, v in config.items()}))
+    plan = c.plan(Failover({b: broker(b) for b in live}, topics or {}))
+    c.commit(plan, 600)
+    return c
+
+
+def run(c: ControllerCore, event, zxid: int = 700) -> core.Plan:
+    plan = c.plan(event)
+    c.commit(plan, zxid)
+    return plan
+
+
+def state(c: ControllerCore, t: str = "t", p: int = 0) -> LeaderIsr:
+    return c.ctx.info((t, p)).state
+
+
+def sends(plan: core.Plan, api: str) -> dict[int, list[dict]]:
+    out: dict[int, list[dict]] = {}
+    for s in plan.sends:
+        if s.api == api:
+            out.setdefault(s.broker, []).append(s.body)
+    return out
+
+
+T3 = {"t": topic({0: [1, 2, 3]}, {0: (1, 4, [1, 2, 3])})}
+
+
+# -- failover -----------------------------------------------------------------------------------------
+def test_failover_initialises_new_partitions_and_tells_every_broker():
+    c = ControllerCore(1, EPOCH, BrokerConfig(broker_id=1, zookeeper_connect="unused"))
+    plan = c.plan(Failover({b: broker(b) for b in (1, 2, 3)}, {"n": topic({0: [2, 3], 1: [3, 1]})}))
+    assert plan.writes == [StateWrite(("n", 0), LeaderIsr(2, 0, (2, 3), EPOCH), CREATE),
+                           StateWrite(("n", 1), LeaderIsr(3, 0, (3, 1), EPOCH), CREATE)]
+    assert set(plan.channels_added) == {1, 2, 3}
+    assert set(sends(plan, "update_metadata")) == {1, 2, 3}
+    lair = sends(plan, "leader_and_isr")
+    assert {s["partition"] for s in lair[3][0]["partition_states"]} == {0, 1}
+    assert all(s["is_new"] for s in lair[3][0]["partition_states"])
+    assert c.ctx.topics == {}  # nothing applied before the transaction commits
+    c.commit(plan, 42)
+    info = c.ctx.info(("n", 0))
+    assert (info.zk_version, info.mzxid, info.state.leader) == (0, 42, 2)
+
+
+def test_failover_moves_replicas_of_unregistered_brokers_offline():
+    c = controller(live=(2, 3), topics={"t": topic({0: [1, 2, 3], 1: [2, 1]}, {0: (1, 4, [1, 2, 3]), 1: (2, 0, [2, 1])})})
+    assert state(c, "t", 0) == LeaderIsr(2, 5, (2, 3), EPOCH)
+    assert state(c, "t", 1) == LeaderIsr(2, 1, (2,), EPOCH)
+    assert c.ctx.info(("t", 0)).zk_version == 4
+
+
+def test_failover_drops_restarted_memory_brokers_before_anything_else():
+    # broker 2 registered (log_born 900) after the state's last write (mzxid 500): its log is new
+    c = ControllerCore(1, EPOCH, BrokerConfig(broker_id=1, zookeeper_connect="unused"))
+    live = {1: broker(1), 2: broker(2, epoch=900, storage="memory"), 3: broker(3)}
+    plan = c.plan(Failover(live, {"t": topic({0: [2, 1, 3]}, {0: (2, 4, [2, 1, 3])}), "dead": topic({0: [4, 2]}, {0: (4, 1, [4, 2])})}))
+    by_tp = plan.state_writes()
+    assert by_tp[("t", 0)].state == LeaderIsr(1, 5, (1, 3), EPOCH)
+    # the dead broker's partition: 2 left the ISR first, then 4 died: offline, last ISR member kept
+    assert by_tp[("dead", 0)].state.leader == -1
+    assert by_tp[("dead", 0)].expected_version == 3  # one write per partition, conditional on the version read
+
+
+def test_a_memory_broker_that_only_re_registered_keeps_its_isr_places():
+    c = ControllerCore(1, EPOCH, BrokerConfig(broker_id=1, zookeeper_connect="unused"))
+    live = {1: broker(1), 2: broker(2, epoch=900, storage="memory", log_since=400), 3: broker(3)}
+    plan = c.plan(Failover(live, {"t": topic({0: [2, 1, 3]}, {0: (2, 4, [2, 1, 3])})}))
+    assert plan.writes == []
+
+
+# -- broker death and return ---------------------------------------------------------------------------
+def test_leader_death_elects_the_next_isr_replica_and_bumps_the_epoch_once():
+    c = controller(topics=T3)
+    plan = run(c, BrokersChanged({2: broker(2), 3: broker(3)}))
+    assert plan.writes == [StateWrite(("t", 0), LeaderIsr(2, 5, (2, 3), EPOCH), 3)]
+    assert plan.channels_removed == [1]
+    assert set(sends(plan, "leader_and_isr")) == {2, 3}
+    assert "leader_elections" in plan.counters
+    assert [n.kind for n in plan.notes] == ["broker_lost", "leader_elected"]
+
+
+def test_follower_death_shrinks_the_isr_but_never_empties_it():
+    c = controller(live=(1, 2), topics={"t": topic({0: [1, 2]}, {0: (1, 0, [1, 2])})})
+    run(c, BrokersChanged({1: broker(1)}))
+    assert state(c) == LeaderIsr(1, 1, (1,), EPOCH)
+    run(c, BrokersChanged({}))
+    assert state(c) == LeaderIsr(-1, 2, (1,), EPOCH)  # offline; ISR keeps its last member
+
+
+def test_unclean_election_only_when_allowed():
+    t = {"t": topic({0: [1, 2]}, {0: (-1, 2, [1])})}
+    c = controller(live=(1, 2), topics=t)  # 1 is live and the ISR: clean election at failover
+    assert state(c).leader == 1
+    clean = controller(live=(2,), topics=t)
+    assert state(clean).leader == -1
+    unclean = controller(live=(2,), topics=t, unclean_leader_election_enable=True)
+    assert state(unclean) == LeaderIsr(2, 3, (2,), EPOCH)
+
+
+def test_unclean_election_enabled_on_a_topic_elects_its_offline_partitions():
+    c = controller(live=(2,), topics={"t": topic({0: [1, 2]}, {0: (-1, 2, [1])})})
+    assert state(c).leader == -1
+    plan = run(c, TopicConfigChanged("t", {"unclean.leader.election.enable": "true"}))
+    assert state(c) == LeaderIsr(2, 3, (2,), EPOCH)
+    assert "unclean_leader_elections" in plan.counters
+    assert run(c, TopicConfigChanged("t", {"unclean.leader.election.enable": "true"})).writes == []
+
+
+def test_a_returning_broker_gets_its_states_and_leads_what_was_offline():
+    c = controller(live=(1, 2), topics={"t": topic({0: [1, 2]}, {0: (1, 0, [1, 2])}), "o": topic({0: [3]}, {0: (3, 0, [3])})})
+    assert state(c, "o").leader == -1
+    plan = run(c, BrokersChanged({1: broker(1), 2: broker(2), 3: broker(3)}))
+    assert state(c, "o") == LeaderIsr(3, 2, (3,), EPOCH)
+    lair = sends(plan, "leader_and_isr")
+    assert [s["topic"] for s in lair[3][0]["partition_states"]] == ["o"]
+    assert plan.channels_added == {3: ("127.0.0.1", 9003)}
+
+
+def test_a_restarted_memory_broker_leaves_isrs_it_does_not_lead():
+    c = controller(topics={"t": topic({0: [1, 2, 3]}, {0: (1, 4, [1, 2, 3])})})
+    plan = run(c, BrokersChanged({1: broker(1), 2: broker(2, epoch=999, storage="memory"), 3: broker(3)}))
+    # bounced: out as a dead broker (ISR shrink), back as a new one; one write, epochs add up
+    assert state(c) == LeaderIsr(1, 5, (1, 3), EPOCH)
+    assert len(plan.writes) == 1 and plan.writes[0].expected_version == 3
+
+
+def test_nothing_changes_when_the_registrations_are_the_same():
+    c = controller(topics=T3)
+    plan = c.plan(BrokersChanged({b: broker(b) for b in (1, 2, 3)}))
+    assert (plan.writes, plan.sends, plan.notes) == ([], [], [])
+
+
+# -- topics, partitions, ISR notifications ---------------------------------------------------------------
+def test_new_topics_and_added_partitions_are_initialised():
+    c = controller(topics=T3)
+    plan = run(c, TopicsAdded({"n": topic({0: [3, 1]}), "t": topic({0: [1]})}))
+    assert [w.tp for w in plan.writes] == [("n", 0)]  # a known topic is not loaded twice
+    plan = run(c, PartitionsChanged("n", {0: [3, 1], 1: [1, 2]}))
+    assert plan.writes == [StateWrite(("n", 1), LeaderIsr(1, 0, (1, 2), EPOCH), CREATE)]
+    assert run(c, PartitionsChanged("n", {0: [3, 1], 1: [1, 2]})).writes == []
+    assert run(c, PartitionsChanged("unknown", {0: [1]})).writes == []
+
+
+def test_isr_change_notifications_update_the_context_and_every_broker():
+    c = controller(topics=T3)
+    plan = run(c, IsrChanged({("t", 0): StateRead(LeaderIsr(1, 4, (1, 2), 1), 9, 800), ("gone", 0): StateRead(LeaderIsr(1, 0, (1,), 1), 1, 1)}))
+    assert plan.writes == []
+    assert c.ctx.info(("t", 0)).zk_version == 9 and state(c).isr == (1, 2)
+    assert set(sends(plan, "update_metadata")) == {1, 2, 3}
+    assert [s["partition"] for s in sends(plan, "update_metadata")[1][0]["partition_states"]] == [0]
+
+
+# -- deletion ---------------------------------------------------------------------------------------------
+def test_topic_deletion_stops_replicas_and_deletes_its_znodes_in_the_transaction():
+    c = controller(topics=T3)
+    plan = run(c, DeleteTopics(("t", "nope")))
+    assert Delete("/brokers/topics/t") in plan.writes and Delete("/config/topics/t") in plan.writes
+    assert DeleteIfPresent("/admin/delete_topics/nope") in plan.after
+    stops = sends(plan, "stop_replica")
+    assert all(body[0]["delete_partitions"] for body in stops.values()) and set(stops) == {1, 2, 3}
+    assert sends(plan, "update_metadata")[1][0]["deleted_topics"] == ["t"]
+    assert "t" not in c.ctx.topics
+
+
+def test_topic_deletion_waits_while_it_is_disabled():
+    c = controller(topics=T3, delete_topic_enable=False)
+    plan = run(c, DeleteTopics(("t",)))
+    assert plan.writes == [] and "t" in c.ctx.topics
+
+
+# -- reassignment -----------------------------------------------------------------------------------------
+def test_reassignment_phases():
+    c = controller(live=(1, 2, 3, 4), topics={"t": topic({0: [1, 2]}, {0: (1, 0, [1, 2])})})
+    plan = run(c, Reassign({("t", 0): [3, 4]}))
+    # phase A: AR = target + old, epoch + 1, the new replicas learn their state
+    assert AssignmentWrite("t", {0: [3, 4, 1, 2]}) in plan.writes
+    assert state(c) == LeaderIsr(1, 1, (1, 2), EPOCH)
+    assert set(sends(plan, "leader_and_isr")) == {1, 2, 3, 4}
+    assert plan.after == [SyncReassignZnode({("t", 0): [3, 4]})]
+    # 3 joins: still waiting
+    plan = run(c, IsrChanged({("t", 0): StateRead(LeaderIsr(1, 1, (1, 2, 3), EPOCH), 5, 900)}))
+    assert plan.writes == []
+    # 4 joins: phase B
+    plan = run(c, IsrChanged({("t", 0): StateRead(LeaderIsr(1, 1, (1, 2, 3, 4), EPOCH), 6, 901)}))
+    assert plan.writes == [StateWrite(("t", 0), LeaderIsr(3, 2, (3, 4), EPOCH), 6), AssignmentWrite("t", {0: [3, 4]})]
+    assert {b for b, bodies in sends(plan, "stop_replica").items() if bodies[0]["delete_partitions"]} == {1, 2}
+    assert plan.after == [SyncReassignZnode({})]
+    assert c.ctx.reassigning == {}
+
+
+def test_reassignment_to_replicas_already_in_sync_finishes_at_once():
+    c = controller(topics=T3)
+    plan = run(c, Reassign({("t", 0): [2, 3]}))
+    assert plan.writes == [StateWrite(("t", 0), LeaderIsr(2, 5, (2, 3), EPOCH), 3), AssignmentWrite("t", {0: [2, 3]})]
+    assert plan.after == [SyncReassignZnode({})]
+
+
+def test_malformed_reassignment_is_ignored_and_removed():
+    c = controller(topics=T3)
+    plan = run(c, Reassign(None))
+    assert plan.writes == [] and plan.after == [DeleteIfPresent("/admin/reassign_partitions")]
+
+
+# -- preferred election and controlled shutdown ------------------------------------------------------------
+def test_preferred_election_from_the_znode_elects_only_what_it_lists():
+    c = controller(topics={"t": topic({0: [1, 2], 1: [2, 1]}, {0: (2, 3, [1, 2]), 1: (1, 3, [1, 2])})})
+    empty = run(c, PreferredElection((), from_znode=True))
+    assert empty.writes == [] and empty.after == [DeleteIfPresent("/admin/preferred_replica_election")]
+    bad = run(c, PreferredElection((), from_znode=True, malformed="'{'"))
+    assert bad.writes == [] and [n.kind for n in bad.notes] == ["preferred_election_ignored"]
+    plan = run(c, PreferredElection((("t", 0), ("t", 9))))
+    assert plan.writes == [StateWrite(("t", 0), LeaderIsr(1, 4, (1, 2), EPOCH), 3)]
+    assert plan.reply == {("t", 0): "NONE", ("t", 9): "UNKNOWN_TOPIC_OR_PARTITION"}
+    assert run(c, PreferredElection((("t", 0),))).reply == {("t", 0): "ELECTION_NOT_NEEDED"}
+    assert run(c, PreferredElection(None)).reply == {("t", 1): "NONE"}
+
+
+def test_preferred_leader_not_in_the_isr_is_not_available():
+    c = controller(topics={"t": topic({0: [1, 2]}, {0: (2, 3, [2])})})
+    assert run(c, PreferredElection((("t", 0),))).reply == {("t", 0): "PREFERRED_LEADER_NOT_AVAILABLE"}
+
+
+def test_controlled_shutdown_moves_leadership_shrinks_isrs_and_stops_the_broker_s_fetchers():
+    c = controller(topics={"a": topic({0: [1, 2, 3]}, {0: (1, 4, [1, 2, 3])}), "b": topic({0: [2, 1]}, {0: (2, 0, [2, 1])}),
+                           "c": topic({0: [3, 1]}, {0: (3, 0, [3])}), "d": topic({0: [1]}, {0: (1, 0, [1])})})
+    plan = run(c, ControlledShutdown(1))
+    assert state(c, "a") == LeaderIsr(2, 5, (2, 3), EPOCH)
+    assert state(c, "b") == LeaderIsr(2, 1, (2,), EPOCH)
+    assert state(c, "c") == LeaderIsr(3, 0, (3,), 1)  # not in the ISR: unchanged, fetcher stopped
+    assert plan.reply == [("d", 0)]  # no other replica can lead it
+    assert 1 not in sends(plan, "leader_and_isr")
+    stop = sends(plan, "stop_replica")[1][0]
+    assert not stop["delete_partitions"]
+    assert {(x["topic"], x["partition"]) for x in stop["partitions"]} == {("a", 0), ("b", 0), ("c", 0)}
+    # while it shuts down it is not elected, and the preferred election passes it over
+    assert run(c, PreferredElection((("a", 0),))).reply == {("a", 0): "PREFERRED_LEADER_NOT_AVAILABLE"}
+
+
+def test_auto_rebalance_elects_preferred_leaders_of_imbalanced_brokers():
+    c = controller(topics={"t": topic({0: [1, 2], 1: [1, 2]}, {0: (2, 1, [1, 2]), 1: (1, 1, [1, 2])})})
+    plan = run(c, CheckImbalance(0.1))
+    assert plan.writes == [StateWrite(("t", 0), LeaderIsr(1, 2, (1, 2), EPOCH), 3)]
+    assert run(c, CheckImbalance(0.1)).writes == []
+
+
+# -- the plan's contract -------------------------------------------------------------------------------------
+def test_a_plan_changes_nothing_until_it_commits_and_refresh_takes_zookeeper_s_state():
+    c = controller(topics=T3)
+    plan = c.plan(BrokersChanged({2: broker(2), 3: broker(3)}))
+    assert state(c).leader == 1 and 1 in c.ctx.live
+    # the transaction lost a race with the leader's own ISR write: re-read, plan again
+    c.refresh({("t", 0): StateRead(LeaderIsr(1, 4, (1, 2), 1), 4, 650)})
+    again = c.plan(BrokersChanged({2: broker(2), 3: broker(3)}))
+    assert again.writes == [StateWrite(("t", 0), LeaderIsr(2, 5, (2,), EPOCH), 4)]
+    assert plan.writes[0].expected_version == 3
+
+
+def test_every_state_write_carries_the_controller_epoch():
+    c = controller(live=(2, 3), topics={"t": topic({p: [1, 2, 3] for p in range(4)}, {p: (1, 0, [1, 2, 3]) for p in range(3)})})
+    for tp, info in c.ctx.partitions():
+        assert info.state.controller_epoch == EPOCH
+
+
+@pytest.mark.parametrize("event", [CheckImbalance(0.1), IsrChanged({}), DeleteTopics(()), Reassign({}),
+                                   TopicConfigChanged("nope", {}), PartitionsChanged("t", {0: [1, 2, 3]})])
+def test_no_op_events_write_nothing(event):
+    c = controller(topics=T3)
+    assert c.plan(event).writes == []
