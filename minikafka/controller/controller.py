@@ -192,7 +192,7 @@ class KafkaController:
         self._watch()
         if h.config.get("auto.leader.rebalance.enable"):
             self._timers.append(self._tg.create_task(self._rebalance_timer()))
-        await self._handle(self.store.read_failover)
+        await self._active(self.store.read_failover)
 
     def _watch(self) -> None:
         """The active controller's watches; their first firing is queued behind the failover

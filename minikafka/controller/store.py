@@ -60,6 +60,13 @@ def parse_preferred(data: bytes) -> list[TP] | None:
         return None
 
 
+def _raise_if_fenced(results: list[Any], epoch_zk_version: int) -> None:
+    """The transaction's first op checks /controller_epoch's version; it failed itself (not
+    rolled back because of a later op) when another controller was elected since."""
+    if results and isinstance(results[0], (BadVersionError, NoNodeError)):
+        raise Fenced(f"/controller_epoch is no longer at version {epoch_zk_version}")
+
+
 class ControllerStore:
     """Reads and fenced writes of the controller's znodes."""
 
@@ -170,14 +177,12 @@ class ControllerStore:
                     tx.delete(*args)
 
         results = await self.zk.commit(build)
-        if results and isinstance(results[0], Exception):
-            raise Fenced(f"/controller_epoch is no longer at version {epoch_zk_version}")
-        failed = [r for r in results if isinstance(r, Exception) and not isinstance(r, RolledBackError)]
-        if failed:
-            exc = failed[0]
-            if isinstance(exc, (BadVersionError, NodeExistsError, NoNodeError)):
-                raise StateConflict(sorted(plan.state_writes()), f"{exc.__class__.__name__} in the controller's transaction")
-            raise exc
+        _raise_if_fenced(results, epoch_zk_version)
+        for (kind, args), r in zip(ops, results[1:]):
+            if isinstance(r, Exception) and not isinstance(r, RolledBackError):
+                if isinstance(r, (BadVersionError, NodeExistsError, NoNodeError)):
+                    raise StateConflict(sorted(plan.state_writes()), f"{r.__class__.__name__} on {kind} {args[0]}")
+                raise r.__class__(f"{kind} {args[0]}: {r.__class__.__name__}")
         for r in results:
             if hasattr(r, "mzxid"):
                 return r.mzxid
@@ -194,8 +199,7 @@ class ControllerStore:
             tx.check(layout.CONTROLLER_EPOCH, epoch_zk_version)
             op(tx)
         results = await self.zk.commit(build)
-        if results and isinstance(results[0], Exception):
-            raise Fenced(f"/controller_epoch is no longer at version {epoch_zk_version}")
+        _raise_if_fenced(results, epoch_zk_version)
         failed = [r for r in results if isinstance(r, Exception) and not isinstance(r, RolledBackError)]
         if failed and not isinstance(failed[0], (NoNodeError, BadVersionError)):
             raise failed[0]

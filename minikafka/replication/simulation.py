@@ -1,9 +1,10 @@
 """A deterministic single-partition cluster around PartitionReplica, for scenarios.
 
 No I/O, no clock, no randomness: a :class:`Cluster` holds one PartitionReplica per
-live broker of a single partition, plays the controller (elections that bump the
-leader epoch, ISR writes with a znode version), and offers the steps the KIP-101
-scenarios are told in: ``produce``, ``fetch_round``, ``crash``, ``restart``, ``tick``.
+live broker of a single partition and the brokers' own controller decision core
+(:class:`~minikafka.controller.core.ControllerCore`, with ZooKeeper reduced to a
+version and zxid counter), and offers the steps the KIP-101 scenarios are told in:
+``produce``, ``fetch_round``, ``crash``, ``restart``, ``tick``.
 
 Storage is "disk mode": a crashed broker keeps its log and its leader-epoch cache
 (both are flushed), and comes back with the HW it had checkpointed, by default the HW
@@ -14,10 +15,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..config import BrokerConfig
+from ..controller.core import BrokersChanged, ControllerCore, Event, Failover, IsrChanged, Plan, StateRead, TopicRead
 from ..errors import OffsetOutOfRangeError
 from ..log.epoch_cache import LeaderEpochCache
 from ..log.partition_log import PartitionLog
 from ..protocol.records import encode_batch, iter_records
+from ..zk.layout import BrokerInfo, LeaderIsr
 from . import rules
 from .partition import Effects, LeaderState, PartitionReplica, Role, TruncationMode
 
@@ -50,11 +54,6 @@ class Cluster:
     lag_time_max_ms: int = 10_000
     topic: str = "t"
     partition: int = 0
-    # controller state: the partition state znode
-    leader: int = NO_LEADER
-    leader_epoch: int = -1
-    isr: tuple[int, ...] = ()
-    zk_version: int = 0
     controller_epoch: int = 1
     now_ms: int = 0
     replicas: dict[int, PartitionReplica] = field(default_factory=dict)
@@ -65,12 +64,41 @@ class Cluster:
     history: list[str] = field(default_factory=list)
     _next_value: int = 1
 
+    zxid: int = 0  # ZooKeeper's transaction counter, as the controller's writes see it
+
     def __post_init__(self) -> None:
         self.brokers = tuple(self.brokers)
         for b in self.brokers:
             self.replicas[b] = PartitionReplica(self.topic, self.partition, b, truncation=self.truncation)
-        self.isr = self.brokers
-        self.elect()
+        config = BrokerConfig(broker_id=0, zookeeper_connect="simulated",
+                              settings={"unclean.leader.election.enable": self.unclean})
+        self.controller = ControllerCore(0, self.controller_epoch, config)
+        self._control(Failover({b: self._registration(b) for b in self.brokers},
+                               {self.topic: TopicRead({self.partition: list(self.brokers)}, {}, {})}))
+
+    def _registration(self, broker: int) -> BrokerInfo:
+        return BrokerInfo(broker, "simulated", broker, epoch=self.zxid, storage="disk")
+
+    # -- the partition state znode, as the controller knows it ----------------------------------
+    @property
+    def _info(self):
+        return self.controller.ctx.info((self.topic, self.partition))
+
+    @property
+    def leader(self) -> int:
+        return self._info.state.leader
+
+    @property
+    def leader_epoch(self) -> int:
+        return self._info.state.leader_epoch
+
+    @property
+    def isr(self) -> tuple[int, ...]:
+        return tuple(self._info.state.isr)
+
+    @property
+    def zk_version(self) -> int:
+        return self._info.zk_version
 
     # -- state --------------------------------------------------------------------------
     @property
@@ -78,7 +106,8 @@ class Cluster:
         return set(self.replicas)
 
     def state(self) -> LeaderState:
-        return LeaderState(self.leader, self.leader_epoch, self.isr, self.brokers, self.zk_version, self.controller_epoch)
+        return LeaderState(self.leader, self.leader_epoch, self.isr, self.brokers, self.zk_version,
+                           self._info.state.controller_epoch)
 
     def replica(self, broker: int) -> PartitionReplica:
         return self.replicas[broker]
@@ -96,56 +125,61 @@ class Cluster:
         return self.replicas[broker].log.checksum(upto)
 
     # -- controller ---------------------------------------------------------------------
-    def _write_state(self, leader: int, isr: tuple[int, ...]) -> None:
-        """A controller write: new leader and ISR, leader epoch + 1, znode version + 1."""
-        self.leader = leader
-        self.isr = tuple(isr)
-        self.leader_epoch += 1
-        self.zk_version += 1
-        self.pending_acks.clear()  # waiting produce requests are answered NOT_LEADER/timeout
-        self.history.append(f"epoch {self.leader_epoch}: leader {leader} isr {list(isr)}")
+    def _control(self, event: Event) -> Plan:
+        """Run one controller event through the brokers' decision core: its transaction
+        commits at once (the next zxid) and its LeaderAndIsr requests reach the live
+        replicas, the leader first."""
+        plan = self.controller.plan(event)
+        self.zxid += 1
+        self.controller.commit(plan, self.zxid)
+        if plan.state_writes():
+            self.pending_acks.clear()  # waiting produce requests are answered NOT_LEADER/timeout
+            self.history.append(f"epoch {self.leader_epoch}: leader {self.leader} isr {list(self.isr)}")
+        targets = sorted({s.broker for s in plan.sends if s.api == "leader_and_isr"})
+        self.send_leader_and_isr(targets)
+        return plan
 
-    def elect(self, unclean: bool | None = None) -> int:
-        """Elect a leader with rules.elect_leader, bump the epoch, send LeaderAndIsr."""
-        e = rules.elect_leader(self.brokers, self.isr, self.live, self.unclean if unclean is None else unclean)
-        if e.leader == NO_LEADER and self.leader == NO_LEADER and self.leader_epoch >= 0:
-            return NO_LEADER  # still offline: nothing to write
-        self._write_state(e.leader, e.isr)
-        self.send_leader_and_isr(sorted(self.live))
-        return e.leader
+    def elect(self) -> int:
+        """The controller notices which brokers are alive now (elections where the leader is
+        gone, ISR shrinks); returns the leader."""
+        self._sync_live()
+        return self.leader
+
+    def _sync_live(self) -> Plan:
+        known = self.controller.ctx.live
+        return self._control(BrokersChanged({b: known.get(b) or self._registration(b) for b in self.replicas}))
 
     def send_leader_and_isr(self, targets) -> None:
         """LeaderAndIsr to ``targets``: the leader first, then followers, which then run
-        their truncation (OffsetsForLeaderEpoch rounds with leader-epoch truncation)."""
+        their truncation (OffsetsForLeaderEpoch rounds with leader-epoch truncation).  A
+        replica that already has this leader epoch only takes the ISR and znode version
+        (as a broker's replica manager does)."""
         if self.leader == NO_LEADER:
             return
         st = self.state()
         targets = [b for b in targets if b in self.replicas]
-        if self.leader in targets:
-            self.replicas[self.leader].become_leader(st, self.now_ms)
-        for b in targets:
-            if b != self.leader:
-                self.replicas[b].become_follower(st, self.now_ms)
+        order = [b for b in targets if b == self.leader] + [b for b in targets if b != self.leader]
+        for b in order:
+            r = self.replicas[b]
+            if r.role is not Role.NONE and r.leader_epoch == st.leader_epoch:
+                r.isr, r.zk_version = st.isr, max(r.zk_version, st.zk_version)
+            elif b == self.leader:
+                r.become_leader(st, self.now_ms)
+            else:
+                r.become_follower(st, self.now_ms)
                 self.truncate(b)
 
     def on_broker_failure(self, broker: int) -> None:
         """The controller saw ``broker``'s registration vanish."""
-        if broker not in self.brokers:
-            return
-        if broker == self.leader or self.leader == NO_LEADER:
-            self.isr = rules.shrink_isr_on_failure(self.isr, broker)
-            e = rules.elect_leader(self.brokers, self.isr, self.live, self.unclean)
-            self._write_state(e.leader, e.isr)
-        else:
-            self._write_state(self.leader, rules.shrink_isr_on_failure(self.isr, broker))
-        self.send_leader_and_isr(sorted(self.live))
+        live = {b: info for b, info in self.controller.ctx.live.items() if b != broker}
+        self._control(BrokersChanged(live))
 
     def on_broker_startup(self, broker: int) -> None:
-        """A broker registered again: elect if the partition has no live leader, else
-        tell the new broker who leads (same epoch)."""
-        if self.leader == NO_LEADER or self.leader not in self.live:
-            self.elect()
-        else:
+        """A broker registered (again): the controller sees who is alive now, elects if the
+        partition has no live leader, and tells the broker the partition's state (a restart
+        it did not notice, whose registration never vanished, only gets the state)."""
+        plan = self._sync_live()
+        if broker not in {s.broker for s in plan.sends if s.api == "leader_and_isr"}:
             self.send_leader_and_isr([broker])
 
     def _apply(self, eff: Effects) -> None:
@@ -153,8 +187,12 @@ class Cluster:
         if eff.isr_update is not None:
             leader = self.leader_replica()
             if leader.zk_version == self.zk_version:
-                self.isr = tuple(eff.isr_update)
-                self.zk_version += 1
+                # the leader's conditional write, then its ISR change notification
+                st = self._info.state
+                self.zxid += 1
+                written = StateRead(LeaderIsr(st.leader, st.leader_epoch, tuple(eff.isr_update), st.controller_epoch),
+                                    self.zk_version + 1, self.zxid)
+                self.controller.commit(self.controller.plan(IsrChanged({(self.topic, self.partition): written})), self.zxid)
                 self.history.append(f"isr {list(self.isr)} (leader's own change, epoch {self.leader_epoch})")
                 self._apply(leader.isr_update_done(self.isr, self.zk_version))
             else:

@@ -1,0 +1,82 @@
+"""The controller's failure rules on live processes: a failed handler hands the controller
+to another broker (Kafka's triggerControllerMove), and re-elections leave no extra watches."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from kazoo.client import KazooClient
+from kazoo.security import OPEN_ACL_UNSAFE, make_acl, make_digest_acl
+
+from minikafka import Admin
+from minikafka.zk import layout
+from process_helpers import wait_for
+from replica_checks import post
+
+pytestmark = pytest.mark.process
+
+
+def controller_id(zk: KazooClient) -> int | None:
+    got = zk.exists(layout.CONTROLLER) and zk.get(layout.CONTROLLER)
+    return json.loads(got[0])["brokerid"] if got else None
+
+
+def events(handle, broker_id: int, kind: str) -> list[dict]:
+    got = post(handle.brokers[broker_id], "events", {"since": 0, "cluster": False, "limit": 5000}, timeout_s=5.0)
+    return [e for e in got["events"] if e["kind"] == kind]
+
+
+def test_a_controller_whose_handler_fails_hands_over_to_another_broker(make_cluster):
+    c = make_cluster(brokers=3)
+    zk = KazooClient(hosts=c.zk_connect, timeout=10)
+    zk.start(10)
+    try:
+        first = wait_for(lambda: controller_id(zk), 30, message="a controller")
+        leader, follower = [b for b in (1, 2, 3) if b != first]
+        with Admin(c.bootstrap) as admin:
+            admin.create_topic("locked", partitions=1, replication_factor=2, assignment={0: [leader, follower]})
+        state = layout.partition_state_path("locked", 0)
+        wait_for(lambda: zk.exists(state) and json.loads(zk.get(state)[0])["isr"] == [leader, follower], 30,
+                 message="the partition online with both replicas in sync")
+        # ZooKeeper refuses the brokers any write of this state znode: the controller's
+        # handler for the follower's death fails (NoAuth), as on a misconfigured ensemble.
+        zk.add_auth("digest", "operator:secret")
+        zk.set_acls(state, [make_acl("world", "anyone", read=True), make_digest_acl("operator", "secret", all=True)])
+        c.kill(follower)
+        moved_to = wait_for(lambda: (lambda cid: cid if cid not in (None, first) else None)(controller_id(zk)), 30,
+                            message="another broker taking over as controller")
+        assert moved_to == leader
+        moved = events(c, first, "controller_moved")
+        assert moved and "NoAuth" in moved[0]["text"]
+        # the failed write changed nothing
+        assert json.loads(zk.get(state)[0])["isr"] == [leader, follower]
+        # once ZooKeeper accepts the write, whichever broker is controller completes it
+        zk.set_acls(state, OPEN_ACL_UNSAFE)
+        wait_for(lambda: json.loads(zk.get(state)[0])["isr"] == [leader], 60,
+                 message="the dead follower out of the ISR")
+        wait_for(lambda: controller_id(zk) is not None, 30, message="a controller after the moves")
+    finally:
+        zk.stop()
+        zk.close()
+
+
+def test_re_elections_do_not_pile_up_watches(make_cluster):
+    """Each resignation cancels the controller's watches: after several moves between two
+    brokers, one topic creation is handled by exactly one controller, once."""
+    c = make_cluster(brokers=2)
+    zk = KazooClient(hosts=c.zk_connect, timeout=10)
+    zk.start(10)
+    try:
+        for _ in range(3):
+            cid = wait_for(lambda: controller_id(zk), 30, message="a controller")
+            zk.delete(layout.CONTROLLER)  # what a tool does to force a controller election
+            wait_for(lambda: controller_id(zk) not in (None, cid) or None, 30, message="a new controller")
+        final = wait_for(lambda: controller_id(zk), 30, message="a controller")
+        with Admin(c.bootstrap) as admin:
+            admin.create_topic("once", partitions=1, replication_factor=2)
+        wait_for(lambda: events(c, final, "leader_elected"), 30, message="the new partition elected")
+        texts = [e["text"] for b in (1, 2) for e in events(c, b, "leader_elected") if e["text"].startswith("once-0")]
+        assert len(texts) == 1, texts
+    finally:
+        zk.stop()
+        zk.close()
