@@ -3,6 +3,7 @@ to another broker (Kafka's triggerControllerMove), and re-elections leave no ext
 from __future__ import annotations
 
 import json
+import urllib.request
 
 import pytest
 from kazoo.client import KazooClient
@@ -60,18 +61,32 @@ def test_a_controller_whose_handler_fails_hands_over_to_another_broker(make_clus
         zk.close()
 
 
+def watches(handle, broker_id: int) -> int:
+    with urllib.request.urlopen(f"http://127.0.0.1:{handle.brokers[broker_id]}/metrics", timeout=5) as r:
+        for line in r.read().decode().splitlines():
+            if line.startswith("minikafka_zookeeper_watches "):
+                return int(float(line.split()[1]))
+    raise AssertionError("no minikafka_zookeeper_watches metric")
+
+
 def test_re_elections_do_not_pile_up_watches(make_cluster):
     """Each resignation cancels the controller's watches: after several moves between two
-    brokers, one topic creation is handled by exactly one controller, once."""
+    brokers the brokers hold as many ZooKeeper watches as before, and one topic creation
+    is handled once."""
     c = make_cluster(brokers=2)
     zk = KazooClient(hosts=c.zk_connect, timeout=10)
     zk.start(10)
     try:
+        wait_for(lambda: controller_id(zk), 30, message="a controller")
+        before = wait_for(lambda: (lambda n: n if n > 0 else None)(sum(watches(c, b) for b in (1, 2))), 30,
+                          message="the watch gauge")
         for _ in range(3):
             cid = wait_for(lambda: controller_id(zk), 30, message="a controller")
             zk.delete(layout.CONTROLLER)  # what a tool does to force a controller election
             wait_for(lambda: controller_id(zk) not in (None, cid) or None, 30, message="a new controller")
         final = wait_for(lambda: controller_id(zk), 30, message="a controller")
+        wait_for(lambda: sum(watches(c, b) for b in (1, 2)) == before, 30, interval_s=0.5,
+                 message=f"{before} watches across the brokers again")
         with Admin(c.bootstrap) as admin:
             admin.create_topic("once", partitions=1, replication_factor=2)
         wait_for(lambda: events(c, final, "leader_elected"), 30, message="the new partition elected")

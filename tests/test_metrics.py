@@ -86,6 +86,8 @@ def test_request_histogram_is_cumulative_and_matches_count_and_sum():
         config=types.SimpleNamespace(storage="memory"),
         replica_manager=types.SimpleNamespace(partitions={}, setting=lambda topic, name: 1),
         coordinator=types.SimpleNamespace(list_groups=lambda: []),
+        kafka_controller=types.SimpleNamespace(queue=types.SimpleNamespace(qsize=lambda: 0)),
+        zk=types.SimpleNamespace(watches=set()),
     )
     got = parse(render_prometheus(broker))
     buckets = [got.value("minikafka_request_seconds_bucket", api="produce", le=repr(b)) for b in LATENCY_BUCKETS]

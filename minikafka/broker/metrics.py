@@ -177,6 +177,18 @@ def render_prometheus(broker: "Broker") -> str:
     w.family("minikafka_controller_elections_total", "counter",
              "Times this broker won the controller election (KafkaController ControllerChangeRate, local side).",
              m.counters["controller_elections"])
+    w.family("minikafka_controller_moves_total", "counter",
+             "Times a controller event failed on this broker and it resigned, deleting /controller so another "
+             "broker takes over (Kafka's triggerControllerMove).", m.counters["controller_moves"])
+    w.family("minikafka_controller_write_conflicts_total", "counter",
+             "Controller transactions that lost a race on a partition state version and were planned again "
+             "from fresh state.", m.counters["controller_write_conflicts"])
+    w.family("minikafka_controller_event_queue_size", "gauge",
+             "Events waiting in this broker's controller event queue (ControllerEventManager EventQueueSize).",
+             broker.kafka_controller.queue.qsize())
+    w.family("minikafka_zookeeper_watches", "gauge",
+             "ZooKeeper watches this broker holds (the controller's are cancelled when it resigns).",
+             len(broker.zk.watches))
     w.family("minikafka_fenced_fetches_total", "counter",
              "Follower fetches this broker sent that the leader refused with FENCED_LEADER_EPOCH or "
              "UNKNOWN_LEADER_EPOCH (the two disagree on the leader epoch until LeaderAndIsr arrives).",

@@ -28,6 +28,7 @@ class ZkSession:
         self.client = KazooClient(hosts=connect, timeout=session_timeout_ms / 1000.0)
         self.loop: asyncio.AbstractEventLoop | None = None
         self._state_callbacks: list[Callable[[str], Any]] = []
+        self.watches: set[Watch] = set()  # live (not cancelled) watches of this session
 
     async def start(self, timeout_s: float = 15.0) -> None:
         self.loop = asyncio.get_running_loop()
@@ -138,7 +139,8 @@ class ZkSession:
         children, until the returned :class:`Watch` is cancelled."""
         loop = self.loop
         assert loop is not None
-        handle = Watch(path)
+        handle = Watch(path, self.watches.discard)
+        self.watches.add(handle)
 
         def fire(children: list[str] | None) -> bool | None:
             if handle.cancelled:
@@ -154,7 +156,8 @@ class ZkSession:
         ``path``, until the returned :class:`Watch` is cancelled."""
         loop = self.loop
         assert loop is not None
-        handle = Watch(path)
+        handle = Watch(path, self.watches.discard)
+        self.watches.add(handle)
 
         def fire(data: bytes | None, stat: Any) -> bool | None:
             if handle.cancelled:
@@ -170,12 +173,14 @@ class Watch:
     """A watch's handle: after :meth:`cancel` its callback never runs again, and kazoo
     forgets the watch the next time ZooKeeper fires it."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, forget: Callable[["Watch"], Any] = lambda w: None) -> None:
         self.path = path
         self.cancelled = False
+        self._forget = forget
 
     def cancel(self) -> None:
         self.cancelled = True
+        self._forget(self)
 
     def deliver(self, callback: Callable[..., Any], *args: Any) -> None:
         if not self.cancelled:
