@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import time
 import urllib.request
@@ -16,6 +17,8 @@ from process_helpers import wait_for
 
 pytestmark = pytest.mark.process
 
+IPTABLES = shutil.which("iptables") or "/usr/sbin/iptables"
+
 
 class Cut:
     """Refuse TCP connections to chosen local ports (iptables REJECT with a reset)."""
@@ -25,12 +28,12 @@ class Cut:
 
     def port(self, port: int) -> None:
         rule = ["INPUT", "-p", "tcp", "-d", "127.0.0.1", "--dport", str(port), "-j", "REJECT", "--reject-with", "tcp-reset"]
-        subprocess.run(["iptables", "-I", *rule], check=True)
+        subprocess.run([IPTABLES, "-I", *rule], check=True)
         self.rules.append(rule)
 
     def heal(self) -> None:
         while self.rules:
-            subprocess.run(["iptables", "-D", *self.rules.pop()], check=False)
+            subprocess.run([IPTABLES, "-D", *self.rules.pop()], check=False)
 
 
 @pytest.fixture
