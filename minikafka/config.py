@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from .errors import InvalidConfigError
+from .errors import InvalidConfigError, InvalidRequestError
 
 
 def _bool(text: str) -> bool:
@@ -151,6 +151,8 @@ class BrokerConfig:
                 raise InvalidConfigError(f"unknown broker config {k!r}")
             merged[k] = _BROKER_BY_NAME[k].convert(v)
         object.__setattr__(self, "settings", merged)
+        object.__setattr__(self, "static", dict(merged))  # without dynamic changes
+        object.__setattr__(self, "dynamic_sources", {})  # name -> "dynamic_default" or "dynamic_broker"
         if self.storage not in ("memory", "disk"):
             raise InvalidConfigError(f"invalid storage {self.storage!r}: expected memory or disk")
         if self.external_listen_port is None and (self.external_advertised_host or self.external_advertised_port):
@@ -188,6 +190,27 @@ class BrokerConfig:
     def get(self, name: str) -> Any:
         """A setting by its Kafka name."""
         return self.settings[name]
+
+    def apply_dynamic(self, default: dict[str, str], own: dict[str, str]) -> dict[str, Any]:
+        """Apply dynamic broker configs, as Kafka layers them: this broker's own
+        (``/config/brokers/<id>``) over the cluster default (``/config/brokers/<default>``)
+        over the static ``--config``.  Only :data:`DYNAMIC_BROKER_CONFIGS` count; invalid
+        values are skipped.  Changes ``settings`` in place and returns what changed."""
+        new = dict(self.static)
+        sources: dict[str, str] = {}
+        for layer, source in ((default, "dynamic_default"), (own, "dynamic_broker")):
+            for k, v in layer.items():
+                if k in DYNAMIC_BROKER_CONFIGS:
+                    try:
+                        new[k] = _BROKER_BY_NAME[k].convert(v)
+                    except InvalidConfigError:
+                        continue
+                    sources[k] = source
+        changed = {k: v for k, v in new.items() if self.settings.get(k) != v}
+        self.settings.update(new)
+        self.dynamic_sources.clear()
+        self.dynamic_sources.update(sources)
+        return changed
 
     @property
     def advertised(self) -> tuple[str, int]:
@@ -246,6 +269,28 @@ def validate_topic_config(config: dict[str, Any]) -> dict[str, str]:
 
 # Topic settings whose broker-wide default has another name, as in Kafka.
 BROKER_NAME_OF_TOPIC_CONFIG = {"max.message.bytes": "message.max.bytes", "segment.bytes": "log.segment.bytes"}
+
+# Broker settings that change while brokers run (Kafka's dynamic broker configs that
+# minikafka has): the defaults of topic settings.  They live in /config/brokers/<default>
+# (every broker) and /config/brokers/<id> (one broker), announced on /config/changes.
+DYNAMIC_BROKER_CONFIGS = frozenset(BROKER_NAME_OF_TOPIC_CONFIG.get(c.name, c.name) for c in TOPIC_CONFIGS)
+
+
+def validate_dynamic_broker_config(config: dict[str, Any]) -> dict[str, str]:
+    """Check dynamic broker configs by Kafka name; return them as strings.  A broker setting
+    that cannot change live is INVALID_REQUEST (Kafka: "Cannot update these configs
+    dynamically"), an unknown name or a bad value INVALID_CONFIG."""
+    out: dict[str, str] = {}
+    for k, v in config.items():
+        c = _BROKER_BY_NAME.get(k)
+        if c is None:
+            raise InvalidConfigError(f"unknown broker config {k!r}")
+        if k not in DYNAMIC_BROKER_CONFIGS:
+            raise InvalidRequestError(f"cannot update {k} dynamically (restart the broker with --config {k}=...); "
+                                      f"dynamic: {', '.join(sorted(DYNAMIC_BROKER_CONFIGS))}")
+        converted = c.convert(str(v))
+        out[k] = str(converted).lower() if isinstance(converted, bool) else str(converted)
+    return out
 
 
 def topic_setting(name: str, topic_config: dict[str, str], broker: BrokerConfig) -> Any:

@@ -11,7 +11,7 @@ import argparse
 import pathlib
 import sys
 
-from .config import BROKER_CONFIGS, TOPIC_CONFIGS, ConfigDef
+from .config import BROKER_CONFIGS, DYNAMIC_BROKER_CONFIGS, TOPIC_CONFIGS, ConfigDef
 from .protocol import doc as protocol_doc
 from .protocol.kafka import doc as kafka_doc
 
@@ -44,6 +44,19 @@ def render_configuration() -> str:
         "## Broker settings",
         "",
         *_config_rows(BROKER_CONFIGS),
+        "",
+        "## Dynamic broker settings",
+        "",
+        "These broker settings (the defaults of topic settings) also change while the brokers",
+        f"run: {', '.join(f'`{n}`' for n in sorted(DYNAMIC_BROKER_CONFIGS))}. As in Kafka 2.x they live",
+        "in ZooKeeper, in `/config/brokers/<default>` (every broker) and `/config/brokers/<id>`",
+        "(one broker, over the default), announced by a `/config/changes/config_change_N`",
+        "notification that every broker applies at once; a topic's own setting still wins.",
+        "Change them with `minikafka configs alter --broker-defaults --add-config name=value`",
+        "(or `--broker ID`, `--delete-config name`), Kafka's IncrementalAlterConfigs on a BROKER",
+        "resource, or kafka-configs.sh with `--zookeeper`. `minikafka configs describe --broker ID`",
+        "shows each value's source (`dynamic_broker`, `dynamic_default`, `broker`, `default`).",
+        "Other broker settings are refused with `INVALID_REQUEST`: restart the broker to change them.",
         "",
         "## Topic settings",
         "",

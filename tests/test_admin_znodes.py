@@ -10,7 +10,7 @@ from kazoo.client import KazooClient
 
 from minikafka import Admin, Producer, errors
 from minikafka.zk import layout
-from process_helpers import wait_for
+from process_helpers import run_cli, wait_for
 
 pytestmark = pytest.mark.process
 
@@ -137,3 +137,61 @@ def test_a_waiting_reassignment_does_not_rewrite_its_znode_in_a_loop(make_cluste
     wait_for(lambda: client.exists(layout.REASSIGN_PARTITIONS) is None, 60, message="the reassignment to finish")
     client.stop()
     client.close()
+
+
+def test_dynamic_broker_configs_by_hand_and_by_cli_apply_live(make_cluster):
+    """kafka-configs.sh --zookeeper --entity-type brokers --entity-default writes
+    /config/brokers/<default> and a notification: every broker applies it at once; the
+    CLI's --broker-defaults and --broker N do the same through the API."""
+    c = make_cluster(brokers=2)
+    topic = "dyn"
+    with Admin(c.bootstrap) as admin:
+        admin.create_topic(topic, partitions=1, replication_factor=2)
+    wait_for(lambda: leader_of(c, topic) >= 0, 30, message="a leader")
+
+    def refused() -> bool:
+        with Producer(c.bootstrap, acks="all", retries=0, delivery_timeout_ms=5000) as p:
+            try:
+                p.send(topic, b"x").result(10)
+                return False
+            except errors.NotEnoughReplicasError:
+                return True
+
+    assert not refused()
+    client = KazooClient(hosts=c.zk_connect, timeout=10)
+    client.start(10)
+    try:
+        client.create("/config/brokers/<default>", json.dumps({"version": 1, "config": {"min.insync.replicas": "3"}}).encode(),
+                      makepath=True)
+        client.create(layout.CONFIG_CHANGE_PREFIX, json.dumps({"version": 2, "entity_path": "brokers/<default>"}).encode(),
+                      sequence=True, makepath=True)
+        wait_for(refused, 30, interval_s=0.5, message="acks=all refused with the brokers' min.insync.replicas=3")
+        with Admin(c.bootstrap) as admin:
+            settings = admin.describe_broker_configs(2)
+            assert settings["min.insync.replicas"] == ("3", "dynamic_default", False)
+            assert settings["replica.lag.time.max.ms"][2]  # read-only: static
+            # a topic's own setting still wins over the brokers' default
+            admin.alter_configs(topic, set={"min.insync.replicas": "1"})
+            wait_for(lambda: not refused(), 30, interval_s=0.5, message="the topic's override applied")
+            admin.alter_configs(topic, delete=["min.insync.replicas"])
+            wait_for(refused, 30, interval_s=0.5, message="back to the brokers' default")
+        # one broker's own setting is layered over the default
+        r = run_cli("configs", "alter", "--broker", "1", "--add-config", "min.insync.replicas=1",
+                    "--bootstrap-server", c.bootstrap)
+        assert r.returncode == 0 and r.stdout.strip() == "Completed updating config for broker 1.", r.stderr
+        r = run_cli("configs", "describe", "--broker", "1", "--bootstrap-server", c.bootstrap)
+        assert "min.insync.replicas=1\t(dynamic_broker)" in r.stdout, r.stdout
+        r = run_cli("configs", "alter", "--broker-defaults", "--delete-config", "min.insync.replicas",
+                    "--bootstrap-server", c.bootstrap)
+        assert r.returncode == 0 and "default config for brokers" in r.stdout, r.stderr
+        wait_for(lambda: json.loads(client.get("/config/brokers/<default>")[0])["config"] == {}, 10,
+                 message="the default emptied")
+        wait_for(lambda: not refused(), 30, interval_s=0.5, message="acks=all accepted again")
+        # a setting that cannot change live: one line, exit 2, nothing stored
+        r = run_cli("configs", "alter", "--broker-defaults", "--add-config", "replica.lag.time.max.ms=100",
+                    "--bootstrap-server", c.bootstrap)
+        assert r.returncode == 2 and "INVALID_REQUEST" in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+        assert json.loads(client.get("/config/brokers/<default>")[0])["config"] == {}
+    finally:
+        client.stop()
+        client.close()

@@ -293,3 +293,13 @@ def test_every_state_write_carries_the_controller_epoch():
 def test_no_op_events_write_nothing(event):
     c = controller(topics=T3)
     assert c.plan(event).writes == []
+
+
+def test_dynamic_broker_configs_allowing_unclean_election_elect_offline_partitions():
+    c = controller(live=(2,), topics={"t": topic({0: [1, 2]}, {0: (-1, 2, [1])}), "u": topic({0: [1, 2]}, {0: (-1, 2, [1])},
+                                                                                          config={"unclean.leader.election.enable": "false"})})
+    assert run(c, core.BrokerConfigChanged()).writes == []
+    c.config.apply_dynamic({"unclean.leader.election.enable": "true"}, {})
+    plan = run(c, core.BrokerConfigChanged())
+    assert [w.tp for w in plan.writes] == [("t", 0)]  # "u" keeps its own override
+    assert state(c) == LeaderIsr(2, 3, (2,), EPOCH)

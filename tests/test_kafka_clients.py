@@ -156,6 +156,35 @@ def _leader(c, topic) -> int:
         return -1
 
 
+def test_confluent_admin_changes_a_dynamic_broker_config(cluster):
+    """IncrementalAlterConfigs on a BROKER resource (/config/brokers/2): broker 2 applies it
+    live and DescribeConfigs names the source; a static setting is refused."""
+    from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, ConfigSource
+
+    admin = AdminClient({"bootstrap.servers": cluster.kafka_bootstrap})
+
+    def change(name: str, value: str | None, op: AlterConfigOpType) -> None:
+        res = ConfigResource(ConfigResource.Type.BROKER, "2", incremental_configs=[
+            ConfigEntry(name, value, incremental_operation=op)])
+        admin.incremental_alter_configs([res])[res].result(30)
+
+    two = ConfigResource(ConfigResource.Type.BROKER, "2")
+
+    def entry():
+        return admin.describe_configs([two])[two].result(30)["message.max.bytes"]
+
+    try:
+        change("message.max.bytes", "2000000", AlterConfigOpType.SET)
+        got = wait_for(lambda: (lambda e: e if e.value == "2000000" else None)(entry()), 30,
+                       message="broker 2 applying the change")
+        assert ConfigSource(got.source) == ConfigSource.DYNAMIC_BROKER_CONFIG and not got.is_read_only
+        with pytest.raises(Exception, match="INVALID_REQUEST|dynamically"):
+            change("replica.lag.time.max.ms", "100", AlterConfigOpType.SET)
+    finally:
+        change("message.max.bytes", None, AlterConfigOpType.DELETE)
+    wait_for(lambda: entry().value != "2000000", 30, message="the change removed")
+
+
 def test_confluent_admin_topics_partitions_and_configs(cluster):
     from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, NewPartitions, NewTopic
 

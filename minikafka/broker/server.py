@@ -55,7 +55,8 @@ from .metrics import Metrics
 from .replica_manager import ReplicaManager
 from .rpc import call
 from .storage import DiskStorage, Storage
-from .topic_admin import SOURCE_DEFAULT, SOURCE_TOPIC, ConfigChangeListener, TopicAdmin
+from .config_changes import ConfigChangeListener
+from .topic_admin import CONFIG_SOURCE_NAMES, TopicAdmin
 
 log = logging.getLogger(__name__)
 
@@ -279,10 +280,14 @@ class Broker:
         return codec.ok(partitions=added)
 
     async def h_describe_configs(self, req: dict) -> dict:
-        sources = {SOURCE_TOPIC: "topic", SOURCE_DEFAULT: "default"}
-        entries = await self.topic_admin.describe_topic(req["topic"])
-        return codec.ok(configs=[{"name": e.name, "value": e.value, "source": sources.get(e.source, "broker"),
-                                  "documentation": e.documentation} for e in entries])
+        if (req["topic"] is None) == (req["broker"] is None):
+            raise InvalidRequestError("give either topic or broker")
+        if req["topic"] is not None:
+            entries = await self.topic_admin.describe_topic(req["topic"])
+        else:
+            entries = self.topic_admin.describe_broker(req["broker"])
+        return codec.ok(configs=[{"name": e.name, "value": e.value, "source": CONFIG_SOURCE_NAMES[e.source],
+                                  "documentation": e.documentation, "read_only": e.read_only} for e in entries])
 
     async def h_alter_configs(self, req: dict) -> dict:
         overlap = set(req["set"]) & set(req["delete"])
@@ -294,7 +299,12 @@ class Broker:
             new.update(req["set"])
             return new
 
-        await self.topic_admin.alter_topic(req["topic"], change, req["validate_only"])
+        if (req["topic"] is None) == (req["broker"] is None):
+            raise InvalidRequestError("give either topic or broker")
+        if req["topic"] is not None:
+            await self.topic_admin.alter_topic(req["topic"], change, req["validate_only"])
+        else:
+            await self.topic_admin.alter_broker(req["broker"], change, req["validate_only"])
         return codec.ok()
 
     async def h_init_producer_id(self, req: dict) -> dict:

@@ -8,7 +8,9 @@ both listeners share them.  As in Kafka 2.x:
   (conditionally on the znode's version) and announced by a sequential
   ``/config/changes/config_change_N`` holding ``{"version":2,"entity_path":"topics/T"}``.
   Every broker watches ``/config/changes`` and re-reads the named topic's overrides
-  (see :class:`ConfigChangeListener`), and so does the controller.
+  (see :mod:`minikafka.broker.config_changes`), and so does the controller.
+* dynamic broker configs (the topic defaults) live in ``/config/brokers/<default>`` and
+  ``/config/brokers/<id>``, announced the same way with ``"entity_path":"brokers/<id>"``.
 * adding partitions rewrites ``/brokers/topics/T`` (conditionally); the controller's
   watch on that znode elects leaders for the new partitions.
 """
@@ -31,7 +33,7 @@ from ..errors import (
 )
 from ..replication import rules
 from ..zk import layout
-from ..zk.session import BadVersionError
+from ..zk.session import BadVersionError, NodeExistsError
 
 if TYPE_CHECKING:
     from .server import Broker
@@ -40,7 +42,11 @@ log = logging.getLogger(__name__)
 
 # Kafka's ConfigResource types, DescribeConfigs sources and config types.
 TOPIC, BROKER = 2, 4
-SOURCE_TOPIC, SOURCE_STATIC_BROKER, SOURCE_DEFAULT = 1, 4, 5
+SOURCE_TOPIC, SOURCE_DYNAMIC_BROKER, SOURCE_DYNAMIC_DEFAULT, SOURCE_STATIC_BROKER, SOURCE_DEFAULT = 1, 2, 3, 4, 5
+_DYNAMIC_SOURCES = {"dynamic_broker": SOURCE_DYNAMIC_BROKER, "dynamic_default": SOURCE_DYNAMIC_DEFAULT}
+# the msgpack API's names of Kafka's config sources
+CONFIG_SOURCE_NAMES = {SOURCE_TOPIC: "topic", SOURCE_DYNAMIC_BROKER: "dynamic_broker",
+                       SOURCE_DYNAMIC_DEFAULT: "dynamic_default", SOURCE_STATIC_BROKER: "broker", SOURCE_DEFAULT: "default"}
 TYPE_BOOLEAN, TYPE_STRING, TYPE_INT = 1, 2, 3
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
 
@@ -92,30 +98,70 @@ class TopicAdmin:
             broker_name = cfg.BROKER_NAME_OF_TOPIC_CONFIG.get(c.name, c.name)
             broker_value = self.broker.config.get(broker_name)
             broker_default = cfg.broker_default(broker_name)
-            broker_source = SOURCE_DEFAULT if broker_value == broker_default else SOURCE_STATIC_BROKER
+            broker_source = self._broker_source(broker_name)
             synonyms = []
             if c.name in overrides:
                 synonyms.append((c.name, overrides[c.name], SOURCE_TOPIC))
-            if broker_source == SOURCE_STATIC_BROKER:
-                synonyms.append((broker_name, _text(broker_value), SOURCE_STATIC_BROKER))
+            if broker_source != SOURCE_DEFAULT:
+                synonyms.append((broker_name, _text(broker_value), broker_source))
             synonyms.append((broker_name, _text(broker_default), SOURCE_DEFAULT))
             value, source = (overrides[c.name], SOURCE_TOPIC) if c.name in overrides else (_text(broker_value), broker_source)
             out.append(ConfigEntry(c.name, value, source, False, _type_of(c), c.doc, tuple(synonyms)))
         return out
 
+    def _broker_source(self, name: str) -> int:
+        config = self.broker.config
+        if name in config.dynamic_sources:
+            return _DYNAMIC_SOURCES[config.dynamic_sources[name]]
+        return SOURCE_DEFAULT if config.get(name) == cfg.broker_default(name) else SOURCE_STATIC_BROKER
+
     def describe_broker(self, name: str) -> list[ConfigEntry]:
-        """This broker's settings (all static: set with --config at start)."""
+        """This broker's settings: static (--config at start) or dynamic (the topic defaults,
+        changed live through /config/brokers); read_only marks the static-only ones."""
         if name not in ("", str(self.broker.broker_id)):
             raise InvalidRequestError(f"broker {self.broker.broker_id} describes its own configs, not broker {name!r}")
+        config = self.broker.config
         out = []
         for c in cfg.BROKER_CONFIGS:
-            value = self.broker.config.get(c.name)
-            source = SOURCE_DEFAULT if value == c.default else SOURCE_STATIC_BROKER
+            value = config.get(c.name)
+            source = self._broker_source(c.name)
             synonyms = [(c.name, _text(value), source)]
+            static = config.static[c.name]
+            if source in (SOURCE_DYNAMIC_BROKER, SOURCE_DYNAMIC_DEFAULT) and static != c.default:
+                synonyms.append((c.name, _text(static), SOURCE_STATIC_BROKER))
             if source != SOURCE_DEFAULT:
                 synonyms.append((c.name, _text(c.default), SOURCE_DEFAULT))
-            out.append(ConfigEntry(c.name, _text(value), source, True, _type_of(c), c.doc, tuple(synonyms)))
+            out.append(ConfigEntry(c.name, _text(value), source, c.name not in cfg.DYNAMIC_BROKER_CONFIGS,
+                                   _type_of(c), c.doc, tuple(synonyms)))
         return out
+
+    async def alter_broker(self, name: str, change: Any, validate_only: bool) -> None:
+        """Apply ``change(current) -> new`` to the dynamic configs of broker ``name`` (its id)
+        or of every broker (``name`` "" : /config/brokers/<default>), as kafka-configs.sh
+        --entity-type brokers does: a conditional write, then a /config/changes notification."""
+        entity = layout.BROKER_DEFAULT_ENTITY if name == "" else name
+        if entity != layout.BROKER_DEFAULT_ENTITY and not (name.isdigit() and int(name) >= 0):
+            raise InvalidRequestError(f"broker resource name must be a broker id or empty (every broker), not {name!r}")
+        zk = self.broker.zk
+        path = layout.broker_config_path(entity)
+        for _ in range(10):
+            got = await zk.get(path)
+            current = layout.decode_topic_config(got[0]) if got else {}
+            new = cfg.validate_dynamic_broker_config(change(current))
+            if validate_only:
+                return
+            try:
+                if got is None:
+                    await zk.create(path, layout.encode_topic_config(new), makepath=True)
+                else:
+                    await zk.set(path, layout.encode_topic_config(new), got[1].version)
+            except (BadVersionError, NodeExistsError):
+                continue
+            await zk.create(layout.CONFIG_CHANGE_PREFIX, layout.encode_config_change(f"brokers/{entity}"),
+                            sequence=True, makepath=True)
+            self.broker.record_event("broker_config_changed", f"broker configs of {entity}: {new}")
+            return
+        raise InvalidRequestError(f"broker configs of {entity} kept changing under this request; try again")
 
     # -- alter ------------------------------------------------------------------------
     async def alter_topic(self, topic: str, change: Any, validate_only: bool) -> None:
@@ -198,63 +244,3 @@ class TopicAdmin:
         if timeout_ms > 0 and not await self.broker.wait_metadata(ready, timeout_ms / 1000.0):
             raise RequestTimedOutError(f"topic {topic!r}: the new partitions were written but have no leader "
                                        f"within {timeout_ms} ms")
-
-
-class ConfigChangeListener:
-    """Watches /config/changes and refreshes changed topics' overrides on this broker."""
-
-    def __init__(self, broker: "Broker") -> None:
-        self.broker = broker
-        self._seen: set[str] = set()
-        self._started = False
-        self._task: asyncio.Task | None = None
-        self._pending = asyncio.Event()
-
-    async def start(self) -> None:
-        zk = self.broker.zk
-        await zk.ensure_path(layout.CONFIG_CHANGES)
-        self._seen = set(await zk.children(layout.CONFIG_CHANGES))
-        self._task = asyncio.get_running_loop().create_task(self._run())
-        zk.watch_children(layout.CONFIG_CHANGES, lambda children: self._pending.set())
-
-    async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            await asyncio.gather(self._task, return_exceptions=True)
-
-    async def _run(self) -> None:
-        while True:
-            await self._pending.wait()
-            self._pending.clear()
-            try:
-                await self._process()
-            except Exception as exc:  # ZooKeeper trouble: try again on the next change
-                log.warning("config change processing failed: %s", exc)
-
-    async def _process(self) -> None:
-        zk = self.broker.zk
-        children = sorted(await zk.children(layout.CONFIG_CHANGES))
-        for name in children:
-            if name in self._seen:
-                continue
-            self._seen.add(name)
-            got = await zk.get(f"{layout.CONFIG_CHANGES}/{name}")
-            if got is None:
-                continue
-            try:
-                entity = layout.decode_config_change(got[0])
-            except (ValueError, KeyError, json.JSONDecodeError):
-                log.warning("ignoring malformed config change %s: %r", name, got[0][:200])
-                continue
-            kind, _, topic = entity.partition("/")
-            if kind != "topics" or not topic:
-                continue
-            cfg_got = await zk.get(layout.topic_config_path(topic))
-            overrides = layout.decode_topic_config(cfg_got[0]) if cfg_got else {}
-            rm = self.broker.replica_manager
-            if topic in rm.topic_configs or any(t == topic for t, _ in rm.partitions):
-                rm.topic_configs[topic] = overrides
-            self.broker.kafka_controller.config_changed(topic, overrides)
-            self.broker.record_event("topic_config_loaded", f"broker {self.broker.broker_id}: topic {topic} "
-                                                            f"overrides now {overrides}")
-

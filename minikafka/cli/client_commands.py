@@ -75,20 +75,28 @@ def add_parsers(subparsers: argparse._SubParsersAction) -> None:
     add_dir_and_bootstrap(alter)
     alter.set_defaults(func=cmd_topics_alter)
 
-    configs = subparsers.add_parser("configs", help="describe and change topic settings",
-                                    description="Describe and change topic settings, as kafka-configs.sh does.")
+    configs = subparsers.add_parser("configs", help="describe and change topic and broker settings",
+                                    description="Describe and change topic settings and dynamic broker settings, "
+                                                "as kafka-configs.sh does.")
     csub = configs.add_subparsers(dest="configs_command", metavar="COMMAND", required=True,
                                   parser_class=type(configs))
-    cdesc = csub.add_parser("describe", help="every setting of a topic with its source",
-                            description="Every setting of a topic: its value and whether it is the topic's "
-                                        "override, the broker's value or the default.")
-    cdesc.add_argument("--topic", required=True)
+    cdesc = csub.add_parser("describe", help="every setting of a topic or a broker with its source",
+                            description="Every setting of a topic (its value and whether it is the topic's "
+                                        "override, the broker's value or the default) or of a broker.")
+    which = cdesc.add_mutually_exclusive_group(required=True)
+    which.add_argument("--topic")
+    which.add_argument("--broker", type=int, metavar="ID", help="a broker's settings, static and dynamic")
     add_dir_and_bootstrap(cdesc)
     cdesc.set_defaults(func=cmd_configs_describe)
-    calter = csub.add_parser("alter", help="set or remove topic overrides",
-                             description="Set (--add-config) or remove (--delete-config) topic overrides; every "
-                                         "broker applies the change at once.")
-    calter.add_argument("--topic", required=True)
+    calter = csub.add_parser("alter", help="set or remove topic overrides or dynamic broker settings",
+                             description="Set (--add-config) or remove (--delete-config) topic overrides, or the "
+                                         "dynamic settings of one broker (--broker) or of every broker "
+                                         "(--broker-defaults); the brokers apply the change at once.")
+    target = calter.add_mutually_exclusive_group(required=True)
+    target.add_argument("--topic")
+    target.add_argument("--broker", type=int, metavar="ID", help="dynamic settings of one broker")
+    target.add_argument("--broker-defaults", dest="broker_defaults", action="store_true",
+                        help="dynamic settings of every broker (kafka-configs.sh --entity-default)")
     calter.add_argument("--add-config", dest="add_config", action="append", default=[], metavar="K=V[,K=V...]",
                         help="overrides to set, e.g. min.insync.replicas=2 (repeatable)")
     calter.add_argument("--delete-config", dest="delete_config", action="append", default=[], metavar="K[,K...]",
@@ -316,6 +324,14 @@ def cmd_topics_alter(args: argparse.Namespace) -> int:
 def cmd_configs_describe(args: argparse.Namespace) -> int:
     from ..client.sync import Admin
 
+    if args.broker is not None:
+        with Admin(resolve_bootstrap(args)) as admin:
+            settings = admin.describe_broker_configs(args.broker)
+        dynamic = [f"{k}={v}" for k, (v, src, _) in sorted(settings.items()) if src.startswith("dynamic")]
+        print(f"Broker: {args.broker}\tDynamic: {','.join(dynamic) or '(none)'}")
+        for name, (value, source, read_only) in sorted(settings.items()):
+            print(f"  {name}={'' if value is None else value}\t({source}{', read-only' if read_only else ''})")
+        return 0
     with Admin(resolve_bootstrap(args)) as admin:
         configs = admin.describe_configs(args.topic)
     overrides = [f"{k}={v}" for k, (v, src) in sorted(configs.items()) if src == "topic"]
@@ -334,8 +350,16 @@ def cmd_configs_alter(args: argparse.Namespace) -> int:
     if not to_set and not to_delete:
         raise ClientError("give --add-config K=V and/or --delete-config K")
     with Admin(resolve_bootstrap(args)) as admin:
-        admin.alter_configs(args.topic, set=to_set, delete=to_delete)
-    print(f"Completed updating config for topic {args.topic}.")
+        if args.topic is not None:
+            admin.alter_configs(args.topic, set=to_set, delete=to_delete)
+        else:
+            admin.alter_broker_configs(args.broker, set=to_set, delete=to_delete)
+    if args.topic is not None:
+        print(f"Completed updating config for topic {args.topic}.")
+    elif args.broker is not None:
+        print(f"Completed updating config for broker {args.broker}.")
+    else:
+        print("Completed updating default config for brokers in the cluster.")
     return 0
 
 

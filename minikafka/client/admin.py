@@ -158,6 +158,30 @@ class AIOAdmin(GroupAdminMixin):
                 "delete": [str(k) for k in delete], "validate_only": bool(validate_only)}
         await self._meta.call_any("alter_configs", body, self.request_timeout_ms / 1000)
 
+    async def describe_broker_configs(self, broker: int) -> dict[str, tuple[str | None, str, bool]]:
+        """Every setting of ``broker``: name -> (value, source, read_only); source
+        "dynamic_broker", "dynamic_default" (changed live), "broker" (its --config) or
+        "default"; read_only for the settings that cannot change live."""
+        self._check_open()
+        await self._meta.refresh()
+        addr = self._meta.brokers.get(int(broker))
+        if addr is None:
+            raise errors.BrokerNotAvailableError(f"broker {broker} is not live")
+        answer = await self._meta.conn.call(addr[0], addr[1], "describe_configs", {"broker": str(broker)},
+                                            self.request_timeout_ms / 1000)
+        return {c["name"]: (c["value"], c["source"], c["read_only"]) for c in answer.get("configs") or ()}
+
+    async def alter_broker_configs(self, broker: int | None, set: dict[str, Any] | None = None,
+                                   delete: Iterable[str] = (), validate_only: bool = False) -> None:
+        """Set and delete dynamic broker configs of ``broker`` (None: the default of every
+        broker), as kafka-configs.sh --entity-type brokers does; every broker concerned
+        applies them at once."""
+        self._check_open()
+        body = {"broker": "" if broker is None else str(int(broker)),
+                "set": {str(k): str(v) for k, v in (set or {}).items()},
+                "delete": [str(k) for k in delete], "validate_only": bool(validate_only)}
+        await self._meta.call_any("alter_configs", body, self.request_timeout_ms / 1000)
+
     async def list_topics(self) -> list[str]:
         """Names of every topic, sorted."""
         self._check_open()

@@ -421,6 +421,15 @@ class Admin(_BlockingClient):
         """See :meth:`minikafka.client.admin.AIOAdmin.alter_configs`."""
         self._lt.run(self._core.alter_configs(topic, set, delete, validate_only))
 
+    def describe_broker_configs(self, broker: int) -> dict[str, tuple[str | None, str, bool]]:
+        """See :meth:`minikafka.client.admin.AIOAdmin.describe_broker_configs`."""
+        return self._lt.run(self._core.describe_broker_configs(broker))
+
+    def alter_broker_configs(self, broker: int | None, set: dict[str, Any] | None = None, delete: Iterable[str] = (),
+                             validate_only: bool = False) -> None:
+        """See :meth:`minikafka.client.admin.AIOAdmin.alter_broker_configs`."""
+        self._lt.run(self._core.alter_broker_configs(broker, set, delete, validate_only))
+
     def describe_topics(self, topics: Iterable[str] | str | None = None, checksums: bool = False) -> list[TopicDescription]:
         """See :meth:`minikafka.client.admin.AIOAdmin.describe_topics`."""
         return self._lt.run(self._core.describe_topics(topics, checksums=checksums))

@@ -114,7 +114,12 @@ class KafkaController:
         self.put("elect")
 
     def config_changed(self, topic: str, config: dict[str, str]) -> None:
+        """A topic's overrides changed (a /config/changes notification)."""
         self.put("watched", core.TopicConfigChanged(topic, dict(config)))
+
+    def broker_config_changed(self) -> None:
+        """This broker's dynamic configs changed (the controller decides with them)."""
+        self.put("watched", core.BrokerConfigChanged())
 
     async def request(self, event: core.Event) -> Any:
         """Handle ``event`` on the queue and return the plan's reply.  Raises

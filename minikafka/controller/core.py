@@ -44,6 +44,7 @@ ControlledShutdown         [ControlledShutdown] leaderships move off, ISRs drop 
 CheckImbalance             [AutoPreferredReplicaLeaderElection]
 TopicConfigChanged         [TopicUncleanLeaderElectionEnable] new overrides; offline partitions
                            elected when unclean election became allowed
+BrokerConfigChanged        the same for every topic (dynamic broker configs changed)
 =========================  ==================================================================
 """
 from __future__ import annotations
@@ -198,8 +199,13 @@ class TopicConfigChanged:
     config: dict[str, str]
 
 
+@dataclass(frozen=True)
+class BrokerConfigChanged:
+    """The controller's broker configs changed (dynamic broker configs)."""
+
+
 Event = (Failover | BrokersChanged | TopicsAdded | PartitionsChanged | IsrChanged | DeleteTopics | Reassign
-         | PreferredElection | ControlledShutdown | CheckImbalance | TopicConfigChanged)
+         | PreferredElection | ControlledShutdown | CheckImbalance | TopicConfigChanged | BrokerConfigChanged)
 
 
 # -- decisions ----------------------------------------------------------------------------------
@@ -813,25 +819,30 @@ class ControllerCore:
             self._elect_preferred(p, tps)
 
     def _on_TopicConfigChanged(self, p: Plan, ev: TopicConfigChanged) -> None:
-        """New overrides for a topic; when unclean election became allowed, its offline
-        partitions are elected at once (Kafka's TopicUncleanLeaderElectionEnable)."""
+        """New overrides for a topic; its offline partitions are elected if they now may be
+        (unclean election became allowed: Kafka's TopicUncleanLeaderElectionEnable)."""
         d = p.draft
         if ev.topic not in d.topics:
             return
-        was = self._unclean_ok(d, ev.topic)
         d.configs[ev.topic] = dict(ev.config)
-        if was or not self._unclean_ok(d, ev.topic):
-            return
-        offline = [(ev.topic, q) for q, info in sorted(d.topics[ev.topic].items())
+        self._elect_offline(p, [ev.topic], "unclean.leader.election.enable set")
+
+    def _on_BrokerConfigChanged(self, p: Plan, ev: BrokerConfigChanged) -> None:
+        """Dynamic broker configs changed: offline partitions are elected if they now may be."""
+        self._elect_offline(p, sorted(p.draft.topics), "unclean.leader.election.enable set on the brokers")
+
+    def _elect_offline(self, p: Plan, topics: list[str], reason: str) -> None:
+        d = p.draft
+        offline = [(t, q) for t in topics for q, info in sorted(d.topics[t].items())
                    if info.state is not None and info.state.leader not in d.live]
-        changed = [tp for tp in offline if self._elect_one(p, tp, "unclean.leader.election.enable set")]
+        changed = [tp for tp in offline if self._elect_one(p, tp, reason)]
         if changed:
             self._leader_and_isr(p, changed)
             self._metadata(p, changed)
 
 
 __all__ = [
-    "AssignmentWrite", "BrokersChanged", "CheckImbalance", "Context", "ControlledShutdown", "ControllerCore", "CREATE",
+    "AssignmentWrite", "BrokerConfigChanged", "BrokersChanged", "CheckImbalance", "Context", "ControlledShutdown", "ControllerCore", "CREATE",
     "Delete", "DeleteIfPresent", "DeleteTopics", "Event", "Failover", "IsrChanged", "Note", "PartitionInfo",
     "PartitionsChanged", "Plan", "PreferredElection", "Reassign", "Send", "StateRead", "StateWrite",
     "SyncReassignZnode", "TopicConfigChanged", "TopicRead", "TopicsAdded",

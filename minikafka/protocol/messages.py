@@ -391,14 +391,18 @@ _api(
 _api(
     "describe_configs",
     "Every setting of a topic with its value and where it comes from: the topic's override (topic), the "
-    "broker's --config (broker) or the default (default).",
+    "broker's dynamic config (dynamic_broker, dynamic_default), its --config (broker) or the default (default). "
+    "With broker instead of topic: the answering broker's own settings.",
     (
-        F("topic", "str"),
+        F("topic", "str", "the topic (give topic or broker)", default=None, nullable=True),
+        F("broker", "str", "the answering broker's id, or \"\" (give topic or broker)", default=None, nullable=True),
     ),
     (
         F("configs", [Struct("ConfigEntry", (
-            F("name", "str"), F("value", "str", nullable=True), F("source", "str", "topic, broker or default"),
+            F("name", "str"), F("value", "str", nullable=True),
+            F("source", "str", "topic, dynamic_broker, dynamic_default, broker or default"),
             F("documentation", "str"),
+            F("read_only", "bool", "broker settings only: false for those that change live (dynamic)", default=False),
         ))]),
     ),
 )
@@ -406,9 +410,13 @@ _api(
 _api(
     "alter_configs",
     "Set and delete topic overrides (Kafka's IncrementalAlterConfigs SET and DELETE): a conditional write "
-    "of /config/topics/T and a /config/changes notification every broker applies.",
+    "of /config/topics/T and a /config/changes notification every broker applies.  With broker instead of "
+    "topic: dynamic broker configs in /config/brokers/<id> (\"\": /config/brokers/<default>, every broker); "
+    "a setting that cannot change live is INVALID_REQUEST.",
     (
-        F("topic", "str"),
+        F("topic", "str", "the topic (give topic or broker)", default=None, nullable=True),
+        F("broker", "str", "a broker id, or \"\" for every broker's defaults (give topic or broker)", default=None,
+          nullable=True),
         F("set", {"str": "str"}, "overrides to set", default={}),
         F("delete", ["str"], "overrides to remove (back to the broker's value)", default=[]),
         F("validate_only", "bool", default=False),

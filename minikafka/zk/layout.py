@@ -52,6 +52,15 @@ def topic_config_path(topic: str) -> str:
     return f"{CONFIG_TOPICS}/{topic}"
 
 
+CONFIG_BROKERS = "/config/brokers"
+BROKER_DEFAULT_ENTITY = "<default>"  # /config/brokers/<default>: dynamic configs of every broker
+
+
+def broker_config_path(entity: str) -> str:
+    """/config/brokers/<id> or /config/brokers/<default> (same JSON as a topic's config)."""
+    return f"{CONFIG_BROKERS}/{entity}"
+
+
 def _dumps(obj: dict) -> bytes:
     return json.dumps(obj, separators=(",", ":")).encode()
 

@@ -152,16 +152,17 @@ class KafkaAdmin:
             results.append(entry)
         return {"results": results}
 
-    async def _alter(self, req: dict, change_of: Callable[[list[dict]], Callable[[dict], dict]]) -> dict:
+    async def _alter(self, req: dict, change_of: Callable[[list[dict], int], Callable[[dict], dict]]) -> dict:
         responses = []
         for r in req["resources"]:
             rtype, name = r["resource_type"], r["resource_name"]
             try:
                 if rtype == BROKER:
-                    raise InvalidRequestError("broker settings are static here: restart the broker with --config NAME=VALUE")
-                if rtype != TOPIC:
-                    raise InvalidRequestError(f"resource type {rtype} is not supported (2 = topic)")
-                await self.ops.alter_topic(name, change_of(r["configs"]), req["validate_only"])
+                    await self.ops.alter_broker(name, change_of(r["configs"], rtype), req["validate_only"])
+                elif rtype == TOPIC:
+                    await self.ops.alter_topic(name, change_of(r["configs"], rtype), req["validate_only"])
+                else:
+                    raise InvalidRequestError(f"resource type {rtype} is not supported (2 = topic, 4 = broker)")
                 exc = None
             except KafkaError as e:
                 exc = e
@@ -171,7 +172,7 @@ class KafkaAdmin:
 
     async def alter_configs(self, version: int, req: dict, conn: "Connection") -> dict:
         """Kafka's AlterConfigs: the given settings replace every override of the topic."""
-        def change_of(configs: list[dict]) -> Callable[[dict], dict]:
+        def change_of(configs: list[dict], rtype: int) -> Callable[[dict], dict]:
             new = {}
             for c in configs:
                 if c["value"] is None:
@@ -181,7 +182,7 @@ class KafkaAdmin:
         return await self._alter(req, change_of)
 
     async def incremental_alter_configs(self, version: int, req: dict, conn: "Connection") -> dict:
-        def change_of(configs: list[dict]) -> Callable[[dict], dict]:
+        def change_of(configs: list[dict], rtype: int) -> Callable[[dict], dict]:
             names = [c["name"] for c in configs]
             if _duplicates(names):
                 raise InvalidRequestError(f"configs {sorted(_duplicates(names))} appear more than once")
@@ -193,8 +194,10 @@ class KafkaAdmin:
                     raise InvalidRequestError(f"{c['name']}: unknown config operation {op}")
                 if op == SET and c["value"] is None:
                     raise InvalidConfigError(f"config {c['name']!r} has a null value")
-                if op == DELETE:
+                if op == DELETE and rtype == TOPIC:
                     cfg.validate_topic_config({c["name"]: cfg.topic_config_default_text(c["name"])})
+                elif op == DELETE and c["name"] not in cfg.DYNAMIC_BROKER_CONFIGS:
+                    cfg.validate_dynamic_broker_config({c["name"]: "0"})
 
             def change(current: dict) -> dict:
                 new = dict(current)

@@ -1,0 +1,100 @@
+"""Config change notifications: every broker applies topic and broker config changes live.
+
+Kafka 2.x's way: a config is written to ``/config/topics/T`` or ``/config/brokers/<id>``
+(``<default>`` for every broker), then announced by a sequential
+``/config/changes/config_change_N`` holding ``{"version":2,"entity_path":"topics/T"}`` (or
+``"brokers/<id>"``).  Each broker watches ``/config/changes`` and re-reads the named
+entity.  Dynamic broker configs are also read once at start, before the broker registers.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from typing import TYPE_CHECKING
+
+from ..zk import layout
+
+if TYPE_CHECKING:
+    from .server import Broker
+
+log = logging.getLogger(__name__)
+
+
+class ConfigChangeListener:
+    """Watches /config/changes; refreshes topic overrides and dynamic broker configs."""
+
+    def __init__(self, broker: "Broker") -> None:
+        self.broker = broker
+        self._seen: set[str] = set()
+        self._task: asyncio.Task | None = None
+        self._pending = asyncio.Event()
+
+    async def start(self) -> None:
+        zk = self.broker.zk
+        await zk.ensure_path(layout.CONFIG_CHANGES)
+        self._seen = set(await zk.children(layout.CONFIG_CHANGES))
+        await self.load_broker_configs()
+        self._task = asyncio.get_running_loop().create_task(self._run(), name="config-changes")
+        zk.watch_children(layout.CONFIG_CHANGES, lambda children: self._pending.set())
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+
+    async def _run(self) -> None:
+        while True:
+            await self._pending.wait()
+            self._pending.clear()
+            try:
+                await self._process()
+            except Exception as exc:  # ZooKeeper trouble: try again on the next change
+                log.warning("config change processing failed: %s", exc)
+
+    async def _process(self) -> None:
+        zk = self.broker.zk
+        for name in sorted(await zk.children(layout.CONFIG_CHANGES)):
+            if name in self._seen:
+                continue
+            self._seen.add(name)
+            got = await zk.get(f"{layout.CONFIG_CHANGES}/{name}")
+            if got is None:
+                continue
+            try:
+                entity = layout.decode_config_change(got[0])
+            except (ValueError, KeyError, json.JSONDecodeError):
+                log.warning("ignoring malformed config change %s: %r", name, got[0][:200])
+                continue
+            kind, _, which = entity.partition("/")
+            if kind == "topics" and which:
+                await self._topic_changed(which)
+            elif kind == "brokers" and which in (layout.BROKER_DEFAULT_ENTITY, str(self.broker.broker_id)):
+                await self.load_broker_configs()
+
+    async def _topic_changed(self, topic: str) -> None:
+        got = await self.broker.zk.get(layout.topic_config_path(topic))
+        overrides = layout.decode_topic_config(got[0]) if got else {}
+        rm = self.broker.replica_manager
+        if topic in rm.topic_configs or any(t == topic for t, _ in rm.partitions):
+            rm.topic_configs[topic] = overrides
+        self.broker.kafka_controller.config_changed(topic, overrides)
+        self.broker.record_event("topic_config_loaded", f"broker {self.broker.broker_id}: topic {topic} "
+                                                        f"overrides now {overrides}")
+
+    async def load_broker_configs(self) -> None:
+        """Read /config/brokers/<default> and /config/brokers/<own id> and apply them."""
+        zk = self.broker.zk
+        layers = []
+        for entity in (layout.BROKER_DEFAULT_ENTITY, str(self.broker.broker_id)):
+            got = await zk.get(layout.broker_config_path(entity))
+            try:
+                layers.append(layout.decode_topic_config(got[0]) if got else {})
+            except (ValueError, KeyError, json.JSONDecodeError):
+                log.warning("ignoring malformed %s", layout.broker_config_path(entity))
+                layers.append({})
+        changed = self.broker.config.apply_dynamic(*layers)
+        if changed:
+            self.broker.record_event("broker_config_loaded", f"broker {self.broker.broker_id}: dynamic configs now "
+                                                             f"{ {k: v for k, v in sorted(changed.items())} }")
+            self.broker.kafka_controller.broker_config_changed()
