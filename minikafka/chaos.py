@@ -49,7 +49,6 @@ import socket
 import tempfile
 import threading
 import time
-import urllib.request
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -57,7 +56,7 @@ from .cluster import launcher
 from .cluster.launcher import _ZkReader
 from .cluster.state import exists, load
 from .errors import KafkaError
-from .protocol import codec
+from .rpc import call_sync
 from .zk import layout
 
 SCENARIOS = ("random", "kip101")
@@ -149,10 +148,7 @@ def _free_block(count: int, avoid: int) -> int:
 
 def post(host: str, port: int, api: str, body: dict, timeout_s: float = 3.0) -> dict:
     """One protocol request with a blocking HTTP client (for introspection)."""
-    req = urllib.request.Request(f"http://{host}:{port}/v1/{api}", data=codec.pack(body), method="POST",
-                                 headers={"Content-Type": "application/x-msgpack"})
-    with urllib.request.urlopen(req, timeout=timeout_s) as resp:
-        return codec.unpack(resp.read())
+    return call_sync(host, port, api, body, timeout_s, raise_error=False)
 
 
 class _Zk(_ZkReader):

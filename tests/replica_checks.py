@@ -1,19 +1,13 @@
 """Checks on what every replica holds, through the replica_state API of each broker."""
 from __future__ import annotations
 
-import urllib.error
-import urllib.request
-
-import msgpack
-
+from minikafka.rpc import TRANSPORT_ERRORS, call_sync
 from process_helpers import wait_for
 
 
 def post(port: int, api: str, body: dict, timeout_s: float = 5.0) -> dict:
-    req = urllib.request.Request(f"http://127.0.0.1:{port}/v1/{api}", data=msgpack.packb(body, use_bin_type=True),
-                                 headers={"Content-Type": "application/x-msgpack"})
-    with urllib.request.urlopen(req, timeout=timeout_s) as resp:
-        return msgpack.unpackb(resp.read(), raw=False, strict_map_key=False)
+    """One msgpack API call to a local broker; the answer map, errors included."""
+    return call_sync("127.0.0.1", port, api, body, timeout_s, raise_error=False)
 
 
 def replica_states(handle, topic: str, partition: int, checksum_upto: int | None = None,
@@ -26,7 +20,7 @@ def replica_states(handle, topic: str, partition: int, checksum_upto: int | None
         try:
             r = post(port, "replica_state", {"partitions": [{"topic": topic, "partition": partition}],
                                              "checksum_upto": checksum_upto}, timeout_s=2.0)
-        except (OSError, urllib.error.URLError):
+        except TRANSPORT_ERRORS:
             continue
         for rep in r.get("replicas", []):
             out[b] = rep

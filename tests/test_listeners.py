@@ -25,7 +25,7 @@ from minikafka import Admin, Consumer, Producer, TopicPartition
 from minikafka.cluster.launcher import api_versions
 from minikafka.config import BrokerConfig
 from minikafka.errors import InvalidConfigError
-from minikafka.protocol.codec import pack, unpack
+from minikafka.rpc import call_sync
 from minikafka.zk import layout
 from process_helpers import free_port_block, run_cli, wait_for
 
@@ -122,12 +122,7 @@ def test_check_config_refuses_bad_listeners(extra, words):
 # ---------------------------------------------------------------- three broker processes
 
 def _post(port: int, api: str, body: dict) -> dict:
-    import urllib.request
-
-    req = urllib.request.Request(f"http://127.0.0.1:{port}/v1/{api}", data=pack(body), method="POST",
-                                 headers={"Content-Type": "application/x-msgpack"})
-    with urllib.request.urlopen(req, timeout=10) as resp:
-        return unpack(resp.read())
+    return call_sync("127.0.0.1", port, api, body, 10, raise_error=False)
 
 
 def _brokers_seen_on(port: int) -> dict[int, int]:

@@ -10,9 +10,9 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING
 
+from .. import rpc
 from ..errors import KafkaError
 from ..replication.partition import PartitionReplica, Role
-from . import rpc
 
 if TYPE_CHECKING:
     from .server import Broker

@@ -37,7 +37,7 @@ from ..errors import (
     UnknownServerError,
     UnknownTopicOrPartitionError,
 )
-from ..protocol import codec
+from ..protocol import codec, http
 from ..protocol.messages import APIS
 from ..replication import rules
 from ..zk import layout
@@ -53,7 +53,7 @@ from .producer_ids import ProducerIdManager
 from .metadata_cache import MetadataCache
 from .metrics import Metrics
 from .replica_manager import ReplicaManager
-from .rpc import call
+from ..rpc import call
 from .storage import DiskStorage, Storage
 from .config_changes import ConfigChangeListener
 from .topic_admin import CONFIG_SOURCE_NAMES, TopicAdmin
@@ -269,7 +269,7 @@ class Broker:
         except Exception as exc:  # a bug: answer UNKNOWN_SERVER_ERROR, keep serving
             log.exception("%s failed", api)
             resp = codec.error_response(UnknownServerError(f"{exc.__class__.__name__}: {exc}"))
-        return web.Response(body=codec.pack(resp), content_type="application/x-msgpack")
+        return web.Response(body=codec.pack(resp), content_type=http.CONTENT_TYPE)
 
     # -- handlers ----------------------------------------------------------------------
     async def h_create_partitions(self, req: dict) -> dict:

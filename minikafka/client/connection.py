@@ -1,36 +1,24 @@
 """The client side of the broker protocol: ``POST /v1/<api>`` with msgpack bodies.
 
-One :class:`Connection` (one ``aiohttp.ClientSession``) per client.  A non-zero
-top-level ``error_code`` in an answer is raised as the registered exception.
-Failures of the transport itself are raised as :class:`BrokerUnreachableError`
-(a NETWORK_EXCEPTION: the broker could not be reached or dropped the
-connection) or :class:`NoResponseError` (a REQUEST_TIMED_OUT: no answer in
-time); both are indefinite, a write may have happened.  Being subclasses of the
-registered classes, they are caught by ``except errors.NetworkExceptionError``.
+One :class:`Connection` (one ``aiohttp.ClientSession``) per client; the calls
+themselves are :func:`minikafka.rpc.call`.  A non-zero top-level ``error_code`` in an
+answer is raised as the registered exception.  Failures of the transport itself are
+raised as :class:`BrokerUnreachableError` (a NETWORK_EXCEPTION) or
+:class:`NoResponseError` (a REQUEST_TIMED_OUT); both are indefinite, a write may have
+happened.  Being subclasses of the registered classes, they are caught by
+``except errors.NetworkExceptionError``.
 """
 from __future__ import annotations
 
-import asyncio
-import os
 from typing import Any, Sequence
 
 import aiohttp
 
 from .. import errors
-from ..protocol import codec
+from ..protocol import http
+from ..rpc import TRANSPORT_ERRORS, BrokerUnreachableError, NoResponseError, call
 
-CONTENT_TYPE = "application/x-msgpack"
-
-
-class BrokerUnreachableError(errors.NetworkExceptionError):
-    """The connection to a broker failed or broke before an answer arrived."""
-
-
-class NoResponseError(errors.RequestTimedOutError):
-    """A broker did not answer within the client's timeout."""
-
-
-TRANSPORT_ERRORS = (BrokerUnreachableError, NoResponseError)
+__all__ = ["BrokerUnreachableError", "Connection", "NoResponseError", "TRANSPORT_ERRORS", "parse_bootstrap"]
 
 
 def parse_bootstrap(servers: str | Sequence[str] | Sequence[tuple[str, int]]) -> list[tuple[str, int]]:
@@ -62,12 +50,6 @@ def parse_bootstrap(servers: str | Sequence[str] | Sequence[tuple[str, int]]) ->
     return out
 
 
-def url_for(host: str, port: int, api: str) -> str:
-    if ":" in host:  # IPv6 literal
-        host = f"[{host}]"
-    return f"http://{host}:{port}/v1/{api}"
-
-
 class Connection:
     """Posts msgpack requests to brokers over one pooled aiohttp session."""
 
@@ -80,7 +62,7 @@ class Connection:
         if self._closed:
             raise errors.ClientError("the client is closed")
         if self._session is None:
-            headers = {"Content-Type": CONTENT_TYPE, "Accept": CONTENT_TYPE}
+            headers = dict(http.HEADERS)
             if self.client_id:
                 headers["X-Client-Id"] = self.client_id
             self._session = aiohttp.ClientSession(
@@ -96,36 +78,7 @@ class Connection:
         Raises the registered exception for a non-zero top-level ``error_code``,
         :class:`BrokerUnreachableError` or :class:`NoResponseError` for transport failures.
         """
-        session = self._get_session()
-        data = codec.pack(body)
-        where = f"{api} request to {host}:{port}"
-        try:
-            async with session.post(
-                url_for(host, port, api), data=data, timeout=aiohttp.ClientTimeout(total=timeout_s)
-            ) as resp:
-                raw = await resp.read()
-                status = resp.status
-        except asyncio.TimeoutError:
-            raise NoResponseError(f"{where}: no answer within {timeout_s:g} s") from None
-        except (aiohttp.ClientError, OSError) as exc:
-            raise BrokerUnreachableError(f"{where} failed: {_why(exc)}") from None
-        if not raw:
-            if status >= 400:
-                raise errors.UnknownServerError(f"{where}: HTTP {status} without body")
-            return {}
-        try:
-            answer = codec.unpack(raw)
-        except errors.KafkaError:
-            text = raw[:200].decode("utf-8", "replace")
-            raise errors.UnknownServerError(f"{where}: HTTP {status}, answer is not msgpack: {text!r}") from None
-        if not isinstance(answer, dict):
-            raise errors.UnknownServerError(f"{where}: answer is a {type(answer).__name__}, expected a map")
-        code = answer.get("error_code", 0)
-        if code:
-            raise errors.error_for(code, answer.get("message") or "")
-        if status >= 400:
-            raise errors.UnknownServerError(f"{where}: HTTP {status}")
-        return answer
+        return await call(self._get_session(), host, port, api, body, timeout_s)
 
     async def close(self) -> None:
         self._closed = True
@@ -133,12 +86,3 @@ class Connection:
             session, self._session = self._session, None
             await session.close()
 
-
-def _why(exc: BaseException) -> str:
-    """A transport failure in words, without aiohttp's internals ("ssl:default [...]")."""
-    if isinstance(exc, aiohttp.ClientConnectorError):
-        errno = getattr(exc.os_error, "errno", None)
-        return f"cannot connect: {os.strerror(errno).lower() if errno else 'connection failed'}"
-    if isinstance(exc, aiohttp.ServerDisconnectedError):
-        return "the broker closed the connection"
-    return str(exc) or exc.__class__.__name__

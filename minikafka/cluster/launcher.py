@@ -21,8 +21,6 @@ import socket
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 from typing import Any, Callable
 
@@ -164,22 +162,12 @@ def _dir_flag(dir: str | os.PathLike) -> str:
 
 def api_versions(host: str, port: int, timeout_s: float = 2.0) -> dict | None:
     """POST /v1/api_versions to a broker; the decoded response map, or None if it does not answer."""
-    from ..protocol.codec import pack, unpack
+    from ..rpc import call_sync
 
-    request = urllib.request.Request(
-        f"http://{host}:{port}/v1/api_versions", data=pack({}), method="POST",
-        headers={"Content-Type": "application/msgpack", "Accept": "application/msgpack"},
-    )
     try:
-        with urllib.request.urlopen(request, timeout=timeout_s) as response:
-            if response.status != 200:
-                return None
-            body = unpack(response.read())
-    except (OSError, urllib.error.URLError, ValueError):
+        return call_sync(host, port, "api_versions", {}, timeout_s)
+    except Exception:  # no answer, or an undecodable one: not ready (or not a minikafka broker)
         return None
-    except Exception:  # an undecodable body: not ready (or not a minikafka broker)
-        return None
-    return body if isinstance(body, dict) else None
 
 
 class _ZkReader:

@@ -53,7 +53,7 @@ class WebState:
 
     # -- helpers ----------------------------------------------------------------------
     def _call(self, host: str, port: int, api: str, body: dict) -> Any:
-        from ..broker.rpc import call
+        from ..rpc import call
 
         return call(self.broker.http, host, port, api, body, PEER_TIMEOUT_S)
 
