@@ -30,6 +30,16 @@ def leader_of(cluster, topic: str, partition: int = 0) -> int:
     return d.partitions[partition].leader
 
 
+def acks_all_refused(cluster, topic: str) -> bool:
+    """True when an acks=all produce to ``topic`` is refused with NOT_ENOUGH_REPLICAS."""
+    with Producer(cluster.bootstrap, acks="all", retries=0, delivery_timeout_ms=5000) as p:
+        try:
+            p.send(topic, b"x").result(10)
+            return False
+        except errors.NotEnoughReplicasError:
+            return True
+
+
 def test_a_config_change_notification_applies_a_topic_setting_on_every_broker(cluster, zk):
     topic = f"cfg-{uuid.uuid4().hex[:8]}"
     with Admin(cluster.bootstrap) as admin:
@@ -42,15 +52,7 @@ def test_a_config_change_notification_applies_a_topic_setting_on_every_broker(cl
     zk.create(layout.CONFIG_CHANGE_PREFIX, json.dumps({"version": 2, "entity_path": f"topics/{topic}"}).encode(),
               sequence=True, makepath=True)
 
-    def refused() -> bool:
-        with Producer(cluster.bootstrap, acks="all", retries=0, delivery_timeout_ms=5000) as p:
-            try:
-                p.send(topic, b"x").result(10)
-                return False
-            except errors.NotEnoughReplicasError:
-                return True
-
-    wait_for(refused, 30, interval_s=0.5, message="acks=all refused with min.insync.replicas=3 on RF 2")
+    wait_for(lambda: acks_all_refused(cluster, topic), 30, interval_s=0.5, message="acks=all refused with min.insync.replicas=3 on RF 2")
 
 
 def test_an_empty_preferred_election_elects_nothing(make_cluster):
@@ -150,12 +152,7 @@ def test_dynamic_broker_configs_by_hand_and_by_cli_apply_live(make_cluster):
     wait_for(lambda: leader_of(c, topic) >= 0, 30, message="a leader")
 
     def refused() -> bool:
-        with Producer(c.bootstrap, acks="all", retries=0, delivery_timeout_ms=5000) as p:
-            try:
-                p.send(topic, b"x").result(10)
-                return False
-            except errors.NotEnoughReplicasError:
-                return True
+        return acks_all_refused(c, topic)
 
     assert not refused()
     client = KazooClient(hosts=c.zk_connect, timeout=10)
