@@ -44,6 +44,7 @@ from ..zk import layout
 from ..zk.session import NodeExistsError, ZkSession
 from ..controller.controller import ControllerHost, KafkaController
 from ..controller.core import ControlledShutdown, PreferredElection
+from ..web.view import BrokerView
 from .coordinator import GroupCoordinator
 from .fetcher import FetcherManager
 from .group_handlers import PEER, GroupHandlers
@@ -51,7 +52,7 @@ from .kafka.server import KafkaServer
 from .listeners import Listeners
 from .producer_ids import ProducerIdManager
 from .metadata_cache import MetadataCache
-from .metrics import Metrics
+from .metrics import Metrics, render_prometheus
 from .replica_manager import ReplicaManager
 from ..rpc import call
 from .storage import DiskStorage, Storage
@@ -124,6 +125,15 @@ class Broker:
         assert self.http is not None
         return await call(self.http, host, port, api, body, timeout_s)
 
+    def web_view(self) -> BrokerView:
+        """What the dashboard routes may see of this broker."""
+        return BrokerView(
+            broker_id=self.broker_id, config=self.config, metadata=self.metadata, listeners=self.listeners,
+            cluster_id=lambda: self.cluster_id,
+            controller_epoch=lambda: self.kafka_controller.epoch if self.kafka_controller.active else None,
+            local_replicas=lambda: self.replica_manager.replica_state({"partitions": None, "checksum_upto": None}),
+            local_events=lambda: list(self.events), call=self._call, prometheus=lambda: render_prometheus(self))
+
     # -- events --------------------------------------------------------------------
     def record_event(self, kind: str, text: str, **extra: Any) -> None:
         """Remember an event for the timeline and log it."""
@@ -137,7 +147,7 @@ class Broker:
                               middlewares=[self.listeners.middleware])
         app.router.add_post("/v1/{api}", self.handle)
         from ..web import setup_routes
-        setup_routes(app, self)
+        setup_routes(app, self.web_view())
         self.app = app
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()

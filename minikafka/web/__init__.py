@@ -8,11 +8,16 @@ Every broker serves them on its own port:
 * ``GET /api/events?since=TS&limit=N``: the cluster-wide event timeline.
 * ``GET /metrics``: Prometheus text format (:func:`minikafka.broker.metrics.render_prometheus`,
   documented in docs/metrics.md).
+
+The routes see their broker only through a :class:`~minikafka.web.view.BrokerView`.
 """
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .view import BrokerView
 
 STATIC_DIR = Path(__file__).parent / "static"
 NO_CACHE = {"Cache-Control": "no-store"}
@@ -22,14 +27,13 @@ API_HEADERS = {**NO_CACHE, "Access-Control-Allow-Origin": "*"}
 PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
 
-def setup_routes(app: Any, broker: Any) -> None:
+def setup_routes(app: Any, view: "BrokerView") -> None:
     """Add the dashboard, state and metrics routes to a broker's aiohttp app."""
     from aiohttp import web
 
-    from ..broker.metrics import render_prometheus
     from .state import WebState
 
-    state = WebState(broker)
+    state = WebState(view)
 
     async def index(request: web.Request) -> web.StreamResponse:
         return web.FileResponse(STATIC_DIR / "index.html", headers=NO_CACHE)
@@ -48,7 +52,7 @@ def setup_routes(app: Any, broker: Any) -> None:
         return web.json_response(await state.events(since, limit), headers=API_HEADERS)
 
     async def metrics(request: web.Request) -> web.Response:
-        resp = web.Response(text=render_prometheus(broker), headers=NO_CACHE)
+        resp = web.Response(text=view.prometheus(), headers=NO_CACHE)
         resp.headers["Content-Type"] = PROMETHEUS_CONTENT_TYPE
         return resp
 

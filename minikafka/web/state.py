@@ -23,7 +23,7 @@ from ..broker.listeners import EXTERNAL, current_listener
 from ..errors import KafkaError
 
 if TYPE_CHECKING:
-    from ..broker.server import Broker
+    from .view import BrokerView
 
 # A broker that does not answer replica_state / events within this is shown as
 # "not responding" (a SIGSTOPped broker stays registered until its ZooKeeper
@@ -44,8 +44,8 @@ def _event_key(e: dict) -> tuple:
 class WebState:
     """Per-broker helper behind ``/api/state`` and ``/api/events``."""
 
-    def __init__(self, broker: "Broker") -> None:
-        self.broker = broker
+    def __init__(self, view: "BrokerView") -> None:
+        self.view = view
         # every broker this one has known, so a dead one can still be named with its endpoint
         self.known: dict[int, tuple[str, int]] = {}
         self.remote_events: dict[int, collections.deque[dict]] = {}
@@ -53,31 +53,29 @@ class WebState:
 
     # -- helpers ----------------------------------------------------------------------
     def _call(self, host: str, port: int, api: str, body: dict) -> Any:
-        from ..rpc import call
-
-        return call(self.broker.http, host, port, api, body, PEER_TIMEOUT_S)
+        return self.view.call(host, port, api, body, PEER_TIMEOUT_S)
 
     def _live(self) -> dict[int, tuple[str, int]]:
-        b = self.broker
+        b = self.view
         live = dict(b.metadata.brokers)
         if b.broker_id not in live:  # before the first UpdateMetadata, or while partitioned away
             live[b.broker_id] = b.config.advertised
         return live
 
     def _controller(self) -> tuple[int, int]:
-        b = self.broker
-        ctl = b.controller
-        if ctl is not None and getattr(ctl, "active", True):
-            return b.broker_id, max(ctl.epoch, b.metadata.controller_epoch)
+        b = self.view
+        epoch = b.controller_epoch()
+        if epoch is not None:
+            return b.broker_id, max(epoch, b.metadata.controller_epoch)
         return b.metadata.controller_id, b.metadata.controller_epoch
 
     async def _replica_states(self, live: dict[int, tuple[str, int]]) -> tuple[dict[int, dict], dict[int, str]]:
         """broker id -> {(topic, partition): replica description}; and broker id -> error text."""
-        b = self.broker
+        b = self.view
 
         async def ask(bid: int, host: str, port: int) -> dict:
             if bid == b.broker_id:
-                return {"replicas": b.replica_manager.replica_state({"partitions": None, "checksum_upto": None})}
+                return {"replicas": b.local_replicas()}
             return await self._call(host, port, "replica_state", {})
 
         ids = sorted(live)
@@ -146,7 +144,7 @@ class WebState:
 
     # -- /api/state -------------------------------------------------------------------
     async def cluster_state(self) -> dict:
-        b = self.broker
+        b = self.view
         live = self._live()
         controller_id, controller_epoch = self._controller()
         md_partitions = sorted(b.metadata.partitions.items())
@@ -234,7 +232,7 @@ class WebState:
         return {
             "ts": time.time(),
             "serving_broker": b.broker_id,
-            "cluster_id": b.cluster_id,
+            "cluster_id": b.cluster_id(),
             "controller": {"id": controller_id, "epoch": controller_epoch,
                            "alive": controller_id in live},
             "live_brokers": sorted(live),
@@ -268,7 +266,7 @@ class WebState:
             self._remote_keys[bid] = {_event_key(e) for e in cache}
 
     async def _pull_remote_events(self) -> None:
-        b = self.broker
+        b = self.view
         peers = {i: hp for i, hp in self._live().items() if i != b.broker_id}
 
         async def pull(bid: int, host: str, port: int) -> None:
@@ -284,7 +282,7 @@ class WebState:
 
     def _annotate(self, e: dict) -> dict:
         out = {"ts": e["ts"], "broker": e["broker"], "kind": e["kind"], "text": e["text"]}
-        known = self.broker.metadata.partitions
+        known = self.view.metadata.partitions
         for m in TP_IN_TEXT.finditer(e["text"]):
             tp = (m.group(1), int(m.group(2)))
             if tp in known or e["kind"] in ("leader_elected", "unclean_election", "isr_shrink", "isr_expand",
@@ -295,9 +293,10 @@ class WebState:
 
     async def events(self, since: float, limit: int) -> dict:
         """Every known event with ts > since, oldest first, at most ``limit`` (the newest)."""
+        b = self.view
         await self._pull_remote_events()
         merged: dict[tuple, dict] = {}
-        for e in list(self.broker.events):
+        for e in b.local_events():
             if e["ts"] > since:
                 merged[_event_key(e)] = e
         for cache in self.remote_events.values():
@@ -305,5 +304,5 @@ class WebState:
                 if e["ts"] > since:
                     merged.setdefault(_event_key(e), e)
         events = sorted(merged.values(), key=lambda e: (e["ts"], e["broker"]))[-limit:]
-        return {"ts": time.time(), "serving_broker": self.broker.broker_id,
+        return {"ts": time.time(), "serving_broker": b.broker_id,
                 "events": [self._annotate(e) for e in events]}
