@@ -143,6 +143,9 @@ class BrokerConfig:
     kafka_external_listen_port: int | None = None
     kafka_external_advertised_host: str | None = None
     kafka_external_advertised_port: int | None = None
+    # The cluster credential: controller and replica requests between brokers carry it,
+    # and a broker refuses them without it (docs/security.md).  None: not checked.
+    cluster_secret: str | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         merged = {c.name: c.default for c in BROKER_CONFIGS}

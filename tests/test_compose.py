@@ -66,7 +66,7 @@ def test_docker_compose_config_accepts_the_file_offline(tmp_path):
     r = _docker_compose(tmp_path, "config")
     assert r.returncode == 0, r.stderr
     normalized = yaml.safe_load(r.stdout)
-    assert set(normalized["services"]) == {"zookeeper", "broker-1", "broker-2", "broker-3", "spark"}
+    assert set(normalized["services"]) == {"zookeeper", "cluster-secret", "broker-1", "broker-2", "broker-3", "spark"}
     for name, (_, port) in BROKERS.items():
         ports = normalized["services"][name]["ports"]
         assert [(p["published"], p["target"]) for p in ports] == [(port, port), (port + 20000, port + 20000)]
@@ -75,7 +75,7 @@ def test_docker_compose_config_accepts_the_file_offline(tmp_path):
 def test_docker_compose_knows_the_spark_profile(tmp_path):
     r = _docker_compose(tmp_path, "--profile", "spark", "config", "--services")
     assert r.returncode == 0, r.stderr
-    assert set(r.stdout.split()) == {"zookeeper", "broker-1", "broker-2", "broker-3", "spark"}
+    assert set(r.stdout.split()) == {"zookeeper", "cluster-secret", "broker-1", "broker-2", "broker-3", "spark"}
 
 
 def test_docker_compose_is_installed():
@@ -87,7 +87,7 @@ def test_docker_compose_is_installed():
 
 def test_services_and_profiles(compose):
     services = compose["services"]
-    assert set(services) == {"zookeeper", "broker-1", "broker-2", "broker-3", "spark"}
+    assert set(services) == {"zookeeper", "cluster-secret", "broker-1", "broker-2", "broker-3", "spark"}
     assert services["spark"]["profiles"] == ["spark"]
     for name in ("zookeeper", *BROKERS):
         assert "profiles" not in services[name], f"{name} must start with a plain `docker compose up`"
@@ -132,6 +132,10 @@ def test_broker_listeners_and_ports(compose, name):
     # the service is built from the Dockerfile and waits for a healthy ZooKeeper
     assert service["build"] == "."
     assert service["depends_on"]["zookeeper"]["condition"] == "service_healthy"
+    # the cluster credential, made once by the cluster-secret service in a shared volume
+    assert service["depends_on"]["cluster-secret"]["condition"] == "service_completed_successfully"
+    assert args.cluster_secret_file == "/secrets/cluster-secret"
+    assert "cluster-secret:/secrets:ro" in service["volumes"]
     # healthy = the HTTP API answers on the internal listener
     check = " ".join(service["healthcheck"]["test"])
     assert "http://127.0.0.1:19092/v1/api_versions" in check

@@ -189,6 +189,12 @@ def render_prometheus(broker: "Broker") -> str:
     w.family("minikafka_zookeeper_watches", "gauge",
              "ZooKeeper watches this broker holds (the controller's are cancelled when it resigns).",
              len(broker.zk.watches))
+    w.family("minikafka_cluster_authorization_failures_total", "counter",
+             "Controller and replica requests refused with CLUSTER_AUTHORIZATION_FAILED: they did not carry the "
+             "cluster credential.", m.counters["cluster_authorization_failures"])
+    w.family("minikafka_forged_controller_epochs_total", "counter",
+             "Controller requests refused because their controller epoch is newer than /controller_epoch.",
+             m.counters["forged_controller_epochs"])
     w.family("minikafka_fenced_fetches_total", "counter",
              "Follower fetches this broker sent that the leader refused with FENCED_LEADER_EPOCH or "
              "UNKNOWN_LEADER_EPOCH (the two disagree on the leader epoch until LeaderAndIsr arrives).",

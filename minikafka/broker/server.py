@@ -22,6 +22,7 @@ from ..config import BrokerConfig, validate_topic_config
 from .. import errors
 from ..errors import (
     ClientError,
+    ClusterAuthorizationFailedError,
     InvalidConfigError,
     InvalidPartitionsError,
     InvalidReplicaAssignmentError,
@@ -31,6 +32,7 @@ from ..errors import (
     KafkaError,
     NotControllerError,
     ReassignmentInProgressError,
+    StaleControllerEpochError,
     RequestTimedOutError,
     TopicAlreadyExistsError,
     TopicDeletionDisabledError,
@@ -56,6 +58,7 @@ from .metrics import Metrics, render_prometheus
 from .replica_manager import ReplicaManager
 from ..rpc import call
 from .storage import DiskStorage, Storage
+from . import cluster_auth
 from .config_changes import ConfigChangeListener
 from .topic_admin import CONFIG_SOURCE_NAMES, TopicAdmin
 
@@ -88,6 +91,7 @@ class Broker:
         self.http: aiohttp.ClientSession | None = None
         self.broker_epoch = -1
         self._first_broker_epoch = -1  # czxid of this process's first registration
+        self._verified_controller_epoch = -1  # highest controller epoch checked against ZooKeeper
         self.cluster_id = ""
         self.kafka_controller = KafkaController(ControllerHost(
             broker_id=self.broker_id, config=config, zk=self.zk, record_event=self.record_event,
@@ -142,7 +146,12 @@ class Broker:
 
     # -- lifecycle -----------------------------------------------------------------
     async def start(self) -> None:
-        self.http = aiohttp.ClientSession()
+        secret = self.config.cluster_secret
+        self.http = aiohttp.ClientSession(
+            headers={cluster_auth.CLUSTER_CREDENTIAL_HEADER: secret} if secret else None)
+        if secret is None:
+            log.warning("no cluster credential (--cluster-secret-file or MINIKAFKA_CLUSTER_SECRET): anyone who reaches "
+                        "this broker's port may send it controller and replica requests")
         app = web.Application(client_max_size=self.config.get("socket.request.max.bytes"),
                               middlewares=[self.listeners.middleware])
         app.router.add_post("/v1/{api}", self.handle)
@@ -270,6 +279,12 @@ class Broker:
                     f"request body exceeds socket.request.max.bytes={self.config.get('socket.request.max.bytes')}") from None
             msg = codec.decode_request(api, body)
             PEER.set(request.remote or "")
+            if cluster_auth.needs_cluster_action(api, msg) and not cluster_auth.allowed(
+                    self.config.cluster_secret, request.headers.get(cluster_auth.CLUSTER_CREDENTIAL_HEADER)):
+                self.metrics.count("cluster_authorization_failures")
+                log.warning("refused %s from %s: no valid cluster credential", api, request.remote)
+                raise ClusterAuthorizationFailedError(
+                    f"{api} is a controller or replica request: it needs the cluster credential")
             started = time.monotonic()
             resp = await self.handlers[api](msg)
             self.metrics.observe_request(api, time.monotonic() - started)
@@ -351,13 +366,32 @@ class Broker:
     async def h_replica_state(self, req: dict) -> dict:
         return codec.ok(broker_id=self.broker_id, replicas=self.replica_manager.replica_state(req))
 
+    async def verify_controller_epoch(self, epoch: int) -> None:
+        """Refuse a controller epoch newer than /controller_epoch in ZooKeeper: a forged
+        epoch must not fence the real controller (the broker would then refuse it as stale).
+        Each new epoch is checked once, after a ZooKeeper sync."""
+        if epoch <= self._verified_controller_epoch:
+            return
+        await self.zk.sync(layout.CONTROLLER_EPOCH)
+        got = await self.zk.get(layout.CONTROLLER_EPOCH)
+        current = int(got[0]) if got else 0
+        if epoch > current:
+            self.metrics.count("forged_controller_epochs")
+            log.warning("refused a request from controller epoch %d: /controller_epoch is %d", epoch, current)
+            raise StaleControllerEpochError(f"controller epoch {epoch} is newer than /controller_epoch ({current}): "
+                                            "no controller has it")
+        self._verified_controller_epoch = current
+
     async def h_leader_and_isr(self, req: dict) -> dict:
+        await self.verify_controller_epoch(req["controller_epoch"])
         return codec.ok(partitions=await self.replica_manager.leader_and_isr(req))
 
     async def h_stop_replica(self, req: dict) -> dict:
+        await self.verify_controller_epoch(req["controller_epoch"])
         return codec.ok(partitions=self.replica_manager.stop_replica(req))
 
     async def h_update_metadata(self, req: dict) -> dict:
+        await self.verify_controller_epoch(req["controller_epoch"])
         self.replica_manager.check_controller_epoch(req["controller_epoch"])
         self.metadata.update(req)
         self.listeners.update(req["live_brokers"])

@@ -18,7 +18,7 @@ import sys
 from typing import Sequence
 
 from ..config import BrokerConfig, parse_overrides
-from ..errors import ClientError, KafkaError
+from ..errors import ClientError, InvalidConfigError, KafkaError
 from . import bench, client_commands, group_commands, scenario, watch
 
 EXIT_USAGE = 2
@@ -83,7 +83,7 @@ def cmd_zookeeper(args: argparse.Namespace) -> int:
     return run_foreground(args.port, args.data_dir)
 
 
-def broker_config(args: argparse.Namespace) -> BrokerConfig:
+def broker_config(args: argparse.Namespace, read_secret: bool = True) -> BrokerConfig:
     """The BrokerConfig the ``broker`` arguments describe (raises INVALID_CONFIG)."""
     listen_host, listen_port = args.listen
     adv_host, adv_port = args.advertise if args.advertise else (None, None)
@@ -105,12 +105,35 @@ def broker_config(args: argparse.Namespace) -> BrokerConfig:
         kafka_advertised_host=k_adv_host, kafka_advertised_port=k_adv_port,
         kafka_external_listen_host=k_ext_host, kafka_external_listen_port=k_ext_port,
         kafka_external_advertised_host=k_ext_adv_host, kafka_external_advertised_port=k_ext_adv_port,
+        cluster_secret=cluster_secret(args.cluster_secret_file) if read_secret else None,
     )
+
+
+def _credential_source(args: argparse.Namespace) -> str:
+    if args.cluster_secret_file is not None:
+        return f"cluster credential from {args.cluster_secret_file}"
+    if os.environ.get("MINIKAFKA_CLUSTER_SECRET", "").strip():
+        return "cluster credential from MINIKAFKA_CLUSTER_SECRET"
+    return "no cluster credential (controller and replica requests unchecked)"
+
+
+def cluster_secret(path: str | None) -> str | None:
+    """The cluster credential from ``--cluster-secret-file`` or MINIKAFKA_CLUSTER_SECRET."""
+    if path is not None:
+        try:
+            with open(path, encoding="utf-8") as f:
+                secret = f.read().strip()
+        except OSError as exc:
+            raise InvalidConfigError(f"cannot read --cluster-secret-file {path}: {exc.strerror or exc}") from None
+        if not secret:
+            raise InvalidConfigError(f"--cluster-secret-file {path} is empty")
+        return secret
+    return os.environ.get("MINIKAFKA_CLUSTER_SECRET", "").strip() or None
 
 
 def cmd_broker(args: argparse.Namespace) -> int:
     """Run one broker in the foreground (or only check its configuration)."""
-    cfg = broker_config(args)
+    cfg = broker_config(args, read_secret=not args.check_config)
     if args.check_config:
         host, port = cfg.advertised
         overrides = len(args.config)
@@ -129,7 +152,8 @@ def cmd_broker(args: argparse.Namespace) -> int:
                          f"{cfg.kafka_external_listen_port} (external, advertised {k_host}:{k_port})")
         print(f"config ok: broker {cfg.broker_id} listens on {cfg.listen_host}:{cfg.listen_port} "
               f"(advertised {host}:{port}){external}, zookeeper {cfg.zookeeper_connect}, storage {cfg.storage}, "
-              f"data dir {cfg.data_dir}, {overrides} override{'s' if overrides != 1 else ''}")
+              f"data dir {cfg.data_dir}, {overrides} override{'s' if overrides != 1 else ''}, "
+              f"{_credential_source(args)}")
         return 0
     from ..broker.main import run_broker
 
@@ -356,6 +380,9 @@ def build_parser() -> ArgumentParser:
     broker.add_argument("--data-dir", required=True, help="checkpoint files (and logs with --storage disk)")
     broker.add_argument("--storage", choices=("memory", "disk"), default="memory", help="log storage (default memory)")
     _add_configs(broker)
+    broker.add_argument("--cluster-secret-file", default=None, metavar="FILE",
+                        help="the cluster credential that controller and replica requests must carry (default: "
+                             "$MINIKAFKA_CLUSTER_SECRET; unset: not checked; see docs/security.md)")
     broker.add_argument("--check-config", action="store_true", help="check the configuration, print it and exit")
     broker.set_defaults(func=cmd_broker)
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import shutil
 import signal
 import socket
@@ -242,10 +243,26 @@ class _ZkReader:
 
 # ---------------------------------------------------------------- up
 
+SECRET_FILE = "cluster-secret"
+
+
+def cluster_secret_file(folder: Path) -> str:
+    """The cluster credential in the cluster folder: made once (random, readable by the
+    owner only), then reused so that restarted brokers keep talking to the others."""
+    path = folder / SECRET_FILE
+    if not path.exists() or not path.read_text(encoding="utf-8").strip():
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(secrets.token_urlsafe(32) + "\n")
+    return str(path)
+
+
 def _broker_argv(broker_id: int, connect: str, port: int, data_dir: str, storage: str,
-                 configs: dict[str, str], kafka_port: int | None = None) -> list[str]:
+                 configs: dict[str, str], kafka_port: int | None = None, secret_file: str | None = None) -> list[str]:
     argv = [sys.executable, "-m", "minikafka", "broker", "--id", str(broker_id), "--zookeeper", connect,
             "--listen", f"{HOST}:{port}", "--data-dir", data_dir, "--storage", storage]
+    if secret_file is not None:
+        argv += ["--cluster-secret-file", secret_file]
     if kafka_port is not None:
         argv += ["--kafka-listen", f"{HOST}:{kafka_port}"]
     for key, value in configs.items():
@@ -382,13 +399,14 @@ def up(dir: str | os.PathLike = DEFAULT_DIR, brokers: int = 3, zookeeper_port: i
                 raise ClientError(f"{exc}; last lines of {zk.log}: {log_tail(zk.log)}") from None
 
         progress(f"starting {brokers} broker{'s' if brokers != 1 else ''} on ports {base_port}-{base_port + brokers - 1}")
+        secret_file = cluster_secret_file(root)
         procs: dict[int, subprocess.Popen] = {}
         for i in range(1, brokers + 1):
             port = base_port + i - 1
             data_dir = str(root / f"broker-{i}")
             if storage == "memory":
                 shutil.rmtree(data_dir, ignore_errors=True)
-            argv = _broker_argv(i, zk.connect, port, data_dir, storage, configs, kafka_ports[i - 1])
+            argv = _broker_argv(i, zk.connect, port, data_dir, storage, configs, kafka_ports[i - 1], secret_file)
             b = BrokerState(id=i, host=HOST, port=port, pid=None, log=str(root / f"broker-{i}.log"),
                             data_dir=data_dir, argv=argv, kafka_port=kafka_ports[i - 1])
             state.brokers[i] = b

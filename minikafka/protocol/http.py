@@ -11,6 +11,8 @@ from . import codec
 
 CONTENT_TYPE = "application/x-msgpack"
 HEADERS = {"Content-Type": CONTENT_TYPE, "Accept": CONTENT_TYPE}
+# Brokers send the cluster credential in this header (minikafka/broker/cluster_auth.py).
+CLUSTER_CREDENTIAL_HEADER = "X-Minikafka-Cluster-Credential"
 
 
 def url_for(host: str, port: int, api: str) -> str:

@@ -107,6 +107,10 @@ class ZkSession:
         except NoNodeError:
             pass
 
+    async def sync(self, path: str) -> None:
+        """Bring this session's view of ``path`` up to date with the ZooKeeper leader."""
+        await self._await(self.client.sync_async(path))
+
     async def ensure_path(self, path: str) -> None:
         await self._await(self.client.ensure_path_async(path))
 

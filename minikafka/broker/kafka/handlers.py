@@ -239,8 +239,9 @@ class KafkaHandlers:
         parts = [{"topic": t["name"], "partition": p["partition_index"], "timestamp": p["timestamp"],
                   "current_leader_epoch": p["current_leader_epoch"]}
                  for t in req["topics"] for p in t["partitions"]]
-        replica_id = req["replica_id"] if req["replica_id"] >= 0 else -1
-        results = self.rm.list_offsets({"replica_id": replica_id, "partitions": parts})
+        # Replication stays on the inter-broker listener: here everyone is a consumer (-1),
+        # whatever replica id it claims (a replica's view needs the cluster credential).
+        results = self.rm.list_offsets({"replica_id": -1, "partitions": parts})
         topics = []
         for topic, entries in _group(results).items():
             topics.append({"name": topic, "partitions": [{
@@ -254,7 +255,7 @@ class KafkaHandlers:
         parts = [{"topic": t["topic"], "partition": p["partition"], "current_leader_epoch": p["current_leader_epoch"],
                   "leader_epoch": p["leader_epoch"]}
                  for t in req["topics"] for p in t["partitions"]]
-        results = self.rm.offsets_for_leader_epoch({"replica_id": req["replica_id"], "partitions": parts})
+        results = self.rm.offsets_for_leader_epoch({"replica_id": -1, "partitions": parts})  # as list_offsets
         topics = []
         for topic, entries in _group(results).items():
             topics.append({"topic": topic, "partitions": [{

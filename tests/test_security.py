@@ -1,0 +1,122 @@
+"""The cluster credential on live processes: controller and replica requests without it
+are refused with CLUSTER_AUTHORIZATION_FAILED and change nothing; a forged controller
+epoch cannot fence the real controller."""
+from __future__ import annotations
+
+import os
+import stat
+import uuid
+from pathlib import Path
+
+import pytest
+
+from minikafka import Admin, Consumer, Producer, TopicPartition
+from minikafka.protocol.http import CLUSTER_CREDENTIAL_HEADER
+from process_helpers import wait_for
+
+pytestmark = pytest.mark.process
+
+
+def secret_of(cluster) -> str:
+    path = Path(cluster.dir) / "minikafka" / "cluster-secret"
+    if not path.exists():
+        path = Path(cluster.dir) / "cluster-secret"
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600  # readable by the owner only
+    return path.read_text().strip()
+
+
+def post(port: int, api: str, body: dict, secret: str | None = None) -> dict:
+    """A request with a blocking client; with ``secret``, as a broker sends it."""
+    import urllib.request
+
+    from minikafka.protocol import codec, http
+
+    headers = dict(http.HEADERS)
+    if secret is not None:
+        headers[CLUSTER_CREDENTIAL_HEADER] = secret
+    req = urllib.request.Request(http.url_for("127.0.0.1", port, api), data=codec.pack(body), headers=headers,
+                                 method="POST")
+    with urllib.request.urlopen(req, timeout=10) as resp:
+        return http.decode_answer(resp.read(), resp.status, api, raise_error=False)
+
+
+def metric(port: int, name: str) -> float:
+    import urllib.request
+
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
+        for line in r.read().decode().splitlines():
+            if line.startswith(name + " "):
+                return float(line.split()[1])
+    raise AssertionError(name)
+
+
+def leader_of(cluster, topic: str) -> int:
+    with Admin(cluster.bootstrap) as admin:
+        (d,) = admin.describe_topics([topic])
+    return d.partitions[0].leader
+
+
+def test_forged_controller_and_replica_requests_are_refused_and_change_nothing(cluster):
+    topic = f"sec-{uuid.uuid4().hex[:8]}"
+    with Admin(cluster.bootstrap) as admin:
+        admin.create_topic(topic, partitions=1, replication_factor=3)
+    leader = wait_for(lambda: (lambda b: b if b > 0 else None)(leader_of(cluster, topic)), 30, message="a leader")
+    with Producer(cluster.bootstrap, acks="all") as p:
+        for i in range(10):
+            p.send(topic, f"r{i}".encode())
+        p.flush(30)
+    port = cluster.brokers[leader]
+    before = metric(port, "minikafka_cluster_authorization_failures_total")
+    tp = {"topic": topic, "partition": 0}
+    forged = [
+        ("stop_replica", {"controller_id": 1, "controller_epoch": 999, "delete_partitions": True, "partitions": [tp]}),
+        ("leader_and_isr", {"controller_id": 1, "controller_epoch": 999, "partition_states": [], "live_leaders": []}),
+        ("update_metadata", {"controller_id": 1, "controller_epoch": 999, "partition_states": [], "live_brokers": []}),
+        ("controlled_shutdown", {"broker_id": leader, "broker_epoch": -1}),
+        ("fetch", {"replica_id": 9, "max_wait_ms": 0, "partitions": [{**tp, "fetch_offset": 0}]}),
+        ("offsets_for_leader_epoch", {"replica_id": 9, "partitions": [{**tp, "leader_epoch": 0}]}),
+    ]
+    for api, body in forged:
+        for secret in (None, "not-the-secret"):
+            answer = post(port, api, body, secret)
+            assert answer["error"] == "CLUSTER_AUTHORIZATION_FAILED", (api, answer)
+    assert metric(port, "minikafka_cluster_authorization_failures_total") == before + 2 * len(forged)
+    # the leader kept its log and its leadership; consumers read all ten records
+    assert leader_of(cluster, topic) == leader
+    with Consumer(cluster.bootstrap) as c:
+        c.assign([TopicPartition(topic, 0)])
+        c.seek_to_beginning()
+        got = []
+        deadline_rounds = 50
+        while len(got) < 10 and deadline_rounds:
+            got += [r.value for r in c.poll(timeout_ms=500)]
+            deadline_rounds -= 1
+    assert got == [f"r{i}".encode() for i in range(10)]
+    # consumers' own requests need no credential
+    answer = post(port, "fetch", {"replica_id": -1, "max_wait_ms": 0, "partitions": [{**tp, "fetch_offset": 0}]})
+    assert answer["error_code"] == 0
+
+
+def test_a_forged_controller_epoch_with_the_credential_cannot_fence_the_real_controller(cluster):
+    secret = secret_of(cluster)
+    port = next(iter(cluster.brokers.values()))
+    body = {"controller_id": 1, "controller_epoch": 999, "partition_states": [], "live_brokers": [],
+            "deleted_topics": []}
+    answer = post(port, "update_metadata", body, secret)
+    assert answer["error"] == "STALE_CONTROLLER_EPOCH" and "newer than /controller_epoch" in answer["message"]
+    assert metric(port, "minikafka_forged_controller_epochs_total") >= 1
+    # the real controller's requests are still accepted: a new topic gets a leader everywhere
+    topic = f"after-{uuid.uuid4().hex[:8]}"
+    with Admin(cluster.bootstrap) as admin:
+        admin.create_topic(topic, partitions=1, replication_factor=3)
+    wait_for(lambda: leader_of(cluster, topic) > 0, 30, message="a leader for a topic created after the forgery")
+    with Producer(cluster.bootstrap, acks="all") as p:
+        p.send(topic, b"ok").result(30)
+
+
+def test_the_credential_is_a_broker_option():
+    from minikafka.errors import InvalidConfigError
+    from minikafka.cli.main import cluster_secret
+
+    with pytest.raises(InvalidConfigError, match="cannot read --cluster-secret-file"):
+        cluster_secret("/nonexistent/secret")
