@@ -476,3 +476,62 @@ def test_an_empty_existing_data_dir_is_marked(tmp_path):
     DiskStorage(str(tmp_path))
     assert "minikafka.record.format=2" in (tmp_path / "meta.properties").read_text()
     DiskStorage(str(tmp_path))  # and opens again
+
+
+# -- damaged files: detected, said in the log, recovered safely --------------------------------
+
+def _disk_log_with_epochs(tmp_path):
+    from minikafka.broker.storage import DiskStorage
+
+    d = tmp_path / "broker-1"
+    s = DiskStorage(str(d), segment_bytes=200, broker_id=1)
+    # offsets 0-1 at epoch 0, 2-3 at epoch 2, 4-5 at epoch 5
+    batches = [stamp(encode_batch([(None, b"v%d" % i * 10, None, i)]), i, epoch)
+               for i, epoch in enumerate([0, 0, 2, 2, 5, 5])]
+    s.append("t", 0, batches)
+    s.write_epochs("t", 0, [(0, 0), (2, 2), (5, 4)])
+    return d
+
+
+@pytest.mark.parametrize("damage", ["garbage\n\x00\xff", "0\n3\n0 0\n2 2\n", "", "7\n1\n0 0\n"])
+def test_an_unreadable_epoch_checkpoint_is_rebuilt_from_the_log(tmp_path, caplog, damage):
+    from minikafka.broker.storage import DiskStorage
+
+    d = _disk_log_with_epochs(tmp_path)
+    (d / "t-0" / "leader-epoch-checkpoint").write_text(damage)
+    log, epochs = DiskStorage(str(d), segment_bytes=200, broker_id=1).load("t", 0)
+    assert log.log_end_offset == 6
+    assert epochs.entries == [(0, 0), (2, 2), (5, 4)]
+    assert "leader-epoch-checkpoint is unreadable" in caplog.text and "rebuilt from the log" in caplog.text
+    # and written back, so the next start reads it
+    assert checkpoint.parse_epochs((d / "t-0" / "leader-epoch-checkpoint").read_text()) == [(0, 0), (2, 2), (5, 4)]
+
+
+def test_an_unreadable_hw_checkpoint_is_set_aside_and_every_hw_starts_unknown(tmp_path, caplog):
+    from minikafka.broker.storage import DiskStorage
+
+    d = _disk_log_with_epochs(tmp_path)
+    s = DiskStorage(str(d), segment_bytes=200, broker_id=1)
+    s.write_hw_checkpoint({("t", 0): 6})
+    assert s.read_hw_checkpoint() == {("t", 0): 6}
+    (d / "replication-offset-checkpoint").write_bytes(b"0\n1\nt 0 six\n")
+    assert s.read_hw_checkpoint() == {}
+    assert "replication-offset-checkpoint is unreadable" in caplog.text
+    assert (d / "replication-offset-checkpoint.corrupt").exists()
+
+
+def test_a_damaged_batch_in_the_middle_of_a_segment_cuts_the_log_there(tmp_path, caplog):
+    from minikafka.broker.storage import DiskStorage
+
+    d = _disk_log_with_epochs(tmp_path)
+    first = sorted((d / "t-0").glob("*.log"))[0]
+    data = bytearray(first.read_bytes())
+    second = read_header(bytes(data)).size  # the second batch starts here
+    data[second + 70] ^= 0xFF  # a flipped bit in its records: its CRC no longer matches
+    first.write_bytes(bytes(data))
+    log, epochs = DiskStorage(str(d), segment_bytes=200, broker_id=1).load("t", 0)
+    assert log.log_end_offset == 1  # only the batch before the damage stays; the rest is re-fetched
+    assert [r.value for r in iter_records(log.read(0, BIG))] == [b"v0" * 10]
+    assert epochs.entries == [(0, 0)]
+    assert "invalid batch" in caplog.text and "fetches them again from the leader" in caplog.text
+    assert len(list((d / "t-0").glob("*.log"))) == 1  # later segments removed

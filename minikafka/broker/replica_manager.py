@@ -100,7 +100,7 @@ class ReplicaManager:
         if eff.truncated_to is not None:
             storage.truncate(p.topic, p.partition, p.log)
         if eff.appended:
-            storage.append(p.topic, p.partition, eff.appended)
+            storage.append(p.topic, p.partition, eff.appended, self.setting(p.topic, "segment.bytes"))
             self.broker.metrics.bytes_in += sum(len(b) for b in eff.appended)
         if eff.isr_update is not None:
             task = asyncio.get_running_loop().create_task(self._write_isr(p, eff.isr_update))

@@ -119,11 +119,21 @@ class Storage:
         write_atomically(os.path.join(self.data_dir, HW_CHECKPOINT), checkpoint.format_offsets(hws))
 
     def read_hw_checkpoint(self) -> dict[tuple[str, int], int]:
+        """The checkpointed high watermarks.  An unreadable file is moved aside (``.corrupt``)
+        and every HW starts unknown (0): the leaders' HWs come back from their followers'
+        fetches, so consumers briefly see less, never something wrong."""
         path = os.path.join(self.data_dir, HW_CHECKPOINT)
         if not self.persistent or not os.path.exists(path):
             return {}
-        with open(path) as f:
-            return checkpoint.parse_offsets(f.read())
+        with open(path, errors="replace") as f:
+            text = f.read()
+        try:
+            return checkpoint.parse_offsets(text)
+        except KafkaStorageError as exc:
+            os.replace(path, path + ".corrupt")
+            log.warning("%s is unreadable (%s): moved to %s.corrupt; high watermarks start at 0 and are "
+                        "recomputed by the leaders", path, exc, HW_CHECKPOINT)
+            return {}
 
     def write_epochs(self, topic: str, partition: int, entries: list[tuple[int, int]]) -> None:
         d = self.partition_dir(topic, partition)
@@ -138,7 +148,7 @@ class Storage:
     def local_partitions(self) -> list[tuple[str, int]]:
         return []
 
-    def append(self, topic: str, partition: int, batches: Iterable[bytes]) -> None:
+    def append(self, topic: str, partition: int, batches: Iterable[bytes], segment_bytes: int | None = None) -> None:
         pass
 
     def truncate(self, topic: str, partition: int, log_: PartitionLog) -> None:
@@ -206,7 +216,9 @@ class DiskStorage(Storage):
                     h = validate_batch(buf, pos)
                     plog.append(h, bytes(buf[pos:pos + h.size]))
                 except CorruptMessageError as exc:
-                    log.warning("%s-%d: cutting torn tail of %s at byte %d: %s", topic, partition, path, pos, exc)
+                    log.warning("%s-%d: invalid batch in %s at byte %d (%s): the log is cut there, with every later "
+                                "batch and segment, from offset %d on; the replica fetches them again from the leader",
+                                topic, partition, path, pos, exc, plog.log_end_offset)
                     with open(path, "r+b") as f:
                         f.truncate(pos)
                         os.fsync(f.fileno())
@@ -220,22 +232,30 @@ class DiskStorage(Storage):
         epochs = LeaderEpochCache()
         epath = os.path.join(self.partition_dir(topic, partition), EPOCH_CHECKPOINT)
         if os.path.exists(epath):
-            with open(epath) as f:
-                try:
-                    for e, o in checkpoint.parse_epochs(f.read()):
-                        epochs.assign(e, o)
-                except KafkaStorageError as exc:
-                    log.warning("%s-%d: ignoring unreadable %s: %s", topic, partition, epath, exc)
+            with open(epath, errors="replace") as f:
+                text = f.read()
+            try:
+                for e, o in checkpoint.parse_epochs(text):
+                    epochs.assign(e, o)
+            except KafkaStorageError as exc:
+                epochs = LeaderEpochCache.from_batches(
+                    (b.leader_epoch, b.base_offset) for b in plog.batches_from(plog.log_start_offset))
+                log.warning("%s-%d: %s is unreadable (%s): rebuilt from the log's batches: %s", topic, partition,
+                            epath, exc, epochs.entries)
+                write_atomically(epath, checkpoint.format_epochs(epochs.entries))
         epochs.truncate_from_end(plog.log_end_offset)
         return plog, epochs
 
-    def append(self, topic: str, partition: int, batches: Iterable[bytes]) -> None:
+    def append(self, topic: str, partition: int, batches: Iterable[bytes], segment_bytes: int | None = None) -> None:
+        """Append batches to the active segment; a new one is rolled when it would pass
+        ``segment_bytes`` (the topic's segment.bytes; the broker's log.segment.bytes if None)."""
         tp = (topic, partition)
         d = self.partition_dir(topic, partition)
         os.makedirs(d, exist_ok=True)
+        limit = self.segment_bytes if segment_bytes is None else segment_bytes
         for data in batches:
             path, size = self._active.get(tp, (None, 0))
-            if path is None or size + len(data) > self.segment_bytes and size > 0:
+            if path is None or size + len(data) > limit and size > 0:
                 path = os.path.join(d, self._segment_name(read_header(data).base_offset))
                 size = 0
             with open(path, "ab") as f:

@@ -8,6 +8,7 @@ refinement: the answer names the epoch it is for.
 from __future__ import annotations
 
 import bisect
+from typing import Iterable
 
 UNDEFINED_EPOCH = -1
 UNDEFINED_OFFSET = -1
@@ -20,6 +21,17 @@ class LeaderEpochCache:
         self._entries: list[tuple[int, int]] = []
         for epoch, start in entries or []:
             self.assign(epoch, start)
+
+    @classmethod
+    def from_batches(cls, batches: "Iterable[tuple[int, int]]") -> "LeaderEpochCache":
+        """Rebuild the cache from a log's ``(leader epoch, base offset)`` per batch, in
+        offset order (when the checkpoint is lost or unreadable, as Kafka's recovery does).
+        An epoch in which the leader wrote nothing leaves no trace in the log: the rebuilt
+        cache lacks it, which KIP-279's stepping back handles."""
+        cache = cls()
+        for epoch, base_offset in batches:
+            cache.assign(epoch, base_offset)
+        return cache
 
     @property
     def entries(self) -> list[tuple[int, int]]:
