@@ -39,3 +39,15 @@ def test_what_is_not_an_answer_is_an_unknown_server_error_naming_the_call(raw, s
     with pytest.raises(errors.UnknownServerError, match="fetch request to b1") as got:
         decode_answer(raw, status, "fetch request to b1")
     assert message in str(got.value)
+
+
+def test_requests_with_too_many_entries_are_refused_before_any_work():
+    from minikafka.protocol.codec import decode_request
+    from minikafka.protocol.schema import MAX_ENTRIES
+
+    parts = [{"topic": "t", "partition": 0, "fetch_offset": 0}] * (MAX_ENTRIES + 1)
+    with pytest.raises(errors.InvalidRequestError, match="more than the 100000 a request may hold"):
+        decode_request("fetch", codec.pack({"partitions": parts}))
+    assert len(decode_request("fetch", codec.pack({"partitions": parts[:3]}))["partitions"]) == 3
+    with pytest.raises(errors.InvalidRequestError, match="more than"):
+        decode_request("alter_configs", codec.pack({"topic": "t", "set": {f"k{i}": "v" for i in range(MAX_ENTRIES + 1)}}))

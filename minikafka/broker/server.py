@@ -24,7 +24,6 @@ from ..errors import (
     ClientError,
     ClusterAuthorizationFailedError,
     InvalidConfigError,
-    InvalidPartitionsError,
     InvalidReplicaAssignmentError,
     InvalidReplicationFactorError,
     InvalidRequestError,
@@ -60,7 +59,7 @@ from ..rpc import call
 from .storage import DiskStorage, Storage
 from . import cluster_auth
 from .config_changes import ConfigChangeListener
-from .topic_admin import CONFIG_SOURCE_NAMES, TopicAdmin
+from .topic_admin import CONFIG_SOURCE_NAMES, TopicAdmin, check_partition_count
 
 log = logging.getLogger(__name__)
 
@@ -154,7 +153,7 @@ class Broker:
                         "this broker's port may send it controller and replica requests")
         app = web.Application(client_max_size=self.config.get("socket.request.max.bytes"),
                               middlewares=[self.listeners.middleware])
-        app.router.add_post("/v1/{api}", self.handle)
+        app.router.add_post("/v1/{api:.*}", self.handle)  # an empty or unknown name: UNSUPPORTED_VERSION
         from ..web import setup_routes
         setup_routes(app, self.web_view())
         self.app = app
@@ -442,8 +441,7 @@ class Broker:
                 if t["assignment"] is not None:
                     assignment = self._check_assignment(t["assignment"], live)
                 else:
-                    if t["num_partitions"] < 1:
-                        raise InvalidPartitionsError("number of partitions must be at least 1")
+                    check_partition_count(t["num_partitions"])
                     if t["replication_factor"] > len(live):
                         raise InvalidReplicationFactorError(
                             f"replication factor {t['replication_factor']} is larger than the {len(live)} live brokers {live}")
@@ -489,6 +487,7 @@ class Broker:
             raise InvalidReplicaAssignmentError("partition ids must be integers") from None
         if sorted(parts) != list(range(len(parts))) or not parts:
             raise InvalidReplicaAssignmentError("partitions must be numbered 0..n-1")
+        check_partition_count(len(parts))
         sizes = {len(r) for r in parts.values()}
         if len(sizes) != 1 or 0 in sizes:
             raise InvalidReplicaAssignmentError("every partition needs the same, non-zero number of replicas")

@@ -16,8 +16,6 @@ both listeners share them.  As in Kafka 2.x:
 """
 from __future__ import annotations
 
-import asyncio
-import json
 import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -39,6 +37,19 @@ if TYPE_CHECKING:
     from .server import Broker
 
 log = logging.getLogger(__name__)
+
+# Most partitions a topic may have: its assignment znode must fit ZooKeeper's 1 MB limit
+# (jute.maxbuffer), and every partition costs a state znode and an election.
+MAX_PARTITIONS = 10000
+
+
+def check_partition_count(count: int) -> None:
+    """INVALID_PARTITIONS unless 1 <= count <= MAX_PARTITIONS."""
+    if count < 1:
+        raise InvalidPartitionsError(f"number of partitions must be at least 1, not {count}")
+    if count > MAX_PARTITIONS:
+        raise InvalidPartitionsError(f"a topic may have at most {MAX_PARTITIONS} partitions, not {count}")
+
 
 # Kafka's ConfigResource types, DescribeConfigs sources and config types.
 TOPIC, BROKER = 2, 4
@@ -206,6 +217,7 @@ class TopicAdmin:
         n = len(current)
         if count <= n:
             raise InvalidPartitionsError(f"topic {topic!r} has {n} partitions; the new count {count} must be larger")
+        check_partition_count(count)
         rf = len(current[0])
         live = sorted(int(b) for b in await zk.children(layout.BROKER_IDS))
         added = list(range(n, count))

@@ -25,6 +25,9 @@ _SCALARS: dict[str, tuple[type, ...]] = {
     "any": (object,),
 }
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+# Most entries an array or map of a request may hold (partitions, topics, members...):
+# beyond it a request is INVALID_REQUEST before any work is done for it.
+MAX_ENTRIES = 100_000
 
 
 @dataclass(frozen=True)
@@ -83,11 +86,15 @@ def _check(f: Field, v: Any, where: str, typ: Any = None) -> Any:
     if isinstance(typ, list):
         if not isinstance(v, (list, tuple)):
             raise InvalidRequestError(f"{where}: expected an array, got {type(v).__name__}")
+        if len(v) > MAX_ENTRIES:
+            raise InvalidRequestError(f"{where}: {len(v)} entries, more than the {MAX_ENTRIES} a request may hold")
         inner = Field(f.name, typ[0], minimum=f.minimum, maximum=f.maximum)
         return [_check(inner, x, f"{where}[{i}]") for i, x in enumerate(v)]
     if isinstance(typ, dict):  # {"str": "str"} map
         if not isinstance(v, dict):
             raise InvalidRequestError(f"{where}: expected a map, got {type(v).__name__}")
+        if len(v) > MAX_ENTRIES:
+            raise InvalidRequestError(f"{where}: {len(v)} entries, more than the {MAX_ENTRIES} a request may hold")
         (kt, vt), = typ.items()
         return {_check(Field(f.name, kt), k, f"{where} key"): _check(Field(f.name, vt), x, f"{where}[{k!r}]") for k, x in v.items()}
     allowed = _SCALARS[typ]
