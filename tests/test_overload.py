@@ -1,0 +1,49 @@
+"""Overload on live processes: 200 client connections, slow consumers and a follower
+catching up a large range at once; every request is answered and the follower rejoins.
+(The figures, metadata latency and memory, are printed and go to the notes, never
+asserted.)"""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from minikafka import Admin, Producer
+from minikafka.cluster.state import load
+from process_helpers import wait_for
+from replica_checks import replica_states, wait_identical
+
+pytestmark = pytest.mark.process
+
+SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "overload.py"
+
+
+def test_overload_answers_every_request_while_a_follower_catches_up(make_cluster):
+    c = make_cluster(brokers=3)
+    with Admin(c.bootstrap) as admin:
+        admin.create_topic("overload", partitions=8, replication_factor=3)
+    wait_for(lambda: len(replica_states(c, "overload", 0)) == 3, 30, message="replicas")
+    c.kill(3)
+    with Producer(c.bootstrap, acks=1, linger_ms=20) as p:
+        for i in range(100_000):
+            p.send("overload", b"r" * 100, partition=i % 8)
+        p.flush(120)
+    c.start(3)  # memory storage: broker 3 comes back empty and fetches the whole range
+    pids = ",".join(str(b.pid) for b in load(c.dir).brokers.values())
+    r = subprocess.run([sys.executable, str(SCRIPT), "--bootstrap-server", c.bootstrap, "--connections", "200",
+                        "--slow", "20", "--seconds", "15", "--pids", pids],
+                       capture_output=True, text=True, timeout=300)
+    print(r.stdout)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert " unanswered=0 " in r.stdout
+    wait_identical(c, "overload", 8, lambda part: [1, 2, 3], timeout_s=120)
+    def in_every_isr() -> bool:
+        for part in range(8):
+            leaders = [st for st in replica_states(c, "overload", part).values() if st["role"] == "leader"]
+            if not leaders or 3 not in leaders[0]["isr"]:
+                return False
+        return True
+
+    wait_for(in_every_isr, 120, interval_s=0.5, message="broker 3 back in every ISR")
