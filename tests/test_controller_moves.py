@@ -95,3 +95,18 @@ def test_re_elections_do_not_pile_up_watches(make_cluster):
     finally:
         zk.stop()
         zk.close()
+
+
+def test_a_fresh_cluster_reports_no_broker_lost(make_cluster):
+    """Brokers registering while the controller loads must not show up as lost: watch
+    firings make the controller read /brokers/ids again, not trust what the watch saw."""
+    c = make_cluster(brokers=3)
+    zk = KazooClient(hosts=c.zk_connect, timeout=10)
+    zk.start(10)
+    try:
+        wait_for(lambda: controller_id(zk), 30, message="a controller")
+    finally:
+        zk.stop()
+        zk.close()
+    lost = [e["text"] for b in (1, 2, 3) for kind in ("broker_lost", "isr_shrink_controller") for e in events(c, b, kind)]
+    assert lost == []

@@ -346,14 +346,18 @@ class KafkaController:
             return event
         await self._active(read)
 
-    async def _on_broker_change(self, children: list[str]) -> None:
+    # Watch firings only say "look again": each handler reads the znodes as they are when
+    # it runs (as Kafka's event handlers do), never the children the watch saw, which may
+    # be older than what the failover or an earlier event already read.
+    async def _on_broker_change(self, _: Any) -> None:
         async def read() -> core.Event:
-            return core.BrokersChanged(await self.store.read_brokers(children))
+            return core.BrokersChanged(await self.store.read_brokers(await self.host.zk.children(layout.BROKER_IDS)))
         await self._active(read)
 
-    async def _on_topic_change(self, children: list[str]) -> None:
+    async def _on_topic_change(self, _: Any) -> None:
         async def read() -> core.Event | None:
             assert self.core is not None
+            children = await self.host.zk.children(layout.BROKER_TOPICS)
             new = sorted(set(children) - set(self.core.ctx.topics))
             if not new:
                 return None
@@ -367,9 +371,10 @@ class KafkaController:
             return None if assignment is None else core.PartitionsChanged(topic, assignment)
         await self._active(read)
 
-    async def _on_isr_change(self, children: list[str]) -> None:
+    async def _on_isr_change(self, _: Any) -> None:
         if not self.active:
             return
+        children = await self.host.zk.children(layout.ISR_CHANGE_NOTIFICATION)
         taken = await self.store.take_isr_notifications(children) if children else {}
 
         async def read() -> core.Event | None:
@@ -381,8 +386,9 @@ class KafkaController:
         first = sorted(taken)
         await self._active(read)
 
-    async def _on_delete_topics(self, children: list[str]) -> None:
+    async def _on_delete_topics(self, _: Any) -> None:
         async def read() -> core.Event | None:
+            children = await self.host.zk.children(layout.DELETE_TOPICS)
             return core.DeleteTopics(tuple(sorted(children))) if children else None
         await self._active(read)
 
