@@ -58,6 +58,8 @@ class ConfigDef:
 
 BROKER_CONFIGS: tuple[ConfigDef, ...] = (
     ConfigDef("zookeeper.session.timeout.ms", int, 6000, "ZooKeeper session timeout; a dead broker's registration vanishes after it.", 1000),
+    ConfigDef("zookeeper.set.acl", _bool, False, "Create znodes that only the brokers may change (ZooKeeper digest ACLs from the "
+              "cluster credential; everyone may read). Needs the cluster credential.", None),
     ConfigDef("replica.lag.time.max.ms", int, 10000, "A follower that has not caught up to the leader's LEO for this long leaves the ISR.", 1),
     ConfigDef("replica.lag.max.messages", int, 0, "Legacy rule (Kafka < 0.9): a follower this many messages behind leaves the ISR; 0 turns it off.", 0),
     ConfigDef("replica.fetch.wait.max.ms", int, 500, "Longest a follower fetch waits at the leader for data.", 0),

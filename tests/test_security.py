@@ -120,3 +120,44 @@ def test_the_credential_is_a_broker_option():
 
     with pytest.raises(InvalidConfigError, match="cannot read --cluster-secret-file"):
         cluster_secret("/nonexistent/secret")
+
+
+def test_zookeeper_set_acl_lets_only_the_brokers_change_kafkas_znodes(make_cluster):
+    """zookeeper.set.acl=true (Kafka's name): znodes the brokers create are readable by
+    everyone and writable only with the brokers' digest; the cluster works as before."""
+    import json
+
+    from kazoo.client import KazooClient
+    from kazoo.exceptions import NoAuthError
+
+    from minikafka.broker.server import ZK_ACL_USER
+    from minikafka.zk import layout
+
+    c = make_cluster(brokers=3, broker_configs={"zookeeper.set.acl": "true"})
+    topic = "acl"
+    with Admin(c.bootstrap) as admin:
+        admin.create_topic(topic, partitions=1, replication_factor=3)
+    leader = wait_for(lambda: (lambda b: b if b > 0 else None)(leader_of(c, topic)), 30, message="a leader")
+    outsider = KazooClient(hosts=c.zk_connect, timeout=10)
+    outsider.start(10)
+    try:
+        state = layout.partition_state_path(topic, 0)
+        data, stat = outsider.get(state)  # reading is open
+        assert json.loads(data)["leader"] == leader
+        with pytest.raises(NoAuthError):
+            outsider.set(state, data, stat.version)
+        with pytest.raises(NoAuthError):
+            outsider.create(layout.PREFERRED_REPLICA_ELECTION, b'{"version":1,"partitions":[]}')
+        with pytest.raises(NoAuthError):
+            outsider.delete(layout.broker_path(leader))
+        # the brokers' digest may: as Kafka's tools authenticate
+        outsider.add_auth("digest", f"{ZK_ACL_USER}:{secret_of(c)}")
+        outsider.set(state, data, stat.version)
+    finally:
+        outsider.stop()
+        outsider.close()
+    # the controller still writes: a clean stop moves the leadership
+    c.stop(leader)
+    wait_for(lambda: leader_of(c, topic) not in (-1, leader), 60, message="a new leader after a clean stop")
+    with Producer(c.bootstrap, acks="all") as p:
+        p.send(topic, b"still writable").result(30)

@@ -63,6 +63,7 @@ from .topic_admin import CONFIG_SOURCE_NAMES, TopicAdmin, check_partition_count
 
 log = logging.getLogger(__name__)
 
+ZK_ACL_USER = "minikafka-broker"  # the digest user of zookeeper.set.acl (docs/security.md)
 TOPIC_NAME = re.compile(r"^[a-zA-Z0-9._-]{1,249}$")
 
 
@@ -77,7 +78,9 @@ class Broker:
         self.metrics = Metrics()
         self.events: collections.deque[dict] = collections.deque(maxlen=2000)
         self.metadata = MetadataCache()
-        self.zk = ZkSession(config.zookeeper_connect, config.get("zookeeper.session.timeout.ms"))
+        self.zk = ZkSession(config.zookeeper_connect, config.get("zookeeper.session.timeout.ms"),
+                            digest=(ZK_ACL_USER, config.cluster_secret)
+                            if config.get("zookeeper.set.acl") and config.cluster_secret else None)
         self.replica_manager = ReplicaManager(self)
         self.fetchers = FetcherManager(self)
         self.listeners = Listeners(config)
@@ -146,6 +149,9 @@ class Broker:
     # -- lifecycle -----------------------------------------------------------------
     async def start(self) -> None:
         secret = self.config.cluster_secret
+        if self.config.get("zookeeper.set.acl") and secret is None:
+            raise ClientError("zookeeper.set.acl=true needs the cluster credential "
+                              "(--cluster-secret-file or MINIKAFKA_CLUSTER_SECRET)")
         self.http = aiohttp.ClientSession(
             headers={cluster_auth.CLUSTER_CREDENTIAL_HEADER: secret} if secret else None)
         if secret is None:

@@ -134,6 +134,9 @@ def cluster_secret(path: str | None) -> str | None:
 def cmd_broker(args: argparse.Namespace) -> int:
     """Run one broker in the foreground (or only check its configuration)."""
     cfg = broker_config(args, read_secret=not args.check_config)
+    if cfg.get("zookeeper.set.acl") and cfg.cluster_secret is None and not args.check_config:
+        raise InvalidConfigError("zookeeper.set.acl=true needs the cluster credential "
+                                 "(--cluster-secret-file or MINIKAFKA_CLUSTER_SECRET)")
     if args.check_config:
         host, port = cfg.advertised
         overrides = len(args.config)

@@ -14,6 +14,7 @@ from kazoo.client import KazooClient, KazooState
 from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
 
 from kazoo.protocol.states import ZnodeStat
+from kazoo.security import make_acl, make_digest_acl
 
 log = logging.getLogger(__name__)
 
@@ -23,9 +24,16 @@ __all__ = ["BadVersionError", "NoNodeError", "NodeExistsError", "Watch", "ZkSess
 class ZkSession:
     """One ZooKeeper session used from one asyncio loop."""
 
-    def __init__(self, connect: str, session_timeout_ms: int = 6000) -> None:
+    def __init__(self, connect: str, session_timeout_ms: int = 6000, digest: tuple[str, str] | None = None) -> None:
+        """With ``digest`` (user, password) the session authenticates with it and every
+        znode it creates is writable by that user only and readable by everyone."""
         self.connect = connect
-        self.client = KazooClient(hosts=connect, timeout=session_timeout_ms / 1000.0)
+        auth, acl = None, None
+        if digest is not None:
+            user, password = digest
+            auth = [("digest", f"{user}:{password}")]
+            acl = [make_digest_acl(user, password, all=True), make_acl("world", "anyone", read=True)]
+        self.client = KazooClient(hosts=connect, timeout=session_timeout_ms / 1000.0, auth_data=auth, default_acl=acl)
         self.loop: asyncio.AbstractEventLoop | None = None
         self._state_callbacks: list[Callable[[str], Any]] = []
         self.watches: set[Watch] = set()  # live (not cancelled) watches of this session
