@@ -110,3 +110,19 @@ def test_a_fresh_cluster_reports_no_broker_lost(make_cluster):
         zk.close()
     lost = [e["text"] for b in (1, 2, 3) for kind in ("broker_lost", "isr_shrink_controller") for e in events(c, b, kind)]
     assert lost == []
+
+
+def test_plans_too_big_for_one_zookeeper_request_are_written_in_parts(make_cluster):
+    """A topic of 10,000 partitions is a plan of 20,000 ZooKeeper creates, over the 1 MB a
+    ZooKeeper request may carry: it is written as several fenced transactions."""
+    c = make_cluster(brokers=1)
+    with Admin(c.bootstrap) as admin:
+        admin.create_topic("wide", partitions=10000, replication_factor=1)
+
+    def led() -> int:
+        with Admin(c.bootstrap) as admin:
+            (d,) = admin.describe_topics(["wide"])
+        return sum(1 for p in d.partitions if p.leader == 1)
+
+    wait_for(lambda: led() == 10000, 180, interval_s=1, message="10,000 partitions led")
+    assert not events(c, 1, "controller_moved")

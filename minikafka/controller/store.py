@@ -23,6 +23,9 @@ from .core import (CREATE, TP, AssignmentWrite, Delete, DeleteIfPresent, Failove
 log = logging.getLogger(__name__)
 
 
+CHUNK_OPS = 500  # ops per transaction: ~100 KB, well under ZooKeeper's 1 MB (jute.maxbuffer)
+
+
 class Fenced(Exception):
     """/controller_epoch moved on: another broker is controller now."""
 
@@ -147,16 +150,23 @@ class ControllerStore:
         return out + [path]
 
     async def execute(self, plan: Plan, epoch_zk_version: int) -> int:
-        """Run the plan's writes as one transaction fenced by the controller epoch's
-        version; return its zxid (-1 when there was nothing to write)."""
+        """Run the plan's writes as transactions fenced by the controller epoch's version:
+        one for most plans, several of at most :data:`CHUNK_OPS` ops for a big one (ZooKeeper
+        refuses a request over 1 MB).  Returns the zxid of the first (-1 when there was
+        nothing to write).  A lost race in any part raises :class:`StateConflict` naming
+        every partition of the plan, so the controller re-reads them all and plans again."""
         if not plan.writes:
             return -1
         ops: list[tuple[str, Any]] = []
+        existing: dict[str, set[str]] = {}  # topic -> partition znodes already there
         for w in plan.writes:
             if isinstance(w, StateWrite):
                 if w.expected_version == CREATE:
-                    await self.zk.ensure_path(layout.partitions_path(w.tp[0]))
-                    if await self.zk.exists(layout.partition_path(*w.tp)) is None:
+                    topic = w.tp[0]
+                    if topic not in existing:
+                        await self.zk.ensure_path(layout.partitions_path(topic))
+                        existing[topic] = set(await self.zk.children(layout.partitions_path(topic)))
+                    if str(w.tp[1]) not in existing[topic]:
                         ops.append(("create", (layout.partition_path(*w.tp), b"")))
                     ops.append(("create", (layout.partition_state_path(*w.tp), w.state.encode())))
                 else:
@@ -165,33 +175,37 @@ class ControllerStore:
                 ops.append(("set", (layout.topic_path(w.topic), layout.encode_assignment(w.assignment), -1)))
             elif isinstance(w, Delete):
                 ops += [("delete", (path,)) for path in await self._subtree(w.path)]
+        zxid = -1
+        for start in range(0, len(ops), CHUNK_OPS):
+            chunk = ops[start:start + CHUNK_OPS]
 
-        def build(tx: Any) -> None:
-            tx.check(layout.CONTROLLER_EPOCH, epoch_zk_version)
-            for kind, args in ops:
-                if kind == "create":
-                    tx.create(*args)
-                elif kind == "set":
-                    tx.set_data(*args)
-                else:
-                    tx.delete(*args)
+            def build(tx: Any, chunk: list = chunk) -> None:
+                tx.check(layout.CONTROLLER_EPOCH, epoch_zk_version)
+                for kind, args in chunk:
+                    if kind == "create":
+                        tx.create(*args)
+                    elif kind == "set":
+                        tx.set_data(*args)
+                    else:
+                        tx.delete(*args)
 
-        results = await self.zk.commit(build)
-        _raise_if_fenced(results, epoch_zk_version)
-        for (kind, args), r in zip(ops, results[1:]):
-            if isinstance(r, Exception) and not isinstance(r, RolledBackError):
-                if isinstance(r, (BadVersionError, NodeExistsError, NoNodeError)):
-                    raise StateConflict(sorted(plan.state_writes()), f"{r.__class__.__name__} on {kind} {args[0]}")
-                raise r.__class__(f"{kind} {args[0]}: {r.__class__.__name__}")
-        for r in results:
-            if hasattr(r, "mzxid"):
-                return r.mzxid
-        for w in plan.writes:
-            if isinstance(w, StateWrite):
-                stat = await self.zk.exists(layout.partition_state_path(*w.tp))
-                if stat is not None:
-                    return stat.mzxid
-        return -1
+            results = await self.zk.commit(build)
+            _raise_if_fenced(results, epoch_zk_version)
+            for (kind, args), r in zip(chunk, results[1:]):
+                if isinstance(r, Exception) and not isinstance(r, RolledBackError):
+                    written = f" ({start} of {len(ops)} ops written before)" if start else ""
+                    if isinstance(r, (BadVersionError, NodeExistsError, NoNodeError)):
+                        raise StateConflict(sorted(plan.state_writes()), f"{r.__class__.__name__} on {kind} {args[0]}{written}")
+                    raise r.__class__(f"{kind} {args[0]}: {r.__class__.__name__}{written}")
+            if zxid < 0:
+                zxid = next((r.mzxid for r in results if hasattr(r, "mzxid")), -1)
+        if zxid < 0:
+            for w in plan.writes:
+                if isinstance(w, StateWrite):
+                    stat = await self.zk.exists(layout.partition_state_path(*w.tp))
+                    if stat is not None:
+                        return stat.mzxid
+        return zxid
 
     async def _fenced(self, epoch_zk_version: int, op: Any) -> bool:
         """One fenced op; False when the node was missing or changed meanwhile."""
