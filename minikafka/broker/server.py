@@ -17,12 +17,14 @@ from typing import Any, Awaitable, Callable
 
 import aiohttp
 from aiohttp import web
+from kazoo.exceptions import ConnectionClosedError, ConnectionLoss, OperationTimeoutError, SessionExpiredError
 
 from ..config import BrokerConfig, validate_topic_config
 from .. import errors
 from ..errors import (
     ClientError,
     ClusterAuthorizationFailedError,
+    CoordinatorLoadInProgressError,
     InvalidConfigError,
     InvalidReplicaAssignmentError,
     InvalidReplicationFactorError,
@@ -63,6 +65,8 @@ from .topic_admin import CONFIG_SOURCE_NAMES, TopicAdmin, check_partition_count
 
 log = logging.getLogger(__name__)
 
+# kazoo's "ZooKeeper cannot answer now" errors (a retriable condition, not a bug)
+ZK_UNREACHABLE = (ConnectionLoss, SessionExpiredError, ConnectionClosedError, OperationTimeoutError)
 ZK_ACL_USER = "minikafka-broker"  # the digest user of zookeeper.set.acl (docs/security.md)
 TOPIC_NAME = re.compile(r"^[a-zA-Z0-9._-]{1,249}$")
 
@@ -296,6 +300,10 @@ class Broker:
         except KafkaError as exc:
             self.metrics.count(f"errors_{exc.code.name}")
             resp = codec.error_response(exc)
+        except ZK_UNREACHABLE as exc:  # ZooKeeper is down or the session moved: retriable
+            self.metrics.count("errors_REQUEST_TIMED_OUT")
+            resp = codec.error_response(RequestTimedOutError(
+                f"{api} needs ZooKeeper, which does not answer ({exc.__class__.__name__}); try again"))
         except Exception as exc:  # a bug: answer UNKNOWN_SERVER_ERROR, keep serving
             log.exception("%s failed", api)
             resp = codec.error_response(UnknownServerError(f"{exc.__class__.__name__}: {exc}"))
@@ -341,7 +349,13 @@ class Broker:
         if req["transactional_id"] is not None:
             raise InvalidRequestError("transactions are not supported: only idempotent producers "
                                       "(transactional_id nil) get a producer id")
-        return codec.ok(producer_id=await self.producer_ids.generate(), producer_epoch=0)
+        try:
+            pid = await self.producer_ids.generate()
+        except ZK_UNREACHABLE as exc:
+            raise CoordinatorLoadInProgressError(
+                f"broker {self.broker_id} has no producer ids left and ZooKeeper, which hands out the next block, "
+                f"does not answer ({exc.__class__.__name__}); try again") from None
+        return codec.ok(producer_id=pid, producer_epoch=0)
 
     async def h_api_versions(self, req: dict) -> dict:
         return codec.ok(apis=sorted(APIS), broker_id=self.broker_id)

@@ -165,7 +165,13 @@ class AIOProducer:
         try:
             await self._meta.refresh()
             if self.enable_idempotence:
-                await self._init_producer_id()
+                try:
+                    await self._init_producer_id()
+                except errors.KafkaError as exc:
+                    if not exc.retriable:
+                        raise
+                    # e.g. ZooKeeper is down and the broker has no producer ids left: the
+                    # sender asks again every retry_backoff_ms; records wait meanwhile
         except BaseException:
             await self._conn.close()
             raise

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any, Callable
+from typing import Any, Awaitable, Callable
 
 from kazoo.client import KazooClient, KazooState
-from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
+from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError, OperationTimeoutError
 
 from kazoo.protocol.states import ZnodeStat
 from kazoo.security import make_acl, make_digest_acl
@@ -28,6 +28,7 @@ class ZkSession:
         """With ``digest`` (user, password) the session authenticates with it and every
         znode it creates is writable by that user only and readable by everyone."""
         self.connect = connect
+        self.request_timeout_s = max(10.0, 2 * session_timeout_ms / 1000.0)
         auth, acl = None, None
         if digest is not None:
             user, password = digest
@@ -68,7 +69,20 @@ class ZkSession:
         sid = self.client.client_id
         return sid[0] if sid else None
 
-    def _await(self, async_result: Any) -> asyncio.Future:
+    def _await(self, async_result: Any) -> Awaitable[Any]:
+        """The kazoo result as an awaitable, bounded by :attr:`request_timeout_s`: while
+        ZooKeeper is unreachable kazoo keeps requests queued until it reconnects, and a
+        caller must not hang that long (it gets OperationTimeoutError, a retriable error;
+        the request may still be carried out later, as any timed-out request may)."""
+        return self._bounded(self._future(async_result))
+
+    async def _bounded(self, fut: asyncio.Future) -> Any:
+        try:
+            return await asyncio.wait_for(fut, self.request_timeout_s)
+        except asyncio.TimeoutError:
+            raise OperationTimeoutError(f"ZooKeeper did not answer within {self.request_timeout_s:g} s") from None
+
+    def _future(self, async_result: Any) -> asyncio.Future:
         loop = self.loop or asyncio.get_running_loop()
         fut: asyncio.Future = loop.create_future()
 
