@@ -575,3 +575,26 @@ def test_follower_whose_log_end_falls_inside_a_leader_batch_takes_the_leader_bat
     assert follower.log_end_offset == 2
     assert [r.value for r in iter_records(follower.log.read(0, 1 << 20))] == [b"a", b"b"]
     assert eff.truncated_to == 0
+
+
+@pytest.mark.parametrize("mode, shrinks", [(TruncationMode.LEADER_EPOCH, True), (TruncationMode.HIGH_WATERMARK, False)])
+def test_an_isr_follower_fetching_below_the_hw_leaves_the_isr_at_once(mode, shrinks):
+    """A follower whose log was cut (damaged or lost files) fetches below the HW: it lacks
+    committed records and must not stay electable until the lag time passes."""
+    leader, fs = pair(mode=mode)
+    fetch(leader, fs[F], 0)
+    leader.append_as_leader(batch("a", "b"), -1, 1)
+    fetch(leader, fs[F], 1)
+    fetch(leader, fs[F], 2)
+    assert leader.high_watermark == 2 and leader.isr == (L, F)
+    eff = leader.update_follower_fetch(F, 0, 3)  # the follower came back with an empty log
+    if shrinks:
+        assert eff.isr_update == (L,)
+        assert any("below the HW 2" in text for _, text in eff.events)
+    else:
+        assert eff.isr_update is None
+    # a follower at or above the HW never leaves this way
+    leader2, fs2 = pair(mode=mode)
+    fetch(leader2, fs2[F], 0)
+    leader2.append_as_leader(batch("a"), -1, 1)
+    assert leader2.update_follower_fetch(F, 1, 1).isr_update is None

@@ -341,9 +341,26 @@ class PartitionReplica:
         remote.leo = fetch_offset
         remote.last_fetch_leader_leo = leo
         remote.last_fetch_ms = now_ms
+        self._maybe_shrink_below_hw(remote, eff)
         self._maybe_expand_isr(remote, eff)
         self._maybe_increment_hw(eff)
         return eff
+
+    def _maybe_shrink_below_hw(self, remote: RemoteReplica, eff: Effects) -> None:
+        """An ISR follower that fetches below the HW lacks committed records (its log was
+        cut: a restart with damaged or lost files): out of the ISR at once, not after the
+        lag time, so that no election can pick it meanwhile.  With leader-epoch truncation
+        an in-sync follower never truncates below the HW; the pre-KIP-101 mode truncates to
+        its own, older HW by design and keeps the historic behaviour."""
+        if (self.truncation is not TruncationMode.LEADER_EPOCH or self.pending_isr is not None
+                or remote.broker_id not in self.isr or remote.leo >= self.high_watermark):
+            return
+        new_isr = tuple(b for b in self.isr if b != remote.broker_id)
+        self.pending_isr = new_isr
+        eff.isr_update = new_isr
+        eff.events.append(("isr_shrink", f"{self.topic}-{self.partition}: shrinking ISR {list(self.isr)} -> {list(new_isr)} "
+                                         f"(broker {remote.broker_id} fetches at {remote.leo}, below the HW "
+                                         f"{self.high_watermark}: it lacks committed records)"))
 
     def _current_epoch_start(self) -> int:
         start = self.epochs.start_offset_of(self.leader_epoch)
