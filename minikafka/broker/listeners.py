@@ -99,6 +99,19 @@ class Listeners:
             table = {b: external.get(b, hp) for b, hp in table.items()}
         return [{"id": b, "host": h, "port": p} for b, (h, p) in sorted(table.items())]
 
+    def kafka_endpoints(self, own_id: int) -> dict[int, tuple[str, int]]:
+        """Broker id -> Kafka-protocol endpoint for the current request's listener, of the
+        brokers the last UpdateMetadata named with one and of this broker: on the external
+        listener, external endpoints where brokers have them (the dashboard's brokers)."""
+        table = dict(self.kafka)
+        if self.config.advertised_kafka is not None:
+            table[own_id] = self.config.advertised_kafka
+        if current_listener.get() == EXTERNAL:
+            table.update(self.kafka_external)
+            if self.config.advertised_kafka_external is not None:
+                table[own_id] = self.config.advertised_kafka_external
+        return table
+
     def is_kafka_external_port(self, port: int | None) -> bool:
         """True when ``port`` (a connection's local port) is the external Kafka listener's."""
         return port is not None and port == self.config.kafka_external_listen_port

@@ -138,9 +138,11 @@ class Broker:
     def web_view(self) -> BrokerView:
         """What the dashboard routes may see of this broker."""
         return BrokerView(
-            broker_id=self.broker_id, config=self.config, metadata=self.metadata, listeners=self.listeners,
+            broker_id=self.broker_id, advertised=self.config.advertised, metadata=lambda: self.metadata,
+            broker_endpoints=lambda live: self.listeners.brokers(live, self.broker_id),
+            kafka_endpoints=lambda: self.listeners.kafka_endpoints(self.broker_id),
             cluster_id=lambda: self.cluster_id,
-            controller_epoch=lambda: self.kafka_controller.epoch if self.kafka_controller.active else None,
+            controller_epoch=lambda: ctl.epoch if (ctl := self.controller) is not None else None,
             local_replicas=lambda: self.replica_manager.replica_state({"partitions": None, "checksum_upto": None}),
             local_events=lambda: list(self.events), call=self._call, prometheus=lambda: render_prometheus(self))
 

@@ -19,7 +19,6 @@ import re
 import time
 from typing import TYPE_CHECKING, Any
 
-from ..broker.listeners import EXTERNAL, current_listener
 from ..errors import KafkaError
 
 if TYPE_CHECKING:
@@ -57,17 +56,18 @@ class WebState:
 
     def _live(self) -> dict[int, tuple[str, int]]:
         b = self.view
-        live = dict(b.metadata.brokers)
+        live = dict(b.metadata().brokers)
         if b.broker_id not in live:  # before the first UpdateMetadata, or while partitioned away
-            live[b.broker_id] = b.config.advertised
+            live[b.broker_id] = b.advertised
         return live
 
     def _controller(self) -> tuple[int, int]:
         b = self.view
+        md = b.metadata()
         epoch = b.controller_epoch()
         if epoch is not None:
-            return b.broker_id, max(epoch, b.metadata.controller_epoch)
-        return b.metadata.controller_id, b.metadata.controller_epoch
+            return b.broker_id, max(epoch, md.controller_epoch)
+        return md.controller_id, md.controller_epoch
 
     async def _replica_states(self, live: dict[int, tuple[str, int]]) -> tuple[dict[int, dict], dict[int, str]]:
         """broker id -> {(topic, partition): replica description}; and broker id -> error text."""
@@ -147,13 +147,13 @@ class WebState:
         b = self.view
         live = self._live()
         controller_id, controller_epoch = self._controller()
-        md_partitions = sorted(b.metadata.partitions.items())
+        md_partitions = sorted(b.metadata().partitions.items())
         self.known.update(live)
         states, errors = await self._replica_states(live)
         # (re-read after the await: an UpdateMetadata may have arrived meanwhile)
         live = self._live()
         controller_id, controller_epoch = self._controller()
-        md_partitions = sorted(b.metadata.partitions.items())
+        md_partitions = sorted(b.metadata().partitions.items())
 
         partitions = []
         assigned: set[int] = set()
@@ -205,16 +205,10 @@ class WebState:
 
         groups = await self._groups(live, {(p["topic"], p["partition"]): p["high_watermark"] for p in partitions})
         ids = sorted(set(live) | assigned | set(self.known))
-        kafka = dict(b.listeners.kafka)
-        if b.config.advertised_kafka is not None:
-            kafka[b.broker_id] = b.config.advertised_kafka
         # A page served on the external listener names the addresses its reader can reach
         # (Docker's host: localhost:9092-9094, not broker-N:19092).
-        shown = {x["id"]: (x["host"], x["port"]) for x in b.listeners.brokers(live, b.broker_id)}
-        if current_listener.get() == EXTERNAL:
-            kafka.update(b.listeners.kafka_external)
-            if b.config.advertised_kafka_external is not None:
-                kafka[b.broker_id] = b.config.advertised_kafka_external
+        kafka = b.kafka_endpoints()
+        shown = {x["id"]: (x["host"], x["port"]) for x in b.broker_endpoints(live)}
         brokers = []
         for i in ids:
             host, port = shown.get(i) or live.get(i) or self.known.get(i) or ("", 0)
@@ -282,7 +276,7 @@ class WebState:
 
     def _annotate(self, e: dict) -> dict:
         out = {"ts": e["ts"], "broker": e["broker"], "kind": e["kind"], "text": e["text"]}
-        known = self.view.metadata.partitions
+        known = self.view.metadata().partitions
         for m in TP_IN_TEXT.finditer(e["text"]):
             tp = (m.group(1), int(m.group(2)))
             if tp in known or e["kind"] in ("leader_elected", "unclean_election", "isr_shrink", "isr_expand",

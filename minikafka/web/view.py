@@ -1,14 +1,17 @@
 """What the dashboard routes may see of their broker: a few values and callables, not the
-Broker object (so web/ does not depend on broker/server.py)."""
+Broker object (so web/ does not depend on broker/server.py).
+
+Everything that changes while the broker runs is a callable, read when a request is
+answered; endpoints are given for the listener the current request came in on."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 if TYPE_CHECKING:
-    from ..broker.listeners import Listeners
     from ..broker.metadata_cache import MetadataCache
-    from ..config import BrokerConfig
+
+Endpoint = tuple[str, int]
 
 
 @dataclass(frozen=True)
@@ -16,9 +19,10 @@ class BrokerView:
     """The serving broker, read-only."""
 
     broker_id: int
-    config: "BrokerConfig"
-    metadata: "MetadataCache"  # brokers, controller and partition states as the controller published them
-    listeners: "Listeners"  # endpoints per listener, and which listener a request came in on
+    advertised: Endpoint  # this broker's inter-broker endpoint, for before its first UpdateMetadata
+    metadata: Callable[[], "MetadataCache"]  # brokers, controller and partition states as the controller published them
+    broker_endpoints: Callable[[dict[int, Endpoint]], list[dict[str, Any]]]  # live id -> endpoint, as Metadata's brokers
+    kafka_endpoints: Callable[[], dict[int, Endpoint]]  # broker id -> Kafka-protocol endpoint, this broker's included
     cluster_id: Callable[[], str]
     controller_epoch: Callable[[], int | None]  # its controller epoch while this broker is the active controller
     local_replicas: Callable[[], list[dict]]  # this broker's replica_state entries
