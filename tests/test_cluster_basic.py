@@ -163,3 +163,36 @@ def test_describe_json_reports_every_replica_and_log_checksums(cluster):
 
     parts = wait_for(agreed, timeout_s=20, message="every replica at LEO 10 with equal checksums")
     assert {p["checksum_upto"] for p in parts} == {10}
+
+
+@pytest.mark.process
+def test_send_many_writes_records_in_order_with_keys_and_rejects_mismatched_keys(cluster):
+    with Admin(cluster.bootstrap) as admin:
+        admin.create_topic("bulk", partitions=2, replication_factor=3)
+    values = [f"v{i}".encode() for i in range(5000)]
+    keys = [f"k{i % 13}".encode() for i in range(5000)]
+    with Producer(cluster.bootstrap, acks="all") as producer:
+        with pytest.raises(ValueError, match="5000 values but 2 keys"):
+            producer.send_many("bulk", values, keys=keys[:2])
+        futures = producer.send_many("bulk", values, keys=keys)
+        unkeyed = producer.send_many("bulk", [b"x", b"y"], partition=1)
+        producer.flush()
+        metas = [f.result(timeout=30) for f in futures]
+        assert [f.result(timeout=30).partition for f in unkeyed] == [1, 1]
+    by_partition: dict[int, list[tuple[int, bytes, bytes]]] = {0: [], 1: []}
+    for m, k, v in zip(metas, keys, values):
+        by_partition[m.partition].append((m.offset, k, v))
+    assert all(len(v) > 0 for v in by_partition.values()), "13 keys spread over both partitions"
+    with Consumer(cluster.bootstrap, auto_offset_reset="earliest") as consumer:
+        consumer.assign([TopicPartition("bulk", 0), TopicPartition("bulk", 1)])
+        got: dict[int, list[tuple[int, bytes, bytes]]] = {0: [], 1: []}
+
+        def all_read() -> bool:
+            for r in consumer.poll(timeout_ms=500):
+                got[r.partition].append((r.offset, r.key, r.value))
+            return sum(len(v) for v in got.values()) >= 5002
+
+        wait_for(all_read, timeout_s=60, message="the consumer did not read back 5,002 records")
+    assert got[0] == by_partition[0]
+    assert got[1][:len(by_partition[1])] == by_partition[1]
+    assert [v for _, _, v in got[1][len(by_partition[1]):]] == [b"x", b"y"]

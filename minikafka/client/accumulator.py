@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator
 
 from ..protocol.records import COMPRESSION_TYPES, HEADER_SIZE, encode_batch
+from .futures import RecordFuture, fail_batch, resolve_batch
 from .types import RecordMetadata
 
 # Rough overhead of one record in a v2 batch: length, attributes, timestamp and
@@ -99,16 +100,27 @@ class ProducerBatch:
         return self._encoded
 
     def complete(self, base_offset: int) -> None:
-        """Resolve every record's future; ``base_offset`` -1 gives offset -1 to all (acks=0)."""
-        for i, (fut, rec) in enumerate(zip(self.futures, self.records)):
+        """Resolve every record's future; ``base_offset`` -1 gives offset -1 to all (acks=0).
+
+        The blocking producer's :class:`RecordFuture` handles are resolved together
+        (one lock, one wake-up, no RecordMetadata built until asked); asyncio futures
+        one by one.
+        """
+        futures, self.futures = self.futures, []
+        if futures and type(futures[0]) is RecordFuture:
+            resolve_batch(futures, self.topic, self.partition, base_offset)
+            return
+        for i, (fut, rec) in enumerate(zip(futures, self.records)):
             off = -1 if base_offset < 0 else base_offset + i
             _settle(fut, RecordMetadata(self.topic, self.partition, off, rec[3]))
-        self.futures = []
 
     def fail(self, exc: BaseException) -> None:
-        for fut in self.futures:
+        futures, self.futures = self.futures, []
+        if futures and type(futures[0]) is RecordFuture:
+            fail_batch(futures, exc)
+            return
+        for fut in futures:
             _settle(fut, exc=exc)
-        self.futures = []
 
     @property
     def done(self) -> bool:
@@ -200,17 +212,20 @@ class RecordAccumulator:
         dq.appendleft(batch)
 
     def expire(self, now_ms: int, delivery_timeout_ms: int) -> list[ProducerBatch]:
-        """Remove and return batches created more than ``delivery_timeout_ms`` ago."""
+        """Remove and return batches created more than ``delivery_timeout_ms`` ago.
+
+        A partition's batches are in creation order (a retry goes back to the front
+        with its older creation time), so only its first batch needs a look while
+        nothing has expired.
+        """
         out: list[ProducerBatch] = []
-        for tp in list(self._batches):
+        deadline = now_ms - delivery_timeout_ms
+        for tp in [tp for tp, dq in self._batches.items() if dq and dq[0].created_ms <= deadline]:
             dq = self._batches[tp]
-            keep = deque(b for b in dq if now_ms - b.created_ms < delivery_timeout_ms)
-            if len(keep) != len(dq):
-                out.extend(b for b in dq if now_ms - b.created_ms >= delivery_timeout_ms)
-                if keep:
-                    self._batches[tp] = keep
-                else:
-                    del self._batches[tp]
+            while dq and dq[0].created_ms <= deadline:
+                out.append(dq.popleft())
+            if not dq:
+                del self._batches[tp]
         return out
 
     def batches(self) -> Iterator[ProducerBatch]:

@@ -24,11 +24,11 @@ from typing import Any, Iterable
 
 from .. import errors
 from ..protocol.messages import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
-from ..protocol.records import iter_records, split_batches
+from ..protocol.records import batch_records, split_batches
 from .connection import Connection
 from .group_member import GroupMember
 from .metadata import Metadata, group_by_leader, needs_refresh
-from .types import ConsumerRecord, OffsetAndTimestamp, TopicPartition
+from .types import ConsumerRecord, OffsetAndTimestamp, TopicPartition, consumer_record
 
 log = logging.getLogger(__name__)
 
@@ -519,15 +519,19 @@ class AIOConsumer:
                 data = p.get("records") or b""
                 if data:
                     before = len(st.buffer)
+                    position = st.position
+                    append = st.buffer.append
+                    topic, partition = tp.topic, tp.partition
                     for h, raw in split_batches(data, validate=self.check_crcs):
-                        if h.last_offset < st.position:
+                        if h.last_offset < position:
                             continue
-                        for r in iter_records(raw, min_offset=st.position, validate=False):
-                            st.buffer.append((ConsumerRecord(tp.topic, tp.partition, r.offset, r.key, r.value,
-                                                             r.timestamp, r.headers), h.leader_epoch))
+                        epoch = h.leader_epoch
+                        for off, ts, key, value, headers in batch_records(h, raw):
+                            if off >= position:
+                                append((consumer_record(topic, partition, off, key, value, ts, headers), epoch))
                     if len(st.buffer) == before:
                         # Only control batches (transaction markers, skipped by
-                        # iter_records) past the position: step over them.
+                        # batch_records) past the position: step over them.
                         end = max(h.next_offset for h, _ in split_batches(data, validate=False))
                         st.position = max(st.position, end)
                 continue

@@ -57,10 +57,15 @@ def to_bytes(data: Any, what: str) -> bytes | None:
     raise TypeError(f"{what} must be bytes, str or None, got {type(data).__name__}")
 
 
+# One shared empty header sequence for the (usual) records without headers: nothing
+# allocated per record, and record tuples holding it are not tracked by the garbage collector.
+_NO_HEADERS: tuple = ()
+
+
 def normalize_headers(headers: Any) -> list[tuple[str, bytes | None]]:
     """A list of ``(str, bytes|None)`` pairs from a list of pairs or a dict."""
     if not headers:
-        return []
+        return _NO_HEADERS
     items = headers.items() if isinstance(headers, dict) else headers
     out = []
     for item in items:
@@ -275,26 +280,48 @@ class AIOProducer:
                headers: list, timestamp_ms: int, future: Any) -> None:
         """Queue an already validated record whose result goes to ``future``.
 
-        Must run on the producer's loop; the sync wrapper calls it for each record.
+        Must run on the producer's loop.
         """
         if self._closing or not self._started:
             raise errors.ClientError("the producer is closed" if self._closing else "the producer is not started")
-        self._seq += 1
-        args = (key, value, headers, timestamp_ms, partition, future)
-        waiting = self._waiting.get(topic)
-        if waiting or not self._place(topic, self._seq, args, now_ms()):
-            if waiting is None:
-                waiting = self._waiting[topic] = deque()
-            waiting.append((self._seq, now_ms(), args))
-            self._need_meta = True
+        self.append_many(((topic, value, key, partition, headers, timestamp_ms, future),))
+
+    def append_many(self, items: Iterable[tuple]) -> None:
+        """Queue already validated records, each ``(topic, value, key, partition, headers,
+        timestamp_ms, future)``; a record that cannot be queued fails its future.
+
+        Must run on the producer's loop; the blocking Producer hands over each burst of
+        ``send`` calls with one call.
+        """
+        if self._closing or not self._started:
+            exc = errors.ClientError("the producer is closed" if self._closing else "the producer is not started")
+            for item in items:
+                _settle(item[6], exc=exc)
+            return
+        now = now_ms()
+        waiting_topics = self._waiting
+        place = self._place
+        for topic, value, key, partition, headers, timestamp_ms, future in items:
+            self._seq += 1
+            waiting = waiting_topics.get(topic)
+            try:
+                placed = not waiting and place(topic, self._seq, key, value, headers, timestamp_ms, partition, future, now)
+            except Exception as exc:  # never leave a future pending
+                _settle(future, exc=exc)
+                continue
+            if not placed:
+                if waiting is None:
+                    waiting = waiting_topics[topic] = deque()
+                waiting.append((self._seq, now, (key, value, headers, timestamp_ms, partition, future)))
+                self._need_meta = True
         self._wake.set()
 
-    def _place(self, topic: str, seq: int, args: tuple, now: int) -> bool:
+    def _place(self, topic: str, seq: int, key: bytes | None, value: bytes | None, headers: list, ts: int,
+               partition: int | None, fut: Any, now: int) -> bool:
         """Put a record into its partition's batch; False when the topic has no metadata."""
         info = self._meta.topic(topic)
         if info is None:
             return False
-        key, value, headers, ts, partition, fut = args
         parts = info.partition_ids
         if partition is None:
             if key is not None:
@@ -383,7 +410,7 @@ class AIOProducer:
             if self._meta.topic(topic) is not None:
                 while queue:
                     seq, _, args = queue.popleft()
-                    self._place(topic, seq, args, now)
+                    self._place(topic, seq, *args, now)
                 del self._waiting[topic]
             else:
                 self._need_meta = True

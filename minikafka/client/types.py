@@ -50,6 +50,19 @@ class ConsumerRecord:
         return TopicPartition(self.topic, self.partition)
 
 
+_new = object.__new__
+
+
+def consumer_record(topic: str, partition: int, offset: int, key: bytes | None, value: bytes | None,
+                    timestamp: int, headers: list) -> ConsumerRecord:
+    """A :class:`ConsumerRecord`, made without the frozen dataclass's field-by-field
+    ``__init__`` (the consumer makes one per record; this is about twice as fast)."""
+    r = _new(ConsumerRecord)
+    r.__dict__.update(topic=topic, partition=partition, offset=offset, key=key, value=value,
+                      timestamp=timestamp, headers=headers)
+    return r
+
+
 @dataclass(frozen=True)
 class OffsetAndTimestamp:
     """``offsets_for_times``: the first offset whose record timestamp is at least the
