@@ -1,5 +1,6 @@
-"""``minikafka bench``: produce and consume throughput against a running cluster.
+"""``minikafka bench``: the benchmark suite, and single produce/consume measurements.
 
+    minikafka bench suite [--quick] [--runs N] [--json FILE]
     minikafka bench produce --acks all --records 100000 --value-size 100
     minikafka bench consume --topic bench-acks-all
 
@@ -39,6 +40,40 @@ def add_parsers(subparsers: argparse._SubParsersAction) -> None:
     cons.add_argument("--topic", required=True)
     add_dir_and_bootstrap(cons)
     cons.set_defaults(func=cmd_consume)
+    suite = bsub.add_parser("suite", help="every scenario, each run several times, one table with yardsticks",
+                            description="Run every benchmark scenario (produce, consume, latency, failover, "
+                                        "memory) several times on a cluster of its own and print one table "
+                                        "of medians with min-max, each throughput next to the 'limit' and "
+                                        "'mock' yardsticks measured in the same run (docs/performance.md).")
+    suite.add_argument("--quick", action="store_true", help="a tenth of the work (a check that all runs)")
+    suite.add_argument("--runs", type=int, default=None, help="runs per scenario (default 3)")
+    suite.add_argument("--json", dest="json_file", metavar="FILE", default=None, help="also write the figures as JSON")
+    suite.add_argument("--bootstrap-server", dest="bootstrap_server", metavar="HOST:PORT[,HOST:PORT...]", default=None,
+                       help="use this running cluster instead of starting one (failover and memory are skipped)")
+    suite.add_argument("--dir", default=None, help="folder for the suite's own cluster (default: a temporary "
+                                                   "one; removed at the end either way)")
+    suite.add_argument("--kafka-bootstrap-server", dest="kafka_bootstrap", metavar="HOST:PORT[,...]", default=None,
+                       help="its Kafka listeners, for the kcat rows")
+    suite.set_defaults(func=cmd_suite)
+
+
+def cmd_suite(args: argparse.Namespace) -> int:
+    import dataclasses
+    import sys
+
+    from ..bench.suite import FULL, QUICK, Suite, table, write_json
+    sizes = QUICK if args.quick else FULL
+    if args.runs is not None:
+        if args.runs < 1:
+            raise ClientError("--runs must be at least 1")
+        sizes = dataclasses.replace(sizes, runs=args.runs)
+    suite = Suite(sizes, args.bootstrap_server, args.kafka_bootstrap,
+                  say=lambda line: print(line, file=sys.stderr, flush=True), cluster_dir=args.dir)
+    rows = suite.run()
+    print(table(rows, sizes.runs))
+    if args.json_file:
+        write_json(args.json_file, rows, sizes)
+    return 0
 
 
 def cmd_produce(args: argparse.Namespace) -> int:

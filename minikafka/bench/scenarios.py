@@ -1,0 +1,291 @@
+"""The suite's scenarios. Each function runs its scenario once and returns its figures.
+
+A :class:`Target` says where: the HTTP bootstrap servers, the Kafka listeners (for the C
+client through kcat) and, when the suite started the cluster itself, its folder, so that
+the failover and memory scenarios can kill brokers and read their memory.
+"""
+from __future__ import annotations
+
+import struct
+import subprocess
+import threading
+import time
+from dataclasses import dataclass
+
+from .. import errors
+from ..client.sync import Admin, Consumer, Producer
+from ..client.types import TopicPartition
+from ..cluster import launcher
+from ..cluster.state import load
+from .figures import percentile
+from .workload import Workload, kcat_path
+
+
+@dataclass
+class Target:
+    """The cluster the scenarios run against."""
+
+    bootstrap: str
+    kafka_bootstrap: str | None = None
+    cluster_dir: str | None = None  # set when the suite started the cluster (failover, memory)
+
+
+def create_topic(target: Target, topic: str, partitions: int, rf: int, min_isr: int | None = None) -> None:
+    """Create ``topic`` and wait until every partition has a leader."""
+    config = {"min.insync.replicas": str(min_isr)} if min_isr else None
+    with Admin(target.bootstrap) as admin:
+        admin.create_topic(topic, partitions, rf, config=config)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            (desc,) = admin.describe_topics([topic])
+            if all(p.leader >= 0 and len(p.isr) == rf for p in desc.partitions):
+                return
+            time.sleep(0.1)
+    raise errors.ClientError(f"topic {topic} has no leaders with a full ISR after 60 s")
+
+
+def end_offsets(target: Target, topic: str) -> dict[int, int]:
+    with Consumer(target.bootstrap) as consumer:
+        parts = sorted(consumer.partitions_for_topic(topic))
+        ends = consumer.end_offsets([TopicPartition(topic, p) for p in parts])
+    return {tp.partition: off for tp, off in ends.items()}
+
+
+def produce_python(target: Target, work: Workload, topic: str, acks: str | int) -> dict:
+    """Our blocking Producer: ``send`` per record, then flush; records/s, MB/s."""
+    value = work.value
+    with Producer(target.bootstrap, acks=acks) as producer:
+        start = time.perf_counter()
+        send = producer.send
+        futures = [send(topic, value) for _ in range(work.records)]
+        producer.flush()
+        elapsed = time.perf_counter() - start
+    failed = sum(1 for f in futures if f.exception(0) is not None)
+    if failed:
+        raise errors.ClientError(f"{failed} of {work.records} records were not acknowledged")
+    return {"records_per_s": work.records / elapsed, "mb_per_s": work.mb / elapsed}
+
+
+def produce_kcat(target: Target, work: Workload, topic: str, acks: str) -> dict | None:
+    """librdkafka (kcat) producing the same records through the Kafka listener; None
+    without kcat or without a Kafka listener. Checks the records arrived."""
+    kcat = kcat_path()
+    if kcat is None or not target.kafka_bootstrap:
+        return None
+    before = sum(end_offsets(target, topic).values())
+    start = time.perf_counter()
+    done = subprocess.run([kcat, "-b", target.kafka_bootstrap, "-X", f"acks={acks}", "-X", "linger.ms=5",
+                           "-P", "-t", topic, "-l", work.lines_file()],
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=600)
+    elapsed = time.perf_counter() - start
+    # end offsets are high watermarks: with acks=1 the followers may still be catching up
+    deadline = time.monotonic() + 60
+    written = sum(end_offsets(target, topic).values()) - before
+    while done.returncode == 0 and written < work.records and time.monotonic() < deadline:
+        time.sleep(0.2)
+        written = sum(end_offsets(target, topic).values()) - before
+    if done.returncode != 0 or written != work.records:
+        raise errors.ClientError(f"kcat wrote {written} of {work.records} records: {done.stderr.strip()[-300:]}")
+    return {"records_per_s": work.records / elapsed, "mb_per_s": work.mb / elapsed}
+
+
+def consume_python(target: Target, topic: str) -> dict:
+    """Our blocking Consumer reading ``topic`` from the start to its end offsets."""
+    with Consumer(target.bootstrap, auto_offset_reset="earliest") as consumer:
+        tps = [TopicPartition(topic, p) for p in sorted(consumer.partitions_for_topic(topic))]
+        consumer.assign(tps)
+        total = sum(consumer.end_offsets(tps).values())
+        n = nbytes = 0
+        start = time.perf_counter()
+        while n < total:
+            for r in consumer.poll(timeout_ms=1000):
+                n += 1
+                nbytes += len(r.value or b"")
+        elapsed = time.perf_counter() - start
+    return {"records_per_s": n / elapsed, "mb_per_s": nbytes / 1e6 / elapsed, "records": n}
+
+
+def consume_kcat(target: Target, topic: str) -> dict | None:
+    """kcat reading ``topic`` from the start to the end through the Kafka listener."""
+    kcat = kcat_path()
+    if kcat is None or not target.kafka_bootstrap:
+        return None
+    total = sum(end_offsets(target, topic).values())
+    start = time.perf_counter()
+    proc = subprocess.Popen([kcat, "-b", target.kafka_bootstrap, "-C", "-t", topic, "-o", "beginning", "-e", "-q"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    lines = nbytes = 0
+    assert proc.stdout is not None
+    while chunk := proc.stdout.read(1 << 20):
+        lines += chunk.count(b"\n")
+        nbytes += len(chunk)
+    proc.wait(600)
+    elapsed = time.perf_counter() - start
+    if lines != total:
+        raise errors.ClientError(f"kcat read {lines} of {total} records")
+    return {"records_per_s": lines / elapsed, "mb_per_s": (nbytes - lines) / 1e6 / elapsed}
+
+
+def latency(target: Target, topic: str, rate: int, seconds: float, value_size: int) -> dict:
+    """acks=all at a fixed ``rate`` records/s for ``seconds``: produce-to-consume latency.
+
+    Each value carries its send time; a consumer reading the same topic (records are
+    handed out only below the high watermark, so this is the end-to-end latency of a
+    committed record) notes when each arrives.
+    """
+    pad = b"x" * max(0, value_size - 8)
+    latencies: list[float] = []
+    total = int(rate * seconds)
+    stop = threading.Event()
+    with Consumer(target.bootstrap, auto_offset_reset="latest", fetch_max_wait_ms=50) as consumer:
+        tps = [TopicPartition(topic, p) for p in sorted(consumer.partitions_for_topic(topic))]
+        consumer.assign(tps)
+        consumer.poll(timeout_ms=100)  # positions at the end before the first record
+
+        def read() -> None:
+            while not stop.is_set() and len(latencies) < total:
+                for r in consumer.poll(timeout_ms=200):
+                    latencies.append(time.perf_counter() - struct.unpack(">d", r.value[:8])[0])
+
+        reader = threading.Thread(target=read, name="bench-latency-reader")
+        reader.start()
+        try:
+            with Producer(target.bootstrap, acks="all", linger_ms=0) as producer:
+                start = time.perf_counter()
+                for i in range(total):
+                    due = start + i / rate
+                    now = time.perf_counter()
+                    if due > now:
+                        time.sleep(due - now)
+                    producer.send(topic, struct.pack(">d", time.perf_counter()) + pad)
+                producer.flush()
+            reader.join(60)
+        finally:
+            stop.set()
+            reader.join(10)
+    latencies.sort()
+    return {"p50_ms": percentile(latencies, 0.5) * 1000, "p99_ms": percentile(latencies, 0.99) * 1000,
+            "p999_ms": percentile(latencies, 0.999) * 1000, "records": len(latencies)}
+
+
+def leader_of(target: Target, topic: str) -> int:
+    with Admin(target.bootstrap) as admin:
+        (desc,) = admin.describe_topics([topic])
+    return desc.partitions[0].leader
+
+
+def controller_of(target: Target) -> int:
+    with Admin(target.bootstrap) as admin:
+        return admin.cluster().controller_id
+
+
+def failover(target: Target, topic: str, how: str, rate: int = 2000, value_size: int = 100) -> dict | None:
+    """Produce acks=all to a 1-partition RF 3 topic at ``rate`` records/s while the
+    partition's leader is SIGKILLed (``leader``), the controller is SIGKILLed
+    (``controller``) or the leader stops cleanly (``controlled``, SIGTERM: controlled
+    shutdown); the broker is started again afterwards.
+
+    Figures: ``to_first_ack_ms`` (from the fault to the first acknowledgement of a record
+    sent after it), ``longest_stall_ms`` (the longest time without any acknowledgement)
+    and ``failed`` (records not acknowledged). None unless the suite owns the cluster.
+    """
+    if target.cluster_dir is None:
+        return None
+    victim = controller_of(target) if how == "controller" else leader_of(target, topic)
+    if how == "controller" and victim == leader_of(target, topic):
+        raise errors.ClientError("the controller leads the partition: use a topic led by another broker")
+    if victim < 0:
+        raise errors.ClientError("no leader or controller to stop")
+    value = b"x" * value_size
+    acks: list[float] = []
+    fault_at: list[float] = []
+    lock = threading.Lock()
+    acked_after = [0]
+
+    first_after: list[float] = []  # the first ack of a record sent after the fault
+
+    def acked(fut, sent_at: float) -> None:
+        if fut.exception(0) is None:
+            t = time.perf_counter()
+            with lock:
+                acks.append(t)
+                if fault_at and sent_at > fault_at[0]:
+                    acked_after[0] += 1
+                    if not first_after:
+                        first_after.append(t)
+
+    def fault() -> None:
+        fault_at.append(time.perf_counter())
+        if how == "controlled":
+            launcher.stop(target.cluster_dir, victim)
+        else:
+            launcher.kill(target.cluster_dir, victim, "KILL")
+
+    futures = []
+    faulter = threading.Timer(1.0, fault)
+    with Producer(target.bootstrap, acks="all", linger_ms=0, delivery_timeout_ms=60_000,
+                  request_timeout_ms=10_000) as producer:
+        start = time.perf_counter()
+        faulter.start()
+        i = 0
+        while True:
+            now = time.perf_counter()
+            if fault_at and (acked_after[0] >= rate // 2 or now - fault_at[0] > 30):
+                break  # half a second's worth acknowledged after the fault
+            due = start + i / rate
+            if due > now:
+                time.sleep(due - now)
+            fut = producer.send(topic, value)
+            fut.add_done_callback(lambda f, t=time.perf_counter(): acked(f, t))
+            futures.append(fut)
+            i += 1
+        producer.flush()
+    faulter.join()
+    failed = sum(1 for f in futures if f.exception(0) is not None)
+    launcher.start(target.cluster_dir, victim, wait=True)
+    _wait_full_isr(target, topic)
+    acks.sort()
+    first = first_after[0] if first_after else None
+    gaps = [b - a for a, b in zip(acks, acks[1:])]
+    return {"to_first_ack_ms": (first - fault_at[0]) * 1000 if first else float("nan"),
+            "longest_stall_ms": max(gaps) * 1000 if gaps else float("nan"), "failed": failed}
+
+
+def _wait_full_isr(target: Target, topic: str, timeout_s: float = 60) -> None:
+    deadline = time.monotonic() + timeout_s
+    with Admin(target.bootstrap) as admin:
+        while time.monotonic() < deadline:
+            try:
+                (desc,) = admin.describe_topics([topic])
+                if all(p.leader >= 0 and len(p.isr) == len(p.replicas) for p in desc.partitions):
+                    return
+            except errors.KafkaError:
+                pass
+            time.sleep(0.2)
+    raise errors.ClientError(f"{topic}: the ISR did not fill again within {timeout_s:.0f} s")
+
+
+def _rss_bytes(pid: int) -> int:
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def memory(target: Target, work: Workload, topic: str) -> dict | None:
+    """Brokers' resident memory per stored record copy (memory storage): the growth of
+    every broker's RSS while ``work`` is produced at RF 3, over records x 3. None unless
+    the suite owns the cluster."""
+    if target.cluster_dir is None:
+        return None
+    pids = [b.pid for b in load(target.cluster_dir).brokers.values() if b.pid]
+    before = sum(_rss_bytes(p) for p in pids)
+    with Producer(target.bootstrap, acks="all") as producer:
+        producer.send_many(topic, [work.value] * work.records)
+        producer.flush()
+    time.sleep(0.5)
+    after = sum(_rss_bytes(p) for p in pids)
+    copies = work.records * 3
+    return {"bytes_per_record": (after - before) / copies, "value_size": work.value_size,
+            "rss_mb": after / 1e6}

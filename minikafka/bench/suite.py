@@ -1,0 +1,259 @@
+"""``minikafka bench suite``: every scenario, each run several times, one table.
+
+Without ``--bootstrap-server`` the suite starts its own 3-broker cluster (memory
+storage, free ports, a temporary folder) and stops it at the end; with one it runs the
+scenarios that need no broker control against that cluster (failover and memory need
+their own cluster and are then skipped).
+
+Every throughput row shows its ratio to the yardsticks measured in the same run (see
+:mod:`.yardsticks`): ``limit`` (the same bytes through a bare aiohttp handler) and
+``mock`` (librdkafka's mock cluster through kcat, when kcat is installed).
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import tempfile
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+from ..cluster import launcher
+from ..cluster.state import load
+from ..errors import ClientError
+from . import scenarios as sc
+from .figures import Figure, collect, fmt
+from .workload import Workload
+from .yardsticks import LimitServer, limit_consume, limit_produce, mock_produce
+
+
+@dataclass
+class Sizes:
+    """How much work each scenario does."""
+
+    produce_records: int
+    consume_records: int
+    latency_rate: int
+    latency_seconds: float
+    memory_records: int
+    value_size: int = 100
+    runs: int = 3
+
+
+FULL = Sizes(produce_records=200_000, consume_records=2_000_000, latency_rate=10_000, latency_seconds=10,
+             memory_records=500_000)
+QUICK = Sizes(produce_records=20_000, consume_records=100_000, latency_rate=2_000, latency_seconds=2,
+              memory_records=50_000)
+
+
+@dataclass
+class Row:
+    """One line of the table: a scenario with one client, its figure over the runs."""
+
+    scenario: str
+    client: str
+    figure: Figure
+    limit: Figure | None = None
+    mock: Figure | None = None
+    extra: dict[str, Figure] = field(default_factory=dict)
+    skipped: str | None = None
+
+    def ratio(self, yardstick: Figure | None) -> float | None:
+        if yardstick is None or not yardstick.values or not self.figure.values:
+            return None
+        return self.figure.median / yardstick.median
+
+    def to_json(self) -> dict:
+        out: dict = {"scenario": self.scenario, "client": self.client}
+        if self.skipped:
+            out["skipped"] = self.skipped
+            return out
+        out[self.figure.name] = self.figure.to_json()
+        for name, fig in self.extra.items():
+            out[name] = fig.to_json()
+        for name, yard in (("limit", self.limit), ("mock", self.mock)):
+            if yard is not None:
+                out[name] = yard.to_json()
+                out[f"ratio_to_{name}"] = self.ratio(yard)
+        return out
+
+
+def _free_block(count: int) -> int:
+    for _ in range(200):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            base = s.getsockname()[1]
+        if base + count < 65535 and all(launcher.port_free(p) for p in range(base, base + count)):
+            return base
+    raise ClientError("no free block of ports on 127.0.0.1")
+
+
+class Suite:
+    """Runs the scenarios; ``say`` gets one progress line per step."""
+
+    def __init__(self, sizes: Sizes, bootstrap: str | None = None, kafka_bootstrap: str | None = None,
+                 say: Callable[[str], None] = print, cluster_dir: str | None = None) -> None:
+        self.sizes = sizes
+        self.say = say
+        self.rows: list[Row] = []
+        self._dir: str | None = None
+        self._wanted_dir = cluster_dir  # None: a temporary folder
+        self._given = (bootstrap, kafka_bootstrap)
+        self._seq = 0
+
+    # ----- cluster ---------------------------------------------------------
+    def _start_cluster(self) -> sc.Target:
+        bootstrap, kafka_bootstrap = self._given
+        if bootstrap:
+            return sc.Target(bootstrap, kafka_bootstrap)
+        self._dir = self._wanted_dir or tempfile.mkdtemp(prefix="minikafka-bench-")
+        base = _free_block(7)
+        self.say(f"starting a 3-broker cluster in {self._dir}")
+        launcher.up(self._dir, brokers=3, zookeeper_port=base, base_port=base + 1, kafka_base_port=base + 4,
+                    storage="memory")
+        state = load(self._dir)
+        http = ",".join(b.endpoint for _, b in sorted(state.brokers.items()))
+        kafka = ",".join(f"{b.host}:{b.kafka_port}" for _, b in sorted(state.brokers.items()) if b.kafka_port)
+        return sc.Target(http, kafka or None, cluster_dir=self._dir)
+
+    def _stop_cluster(self) -> None:
+        if self._dir is not None:
+            try:
+                launcher.down(self._dir)
+            finally:
+                shutil.rmtree(self._dir, ignore_errors=True)
+                self._dir = None
+
+    def _topic(self, name: str, target: sc.Target, partitions: int, rf: int, min_isr: int | None = None) -> str:
+        self._seq += 1
+        topic = f"bench-{name}-{os.getpid()}-{self._seq}"
+        sc.create_topic(target, topic, partitions, rf, min_isr)
+        return topic
+
+    # ----- running ---------------------------------------------------------
+    def _repeat(self, label: str, fn: Callable[[int], dict | None]) -> list[dict] | None:
+        runs = []
+        for i in range(self.sizes.runs):
+            self.say(f"{label}: run {i + 1} of {self.sizes.runs}")
+            out = fn(i)
+            if out is None:
+                return None
+            runs.append(out)
+        return runs
+
+    def run(self) -> list[Row]:
+        """Run everything; the cluster (if started here) is stopped also on failure."""
+        s = self.sizes
+        work = Workload(s.produce_records, s.value_size)
+        consume_work = Workload(s.consume_records, s.value_size)
+        target = self._start_cluster()
+        try:
+            # first: later scenarios grow the brokers' heaps, which hides the growth
+            mem_work = Workload(s.memory_records, s.value_size)
+            mem = self._repeat("memory", lambda i: sc.memory(target, mem_work,
+                                                             self._topic("memory", target, 3, 3, 2)))
+            if mem is None:
+                self.rows.append(Row("memory (RSS per stored record copy)", "brokers", Figure("bytes_per_record", "B", ()),
+                                     skipped="needs the suite's own cluster"))
+            else:
+                self.rows.append(Row("memory (RSS per stored record copy)", "brokers",
+                                     collect("bytes_per_record", "B", mem, "bytes_per_record")))
+            with LimitServer() as server:
+                limit_p = collect("records_per_s", "records/s",
+                                  self._repeat("limit produce", lambda i: limit_produce(server, work, 3)) or [],
+                                  "records_per_s")
+                limit_c = collect("records_per_s", "records/s",
+                                  self._repeat("limit consume", lambda i: limit_consume(server, consume_work, 3)) or [],
+                                  "records_per_s")
+            mocks = {acks: self._repeat(f"mock produce acks={acks}", lambda i, a=acks: mock_produce(work, a))
+                     for acks in ("1", "all")}
+            for name, rf, acks in (("RF1 acks=1", 1, "1"), ("RF3 acks=1", 3, "1"), ("RF3 acks=all min.isr=2", 3, "all")):
+                mock_runs = mocks["1" if acks == "1" else "all"]
+                mock_fig = collect("records_per_s", "records/s", mock_runs, "records_per_s") if mock_runs else None
+                py = self._repeat(f"produce {name} python", lambda i, rf=rf, acks=acks: sc.produce_python(
+                    target, work, self._topic("produce", target, 3, rf, 2 if rf == 3 else None),
+                    "all" if acks == "all" else 1))
+                self.rows.append(Row(f"produce {name}", "python", collect("records_per_s", "records/s", py or [],
+                                                                          "records_per_s"), limit_p, mock_fig))
+                kc = self._repeat(f"produce {name} kcat", lambda i, rf=rf, acks=acks: sc.produce_kcat(
+                    target, work, self._topic("produce", target, 3, rf, 2 if rf == 3 else None), acks))
+                self.rows.append(self._row_or_skip(f"produce {name}", "kcat (C)", kc, limit_p, mock_fig,
+                                                   "needs kcat and the Kafka listener"))
+            self.say(f"consume: writing {s.consume_records:,} records")
+            ctopic = self._topic("consume", target, 3, 3, 2)
+            sc.produce_python(target, consume_work, ctopic, "all")
+            py = self._repeat("consume python", lambda i: sc.consume_python(target, ctopic))
+            self.rows.append(Row("consume", "python", collect("records_per_s", "records/s", py or [], "records_per_s"),
+                                 limit_c))
+            kc = self._repeat("consume kcat", lambda i: sc.consume_kcat(target, ctopic))
+            self.rows.append(self._row_or_skip("consume", "kcat (C)", kc, limit_c, None,
+                                               "needs kcat and the Kafka listener"))
+            lat = self._repeat("latency", lambda i: sc.latency(
+                target, self._topic("latency", target, 3, 3, 2), s.latency_rate, s.latency_seconds, s.value_size))
+            self.rows.append(Row(f"latency acks=all RF3 at {s.latency_rate:,}/s", "python",
+                                 collect("p50_ms", "ms", lat or [], "p50_ms"),
+                                 extra={"p99_ms": collect("p99_ms", "ms", lat or [], "p99_ms"),
+                                        "p999_ms": collect("p999_ms", "ms", lat or [], "p999_ms")}))
+            for how, label in (("leader", "leader SIGKILL"), ("controller", "controller SIGKILL"),
+                               ("controlled", "controlled shutdown of the leader")):
+                fo = self._repeat(f"failover {how}", lambda i, how=how: sc.failover(
+                    target, self._failover_topic(target, how), how))
+                if fo is None:
+                    self.rows.append(Row(f"failover: {label}", "python", Figure("to_first_ack_ms", "ms", ()),
+                                         skipped="needs the suite's own cluster"))
+                    continue
+                self.rows.append(Row(f"failover: {label}", "python", collect("to_first_ack_ms", "ms", fo,
+                                                                             "to_first_ack_ms"),
+                                     extra={"longest_stall_ms": collect("longest_stall_ms", "ms", fo,
+                                                                        "longest_stall_ms"),
+                                            "failed": collect("failed", "records", fo, "failed")}))
+        finally:
+            work.close()
+            consume_work.close()
+            self._stop_cluster()
+        return self.rows
+
+    def _failover_topic(self, target: sc.Target, how: str) -> str:
+        """A 1-partition RF 3 topic; for the controller scenario one led by another broker
+        (killing a controller that also leads would measure both failovers at once)."""
+        for _ in range(10):
+            topic = self._topic("failover", target, 1, 3, 2)
+            if how != "controller" or target.cluster_dir is None or sc.leader_of(target, topic) != sc.controller_of(target):
+                return topic
+        raise ClientError("every new topic was led by the controller")
+
+    @staticmethod
+    def _row_or_skip(scenario: str, client: str, runs: list[dict] | None, limit: Figure | None,
+                     mock: Figure | None, why: str) -> Row:
+        if runs is None:
+            return Row(scenario, client, Figure("records_per_s", "records/s", ()), skipped=why)
+        return Row(scenario, client, collect("records_per_s", "records/s", runs, "records_per_s"), limit, mock)
+
+
+def table(rows: list[Row], runs: int) -> str:
+    """The rows as an aligned text table (medians, with min-max)."""
+    head = ["scenario", "client", f"median of {runs}", "min-max", "unit", "vs limit", "vs mock", "also"]
+    lines = [head]
+    for r in rows:
+        if r.skipped:
+            lines.append([r.scenario, r.client, "skipped", r.skipped, "", "", "", ""])
+            continue
+        f = r.figure
+        lim, mock = r.ratio(r.limit), r.ratio(r.mock)
+        also = ", ".join(f"{name} {fmt(fig.median)}" for name, fig in r.extra.items())
+        lines.append([r.scenario, r.client, fmt(f.median), f"{fmt(f.min)}-{fmt(f.max)}", f.unit,
+                      f"{lim:.3f}x" if lim is not None else "", f"{mock:.3f}x" if mock is not None else "", also])
+    widths = [max(len(line[i]) for line in lines) for i in range(len(head))]
+    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(line, widths)).rstrip() for line in lines)
+
+
+def to_json(rows: list[Row], sizes: Sizes) -> dict:
+    return {"when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "cores": os.cpu_count(),
+            "sizes": sizes.__dict__, "rows": [r.to_json() for r in rows]}
+
+
+def write_json(path: str, rows: list[Row], sizes: Sizes) -> None:
+    with open(path, "w") as f:
+        json.dump(to_json(rows, sizes), f, indent=2)

@@ -1,0 +1,53 @@
+"""``minikafka bench suite``: every scenario runs on a cluster of its own, with real
+clients (ours and kcat through the Kafka listener) and both yardsticks, and reports its
+figures. Speed is never asserted here: only that every figure is measured and sane."""
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from process_helpers import kill_recorded_pids, run_cli
+
+
+@pytest.mark.process
+def test_the_quick_suite_measures_every_scenario_against_both_yardsticks(tmp_path):
+    out = tmp_path / "figures.json"
+    folder = tmp_path / "cluster"
+    try:
+        done = run_cli("bench", "suite", "--quick", "--runs", "1", "--json", str(out), "--dir", str(folder),
+                       timeout_s=280)
+    finally:
+        kill_recorded_pids(folder)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert not folder.exists(), "the suite removes its cluster folder"
+    table = done.stdout
+    for scenario in ("produce RF1 acks=1", "produce RF3 acks=1", "produce RF3 acks=all min.isr=2", "consume",
+                     "latency acks=all RF3", "failover: leader SIGKILL", "failover: controller SIGKILL",
+                     "failover: controlled shutdown of the leader", "memory"):
+        assert scenario in table, f"{scenario} missing from\n{table}"
+    assert "skipped" not in table, table
+    rows = json.loads(out.read_text())["rows"]
+    throughput = [r for r in rows if "records_per_s" in r]
+    assert {(r["scenario"], r["client"]) for r in throughput} >= {
+        ("produce RF3 acks=all min.isr=2", "python"), ("produce RF3 acks=all min.isr=2", "kcat (C)"),
+        ("consume", "python"), ("consume", "kcat (C)")}
+    for r in throughput:
+        assert r["records_per_s"]["median"] > 0
+        assert 0 < r["ratio_to_limit"] < 100, r
+        if r["scenario"].startswith("produce"):
+            assert r["ratio_to_mock"] > 0, r
+    failovers = [r for r in rows if r["scenario"].startswith("failover")]
+    assert len(failovers) == 3
+    for r in failovers:
+        assert r["failed"]["median"] == 0, f"acks=all records were lost or failed in {r}"
+        assert math.isfinite(r["to_first_ack_ms"]["median"]) and r["to_first_ack_ms"]["median"] >= 0
+    (latency,) = [r for r in rows if r["scenario"].startswith("latency")]
+    assert 0 < latency["p50_ms"]["median"] <= latency["p99_ms"]["median"] <= latency["p999_ms"]["median"]
+
+
+def test_a_bad_run_count_is_one_line_and_exit_2():
+    done = run_cli("bench", "suite", "--runs", "0")
+    assert done.returncode == 2
+    assert done.stderr.strip().count("\n") == 0 and "--runs must be at least 1" in done.stderr
