@@ -168,10 +168,11 @@ def latency(target: Target, topic: str, rate: int, seconds: float, value_size: i
             "p999_ms": percentile(latencies, 0.999) * 1000, "records": len(latencies)}
 
 
-def leader_of(target: Target, topic: str) -> int:
+def leaders_of(target: Target, topic: str) -> dict[int, int]:
+    """Partition -> leader broker id."""
     with Admin(target.bootstrap) as admin:
         (desc,) = admin.describe_topics([topic])
-    return desc.partitions[0].leader
+    return {p.partition: p.leader for p in desc.partitions}
 
 
 def controller_of(target: Target) -> int:
@@ -180,9 +181,9 @@ def controller_of(target: Target) -> int:
 
 
 def failover(target: Target, topic: str, how: str, rate: int = 2000, value_size: int = 100) -> dict | None:
-    """Produce acks=all to a 1-partition RF 3 topic at ``rate`` records/s while the
+    """Produce acks=all to one partition of an RF 3 topic at ``rate`` records/s while the
     partition's leader is SIGKILLed (``leader``), the controller is SIGKILLed
-    (``controller``) or the leader stops cleanly (``controlled``, SIGTERM: controlled
+    (``controller``; a partition it does not lead) or the leader stops cleanly (``controlled``, SIGTERM: controlled
     shutdown); the broker is started again afterwards.
 
     Figures: ``to_first_ack_ms`` (from the fault to the first acknowledgement of a record
@@ -191,9 +192,15 @@ def failover(target: Target, topic: str, how: str, rate: int = 2000, value_size:
     """
     if target.cluster_dir is None:
         return None
-    victim = controller_of(target) if how == "controller" else leader_of(target, topic)
-    if how == "controller" and victim == leader_of(target, topic):
-        raise errors.ClientError("the controller leads the partition: use a topic led by another broker")
+    leaders = leaders_of(target, topic)
+    if how == "controller":
+        # a partition the controller does not lead: killing a controller that also leads
+        # would measure both failovers at once
+        victim = controller_of(target)
+        partition = min(p for p, leader in leaders.items() if leader != victim)
+    else:
+        partition = min(leaders)
+        victim = leaders[partition]
     if victim < 0:
         raise errors.ClientError("no leader or controller to stop")
     value = b"x" * value_size
@@ -235,7 +242,7 @@ def failover(target: Target, topic: str, how: str, rate: int = 2000, value_size:
             due = start + i / rate
             if due > now:
                 time.sleep(due - now)
-            fut = producer.send(topic, value)
+            fut = producer.send(topic, value, partition=partition)
             fut.add_done_callback(lambda f, t=time.perf_counter(): acked(f, t))
             futures.append(fut)
             i += 1

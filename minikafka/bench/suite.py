@@ -199,7 +199,7 @@ class Suite:
             for how, label in (("leader", "leader SIGKILL"), ("controller", "controller SIGKILL"),
                                ("controlled", "controlled shutdown of the leader")):
                 fo = self._repeat(f"failover {how}", lambda i, how=how: sc.failover(
-                    target, self._failover_topic(target, how), how))
+                    target, self._topic("failover", target, 3, 3, 2), how))
                 if fo is None:
                     self.rows.append(Row(f"failover: {label}", "python", Figure("to_first_ack_ms", "ms", ()),
                                          skipped="needs the suite's own cluster"))
@@ -214,15 +214,6 @@ class Suite:
             consume_work.close()
             self._stop_cluster()
         return self.rows
-
-    def _failover_topic(self, target: sc.Target, how: str) -> str:
-        """A 1-partition RF 3 topic; for the controller scenario one led by another broker
-        (killing a controller that also leads would measure both failovers at once)."""
-        for _ in range(10):
-            topic = self._topic("failover", target, 1, 3, 2)
-            if how != "controller" or target.cluster_dir is None or sc.leader_of(target, topic) != sc.controller_of(target):
-                return topic
-        raise ClientError("every new topic was led by the controller")
 
     @staticmethod
     def _row_or_skip(scenario: str, client: str, runs: list[dict] | None, limit: Figure | None,
