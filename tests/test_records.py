@@ -533,3 +533,44 @@ def test_split_without_validation_rejects_a_length_shorter_than_a_header():
     struct.pack_into(">i", bad, 8, -12)
     with pytest.raises(CorruptMessageError):
         split_batches(bytes(bad), validate=False)
+
+
+# The leader's check walks a records section without building records; it must accept and
+# refuse exactly what decoding (plus the offset-delta rule) accepts and refuses.
+from minikafka.protocol import records as _rec  # noqa: E402
+
+_record = st.tuples(st.one_of(st.none(), st.binary(max_size=40)), st.one_of(st.none(), st.binary(max_size=300)),
+                    st.lists(st.tuples(st.text(max_size=5), st.one_of(st.none(), st.binary(max_size=5))), max_size=2),
+                    st.integers(0, 10_000))
+
+
+def _decode_ok(data: bytes, count: int) -> bool:
+    try:
+        entries = _rec._decode_records(data, count, "b")
+    except CorruptMessageError:
+        return False
+    return all(e[0] == i for i, e in enumerate(entries))
+
+
+def _check_ok(data: bytes, count: int) -> bool:
+    try:
+        _rec._check_records(data, count, "b")
+    except CorruptMessageError:
+        return False
+    return True
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_record, min_size=1, max_size=6), st.lists(st.tuples(st.integers(0, 10_000), st.integers(0, 255)),
+                                                            max_size=3),
+       st.integers(-3, 3), st.integers(0, 10_000))
+def test_the_leaders_record_check_agrees_with_decoding(recs, flips, count_change, cut):
+    data = bytearray(_rec._encode_records(recs, 0))
+    assert _check_ok(bytes(data), len(recs)) and _decode_ok(bytes(data), len(recs))
+    for where, value in flips:
+        if data:
+            data[where % len(data)] = value
+    if cut % 4 == 0 and data:
+        del data[cut % len(data):]
+    count = max(0, len(recs) + count_change)
+    assert _check_ok(bytes(data), count) == _decode_ok(bytes(data), count)
