@@ -296,6 +296,9 @@ class FakeBroker:
         self.leo: dict[tuple[str, int], int] = {}
         self.topics: dict[str, int] = {}
         self.inject: dict[tuple[str, int], list[int]] = {}  # produce error codes to answer first
+        self.hold_first: dict[tuple[str, int], float] = {}  # seconds the next produce of a partition waits
+        self.check_sequences = False  # refuse idempotent batches out of sequence, as a leader does
+        self.next_seq: dict[tuple[int, tuple[str, int]], int] = {}
         self.requests: list[tuple[str, dict]] = []
         self.appended: asyncio.Event | None = None
         self.port = 0
@@ -360,8 +363,12 @@ class FakeBroker:
             tp = (p["topic"], p["partition"])
             entry = {"topic": tp[0], "partition": tp[1], "error_code": 0, "error": "NONE", "message": "",
                      "base_offset": -1, "log_append_time": -1, "log_start_offset": 0}
+            if tp in self.hold_first:
+                await asyncio.sleep(self.hold_first.pop(tp))
             if self.inject.get(tp):
                 code = self.inject[tp].pop(0)
+                entry.update(error_code=code, error=errors.error_name(code))
+            elif self.check_sequences and (code := self._sequence_error(tp, p["records"])):
                 entry.update(error_code=code, error=errors.error_name(code))
             elif tp not in self.logs:
                 entry.update(error_code=3, error="UNKNOWN_TOPIC_OR_PARTITION")
@@ -374,6 +381,21 @@ class FakeBroker:
                 self.appended = asyncio.Event()
             out.append(entry)
         return {"partitions": out}
+
+    def _sequence_error(self, tp: tuple[str, int], records: bytes) -> int:
+        """0, or UNKNOWN_PRODUCER_ID / OUT_OF_ORDER_SEQUENCE_NUMBER as a leader answers a
+        batch that does not continue its producer's sequence (and records it when it does)."""
+        for h, _ in split_batches(records):
+            if h.producer_id < 0:
+                continue
+            key = (h.producer_id, tp)
+            expected = self.next_seq.get(key)
+            if expected is None and h.base_sequence != 0:
+                return 59
+            if expected is not None and h.base_sequence != expected:
+                return 45
+            self.next_seq[key] = h.base_sequence + h.record_count
+        return 0
 
     def _read(self, p: dict) -> dict:
         tp = (p["topic"], p["partition"])
@@ -514,6 +536,11 @@ def test_retriable_errors_are_retried_in_order(broker):
     assert metadata_calls >= 2  # bootstrap + at least one refresh after NOT_LEADER_OR_FOLLOWER
 
 
+def _log_values(broker, tp):
+    """(offset, value) of every record in the fake broker's log of ``tp``, in log order."""
+    return [(r.offset, r.value) for _, raw in broker.logs[tp] for r in iter_records(raw)]
+
+
 def _sent_batches(broker, tp=("t", 0)):
     """(producer_id, producer_epoch, base_sequence, record_count) of every produce request's batch."""
     out = []
@@ -531,7 +558,8 @@ def test_idempotent_producer_numbers_batches_and_retries_keep_their_sequence(bro
 
     broker.create("t", 1)
     broker.inject[("t", 0)] = [6, 7]  # NOT_LEADER_OR_FOLLOWER, REQUEST_TIMED_OUT
-    p = Producer(broker.bootstrap, acks="all", linger_ms=0, batch_size=200, retry_backoff_ms=10)
+    p = Producer(broker.bootstrap, acks="all", linger_ms=0, batch_size=200, retry_backoff_ms=10,
+                 max_in_flight_requests_per_connection=1)
     assert p._core.enable_idempotence  # the default with acks=all
     futs = [p.send("t", b"v%02d" % i) for i in range(12)]
     p.flush()
@@ -545,6 +573,36 @@ def test_idempotent_producer_numbers_batches_and_retries_keep_their_sequence(bro
     counts = [b[3] for b in sent[2:]]
     assert seqs == [sum(counts[:i]) for i in range(len(counts))]  # consecutive, no gap
     assert [api for api, _ in broker.requests].count("init_producer_id") == 1
+
+
+def test_a_batch_that_overtakes_its_predecessor_is_refused_and_sent_again_after_it(broker):
+    from minikafka import Producer
+
+    broker.create("t", 1)
+    broker.check_sequences = True
+    broker.hold_first[("t", 0)] = 0.5  # the first produce is slow: the next batches overtake it
+    p = Producer(broker.bootstrap, acks="all", linger_ms=0, batch_size=200, retry_backoff_ms=10,
+                 max_in_flight_requests_per_connection=5)
+    futs = [p.send("t", b"v%02d" % i) for i in range(12)]
+    p.flush()
+    p.close()
+    assert [f.result().offset for f in futs] == list(range(12))
+    assert [r[1][-3:] for r in _log_values(broker, ("t", 0))] == [b"v%02d" % i for i in range(12)]
+    sent = _sent_batches(broker)
+    assert len(sent) > len(set(sent)), "a batch that overtook its predecessor was sent again"
+
+
+def test_without_idempotence_one_batch_per_partition_is_in_flight(broker):
+    from minikafka import Producer
+
+    broker.create("t", 1)
+    broker.hold_first[("t", 0)] = 0.3
+    p = Producer(broker.bootstrap, acks=1, linger_ms=0, batch_size=200, max_in_flight_requests_per_connection=5)
+    futs = [p.send("t", b"v%02d" % i) for i in range(12)]
+    p.flush()
+    p.close()
+    assert [f.result().offset for f in futs] == list(range(12))
+    assert [r[1][-3:] for r in _log_values(broker, ("t", 0))] == [b"v%02d" % i for i in range(12)]
 
 
 def test_a_broken_sequence_fails_the_batch_and_takes_a_new_producer_id(broker):

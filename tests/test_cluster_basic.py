@@ -196,3 +196,29 @@ def test_send_many_writes_records_in_order_with_keys_and_rejects_mismatched_keys
     assert got[0] == by_partition[0]
     assert got[1][:len(by_partition[1])] == by_partition[1]
     assert [v for _, _, v in got[1][len(by_partition[1]):]] == [b"x", b"y"]
+
+
+@pytest.mark.process
+def test_an_idempotent_producer_with_five_batches_in_flight_keeps_the_partition_order(cluster):
+    # Small batches, so that several of one partition are in flight at once; a batch that
+    # reaches the leader before its predecessor is refused by its sequence number and sent
+    # again, so the log holds every record once, in send order.
+    with Admin(cluster.bootstrap) as admin:
+        admin.create_topic("inflight", partitions=1, replication_factor=3, config={"min.insync.replicas": "2"})
+    n = 20_000
+    with Producer(cluster.bootstrap, acks="all", batch_size=1024, linger_ms=0,
+                  max_in_flight_requests_per_connection=5) as producer:
+        futures = producer.send_many("inflight", [b"%06d" % i for i in range(n)])
+        producer.flush()
+        offsets = [f.result(timeout=60).offset for f in futures]
+    assert offsets == list(range(n)), "offsets follow the send order"
+    with Consumer(cluster.bootstrap, auto_offset_reset="earliest") as consumer:
+        consumer.assign([TopicPartition("inflight", 0)])
+        got: list[bytes] = []
+
+        def all_read() -> bool:
+            got.extend(r.value for r in consumer.poll(timeout_ms=500))
+            return len(got) >= n
+
+        wait_for(all_read, timeout_s=60, message="the consumer did not read back every record")
+    assert got == [b"%06d" % i for i in range(n)]

@@ -68,6 +68,8 @@ class ProducerBatch:
     producer_id: int = -1
     producer_epoch: int = -1
     base_sequence: int = -1
+    # Whether an earlier batch of the partition was in flight when this one was last sent.
+    sent_behind: bool = False
     _encoded: bytes | None = None
 
     @property
@@ -205,11 +207,22 @@ class RecordAccumulator:
         return batch
 
     def reenqueue(self, batch: ProducerBatch) -> None:
-        """Put a batch back at the front of its partition (a retry keeps the order)."""
+        """Put a batch back for a retry, ahead of every batch sent after it: at the front,
+        or, for an idempotent batch, among the other retried ones in sequence order (with
+        several batches in flight, a later one may come back before an earlier one)."""
         dq = self._batches.get(batch.tp)
         if dq is None:
             dq = self._batches[batch.tp] = deque()
-        dq.appendleft(batch)
+        i = 0
+        if batch.base_sequence >= 0:
+            while i < len(dq) and 0 <= dq[i].base_sequence < batch.base_sequence:
+                i += 1
+        dq.insert(i, batch)
+
+    def head(self, tp: tuple[str, int]) -> ProducerBatch | None:
+        """The batch of ``tp`` next in line, if any."""
+        dq = self._batches.get(tp)
+        return dq[0] if dq else None
 
     def expire(self, now_ms: int, delivery_timeout_ms: int) -> list[ProducerBatch]:
         """Remove and return batches created more than ``delivery_timeout_ms`` ago.

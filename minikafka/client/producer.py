@@ -112,6 +112,7 @@ class AIOProducer:
         client_id: str | None = None,
         compression_type: str | None = "none",
         enable_idempotence: bool | None = None,
+        max_in_flight_requests_per_connection: int = 5,
     ) -> None:
         self.acks = normalize_acks(acks)
         if enable_idempotence is None:
@@ -122,6 +123,14 @@ class AIOProducer:
         if enable_idempotence and int(retries) < 1:
             raise errors.ClientError("enable_idempotence needs retries >= 1")
         self.enable_idempotence = bool(enable_idempotence)
+        if int(max_in_flight_requests_per_connection) < 1:
+            raise errors.ClientError("max_in_flight_requests_per_connection must be at least 1")
+        self.max_in_flight = int(max_in_flight_requests_per_connection)
+        # Batches of one partition in flight at once. Only an idempotent producer may have
+        # more than one: concurrent HTTP requests travel on different connections and can
+        # reach the leader out of order, and only sequence numbers let the leader refuse
+        # (and the producer resend) a batch that overtook its predecessor.
+        self._partition_in_flight = self.max_in_flight if self.enable_idempotence else 1
         self.producer_id = -1
         self.producer_epoch = -1
         self._next_seq: dict[tuple[str, int], int] = {}
@@ -147,7 +156,7 @@ class AIOProducer:
         self._sticky = StickyPartitioner()
         # Records of topics without metadata yet: topic -> deque of (seq, enqueue_ms, args).
         self._waiting: dict[str, deque] = {}
-        self._muted: set[tuple[str, int]] = set()
+        self._inflight_tp: dict[tuple[str, int], int] = {}  # batches in flight per partition
         self._inflight: set[ProducerBatch] = set()
         self._tasks: set[asyncio.Task] = set()
         self._seq = 0
@@ -376,7 +385,7 @@ class AIOProducer:
         if self.enable_idempotence and self.producer_id < 0:
             self._maybe_init_producer_id()
             return max(1, self.retry_backoff_ms)
-        ready, delay = self._acc.ready(now, self._muted, flushing=bool(self._flushing or self._closing))
+        ready, delay = self._acc.ready(now, self._muted(), flushing=bool(self._flushing or self._closing))
         if not ready:
             return delay
         by_leader: dict[int, list[ProducerBatch]] = {}
@@ -394,7 +403,8 @@ class AIOProducer:
                 info = self._meta.topic(tp[0])
                 if info is not None:
                     self._sticky.batch_done(tp[0], tp[1], info.partition_ids, info.available)
-            self._muted.add(tp)
+            batch.sent_behind = self._inflight_tp.get(tp, 0) > 0
+            self._inflight_tp[tp] = self._inflight_tp.get(tp, 0) + 1
             self._inflight.add(batch)
             by_leader.setdefault(la[0], []).append(batch)
         loop = asyncio.get_running_loop()
@@ -403,6 +413,15 @@ class AIOProducer:
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
         return delay
+
+    def _muted(self) -> set[tuple[str, int]]:
+        """Partitions that may not send now: at their in-flight limit, or with a retried
+        batch first in line while others are still in flight (a retry goes alone, so the
+        batches behind it cannot overtake it again)."""
+        limit = self._partition_in_flight
+        head = self._acc.head
+        return {tp for tp, n in self._inflight_tp.items()
+                if n >= limit or ((b := head(tp)) is not None and b.attempts)}
 
     def _place_waiting(self, now: int) -> None:
         for topic in list(self._waiting):
@@ -480,7 +499,11 @@ class AIOProducer:
                 b.fail(exc if isinstance(exc, errors.KafkaError) else errors.UnknownServerError(f"{exc.__class__.__name__}: {exc}"))
         finally:
             for b in batches:
-                self._muted.discard(b.tp)
+                n = self._inflight_tp.get(b.tp, 0) - 1
+                if n > 0:
+                    self._inflight_tp[b.tp] = n
+                else:
+                    self._inflight_tp.pop(b.tp, None)
                 self._inflight.discard(b)
             self._notify_progress()
             if self._wake is not None:
@@ -513,6 +536,16 @@ class AIOProducer:
 
     def _handle_error(self, batch: ProducerBatch, exc: errors.KafkaError) -> None:
         now = now_ms()
+        if (self.enable_idempotence and batch.sent_behind and batch.producer_id == self.producer_id
+                and isinstance(exc, (errors.OutOfOrderSequenceNumberError, errors.UnknownProducerIdError))
+                and now - batch.created_ms < self.delivery_timeout_ms):
+            # Sent while an earlier batch of its partition was in flight: it may simply have
+            # reached the leader first. Resend it, in sequence order, alone.
+            batch.attempts += 1
+            batch.last_error = exc
+            batch.retry_at_ms = now
+            self._acc.reenqueue(batch)
+            return
         if self.enable_idempotence and isinstance(exc, (errors.OutOfOrderSequenceNumberError,
                                                         errors.UnknownProducerIdError,
                                                         errors.InvalidProducerEpochError)):

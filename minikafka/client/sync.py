@@ -127,7 +127,9 @@ class Producer:
     ``acks`` ("all"/-1, 1, 0), ``linger_ms``, ``batch_size``, ``retries``,
     ``retry_backoff_ms``, ``request_timeout_ms``, ``delivery_timeout_ms``,
     ``max_block_ms``, ``client_id``, ``compression_type`` ("none", "gzip", "snappy", "lz4",
-    "zstd"), ``enable_idempotence`` (default: on with acks="all" and retries >= 1).
+    "zstd"), ``enable_idempotence`` (default: on with acks="all" and retries >= 1),
+    ``max_in_flight_requests_per_connection`` (default 5; used by idempotent producers,
+    others keep one batch per partition in flight).
     """
 
     def __init__(self, bootstrap_servers: Any, **config: Any) -> None:
