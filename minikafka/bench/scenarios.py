@@ -296,3 +296,61 @@ def memory(target: Target, work: Workload, topic: str) -> dict | None:
     copies = work.records * 3
     return {"bytes_per_record": (after - before) / copies, "value_size": work.value_size,
             "rss_mb": after / 1e6}
+
+
+def catchup(target: Target, work: Workload, topic: str) -> dict | None:
+    """A follower restarted empty (memory storage) behind ``work`` committed records:
+    MB/s of record values from its restart (registered again) until it is back in the ISR.
+    None unless the suite owns the cluster."""
+    if target.cluster_dir is None:
+        return None
+    with Producer(target.bootstrap, acks="all") as producer:
+        producer.send_many(topic, [work.value] * work.records)
+        producer.flush()
+    leaders = leaders_of(target, topic)
+    with Admin(target.bootstrap) as admin:
+        (desc,) = admin.describe_topics([topic])
+    follower = next(r for r in desc.partitions[0].replicas if r != leaders[0])
+    launcher.kill(target.cluster_dir, follower, "KILL")
+    launcher.start(target.cluster_dir, follower, wait=True)
+    start = time.perf_counter()
+    deadline = time.monotonic() + 300
+    with Admin(target.bootstrap) as admin:
+        while time.monotonic() < deadline:
+            (desc,) = admin.describe_topics([topic])
+            if follower in desc.partitions[0].isr and desc.partitions[0].leader >= 0:
+                break
+            time.sleep(0.05)
+        else:
+            raise errors.ClientError(f"broker {follower} did not rejoin the ISR of {topic} within 300 s")
+    elapsed = time.perf_counter() - start
+    _wait_full_isr(target, topic)
+    return {"mb_per_s": work.mb / elapsed, "seconds": elapsed}
+
+
+
+def spark_count(target: Target, topic: str, runs: int) -> list[dict] | None:
+    """``spark.read.format("minikafka")...load().count()`` of ``topic``, ``runs`` times on
+    one local[2] SparkSession (its ~20 s start is not timed): records/s of each count.
+    None when pyspark is not installed."""
+    try:
+        import pyspark  # noqa: F401
+    except ImportError:
+        return None
+    from ..spark import local_session
+
+    total = sum(end_offsets(target, topic).values())
+    spark = local_session("minikafka-bench")
+    try:
+        out = []
+        for _ in range(runs):
+            start = time.perf_counter()
+            n = (spark.read.format("minikafka").option("kafka.bootstrap.servers", target.bootstrap)
+                 .option("subscribe", topic).load().count())
+            elapsed = time.perf_counter() - start
+            if n != total:
+                raise errors.ClientError(f"Spark counted {n} of {total} committed records")
+            out.append({"records_per_s": n / elapsed, "records": n})
+        return out
+    finally:
+        spark.stop()

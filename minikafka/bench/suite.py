@@ -38,14 +38,15 @@ class Sizes:
     latency_rate: int
     latency_seconds: float
     memory_records: int
+    catchup_records: int
     value_size: int = 100
     runs: int = 3
 
 
 FULL = Sizes(produce_records=200_000, consume_records=2_000_000, latency_rate=10_000, latency_seconds=10,
-             memory_records=500_000)
+             memory_records=500_000, catchup_records=1_000_000)
 QUICK = Sizes(produce_records=20_000, consume_records=100_000, latency_rate=2_000, latency_seconds=2,
-              memory_records=50_000)
+              memory_records=50_000, catchup_records=50_000)
 
 
 @dataclass
@@ -190,6 +191,10 @@ class Suite:
             kc = self._repeat("consume kcat", lambda i: sc.consume_kcat(target, ctopic))
             self.rows.append(self._row_or_skip("consume", "kcat (C)", kc, limit_c, None,
                                                "needs kcat and the Kafka listener"))
+            self.say(f"spark: counting {s.consume_records:,} records {s.runs} times (the session start is not timed)")
+            sp = sc.spark_count(target, ctopic, s.runs)
+            self.rows.append(self._row_or_skip("spark count (minikafka source)", "spark local[2]", sp, None, None,
+                                               "needs pyspark (pip install 'minikafka[spark]')"))
             lat = self._repeat("latency", lambda i: sc.latency(
                 target, self._topic("latency", target, 3, 3, 2), s.latency_rate, s.latency_seconds, s.value_size))
             self.rows.append(Row(f"latency acks=all RF3 at {s.latency_rate:,}/s", "python",
@@ -209,6 +214,15 @@ class Suite:
                                      extra={"longest_stall_ms": collect("longest_stall_ms", "ms", fo,
                                                                         "longest_stall_ms"),
                                             "failed": collect("failed", "records", fo, "failed")}))
+            cu_work = Workload(s.catchup_records, s.value_size)
+            cu = self._repeat("catchup", lambda i: sc.catchup(target, cu_work, self._topic("catchup", target, 1, 3, 2)))
+            if cu is None:
+                self.rows.append(Row("catch-up of a follower restarted empty", "brokers", Figure("mb_per_s", "MB/s", ()),
+                                     skipped="needs the suite's own cluster"))
+            else:
+                self.rows.append(Row(f"catch-up of a follower restarted empty ({s.catchup_records:,} records)",
+                                     "brokers", collect("mb_per_s", "MB/s", cu, "mb_per_s"),
+                                     extra={"seconds": collect("seconds", "s", cu, "seconds")}))
         finally:
             work.close()
             consume_work.close()
