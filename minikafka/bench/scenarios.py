@@ -150,7 +150,7 @@ def latency(target: Target, topic: str, rate: int, seconds: float, value_size: i
         reader = threading.Thread(target=read, name="bench-latency-reader")
         reader.start()
         try:
-            with Producer(target.bootstrap, acks="all", linger_ms=0) as producer:
+            with Producer(target.bootstrap, acks="all") as producer:  # default linger (5 ms, as librdkafka)
                 start = time.perf_counter()
                 for i in range(total):
                     due = start + i / rate
