@@ -17,7 +17,26 @@ def run_broker(config: BrokerConfig) -> int:
                         format=f"%(asctime)s broker-{config.broker_id} %(levelname)s %(name)s: %(message)s")
     logging.getLogger("kazoo").setLevel(logging.WARNING)
     logging.getLogger("aiohttp.access").setLevel(logging.WARNING)
-    return asyncio.run(_main(config))
+    with asyncio.Runner(loop_factory=_loop_factory()) as runner:
+        return runner.run(_main(config))
+
+
+def _loop_factory():
+    """uvloop's event loop when MINIKAFKA_EVENT_LOOP=uvloop and uvloop is installed
+    (``pip install 'minikafka[uvloop]'``), else asyncio's own."""
+    import os
+
+    choice = os.environ.get("MINIKAFKA_EVENT_LOOP", "asyncio")
+    if choice not in ("asyncio", "uvloop"):
+        raise SystemExit(f"minikafka: error: MINIKAFKA_EVENT_LOOP must be asyncio or uvloop, got {choice!r}")
+    if choice == "uvloop":
+        try:
+            import uvloop
+        except ImportError:
+            raise SystemExit("minikafka: error: MINIKAFKA_EVENT_LOOP=uvloop but uvloop is not installed "
+                             "(pip install 'minikafka[uvloop]')") from None
+        return uvloop.new_event_loop
+    return None
 
 
 async def _main(config: BrokerConfig) -> int:
