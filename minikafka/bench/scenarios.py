@@ -102,7 +102,7 @@ def consume_python(target: Target, topic: str) -> dict:
                 n += 1
                 nbytes += len(r.value or b"")
         elapsed = time.perf_counter() - start
-    return {"records_per_s": n / elapsed, "mb_per_s": nbytes / 1e6 / elapsed, "records": n}
+    return {"records_per_s": n / elapsed, "mb_per_s": nbytes / 1e6 / elapsed, "records": n, "elapsed_s": elapsed}
 
 
 def consume_kcat(target: Target, topic: str) -> dict | None:

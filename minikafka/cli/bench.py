@@ -116,22 +116,8 @@ def cmd_produce(args: argparse.Namespace) -> int:
 
 
 def cmd_consume(args: argparse.Namespace) -> int:
-    from .. import Consumer, TopicPartition
-    bootstrap = resolve_bootstrap(args)
-    with Consumer(bootstrap, auto_offset_reset="earliest") as consumer:
-        parts = sorted(consumer.partitions_for_topic(args.topic))
-        tps = [TopicPartition(args.topic, p) for p in parts]
-        consumer.assign(tps)
-        ends = consumer.end_offsets(tps)
-        total = sum(ends.values())
-        n = 0
-        nbytes = 0
-        start = time.perf_counter()
-        while n < total:
-            for r in consumer.poll(timeout_ms=1000):
-                n += 1
-                nbytes += len(r.value or b"")
-        elapsed = time.perf_counter() - start
-    print(f"consume topic={args.topic} records={n} elapsed_s={elapsed:.2f} records_per_s={n / elapsed:,.0f} "
-          f"MB_per_s={nbytes / 1e6 / elapsed:.2f}")
+    from ..bench.scenarios import Target, consume_python
+    out = consume_python(Target(resolve_bootstrap(args)), args.topic)
+    print(f"consume topic={args.topic} records={out['records']} elapsed_s={out['elapsed_s']:.2f} "
+          f"records_per_s={out['records_per_s']:,.0f} MB_per_s={out['mb_per_s']:.2f}")
     return 0

@@ -120,9 +120,9 @@ def _run_callbacks(futures: list[RecordFuture]) -> None:
                 pass
 
 
-def resolve_batch(futures: Iterable[RecordFuture], topic: str, partition: int, base_offset: int) -> None:
-    """Resolve a batch's records: record i gets ``base_offset + i`` (-1 for all when
-    ``base_offset`` is -1, acks=0). One lock acquisition and one wake-up per batch."""
+def _settle_batch(futures: Iterable[RecordFuture], settle: Callable[[int, RecordFuture], None]) -> None:
+    """Call ``settle(i, future)`` for every pending record of a batch under the shared
+    lock, mark it done, wake the waiters once, then run the callbacks (outside the lock)."""
     futures = list(futures)
     if not futures:
         return
@@ -132,32 +132,29 @@ def resolve_batch(futures: Iterable[RecordFuture], topic: str, partition: int, b
         for i, fut in enumerate(futures):
             if fut._state == _DONE:
                 continue
-            fut._topic = topic
-            fut._partition = partition
-            fut._offset = -1 if base_offset < 0 else base_offset + i
+            settle(i, fut)
             fut._state = _DONE
             if fut._callbacks:
                 called.append(fut)
         cond.notify_all()
     if called:
         _run_callbacks(called)
+
+
+def resolve_batch(futures: Iterable[RecordFuture], topic: str, partition: int, base_offset: int) -> None:
+    """Resolve a batch's records: record i gets ``base_offset + i`` (-1 for all when
+    ``base_offset`` is -1, acks=0). One lock acquisition and one wake-up per batch."""
+    def settle(i: int, fut: RecordFuture) -> None:
+        fut._topic = topic
+        fut._partition = partition
+        fut._offset = -1 if base_offset < 0 else base_offset + i
+
+    _settle_batch(futures, settle)
 
 
 def fail_batch(futures: Iterable[RecordFuture], exc: BaseException) -> None:
     """Fail every still pending record of a batch with ``exc``."""
-    futures = list(futures)
-    if not futures:
-        return
-    called = []
-    cond = futures[0]._completion.cond
-    with cond:
-        for fut in futures:
-            if fut._state == _DONE:
-                continue
-            fut._error = exc
-            fut._state = _DONE
-            if fut._callbacks:
-                called.append(fut)
-        cond.notify_all()
-    if called:
-        _run_callbacks(called)
+    def settle(i: int, fut: RecordFuture) -> None:
+        fut._error = exc
+
+    _settle_batch(futures, settle)
