@@ -48,8 +48,27 @@ def test_cluster_up_status_kill_start_down(tmp_path):
         assert table.returncode == 0, table.stderr
         assert "BROKER" in table.stdout and "CONTROLLER" in table.stdout
 
+        running = run_cli("cluster", "start", "1", "--dir", dir)
+        assert running.returncode == 2 and running.stdout == "", "only the error, no 'starting broker 1 ...'"
+        assert running.stderr.strip() == f"minikafka: error: broker 1 is already running (pid {load(dir).broker(1).pid})"
+        unknown = run_cli("cluster", "start", "9", "--dir", dir)
+        assert unknown.returncode == 2 and unknown.stdout == "" and "no broker 9" in unknown.stderr
+
+        stopped = run_cli("cluster", "stop", "3", "--dir", dir)
+        assert stopped.stdout.strip() == "broker 3: stopped", stopped.stdout + stopped.stderr
+        paused = run_cli("cluster", "kill", "1", "--signal", "STOP", "--dir", dir)
+        assert paused.returncode == 0, paused.stderr
+        try:
+            processes = {b["id"]: b["process"] for b in status(dir)["brokers"]}
+        finally:
+            assert run_cli("cluster", "resume", "1", "--dir", dir).returncode == 0
+        assert processes == {1: "paused", 2: "running", 3: "stopped"}, "a clean stop is not reported as dead"
+        assert run_cli("cluster", "start", "3", "--dir", dir).returncode == 0
+        started.append(load(dir).broker(3).pid)
+
         killed = run_cli("cluster", "kill", "2", "--dir", dir)
         assert killed.returncode == 0, killed.stderr
+        assert status(dir)["brokers"][1]["process"] == "dead"
         wait_for(lambda: registered(dir)[2] is False, 10, 0.2, "broker 2 to leave /brokers/ids")
         wait_for(lambda: sum(1 for b in status(dir)["brokers"] if b["controller"]) == 1, 10, 0.2,
                  "exactly one controller")

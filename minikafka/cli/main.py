@@ -258,6 +258,7 @@ def cmd_cluster_start(args: argparse.Namespace) -> int:
     """Restart a broker that was killed or stopped."""
     from ..cluster import launcher
 
+    launcher.check_startable(args.dir, args.broker_id)  # its error alone, without "starting ..."
     print(f"starting broker {args.broker_id} ...", flush=True)
     b = launcher.start(args.dir, args.broker_id, wait=not args.no_wait, timeout_s=args.timeout)
     done = "started" if args.no_wait else "started and registered"

@@ -465,10 +465,13 @@ def status(dir: str | os.PathLike = DEFAULT_DIR) -> dict:
     rows = []
     for bid, b in sorted(state.brokers.items()):
         pstate = proc_state(b.pid)
+        process = {"stopped": "paused"}.get(pstate, pstate)  # SIGSTOP
+        if pstate == "dead" and b.exit == "stopped":
+            process = "stopped"  # exited cleanly after `cluster stop`
         rows.append({
             "id": bid, "host": b.host, "port": b.port, "endpoint": b.endpoint, "kafka_endpoint": b.kafka_endpoint,
             "pid": b.pid if pstate != "dead" else None, "recorded_pid": b.pid,
-            "process": pstate, "alive": pstate != "dead",
+            "process": process, "alive": pstate != "dead",
             "registered": (bid in registered) if registered is not None else None,
             "controller": controller == bid if serving else None,
             "dashboard": f"http://{b.host}:{b.port}/", "log": b.log,
@@ -557,15 +560,16 @@ def stop(dir: str | os.PathLike, broker_id: int, grace_s: float = STOP_GRACE_S) 
     """
     state = load(dir)
     b = state.broker(broker_id)
-    return stop_pid(b.pid, grace_s)
+    outcome = stop_pid(b.pid, grace_s)
+    if outcome == "stopped":
+        b.exit = "stopped"
+        save(state)
+    return outcome
 
 
-def start(dir: str | os.PathLike, broker_id: int, wait: bool = True, timeout_s: float = 60) -> BrokerState:
-    """Restart a killed or stopped broker with its recorded argv; its log is appended to.
-
-    With ``wait`` it returns once the new process has registered in ZooKeeper (a
-    new session, not the dead one's leftover znode) and answers api_versions.
-    """
+def check_startable(dir: str | os.PathLike, broker_id: int) -> tuple[ClusterState, BrokerState]:
+    """The cluster state and the broker, or the ClientError that :func:`start` would raise
+    (unknown broker, already running, paused, ZooKeeper down)."""
     state = load(dir)
     b = state.broker(broker_id)
     pstate = proc_state(b.pid)
@@ -580,12 +584,24 @@ def start(dir: str | os.PathLike, broker_id: int, wait: bool = True, timeout_s: 
     if not zk.external and not _alive(zk.pid):
         raise ClientError(f"ZooKeeper of cluster {dir} is not running: run `minikafka cluster down{_dir_flag(dir)}` "
                           f"then `minikafka cluster up`")
+    return state, b
+
+
+def start(dir: str | os.PathLike, broker_id: int, wait: bool = True, timeout_s: float = 60) -> BrokerState:
+    """Restart a killed or stopped broker with its recorded argv; its log is appended to.
+
+    With ``wait`` it returns once the new process has registered in ZooKeeper (a
+    new session, not the dead one's leftover znode) and answers api_versions.
+    """
+    state, b = check_startable(dir, broker_id)
+    zk = state.zookeeper
     old_owner = None
     if wait:
         with _ZkReader(zk.connect) as reader:
             old_owner = reader.registration_owner(broker_id)
     proc = _spawn(b.argv, b.log or os.devnull, append=True)
     b.pid = proc.pid
+    b.exit = None
     save(state)
     if not wait:
         return b

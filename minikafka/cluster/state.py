@@ -51,6 +51,9 @@ class BrokerState:
     data_dir: str | None = None
     argv: list[str] = field(default_factory=list)
     kafka_port: int | None = None  # Kafka binary-protocol listener (None: none)
+    # "stopped" after `cluster stop` saw it exit on SIGTERM (cleared by `cluster start`),
+    # so that status tells a clean stop from a crash or a kill.
+    exit: str | None = None
 
     @property
     def endpoint(self) -> str:
