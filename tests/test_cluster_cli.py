@@ -84,3 +84,36 @@ def test_cluster_up_status_kill_start_down(tmp_path):
         assert not [pid for pid in started if pid_alive(pid)]
     finally:
         stop_cluster(dir)
+
+
+def test_a_disk_cluster_up_says_what_it_reuses_and_fresh_starts_anew(tmp_path):
+    dir = str(tmp_path / "disk")
+    zk_port = free_port()
+    base = free_port_block(1, avoid=(zk_port,))
+    kafka = free_port_block(1, avoid=(zk_port, base))
+    args = ("--dir", dir, "--brokers", "1", "--zookeeper-port", str(zk_port), "--base-port", str(base),
+            "--kafka-base-port", str(kafka), "--storage", "disk")
+    try:
+        first = run_cli("cluster", "up", *args)
+        assert first.returncode == 0, first.stdout + first.stderr
+        assert "reusing" not in first.stdout
+        made = run_cli("topics", "create", "kept", "--partitions", "1", "--replication-factor", "1", "--dir", dir)
+        assert made.returncode == 0, made.stderr
+        assert run_cli("cluster", "down", "--dir", dir).returncode == 0
+
+        again = run_cli("cluster", "up", *args)
+        assert again.returncode == 0, again.stdout + again.stderr
+        assert again.stdout.splitlines()[0] == (
+            f"reusing ZooKeeper's data, broker-1's logs of an earlier cluster in {dir}: its topics, offsets and "
+            "records come back (start anew with --fresh)")
+        assert run_cli("topics", "list", "--dir", dir).stdout.split() == ["kept"]
+        refused = run_cli("cluster", "up", *args, "--fresh")
+        assert refused.returncode == 2 and "still running" in refused.stderr, "never wipes a running cluster"
+        assert run_cli("cluster", "down", "--dir", dir).returncode == 0
+
+        fresh = run_cli("cluster", "up", *args, "--fresh")
+        assert fresh.returncode == 0, fresh.stdout + fresh.stderr
+        assert fresh.stdout.splitlines()[0].startswith("--fresh: deleted ZooKeeper's data, broker-1's logs")
+        assert run_cli("topics", "list", "--dir", dir).stdout.split() == []
+    finally:
+        stop_cluster(dir)

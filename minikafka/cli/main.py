@@ -173,6 +173,15 @@ def cmd_cluster_up(args: argparse.Namespace) -> int:
     """Start ZooKeeper and N brokers in the background and print their endpoints."""
     from ..cluster import launcher
 
+    if args.fresh:
+        wiped = launcher.wipe(args.dir)
+        if wiped:
+            print(f"--fresh: deleted {', '.join(wiped)} of the earlier cluster in {args.dir}", flush=True)
+    elif args.storage == "disk":
+        left = launcher.leftovers(args.dir, args.brokers, external_zookeeper=bool(args.zookeeper))
+        if left:
+            print(f"reusing {', '.join(left)} of an earlier cluster in {args.dir}: its topics, offsets and "
+                  f"records come back (start anew with --fresh)", flush=True)
     state = launcher.up(
         args.dir, brokers=args.brokers, zookeeper_port=args.zookeeper_port, base_port=args.base_port,
         zookeeper=args.zookeeper, storage=args.storage, broker_configs=parse_overrides(args.config),
@@ -313,6 +322,9 @@ def _add_cluster_parsers(sub: argparse._SubParsersAction) -> None:
                     help="use this running ZooKeeper instead of starting one")
     up.add_argument("--storage", choices=("memory", "disk"), default="memory", help="log storage (default memory)")
     up.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for the cluster (default 60)")
+    up.add_argument("--fresh", action="store_true",
+                    help="start a new cluster: delete the folder's ZooKeeper data and broker logs left by an "
+                         "earlier cluster (with --storage disk they are kept and reused otherwise)")
     _add_configs(up)
     up.set_defaults(func=cmd_cluster_up)
 

@@ -422,6 +422,47 @@ def up(dir: str | os.PathLike = DEFAULT_DIR, brokers: int = 3, zookeeper_port: i
     return state
 
 
+def _data_dirs(dir: str | os.PathLike) -> list[Path]:
+    """The folders an earlier cluster in ``dir`` may have left data in: ZooKeeper's and
+    every broker's (``broker-N``)."""
+    folder = Path(dir)
+    if not folder.is_dir():
+        return []
+    return [folder / "zookeeper"] + sorted(p for p in folder.glob("broker-*") if p.is_dir())
+
+
+def leftovers(dir: str | os.PathLike, brokers: int, external_zookeeper: bool = False) -> list[str]:
+    """What ``up --storage disk`` would reuse from an earlier cluster in ``dir``: ZooKeeper
+    data and broker logs that are not empty (a sentence fragment each)."""
+    out = []
+    for path in _data_dirs(dir):
+        if path.name == "zookeeper" and external_zookeeper:
+            continue
+        if path.name.startswith("broker-") and not path.name.removeprefix("broker-").isdigit():
+            continue
+        if path.name.startswith("broker-") and int(path.name.removeprefix("broker-")) > brokers:
+            continue
+        if path.is_dir() and any(path.iterdir()):
+            out.append("ZooKeeper's data" if path.name == "zookeeper" else f"{path.name}'s logs")
+    return out
+
+
+def wipe(dir: str | os.PathLike) -> list[str]:
+    """Delete the ZooKeeper data and broker logs an earlier cluster left in ``dir``
+    (refused while that cluster runs); returns what was deleted."""
+    if exists(dir):
+        live = [pid for pid in load(dir).pids() if _alive(pid)]
+        if live:
+            raise ClientError(f"a cluster is still running in {dir} (pids {', '.join(map(str, live))}): "
+                              f"stop it with `minikafka cluster down{_dir_flag(dir)}` first")
+    wiped = []
+    for path in _data_dirs(dir):
+        if path.exists():
+            shutil.rmtree(path)
+            wiped.append("ZooKeeper's data" if path.name == "zookeeper" else f"{path.name}'s logs")
+    return wiped
+
+
 def default_kafka_base_port(base_port: int, brokers: int) -> int:
     """Where the Kafka listeners go without ``--kafka-base-port``: ``base_port + 20000``
     (9092 -> 29092), or ``base_port - 20000`` when that would pass port 65535."""
