@@ -109,6 +109,30 @@ def test_kcat_producing_to_an_unknown_topic_creates_it(cluster):
         assert "bad name!" not in admin.list_topics()
 
 
+def test_our_producer_to_an_unknown_topic_creates_it_like_a_kafka_producer(cluster):
+    """The same broker setting on the msgpack listener: our Producer names the topic it has
+    no metadata for in a metadata request that allows auto-creation, instead of waiting
+    max_block_ms (60 s) for a topic nobody creates."""
+    import time
+
+    from minikafka import Producer
+    from minikafka.rpc import call_sync
+
+    topic = f"auto-ours-{uuid.uuid4().hex[:8]}"
+    start = time.monotonic()
+    with Producer(cluster.bootstrap, acks="all", max_block_ms=30_000) as producer:
+        md = producer.send(topic, b"first").result(timeout=30)
+    assert (md.topic, md.partition, md.offset) == (topic, 0, 0)
+    assert time.monotonic() - start < 25, "created at once, not after max_block_ms"
+    host, port = cluster.bootstrap.split(",")[0].rsplit(":", 1)
+    plain = call_sync(host, int(port), "metadata", {"topics": [f"not-asked-{topic}"]}, 10)
+    assert plain["topics"][0]["error"] == "UNKNOWN_TOPIC_OR_PARTITION", "no creation unless the request allows it"
+    with Admin(cluster.bootstrap) as admin:
+        assert f"not-asked-{topic}" not in admin.list_topics()
+        (desc,) = admin.describe_topics([topic])
+        assert len(desc.partitions) == 1 and len(desc.partitions[0].replicas) == 1  # Kafka's defaults
+
+
 # -- confluent-kafka -------------------------------------------------------------------
 def test_confluent_acks_all_keeps_every_acknowledged_record_through_leader_kill(make_cluster):
     from confluent_kafka import Producer as CProducer

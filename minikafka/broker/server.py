@@ -365,9 +365,36 @@ class Broker:
     async def h_metadata(self, req: dict) -> dict:
         md = self.metadata
         names = req["topics"] if req["topics"] is not None else md.topics()
+        created: dict[str, int] = {}
+        unknown = [t for t in names if not md.partitions_of(t)]
+        if unknown and req["topics"] and req["allow_auto_topic_creation"] and self.config.get("auto.create.topics.enable"):
+            created = await self.auto_create_topics(unknown)
         brokers = self.listeners.brokers(md.brokers, self.broker_id)
+        topics = []
+        for t in names:
+            code = created.get(t)
+            if code is not None and not md.partitions_of(t):
+                topics.append({"name": t, "error_code": code, "error": errors.error_name(code), "partitions": [],
+                               "message": "created; waiting for its leaders" if code == 5 else "auto-creation failed"})
+            else:
+                topics.append(md.topic_metadata(t))
         return codec.ok(cluster_id=self.cluster_id, controller_id=md.controller_id, controller_epoch=md.controller_epoch,
-                        brokers=brokers, topics=[md.topic_metadata(t) for t in names])
+                        brokers=brokers, topics=topics)
+
+    async def auto_create_topics(self, names: list[str]) -> dict[str, int]:
+        """Kafka's auto.create.topics.enable: create ``names`` with the broker defaults
+        (num.partitions, default.replication.factor), as a Metadata request naming them does.
+
+        Returns each name's Metadata error code: LEADER_NOT_AVAILABLE (5) when it was
+        created or already exists, else the creation's error (e.g. INVALID_TOPIC_EXCEPTION,
+        INVALID_REPLICATION_FACTOR when fewer brokers are alive)."""
+        resp = await self.h_create_topics({
+            "topics": [{"name": n, "num_partitions": self.config.get("num.partitions"),
+                        "replication_factor": self.config.get("default.replication.factor"), "config": {},
+                        "assignment": None} for n in names],
+            "timeout_ms": 0, "validate_only": False})
+        return {r["name"]: 5 if r["error_code"] in (0, 36) else r["error_code"]  # 36: TOPIC_ALREADY_EXISTS
+                for r in resp["topics"]}
 
     async def h_produce(self, req: dict) -> dict:
         parts = await self.replica_manager.produce(req)

@@ -142,6 +142,14 @@ class Metadata:
         self._refresh = loop.create_task(self._do_refresh())
         await asyncio.shield(self._refresh)
 
+    async def ask_for_topics(self, names: list[str]) -> None:
+        """A metadata request naming ``names`` with auto-creation allowed, as a Kafka
+        producer sends for a topic it has no metadata for: a broker with
+        auto.create.topics.enable creates the missing ones. The answer is not cached
+        (the next :meth:`refresh` sees the new topics once they have leaders)."""
+        timeout_s = min(self.request_timeout_ms, METADATA_ATTEMPT_TIMEOUT_MS) / 1000
+        await self.call_any("metadata", {"topics": list(names), "allow_auto_topic_creation": True}, timeout_s)
+
     async def _do_refresh(self) -> None:
         timeout_s = min(self.request_timeout_ms, METADATA_ATTEMPT_TIMEOUT_MS) / 1000
         answer = await self.call_any("metadata", {"topics": None}, timeout_s)

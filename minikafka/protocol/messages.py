@@ -91,6 +91,9 @@ _api(
     "Brokers, controller and partition leaders/ISR from the broker's metadata cache (filled by UpdateMetadata).",
     (
         F("topics", ["str"], "topic names; nil for every topic", default=None, nullable=True),
+        F("allow_auto_topic_creation", "bool", "create the named topics that do not exist when the broker's "
+          "auto.create.topics.enable is true (they are answered LEADER_NOT_AVAILABLE until they have leaders)",
+          default=False),
     ),
     (
         F("cluster_id", "str"),

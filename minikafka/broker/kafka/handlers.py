@@ -123,7 +123,7 @@ class KafkaHandlers:
         created: dict[str, int] = {}
         if unknown and wanted and (version < 4 or req["allow_auto_topic_creation"]) \
                 and self.broker.config.get("auto.create.topics.enable"):
-            created = await self._auto_create(unknown)
+            created = await self.broker.auto_create_topics(unknown)
         topics = []
         for name in names:
             states = md.partitions_of(name)
@@ -146,21 +146,6 @@ class KafkaHandlers:
         brokers = [{"node_id": b["id"], "host": b["host"], "port": b["port"]} for b in self._brokers(conn)]
         return {"brokers": brokers, "cluster_id": self.broker.cluster_id or None,
                 "controller_id": md.controller_id, "topics": topics}
-
-    async def _auto_create(self, names: list[str]) -> dict[str, int]:
-        """Kafka's auto.create.topics.enable: create ``names`` with the broker defaults.
-
-        Returns each name's Metadata error code: LEADER_NOT_AVAILABLE (5) when it was
-        created or already exists, else the creation's error (e.g. INVALID_TOPIC_EXCEPTION,
-        INVALID_REPLICATION_FACTOR when fewer brokers are alive)."""
-        cfg = self.broker.config
-        resp = await self.broker.h_create_topics({
-            "topics": [{"name": n, "num_partitions": cfg.get("num.partitions"),
-                        "replication_factor": cfg.get("default.replication.factor"), "config": {},
-                        "assignment": None} for n in names],
-            "timeout_ms": 0, "validate_only": False})
-        return {r["name"]: 5 if r["error_code"] in (0, 36) else r["error_code"]  # 36: TOPIC_ALREADY_EXISTS
-                for r in resp["topics"]}
 
     async def describe_cluster(self, version: int, req: dict, conn: Connection) -> dict:
         brokers = [{"broker_id": b["id"], "host": b["host"], "port": b["port"]} for b in self._brokers(conn)]
