@@ -297,7 +297,7 @@ class FakeBroker:
         self.topics: dict[str, int] = {}
         self.inject: dict[tuple[str, int], list[int]] = {}  # produce error codes to answer first
         self.hold_first: dict[tuple[str, int], float] = {}  # seconds the next produce of a partition waits
-        self.check_sequences = False  # refuse idempotent batches out of sequence, as a leader does
+        self.check_sequences = True  # refuse idempotent batches out of sequence, as a leader does
         self.next_seq: dict[tuple[int, tuple[str, int]], int] = {}
         self.requests: list[tuple[str, dict]] = []
         self.appended: asyncio.Event | None = None

@@ -452,6 +452,9 @@ class AIOProducer:
 
     async def _refresh_meta(self) -> None:
         try:
+            missing = [t for t in self._waiting if self._meta.topic(t) is None]
+            if missing:
+                await self._meta.ask_for_topics(missing)  # auto.create.topics.enable creates them
             await self._meta.refresh()
         except errors.KafkaError:
             self._need_meta = True
@@ -546,6 +549,18 @@ class AIOProducer:
             batch.retry_at_ms = now
             self._acc.reenqueue(batch)
             return
+        if (self.enable_idempotence and batch.producer_id >= 0 and batch.producer_id != self.producer_id
+                and isinstance(exc, (errors.OutOfOrderSequenceNumberError, errors.UnknownProducerIdError))
+                and now - batch.created_ms < self.delivery_timeout_ms):
+            # Sent under a producer id given up meanwhile (an earlier batch failed), and
+            # refused by its sequence, so not written: it starts over under the new id.
+            batch.producer_id = batch.producer_epoch = batch.base_sequence = -1
+            batch._encoded = None
+            batch.attempts += 1
+            batch.last_error = exc
+            batch.retry_at_ms = now
+            self._acc.reenqueue(batch)
+            return
         if self.enable_idempotence and isinstance(exc, (errors.OutOfOrderSequenceNumberError,
                                                         errors.UnknownProducerIdError,
                                                         errors.InvalidProducerEpochError)):
@@ -570,6 +585,12 @@ class AIOProducer:
             self._acc.reenqueue(batch)
         else:
             batch.fail(exc)
+            if self.enable_idempotence and batch.base_sequence >= 0 and batch.producer_id == self.producer_id:
+                # Refused and not written (MESSAGE_TOO_LARGE, CORRUPT_MESSAGE, ...): its
+                # sequence numbers are a gap the leader would refuse every later batch for.
+                # Continue under a new producer id, sequences from 0, as Kafka's producer
+                # bumps its epoch.
+                self.producer_id = -1
 
     # ----- flush support --------------------------------------------------
     def _min_unresolved(self) -> int | None:
