@@ -50,7 +50,9 @@ class ConfigDef:
         try:
             v = self.parse(value) if isinstance(value, str) or self.parse is not int else int(value)
         except (ValueError, TypeError) as exc:
-            raise InvalidConfigError(f"invalid value {value!r} for {self.name}: {exc}") from None
+            # int() says "invalid literal for int() with base 10": say it in words
+            why = "expected a whole number" if self.parse is int else str(exc)
+            raise InvalidConfigError(f"invalid value {value!r} for {self.name}: {why}") from None
         if self.minimum is not None and v < self.minimum:
             raise InvalidConfigError(f"invalid value {value!r} for {self.name}: must be >= {self.minimum}")
         return v

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import socket
 import urllib.error
 import urllib.request
 
@@ -68,9 +69,15 @@ def call_sync(host: str, port: int, api: str, body: dict, timeout_s: float = 5.0
 
 def why(exc: BaseException | str) -> str:
     """A transport failure in words, without aiohttp's internals ("ssl:default [...]")."""
+    if isinstance(exc, aiohttp.ClientConnectorDNSError if hasattr(aiohttp, "ClientConnectorDNSError") else ()):
+        return f"cannot resolve host {exc.host!r}"
     if isinstance(exc, aiohttp.ClientConnectorError):
+        if isinstance(exc.os_error, socket.gaierror):
+            return f"cannot resolve host {exc.host!r}"
         errno = getattr(exc.os_error, "errno", None)
         return f"cannot connect: {os.strerror(errno).lower() if errno else 'connection failed'}"
+    if isinstance(exc, socket.gaierror):
+        return "cannot resolve the host name"
     if isinstance(exc, aiohttp.ServerDisconnectedError):
         return "the broker closed the connection"
     if isinstance(exc, ConnectionRefusedError):
