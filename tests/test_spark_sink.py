@@ -2,6 +2,7 @@
 on real brokers and the session's SparkSession (local[2])."""
 from __future__ import annotations
 
+import uuid
 from collections import Counter
 
 import pytest
@@ -75,11 +76,18 @@ def test_sink_options_are_parsed_with_producer_meaning():
 
 
 def test_a_failed_write_fails_the_job_with_the_brokers_error(spark, cluster):
+    # A missing topic with a valid name is created (auto.create.topics.enable, as with
+    # Spark's Kafka sink on a Kafka broker); an invalid name cannot be, and the write fails.
     df = spark.createDataFrame([("x",)], "value string")
     with pytest.raises(Exception, match="UNKNOWN_TOPIC_OR_PARTITION|not present in metadata"):
         (df.write.format("minikafka").option("kafka.bootstrap.servers", cluster.bootstrap)
-           .option("topic", "no-such-topic-here").option("kafka.max.block.ms", "3000")
+           .option("topic", "no such topic!").option("kafka.max.block.ms", "3000")
            .mode("append").save())
+    created = f"sink-auto-{uuid.uuid4().hex[:8]}"
+    (df.write.format("minikafka").option("kafka.bootstrap.servers", cluster.bootstrap)
+       .option("topic", created).mode("append").save())
+    with Admin(cluster.bootstrap) as admin:
+        assert created in admin.list_topics()
 
 
 def test_stream_from_source_to_sink_through_a_leader_kill(spark, make_cluster, tmp_path):
