@@ -298,6 +298,7 @@ class FakeBroker:
         self.inject: dict[tuple[str, int], list[int]] = {}  # produce error codes to answer first
         self.hold_first: dict[tuple[str, int], float] = {}  # seconds the next produce of a partition waits
         self.check_sequences = True  # refuse idempotent batches out of sequence, as a leader does
+        self.heard_from_controller = True  # False: metadata answers as a just-restarted broker (no controller, no topics)
         self.next_seq: dict[tuple[int, tuple[str, int]], int] = {}
         self.requests: list[tuple[str, dict]] = []
         self.appended: asyncio.Event | None = None
@@ -347,6 +348,9 @@ class FakeBroker:
                             content_type="application/x-msgpack")
 
     async def api_metadata(self, body: dict) -> dict:
+        if not self.heard_from_controller:
+            return {"cluster_id": "fake", "controller_id": -1, "controller_epoch": -1,
+                    "brokers": [{"id": 1, "host": "127.0.0.1", "port": self.port}], "topics": []}
         topics = [{"name": t, "error_code": 0, "error": "NONE", "message": "", "partitions": [
             {"partition": p, "leader": 1, "leader_epoch": 0, "replicas": [1], "isr": [1], "offline_replicas": [],
              "error_code": 0, "error": "NONE", "message": ""} for p in range(n)]} for t, n in self.topics.items()]
@@ -820,6 +824,26 @@ def test_describe_leaves_unanswered_brokers_at_minus_one(broker):
 
     (desc,) = asyncio.run(go())
     assert desc.partitions[0].replica_leos == {1: 0, 2: -1}
+
+
+def test_metadata_skips_a_broker_that_has_not_heard_from_the_controller(broker):
+    """A broker just restarted answers metadata with no controller and no topics until the
+    controller's UpdateMetadata reaches it; the client asks the next broker instead of
+    taking its topics for deleted (as Kafka's clients ignore an empty metadata answer)."""
+    from minikafka import Admin
+
+    broker.create("t", 1)
+    fresh = FakeBroker().start()
+    try:
+        fresh.heard_from_controller = False
+        with Admin(f"{fresh.bootstrap},{broker.bootstrap}") as admin:
+            (desc,) = admin.describe_topics(["t"])
+            assert desc.name == "t"
+        with Admin(fresh.bootstrap) as admin:  # no other broker: its answer is the one there is
+            with pytest.raises(errors.UnknownTopicOrPartitionError):
+                admin.describe_topics(["t"])
+    finally:
+        fresh.stop()
 
 
 def test_no_broker_reachable_is_one_error():

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from .. import errors
 from .connection import TRANSPORT_ERRORS, Connection, parse_bootstrap
@@ -34,6 +34,13 @@ REFRESH_CODES = frozenset(cls.code.code for cls in REFRESH_ERRORS)
 # Timeout of one metadata attempt on one broker, so that a stopped broker
 # (SIGSTOP) does not hold a refresh for the whole request timeout.
 METADATA_ATTEMPT_TIMEOUT_MS = 5000
+
+
+def metadata_ready(answer: dict) -> bool:
+    """False for the answer of a broker that has not yet heard from the controller (a
+    broker just restarted: no controller, no topics), which Kafka's clients also skip
+    (an empty metadata answer is ignored); a refresh then asks the next broker."""
+    return answer.get("controller_id", -1) >= 0
 
 
 def needs_refresh(exc: BaseException) -> bool:
@@ -115,9 +122,14 @@ class Metadata:
         return out
 
     # ----- requests -----------------------------------------------------
-    async def call_any(self, api: str, body: dict, timeout_s: float, attempt_timeout_s: float | None = None) -> dict:
-        """Send ``body`` to the first broker that answers; only transport failures move on."""
+    async def call_any(self, api: str, body: dict, timeout_s: float, attempt_timeout_s: float | None = None,
+                       ready: Callable[[dict], bool] | None = None) -> dict:
+        """Send ``body`` to the first broker that answers; only transport failures move on.
+
+        With ``ready``, an answer it rejects also moves on to the next broker; when no
+        broker gives an accepted answer, the first rejected one is returned."""
         last: Exception | None = None
+        fallback: tuple[tuple[str, int], dict] | None = None
         tried = []
         for host, port in self.candidates():
             tried.append(f"{host}:{port}")
@@ -126,8 +138,14 @@ class Metadata:
             except TRANSPORT_ERRORS as exc:
                 last = exc
                 continue
+            if ready is not None and not ready(answer):
+                fallback = fallback or ((host, port), answer)
+                continue
             self._last_good = (host, port)
             return answer
+        if fallback is not None:
+            self._last_good = fallback[0]
+            return fallback[1]
         raise errors.NetworkExceptionError(
             f"no broker answered the {api} request (tried {', '.join(tried)}): "
             f"{last.message if isinstance(last, errors.KafkaError) else last}"
@@ -152,7 +170,7 @@ class Metadata:
 
     async def _do_refresh(self) -> None:
         timeout_s = min(self.request_timeout_ms, METADATA_ATTEMPT_TIMEOUT_MS) / 1000
-        answer = await self.call_any("metadata", {"topics": None}, timeout_s)
+        answer = await self.call_any("metadata", {"topics": None}, timeout_s, ready=metadata_ready)
         self.update(answer)
 
     def update(self, answer: dict) -> None:
