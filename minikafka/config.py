@@ -86,7 +86,21 @@ BROKER_CONFIGS: tuple[ConfigDef, ...] = (
     ConfigDef("delete.topic.enable", _bool, True, "Allow topic deletion.", None),
     ConfigDef("replication.truncation", _choice("leader_epoch", "high_watermark"), "leader_epoch",
               "How a follower truncates on becoming follower or restart: by leader epoch (KIP-101, default) or to its HW (before KIP-101)."),
-    ConfigDef("log.segment.bytes", int, 1073741824, "Segment size for --storage disk.", 1024),
+    ConfigDef("log.segment.bytes", int, 1073741824, "Default for topics: a new log segment starts before a batch "
+              "that would take the active one past this size (memory and disk storage; retention deletes whole "
+              "segments).", 1024),
+    ConfigDef("log.roll.hours", int, 168, "Default for topics: a new segment starts when a batch's timestamp is "
+              "this long after the active segment's first (log.roll.ms wins when set).", 1),
+    ConfigDef("log.roll.ms", int, None, "Default for topics, in ms (see log.roll.hours).", 1),
+    ConfigDef("log.retention.hours", int, 168, "Default for topics: segments whose newest record is older than this "
+              "are deleted (log.retention.minutes, then log.retention.ms win when set); -1 keeps them forever.", -1),
+    ConfigDef("log.retention.minutes", int, None, "Default for topics, in minutes (see log.retention.hours).", -1),
+    ConfigDef("log.retention.ms", int, None, "Default for topics, in ms (see log.retention.hours); -1 keeps "
+              "records forever.", -1),
+    ConfigDef("log.retention.bytes", int, -1, "Default for topics: the oldest segments of a partition are deleted "
+              "while it holds more than this without them; -1 sets no bound.", -1),
+    ConfigDef("log.retention.check.interval.ms", int, 300000, "How often each broker applies retention to its "
+              "replicas' logs.", 1),
     ConfigDef("offsets.topic.num.partitions", int, 10, "Partitions of __consumer_offsets, created on first use "
               "(Kafka's default is 50; 10 keeps a small cluster light). Fixed once the topic exists.", 1),
     ConfigDef("offsets.topic.replication.factor", int, 3, "Replication factor of __consumer_offsets "
@@ -107,7 +121,13 @@ TOPIC_CONFIGS: tuple[ConfigDef, ...] = (
     ConfigDef("min.insync.replicas", int, None, "Smallest ISR with which acks=all produces are accepted (broker default if unset).", 1),
     ConfigDef("unclean.leader.election.enable", _bool, None, "Allow electing an out-of-sync replica (broker default if unset).", None),
     ConfigDef("max.message.bytes", int, None, "Largest record batch for this topic (broker message.max.bytes if unset).", 1),
-    ConfigDef("segment.bytes", int, None, "Segment size for --storage disk (broker log.segment.bytes if unset).", 1024),
+    ConfigDef("segment.bytes", int, None, "Segment size (broker log.segment.bytes if unset).", 1024),
+    ConfigDef("segment.ms", int, None, "Start a new segment when a batch's timestamp is this long after the active "
+              "segment's first (broker log.roll.ms / log.roll.hours if unset).", 1),
+    ConfigDef("retention.ms", int, None, "Delete closed segments below the high watermark whose newest record is "
+              "older than this; -1: never (broker log.retention.* if unset).", -1),
+    ConfigDef("retention.bytes", int, None, "Delete the oldest closed segments below the high watermark while the "
+              "partition holds more than this without them; -1: no bound (broker log.retention.bytes if unset).", -1),
 )
 
 _BROKER_BY_NAME = {c.name: c for c in BROKER_CONFIGS}
@@ -275,7 +295,27 @@ def validate_topic_config(config: dict[str, Any]) -> dict[str, str]:
 
 
 # Topic settings whose broker-wide default has another name, as in Kafka.
-BROKER_NAME_OF_TOPIC_CONFIG = {"max.message.bytes": "message.max.bytes", "segment.bytes": "log.segment.bytes"}
+BROKER_NAME_OF_TOPIC_CONFIG = {"max.message.bytes": "message.max.bytes", "segment.bytes": "log.segment.bytes",
+                               "segment.ms": "log.roll.ms", "retention.ms": "log.retention.ms",
+                               "retention.bytes": "log.retention.bytes"}
+
+# Broker settings given in ms or, when unset, in coarser units (Kafka's log.retention.ms >
+# log.retention.minutes > log.retention.hours, log.roll.ms > log.roll.hours).
+_MS_FALLBACKS = {"log.retention.ms": (("log.retention.minutes", 60_000), ("log.retention.hours", 3_600_000)),
+                 "log.roll.ms": (("log.roll.hours", 3_600_000),)}
+
+
+def broker_ms_setting(broker: "BrokerConfig", name: str) -> int:
+    """log.retention.ms / log.roll.ms as Kafka derives them from the coarser settings;
+    a negative value in any unit means "never"."""
+    value = broker.get(name)
+    if value is not None:
+        return value
+    for coarser, factor in _MS_FALLBACKS[name]:
+        v = broker.get(coarser)
+        if v is not None:
+            return -1 if v < 0 else v * factor
+    return -1
 
 # Broker settings that change while brokers run (Kafka's dynamic broker configs that
 # minikafka has): the defaults of topic settings.  They live in /config/brokers/<default>
@@ -304,7 +344,10 @@ def topic_setting(name: str, topic_config: dict[str, str], broker: BrokerConfig)
     """A topic's effective setting: its own config if set, else the broker default."""
     if name in topic_config:
         return _TOPIC_BY_NAME[name].convert(topic_config[name])
-    return broker.get(BROKER_NAME_OF_TOPIC_CONFIG.get(name, name))
+    broker_name = BROKER_NAME_OF_TOPIC_CONFIG.get(name, name)
+    if broker_name in _MS_FALLBACKS:
+        return broker_ms_setting(broker, broker_name)
+    return broker.get(broker_name)
 
 
 def topic_config_default_text(name: str) -> str:

@@ -427,18 +427,28 @@ def test_epochs_checkpoint_malformed(text):
 
 # -- disk storage: Kafka's record batch v2 and the format marker ------------------------------
 
+def store(storage, topic, partition, batches, segment_bytes):
+    """Append ``batches`` to a log that rolls at ``segment_bytes`` and mirror them to ``storage``,
+    as the broker does; returns the log."""
+    plog = PartitionLog(segment_bytes=segment_bytes)
+    for data in batches:
+        plog.append(read_header(data), data)
+    storage.append(topic, partition, batches, plog)
+    return plog
+
+
 def test_disk_storage_marks_a_new_data_dir_and_reloads_v2_batches(tmp_path):
     from minikafka.broker.storage import DiskStorage
 
     d = tmp_path / "broker-1"
-    s = DiskStorage(str(d), segment_bytes=300, broker_id=1)
+    s = DiskStorage(str(d), broker_id=1)
     meta = (d / "meta.properties").read_text().splitlines()
     assert "version=0" in meta and "broker.id=1" in meta and "minikafka.record.format=2" in meta
     batches = [stamp(encode_batch([(None, b"v%d" % i * 20, None, i)], compression=c), i, 0)
                for i, c in enumerate(["none", "gzip", "snappy", "lz4", "zstd", "none"])]
-    s.append("t", 0, batches)
+    store(s, "t", 0, batches, segment_bytes=300)
     assert len(list((d / "t-0").glob("*.log"))) > 1  # rolled by size
-    log, _ = DiskStorage(str(d), segment_bytes=300, broker_id=1).load("t", 0)
+    log, _ = DiskStorage(str(d), broker_id=1).load("t", 0)
     assert log.log_end_offset == 6
     assert [r.value for r in iter_records(log.read(0, BIG))] == [b"v%d" % i * 20 for i in range(6)]
 
@@ -484,11 +494,11 @@ def _disk_log_with_epochs(tmp_path):
     from minikafka.broker.storage import DiskStorage
 
     d = tmp_path / "broker-1"
-    s = DiskStorage(str(d), segment_bytes=200, broker_id=1)
+    s = DiskStorage(str(d), broker_id=1)
     # offsets 0-1 at epoch 0, 2-3 at epoch 2, 4-5 at epoch 5
     batches = [stamp(encode_batch([(None, b"v%d" % i * 10, None, i)]), i, epoch)
                for i, epoch in enumerate([0, 0, 2, 2, 5, 5])]
-    s.append("t", 0, batches)
+    store(s, "t", 0, batches, segment_bytes=200)
     s.write_epochs("t", 0, [(0, 0), (2, 2), (5, 4)])
     return d
 
@@ -499,7 +509,7 @@ def test_an_unreadable_epoch_checkpoint_is_rebuilt_from_the_log(tmp_path, caplog
 
     d = _disk_log_with_epochs(tmp_path)
     (d / "t-0" / "leader-epoch-checkpoint").write_text(damage)
-    log, epochs = DiskStorage(str(d), segment_bytes=200, broker_id=1).load("t", 0)
+    log, epochs = DiskStorage(str(d), broker_id=1).load("t", 0)
     assert log.log_end_offset == 6
     assert epochs.entries == [(0, 0), (2, 2), (5, 4)]
     assert "leader-epoch-checkpoint is unreadable" in caplog.text and "rebuilt from the log" in caplog.text
@@ -511,7 +521,7 @@ def test_an_unreadable_hw_checkpoint_is_set_aside_and_every_hw_starts_unknown(tm
     from minikafka.broker.storage import DiskStorage
 
     d = _disk_log_with_epochs(tmp_path)
-    s = DiskStorage(str(d), segment_bytes=200, broker_id=1)
+    s = DiskStorage(str(d), broker_id=1)
     s.write_hw_checkpoint({("t", 0): 6})
     assert s.read_hw_checkpoint() == {("t", 0): 6}
     (d / "replication-offset-checkpoint").write_bytes(b"0\n1\nt 0 six\n")
@@ -529,7 +539,7 @@ def test_a_damaged_batch_in_the_middle_of_a_segment_cuts_the_log_there(tmp_path,
     second = read_header(bytes(data)).size  # the second batch starts here
     data[second + 70] ^= 0xFF  # a flipped bit in its records: its CRC no longer matches
     first.write_bytes(bytes(data))
-    log, epochs = DiskStorage(str(d), segment_bytes=200, broker_id=1).load("t", 0)
+    log, epochs = DiskStorage(str(d), broker_id=1).load("t", 0)
     assert log.log_end_offset == 1  # only the batch before the damage stays; the rest is re-fetched
     assert [r.value for r in iter_records(log.read(0, BIG))] == [b"v0" * 10]
     assert epochs.entries == [(0, 0)]

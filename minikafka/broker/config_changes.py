@@ -78,6 +78,7 @@ class ConfigChangeListener:
         rm = self.broker.replica_manager
         if topic in rm.topic_configs or any(t == topic for t, _ in rm.partitions):
             rm.topic_configs[topic] = overrides
+            rm.configs_changed(topic)
         self.broker.kafka_controller.config_changed(topic, overrides)
         self.broker.record_event("topic_config_loaded", f"broker {self.broker.broker_id}: topic {topic} "
                                                         f"overrides now {overrides}")
@@ -98,3 +99,4 @@ class ConfigChangeListener:
             self.broker.record_event("broker_config_loaded", f"broker {self.broker.broker_id}: dynamic configs now "
                                                              f"{ {k: v for k, v in sorted(changed.items())} }")
             self.broker.kafka_controller.broker_config_changed()
+            self.broker.replica_manager.configs_changed()

@@ -119,13 +119,15 @@ class Fetcher:
         rm = self.broker.replica_manager
         cfg = self.broker.config
         sent = {(p.topic, p.partition): (p, p.leader_epoch, p.log_end_offset) for p in replicas}
+        starts = {(p.topic, p.partition): p.log.log_start_offset for p in replicas}
         wait_ms = cfg.get("replica.fetch.wait.max.ms")
         body = {
             "replica_id": cfg.broker_id, "broker_epoch": self.broker.broker_epoch,
             "max_wait_ms": wait_ms, "min_bytes": cfg.get("replica.fetch.min.bytes"),
             "max_bytes": 10 * cfg.get("replica.fetch.max.bytes"),
             "partitions": [{"topic": p.topic, "partition": p.partition, "fetch_offset": leo,
-                            "current_leader_epoch": epoch, "partition_max_bytes": cfg.get("replica.fetch.max.bytes")}
+                            "current_leader_epoch": epoch, "partition_max_bytes": cfg.get("replica.fetch.max.bytes"),
+                            "log_start_offset": starts[(p.topic, p.partition)]}
                            for p, epoch, leo in sent.values()],
         }
         resp = await self._call("fetch", body, wait_ms / 1000.0 + cfg.get("request.timeout.ms") / 1000.0)

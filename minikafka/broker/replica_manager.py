@@ -53,7 +53,9 @@ class ReplicaManager:
         self.controller_epoch = -1
         self.truncation = TruncationMode(self.config.get("replication.truncation"))
         self._checkpointed_hws = broker.storage.read_hw_checkpoint()
+        self._checkpointed_starts = broker.storage.read_log_start_checkpoint()
         self._isr_tasks: set[asyncio.Task] = set()
+        self._starts_changed = False
 
     # -- helpers ------------------------------------------------------------------
     def get(self, topic: str, partition: int) -> PartitionReplica:
@@ -70,9 +72,10 @@ class ReplicaManager:
         return p
 
     def _create_replica(self, topic: str, partition: int) -> PartitionReplica:
-        plog, epochs = self.broker.storage.load(topic, partition)
+        plog, epochs = self.broker.storage.load(topic, partition, self._checkpointed_starts.get((topic, partition), 0))
         hw = self._checkpointed_hws.get((topic, partition), 0)
         p = PartitionReplica(topic, partition, self.broker_id, plog, epochs, hw, self.truncation)
+        self._configure_log(p)
         if plog.log_end_offset:
             self.broker.record_event("recovered", f"broker {self.broker_id} loaded {topic}-{partition}: "
                                                   f"LEO {plog.log_end_offset}, HW {p.high_watermark}, epochs {epochs.entries}")
@@ -90,6 +93,18 @@ class ReplicaManager:
     def setting(self, topic: str, name: str) -> Any:
         return topic_setting(name, self.topic_configs.get(topic, {}), self.config)
 
+    def _configure_log(self, p: PartitionReplica) -> None:
+        """Give the log its topic's segment.bytes and segment.ms (where segments start)."""
+        p.log.segment_bytes = self.setting(p.topic, "segment.bytes")
+        p.log.roll_ms = self.setting(p.topic, "segment.ms")
+
+    def configs_changed(self, topic: str | None = None) -> None:
+        """Topic configs (``topic``, or every topic's broker defaults when None) changed:
+        logs take the new segment settings; retention reads its settings when it runs."""
+        for (t, _), p in self.partitions.items():
+            if topic is None or t == topic:
+                self._configure_log(p)
+
     # -- effects ------------------------------------------------------------------
     def apply(self, p: PartitionReplica, eff: Effects) -> None:
         """Carry out a partition's effects, in order.  Never awaits."""
@@ -99,8 +114,11 @@ class ReplicaManager:
             storage.write_epochs(p.topic, p.partition, p.epochs.entries)
         if eff.truncated_to is not None:
             storage.truncate(p.topic, p.partition, p.log)
+        if eff.log_start_changed:
+            storage.delete_segments(p.topic, p.partition, p.log)
+            self._starts_changed = True
         if eff.appended:
-            storage.append(p.topic, p.partition, eff.appended, self.setting(p.topic, "segment.bytes"))
+            storage.append(p.topic, p.partition, eff.appended, p.log)
             self.broker.metrics.bytes_in += sum(len(b) for b in eff.appended)
         if eff.isr_update is not None:
             task = asyncio.get_running_loop().create_task(self._write_isr(p, eff.isr_update))
@@ -269,6 +287,40 @@ class ReplicaManager:
             f"{p.topic}-{p.partition}: not committed within {timeout_ms} ms (HW {p.high_watermark}, needed {target}); "
             "it may still be committed")))
 
+    # -- delete records -------------------------------------------------------------------
+    async def delete_records(self, req: dict) -> list[dict]:
+        """DeleteRecords on the leaders: move each log start, then wait (the delete-records
+        purgatory of Kafka) until the in-sync followers moved theirs too, or timeout_ms."""
+        results: list[dict] = []
+        waits: list[tuple[dict, PartitionReplica, int]] = []
+        for m in req["partitions"]:
+            topic, part = m["topic"], m["partition"]
+            entry = {"topic": topic, "partition": part, "low_watermark": -1}
+            try:
+                if topic.startswith("__"):
+                    raise InvalidTopicExceptionError(f"cannot delete records of internal topic {topic}")
+                p = self.leader_of(topic, part)
+                self.apply(p, p.delete_records(m["offset"]))
+                entry.update(partition_error(None))
+                waits.append((entry, p, p.log.log_start_offset))
+            except KafkaError as exc:
+                entry.update(partition_error(exc))
+            results.append(entry)
+        await asyncio.gather(*(self._await_low_watermark(entry, p, target, req["timeout_ms"])
+                               for entry, p, target in waits))
+        return results
+
+    async def _await_low_watermark(self, entry: dict, p: PartitionReplica, target: int, timeout_ms: int) -> None:
+        def ready() -> bool:
+            return not p.is_leader or p.low_watermark >= target
+
+        if not await self.fetch_purgatory.wait_until([(p.topic, p.partition)], ready, timeout_ms / 1000.0) \
+                or not p.is_leader:
+            entry.update(partition_error(RequestTimedOutError(
+                f"{p.topic}-{p.partition}: log start {target} is set on the leader, not yet on every in-sync "
+                f"replica (low watermark {p.low_watermark}) within {timeout_ms} ms")))
+        entry["low_watermark"] = p.low_watermark
+
     # -- fetch --------------------------------------------------------------------------
     def _read_one(self, m: dict, replica_id: int, t: int) -> tuple[dict, int]:
         topic, part = m["topic"], m["partition"]
@@ -283,8 +335,12 @@ class ReplicaManager:
             is_follower = replica_id >= 0
             data = p.read(m["fetch_offset"], m["partition_max_bytes"], for_follower=is_follower)
             if is_follower:
+                low = p.low_watermark
                 self.apply(p, p.update_follower_fetch(replica_id, m["fetch_offset"], t,
-                                                      self.config.get("replica.lag.max.messages")))
+                                                      self.config.get("replica.lag.max.messages"),
+                                                      m.get("log_start_offset", -1)))
+                if p.low_watermark != low:  # a DeleteRecords may be waiting for it
+                    self.fetch_purgatory.wake((topic, part))
             entry["high_watermark"] = p.high_watermark
             entry["records"] = data
             entry.update(partition_error(None))
@@ -398,11 +454,32 @@ class ReplicaManager:
                 self.apply(p, p.maybe_shrink_isr(t, lag, msgs))
 
     def checkpoint_hws(self) -> None:
+        """Write replication-offset-checkpoint, and log-start-offset-checkpoint when a log
+        start moved since the last time."""
         hws = {tp: p.high_watermark for tp, p in self.partitions.items()}
         try:
             self.broker.storage.write_hw_checkpoint(hws)
         except OSError as exc:
             log.error("could not write %s: %s", "replication-offset-checkpoint", exc)
+        if self._starts_changed:
+            self._starts_changed = False
+            starts = {tp: p.log.log_start_offset for tp, p in self.partitions.items() if p.log.log_start_offset > 0}
+            try:
+                self.broker.storage.write_log_start_checkpoint(starts)
+            except OSError as exc:
+                self._starts_changed = True
+                log.error("could not write %s: %s", "log-start-offset-checkpoint", exc)
+
+    def retention_check(self) -> None:
+        """Every log.retention.check.interval.ms: each replica, leader or follower, deletes
+        the old segments its topic's retention.ms / retention.bytes let go (Kafka's
+        LogManager cleanup); followers also follow their leader's log start."""
+        now = int(time.time() * 1000)
+        for p in list(self.partitions.values()):
+            if p.role is Role.NONE:
+                continue
+            self.apply(p, p.apply_retention(now, self.setting(p.topic, "retention.ms"),
+                                            self.setting(p.topic, "retention.bytes")))
 
     def under_replicated(self) -> int:
         return sum(1 for p in self.partitions.values() if p.is_leader and len(p.isr) < len(p.replicas))

@@ -78,7 +78,7 @@ class Broker:
         self.config = config
         self.broker_id = config.broker_id
         storage_cls = DiskStorage if config.storage == "disk" else Storage
-        self.storage = storage_cls(config.data_dir, config.get("log.segment.bytes"), broker_id=config.broker_id)
+        self.storage = storage_cls(config.data_dir, broker_id=config.broker_id)
         self.metrics = Metrics()
         self.events: collections.deque[dict] = collections.deque(maxlen=2000)
         self.metadata = MetadataCache()
@@ -116,7 +116,8 @@ class Broker:
             "elect_leaders": self.h_elect_leaders, "delete_topics": self.h_delete_topics,
             "alter_partition_reassignments": self.h_alter_partition_reassignments,
             "init_producer_id": self.h_init_producer_id,
-            "create_partitions": self.h_create_partitions, "describe_configs": self.h_describe_configs,
+            "create_partitions": self.h_create_partitions, "delete_records": self.h_delete_records,
+            "describe_configs": self.h_describe_configs,
             "alter_configs": self.h_alter_configs,
             **self.groups_api.handlers(),
         }
@@ -189,6 +190,8 @@ class Broker:
                                                         self.replica_manager.shrink_isr_check)))
         self._tasks.append(loop.create_task(self._every(self.config.get("replica.high.watermark.checkpoint.interval.ms") / 1000.0,
                                                         self.replica_manager.checkpoint_hws)))
+        self._tasks.append(loop.create_task(self._every(self.config.get("log.retention.check.interval.ms") / 1000.0,
+                                                        self.replica_manager.retention_check)))
         self.record_event("broker_started", f"broker {self.broker_id} listening on {self.listeners.describe()} "
                                             f"(storage {self.config.storage}, epoch {self.broker_epoch})")
 
@@ -312,6 +315,9 @@ class Broker:
         return web.Response(body=codec.pack(resp), content_type=http.CONTENT_TYPE)
 
     # -- handlers ----------------------------------------------------------------------
+    async def h_delete_records(self, req: dict) -> dict:
+        return codec.ok(partitions=await self.replica_manager.delete_records(req))
+
     async def h_create_partitions(self, req: dict) -> dict:
         added = await self.topic_admin.create_partitions(req["topic"], req["count"], req["assignments"],
                                                          req["validate_only"])

@@ -4,8 +4,11 @@
   back empty and re-replicates.  Checkpoint files are still written (so they can
   be looked at) but not trusted on start-up, since the data they describe is gone.
 * ``disk``: one folder per partition (``<data-dir>/<topic>-<partition>/``) with
-  append-only segment files of CRC-framed batches, rolled by size, and a
-  ``leader-epoch-checkpoint``; start-up recovery cuts a torn tail.
+  append-only segment files of CRC-framed batches, one file per segment of the log
+  (the log decides where segments start: segment.bytes, segment.ms), named by its
+  base offset, and a ``leader-epoch-checkpoint``; start-up recovery cuts a torn tail.
+  Retention deletes whole segment files; ``log-start-offset-checkpoint`` keeps each
+  log start offset (DeleteRecords may put it inside the first segment).
 
 Checkpoints are written like Kafka's CheckpointFile: temp file, fsync, rename,
 fsync of the folder.
@@ -30,6 +33,7 @@ from ..protocol.records import HEADER_SIZE, read_header, validate_batch
 log = logging.getLogger(__name__)
 
 HW_CHECKPOINT = "replication-offset-checkpoint"
+LOG_START_CHECKPOINT = "log-start-offset-checkpoint"
 EPOCH_CHECKPOINT = "leader-epoch-checkpoint"
 SEGMENT_SUFFIX = ".log"
 META_PROPERTIES = "meta.properties"
@@ -57,9 +61,8 @@ class Storage:
 
     persistent = False
 
-    def __init__(self, data_dir: str, segment_bytes: int = 1 << 30, broker_id: int | None = None) -> None:
+    def __init__(self, data_dir: str, broker_id: int | None = None) -> None:
         self.data_dir = data_dir
-        self.segment_bytes = segment_bytes
         self.broker_id = broker_id
         os.makedirs(data_dir, exist_ok=True)
         self._check_record_format()
@@ -122,7 +125,20 @@ class Storage:
         """The checkpointed high watermarks.  An unreadable file is moved aside (``.corrupt``)
         and every HW starts unknown (0): the leaders' HWs come back from their followers'
         fetches, so consumers briefly see less, never something wrong."""
-        path = os.path.join(self.data_dir, HW_CHECKPOINT)
+        return self._read_offsets(HW_CHECKPOINT, "high watermarks start at 0 and are recomputed by the leaders")
+
+    def write_log_start_checkpoint(self, starts: dict[tuple[str, int], int]) -> None:
+        write_atomically(os.path.join(self.data_dir, LOG_START_CHECKPOINT), checkpoint.format_offsets(starts))
+
+    def read_log_start_checkpoint(self) -> dict[tuple[str, int], int]:
+        """The checkpointed log start offsets (Kafka's log-start-offset-checkpoint).  An
+        unreadable file is moved aside: each log then starts at its first segment, so
+        records that DeleteRecords removed inside that segment may show again until the
+        leader's log start reaches the followers."""
+        return self._read_offsets(LOG_START_CHECKPOINT, "log start offsets fall back to each log's first segment")
+
+    def _read_offsets(self, name: str, consequence: str) -> dict[tuple[str, int], int]:
+        path = os.path.join(self.data_dir, name)
         if not self.persistent or not os.path.exists(path):
             return {}
         with open(path, errors="replace") as f:
@@ -131,8 +147,7 @@ class Storage:
             return checkpoint.parse_offsets(text)
         except KafkaStorageError as exc:
             os.replace(path, path + ".corrupt")
-            log.warning("%s is unreadable (%s): moved to %s.corrupt; high watermarks start at 0 and are "
-                        "recomputed by the leaders", path, exc, HW_CHECKPOINT)
+            log.warning("%s is unreadable (%s): moved to %s.corrupt; %s", path, exc, name, consequence)
             return {}
 
     def write_epochs(self, topic: str, partition: int, entries: list[tuple[int, int]]) -> None:
@@ -141,18 +156,21 @@ class Storage:
         write_atomically(os.path.join(d, EPOCH_CHECKPOINT), checkpoint.format_epochs(entries))
 
     # -- logs ----------------------------------------------------------------------
-    def load(self, topic: str, partition: int) -> tuple[PartitionLog, LeaderEpochCache]:
+    def load(self, topic: str, partition: int, log_start_offset: int = 0) -> tuple[PartitionLog, LeaderEpochCache]:
         """The stored log and epoch cache of a partition (empty for memory storage)."""
         return PartitionLog(), LeaderEpochCache()
 
     def local_partitions(self) -> list[tuple[str, int]]:
         return []
 
-    def append(self, topic: str, partition: int, batches: Iterable[bytes], segment_bytes: int | None = None) -> None:
-        pass
+    def append(self, topic: str, partition: int, batches: Iterable[bytes], log_: PartitionLog) -> None:
+        """Mirror batches just appended to ``log_`` (memory storage: nothing to do)."""
 
     def truncate(self, topic: str, partition: int, log_: PartitionLog) -> None:
-        pass
+        """Mirror a truncation of ``log_`` (memory storage: nothing to do)."""
+
+    def delete_segments(self, topic: str, partition: int, log_: PartitionLog) -> None:
+        """Mirror the segments retention or a new log start removed from ``log_``."""
 
     def delete(self, topic: str, partition: int) -> None:
         d = self.partition_dir(topic, partition)
@@ -170,8 +188,8 @@ class DiskStorage(Storage):
 
     persistent = True
 
-    def __init__(self, data_dir: str, segment_bytes: int = 1 << 30, broker_id: int | None = None) -> None:
-        super().__init__(data_dir, segment_bytes, broker_id)
+    def __init__(self, data_dir: str, broker_id: int | None = None) -> None:
+        super().__init__(data_dir, broker_id)
         self._active: dict[tuple[str, int], tuple[str, int]] = {}  # tp -> (path, size)
 
     @staticmethod
@@ -194,9 +212,10 @@ class DiskStorage(Storage):
                 out.append((topic, int(part)))
         return sorted(out)
 
-    def load(self, topic: str, partition: int) -> tuple[PartitionLog, LeaderEpochCache]:
-        """Read every segment; the first invalid batch (torn write) and everything after
-        it are cut off the files."""
+    def load(self, topic: str, partition: int, log_start_offset: int = 0) -> tuple[PartitionLog, LeaderEpochCache]:
+        """Read every segment (each file is one segment of the log); the first invalid batch
+        (torn write) and everything after it are cut off the files.  ``log_start_offset``
+        (checkpointed) moves the log start inside the first segment."""
         plog = PartitionLog()
         segments = self._segments(topic, partition)
         torn = False
@@ -214,7 +233,7 @@ class DiskStorage(Storage):
             while pos < len(buf):
                 try:
                     h = validate_batch(buf, pos)
-                    plog.append(h, bytes(buf[pos:pos + h.size]))
+                    plog.append(h, bytes(buf[pos:pos + h.size]), new_segment=pos == 0)
                 except CorruptMessageError as exc:
                     log.warning("%s-%d: invalid batch in %s at byte %d (%s): the log is cut there, with every later "
                                 "batch and segment, from offset %d on; the replica fetches them again from the leader",
@@ -244,28 +263,43 @@ class DiskStorage(Storage):
                             epath, exc, epochs.entries)
                 write_atomically(epath, checkpoint.format_epochs(epochs.entries))
         epochs.truncate_from_end(plog.log_end_offset)
+        if log_start_offset > plog.log_start_offset:
+            plog.advance_log_start(log_start_offset)
+            epochs.truncate_from_start(plog.log_start_offset)
         return plog, epochs
 
-    def append(self, topic: str, partition: int, batches: Iterable[bytes], segment_bytes: int | None = None) -> None:
-        """Append batches to the active segment; a new one is rolled when it would pass
-        ``segment_bytes`` (the topic's segment.bytes; the broker's log.segment.bytes if None)."""
+    def append(self, topic: str, partition: int, batches: Iterable[bytes], log_: PartitionLog) -> None:
+        """Append batches to the active segment file; a batch that starts a segment of
+        ``log_`` starts a new file."""
         tp = (topic, partition)
         d = self.partition_dir(topic, partition)
         os.makedirs(d, exist_ok=True)
-        limit = self.segment_bytes if segment_bytes is None else segment_bytes
         for data in batches:
             path, size = self._active.get(tp, (None, 0))
-            if path is None or size + len(data) > limit and size > 0:
-                path = os.path.join(d, self._segment_name(read_header(data).base_offset))
+            header = read_header(data)
+            if path is None or log_.is_segment_start(header):
+                path = os.path.join(d, self._segment_name(header.base_offset))
                 size = 0
             with open(path, "ab") as f:
                 f.write(data)
             self._active[tp] = (path, size + len(data))
 
     def truncate(self, topic: str, partition: int, log_: PartitionLog) -> None:
-        """Rewrite the segments so they hold exactly the batches of ``log_``."""
+        """Rewrite the segment files so they hold exactly the batches and segments of ``log_``."""
         tp = (topic, partition)
         for path in self._segments(topic, partition):
             os.remove(path)
         self._active.pop(tp, None)
-        self.append(topic, partition, [b.data for b in log_.batches_from(log_.log_start_offset)])
+        first = log_.segments[0].base_offset
+        self.append(topic, partition, [b.data for b in log_.batches_from(first) if b.base_offset >= first], log_)
+
+    def delete_segments(self, topic: str, partition: int, log_: PartitionLog) -> None:
+        """Delete the segment files below the log's first segment (retention, log start)."""
+        first = log_.segments[0].base_offset
+        tp = (topic, partition)
+        for path in self._segments(topic, partition):
+            base = int(os.path.basename(path)[:-len(SEGMENT_SUFFIX)])
+            if base < first:
+                os.remove(path)
+                if self._active.get(tp, (None, 0))[0] == path:
+                    self._active.pop(tp)

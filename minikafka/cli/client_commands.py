@@ -110,6 +110,16 @@ def add_parsers(subparsers: argparse._SubParsersAction) -> None:
     add_dir_and_bootstrap(delete)
     delete.set_defaults(func=cmd_topics_delete)
 
+    delrec = tsub.add_parser(
+        "delete-records", help="delete records below an offset (DeleteRecords)",
+        description="Move partitions' log start offsets forward, as kafka-delete-records does: records below "
+                    "the given offset are gone for consumers (whole segments below it are deleted). The file is "
+                    'the JSON of kafka-delete-records: {"partitions": [{"topic": "t", "partition": 0, "offset": 5}], '
+                    '"version": 1}; offset -1 means the high watermark.')
+    delrec.add_argument("--offset-json-file", dest="offset_json_file", required=True, metavar="FILE")
+    add_dir_and_bootstrap(delrec)
+    delrec.set_defaults(func=cmd_topics_delete_records)
+
     reassign = tsub.add_parser(
         "reassign", help="move a partition to other brokers",
         description="Reassign a partition to a new replica list (the first is the preferred leader). The new "
@@ -259,7 +269,8 @@ def format_topic(desc: Any) -> list[str]:
         lines.append(
             f"Topic: {p.topic}\tPartition: {p.partition}\tLeader: {p.leader}"
             f"\tReplicas: {_ids(p.replicas)}\tIsr: {_ids(p.isr)}\tLeaderEpoch: {p.leader_epoch}"
-            f"\tHighWatermark: {p.high_watermark}\tLEO: {leos}"
+            + (f"\tLogStartOffset: {p.log_start_offset}" if p.log_start_offset > 0 else "")
+            + f"\tHighWatermark: {p.high_watermark}\tLEO: {leos}"
         )
     return lines
 
@@ -370,6 +381,53 @@ def cmd_topics_delete(args: argparse.Namespace) -> int:
         admin.delete_topic(args.name)
     print(f"Deleted topic {args.name}.")
     return 0
+
+
+def read_offset_json(path: str) -> dict[Any, int]:
+    """kafka-delete-records' --offset-json-file: ``{"partitions": [{"topic", "partition",
+    "offset"}], "version": 1}`` -> ``{TopicPartition: offset}``; a bad file is one ClientError."""
+    from ..client.types import TopicPartition
+
+    try:
+        with open(path) as f:
+            doc = json.load(f)
+    except OSError as exc:
+        raise ClientError(f"cannot read {path}: {exc.strerror}") from None
+    except ValueError as exc:
+        raise ClientError(f"{path} is not JSON: {exc}") from None
+    entries = doc.get("partitions") if isinstance(doc, dict) else None
+    if not isinstance(entries, list) or not entries:
+        raise ClientError(f'{path}: expected {{"partitions": [{{"topic": ..., "partition": ..., "offset": ...}}], '
+                          f'"version": 1}} with at least one partition')
+    out: dict[Any, int] = {}
+    for e in entries:
+        ok = isinstance(e, dict) and isinstance(e.get("topic"), str) and e["topic"] \
+            and all(isinstance(e.get(k), int) and not isinstance(e.get(k), bool) for k in ("partition", "offset"))
+        if not ok or e["partition"] < 0 or e["offset"] < -1:
+            raise ClientError(f"{path}: each partition needs a topic, a partition >= 0 and an offset >= -1, "
+                              f"got {json.dumps(e)}")
+        tp = TopicPartition(e["topic"], e["partition"])
+        if tp in out:
+            raise ClientError(f"{path}: partition {tp} appears more than once")
+        out[tp] = e["offset"]
+    return out
+
+
+def cmd_topics_delete_records(args: argparse.Namespace) -> int:
+    from ..client.sync import Admin
+
+    offsets = read_offset_json(args.offset_json_file)
+    with Admin(resolve_bootstrap(args)) as admin:
+        results = admin.delete_records(offsets)
+    print("Records delete operation completed:")
+    failed = 0
+    for tp, res in sorted(results.items()):
+        if isinstance(res, int):
+            print(f"partition: {tp}\tlow_watermark: {res}")
+        else:
+            failed += 1
+            print(f"partition: {tp}\terror: {res.code.name}: {res.message}")
+    return 1 if failed else 0
 
 
 def cmd_topics_reassign(args: argparse.Namespace) -> int:

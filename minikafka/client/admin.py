@@ -12,7 +12,7 @@ from typing import Any, Iterable
 from .. import errors
 from .connection import Connection
 from .group_admin import GroupAdminMixin
-from .metadata import Metadata
+from .metadata import Metadata, group_by_leader, needs_refresh
 from .consumer import as_tp
 from .types import ClusterDescription, PartitionDescription, TopicDescription, TopicPartition
 
@@ -117,6 +117,53 @@ class AIOAdmin(GroupAdminMixin):
                 "timeout_ms": int(timeout_ms)}
         answer = await self._meta.call_any("elect_leaders", body, (timeout_ms + self.request_timeout_ms) / 1000)
         return _partition_results(answer)
+
+    async def delete_records(self, offsets: dict[Any, int], timeout_ms: int = 30000
+                             ) -> dict[TopicPartition, int | errors.KafkaError]:
+        """Kafka's DeleteRecords: ``{TopicPartition: offset}`` becomes each partition's log start
+        offset (-1: its high watermark); records below it are gone for consumers.  Sent to each
+        partition's leader; returns each partition's low watermark (the smallest log start of
+        its in-sync replicas once they all moved) or its error (OFFSET_OUT_OF_RANGE above the
+        high watermark, REQUEST_TIMED_OUT when a follower did not follow within ``timeout_ms``)."""
+        self._check_open()
+        wanted = {as_tp(tp): int(off) for tp, off in offsets.items()}
+        out: dict[TopicPartition, int | errors.KafkaError] = {}
+        pending = dict(wanted)
+        for attempt in range(4):
+            if attempt:
+                await asyncio.sleep(0.2 * attempt)
+            await self._meta.refresh()
+            groups, missing = group_by_leader(self._meta, [(tp.topic, tp.partition) for tp in pending])
+            for t, p in missing:
+                tp = TopicPartition(t, p)
+                known = self._meta.topics.get(t)
+                out[tp] = (errors.LeaderNotAvailableError(f"{tp}: no leader") if known and p in known.partitions
+                           else errors.UnknownTopicOrPartitionError(f"{t}-{p} does not exist"))
+            retry: dict[TopicPartition, int] = {}
+
+            async def ask(leader: int, tps: list[tuple[str, int]]) -> None:
+                host, port = self._meta.brokers[leader]
+                body = {"partitions": [{"topic": t, "partition": p, "offset": pending[TopicPartition(t, p)]}
+                                       for t, p in tps], "timeout_ms": int(timeout_ms)}
+                try:
+                    answer = await self._conn.call(host, port, "delete_records", body,
+                                                   (timeout_ms + self.request_timeout_ms) / 1000)
+                except errors.KafkaError as exc:
+                    for t, p in tps:
+                        out[TopicPartition(t, p)] = exc
+                    return
+                for r in answer.get("partitions") or ():
+                    tp = TopicPartition(r["topic"], r["partition"])
+                    code = r.get("error_code", 0)
+                    out[tp] = r["low_watermark"] if not code else errors.error_for(code, r.get("message") or "")
+                    if code and needs_refresh(out[tp]) and not isinstance(out[tp], errors.RequestTimedOutError):
+                        retry[tp] = pending[tp]
+
+            await asyncio.gather(*(ask(leader, tps) for leader, tps in groups.items()))
+            if not retry:
+                break
+            pending = retry
+        return {tp: out[tp] for tp in wanted}
 
     async def alter_partition_reassignments(
         self, reassignments: dict[Any, list[int]]
@@ -292,6 +339,9 @@ class AIOAdmin(GroupAdminMixin):
                     log_end_offset=leader_state.get("log_end_offset", -1) if leader_state else -1,
                     replica_leos={b: rep[b].get("log_end_offset", -1) if b in rep else -1 for b in ids},
                     replica_hws={b: rep[b].get("high_watermark", -1) if b in rep else -1 for b in ids},
+                    replica_log_starts={b: rep[b].get("log_start_offset", -1) if b in rep else -1 for b in ids},
+                    size_bytes=leader_state.get("size_bytes", -1) if leader_state else -1,
+                    segments=leader_state.get("segments", -1) if leader_state else -1,
                     error=errors.error_name(pi.error_code),
                     checksum_upto=bounds.get((name, pid), -1),
                     replica_checksums=dict(sums.get((name, pid), {})),

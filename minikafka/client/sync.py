@@ -449,6 +449,10 @@ class Admin(_BlockingClient):
                       timeout_ms: int = 30000) -> dict[TopicPartition, errors.KafkaError | None]:
         return self._lt.run(self._core.elect_leaders(None if partitions is None else list(partitions), timeout_ms))
 
+    def delete_records(self, offsets: dict[Any, int], timeout_ms: int = 30000) -> dict[TopicPartition, int | errors.KafkaError]:
+        """See :meth:`minikafka.client.admin.AIOAdmin.delete_records`."""
+        return self._lt.run(self._core.delete_records(offsets, timeout_ms))
+
     def alter_partition_reassignments(self, reassignments: dict[Any, list[int]]) -> dict[TopicPartition, errors.KafkaError | None]:
         return self._lt.run(self._core.alter_partition_reassignments(reassignments))
 

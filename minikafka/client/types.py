@@ -120,6 +120,11 @@ class PartitionDescription:
     # Idempotent producers the leader knows (producer_id, producer_epoch, last_sequence,
     # last_offset, last_timestamp), from its replica_state.
     producers: list[dict] = field(default_factory=list, hash=False)
+    # Each replica's log start offset as it reports it (retention, DeleteRecords), and the
+    # leader's log size in bytes and segments.
+    replica_log_starts: dict[int, int] = field(default_factory=dict, hash=False)
+    size_bytes: int = -1
+    segments: int = -1
 
     @property
     def replicas_agree(self) -> bool | None:
@@ -144,6 +149,9 @@ class PartitionDescription:
             "log_end_offset": self.log_end_offset,
             "replica_leos": {str(k): v for k, v in self.replica_leos.items()},
             "replica_hws": {str(k): v for k, v in self.replica_hws.items()},
+            "replica_log_starts": {str(k): v for k, v in self.replica_log_starts.items()},
+            "size_bytes": self.size_bytes,
+            "segments": self.segments,
             "checksum_upto": self.checksum_upto,
             "replica_checksums": {str(k): v for k, v in self.replica_checksums.items()},
             "replicas_agree": self.replicas_agree,

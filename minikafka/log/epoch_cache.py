@@ -94,5 +94,18 @@ class LeaderEpochCache:
             self._entries.pop()
         return len(self._entries) != before
 
+    def truncate_from_start(self, start_offset: int) -> bool:
+        """The log start moved to ``start_offset`` (retention, DeleteRecords): entries that
+        begin below it go, except the last of them, which now begins at ``start_offset``
+        (Kafka's LeaderEpochFileCache.truncateFromStart)."""
+        keep = [e for e in self._entries if e[1] > start_offset]
+        below = [e for e in self._entries if e[1] <= start_offset]
+        if below:
+            keep.insert(0, (below[-1][0], start_offset))
+        if keep == self._entries:
+            return False
+        self._entries[:] = keep
+        return True
+
     def clear(self) -> None:
         self._entries.clear()

@@ -1,10 +1,18 @@
-"""An in-memory partition log of record batches kept as bytes.
+"""An in-memory partition log of record batches kept as bytes, in segments.
 
 Batches are stored exactly as the leader stamped them.  Offsets are contiguous:
 each appended batch must start at the log end offset (LEO).  Reads return whole
 batches, starting with the one that contains the requested offset, bounded by
 ``max_bytes`` (at least one batch is returned, as in Kafka's KIP-74) and by an
 optional exclusive offset bound (the high watermark for consumers).
+
+Segments group consecutive batches as Kafka's log segments do, in memory storage
+too, so that retention drops whole segments.  A new segment is rolled before a
+batch that would take the active one past ``segment_bytes`` (segment.bytes), or
+whose largest timestamp is more than ``roll_ms`` (segment.ms) after the active
+segment's first batch (Kafka rolls by the record timestamps, not a clock).  The log
+start offset may lie inside the first segment (DeleteRecords); batches below it are
+kept until their whole segment goes, and reads below it fail with OFFSET_OUT_OF_RANGE.
 """
 from __future__ import annotations
 
@@ -28,30 +36,107 @@ class StoredBatch:
     data: bytes
 
 
-class PartitionLog:
-    """The records of one replica.  ``log_end_offset`` is the offset the next record gets."""
+@dataclass
+class Segment:
+    """One segment: its base offset, bytes, and the first and largest batch timestamps
+    (-1 while empty).  It ends where the next one starts (the last ends at the LEO)."""
 
-    def __init__(self, log_start_offset: int = 0) -> None:
+    base_offset: int
+    size_bytes: int = 0
+    first_timestamp: int = -1
+    max_timestamp: int = -1
+
+    def add(self, batch: StoredBatch) -> None:
+        if not self.size_bytes:
+            self.first_timestamp = batch.max_timestamp
+        self.size_bytes += len(batch.data)
+        self.max_timestamp = max(self.max_timestamp, batch.max_timestamp)
+
+
+NO_LIMIT = -1
+
+
+class PartitionLog:
+    """The records of one replica.  ``log_end_offset`` is the offset the next record gets.
+
+    ``segment_bytes`` and ``roll_ms`` (the topic's segment.bytes and segment.ms, set by
+    the broker) decide where new segments start; ``NO_LIMIT`` turns a rule off."""
+
+    def __init__(self, log_start_offset: int = 0, segment_bytes: int = NO_LIMIT, roll_ms: int = NO_LIMIT) -> None:
         self._bases: list[int] = []
         self._batches: list[StoredBatch] = []
         self.log_start_offset = log_start_offset
         self.log_end_offset = log_start_offset
         self.size_bytes = 0
+        self.segment_bytes = segment_bytes
+        self.roll_ms = roll_ms
+        self.segments: list[Segment] = [Segment(log_start_offset)]
 
     def __len__(self) -> int:
         return len(self._batches)
 
-    def append(self, header: BatchHeader, data: bytes) -> StoredBatch:
-        """Append one batch whose base offset must equal the LEO."""
+    def _should_roll(self, size: int, max_timestamp: int) -> bool:
+        active = self.segments[-1]
+        if not active.size_bytes:
+            return False
+        if self.segment_bytes >= 0 and active.size_bytes + size > self.segment_bytes:
+            return True
+        return self.roll_ms >= 0 and max_timestamp - active.first_timestamp > self.roll_ms
+
+    def append(self, header: BatchHeader, data: bytes, new_segment: bool = False) -> StoredBatch:
+        """Append one batch whose base offset must equal the LEO.  It starts a new segment
+        when the roll rules say so, or when ``new_segment`` (a segment file being loaded)."""
         if header.base_offset != self.log_end_offset:
             raise CorruptMessageError(
                 f"batch base offset {header.base_offset} does not follow the log end offset {self.log_end_offset}")
         batch = StoredBatch(header.base_offset, header.last_offset, header.leader_epoch, header.max_timestamp, data)
+        if new_segment and self.segments[-1].size_bytes or self._should_roll(len(data), header.max_timestamp):
+            self.segments.append(Segment(batch.base_offset))
         self._bases.append(batch.base_offset)
         self._batches.append(batch)
+        self.segments[-1].add(batch)
         self.log_end_offset = batch.last_offset + 1
         self.size_bytes += len(data)
         return batch
+
+    def is_segment_start(self, batch: StoredBatch | BatchHeader) -> bool:
+        """True when ``batch`` (a stored one) is the first batch of its segment."""
+        for seg in reversed(self.segments):  # appends are at the tail: one or two steps
+            if seg.base_offset <= batch.base_offset:
+                return seg.base_offset == batch.base_offset
+        return False
+
+    def segment_ends(self) -> list[int]:
+        """The exclusive end offset of each segment (the next one's base; the LEO for the last)."""
+        return [s.base_offset for s in self.segments[1:]] + [self.log_end_offset]
+
+    def advance_log_start(self, offset: int) -> list[Segment]:
+        """Move the log start offset up to ``offset`` (never down, never past the LEO) and
+        drop the segments that end at or below it; returns the dropped segments."""
+        offset = min(offset, self.log_end_offset)
+        if offset <= self.log_start_offset:
+            return []
+        self.log_start_offset = offset
+        ends = self.segment_ends()
+        n = 0
+        while n < len(self.segments) - 1 and ends[n] <= offset:
+            n += 1
+        if n == len(self.segments) - 1 and ends[-1] <= offset and self.segments[-1].size_bytes:
+            # the active segment is wholly below the new start too: restart the log there
+            dropped = list(self.segments)
+            self._batches.clear()
+            self._bases.clear()
+            self.size_bytes = 0
+            self.segments = [Segment(offset)]
+            return dropped
+        dropped = self.segments[:n]
+        if dropped:
+            cut = bisect.bisect_left(self._bases, self.segments[n].base_offset)
+            self.size_bytes -= sum(s.size_bytes for s in dropped)
+            del self._batches[:cut]
+            del self._bases[:cut]
+            del self.segments[:n]
+        return dropped
 
     def _index_of(self, offset: int) -> int:
         """Index of the batch containing ``offset`` (or the first after it)."""
@@ -131,7 +216,22 @@ class PartitionLog:
         del self._batches[i:]
         del self._bases[i:]
         self.log_end_offset = self._batches[-1].last_offset + 1 if self._batches else self.log_start_offset
+        if self.log_end_offset < self.log_start_offset:  # a cut below the start empties the log
+            self.log_start_offset = self.log_end_offset
+        self._resegment_tail()
         return self.log_end_offset
+
+    def _resegment_tail(self) -> None:
+        """After a truncation: drop segments that start past the LEO and recount the last."""
+        while len(self.segments) > 1 and self.segments[-1].base_offset >= self.log_end_offset:
+            self.segments.pop()
+        last = self.segments[-1]
+        if last.base_offset > self.log_end_offset:
+            last.base_offset = self.log_end_offset
+        fresh = Segment(last.base_offset)
+        for b in self._batches[bisect.bisect_left(self._bases, last.base_offset):]:
+            fresh.add(b)
+        self.segments[-1] = fresh
 
     def truncate_fully_and_start_at(self, offset: int) -> None:
         """Drop everything and restart the log at ``offset`` (a follower far behind a leader)."""
@@ -140,6 +240,7 @@ class PartitionLog:
         self.size_bytes = 0
         self.log_start_offset = offset
         self.log_end_offset = offset
+        self.segments = [Segment(offset)]
 
     def checksum(self, upto: int) -> int:
         """CRC-32 over the bytes of every batch whose last offset is below ``upto``.

@@ -161,6 +161,8 @@ _api(
             F("fetch_offset", "int", minimum=0),
             F("current_leader_epoch", "int", "requester's known leader epoch, -1 to skip the check", default=-1),
             F("partition_max_bytes", "int", default=1048576, minimum=0),
+            F("log_start_offset", "int", "a follower's log start offset (the leader's DeleteRecords waits for it), "
+              "-1 for consumers", default=-1, minimum=-1),
         ))]),
     ),
     (
@@ -299,6 +301,8 @@ _api(
             F("remote_leos", {"int": "int"}, "leader only: follower id -> LEO last reported"),
             F("epochs", [["int"]], "epoch cache entries [epoch, start_offset]"),
             F("checksum", "int", "CRC-32 of batches below checksum_upto", nullable=True),
+            F("size_bytes", "int", "bytes of the batches in the log", default=0),
+            F("segments", "int", "log segments (retention deletes whole ones)", default=1),
             F("producers", [Struct("ProducerState", (
                 F("producer_id", "int"), F("producer_epoch", "int"),
                 F("last_sequence", "int"), F("last_offset", "int"), F("last_timestamp", "int"),
@@ -388,6 +392,27 @@ _api(
     ),
     (
         F("partitions", ["int"], "ids of the partitions added"),
+    ),
+)
+
+_api(
+    "delete_records",
+    "To the leader of each partition (Kafka's DeleteRecords): its log start offset becomes offset (-1: the "
+    "high watermark); segments wholly below it are deleted, and consumers reading below it get "
+    "OFFSET_OUT_OF_RANGE. OFFSET_OUT_OF_RANGE when offset is above the high watermark. The answer waits up to "
+    "timeout_ms until every in-sync replica has moved its log start too (REQUEST_TIMED_OUT otherwise); "
+    "low_watermark is the smallest log start among them.",
+    (
+        F("partitions", [Struct("DeleteRecordsPartition", (
+            F("topic", "str"), F("partition", "int", minimum=0),
+            F("offset", "int", "new log start offset, -1 for the high watermark", minimum=-1),
+        ))]),
+        F("timeout_ms", "int", default=30000, minimum=0),
+    ),
+    (
+        F("partitions", [Struct("DeleteRecordsPartitionResult", (F("topic", "str"), F("partition", "int")) + PARTITION_ERROR + (
+            F("low_watermark", "int", "smallest log start offset of the in-sync replicas, -1 on error"),
+        ))]),
     ),
 )
 

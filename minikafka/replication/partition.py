@@ -37,6 +37,7 @@ from ..errors import (
     UnknownLeaderEpochError,
 )
 from ..log.epoch_cache import UNDEFINED_EPOCH, LeaderEpochCache
+from ..log import retention
 from ..log.partition_log import PartitionLog
 from ..protocol.records import read_header, split_batches, stamp
 from . import rules
@@ -65,6 +66,7 @@ class RemoteReplica:
     last_caught_up_ms: int = 0
     last_fetch_ms: int = 0
     last_fetch_leader_leo: int = UNKNOWN_OFFSET
+    log_start_offset: int = UNKNOWN_OFFSET  # as the follower's last fetch said
 
 
 @dataclass
@@ -75,6 +77,8 @@ class Effects:
       new epoch become visible;
     * ``truncated_to``: the log was cut (mirror it to storage);
     * ``appended``: new batches to mirror to storage;
+    * ``log_start_changed``: the log start moved (retention, DeleteRecords): delete the
+      dropped segments from storage, checkpoint the start offset;
     * ``isr_update``: an ISR to write conditionally to the partition state znode;
     * ``hw_changed``/``leo_changed``: wake waiting produce and fetch requests;
     * ``events``: human-readable lines for logs and the event timeline.
@@ -86,6 +90,7 @@ class Effects:
     isr_update: tuple[int, ...] | None = None
     hw_changed: bool = False
     leo_changed: bool = False
+    log_start_changed: bool = False
     events: list[tuple[str, str]] = field(default_factory=list)
 
     def merge(self, other: "Effects") -> "Effects":
@@ -97,6 +102,7 @@ class Effects:
             self.isr_update = other.isr_update
         self.hw_changed |= other.hw_changed
         self.leo_changed |= other.leo_changed
+        self.log_start_changed |= other.log_start_changed
         self.events.extend(other.events)
         return self
 
@@ -321,7 +327,7 @@ class PartitionReplica:
         return self.log.read(fetch_offset, max_bytes, None if for_follower else self.high_watermark)
 
     def update_follower_fetch(self, replica_id: int, fetch_offset: int, now_ms: int,
-                              lag_max_messages: int = 0) -> Effects:
+                              lag_max_messages: int = 0, log_start_offset: int = UNKNOWN_OFFSET) -> Effects:
         """The leader handles a follower fetch at ``fetch_offset`` (= the follower's LEO):
         record the remote LEO and caught-up time, maybe expand the ISR, maybe advance the HW.
         Called after the log read and before answering."""
@@ -339,6 +345,7 @@ class PartitionReplica:
             # Kafka's rule: caught up to where the leader was at the previous fetch.
             remote.last_caught_up_ms = max(remote.last_caught_up_ms, remote.last_fetch_ms)
         remote.leo = fetch_offset
+        remote.log_start_offset = log_start_offset
         remote.last_fetch_leader_leo = leo
         remote.last_fetch_ms = now_ms
         self._maybe_shrink_below_hw(remote, eff)
@@ -517,7 +524,58 @@ class PartitionReplica:
             eff.appended.append(raw)
             eff.leo_changed = True
         self._set_hw(rules.follower_hw(self.log_end_offset, leader_hw), eff)
+        if leader_log_start > self.log.log_start_offset:
+            # Kafka's follower follows the leader's log start (retention, DeleteRecords),
+            # never past its own HW
+            eff.merge(self.advance_log_start(min(leader_log_start, self.high_watermark), "the leader's log start"))
         return eff
+
+    # -- log start (retention, DeleteRecords) ---------------------------------------
+    def advance_log_start(self, offset: int, reason: str) -> Effects:
+        """Move the log start offset up to ``offset``: drop the segments wholly below it,
+        trim the epoch cache and the producers whose batches are gone."""
+        eff = Effects()
+        before = self.log.log_start_offset
+        dropped = self.log.advance_log_start(offset)
+        if self.log.log_start_offset == before:
+            return eff
+        eff.log_start_changed = True
+        if self.epochs.truncate_from_start(self.log.log_start_offset):
+            eff.epoch_cache_changed = True
+        if dropped:
+            self._rebuild_producers()
+        if self.high_watermark < self.log.log_start_offset:
+            self._set_hw(self.log.log_start_offset, eff)
+        eff.events.append(("log_start", f"broker {self.broker_id} moved the log start of {self.topic}-{self.partition} "
+                                        f"from {before} to {self.log.log_start_offset} ({reason}; "
+                                        f"{len(dropped)} segment(s), {sum(s.size_bytes for s in dropped)} bytes deleted)"))
+        return eff
+
+    def apply_retention(self, now_ms: int, retention_ms: int, retention_bytes: int) -> Effects:
+        """Delete the old segments that retention.ms / retention.bytes let go (below the HW)."""
+        verdict = retention.deletable(self.log, self.high_watermark, now_ms, retention_ms, retention_bytes)
+        if verdict is None:
+            return Effects()
+        return self.advance_log_start(verdict.log_start_offset, verdict.reason)
+
+    def delete_records(self, offset: int) -> Effects:
+        """DeleteRecords on the leader: the log start becomes ``offset`` (-1: the HW).
+        OFFSET_OUT_OF_RANGE when ``offset`` is above the HW or negative."""
+        self._require_leader()
+        if offset == -1:
+            offset = self.high_watermark
+        if offset < 0 or offset > self.high_watermark:
+            raise OffsetOutOfRangeError(f"{self.topic}-{self.partition}: cannot delete records below offset {offset}: "
+                                        f"it is outside [0, high watermark {self.high_watermark}]")
+        return self.advance_log_start(offset, "DeleteRecords")
+
+    @property
+    def low_watermark(self) -> int:
+        """The smallest log start offset of the leader and its in-sync followers (as their
+        fetches said): DeleteRecords is done everywhere once this reaches its offset."""
+        starts = [self.log.log_start_offset]
+        starts += [r.log_start_offset for b, r in self.remotes.items() if b in self.isr]
+        return min(starts)
 
     def handle_out_of_range(self, leader_leo: int, leader_log_start: int) -> Effects:
         """Our fetch offset is outside the leader's log: behind its start, restart the log
@@ -543,6 +601,7 @@ class PartitionReplica:
             "topic": self.topic, "partition": self.partition, "role": self.role.value,
             "leader": self.leader_id, "leader_epoch": self.leader_epoch,
             "log_start_offset": self.log.log_start_offset, "log_end_offset": self.log_end_offset,
+            "size_bytes": self.log.size_bytes, "segments": len(self.log.segments),
             "high_watermark": self.high_watermark, "isr": list(self.isr), "replicas": list(self.replicas),
             "remote_leos": {r.broker_id: r.leo for r in self.remotes.values()},
             "epochs": [list(e) for e in self.epochs.entries],

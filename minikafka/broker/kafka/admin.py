@@ -17,6 +17,7 @@ from ...errors import (
     InvalidReplicationFactorError,
     InvalidRequestError,
     KafkaError,
+    OffsetOutOfRangeError,
 )
 from ..topic_admin import APPEND, BROKER, DELETE, SET, SUBTRACT, TOPIC
 
@@ -104,6 +105,23 @@ class KafkaAdmin:
         resp = await self.broker.h_delete_topics({"topics": list(req["topic_names"]), "timeout_ms": max(0, req["timeout_ms"])})
         return {"responses": [{"name": r["name"], "error_code": r["error_code"], "error_message": r["message"] or None}
                               for r in resp["topics"]]}
+
+    async def delete_records(self, version: int, req: dict, conn: "Connection") -> dict:
+        parts = [{"topic": t["name"], "partition": p["partition_index"], "offset": p["offset"]}
+                 for t in req["topics"] for p in t["partitions"]]
+        bad = [p for p in parts if p["offset"] < -1 or p["partition"] < 0]
+        good = [p for p in parts if p not in bad]
+        resp = await self.broker.replica_manager.delete_records({"partitions": good,
+                                                                 "timeout_ms": max(0, req["timeout_ms"])})
+        answers = {(r["topic"], r["partition"]): (r["low_watermark"], r["error_code"]) for r in resp}
+        for p in bad:  # Kafka: OFFSET_OUT_OF_RANGE for an offset below -1
+            answers[(p["topic"], p["partition"])] = (-1, OffsetOutOfRangeError.code.code)
+        topics: dict[str, list] = {}
+        for p in parts:
+            low, code = answers[(p["topic"], p["partition"])]
+            topics.setdefault(p["topic"], []).append(
+                {"partition_index": p["partition"], "low_watermark": low, "error_code": code})
+        return {"topics": [{"name": n, "partitions": ps} for n, ps in topics.items()]}
 
     async def create_partitions(self, version: int, req: dict, conn: "Connection") -> dict:
         dupes = _duplicates([t["name"] for t in req["topics"]])

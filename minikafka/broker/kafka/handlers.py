@@ -67,6 +67,7 @@ class KafkaHandlers:
             apis.API_VERSIONS.key: self.api_versions,
             apis.CREATE_TOPICS.key: self.admin.create_topics,
             apis.DELETE_TOPICS.key: self.admin.delete_topics,
+            apis.DELETE_RECORDS.key: self.admin.delete_records,
             apis.OFFSET_FOR_LEADER_EPOCH.key: self.offset_for_leader_epoch,
             apis.DESCRIBE_CONFIGS.key: self.admin.describe_configs,
             apis.ALTER_CONFIGS.key: self.admin.alter_configs,

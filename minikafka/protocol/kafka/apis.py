@@ -288,6 +288,33 @@ DELETE_TOPICS = _api(
     ),
 )
 
+DELETE_RECORDS = _api(
+    21, "DeleteRecords", (0, 2), 2,
+    "Move the log start offset of partitions this broker leads (-1: to the high watermark); answers once "
+    "every in-sync replica moved it, or timeout_ms.",
+    (
+        F("topics", [S("DeleteRecordsTopic",
+            F("name", "string"),
+            F("partitions", [S("DeleteRecordsPartition",
+                F("partition_index", "int32"),
+                F("offset", "int64"),
+            )]),
+        )]),
+        F("timeout_ms", "int32"),
+    ),
+    (
+        F("throttle_time_ms", "int32"),
+        F("topics", [S("DeleteRecordsTopicResult",
+            F("name", "string"),
+            F("partitions", [S("DeleteRecordsPartitionResult",
+                F("partition_index", "int32"),
+                F("low_watermark", "int64"),
+                F("error_code", "int16"),
+            )]),
+        )]),
+    ),
+)
+
 OFFSET_FOR_LEADER_EPOCH = _api(
     23, "OffsetForLeaderEpoch", (0, 4), 4,
     "The end offset of a leader epoch on the leader (KIP-101/KIP-320): the largest epoch <= the one "
