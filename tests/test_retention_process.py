@@ -75,6 +75,17 @@ def test_retention_bytes_bounds_a_busy_topic_with_one_log_start_on_every_replica
     p = _desc(retained, "bounded").partitions[0]
     assert p.high_watermark == 600 and 0 < p.segments <= 6
     assert 4 * SEGMENT <= p.size_bytes <= 5 * SEGMENT  # retention.bytes, plus at most the active segment
+    from test_metrics import scrape
+
+    port = int(retained.endpoint(p.leader).rsplit(":", 1)[1])
+
+    def metrics_agree() -> bool:
+        now, m = _desc(retained, "bounded").partitions[0], scrape(port)
+        return m is not None and (m.value("minikafka_log_start_offset", topic="bounded", partition=0),
+                                  m.value("minikafka_log_segments", topic="bounded", partition=0),
+                                  m.value("minikafka_log_size_bytes", topic="bounded", partition=0)) == \
+            (now.log_start_offset, now.segments, now.size_bytes)
+    wait_for(metrics_agree, timeout_s=20, message="/metrics shows the leader's log start, segments and size")
     # records below the log start are gone for consumers: earliest starts at the log start ...
     assert _first_offsets(retained, "bounded", "earliest")[0] == p.log_start_offset
     # ... and a consumer that does not reset is told so

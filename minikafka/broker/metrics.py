@@ -271,6 +271,10 @@ def render_prometheus(broker: "Broker") -> str:
              per(lambda r: r.log_end_offset))
     w.family("minikafka_log_start_offset", "gauge", "Log start offset of each local replica (Log LogStartOffset).",
              per(lambda r: r.log.log_start_offset))
+    w.family("minikafka_log_size_bytes", "gauge", "Bytes of record batches in each local replica's log (Log Size).",
+             per(lambda r: r.log.size_bytes))
+    w.family("minikafka_log_segments", "gauge", "Segments of each local replica's log (Log NumLogSegments).",
+             per(lambda r: len(r.log.segments)))
     w.family("minikafka_high_watermark", "gauge", "High watermark of each local replica.",
              per(lambda r: r.high_watermark))
     w.family("minikafka_partition_leader_epoch", "gauge", "Leader epoch each local replica knows.",

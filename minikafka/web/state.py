@@ -197,6 +197,10 @@ class WebState:
                 "topic": topic, "partition": part, "leader": leader, "leader_epoch": epoch,
                 "replicas": replicas, "isr": isr, "isr_source": isr_source,
                 "high_watermark": hw, "log_end_offset": leader_leo,
+                # retention and DeleteRecords: the leader's log start, bytes and segments
+                "log_start_offset": int(lead["log_start_offset"]) if lead is not None else -1,
+                "size_bytes": int(lead.get("size_bytes", -1)) if lead is not None else -1,
+                "segments": int(lead.get("segments", -1)) if lead is not None else -1,
                 "under_replicated": len(isr) < len(replicas), "offline": offline,
                 "replica_states": reps,
                 # idempotent producers the leader knows: id, epoch, last sequence and offset

@@ -175,7 +175,7 @@ function renderPartition(p, alive) {
     class: "partition", id: `p-${p.topic}-${p.partition}`,
     "data-topic": p.topic, "data-partition": p.partition, "data-leader": p.leader,
     "data-leader-epoch": p.leader_epoch, "data-replicas": p.replicas.join(","), "data-isr": p.isr.join(","),
-    "data-hw": p.high_watermark, "data-leo": p.log_end_offset,
+    "data-hw": p.high_watermark, "data-leo": p.log_end_offset, "data-log-start": p.log_start_offset,
     "data-under-replicated": p.under_replicated, "data-offline": p.offline,
   },
     el("td", { class: "topic" }, p.topic, flags.length ? el("span", { class: "flags" }, ...flags) : null,
@@ -189,7 +189,12 @@ function renderPartition(p, alive) {
     el("td", { class: "num epoch" }, p.leader_epoch),
     el("td", { class: "ids replicas-ar" }, idList(p.replicas, alive, p.leader)),
     el("td", { class: "ids isr", title: `ISR as reported by ${p.isr_source}` }, idList(p.isr, alive, p.leader)),
-    el("td", { class: "num hw" }, p.high_watermark >= 0 ? p.high_watermark : "?"),
+    el("td", {
+      class: "num hw",
+      title: p.size_bytes >= 0 ? `leader's log: start offset ${p.log_start_offset}, ${p.size_bytes} bytes in ` +
+        `${p.segments} segment${p.segments === 1 ? "" : "s"}` : "leader unknown",
+    }, p.high_watermark >= 0 ? p.high_watermark : "?",
+      p.log_start_offset > 0 ? el("div", { class: "logstart", text: `start ${p.log_start_offset}` }) : null),
     el("td", {}, renderReplicaBars(p)),
   );
 }
@@ -207,7 +212,12 @@ function renderReplicaBars(p) {
     const bar = el("div", { class: "bar" });
     if (leo >= 0) {
       const committedEnd = hw >= 0 ? Math.min(leo, hw) : 0;
-      bar.appendChild(el("div", { class: "seg committed", style: `left:0;width:${pct(committedEnd)}` }));
+      const start = Math.max(0, Math.min(r.log_start_offset, committedEnd));
+      if (start > 0) {  // below the log start: deleted by retention or DeleteRecords
+        bar.appendChild(el("div", { class: "seg deleted", style: `left:0;width:${pct(start)}`,
+          title: `log start ${r.log_start_offset}: older records deleted` }));
+      }
+      bar.appendChild(el("div", { class: "seg committed", style: `left:${pct(start)};width:${pct(committedEnd - start)}` }));
       if (hw >= 0 && leo > hw) {
         bar.appendChild(el("div", { class: "seg uncommitted", style: `left:${pct(hw)};width:${pct(leo - hw)}` }));
       }
@@ -232,7 +242,7 @@ function renderReplicaBars(p) {
     }
     box.appendChild(el("div", {
       class: "replica", "data-broker-id": r.broker, "data-leo": leo, "data-hw": r.hw, "data-in-isr": r.in_isr,
-      "data-alive": r.alive, "data-role": r.role, "data-lag": r.lag === null ? "" : r.lag,
+      "data-alive": r.alive, "data-role": r.role, "data-log-start": r.log_start_offset, "data-lag": r.lag === null ? "" : r.lag,
       title: `broker ${r.broker}: ${r.role}, LEO ${leo}, HW ${r.hw}`,
     }, el("span", { class: "who" }, `b${r.broker} `, ...tags), bar, nums));
   }
