@@ -301,7 +301,7 @@ BROKER_NAME_OF_TOPIC_CONFIG = {"max.message.bytes": "message.max.bytes", "segmen
 
 # Broker settings given in ms or, when unset, in coarser units (Kafka's log.retention.ms >
 # log.retention.minutes > log.retention.hours, log.roll.ms > log.roll.hours).
-_MS_FALLBACKS = {"log.retention.ms": (("log.retention.minutes", 60_000), ("log.retention.hours", 3_600_000)),
+MS_FALLBACKS = {"log.retention.ms": (("log.retention.minutes", 60_000), ("log.retention.hours", 3_600_000)),
                  "log.roll.ms": (("log.roll.hours", 3_600_000),)}
 
 
@@ -311,7 +311,7 @@ def broker_ms_setting(broker: "BrokerConfig", name: str) -> int:
     value = broker.get(name)
     if value is not None:
         return value
-    for coarser, factor in _MS_FALLBACKS[name]:
+    for coarser, factor in MS_FALLBACKS[name]:
         v = broker.get(coarser)
         if v is not None:
             return -1 if v < 0 else v * factor
@@ -345,7 +345,7 @@ def topic_setting(name: str, topic_config: dict[str, str], broker: BrokerConfig)
     if name in topic_config:
         return _TOPIC_BY_NAME[name].convert(topic_config[name])
     broker_name = BROKER_NAME_OF_TOPIC_CONFIG.get(name, name)
-    if broker_name in _MS_FALLBACKS:
+    if broker_name in MS_FALLBACKS:
         return broker_ms_setting(broker, broker_name)
     return broker.get(broker_name)
 

@@ -33,6 +33,11 @@ def assert_one_line_error(result, *fragments: str) -> None:
     (["cluster"], ["required"]),
     (["cluster", "kill", "2", "--signal", "HUP"], ["HUP"]),
     (["cluster", "up", "--brokers", "0"], ["--brokers"]),
+    (["consume", "t", "--offset", "5", "--bootstrap-server", "127.0.0.1:1"], ["--offset needs --partition"]),
+    (["consume", "t", "--partition", "0", "--offset", "soon", "--bootstrap-server", "127.0.0.1:1"],
+     ["--offset expects a non-negative offset, earliest or latest, got 'soon'"]),
+    (["topics", "delete-records", "--offset-json-file", "/no/such/file.json", "--bootstrap-server", "127.0.0.1:1"],
+     ["cannot read /no/such/file.json"]),
 ])
 def test_usage_errors_are_one_line(args, fragments):
     result = run_cli(*args)

@@ -135,6 +135,11 @@ def test_delete_records_from_the_cli_and_from_confluent_kafka_and_after_a_restar
     assert fut.result(30).low_watermark == 200
     assert _starts(retained, "trimmed") == [[200, 200, 200]]
 
+    # kafka-console-consumer's --offset below the log start: --from-beginning resets to it
+    out = run_cli("consume", "trimmed", "--partition", "0", "--offset", "5", "--from-beginning", "--print-offset",
+                  "--max-messages", "1", "--bootstrap-server", retained.bootstrap)
+    assert out.returncode == 0 and out.stdout.startswith("0:200:"), (out.stdout, out.stderr)
+
     # a restarted follower keeps its log start (log-start-offset-checkpoint)
     follower = _desc(retained, "trimmed").partitions[0].replicas[1]
     retained.stop(follower)
@@ -142,3 +147,34 @@ def test_delete_records_from_the_cli_and_from_confluent_kafka_and_after_a_restar
     wait_for(lambda: _desc(retained, "trimmed").partitions[0].replica_log_starts.get(follower) == 200, timeout_s=60,
              message="the restarted follower reports its checkpointed log start")
     wait_for(lambda: len(_desc(retained, "trimmed").partitions[0].isr) == 3, timeout_s=60, message="back in the ISR")
+
+
+def test_the_spark_source_reports_records_below_the_log_start_as_data_loss(retained, spark):
+    """A Spark range that starts below the log start (retention or DeleteRecords) is Spark's
+    data loss: the query fails with failOnDataLoss=true, reads from the log start with false."""
+    from minikafka.spark.cluster import SourceClient
+    from minikafka.spark.offsets import DataLossError, OffsetRange
+
+    wait_for(lambda: _starts(retained, "trimmed") == [[200, 200, 200]], timeout_s=60, message="trimmed to 200")
+    with SourceClient(retained.bootstrap, poll_timeout_ms=30000) as client:
+        with pytest.raises(DataLossError) as info:
+            list(client.read(OffsetRange("trimmed", 0, 50, 300), fail_on_data_loss=True))
+        assert "Partition trimmed-0's offset was changed from 50 to 200, some data may have been missed" \
+            in str(info.value)
+    df = (spark.read.format("minikafka").option("kafka.bootstrap.servers", retained.bootstrap)
+          .option("assign", json.dumps({"trimmed": [0]}))
+          .option("startingOffsets", json.dumps({"trimmed": {"0": 50}}))
+          .option("failOnDataLoss", "false").load())
+    offsets = sorted(r.offset for r in df.select("offset").collect())
+    assert offsets == list(range(200, 300))
+
+
+def test_topic_configs_show_the_effective_retention(retained):
+    """retention.ms of a topic without an override is what the broker applies: log.retention.ms
+    is unset, so log.retention.hours (168) gives it, as Kafka's describe shows."""
+    with Admin(retained.bootstrap) as admin:
+        configs = admin.describe_configs("trimmed")
+        assert configs["retention.ms"][0] == str(168 * 3_600_000)
+        assert configs["segment.ms"][0] == str(168 * 3_600_000)
+        assert configs["retention.bytes"][0] == "-1"
+        assert configs["segment.bytes"] == (str(SEGMENT), "topic")

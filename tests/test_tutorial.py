@@ -13,7 +13,8 @@ Rules of the format (so the tutorial stays readable):
 * a process a page starts in the background saves its pid in a `*.pid` file, and is
   SIGKILLed when the test ends.
 
-docs/groups.md is run the same way (tests/test_groups_doc.py).
+docs/groups.md and docs/retention.md are run the same way (tests/test_groups_doc.py,
+tests/test_retention_doc.py).
 """
 from __future__ import annotations
 

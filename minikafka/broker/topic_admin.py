@@ -107,6 +107,11 @@ class TopicAdmin:
         out = []
         for c in cfg.TOPIC_CONFIGS:
             broker_name = cfg.BROKER_NAME_OF_TOPIC_CONFIG.get(c.name, c.name)
+            effective = self.broker.config.get(broker_name)
+            if effective is None and broker_name in cfg.MS_FALLBACKS:
+                # log.retention.ms unset: log.retention.minutes or .hours give it, as in Kafka
+                effective = cfg.broker_ms_setting(self.broker.config, broker_name)
+                broker_name = next((n for n, _ in cfg.MS_FALLBACKS[broker_name] if self.broker.config.get(n) is not None), broker_name)
             broker_value = self.broker.config.get(broker_name)
             broker_default = cfg.broker_default(broker_name)
             broker_source = self._broker_source(broker_name)
@@ -116,7 +121,7 @@ class TopicAdmin:
             if broker_source != SOURCE_DEFAULT:
                 synonyms.append((broker_name, _text(broker_value), broker_source))
             synonyms.append((broker_name, _text(broker_default), SOURCE_DEFAULT))
-            value, source = (overrides[c.name], SOURCE_TOPIC) if c.name in overrides else (_text(broker_value), broker_source)
+            value, source = (overrides[c.name], SOURCE_TOPIC) if c.name in overrides else (_text(effective), broker_source)
             out.append(ConfigEntry(c.name, value, source, False, _type_of(c), c.doc, tuple(synonyms)))
         return out
 

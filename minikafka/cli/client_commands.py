@@ -159,6 +159,9 @@ def add_parsers(subparsers: argparse._SubParsersAction) -> None:
                          help="start at the log start instead of the end")
     consume.add_argument("--partition", type=_non_negative, default=None, metavar="P",
                          help="read only this partition")
+    consume.add_argument("--offset", default=None, metavar="N|earliest|latest",
+                         help="with --partition, as kafka-console-consumer: start at offset N (below the log start "
+                              "or past the end: reset to the log start with --from-beginning, else to the end)")
     consume.add_argument("--max-messages", dest="max_messages", type=_positive, default=None, metavar="N",
                          help="stop after N records")
     consume.add_argument("--timeout-ms", dest="timeout_ms", type=_non_negative, default=None, metavar="T",
@@ -516,6 +519,17 @@ def cmd_consume(args: argparse.Namespace) -> int:
     from ..client.types import TopicPartition
 
     reset = "earliest" if args.from_beginning else "latest"
+    start = None
+    if args.offset is not None:
+        if args.partition is None or args.group is not None:
+            raise ClientError("--offset needs --partition (and no --group)")
+        if args.offset not in ("earliest", "latest"):
+            try:
+                start = int(args.offset)
+            except ValueError:
+                start = -1
+            if start < 0:
+                raise ClientError(f"--offset expects a non-negative offset, earliest or latest, got {args.offset!r}")
     if args.group is not None:
         return _consume_in_group(args, reset)
     consumer = Consumer(resolve_bootstrap(args), auto_offset_reset=reset)
@@ -531,7 +545,9 @@ def cmd_consume(args: argparse.Namespace) -> int:
             partitions = {args.partition}
         tps = [TopicPartition(args.topic, p) for p in sorted(partitions)]
         consumer.assign(tps)
-        if args.from_beginning:
+        if start is not None:
+            consumer.seek(tps[0], start)
+        elif args.from_beginning or args.offset == "earliest":
             consumer.seek_to_beginning(*tps)
         else:
             for tp in tps:  # fix the start now, so records produced from here on are seen
