@@ -32,6 +32,34 @@ def _choice(*options: str) -> Callable[[str], str]:
     return parse
 
 
+CLEANUP_POLICIES = ("delete", "compact")
+
+
+def _cleanup_policy(text: str) -> str:
+    """Kafka's cleanup.policy: a list of delete and compact ("compact,delete" both)."""
+    parts = [p.strip() for p in str(text).split(",")]
+    if not parts or any(p not in CLEANUP_POLICIES for p in parts):
+        raise ValueError(f"expected delete, compact or compact,delete, got {text!r}")
+    return ",".join(p for p in ("compact", "delete") if p in parts)
+
+
+def _ratio(text: str) -> float:
+    v = float(text)
+    if not 0.0 <= v <= 1.0:
+        raise ValueError(f"expected a number between 0 and 1, got {text!r}")
+    return v
+
+
+def compacts(policy: str) -> bool:
+    """True when a cleanup.policy value includes compaction."""
+    return "compact" in policy.split(",")
+
+
+def deletes(policy: str) -> bool:
+    """True when a cleanup.policy value includes deletion by retention."""
+    return "delete" in policy.split(",")
+
+
 @dataclass(frozen=True)
 class ConfigDef:
     """One configuration: Kafka's name, a parser, the default and what it does."""
@@ -101,6 +129,19 @@ BROKER_CONFIGS: tuple[ConfigDef, ...] = (
               "while it holds more than this without them; -1 sets no bound.", -1),
     ConfigDef("log.retention.check.interval.ms", int, 300000, "How often each broker applies retention to its "
               "replicas' logs.", 1),
+    ConfigDef("log.cleanup.policy", _cleanup_policy, "delete", "Default for topics: delete old segments by "
+              "retention, compact (keep the last record per key), or compact,delete (both)."),
+    ConfigDef("log.cleaner.enable", _bool, True, "Run the log cleaner, which compacts topics with "
+              "cleanup.policy=compact.", None),
+    ConfigDef("log.cleaner.backoff.ms", int, 15000, "How often the log cleaner looks for logs to compact.", 1),
+    ConfigDef("log.cleaner.delete.retention.ms", int, 86400000, "Default for topics: how long a tombstone (a "
+              "record with a null value) stays in a compacted log, by its timestamp.", 0),
+    ConfigDef("log.cleaner.min.cleanable.ratio", _ratio, 0.5, "Default for topics: a compacted log is cleaned "
+              "when at least this share of its cleanable bytes was written since the last cleaning."),
+    ConfigDef("log.cleaner.min.compaction.lag.ms", int, 0, "Default for topics: records younger than this "
+              "(by timestamp) are not compacted.", 0),
+    ConfigDef("offsets.topic.segment.bytes", int, 104857600, "segment.bytes of __consumer_offsets (a compacted "
+              "topic: only closed segments are compacted).", 1024),
     ConfigDef("offsets.topic.num.partitions", int, 10, "Partitions of __consumer_offsets, created on first use "
               "(Kafka's default is 50; 10 keeps a small cluster light). Fixed once the topic exists.", 1),
     ConfigDef("offsets.topic.replication.factor", int, 3, "Replication factor of __consumer_offsets "
@@ -128,6 +169,14 @@ TOPIC_CONFIGS: tuple[ConfigDef, ...] = (
               "older than this; -1: never (broker log.retention.* if unset).", -1),
     ConfigDef("retention.bytes", int, None, "Delete the oldest closed segments below the high watermark while the "
               "partition holds more than this without them; -1: no bound (broker log.retention.bytes if unset).", -1),
+    ConfigDef("cleanup.policy", _cleanup_policy, None, "delete (retention deletes old segments), compact (the log "
+              "cleaner keeps the last record per key) or compact,delete (broker log.cleanup.policy if unset)."),
+    ConfigDef("delete.retention.ms", int, None, "How long tombstones stay in a compacted log, by their timestamp "
+              "(broker log.cleaner.delete.retention.ms if unset).", 0),
+    ConfigDef("min.cleanable.dirty.ratio", _ratio, None, "Share of a compacted log's cleanable bytes written since "
+              "its last cleaning that makes it due (broker log.cleaner.min.cleanable.ratio if unset)."),
+    ConfigDef("min.compaction.lag.ms", int, None, "Records younger than this are not compacted (broker "
+              "log.cleaner.min.compaction.lag.ms if unset).", 0),
 )
 
 _BROKER_BY_NAME = {c.name: c for c in BROKER_CONFIGS}
@@ -297,7 +346,10 @@ def validate_topic_config(config: dict[str, Any]) -> dict[str, str]:
 # Topic settings whose broker-wide default has another name, as in Kafka.
 BROKER_NAME_OF_TOPIC_CONFIG = {"max.message.bytes": "message.max.bytes", "segment.bytes": "log.segment.bytes",
                                "segment.ms": "log.roll.ms", "retention.ms": "log.retention.ms",
-                               "retention.bytes": "log.retention.bytes"}
+                               "retention.bytes": "log.retention.bytes", "cleanup.policy": "log.cleanup.policy",
+                               "delete.retention.ms": "log.cleaner.delete.retention.ms",
+                               "min.cleanable.dirty.ratio": "log.cleaner.min.cleanable.ratio",
+                               "min.compaction.lag.ms": "log.cleaner.min.compaction.lag.ms"}
 
 # Broker settings given in ms or, when unset, in coarser units (Kafka's log.retention.ms >
 # log.retention.minutes > log.retention.hours, log.roll.ms > log.roll.hours).
@@ -355,7 +407,18 @@ def topic_config_default_text(name: str) -> str:
     c = _TOPIC_BY_NAME.get(name)
     if c is None:
         raise InvalidConfigError(f"unknown topic config {name!r}; known: {', '.join(sorted(_TOPIC_BY_NAME))}")
-    return "true" if c.parse is _bool else "1"
+    return sample_text(c)
+
+
+def sample_text(c: ConfigDef) -> str:
+    """A valid value text for config ``c`` (to check a name without a value)."""
+    return {_bool: "true", _cleanup_policy: "delete", _ratio: "0.5"}.get(c.parse, "1")
+
+
+def broker_config_sample_text(name: str) -> str:
+    """A valid value text for broker setting ``name`` ("0" for unknown names)."""
+    c = _BROKER_BY_NAME.get(name)
+    return "0" if c is None else sample_text(c)
 
 
 def broker_default(name: str) -> Any:

@@ -332,8 +332,13 @@ def test_record_count_mismatch_is_corrupt():
     with pytest.raises(CorruptMessageError):
         validate_batch(bytes(batch))
     section = record(0, b"x") + record(1, b"y")
+    # more records than the offset span: corrupt everywhere
+    with pytest.raises(CorruptMessageError, match="record count 2 does not match last offset delta 0"):
+        validate_batch(raw_batch(section, 2, last_offset_delta=0))  # with a correct CRC
+    # fewer: a compacted batch, which a follower or consumer accepts, but a producer may not send
+    assert validate_batch(raw_batch(section, 2, last_offset_delta=5)).last_offset == 5
     with pytest.raises(CorruptMessageError, match="record count 2 does not match last offset delta 5"):
-        validate_batch(raw_batch(section, 2, last_offset_delta=5))  # with a correct CRC
+        validate_records(raw_batch(section, 2, last_offset_delta=5))
     with pytest.raises(CorruptMessageError, match="record count 0"):
         validate_batch(raw_batch(b"", 0))
 

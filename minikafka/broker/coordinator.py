@@ -38,7 +38,7 @@ from ..errors import (
 )
 from ..groups import records as rec
 from ..groups.group import Effects, Group, GroupSettings, GroupState, JoinAnswer, SyncAnswer
-from ..protocol.records import encode_batch, iter_records
+from ..protocol.records import encode_batch, iter_records, split_batches
 
 if TYPE_CHECKING:
     from .server import Broker
@@ -175,6 +175,8 @@ class GroupCoordinator:
                 except KafkaError as exc:
                     log.warning("%s-%d offset %d: unreadable record skipped: %s", rec.OFFSETS_TOPIC, shard.partition, r.offset, exc)
                 n += 1
+            # past the last batch read: a compacted batch may end after its last record
+            offset = max(offset, max(h.next_offset for h, _ in split_batches(data, validate=False)))
             await asyncio.sleep(0)
         for gid, v in groups.items():
             if v is not None:
@@ -229,7 +231,11 @@ class GroupCoordinator:
         rf = max(1, min(self.config.get("offsets.topic.replication.factor"), live))
         resp = await self.broker.h_create_topics({"topics": [{
             "name": rec.OFFSETS_TOPIC, "num_partitions": self.config.get("offsets.topic.num.partitions"),
-            "replication_factor": rf, "assignment": None, "config": {}}], "validate_only": False, "timeout_ms": 0},
+            "replication_factor": rf, "assignment": None,
+            # as Kafka: compacted (the last commit per group and partition is what counts)
+            "config": {"cleanup.policy": "compact",
+                       "segment.bytes": str(self.config.get("offsets.topic.segment.bytes"))}}],
+            "validate_only": False, "timeout_ms": 0},
             internal=True)
         err = resp["topics"][0]
         if err["error_code"] and err["error"] != TopicAlreadyExistsError.code.name:

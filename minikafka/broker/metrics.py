@@ -166,6 +166,12 @@ def render_prometheus(broker: "Broker") -> str:
              len(controller.ctx.topics) if controller is not None else 0)
     w.family("minikafka_live_broker_count", "gauge",
              "Live brokers in this broker's metadata cache.", len(broker.metadata.brokers))
+    w.family("minikafka_log_cleanings_total", "counter",
+             "Log cleaner passes that compacted a log on this broker (cleanup.policy=compact).",
+             m.counters["log_cleanings"])
+    w.family("minikafka_log_cleaner_records_removed_total", "counter",
+             "Records the log cleaner removed (superseded by a later record with the same key, or expired tombstones).",
+             m.counters["log_cleaner_records_removed"])
     w.family("minikafka_leader_elections_total", "counter",
              "Partition leader elections this broker made as controller (ControllerStats LeaderElectionRateAndTimeMs).",
              m.counters["leader_elections"])

@@ -12,12 +12,14 @@ import logging
 import time
 from typing import TYPE_CHECKING, Any
 
+from .. import config as cfg
 from ..config import BrokerConfig, topic_setting
 from ..errors import (
     InvalidTopicExceptionError,
     KafkaError,
     NotEnoughReplicasAfterAppendError,
     NotLeaderOrFollowerError,
+    PolicyViolationError,
     RequestTimedOutError,
     StaleControllerEpochError,
     UnknownTopicOrPartitionError,
@@ -97,6 +99,7 @@ class ReplicaManager:
         """Give the log its topic's segment.bytes and segment.ms (where segments start)."""
         p.log.segment_bytes = self.setting(p.topic, "segment.bytes")
         p.log.roll_ms = self.setting(p.topic, "segment.ms")
+        p.compacted = cfg.compacts(self.setting(p.topic, "cleanup.policy"))
 
     def configs_changed(self, topic: str | None = None) -> None:
         """Topic configs (``topic``, or every topic's broker defaults when None) changed:
@@ -117,6 +120,10 @@ class ReplicaManager:
         if eff.log_start_changed:
             storage.delete_segments(p.topic, p.partition, p.log)
             self._starts_changed = True
+        if eff.cleaned is not None:
+            storage.replace_segments(p.topic, p.partition, p.log, *eff.cleaned)
+            self.broker.metrics.count("log_cleanings")
+            self.broker.metrics.count("log_cleaner_records_removed", eff.cleaned_records)
         if eff.appended:
             storage.append(p.topic, p.partition, eff.appended, p.log)
             self.broker.metrics.bytes_in += sum(len(b) for b in eff.appended)
@@ -300,6 +307,9 @@ class ReplicaManager:
                 if topic.startswith("__"):
                     raise InvalidTopicExceptionError(f"cannot delete records of internal topic {topic}")
                 p = self.leader_of(topic, part)
+                if not cfg.deletes(self.setting(topic, "cleanup.policy")):
+                    raise PolicyViolationError(f"records of {topic}, a topic with cleanup.policy=compact, "
+                                               "cannot be deleted")
                 self.apply(p, p.delete_records(m["offset"]))
                 entry.update(partition_error(None))
                 waits.append((entry, p, p.log.log_start_offset))
@@ -473,13 +483,25 @@ class ReplicaManager:
     def retention_check(self) -> None:
         """Every log.retention.check.interval.ms: each replica, leader or follower, deletes
         the old segments its topic's retention.ms / retention.bytes let go (Kafka's
-        LogManager cleanup); followers also follow their leader's log start."""
+        LogManager cleanup) when its cleanup.policy includes delete."""
         now = int(time.time() * 1000)
         for p in list(self.partitions.values()):
-            if p.role is Role.NONE:
+            if p.role is Role.NONE or not cfg.deletes(self.setting(p.topic, "cleanup.policy")):
                 continue
             self.apply(p, p.apply_retention(now, self.setting(p.topic, "retention.ms"),
                                             self.setting(p.topic, "retention.bytes")))
+
+    def clean_logs(self) -> None:
+        """Every log.cleaner.backoff.ms (when log.cleaner.enable): compact each replica of a
+        topic whose cleanup.policy includes compact, leader or follower alike (each broker
+        cleans its own logs, as Kafka's LogCleaner does)."""
+        now = int(time.time() * 1000)
+        for p in list(self.partitions.values()):
+            if p.role is Role.NONE or not p.compacted:
+                continue
+            self.apply(p, p.clean(now, self.setting(p.topic, "delete.retention.ms"),
+                                  self.setting(p.topic, "min.cleanable.dirty.ratio"),
+                                  self.setting(p.topic, "min.compaction.lag.ms")))
 
     def under_replicated(self) -> int:
         return sum(1 for p in self.partitions.values() if p.is_leader and len(p.isr) < len(p.replicas))

@@ -192,6 +192,9 @@ class Broker:
                                                         self.replica_manager.checkpoint_hws)))
         self._tasks.append(loop.create_task(self._every(self.config.get("log.retention.check.interval.ms") / 1000.0,
                                                         self.replica_manager.retention_check)))
+        if self.config.get("log.cleaner.enable"):
+            self._tasks.append(loop.create_task(self._every(self.config.get("log.cleaner.backoff.ms") / 1000.0,
+                                                            self.replica_manager.clean_logs)))
         self.record_event("broker_started", f"broker {self.broker_id} listening on {self.listeners.describe()} "
                                             f"(storage {self.config.storage}, epoch {self.broker_epoch})")
 

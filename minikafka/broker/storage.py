@@ -41,10 +41,10 @@ RECORD_FORMAT_KEY = "minikafka.record.format"
 RECORD_FORMAT = "2"  # Kafka's record batch v2 (magic 2), see protocol/records.py
 
 
-def write_atomically(path: str, text: str) -> None:
+def write_atomically(path: str, text: str | bytes) -> None:
     """Write ``text`` to ``path`` so that a crash leaves the old or the new file, never half."""
     tmp = path + ".tmp"
-    with open(tmp, "w") as f:
+    with open(tmp, "wb" if isinstance(text, bytes) else "w") as f:
         f.write(text)
         f.flush()
         os.fsync(f.fileno())
@@ -54,6 +54,14 @@ def write_atomically(path: str, text: str) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def _first_batch_below(buf: bytes, offset: int) -> bool:
+    """True when ``buf`` starts with a valid batch that ends below ``offset``."""
+    try:
+        return validate_batch(buf, 0).last_offset < offset if len(buf) >= HEADER_SIZE else False
+    except CorruptMessageError:
+        return False
 
 
 class Storage:
@@ -169,6 +177,11 @@ class Storage:
     def truncate(self, topic: str, partition: int, log_: PartitionLog) -> None:
         """Mirror a truncation of ``log_`` (memory storage: nothing to do)."""
 
+    def replace_segments(self, topic: str, partition: int, log_: PartitionLog, count: int,
+                         old_bases: list[int]) -> None:
+        """Mirror the log cleaner's rewrite of the first ``count`` segments of ``log_``
+        (memory storage: nothing to do)."""
+
     def delete_segments(self, topic: str, partition: int, log_: PartitionLog) -> None:
         """Mirror the segments retention or a new log start removed from ``log_``."""
 
@@ -226,14 +239,22 @@ class DiskStorage(Storage):
             with open(path, "rb") as f:
                 buf = f.read()
             pos = 0
-            if not plog.log_end_offset and buf and i == 0:
-                first = read_header(buf, 0) if len(buf) >= HEADER_SIZE else None
-                if first is not None and first.base_offset > 0:
-                    plog.truncate_fully_and_start_at(first.base_offset)
+            base = int(os.path.basename(path)[:-len(SEGMENT_SUFFIX)])
+            if i == 0 and base > 0:
+                plog.truncate_fully_and_start_at(base)
+            if i > 0 and _first_batch_below(buf, plog.log_end_offset):
+                # a segment the log cleaner merged into the previous file, left by a crash
+                # before its removal: the previous file holds its (cleaned) records
+                log.warning("%s-%d: %s is a leftover of an interrupted log cleaning (its records are in the "
+                            "previous segment): removed", topic, partition, path)
+                os.remove(path)
+                continue
             while pos < len(buf):
                 try:
                     h = validate_batch(buf, pos)
-                    plog.append(h, bytes(buf[pos:pos + h.size]), new_segment=pos == 0)
+                    # a compacted segment may start after its file's base offset
+                    plog.append(h, bytes(buf[pos:pos + h.size]), new_segment=pos == 0, allow_gap=True,
+                                segment_base=base)
                 except CorruptMessageError as exc:
                     log.warning("%s-%d: invalid batch in %s at byte %d (%s): the log is cut there, with every later "
                                 "batch and segment, from offset %d on; the replica fetches them again from the leader",
@@ -292,6 +313,27 @@ class DiskStorage(Storage):
         self._active.pop(tp, None)
         first = log_.segments[0].base_offset
         self.append(topic, partition, [b.data for b in log_.batches_from(first) if b.base_offset >= first], log_)
+
+    def replace_segments(self, topic: str, partition: int, log_: PartitionLog, count: int,
+                         old_bases: list[int]) -> None:
+        """The log cleaner rewrote the first ``count`` segments of ``log_``, which were the
+        files of ``old_bases``: write each new segment to a temporary file and rename it
+        over its old file (atomic), then remove the files of segments merged away.  A
+        crash at any point leaves valid files: at worst a merged-away file whose batches the
+        merged file also holds, which :meth:`load` recognises and removes."""
+        d = self.partition_dir(topic, partition)
+        os.makedirs(d, exist_ok=True)
+        kept = set()
+        for seg, end in zip(log_.segments[:count], log_.segment_ends()[:count]):
+            path = os.path.join(d, self._segment_name(seg.base_offset))
+            write_atomically(path, b"".join(b.data for b in log_.batches_from(seg.base_offset)
+                                            if seg.base_offset <= b.base_offset < end))
+            kept.add(seg.base_offset)
+        for base in old_bases:
+            if base not in kept:
+                path = os.path.join(d, self._segment_name(base))
+                if os.path.exists(path):
+                    os.remove(path)
 
     def delete_segments(self, topic: str, partition: int, log_: PartitionLog) -> None:
         """Delete the segment files below the log's first segment (retention, log start)."""

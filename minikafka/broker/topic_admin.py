@@ -58,7 +58,7 @@ _DYNAMIC_SOURCES = {"dynamic_broker": SOURCE_DYNAMIC_BROKER, "dynamic_default": 
 # the msgpack API's names of Kafka's config sources
 CONFIG_SOURCE_NAMES = {SOURCE_TOPIC: "topic", SOURCE_DYNAMIC_BROKER: "dynamic_broker",
                        SOURCE_DYNAMIC_DEFAULT: "dynamic_default", SOURCE_STATIC_BROKER: "broker", SOURCE_DEFAULT: "default"}
-TYPE_BOOLEAN, TYPE_STRING, TYPE_INT = 1, 2, 3
+TYPE_BOOLEAN, TYPE_STRING, TYPE_INT, TYPE_DOUBLE, TYPE_LIST = 1, 2, 3, 6, 7
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
 
 
@@ -88,6 +88,10 @@ def _text(value: Any) -> str | None:
 def _type_of(c: cfg.ConfigDef) -> int:
     if c.parse is int:
         return TYPE_INT
+    if c.name.endswith("cleanup.policy"):
+        return TYPE_LIST
+    if c.name.endswith("ratio"):
+        return TYPE_DOUBLE
     return TYPE_BOOLEAN if c.parse is cfg._bool else TYPE_STRING
 
 

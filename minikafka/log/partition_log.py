@@ -71,6 +71,7 @@ class PartitionLog:
         self.segment_bytes = segment_bytes
         self.roll_ms = roll_ms
         self.segments: list[Segment] = [Segment(log_start_offset)]
+        self.cleaned_upto = log_start_offset  # the log cleaner's first dirty offset
 
     def __len__(self) -> int:
         return len(self._batches)
@@ -83,14 +84,21 @@ class PartitionLog:
             return True
         return self.roll_ms >= 0 and max_timestamp - active.first_timestamp > self.roll_ms
 
-    def append(self, header: BatchHeader, data: bytes, new_segment: bool = False) -> StoredBatch:
-        """Append one batch whose base offset must equal the LEO.  It starts a new segment
-        when the roll rules say so, or when ``new_segment`` (a segment file being loaded)."""
-        if header.base_offset != self.log_end_offset:
+    def append(self, header: BatchHeader, data: bytes, new_segment: bool = False, allow_gap: bool = False,
+               segment_base: int | None = None) -> StoredBatch:
+        """Append one batch whose base offset must equal the LEO (with ``allow_gap``, be at
+        least the LEO: a compacted log read by a follower or from disk has gaps).  It
+        starts a new segment when the roll rules say so, or when ``new_segment`` (a
+        segment file being loaded; ``segment_base`` is the file's base offset)."""
+        if header.base_offset != self.log_end_offset and not (allow_gap and header.base_offset > self.log_end_offset):
             raise CorruptMessageError(
                 f"batch base offset {header.base_offset} does not follow the log end offset {self.log_end_offset}")
         batch = StoredBatch(header.base_offset, header.last_offset, header.leader_epoch, header.max_timestamp, data)
-        if new_segment and self.segments[-1].size_bytes or self._should_roll(len(data), header.max_timestamp):
+        if new_segment and (self.segments[-1].size_bytes or segment_base is not None
+                            and segment_base != self.segments[-1].base_offset):
+            base = batch.base_offset if segment_base is None else min(segment_base, batch.base_offset)
+            self.segments.append(Segment(max(base, self.log_end_offset)))
+        elif self._should_roll(len(data), header.max_timestamp):
             self.segments.append(Segment(batch.base_offset))
         self._bases.append(batch.base_offset)
         self._batches.append(batch)
@@ -98,6 +106,24 @@ class PartitionLog:
         self.log_end_offset = batch.last_offset + 1
         self.size_bytes += len(data)
         return batch
+
+    def replace_head(self, count: int, segments: list[tuple[int, list[StoredBatch]]]) -> None:
+        """Replace the first ``count`` segments with ``segments`` (``(base offset, batches)``
+        pairs covering the same offsets, as the log cleaner rewrote them).  Offsets and
+        the LEO do not change; batches may leave gaps."""
+        end = self.segments[count].base_offset if count < len(self.segments) else self.log_end_offset
+        cut = bisect.bisect_left(self._bases, end)
+        new_batches = [b for _, batches in segments for b in batches]
+        new_segments = []
+        for base, batches in segments:
+            seg = Segment(base)
+            for b in batches:
+                seg.add(b)
+            new_segments.append(seg)
+        self.size_bytes += sum(s.size_bytes for s in new_segments) - sum(s.size_bytes for s in self.segments[:count])
+        self._batches[:cut] = new_batches
+        self._bases[:cut] = [b.base_offset for b in new_batches]
+        self.segments[:count] = new_segments
 
     def is_segment_start(self, batch: StoredBatch | BatchHeader) -> bool:
         """True when ``batch`` (a stored one) is the first batch of its segment."""

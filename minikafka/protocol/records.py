@@ -59,7 +59,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
-from typing import Iterator, Sequence
+from typing import Callable, Iterator, Sequence
 
 import cramjam
 import crc32c
@@ -279,11 +279,12 @@ _SMALL_VARINTS = [_varint_bytes(n) for n in range(_SMALL_VARINT_LIMIT)]
 
 
 def _encode_records(records: Sequence[tuple[bytes | None, bytes | None, Sequence[tuple[str, bytes | None]] | None, int]],
-                    base_ts: int) -> bytearray:
+                    base_ts: int, deltas: Sequence[int] | None = None) -> bytearray:
     out = bytearray()
     small = _SMALL_VARINTS
     limit = _SMALL_VARINT_LIMIT
-    for i, (key, value, headers, ts) in enumerate(records):
+    for j, (key, value, headers, ts) in enumerate(records):
+        i = j if deltas is None else deltas[j]
         d = ts - base_ts
         body = bytearray(b"\x00")  # record attributes
         body += small[d] if 0 <= d < limit else _varint_bytes(d)
@@ -352,6 +353,37 @@ def encode_batch(
     return _HEAD.pack(base_offset, batch_length, leader_epoch, MAGIC, crc) + tail
 
 
+def rewrite_batch(h: BatchHeader, raw: bytes | bytearray | memoryview, keep: Callable[[int], bool]) -> bytes | None:
+    """The batch ``raw`` with only the records whose offset ``keep`` accepts (the log
+    cleaner's rewrite): None when none is kept, ``raw`` itself when all are.
+
+    As Kafka's cleaner does, the rewritten batch keeps its base offset, its last offset
+    delta (so the batch still ends at the same offset), its leader epoch, producer fields
+    and codec; the kept records keep their offset deltas, so offsets never move.  The
+    base timestamp becomes the first kept record's, the max timestamp the largest kept
+    (the original one under LogAppendTime).
+    """
+    if h.attributes & CONTROL_MASK:
+        return bytes(raw)
+    records = _records_of(raw, h)
+    kept = [r for r in records if keep(h.base_offset + r[0])]
+    if len(kept) == len(records):
+        return bytes(raw)
+    if not kept:
+        return None
+    log_append = bool(h.attributes & TIMESTAMP_TYPE_MASK)
+    stamped = [(key, value, headers, h.max_timestamp if log_append else h.base_timestamp + ts_delta)
+               for _, ts_delta, key, value, headers in kept]
+    base_ts = stamped[0][3]
+    max_ts = h.max_timestamp if log_append else max(r[3] for r in stamped)
+    section = compress(h.attributes & COMPRESSION_MASK,
+                       bytes(_encode_records(stamped, base_ts, [r[0] for r in kept])))
+    tail = _TAIL.pack(h.attributes, h.last_offset_delta, base_ts, max_ts, h.producer_id, h.producer_epoch,
+                      h.base_sequence, len(kept)) + section
+    batch_length = HEADER_SIZE - LENGTH_OVERHEAD + len(section)
+    return _HEAD.pack(h.base_offset, batch_length, h.leader_epoch, MAGIC, crc32c.crc32c(tail)) + tail
+
+
 # -- reading -----------------------------------------------------------------------
 
 def read_header(buf: bytes | bytearray | memoryview, pos: int = 0) -> BatchHeader:
@@ -376,7 +408,8 @@ def validate_batch(buf: bytes | bytearray | memoryview, pos: int = 0) -> BatchHe
     actual = crc32c.crc32c(memoryview(buf)[pos + CRC_START:end])
     if actual != h.crc:
         raise CorruptMessageError(f"batch CRC-32C mismatch: header says {h.crc:#010x}, content gives {actual:#010x}")
-    if h.record_count < 1 or h.last_offset_delta != h.record_count - 1:
+    # a batch the log cleaner compacted holds fewer records than its offset span
+    if h.record_count < 1 or h.last_offset_delta < h.record_count - 1:
         raise CorruptMessageError(f"batch record count {h.record_count} does not match last offset delta {h.last_offset_delta}")
     return h
 
@@ -590,6 +623,8 @@ def validate_records(buf: bytes | bytearray | memoryview, pos: int = 0) -> Batch
     unknown compression codec.  Raises CORRUPT_MESSAGE.
     """
     h = validate_batch(buf, pos)
+    if h.last_offset_delta != h.record_count - 1:  # produced batches are never compacted
+        raise CorruptMessageError(f"batch record count {h.record_count} does not match last offset delta {h.last_offset_delta}")
     section = memoryview(buf)[pos + HEADER_SIZE:pos + h.size]
     _check_records(decompress(h.attributes & COMPRESSION_MASK, section), h.record_count,
                    f"batch at offset {h.base_offset}")

@@ -37,9 +37,9 @@ from ..errors import (
     UnknownLeaderEpochError,
 )
 from ..log.epoch_cache import UNDEFINED_EPOCH, LeaderEpochCache
-from ..log import retention
+from ..log import cleaner, retention
 from ..log.partition_log import PartitionLog
-from ..protocol.records import read_header, split_batches, stamp
+from ..protocol.records import iter_records, read_header, split_batches, stamp
 from . import rules
 from .producer_state import ProducerStateManager
 
@@ -79,6 +79,8 @@ class Effects:
     * ``appended``: new batches to mirror to storage;
     * ``log_start_changed``: the log start moved (retention, DeleteRecords): delete the
       dropped segments from storage, checkpoint the start offset;
+    * ``cleaned``: the log cleaner rewrote the first N segments, which were the segments
+      of these base offsets: rewrite their files;
     * ``isr_update``: an ISR to write conditionally to the partition state znode;
     * ``hw_changed``/``leo_changed``: wake waiting produce and fetch requests;
     * ``events``: human-readable lines for logs and the event timeline.
@@ -91,6 +93,8 @@ class Effects:
     hw_changed: bool = False
     leo_changed: bool = False
     log_start_changed: bool = False
+    cleaned: tuple[int, list[int]] | None = None
+    cleaned_records: int = 0
     events: list[tuple[str, str]] = field(default_factory=list)
 
     def merge(self, other: "Effects") -> "Effects":
@@ -103,6 +107,8 @@ class Effects:
         self.hw_changed |= other.hw_changed
         self.leo_changed |= other.leo_changed
         self.log_start_changed |= other.log_start_changed
+        self.cleaned = other.cleaned or self.cleaned
+        self.cleaned_records += other.cleaned_records
         self.events.extend(other.events)
         return self
 
@@ -145,6 +151,8 @@ class PartitionReplica:
         # a checkpointed HW is clamped into [log start, LEO], as Kafka's Log does
         self.high_watermark = max(self.log.log_start_offset, min(high_watermark, self.log.log_end_offset))
         self.truncation = truncation
+        # cleanup.policy includes compact: produced records must have keys
+        self.compacted = False
         self.role = Role.NONE
         self.leader_id = rules.NO_LEADER
         self.leader_epoch = -1
@@ -294,6 +302,11 @@ class PartitionReplica:
             for h, raw in batches:
                 if len(raw) > max_batch_bytes:
                     raise MessageTooLargeError(f"batch of {len(raw)} bytes exceeds max.message.bytes {max_batch_bytes}")
+        if self.compacted:
+            for h, raw in batches:
+                if any(r.key is None for r in iter_records(raw, validate=False)):
+                    raise InvalidRecordError(f"compacted topic cannot accept a record without a key "
+                                             f"({self.topic}-{self.partition})")
         eff = Effects()
         # Idempotent producers: a retried batch (same producer, epoch and sequences as
         # one of its last 5) is answered with its original offsets and not written
@@ -519,7 +532,7 @@ class PartitionReplica:
             if h.leader_epoch > self.epochs.latest_epoch:
                 if self.epochs.assign(h.leader_epoch, h.base_offset):
                     eff.epoch_cache_changed = True
-            self.log.append(h, raw)
+            self.log.append(h, raw, allow_gap=True)  # a compacted leader log has gaps
             self.producers.update(h)
             eff.appended.append(raw)
             eff.leo_changed = True
@@ -557,6 +570,29 @@ class PartitionReplica:
         if verdict is None:
             return Effects()
         return self.advance_log_start(verdict.log_start_offset, verdict.reason)
+
+    def clean(self, now_ms: int, delete_retention_ms: int, min_cleanable_ratio: float,
+              min_compaction_lag_ms: int = 0) -> Effects:
+        """Compact the log (cleanup.policy=compact) when the cleaner's rules say it is due:
+        keep the last record per key below the HW (see :mod:`minikafka.log.cleaner`)."""
+        eff = Effects()
+        plan = cleaner.plan(self.log, self.high_watermark, now_ms, clean_upto=self.log.cleaned_upto,
+                            delete_retention_ms=delete_retention_ms, min_cleanable_ratio=min_cleanable_ratio,
+                            min_compaction_lag_ms=min_compaction_lag_ms)
+        if plan is None:
+            return eff
+        old_bases = [s.base_offset for s in self.log.segments[:plan.replaced]]
+        self.log.replace_head(plan.replaced, [(g.base_offset, list(g.batches)) for g in plan.segments])
+        # producer state is left as it is: what producers sent did not change (Kafka keeps
+        # the state of a producer whose batches the cleaner removed, too)
+        self.log.cleaned_upto = plan.clean_upto
+        eff.cleaned = (len(plan.segments), old_bases)
+        eff.cleaned_records = plan.records_removed
+        eff.events.append(("cleaned", f"broker {self.broker_id} compacted {self.topic}-{self.partition} below offset "
+                                      f"{plan.clean_upto}: {plan.records_removed} record(s) removed "
+                                      f"({plan.tombstones_removed} tombstone(s)), {plan.bytes_before} -> "
+                                      f"{plan.bytes_after} bytes, {len(old_bases)} -> {len(plan.segments)} segment(s)"))
+        return eff
 
     def delete_records(self, offset: int) -> Effects:
         """DeleteRecords on the leader: the log start becomes ``offset`` (-1: the HW).

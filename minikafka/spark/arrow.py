@@ -98,7 +98,7 @@ def scan(data: bytes | memoryview) -> list[BatchRef]:
         (base, length, _epoch, magic, crc, attrs, lod, base_ts, max_ts,
          _pid, _pepoch, _seq, count) = unpack(data, pos)
         size = length + LENGTH_OVERHEAD
-        if magic != MAGIC or length < HEADER_SIZE - LENGTH_OVERHEAD or pos + size > n or count != lod + 1:
+        if magic != MAGIC or length < HEADER_SIZE - LENGTH_OVERHEAD or pos + size > n or not 1 <= count <= lod + 1:
             raise CorruptMessageError(f"malformed batch at byte {pos} (magic {magic}, length {length}, "
                                       f"{n - pos} bytes left)")
         out.append(BatchRef(pos, size, base, base + lod, base_ts, crc, attrs, max_ts, count))
@@ -236,7 +236,7 @@ class Columns:
                 raise CorruptMessageError(f"{where}: CRC-32C mismatch (header {ref.crc:#010x}, content {actual:#010x})")
         section = decompress(ref.attributes & COMPRESSION_MASK, data[ref.pos + HEADER_SIZE:end])
         deltas, ts_deltas, keys, values, headers = decode_records(
-            section, ref.last_offset - ref.base_offset + 1, self.include_headers, where)
+            section, ref.record_count, self.include_headers, where)
         if not deltas:
             return
         offs = np.asarray(deltas, dtype=np.int64) + ref.base_offset

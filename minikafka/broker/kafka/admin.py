@@ -215,7 +215,7 @@ class KafkaAdmin:
                 if op == DELETE and rtype == TOPIC:
                     cfg.validate_topic_config({c["name"]: cfg.topic_config_default_text(c["name"])})
                 elif op == DELETE and c["name"] not in cfg.DYNAMIC_BROKER_CONFIGS:
-                    cfg.validate_dynamic_broker_config({c["name"]: "0"})
+                    cfg.validate_dynamic_broker_config({c["name"]: cfg.broker_config_sample_text(c["name"])})
 
             def change(current: dict) -> dict:
                 new = dict(current)

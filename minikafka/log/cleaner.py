@@ -1,0 +1,152 @@
+"""Compaction: what the log cleaner keeps of a compacted log (Kafka's LogCleaner).
+
+Pure: the broker passes the time and applies the plan to memory and disk.  A topic
+with ``cleanup.policy=compact`` keeps, for every key, at least its last record:
+
+* **What is cleaned.** Only closed segments wholly below the high watermark (the
+  active segment and uncommitted records are never touched), and only segments whose
+  newest record is at least ``min.compaction.lag.ms`` old.  That prefix of the log is
+  the *cleanable* part; its end is the *first uncleanable offset*.
+* **When.** The part of the cleanable section past the last cleaning (the *dirty*
+  part) must be at least ``min.cleanable.dirty.ratio`` of the cleanable bytes.
+* **What goes.** Every record of the cleanable part whose key has a later record in
+  the cleanable part.  A **tombstone** (null value) stays while its batch's newest
+  timestamp is less than ``delete.retention.ms`` old, so consumers that read the log
+  slowly still see the delete; then it goes too.  Records without a key (written
+  before the topic became compacted) go.  Transaction markers (control batches) stay.
+* **Offsets never move.** A rewritten batch keeps its base offset and its last offset;
+  a batch with nothing left is dropped, leaving a gap in the offsets (readers skip it,
+  as with Kafka).  Segments whose cleaned sizes fit in ``segment.bytes`` together are
+  merged, each group keeping the base offset of its first segment (Kafka's
+  groupSegmentsBySize), so a compacted log does not collect empty segments.
+
+Simplified from Kafka, and documented in docs/retention.md: the key map covers the
+whole cleanable part (Kafka maps only the dirty part, an optimisation with the same
+result once the clean part has been cleaned); tombstone age is measured by record
+timestamps rather than by when the segment was cleaned; there is no
+max.compaction.lag.ms and no cleaner-offset-checkpoint (after a restart the whole log
+counts as dirty once).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..protocol.records import iter_records, read_header, rewrite_batch
+from .partition_log import PartitionLog, StoredBatch
+
+
+@dataclass(frozen=True)
+class CleanedSegment:
+    """One segment after cleaning: its base offset and the batches it keeps."""
+
+    base_offset: int
+    batches: tuple[StoredBatch, ...]
+
+    @property
+    def size_bytes(self) -> int:
+        return sum(len(b.data) for b in self.batches)
+
+
+@dataclass(frozen=True)
+class CleanPlan:
+    """What one cleaning pass does to a log: the segments that replace its first
+    ``replaced`` segments, and the figures for the event line and metrics."""
+
+    segments: tuple[CleanedSegment, ...]
+    replaced: int
+    clean_upto: int  # the first uncleanable offset: the next pass's dirty part starts here
+    records_removed: int
+    tombstones_removed: int
+    bytes_before: int
+    bytes_after: int
+
+
+def first_uncleanable_segment(log: PartitionLog, high_watermark: int, now_ms: int, min_compaction_lag_ms: int) -> int:
+    """How many leading segments may be cleaned: closed, wholly below the HW, and
+    (with ``min_compaction_lag_ms`` > 0) with a newest record at least that old."""
+    ends = log.segment_ends()
+    n = 0
+    for i, seg in enumerate(log.segments[:-1]):
+        if ends[i] > high_watermark:
+            break
+        if min_compaction_lag_ms > 0 and seg.max_timestamp >= 0 and now_ms - seg.max_timestamp < min_compaction_lag_ms:
+            break
+        n = i + 1
+    return n
+
+
+def dirty_ratio(log: PartitionLog, cleanable: int, clean_upto: int) -> float:
+    """The share of the cleanable segments' bytes that lies past ``clean_upto``."""
+    total = dirty = 0
+    ends = log.segment_ends()
+    for i, seg in enumerate(log.segments[:cleanable]):
+        total += seg.size_bytes
+        if ends[i] > clean_upto:
+            dirty += seg.size_bytes
+    return dirty / total if total else 0.0
+
+
+def plan(log: PartitionLog, high_watermark: int, now_ms: int, *, clean_upto: int, delete_retention_ms: int,
+         min_cleanable_ratio: float, min_compaction_lag_ms: int = 0) -> CleanPlan | None:
+    """The cleaning pass due on ``log`` now, or None when nothing is cleanable or the
+    dirty ratio is below ``min_cleanable_ratio``."""
+    cleanable = first_uncleanable_segment(log, high_watermark, now_ms, min_compaction_lag_ms)
+    if not cleanable:
+        return None
+    end = log.segment_ends()[cleanable - 1]
+    if end <= clean_upto or dirty_ratio(log, cleanable, clean_upto) < min_cleanable_ratio:
+        return None
+    batches = [b for b in log.batches_from(log.segments[0].base_offset) if b.base_offset < end]
+    # each key's last record in the cleanable part; which offsets hold tombstones
+    last: dict[bytes, int] = {}
+    tombstone_at: set[int] = set()
+    for b in batches:
+        for r in iter_records(b.data, validate=False):
+            if r.key is not None:
+                last[bytes(r.key)] = r.offset
+                if r.value is None:
+                    tombstone_at.add(r.offset)
+    keyed_last = set(last.values())
+    removed = tombstones = 0
+    bases = [s.base_offset for s in log.segments[:cleanable]]
+    out_segments: list[list[StoredBatch]] = [[] for _ in bases]
+    seg = 0
+    for b in batches:
+        while seg + 1 < cleanable and b.base_offset >= bases[seg + 1]:
+            seg += 1
+        expired = now_ms - b.max_timestamp > delete_retention_ms
+        dropped: list[int] = []
+
+        def keep(offset: int) -> bool:
+            kept = offset in keyed_last and not (expired and offset in tombstone_at)
+            if not kept:
+                dropped.append(offset)
+            return kept
+
+        data = rewrite_batch(read_header(b.data), b.data, keep)
+        removed += len(dropped)
+        tombstones += sum(1 for off in dropped if off in tombstone_at)
+        if data is None:
+            continue
+        out_segments[seg].append(b if not dropped else StoredBatch(
+            b.base_offset, b.last_offset, b.leader_epoch, read_header(data).max_timestamp, data))
+    bytes_before = sum(s.size_bytes for s in log.segments[:cleanable])
+    groups = _group(bases, out_segments, log.segment_bytes)
+    return CleanPlan(tuple(groups), cleanable, end, removed, tombstones, bytes_before,
+                     sum(g.size_bytes for g in groups))
+
+
+def _group(bases: list[int], segments: list[list[StoredBatch]], segment_bytes: int) -> list[CleanedSegment]:
+    """Merge consecutive cleaned segments while their sizes fit in ``segment_bytes``."""
+    groups: list[CleanedSegment] = []
+    size = 0
+    for base, batches in zip(bases, segments):
+        n = sum(len(b.data) for b in batches)
+        if groups and (segment_bytes < 0 or size + n <= segment_bytes):
+            groups[-1] = CleanedSegment(groups[-1].base_offset, groups[-1].batches + tuple(batches))
+            size += n
+        else:
+            groups.append(CleanedSegment(base, tuple(batches)))
+            size = n
+    return groups
+
