@@ -44,7 +44,10 @@ def _cleanup_policy(text: str) -> str:
 
 
 def _ratio(text: str) -> float:
-    v = float(text)
+    try:
+        v = float(text)
+    except (TypeError, ValueError):
+        v = float("nan")
     if not 0.0 <= v <= 1.0:
         raise ValueError(f"expected a number between 0 and 1, got {text!r}")
     return v

@@ -138,6 +138,9 @@ def add_parsers(subparsers: argparse._SubParsersAction) -> None:
                          help="all (-1): wait for the ISR; 1: for the leader; 0: do not wait (default all)")
     produce.add_argument("--key-separator", dest="key_separator", default=None, metavar="SEP",
                          help="each line is KEY SEP VALUE (split at the first SEP)")
+    produce.add_argument("--null-marker", dest="null_marker", default=None, metavar="TEXT",
+                         help="a value equal to TEXT is sent as null: a tombstone, which deletes its key from a "
+                              "compacted topic (kafka-console-producer's null.marker)")
     produce.add_argument("--partition", type=_non_negative, default=None, metavar="P",
                          help="send every record to this partition (default: by key, or sticky round robin)")
     produce.add_argument("--delivery-timeout-ms", dest="delivery_timeout_ms", type=_positive, default=120000,
@@ -467,6 +470,7 @@ def cmd_produce(args: argparse.Namespace) -> int:
     separator = args.key_separator.encode("utf-8") if args.key_separator else None
     if args.key_separator == "":
         raise ClientError("--key-separator must not be empty")
+    null_marker = None if args.null_marker is None else args.null_marker.encode("utf-8")
     lock = threading.Lock()
     failures: list[BaseException] = []
     sent = 0
@@ -496,6 +500,8 @@ def cmd_produce(args: argparse.Namespace) -> int:
                     raise ClientError(f"line {number} has no key separator {args.key_separator!r}")
             else:
                 value = line
+            if null_marker is not None and value == null_marker:
+                value = None
             producer.send(args.topic, value, key=key, partition=args.partition).add_done_callback(on_done)
             sent += 1
         producer.flush()
