@@ -253,6 +253,14 @@ def test_cleaned_segments_are_rewritten_on_disk_and_reload_with_their_gaps(tmp_p
     assert content(again) == content(log)
     assert [seg.base_offset for seg in again.segments] == [seg.base_offset for seg in log.segments]
     assert again.log_end_offset == 40
+    # a truncation rewrites the files: each batch stays in its segment's file, also where
+    # the cleaner removed a segment's first batches
+    log.truncate_to(39)
+    s.truncate("t", 0, log)
+    files = sorted(int(p.name[:-4]) for p in (tmp_path / "t-0").glob("*.log"))
+    assert files == [seg.base_offset for seg in log.segments]
+    again, _ = DiskStorage(str(tmp_path), broker_id=1).load("t", 0)
+    assert content(again) == content(log) and again.log_end_offset == 39
 
 
 def test_a_merged_away_segment_left_by_a_crash_is_recognised_on_load(tmp_path):
@@ -274,3 +282,18 @@ def test_a_merged_away_segment_left_by_a_crash_is_recognised_on_load(tmp_path):
     second.write_bytes(leftover)  # as if the broker died before removing it
     again, _ = DiskStorage(str(tmp_path), broker_id=1).load("t", 0)
     assert content(again) == content(log) and not second.exists()
+
+
+def test_the_spark_source_decodes_a_compacted_log_with_its_gaps():
+    from minikafka.spark.arrow import arrow_schema, decode, spark_schema
+
+    log = PartitionLog(segment_bytes=1024)
+    for i in range(40):
+        put(log, (f"k{i % 3}", f"v{i}"), compression="gzip" if i % 2 else "none")
+    clean(log)
+    expected = content(log)
+    assert len(expected) < 40
+    batch = decode(log.read(0, BIG), 0, 40, "t", 0, arrow_schema(spark_schema()))
+    rows = batch.to_pydict()
+    assert rows["offset"] == [o for o, _, _ in expected]
+    assert [v.decode() for v in rows["value"]] == [v for _, _, v in expected]

@@ -298,9 +298,10 @@ class DiskStorage(Storage):
         for data in batches:
             path, size = self._active.get(tp, (None, 0))
             header = read_header(data)
-            if path is None or log_.is_segment_start(header):
-                path = os.path.join(d, self._segment_name(header.base_offset))
-                size = 0
+            # the file of the batch's segment (a compacted segment may start before its first batch)
+            want = os.path.join(d, self._segment_name(log_.segment_base_of(header.base_offset)))
+            if path != want:
+                path, size = want, 0
             with open(path, "ab") as f:
                 f.write(data)
             self._active[tp] = (path, size + len(data))

@@ -125,12 +125,13 @@ class PartitionLog:
         self._bases[:cut] = [b.base_offset for b in new_batches]
         self.segments[:count] = new_segments
 
-    def is_segment_start(self, batch: StoredBatch | BatchHeader) -> bool:
-        """True when ``batch`` (a stored one) is the first batch of its segment."""
+    def segment_base_of(self, offset: int) -> int:
+        """The base offset of the segment that holds ``offset`` (the first segment's for an
+        offset below it)."""
         for seg in reversed(self.segments):  # appends are at the tail: one or two steps
-            if seg.base_offset <= batch.base_offset:
-                return seg.base_offset == batch.base_offset
-        return False
+            if seg.base_offset <= offset:
+                return seg.base_offset
+        return self.segments[0].base_offset
 
     def segment_ends(self) -> list[int]:
         """The exclusive end offset of each segment (the next one's base; the LEO for the last)."""
