@@ -1,37 +1,27 @@
-# minikafka: one image for the brokers of docker-compose.yml and the example Spark job.
+# minikafka images, two targets of one file:
 #
-#   docker build -t minikafka .
-#   docker run --rm minikafka --help
+#   docker build --target broker -t minikafka:local .        # brokers and the CLI (~200 MB)
+#   docker build --target spark -t minikafka-spark:local .   # + Java 17 and PySpark, for the Spark job
+#   docker run --rm minikafka:local --help
 #
-# bookworm, not the default trixie: Debian trixie has no openjdk-17 package.
-FROM python:3.11-slim-bookworm
-
-# Java 17 runs Spark (and ZooKeeper from the pyspark jars for `minikafka zookeeper`;
-# docker-compose.yml uses the official zookeeper image instead).
-# /usr/share/man/man1 is missing in slim images and the JRE's postinst wants it.
-RUN set -eux; \
-    mkdir -p /usr/share/man/man1; \
-    apt-get update; \
-    apt-get install -y --no-install-recommends openjdk-17-jre-headless; \
-    apt-get clean; \
-    rm -rf /var/lib/apt/lists/*
+# docker-compose.yml builds both (one build per image). Versions are pinned by
+# constraints.txt. bookworm, not the default trixie: Debian trixie has no openjdk-17.
+FROM python:3.11-slim-bookworm AS base
 
 ENV PYTHONUNBUFFERED=1 \
     PYTHONDONTWRITEBYTECODE=1 \
     PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1
 
-# Every dependency comes as a wheel: no compiler needed, nothing left behind.
-COPY pyproject.toml README.md /tmp/src/
+# The broker needs aiohttp, kazoo, msgpack, crc32c and cramjam: wheels for all of them;
+# the project itself is built from its source.
+COPY constraints.txt pyproject.toml README.md /tmp/src/
 COPY minikafka /tmp/src/minikafka
 RUN set -eux; \
-    pip install --no-cache-dir '/tmp/src[spark]'; \
+    pip install --no-cache-dir -c /tmp/src/constraints.txt /tmp/src; \
+    cp /tmp/src/constraints.txt /opt/constraints.txt; \
     rm -rf /tmp/src; \
-    minikafka --help > /dev/null; \
-    java -version
-
-WORKDIR /opt/minikafka
-COPY scripts ./scripts
+    minikafka --version
 
 # Brokers keep checkpoints (and with --storage disk their logs) in /data; a named
 # volume mounted there starts out owned by this user.
@@ -39,7 +29,27 @@ RUN set -eux; \
     useradd --create-home --uid 1000 --user-group minikafka; \
     mkdir -p /data; \
     chown minikafka:minikafka /data
-USER minikafka
-
+WORKDIR /opt/minikafka
 ENTRYPOINT ["minikafka"]
 CMD ["--help"]
+
+
+# The brokers' image (scripts/healthcheck.py is its container healthcheck).
+FROM base AS broker
+COPY scripts ./scripts
+USER minikafka
+
+
+# The Spark job's image: Java 17 and PySpark (with pyarrow and pandas) on top.
+# /usr/share/man/man1 is missing in slim images and the JRE's postinst wants it.
+FROM base AS spark
+RUN set -eux; \
+    mkdir -p /usr/share/man/man1; \
+    apt-get update; \
+    apt-get install -y --no-install-recommends openjdk-17-jre-headless; \
+    apt-get clean; \
+    rm -rf /var/lib/apt/lists/*; \
+    pip install --no-cache-dir -c /opt/constraints.txt 'pyspark>=4.0,<5' 'pyarrow>=14' 'pandas<3'; \
+    java -version
+COPY scripts ./scripts
+USER minikafka

@@ -129,16 +129,15 @@ def test_broker_listeners_and_ports(compose, name):
     # disk storage on a named volume
     assert args.storage == "disk"
     assert f"{name}-data:{args.data_dir}" in service["volumes"]
-    # the service is built from the Dockerfile and waits for a healthy ZooKeeper
-    assert service["build"] == "."
+    # the broker image (built once, by the cluster-secret service); waits for a healthy ZooKeeper
+    assert service["image"] == "minikafka:local" and "build" not in service
     assert service["depends_on"]["zookeeper"]["condition"] == "service_healthy"
     # the cluster credential, made once by the cluster-secret service in a shared volume
     assert service["depends_on"]["cluster-secret"]["condition"] == "service_completed_successfully"
     assert args.cluster_secret_file == "/secrets/cluster-secret"
     assert "cluster-secret:/secrets:ro" in service["volumes"]
     # healthy = the HTTP API answers on the internal listener
-    check = " ".join(service["healthcheck"]["test"])
-    assert "http://127.0.0.1:19092/v1/api_versions" in check
+    assert "healthcheck.py 127.0.0.1:19092" in " ".join(service["healthcheck"]["test"])
 
 
 def test_external_ports_are_distinct(compose):
@@ -160,10 +159,23 @@ def test_broker_command_passes_check_config(compose, name):
     assert "zookeeper zookeeper:2181" in r.stdout
 
 
-def test_healthcheck_is_valid_python(compose):
+def test_healthcheck_is_a_shell_command_running_the_script(compose):
+    """CMD-SHELL with a script: podman's Docker API splits exec-form arguments at spaces."""
     test = compose["services"]["broker-1"]["healthcheck"]["test"]
-    assert test[:3] == ["CMD", "python", "-c"]
-    compile(test[3], "<healthcheck>", "exec")
+    assert test == ["CMD-SHELL", "python /opt/minikafka/scripts/healthcheck.py 127.0.0.1:19092"]
+    assert compose["services"]["zookeeper"]["healthcheck"]["test"][0] == "CMD-SHELL"
+
+
+@pytest.mark.process
+def test_healthcheck_script_tells_a_live_broker_from_a_dead_port(cluster):
+    import sys
+    script = str(ROOT / "scripts" / "healthcheck.py")
+    live = subprocess.run([sys.executable, script, cluster.endpoint(1)], capture_output=True, text=True, timeout=30)
+    assert live.returncode == 0, live.stderr
+    from process_helpers import free_port
+    dead = subprocess.run([sys.executable, script, f"127.0.0.1:{free_port()}"], capture_output=True, text=True,
+                          timeout=30)
+    assert dead.returncode == 1 and "does not answer" in dead.stderr
 
 
 def test_spark_job_service(compose):
@@ -182,11 +194,30 @@ def test_spark_job_service(compose):
 
 # ---------------------------------------------------------------- the Dockerfile
 
+def test_each_image_is_built_once_from_its_dockerfile_target(compose):
+    builds = {name: svc["build"] for name, svc in compose["services"].items() if "build" in svc}
+    assert builds == {"cluster-secret": {"context": ".", "target": "broker"},
+                      "spark": {"context": ".", "target": "spark"}}
+    assert compose["services"]["cluster-secret"]["image"] == "minikafka:local"
+    assert compose["services"]["spark"]["image"] == "minikafka-spark:local"
+
+
 def test_dockerfile():
     text = DOCKERFILE.read_text()
-    assert re.search(r"^FROM python:3\.11-slim", text, re.M)
-    assert "openjdk-17-jre-headless" in text
-    assert "--no-install-recommends" in text and "rm -rf /var/lib/apt/lists/*" in text
-    assert re.search(r"pip install --no-cache-dir '[^']*\[spark\]'", text)
-    assert 'ENTRYPOINT ["minikafka"]' in text
-    assert "COPY scripts" in text, "the Spark service runs scripts/spark_job.py from the image"
+    code = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("#"))
+    base, rest = code.split("FROM base AS broker")
+    broker, spark = rest.split("FROM base AS spark")
+    broker = base + broker
+    assert re.search(r"^FROM python:3\.11-slim-bookworm AS base", base, re.M)
+    # the broker image has no JRE and no PySpark; the spark image adds them
+    assert "openjdk" not in broker and "pyspark" not in broker
+    assert "openjdk-17-jre-headless" in spark and "pyspark" in spark
+    assert "--no-install-recommends" in spark and "rm -rf /var/lib/apt/lists/*" in spark
+    # pinned: every pip install uses constraints.txt, which pins every package it installs
+    installs = re.findall(r"pip install [^;]*", code)
+    assert installs and all("-c /" in cmd for cmd in installs)
+    pins = [line for line in (ROOT / "constraints.txt").read_text().splitlines() if line and not line.startswith("#")]
+    assert all(re.fullmatch(r"[A-Za-z0-9_.-]+==[^ ]+", line) for line in pins)
+    assert {"aiohttp", "kazoo", "msgpack", "pyspark", "pyarrow"} <= {line.split("==")[0] for line in pins}
+    assert 'ENTRYPOINT ["minikafka"]' in base
+    assert "COPY scripts" in spark, "the Spark service runs scripts/spark_job.py from the image"

@@ -117,7 +117,9 @@ def test_plans_too_big_for_one_zookeeper_request_are_written_in_parts(make_clust
     ZooKeeper request may carry: it is written as several fenced transactions."""
     c = make_cluster(brokers=1)
     with Admin(c.bootstrap) as admin:
-        admin.create_topic("wide", partitions=10000, replication_factor=1)
+        # the answer waits for leaders; on a busy machine 10,000 may take longer than the
+        # default 30 s, which is why the test waits for them itself below
+        admin.create_topic("wide", partitions=10000, replication_factor=1, timeout_ms=180000)
 
     def led() -> int:
         with Admin(c.bootstrap) as admin:
