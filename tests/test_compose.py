@@ -1,4 +1,5 @@
-"""docker-compose.yml and Dockerfile, checked without a Docker engine.
+"""docker-compose.yml and Dockerfile, checked without a Docker engine (scripts/compose-test.sh,
+which .ci/run runs after the suite, brings them up with a real one).
 
 * ``docker-compose config`` (Debian's docker-compose 1.29: ``apt-get install -y
   --no-install-recommends docker-compose``) must accept the file, offline, in a clean
