@@ -297,3 +297,23 @@ def test_the_spark_source_decodes_a_compacted_log_with_its_gaps():
     rows = batch.to_pydict()
     assert rows["offset"] == [o for o, _, _ in expected]
     assert [v.decode() for v in rows["value"]] == [v for _, _, v in expected]
+
+
+def test_a_pass_computed_on_a_snapshot_is_dropped_when_the_log_head_changed():
+    """The broker computes a pass away from the log (in a thread): if retention or a
+    truncation changed the head meanwhile, the result is not applied."""
+    p = leader()
+    for i in range(40):
+        p.append_as_leader(encode_batch([(b"k", b"%d" % i, None, 0)]), 1, 1)
+    inp = p.clean_input(0, 0.0)
+    plan = cleaner.compute(inp, 0, DAY)
+    for i in range(5):  # appends at the tail do not touch the snapshotted head
+        p.append_as_leader(encode_batch([(b"k", b"x", None, 0)]), 1, 1)
+    assert inp.still_matches(p.log)
+    p.advance_log_start(p.log.segment_ends()[0], "test")  # retention took the first segment
+    assert not inp.still_matches(p.log)
+    before = content(p.log)
+    eff = p.apply_clean(inp, plan)
+    assert eff.cleaned is None and content(p.log) == before
+    # the next pass starts over from the log as it is
+    assert p.clean(0, DAY, 0.0).cleaned is not None

@@ -25,6 +25,7 @@ from ..errors import (
     UnknownTopicOrPartitionError,
 )
 from ..groups.records import OFFSETS_TOPIC
+from ..log import cleaner
 from ..protocol.codec import partition_error
 from ..protocol.messages import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, MAX_TIMESTAMP
 from ..replication.partition import Effects, LeaderState, PartitionReplica, Role, TruncationMode
@@ -491,17 +492,23 @@ class ReplicaManager:
             self.apply(p, p.apply_retention(now, self.setting(p.topic, "retention.ms"),
                                             self.setting(p.topic, "retention.bytes")))
 
-    def clean_logs(self) -> None:
+    async def clean_logs(self) -> None:
         """Every log.cleaner.backoff.ms (when log.cleaner.enable): compact each replica of a
         topic whose cleanup.policy includes compact, leader or follower alike (each broker
-        cleans its own logs, as Kafka's LogCleaner does)."""
+        cleans its own logs, as Kafka's LogCleaner does), one log at a time.  Decoding and
+        rewriting run in a worker thread on a snapshot of the log's head, so the event
+        loop keeps serving; the result is put in place only if the head did not change."""
         now = int(time.time() * 1000)
         for p in list(self.partitions.values()):
             if p.role is Role.NONE or not p.compacted:
                 continue
-            self.apply(p, p.clean(now, self.setting(p.topic, "delete.retention.ms"),
-                                  self.setting(p.topic, "min.cleanable.dirty.ratio"),
-                                  self.setting(p.topic, "min.compaction.lag.ms")))
+            inp = p.clean_input(now, self.setting(p.topic, "min.cleanable.dirty.ratio"),
+                                self.setting(p.topic, "min.compaction.lag.ms"))
+            if inp is None:
+                continue
+            plan = await asyncio.to_thread(cleaner.compute, inp, now, self.setting(p.topic, "delete.retention.ms"))
+            if self.partitions.get((p.topic, p.partition)) is p and p.role is not Role.NONE:
+                self.apply(p, p.apply_clean(inp, plan))
 
     def under_replicated(self) -> int:
         return sum(1 for p in self.partitions.values() if p.is_leader and len(p.isr) < len(p.replicas))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import inspect
 import json
 import logging
 import re
@@ -254,11 +255,13 @@ class Broker:
         except Exception as exc:
             log.warning("re-registration failed: %s", exc)
 
-    async def _every(self, interval_s: float, fn: Callable[[], None]) -> None:
+    async def _every(self, interval_s: float, fn: Callable[[], Any]) -> None:
         while True:
             await asyncio.sleep(interval_s)
             try:
-                fn()
+                result = fn()
+                if inspect.isawaitable(result):
+                    await result
             except Exception:
                 log.exception("periodic task %s failed", getattr(fn, "__name__", fn))
 

@@ -86,17 +86,49 @@ def dirty_ratio(log: PartitionLog, cleanable: int, clean_upto: int) -> float:
     return dirty / total if total else 0.0
 
 
-def plan(log: PartitionLog, high_watermark: int, now_ms: int, *, clean_upto: int, delete_retention_ms: int,
-         min_cleanable_ratio: float, min_compaction_lag_ms: int = 0) -> CleanPlan | None:
-    """The cleaning pass due on ``log`` now, or None when nothing is cleanable or the
-    dirty ratio is below ``min_cleanable_ratio``."""
+@dataclass(frozen=True)
+class CleanInput:
+    """What one cleaning pass works on: a snapshot of the cleanable segments (their base
+    offsets and sizes) and of their batches, taken from the live log.  Stored batches are
+    immutable, so :func:`compute` may run on this away from the log (in a thread) while
+    the log takes appends; :meth:`still_matches` tells whether the log's head is still
+    the one snapshotted before the result is applied."""
+
+    bases: tuple[int, ...]
+    sizes: tuple[int, ...]
+    batches: tuple[StoredBatch, ...]
+    end: int  # the first uncleanable offset
+    segment_bytes: int
+
+    def still_matches(self, log: PartitionLog) -> bool:
+        n = len(self.bases)
+        if len(log.segments) <= n or tuple(s.base_offset for s in log.segments[:n]) != self.bases:
+            return False
+        if tuple(s.size_bytes for s in log.segments[:n]) != self.sizes:
+            return False
+        current = [b for b in log.batches_from(self.bases[0]) if b.base_offset < self.end]
+        return len(current) == len(self.batches) and all(a is b for a, b in zip(current, self.batches))
+
+
+def select(log: PartitionLog, high_watermark: int, now_ms: int, *, clean_upto: int, min_cleanable_ratio: float,
+           min_compaction_lag_ms: int = 0) -> CleanInput | None:
+    """The cleaning pass due on ``log`` now (cheap: no record is decoded), or None when
+    nothing is cleanable or the dirty ratio is below ``min_cleanable_ratio``."""
     cleanable = first_uncleanable_segment(log, high_watermark, now_ms, min_compaction_lag_ms)
     if not cleanable:
         return None
     end = log.segment_ends()[cleanable - 1]
     if end <= clean_upto or dirty_ratio(log, cleanable, clean_upto) < min_cleanable_ratio:
         return None
-    batches = [b for b in log.batches_from(log.segments[0].base_offset) if b.base_offset < end]
+    segments = log.segments[:cleanable]
+    batches = tuple(b for b in log.batches_from(segments[0].base_offset) if b.base_offset < end)
+    return CleanInput(tuple(s.base_offset for s in segments), tuple(s.size_bytes for s in segments), batches, end,
+                      log.segment_bytes)
+
+
+def compute(inp: CleanInput, now_ms: int, delete_retention_ms: int) -> CleanPlan:
+    """The cleaned segments for ``inp`` (decodes every record once; touches no log)."""
+    batches = inp.batches
     # each key's last record in the cleanable part; which offsets hold tombstones
     last: dict[bytes, int] = {}
     tombstone_at: set[int] = set()
@@ -108,7 +140,8 @@ def plan(log: PartitionLog, high_watermark: int, now_ms: int, *, clean_upto: int
                     tombstone_at.add(r.offset)
     keyed_last = set(last.values())
     removed = tombstones = 0
-    bases = [s.base_offset for s in log.segments[:cleanable]]
+    bases = list(inp.bases)
+    cleanable = len(bases)
     out_segments: list[list[StoredBatch]] = [[] for _ in bases]
     seg = 0
     for b in batches:
@@ -130,10 +163,17 @@ def plan(log: PartitionLog, high_watermark: int, now_ms: int, *, clean_upto: int
             continue
         out_segments[seg].append(b if not dropped else StoredBatch(
             b.base_offset, b.last_offset, b.leader_epoch, read_header(data).max_timestamp, data))
-    bytes_before = sum(s.size_bytes for s in log.segments[:cleanable])
-    groups = _group(bases, out_segments, log.segment_bytes)
-    return CleanPlan(tuple(groups), cleanable, end, removed, tombstones, bytes_before,
+    groups = _group(bases, out_segments, inp.segment_bytes)
+    return CleanPlan(tuple(groups), cleanable, inp.end, removed, tombstones, sum(inp.sizes),
                      sum(g.size_bytes for g in groups))
+
+
+def plan(log: PartitionLog, high_watermark: int, now_ms: int, *, clean_upto: int, delete_retention_ms: int,
+         min_cleanable_ratio: float, min_compaction_lag_ms: int = 0) -> CleanPlan | None:
+    """:func:`select` then :func:`compute`, in one step."""
+    inp = select(log, high_watermark, now_ms, clean_upto=clean_upto, min_cleanable_ratio=min_cleanable_ratio,
+                 min_compaction_lag_ms=min_compaction_lag_ms)
+    return None if inp is None else compute(inp, now_ms, delete_retention_ms)
 
 
 def _group(bases: list[int], segments: list[list[StoredBatch]], segment_bytes: int) -> list[CleanedSegment]:

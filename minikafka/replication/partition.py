@@ -571,17 +571,21 @@ class PartitionReplica:
             return Effects()
         return self.advance_log_start(verdict.log_start_offset, verdict.reason)
 
-    def clean(self, now_ms: int, delete_retention_ms: int, min_cleanable_ratio: float,
-              min_compaction_lag_ms: int = 0) -> Effects:
-        """Compact the log (cleanup.policy=compact) when the cleaner's rules say it is due:
-        keep the last record per key below the HW (see :mod:`minikafka.log.cleaner`)."""
+    def clean_input(self, now_ms: int, min_cleanable_ratio: float, min_compaction_lag_ms: int = 0
+                    ) -> cleaner.CleanInput | None:
+        """The log cleaner's next pass over this compacted log, when one is due: a snapshot
+        that :func:`minikafka.log.cleaner.compute` may work on away from the log."""
+        return cleaner.select(self.log, self.high_watermark, now_ms, clean_upto=self.log.cleaned_upto,
+                              min_cleanable_ratio=min_cleanable_ratio, min_compaction_lag_ms=min_compaction_lag_ms)
+
+    def apply_clean(self, inp: cleaner.CleanInput, plan: cleaner.CleanPlan) -> Effects:
+        """Put the cleaned segments in place of the ones ``inp`` snapshotted, unless the
+        log's head changed meanwhile (retention, a truncation, another pass): then nothing
+        happens and the next pass starts over.  Offsets and the LEO never move."""
         eff = Effects()
-        plan = cleaner.plan(self.log, self.high_watermark, now_ms, clean_upto=self.log.cleaned_upto,
-                            delete_retention_ms=delete_retention_ms, min_cleanable_ratio=min_cleanable_ratio,
-                            min_compaction_lag_ms=min_compaction_lag_ms)
-        if plan is None:
+        if not inp.still_matches(self.log):
             return eff
-        old_bases = [s.base_offset for s in self.log.segments[:plan.replaced]]
+        old_bases = list(inp.bases)
         self.log.replace_head(plan.replaced, [(g.base_offset, list(g.batches)) for g in plan.segments])
         # producer state is left as it is: what producers sent did not change (Kafka keeps
         # the state of a producer whose batches the cleaner removed, too)
@@ -593,6 +597,16 @@ class PartitionReplica:
                                       f"({plan.tombstones_removed} tombstone(s)), {plan.bytes_before} -> "
                                       f"{plan.bytes_after} bytes, {len(old_bases)} -> {len(plan.segments)} segment(s)"))
         return eff
+
+    def clean(self, now_ms: int, delete_retention_ms: int, min_cleanable_ratio: float,
+              min_compaction_lag_ms: int = 0) -> Effects:
+        """Compact the log (cleanup.policy=compact) when the cleaner's rules say it is due:
+        keep the last record per key below the HW (see :mod:`minikafka.log.cleaner`).
+        :meth:`clean_input` and :meth:`apply_clean` in one step."""
+        inp = self.clean_input(now_ms, min_cleanable_ratio, min_compaction_lag_ms)
+        if inp is None:
+            return Effects()
+        return self.apply_clean(inp, cleaner.compute(inp, now_ms, delete_retention_ms))
 
     def delete_records(self, offset: int) -> Effects:
         """DeleteRecords on the leader: the log start becomes ``offset`` (-1: the HW).
