@@ -33,8 +33,14 @@ fail() {
 }
 
 pids=()
+HEALTH_LOOP=""
+stop_health_loop() {  # before containers go: no healthcheck exec may race their removal
+  # the loop finishes the round it is in (a healthcheck cut short leaves a conmon behind)
+  if [ -n "$HEALTH_LOOP" ]; then touch "$SOCKDIR/stop-health"; wait "$HEALTH_LOOP" 2>/dev/null; HEALTH_LOOP=""; fi
+}
 cleanup() {
   set +e
+  stop_health_loop
   if [ -n "${COMPOSE:-}" ]; then
     $COMPOSE -p "$PROJECT" --profile spark down -v --remove-orphans >/dev/null 2>&1
   fi
@@ -108,13 +114,13 @@ if [ "$ENGINE" = podman ]; then
   for _ in $(seq 1 50); do [ -S "$SOCKDIR/podman.sock" ] && break; sleep 0.2; done
   [ -S "$SOCKDIR/podman.sock" ] || fail "podman system service did not open its socket"
   # Nothing runs healthchecks without systemd: run them every 2 s for this project.
-  ( while true; do
+  ( while [ ! -e "$SOCKDIR/stop-health" ]; do
       for c in $(podman ps -q --filter "label=com.docker.compose.project=$PROJECT" 2>/dev/null); do
         podman healthcheck run "$c" >/dev/null 2>&1 || true
       done
       sleep 2
     done ) &
-  pids+=($!)
+  HEALTH_LOOP=$!
   step "podman: socket $DOCKER_HOST, $(grep default_ulimits /etc/containers/containers.conf)"
 fi
 
@@ -178,6 +184,7 @@ step "spark profile: the job read 1,000 committed records"
 
 echo "compose-test: image sizes:"
 $ENGINE images --format '{{.Repository}}:{{.Tag}} {{.Size}}' | grep -E "minikafka|zookeeper|python" | sed 's/^/    /'
+stop_health_loop
 c --profile spark down -v --remove-orphans >/dev/null 2>&1
 step "down -v"
 echo "compose-test: passed"
