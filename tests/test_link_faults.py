@@ -14,6 +14,7 @@ from kazoo.client import KazooClient
 from minikafka import Admin, Producer
 from minikafka.zk import layout
 from process_helpers import wait_for
+from test_controller_moves import controller_id
 
 pytestmark = pytest.mark.process
 
@@ -61,8 +62,7 @@ def test_a_follower_that_misses_the_controller_s_leader_and_isr_is_fenced_and_co
     zk = KazooClient(hosts=c.zk_connect, timeout=10)
     zk.start(10)
     try:
-        controller = wait_for(lambda: zk.exists(layout.CONTROLLER) and json.loads(zk.get(layout.CONTROLLER)[0])["brokerid"],
-                              30, message="a controller")
+        controller = wait_for(lambda: controller_id(zk), 30, message="a controller")
         follower, other = [b for b in (1, 2, 3) if b != controller]
         with Admin(c.bootstrap) as admin:
             admin.create_topic("fenced", partitions=1, replication_factor=3, assignment={0: [controller, follower, other]})

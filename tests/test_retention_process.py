@@ -70,11 +70,14 @@ def retained(tmp_path_factory, request):
 
 def test_retention_bytes_bounds_a_busy_topic_with_one_log_start_on_every_replica(retained):
     _produce(retained, "bounded", 600)  # ~70 KB through 1 KB segments, kept to 4 KB
-    wait_for(lambda: len(set(_starts(retained, "bounded")[0])) == 1 and _starts(retained, "bounded")[0][0] > 400,
-             timeout_s=60, message="every replica's log start moved, to the same offset")
+    def bounded() -> bool:
+        starts = _starts(retained, "bounded")[0]
+        p = _desc(retained, "bounded").partitions[0]
+        # retention.bytes, plus at most the active segment, once the check ran after the last append
+        return (len(set(starts)) == 1 and starts[0] > 400 and p.high_watermark == 600 and 0 < p.segments <= 6
+                and 4 * SEGMENT <= p.size_bytes <= 5 * SEGMENT)
+    wait_for(bounded, timeout_s=60, message="every replica's log start moved, to the same offset, size bounded")
     p = _desc(retained, "bounded").partitions[0]
-    assert p.high_watermark == 600 and 0 < p.segments <= 6
-    assert 4 * SEGMENT <= p.size_bytes <= 5 * SEGMENT  # retention.bytes, plus at most the active segment
     from test_metrics import scrape
 
     port = int(retained.endpoint(p.leader).rsplit(":", 1)[1])
