@@ -25,9 +25,10 @@ from . import errors
 
 __version__ = "0.1.0"
 
-__all__ = ["Admin", "Consumer", "ConsumerRecord", "Producer", "RecordMetadata", "TopicPartition", "errors"]
+__all__ = ["AclBinding", "Admin", "Consumer", "ConsumerRecord", "Producer", "RecordMetadata", "TopicPartition", "errors"]
 
 _CLIENT_NAMES = {
+    "AclBinding": "minikafka.auth.acls",
     "Producer": "minikafka.client.sync",
     "Consumer": "minikafka.client.sync",
     "Admin": "minikafka.client.sync",

@@ -53,6 +53,52 @@ def _ratio(text: str) -> float:
     return v
 
 
+LISTENER_NAMES = ("INTERNAL", "EXTERNAL", "KAFKA", "KAFKA_EXTERNAL")
+SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+
+
+def _protocol_map(text: str) -> str:
+    """Kafka's listener.security.protocol.map over minikafka's four listeners:
+    ``INTERNAL:SASL_PLAINTEXT,KAFKA:SASL_SSL``; a listener not named is PLAINTEXT."""
+    out = {}
+    for item in (p.strip() for p in str(text).split(",")):
+        if not item:
+            continue
+        name, sep, proto = item.partition(":")
+        name, proto = name.strip().upper(), proto.strip().upper()
+        if not sep or name not in LISTENER_NAMES or proto not in SECURITY_PROTOCOLS:
+            raise ValueError(f"expected LISTENER:PROTOCOL pairs with a listener of {', '.join(LISTENER_NAMES)} "
+                             f"and a protocol of {', '.join(SECURITY_PROTOCOLS)}, got {item!r}")
+        out[name] = proto
+    return ",".join(f"{n}:{out.get(n, 'PLAINTEXT')}" for n in LISTENER_NAMES)
+
+
+def security_protocol(protocol_map: str, listener: str) -> str:
+    """The security protocol of ``listener`` in a (checked) listener.security.protocol.map."""
+    return dict(p.split(":") for p in _protocol_map(protocol_map).split(",")).get(listener, "PLAINTEXT")
+
+
+def _mechanisms(text: str) -> str:
+    parts = [p.strip().upper() for p in str(text).split(",") if p.strip()]
+    if parts != ["PLAIN"]:
+        raise ValueError(f"only PLAIN is supported, got {text!r}")
+    return "PLAIN"
+
+
+def _authorizer(text: str) -> str:
+    if text not in AUTHORIZERS:
+        raise ValueError(f"expected empty (no authorizer) or one of {', '.join(a for a in AUTHORIZERS if a)}, got {text!r}")
+    return text
+
+
+# Kafka's ZooKeeper-based ACL authorizers (2.x and 1.x names); both mean the same here.
+AUTHORIZERS = ("", "kafka.security.authorizer.AclAuthorizer", "kafka.security.auth.SimpleAclAuthorizer")
+
+
+def _optional_path(text: str) -> str | None:
+    return str(text) or None
+
+
 def compacts(policy: str) -> bool:
     """True when a cleanup.policy value includes compaction."""
     return "compact" in policy.split(",")
@@ -93,6 +139,28 @@ BROKER_CONFIGS: tuple[ConfigDef, ...] = (
     ConfigDef("zookeeper.session.timeout.ms", int, 6000, "ZooKeeper session timeout; a dead broker's registration vanishes after it.", 1000),
     ConfigDef("zookeeper.set.acl", _bool, False, "Create znodes that only the brokers may change (ZooKeeper digest ACLs from the "
               "cluster credential; everyone may read). Needs the cluster credential.", None),
+    ConfigDef("listener.security.protocol.map", _protocol_map, _protocol_map(""),
+              "Security protocol of each listener (INTERNAL, EXTERNAL, KAFKA, KAFKA_EXTERNAL): PLAINTEXT, SSL (TLS), "
+              "SASL_PLAINTEXT (user and password) or SASL_SSL (both). Brokers authenticate to each other with the "
+              "cluster credential.", None),
+    ConfigDef("sasl.enabled.mechanisms", _mechanisms, "PLAIN", "SASL mechanisms of SASL_* listeners (PLAIN only).", None),
+    ConfigDef("sasl.users.file", _optional_path, None, "File of NAME=PASSWORD lines: the users who may authenticate "
+              "on SASL_* listeners (Kafka's user_NAME=\"PASSWORD\" entries of the PLAIN login module).", None),
+    ConfigDef("authorizer.class.name", _authorizer, "", "Turn on ACLs (kept in ZooKeeper's /kafka-acl, as Kafka 2.x): "
+              "kafka.security.authorizer.AclAuthorizer. Empty: every principal may do everything.", None),
+    ConfigDef("super.users", str, "", "Principals that pass every ACL check, separated by ';' (User:admin;User:ops). "
+              "Holders of the cluster credential always do.", None),
+    ConfigDef("allow.everyone.if.no.acl.found", _bool, False, "With an authorizer: allow everything on a resource "
+              "that no ACL names.", None),
+    ConfigDef("ssl.keystore.location", _optional_path, None, "PEM file with this broker's private key and "
+              "certificate chain (Kafka's ssl.keystore.type=PEM), for SSL and SASL_SSL listeners.", None),
+    ConfigDef("ssl.key.password", _optional_path, None, "Password of the private key in ssl.keystore.location, if "
+              "it is encrypted.", None),
+    ConfigDef("ssl.truststore.location", _optional_path, None, "PEM file of the certificate authorities whose "
+              "client certificates this broker accepts (ssl.client.auth).", None),
+    ConfigDef("ssl.client.auth", _choice("none", "requested", "required"), "none", "Ask TLS clients for a "
+              "certificate: none, requested or required. A client certificate's subject is the principal "
+              "(User:CN=...).", None),
     ConfigDef("replica.lag.time.max.ms", int, 10000, "A follower that has not caught up to the leader's LEO for this long leaves the ISR.", 1),
     ConfigDef("replica.lag.max.messages", int, 0, "Legacy rule (Kafka < 0.9): a follower this many messages behind leaves the ISR; 0 turns it off.", 0),
     ConfigDef("replica.fetch.wait.max.ms", int, 500, "Longest a follower fetch waits at the leader for data.", 0),

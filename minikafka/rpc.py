@@ -33,12 +33,12 @@ TRANSPORT_ERRORS = (BrokerUnreachableError, NoResponseError)
 
 
 async def call(session: aiohttp.ClientSession, host: str, port: int, api: str, body: dict,
-               timeout_s: float | None) -> dict:
-    """POST ``body`` to ``api`` on ``host:port`` and return the answer map; a non-zero
-    top-level ``error_code`` raises its registered exception."""
+               timeout_s: float | None, scheme: str = "http") -> dict:
+    """POST ``body`` to ``api`` on ``host:port`` (``scheme`` https for a TLS listener) and
+    return the answer map; a non-zero top-level ``error_code`` raises its registered exception."""
     where = f"{api} request to {host}:{port}"
     try:
-        async with session.post(http.url_for(host, port, api), data=http.encode_request(body), headers=http.HEADERS,
+        async with session.post(http.url_for(host, port, api, scheme), data=http.encode_request(body), headers=http.HEADERS,
                                 timeout=aiohttp.ClientTimeout(total=timeout_s)) as resp:
             raw = await resp.read()
             status = resp.status
@@ -71,6 +71,11 @@ def why(exc: BaseException | str) -> str:
     """A transport failure in words, without aiohttp's internals ("ssl:default [...]")."""
     if isinstance(exc, aiohttp.ClientConnectorDNSError if hasattr(aiohttp, "ClientConnectorDNSError") else ()):
         return f"cannot resolve host {exc.host!r}"
+    if isinstance(exc, aiohttp.ClientConnectorCertificateError):
+        return f"the broker's TLS certificate is not trusted ({getattr(exc.certificate_error, 'verify_message', None) or 'verify failed'}; " \
+               f"give its CA as ssl_cafile)"
+    if isinstance(exc, aiohttp.ClientSSLError):
+        return "the TLS handshake failed (does the listener speak TLS, and does it want a client certificate?)"
     if isinstance(exc, aiohttp.ClientConnectorError):
         if isinstance(exc.os_error, socket.gaierror):
             return f"cannot resolve host {exc.host!r}"

@@ -150,8 +150,10 @@ class ClusterHandle:
 
 
 def start_cluster(dir: str | os.PathLike, brokers: int = 3, broker_configs: dict[str, str] | None = None,
-                  storage: str = "memory", timeout_s: float = 90, attempts: int = 3) -> ClusterHandle:
-    """``launcher.up`` on free ports (retrying if a port was taken meanwhile) and a handle to it."""
+                  storage: str = "memory", timeout_s: float = 90, attempts: int = 3,
+                  client_options: dict[str, Any] | None = None) -> ClusterHandle:
+    """``launcher.up`` on free ports (retrying if a port was taken meanwhile) and a handle to it.
+    ``client_options`` (user and password, TLS) let the readiness check reach secured brokers."""
     last: Exception | None = None
     for _ in range(attempts):
         zk_port = free_port()
@@ -167,7 +169,7 @@ def start_cluster(dir: str | os.PathLike, brokers: int = 3, broker_configs: dict
                 raise
             last = exc
             continue
-        _wait_metadata_complete(state, brokers)
+        _wait_metadata_complete(state, brokers, client_options or {})
         return ClusterHandle(
             dir=str(dir),
             bootstrap=",".join(b.endpoint for _, b in sorted(state.brokers.items())),
@@ -179,13 +181,13 @@ def start_cluster(dir: str | os.PathLike, brokers: int = 3, broker_configs: dict
     raise RuntimeError(f"could not start a cluster on free ports: {last}")
 
 
-def _wait_metadata_complete(state, brokers: int, timeout_s: float = 30) -> None:
+def _wait_metadata_complete(state, brokers: int, client_options: dict[str, Any], timeout_s: float = 30) -> None:
     """Every broker's metadata names the controller and all brokers (``up`` only waits for
     ZooKeeper: a broker may not have had its first UpdateMetadata yet)."""
     from minikafka import Admin
 
     for b in state.brokers.values():
-        with Admin(b.endpoint) as admin:
+        with Admin(b.endpoint, **client_options) as admin:
             def complete() -> bool:
                 c = admin.cluster()
                 return c.controller_id >= 0 and len(c.brokers) == brokers

@@ -88,6 +88,7 @@ def test_request_histogram_is_cumulative_and_matches_count_and_sum():
         coordinator=types.SimpleNamespace(list_groups=lambda: []),
         kafka_controller=types.SimpleNamespace(queue=types.SimpleNamespace(qsize=lambda: 0)),
         zk=types.SimpleNamespace(watches=set()),
+        security=types.SimpleNamespace(authorizer=types.SimpleNamespace(bindings=[])),
     )
     got = parse(render_prometheus(broker))
     buckets = [got.value("minikafka_request_seconds_bucket", api="produce", le=repr(b)) for b in LATENCY_BUCKETS]

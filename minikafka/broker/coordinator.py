@@ -23,6 +23,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from ..auth.acls import CLUSTER_NAME
 from ..errors import (
     CoordinatorLoadInProgressError,
     CoordinatorNotAvailableError,
@@ -39,6 +40,8 @@ from ..errors import (
 from ..groups import records as rec
 from ..groups.group import Effects, Group, GroupSettings, GroupState, JoinAnswer, SyncAnswer
 from ..protocol.records import encode_batch, iter_records, split_batches
+
+from .security import refusal
 
 if TYPE_CHECKING:
     from .server import Broker
@@ -245,6 +248,7 @@ class GroupCoordinator:
     async def join_group(self, group_id: str, member_id: str, instance_id: str | None, client_id: str, client_host: str,
                          session_timeout_ms: int, rebalance_timeout_ms: int, protocol_type: str,
                          protocols: list[tuple[str, bytes]], require_known_id: bool) -> JoinAnswer:
+        self.broker.security.require("Read", "Group", group_id)
         s = self.settings()
         if not s.min_session_timeout_ms <= session_timeout_ms <= s.max_session_timeout_ms:
             raise InvalidSessionTimeoutError(
@@ -268,6 +272,7 @@ class GroupCoordinator:
 
     async def sync_group(self, group_id: str, member_id: str, instance_id: str | None, generation: int,
                          assignments: dict[str, bytes] | None) -> SyncAnswer:
+        self.broker.security.require("Read", "Group", group_id)
         g = self._group(group_id)
         if g is None:
             from ..errors import UnknownMemberIdError
@@ -282,6 +287,7 @@ class GroupCoordinator:
         return await fut
 
     def heartbeat(self, group_id: str, member_id: str, instance_id: str | None, generation: int) -> None:
+        self.broker.security.require("Read", "Group", group_id)
         g = self._group(group_id)
         if g is None:
             from ..errors import UnknownMemberIdError
@@ -291,6 +297,7 @@ class GroupCoordinator:
             raise err
 
     def leave_group(self, group_id: str, members: list[tuple[str, str | None]]) -> list[KafkaError | None]:
+        self.broker.security.require("Read", "Group", group_id)
         g = self._group(group_id)
         out: list[KafkaError | None] = []
         for member_id, instance_id in members:
@@ -356,7 +363,10 @@ class GroupCoordinator:
                              offsets: list[tuple[str, int, int, int, str | None]]) -> list[KafkaError | None]:
         """Commit ``(topic, partition, offset, leader_epoch, metadata)`` entries; returns
         one error (or None) per entry.  A member of the group must name its current
-        generation; generation -1 without a member id commits for a group with no members."""
+        generation; generation -1 without a member id commits for a group with no members.
+        Needs Read on the group, and on each topic (TOPIC_AUTHORIZATION_FAILED per entry)."""
+        security = self.broker.security
+        security.require("Read", "Group", group_id)
         g = self._group(group_id, create=generation < 0 and not member_id)
         if g is None:
             from ..errors import IllegalGenerationError, UnknownMemberIdError
@@ -368,7 +378,9 @@ class GroupCoordinator:
         good: list[tuple[tuple[str, int], rec.OffsetValue]] = []
         ts = _now()
         for topic, partition, offset, epoch, metadata in offsets:
-            if (topic, partition) not in md.partitions:
+            if not security.allowed("Read", "Topic", topic):
+                errs.append(refusal("Read", "Topic", topic))
+            elif (topic, partition) not in md.partitions:
                 errs.append(UnknownTopicOrPartitionError(f"{topic}-{partition} does not exist"))
             elif metadata is not None and len(metadata.encode()) > limit:
                 errs.append(OffsetMetadataTooLargeError(f"metadata of {topic}-{partition} is longer than "
@@ -388,11 +400,14 @@ class GroupCoordinator:
 
     def fetch_offsets(self, group_id: str, partitions: list[tuple[str, int]] | None) -> list[tuple[str, int, rec.OffsetValue | None]]:
         """Committed offsets of ``partitions`` (every committed one when None); None where
-        nothing is committed."""
+        nothing is committed).  Needs Describe on the group; topics the principal may not
+        Describe are left out of "every committed one"."""
+        security = self.broker.security
+        security.require("Describe", "Group", group_id)
         g = self._group(group_id)
         got = g.offsets if g is not None else {}
         if partitions is None:
-            return [(t, p, v) for (t, p), v in sorted(got.items())]
+            return [(t, p, v) for (t, p), v in sorted(got.items()) if security.allowed("Describe", "Topic", t, quiet=True)]
         return [(t, p, got.get((t, p))) for t, p in partitions]
 
     async def _expire_offsets(self, now: int) -> None:
@@ -408,13 +423,19 @@ class GroupCoordinator:
 
     # -- admin ----------------------------------------------------------------------
     def list_groups(self) -> list[Group]:
-        return [g for s in self.shards.values() if s.loaded for g in s.groups.values() if g.state is not GroupState.DEAD]
+        """The live groups here that the principal may Describe (all of them with Describe on the cluster)."""
+        security = self.broker.security
+        every = security.allowed("Describe", "Cluster", CLUSTER_NAME, quiet=True)
+        return [g for s in self.shards.values() if s.loaded for g in s.groups.values() if g.state is not GroupState.DEAD
+                and (every or security.allowed("Describe", "Group", g.group_id, quiet=True))]
 
     def describe_group(self, group_id: str) -> Group | None:
+        self.broker.security.require("Describe", "Group", group_id)
         g = self._group(group_id)
         return g if g is not None and g.state is not GroupState.DEAD else None
 
     async def delete_group(self, group_id: str) -> None:
+        self.broker.security.require("Delete", "Group", group_id)
         g = self._group(group_id)
         if g is None or g.state is GroupState.DEAD:
             raise GroupIdNotFoundError(f"group {group_id!r} does not exist")

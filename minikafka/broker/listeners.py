@@ -25,6 +25,7 @@ Kafka endpoints (:meth:`Listeners.kafka_brokers`).
 from __future__ import annotations
 
 import contextvars
+import ssl
 from typing import Any, Awaitable, Callable
 
 from aiohttp import web
@@ -54,12 +55,13 @@ class Listeners:
         ext = self.config.advertised_external
         return f"{host}:{port}" + (f" (external {ext[0]}:{ext[1]})" if ext else "")
 
-    async def start_external(self, runner: web.AppRunner) -> None:
-        """Serve the app on the external listener too, if one is configured."""
+    async def start_external(self, runner: web.AppRunner, ssl_context: "ssl.SSLContext | None" = None) -> None:
+        """Serve the app on the external listener too, if one is configured (over TLS with
+        ``ssl_context``: an SSL or SASL_SSL listener)."""
         if self.external_port is None:
             return
         host = self.config.external_listen_host or self.config.listen_host
-        await web.TCPSite(runner, host, self.external_port, reuse_address=True).start()
+        await web.TCPSite(runner, host, self.external_port, reuse_address=True, ssl_context=ssl_context).start()
 
     def listener_of(self, request: web.BaseRequest) -> str:
         if self.external_port is None or request.transport is None:

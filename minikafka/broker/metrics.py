@@ -30,9 +30,36 @@ class Metrics:
         self.request_buckets: dict[str, list[int]] = {}
         self.bytes_in = 0
         self.bytes_out = 0
+        # (topic, partition) -> [records, bytes] this broker served to consumers as leader
+        # (the dashboard's per-partition fetch rates come from two readings of these)
+        self.consumer_fetched: dict[tuple[str, int], list[int]] = {}
 
     def count(self, name: str, n: int = 1) -> None:
         self.counters[name] += n
+
+    def count_consumer_fetch(self, requested: list[dict], answered: list[dict]) -> None:
+        """Add a consumer fetch's answer to :attr:`consumer_fetched`: the batch bytes
+        returned per partition, and as records the offsets from the fetch offset to the
+        end of the last batch returned (whole batches come back, the first one may
+        start below the fetch offset)."""
+        from ..protocol.records import HEADER_SIZE, read_header
+
+        starts = {(m["topic"], m["partition"]): m["fetch_offset"] for m in requested}
+        for e in answered:
+            data = e.get("records") or b""
+            if not data or e.get("error_code"):
+                continue
+            tp = (e["topic"], e["partition"])
+            pos, end = 0, starts.get(tp, 0)
+            while pos + HEADER_SIZE <= len(data):
+                h = read_header(data, pos)
+                if h.size <= 0:
+                    break
+                end = max(end, h.next_offset)
+                pos += h.size
+            counts = self.consumer_fetched.setdefault(tp, [0, 0])
+            counts[0] += max(0, end - starts.get(tp, 0))
+            counts[1] += len(data)
 
     def observe_request(self, api: str, seconds: float) -> None:
         self.request_counts[api] += 1
@@ -198,6 +225,14 @@ def render_prometheus(broker: "Broker") -> str:
     w.family("minikafka_cluster_authorization_failures_total", "counter",
              "Controller and replica requests refused with CLUSTER_AUTHORIZATION_FAILED: they did not carry the "
              "cluster credential.", m.counters["cluster_authorization_failures"])
+    w.family("minikafka_authentication_failures_total", "counter",
+             "Clients refused with SASL_AUTHENTICATION_FAILED (unknown user, wrong password) or for sending "
+             "requests before authenticating on a SASL listener.", m.counters["authentication_failures"])
+    w.family("minikafka_authorization_failures_total", "counter",
+             "Operations an ACL did not allow (TOPIC_, GROUP_ or CLUSTER_AUTHORIZATION_FAILED, or a topic left "
+             "out of a metadata answer).", m.counters["authorization_failures"])
+    w.family("minikafka_acls", "gauge", "ACLs this broker's authorizer holds (from ZooKeeper's /kafka-acl).",
+             len(broker.security.authorizer.bindings))
     w.family("minikafka_forged_controller_epochs_total", "counter",
              "Controller requests refused because their controller epoch is newer than /controller_epoch.",
              m.counters["forged_controller_epochs"])

@@ -247,6 +247,8 @@ class ReplicaManager:
             try:
                 if topic.startswith("__") and not internal:
                     raise InvalidTopicExceptionError(f"cannot append to internal topic {topic}")
+                if not internal:  # the coordinator writes __consumer_offsets for any caller
+                    self.broker.security.require("Write", "Topic", topic)
                 p = self.leader_of(topic, part)
                 min_isr = self.setting(topic, "min.insync.replicas")
                 res, eff = p.append_as_leader(m["records"], acks, min_isr, self.setting(topic, "max.message.bytes"))
@@ -307,6 +309,7 @@ class ReplicaManager:
             try:
                 if topic.startswith("__"):
                     raise InvalidTopicExceptionError(f"cannot delete records of internal topic {topic}")
+                self.broker.security.require("Delete", "Topic", topic)
                 p = self.leader_of(topic, part)
                 if not cfg.deletes(self.setting(topic, "cleanup.policy")):
                     raise PolicyViolationError(f"records of {topic}, a topic with cleanup.policy=compact, "
@@ -338,6 +341,7 @@ class ReplicaManager:
         entry = {"topic": topic, "partition": part, "high_watermark": -1, "log_start_offset": -1,
                  "log_end_offset": -1, "leader_epoch": -1, "records": b""}
         try:
+            self.broker.security.require("Read", "Topic", topic)  # a replica (the credential) always may
             p = self.leader_of(topic, part)
             p.check_leader_epoch(m["current_leader_epoch"])
             entry["leader_epoch"] = p.leader_epoch
@@ -407,6 +411,7 @@ class ReplicaManager:
         for m in req["partitions"]:
             entry = {"topic": m["topic"], "partition": m["partition"], "offset": -1, "timestamp": -1, "leader_epoch": -1}
             try:
+                self.broker.security.require("Describe", "Topic", m["topic"])
                 p = self.leader_of(m["topic"], m["partition"])
                 p.check_leader_epoch(m["current_leader_epoch"])
                 ts = m["timestamp"]
@@ -433,6 +438,7 @@ class ReplicaManager:
         for m in req["partitions"]:
             entry = {"topic": m["topic"], "partition": m["partition"], "leader_epoch": -1, "end_offset": -1}
             try:
+                self.broker.security.require("Describe", "Topic", m["topic"])
                 p = self.leader_of(m["topic"], m["partition"])
                 p.check_leader_epoch(m["current_leader_epoch"])
                 epoch, end = p.end_offset_for_epoch(m["leader_epoch"])

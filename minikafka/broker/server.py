@@ -22,6 +22,7 @@ from kazoo.exceptions import ConnectionClosedError, ConnectionLoss, OperationTim
 
 from ..config import BrokerConfig, validate_topic_config
 from .. import errors
+from ..auth.acls import ANONYMOUS, CLUSTER_NAME
 from ..errors import (
     ClientError,
     ClusterAuthorizationFailedError,
@@ -51,9 +52,12 @@ from ..controller.core import ControlledShutdown, PreferredElection
 from ..web.view import BrokerView
 from .coordinator import GroupCoordinator
 from .fetcher import FetcherManager
+from .acl_handlers import AclHandlers
+from .acl_store import AclStore
 from .group_handlers import PEER, GroupHandlers
+from .security import Security, current_host, current_principal, refusal
 from .kafka.server import KafkaServer
-from .listeners import Listeners
+from .listeners import Listeners, current_listener
 from .producer_ids import ProducerIdManager
 from .metadata_cache import MetadataCache
 from .metrics import Metrics, render_prometheus
@@ -87,9 +91,14 @@ class Broker:
                             digest=(ZK_ACL_USER, config.cluster_secret)
                             if config.get("zookeeper.set.acl") and config.cluster_secret else None)
         self.replica_manager = ReplicaManager(self)
+        self._count_consumer_fetches()
         self.fetchers = FetcherManager(self)
         self.listeners = Listeners(config)
+        self.security = Security(config, self.metrics)  # raises INVALID_CONFIG on bad security settings
+        self.acls = AclStore(self.zk, self.security.authorizer,
+                             on_reload=lambda n: self.record_event("acls_loaded", f"broker {self.broker_id}: {n} ACLs"))
         self.topic_admin = TopicAdmin(self)  # config and partition changes, for both protocols
+        self.acl_api = AclHandlers(self)
         self.kafka = KafkaServer(self)
         self.producer_ids = ProducerIdManager(self.zk, self.broker_id)
         self.config_changes = ConfigChangeListener(self)
@@ -121,6 +130,7 @@ class Broker:
             "describe_configs": self.h_describe_configs,
             "alter_configs": self.h_alter_configs,
             **self.groups_api.handlers(),
+            **self.acl_api.handlers(),
         }
         assert set(self.handlers) == set(APIS), set(APIS) ^ set(self.handlers)
 
@@ -145,7 +155,7 @@ class Broker:
             kafka_endpoints=lambda: self.listeners.kafka_endpoints(self.broker_id),
             cluster_id=lambda: self.cluster_id,
             controller_epoch=lambda: ctl.epoch if (ctl := self.controller) is not None else None,
-            local_replicas=lambda: self.replica_manager.replica_state({"partitions": None, "checksum_upto": None}),
+            local_replicas=lambda: self.replica_state({"partitions": None, "checksum_upto": None}),
             local_events=lambda: list(self.events), call=self._call, prometheus=lambda: render_prometheus(self))
 
     # -- events --------------------------------------------------------------------
@@ -175,7 +185,7 @@ class Broker:
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.config.listen_host, self.config.listen_port, reuse_address=True)
         await site.start()
-        await self.listeners.start_external(self._runner)
+        await self.listeners.start_external(self._runner, self.security.server_ssl() if self.security.tls("EXTERNAL") else None)
         await self.kafka.start()
         await self.zk.start()
         self.zk.on_state_change(self._on_zk_state)
@@ -183,6 +193,8 @@ class Broker:
             await self.zk.ensure_path(path)
         await self._load_cluster_id()
         await self.config_changes.start()
+        if self.security.enabled:
+            await self.acls.start()
         await self.register()
         self.kafka_controller.start()
         self.coordinator.start()
@@ -272,6 +284,7 @@ class Broker:
             t.cancel()
         await self.kafka.stop()
         await self.config_changes.stop()
+        await self.acls.stop()
         await self.coordinator.stop()
         await self.fetchers.stop()
         await self.kafka_controller.stop()
@@ -290,6 +303,14 @@ class Broker:
 
     # -- HTTP ------------------------------------------------------------------------
     async def handle(self, request: web.Request) -> web.Response:
+        # the principal is this request's only (a keep-alive connection serves several)
+        token = current_principal.set(ANONYMOUS)
+        try:
+            return await self._handle(request)
+        finally:
+            current_principal.reset(token)
+
+    async def _handle(self, request: web.Request) -> web.Response:
         api = request.match_info["api"]
         try:
             try:
@@ -299,6 +320,11 @@ class Broker:
                     f"request body exceeds socket.request.max.bytes={self.config.get('socket.request.max.bytes')}") from None
             msg = codec.decode_request(api, body)
             PEER.set(request.remote or "")
+            current_host.set(request.remote or "*")
+            # as in Kafka, ApiVersions needs no authentication
+            current_principal.set(ANONYMOUS if api == "api_versions" else self.security.http_principal(
+                current_listener.get(), request.headers,
+                request.transport.get_extra_info("peercert") if request.transport is not None else None))
             if cluster_auth.needs_cluster_action(api, msg) and not cluster_auth.allowed(
                     self.config.cluster_secret, request.headers.get(cluster_auth.CLUSTER_CREDENTIAL_HEADER)):
                 self.metrics.count("cluster_authorization_failures")
@@ -376,18 +402,19 @@ class Broker:
 
     async def h_metadata(self, req: dict) -> dict:
         md = self.metadata
-        names = req["topics"] if req["topics"] is not None else md.topics()
-        created: dict[str, int] = {}
-        unknown = [t for t in names if not md.partitions_of(t)]
+        names, refused = self.security.describable(req["topics"], md.topics())
+        created: dict[str, int] = {t: errors.TopicAuthorizationFailedError.code.code for t in refused}
+        unknown = [t for t in names if not md.partitions_of(t) and t not in refused]
         if unknown and req["topics"] and req["allow_auto_topic_creation"] and self.config.get("auto.create.topics.enable"):
             created = await self.auto_create_topics(unknown)
         brokers = self.listeners.brokers(md.brokers, self.broker_id)
         topics = []
         for t in names:
             code = created.get(t)
-            if code is not None and not md.partitions_of(t):
+            if code is not None and (t in refused or not md.partitions_of(t)):
+                why = {5: "created; waiting for its leaders", 29: "not authorized to Describe (or Create) it"}
                 topics.append({"name": t, "error_code": code, "error": errors.error_name(code), "partitions": [],
-                               "message": "created; waiting for its leaders" if code == 5 else "auto-creation failed"})
+                               "message": why.get(code, "auto-creation failed")})
             else:
                 topics.append(md.topic_metadata(t))
         return codec.ok(cluster_id=self.cluster_id, controller_id=md.controller_id, controller_epoch=md.controller_epoch,
@@ -406,7 +433,7 @@ class Broker:
                         "assignment": None} for n in names],
             "timeout_ms": 0, "validate_only": False})
         return {r["name"]: 5 if r["error_code"] in (0, 36) else r["error_code"]  # 36: TOPIC_ALREADY_EXISTS
-                for r in resp["topics"]}
+                for r in resp["topics"]}  # TOPIC_AUTHORIZATION_FAILED without Create
 
     async def h_produce(self, req: dict) -> dict:
         parts = await self.replica_manager.produce(req)
@@ -424,7 +451,29 @@ class Broker:
         return codec.ok(partitions=self.replica_manager.offsets_for_leader_epoch(req))
 
     async def h_replica_state(self, req: dict) -> dict:
-        return codec.ok(broker_id=self.broker_id, replicas=self.replica_manager.replica_state(req))
+        return codec.ok(broker_id=self.broker_id, replicas=self.replica_state(req))
+
+    def replica_state(self, req: dict) -> list[dict]:
+        """The replica_state entries, each with what consumers fetched from it as leader
+        (``fetched_records``, ``fetched_bytes``: counters the dashboard turns into rates)."""
+        out = self.replica_manager.replica_state(req)
+        for r in out:
+            r["fetched_records"], r["fetched_bytes"] = self.metrics.consumer_fetched.get((r["topic"], r["partition"]), (0, 0))
+        return out
+
+    def _count_consumer_fetches(self) -> None:
+        """Count consumer fetches per partition (:meth:`Metrics.count_consumer_fetch`) on
+        both protocols: the msgpack and the Kafka fetch handlers both read through
+        ``replica_manager.fetch``."""
+        read = self.replica_manager.fetch
+
+        async def fetch(req: dict) -> list[dict]:
+            answered = await read(req)
+            if req["replica_id"] < 0:
+                self.metrics.count_consumer_fetch(req["partitions"], answered)
+            return answered
+
+        self.replica_manager.fetch = fetch  # type: ignore[method-assign]
 
     async def verify_controller_epoch(self, epoch: int) -> None:
         """Refuse a controller epoch newer than /controller_epoch in ZooKeeper: a forged
@@ -494,6 +543,8 @@ class Broker:
                 if name.startswith("__") and not internal:
                     raise InvalidTopicExceptionError(f"topic name {name!r} is reserved: names starting with '__' "
                                                      "are the cluster's internal topics")
+                if not internal and not self.security.allowed("Create", "Topic", name, ("Cluster", CLUSTER_NAME)):
+                    raise refusal("Create", "Topic", name)
                 collides = [e for e in existing if e != name and e.replace(".", "_") == name.replace(".", "_")]
                 if collides:
                     raise InvalidTopicExceptionError(f"topic {name!r} collides with existing topic {collides[0]!r}: "
@@ -600,6 +651,7 @@ class Broker:
         return cid, b.host, b.port
 
     async def h_elect_leaders(self, req: dict) -> dict:
+        self.security.require("Alter", "Cluster", CLUSTER_NAME)
         if self.controller is None:
             cid, host, port = await self._controller_endpoint()
             if cid != self.broker_id:
@@ -621,6 +673,7 @@ class Broker:
                     raise TopicDeletionDisabledError("delete.topic.enable is false on this cluster")
                 if name.startswith("__"):
                     raise InvalidTopicExceptionError(f"{name} is an internal topic and cannot be deleted")
+                self.security.require("Delete", "Topic", name)
                 if await self.zk.exists(layout.topic_path(name)) is None:
                     raise UnknownTopicOrPartitionError(f"topic {name!r} does not exist")
                 try:
@@ -640,6 +693,7 @@ class Broker:
         return codec.ok(topics=results)
 
     async def h_alter_partition_reassignments(self, req: dict) -> dict:
+        self.security.require("Alter", "Cluster", CLUSTER_NAME)
         live = {int(b) for b in await self.zk.children(layout.BROKER_IDS)}
         results, accepted = [], []
         existing = await self.zk.get(layout.REASSIGN_PARTITIONS)

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .. import config as cfg
+from ..auth.acls import CLUSTER_NAME
 from ..errors import (
     InvalidConfigError,
     InvalidPartitionsError,
@@ -104,6 +105,7 @@ class TopicAdmin:
     # -- describe -------------------------------------------------------------------
     async def describe_topic(self, topic: str) -> list[ConfigEntry]:
         """Every topic setting: the override, else the broker's value, else the default."""
+        self.broker.security.require("DescribeConfigs", "Topic", topic)
         got = await self.broker.zk.get(layout.topic_config_path(topic))
         if got is None or await self.broker.zk.exists(layout.topic_path(topic)) is None:
             raise UnknownTopicOrPartitionError(f"topic {topic!r} does not exist")
@@ -138,6 +140,7 @@ class TopicAdmin:
     def describe_broker(self, name: str) -> list[ConfigEntry]:
         """This broker's settings: static (--config at start) or dynamic (the topic defaults,
         changed live through /config/brokers); read_only marks the static-only ones."""
+        self.broker.security.require("DescribeConfigs", "Cluster", CLUSTER_NAME)
         if name not in ("", str(self.broker.broker_id)):
             raise InvalidRequestError(f"broker {self.broker.broker_id} describes its own configs, not broker {name!r}")
         config = self.broker.config
@@ -159,6 +162,7 @@ class TopicAdmin:
         """Apply ``change(current) -> new`` to the dynamic configs of broker ``name`` (its id)
         or of every broker (``name`` "" : /config/brokers/<default>), as kafka-configs.sh
         --entity-type brokers does: a conditional write, then a /config/changes notification."""
+        self.broker.security.require("AlterConfigs", "Cluster", CLUSTER_NAME)
         entity = layout.BROKER_DEFAULT_ENTITY if name == "" else name
         if entity != layout.BROKER_DEFAULT_ENTITY and not (name.isdigit() and int(name) >= 0):
             raise InvalidRequestError(f"broker resource name must be a broker id or empty (every broker), not {name!r}")
@@ -189,6 +193,7 @@ class TopicAdmin:
 
         The write is conditional on the config znode's version and retried on a
         conflict, then announced on /config/changes."""
+        self.broker.security.require("AlterConfigs", "Topic", topic)
         zk = self.broker.zk
         for _ in range(10):
             got = await zk.get(layout.topic_config_path(topic))
@@ -216,6 +221,7 @@ class TopicAdmin:
     async def create_partitions(self, topic: str, count: int, assignments: list[list[int]] | None,
                                 validate_only: bool) -> list[int]:
         """Raise ``topic``'s partition count to ``count``; returns the new partition ids."""
+        self.broker.security.require("Alter", "Topic", topic)
         zk = self.broker.zk
         got = await zk.get(layout.topic_path(topic))
         if got is None:

@@ -10,7 +10,8 @@ import asyncio
 from typing import Any, Iterable
 
 from .. import errors
-from .connection import Connection
+from ..auth.acls import AclBinding
+from .connection import ClientSecurity, Connection
 from .group_admin import GroupAdminMixin
 from .metadata import Metadata, group_by_leader, needs_refresh
 from .consumer import as_tp
@@ -24,9 +25,10 @@ INTROSPECTION_TIMEOUT_MS = 2000
 class AIOAdmin(GroupAdminMixin):
     """Topic administration and cluster introspection (asyncio)."""
 
-    def __init__(self, bootstrap_servers: Any, *, request_timeout_ms: int = 30000, client_id: str | None = None) -> None:
+    def __init__(self, bootstrap_servers: Any, *, request_timeout_ms: int = 30000, client_id: str | None = None,
+                 **security: Any) -> None:
         self.request_timeout_ms = int(request_timeout_ms)
-        self._conn = Connection(client_id)
+        self._conn = Connection(client_id, ClientSecurity.of(security))
         self._meta = Metadata(self._conn, bootstrap_servers, self.request_timeout_ms)
         self._started = False
         self._closed = False
@@ -229,6 +231,28 @@ class AIOAdmin(GroupAdminMixin):
                 "delete": [str(k) for k in delete], "validate_only": bool(validate_only)}
         await self._meta.call_any("alter_configs", body, self.request_timeout_ms / 1000)
 
+    # -- ACLs ------------------------------------------------------------------------
+    async def create_acls(self, bindings: Iterable[AclBinding]) -> None:
+        """Add ACLs (:class:`~minikafka.auth.acls.AclBinding`, e.g. ``AclBinding.make("Topic",
+        "orders", "User:alice", "Read")``); needs Alter on the Cluster."""
+        self._check_open()
+        body = {"acls": [b.as_dict() for b in bindings]}
+        await self._meta.call_any("create_acls", body, self.request_timeout_ms / 1000)
+
+    async def describe_acls(self, **filter: str | None) -> list[AclBinding]:
+        """The ACLs matching a filter by field (resource_type, resource_name, pattern_type
+        -- "Match" for every rule that applies to resource_name --, principal, host,
+        operation, permission); no field: every ACL.  Needs Describe on the Cluster."""
+        self._check_open()
+        answer = await self._meta.call_any("describe_acls", {"filter": filter or None}, self.request_timeout_ms / 1000)
+        return [_binding(m) for m in answer.get("acls") or ()]
+
+    async def delete_acls(self, **filter: str | None) -> list[AclBinding]:
+        """Remove the ACLs matching a filter (fields as :meth:`describe_acls`); returns them."""
+        self._check_open()
+        answer = await self._meta.call_any("delete_acls", {"filters": [filter]}, self.request_timeout_ms / 1000)
+        return [_binding(m) for r in answer.get("results") or () for m in r["acls"]]
+
     async def list_topics(self) -> list[str]:
         """Names of every topic, sorted."""
         self._check_open()
@@ -373,3 +397,8 @@ def _config_value(v: Any) -> str:
     if isinstance(v, bool):
         return "true" if v else "false"
     return str(v)
+
+
+def _binding(m: dict) -> AclBinding:
+    return AclBinding(m["resource_type"], m["resource_name"], m["pattern_type"], m["principal"], m["host"],
+                      m["operation"], m["permission"])

@@ -10,15 +10,18 @@ happened.  Being subclasses of the registered classes, they are caught by
 """
 from __future__ import annotations
 
+import ssl
+from dataclasses import dataclass, field, fields
 from typing import Any, Sequence
 
 import aiohttp
 
 from .. import errors
 from ..protocol import http
+from ..auth.users import basic_header
 from ..rpc import TRANSPORT_ERRORS, BrokerUnreachableError, NoResponseError, call
 
-__all__ = ["BrokerUnreachableError", "Connection", "NoResponseError", "TRANSPORT_ERRORS", "parse_bootstrap"]
+__all__ = ["BrokerUnreachableError", "ClientSecurity", "Connection", "NoResponseError", "TRANSPORT_ERRORS", "parse_bootstrap"]
 
 
 def parse_bootstrap(servers: str | Sequence[str] | Sequence[tuple[str, int]]) -> list[tuple[str, int]]:
@@ -50,11 +53,77 @@ def parse_bootstrap(servers: str | Sequence[str] | Sequence[tuple[str, int]]) ->
     return out
 
 
+SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+
+
+@dataclass(frozen=True)
+class ClientSecurity:
+    """How a client reaches a secured listener, with kafka-python's option names.
+
+    ``security_protocol``: PLAINTEXT (default), SSL (TLS), SASL_PLAINTEXT (user and
+    password) or SASL_SSL (both), as the listener's ``listener.security.protocol.map``
+    says.  ``sasl_plain_username`` / ``sasl_plain_password`` for SASL (sent as HTTP Basic
+    authentication: SASL/PLAIN's content).  ``ssl_cafile`` (PEM CA that signed the broker
+    certificates; the system's CAs without it), ``ssl_certfile`` / ``ssl_keyfile`` (a
+    client certificate, for ``ssl.client.auth``), ``ssl_check_hostname`` (default True).
+    Every client (Producer, Consumer, Admin and their asyncio twins) takes these keyword
+    arguments.
+    """
+
+    security_protocol: str = "PLAINTEXT"
+    sasl_plain_username: str | None = None
+    sasl_plain_password: str | None = field(default=None, repr=False)
+    ssl_cafile: str | None = None
+    ssl_certfile: str | None = None
+    ssl_keyfile: str | None = None
+    ssl_check_hostname: bool = True
+
+    def __post_init__(self) -> None:
+        proto = str(self.security_protocol).upper()
+        if proto not in SECURITY_PROTOCOLS:
+            raise errors.ClientError(f"security_protocol must be one of {', '.join(SECURITY_PROTOCOLS)}, "
+                                     f"got {self.security_protocol!r}")
+        object.__setattr__(self, "security_protocol", proto)
+        if proto.startswith("SASL") and not (self.sasl_plain_username and self.sasl_plain_password is not None):
+            raise errors.ClientError(f"security_protocol={proto} needs sasl_plain_username and sasl_plain_password")
+
+    @classmethod
+    def of(cls, options: dict[str, Any]) -> "ClientSecurity":
+        """From a client's extra keyword arguments; a name that is not an option is a ClientError."""
+        unknown = sorted(set(options) - {f.name for f in fields(cls)})
+        if unknown:
+            raise errors.ClientError(f"unknown option{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}")
+        return cls(**options)
+
+    @property
+    def tls(self) -> bool:
+        return self.security_protocol.endswith("SSL")
+
+    def ssl_context(self) -> ssl.SSLContext | None:
+        if not self.tls:
+            return None
+        try:
+            ctx = ssl.create_default_context(cafile=self.ssl_cafile)
+            ctx.check_hostname = bool(self.ssl_check_hostname)
+            if self.ssl_certfile:
+                ctx.load_cert_chain(self.ssl_certfile, self.ssl_keyfile)
+        except (OSError, ssl.SSLError) as exc:
+            raise errors.ClientError(f"cannot load the TLS CA or client certificate: {exc}") from None
+        return ctx
+
+    def headers(self) -> dict[str, str]:
+        if not self.security_protocol.startswith("SASL"):
+            return {}
+        return {"Authorization": basic_header(self.sasl_plain_username or "", self.sasl_plain_password or "")}
+
+
 class Connection:
     """Posts msgpack requests to brokers over one pooled aiohttp session."""
 
-    def __init__(self, client_id: str | None = None) -> None:
+    def __init__(self, client_id: str | None = None, security: ClientSecurity | None = None) -> None:
         self.client_id = client_id
+        self.security = security or ClientSecurity()
+        self._scheme = "https" if self.security.tls else "http"
         self._session: aiohttp.ClientSession | None = None
         self._closed = False
 
@@ -62,11 +131,11 @@ class Connection:
         if self._closed:
             raise errors.ClientError("the client is closed")
         if self._session is None:
-            headers = dict(http.HEADERS)
+            headers = {**http.HEADERS, **self.security.headers()}
             if self.client_id:
                 headers["X-Client-Id"] = self.client_id
             self._session = aiohttp.ClientSession(
-                connector=aiohttp.TCPConnector(limit=0, ttl_dns_cache=300),
+                connector=aiohttp.TCPConnector(limit=0, ttl_dns_cache=300, ssl=self.security.ssl_context() or True),
                 headers=headers,
                 auto_decompress=False,
             )
@@ -78,7 +147,7 @@ class Connection:
         Raises the registered exception for a non-zero top-level ``error_code``,
         :class:`BrokerUnreachableError` or :class:`NoResponseError` for transport failures.
         """
-        return await call(self._get_session(), host, port, api, body, timeout_s)
+        return await call(self._get_session(), host, port, api, body, timeout_s, scheme=self._scheme)
 
     async def close(self) -> None:
         self._closed = True

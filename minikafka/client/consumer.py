@@ -25,7 +25,7 @@ from typing import Any, Iterable
 from .. import errors
 from ..protocol.messages import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
 from ..protocol.records import batch_records, split_batches
-from .connection import Connection
+from .connection import ClientSecurity, Connection
 from .group_member import GroupMember
 from .metadata import Metadata, group_by_leader, needs_refresh
 from .types import ConsumerRecord, OffsetAndTimestamp, TopicPartition, consumer_record
@@ -86,6 +86,7 @@ class AIOConsumer:
         max_poll_interval_ms: int = 300000,
         partition_assignment_strategy: Iterable[str] = ("range",),
         group_instance_id: str | None = None,
+        **security: Any,
     ) -> None:
         if auto_offset_reset not in RESETS:
             raise errors.ClientError(f"auto_offset_reset must be one of {', '.join(RESETS)}, got {auto_offset_reset!r}")
@@ -101,7 +102,7 @@ class AIOConsumer:
         self.request_timeout_ms = int(request_timeout_ms)
         self.retry_backoff_ms = int(retry_backoff_ms)
         self.check_crcs = check_crcs
-        self._conn = Connection(client_id)
+        self._conn = Connection(client_id, ClientSecurity.of(security))
         self._meta = Metadata(self._conn, bootstrap_servers, self.request_timeout_ms)
         self._state: dict[TopicPartition, _PartitionState] = {}
         # leader id -> task returning (sent {tp: fetch_offset}, answer or exception)
@@ -722,11 +723,17 @@ class AIOConsumer:
         if not force and now - self._last_meta_try < self.retry_backoff_ms / 1000:
             return
         self._last_meta_try = now
+        fatal: dict[str, errors.KafkaError] = {}
         try:
             await self._meta.refresh()
             self._need_meta = False
+            missing = sorted({tp.topic for tp in self._state} - set(self._meta.topics))
+            if missing:  # a listing leaves out what we may not see: ask by name to learn why
+                fatal = await self._meta.ask_for_topics(missing, auto_create=False)
         except errors.KafkaError:
             self._need_meta = True
+        if fatal:  # e.g. TOPIC_AUTHORIZATION_FAILED: waiting will not help
+            raise next(iter(fatal.values()))
 
     def _check_open(self) -> None:
         if self._closed:

@@ -160,13 +160,22 @@ class Metadata:
         self._refresh = loop.create_task(self._do_refresh())
         await asyncio.shield(self._refresh)
 
-    async def ask_for_topics(self, names: list[str]) -> None:
+    async def ask_for_topics(self, names: list[str], auto_create: bool = True) -> dict[str, errors.KafkaError]:
         """A metadata request naming ``names`` with auto-creation allowed, as a Kafka
         producer sends for a topic it has no metadata for: a broker with
-        auto.create.topics.enable creates the missing ones. The answer is not cached
-        (the next :meth:`refresh` sees the new topics once they have leaders)."""
+        auto.create.topics.enable creates the missing ones (unless not ``auto_create``). The answer is not cached
+        (the next :meth:`refresh` sees the new topics once they have leaders).  Returns
+        the topics answered with an error that waiting cannot cure (TOPIC_AUTHORIZATION_FAILED,
+        INVALID_TOPIC_EXCEPTION...), with that error."""
         timeout_s = min(self.request_timeout_ms, METADATA_ATTEMPT_TIMEOUT_MS) / 1000
-        await self.call_any("metadata", {"topics": list(names), "allow_auto_topic_creation": True}, timeout_s)
+        answer = await self.call_any("metadata", {"topics": list(names), "allow_auto_topic_creation": auto_create},
+                                     timeout_s)
+        fatal = {}
+        for t in answer.get("topics") or ():
+            code = t.get("error_code", 0)
+            if code and not errors.error_for(code).retriable:
+                fatal[t["name"]] = errors.error_for(code, f"topic {t['name']!r}: {t.get('message') or errors.error_name(code)}")
+        return fatal
 
     async def _do_refresh(self) -> None:
         timeout_s = min(self.request_timeout_ms, METADATA_ATTEMPT_TIMEOUT_MS) / 1000

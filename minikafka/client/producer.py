@@ -28,7 +28,7 @@ from typing import Any, Iterable
 from .. import errors
 from ..protocol.records import COMPRESSION_TYPES
 from .accumulator import ProducerBatch, RecordAccumulator, _settle, record_size
-from .connection import Connection
+from .connection import ClientSecurity, Connection
 from .metadata import Metadata, needs_refresh, now_ms
 from .partitioner import StickyPartitioner, partition_for_key
 from .types import RecordMetadata
@@ -113,6 +113,7 @@ class AIOProducer:
         compression_type: str | None = "none",
         enable_idempotence: bool | None = None,
         max_in_flight_requests_per_connection: int = 5,
+        **security: Any,
     ) -> None:
         self.acks = normalize_acks(acks)
         if enable_idempotence is None:
@@ -150,7 +151,7 @@ class AIOProducer:
         self.delivery_timeout_ms = int(delivery_timeout_ms)
         self.max_block_ms = int(max_block_ms)
         self.client_id = client_id
-        self._conn = Connection(client_id)
+        self._conn = Connection(client_id, ClientSecurity.of(security))
         self._meta = Metadata(self._conn, bootstrap_servers, self.request_timeout_ms)
         self._acc = RecordAccumulator(batch_size, self.linger_ms, compression_type)
         self._sticky = StickyPartitioner()
@@ -454,7 +455,11 @@ class AIOProducer:
         try:
             missing = [t for t in self._waiting if self._meta.topic(t) is None]
             if missing:
-                await self._meta.ask_for_topics(missing)  # auto.create.topics.enable creates them
+                # auto.create.topics.enable creates them; a refusal (no ACL) fails their records now
+                for topic, exc in (await self._meta.ask_for_topics(missing)).items():
+                    for _, _, args in self._waiting.pop(topic, ()):
+                        _settle(args[5], exc=exc)
+                    self._notify_progress()
             await self._meta.refresh()
         except errors.KafkaError:
             self._need_meta = True

@@ -422,12 +422,13 @@ class Admin(_BlockingClient):
     Methods are those of :class:`~minikafka.aio.AIOAdmin`.
     """
 
-    def __init__(self, bootstrap_servers: Any, request_timeout_ms: int = 30000, client_id: str | None = None) -> None:
+    def __init__(self, bootstrap_servers: Any, request_timeout_ms: int = 30000, client_id: str | None = None,
+                 **security: Any) -> None:
         self._lt = LoopThread("minikafka-admin")
         self._closed = False
 
         async def create() -> AIOAdmin:
-            core = AIOAdmin(bootstrap_servers, request_timeout_ms=request_timeout_ms, client_id=client_id)
+            core = AIOAdmin(bootstrap_servers, request_timeout_ms=request_timeout_ms, client_id=client_id, **security)
             await core.start()
             return core
 
@@ -458,6 +459,18 @@ class Admin(_BlockingClient):
 
     def list_topics(self) -> list[str]:
         return self._lt.run(self._core.list_topics())
+
+    def create_acls(self, bindings: Iterable[Any]) -> None:
+        """See :meth:`minikafka.client.admin.AIOAdmin.create_acls`."""
+        self._lt.run(self._core.create_acls(bindings))
+
+    def describe_acls(self, **filter: str | None) -> list[Any]:
+        """See :meth:`minikafka.client.admin.AIOAdmin.describe_acls`."""
+        return self._lt.run(self._core.describe_acls(**filter))
+
+    def delete_acls(self, **filter: str | None) -> list[Any]:
+        """See :meth:`minikafka.client.admin.AIOAdmin.delete_acls`."""
+        return self._lt.run(self._core.delete_acls(**filter))
 
     def create_partitions(self, topic: str, count: int, assignments: list[list[int]] | None = None,
                           timeout_ms: int = 30000, validate_only: bool = False) -> list[int]:

@@ -15,11 +15,11 @@ HEADERS = {"Content-Type": CONTENT_TYPE, "Accept": CONTENT_TYPE}
 CLUSTER_CREDENTIAL_HEADER = "X-Minikafka-Cluster-Credential"
 
 
-def url_for(host: str, port: int, api: str) -> str:
-    """``http://host:port/v1/<api>`` (an IPv6 literal in brackets)."""
+def url_for(host: str, port: int, api: str, scheme: str = "http") -> str:
+    """``http://host:port/v1/<api>`` (an IPv6 literal in brackets; ``scheme`` https for TLS)."""
     if ":" in host:
         host = f"[{host}]"
-    return f"http://{host}:{port}/v1/{api}"
+    return f"{scheme}://{host}:{port}/v1/{api}"
 
 
 def encode_request(body: dict) -> bytes:

@@ -416,6 +416,45 @@ _api(
     ),
 )
 
+ACL_BINDING = Struct("AclBinding", (
+    F("resource_type", "str", "Topic, Group, Cluster or TransactionalId"),
+    F("resource_name", "str", "the resource's name; '*' for every one of its type; kafka-cluster for the Cluster"),
+    F("pattern_type", "str", "LITERAL (the name, or '*') or PREFIXED (names starting with it)", default="LITERAL"),
+    F("principal", "str", "User:NAME, or User:* for everyone"),
+    F("host", "str", "client address, or '*'", default="*"),
+    F("operation", "str", "All, Read, Write, Create, Delete, Alter, Describe, ClusterAction, DescribeConfigs, "
+      "AlterConfigs or IdempotentWrite"),
+    F("permission", "str", "Allow or Deny", default="Allow"),
+))
+ACL_FILTER = Struct("AclFilter", tuple(
+    F(f.name, f.type, f.doc + "; nil matches any" + ("; Match: every rule that applies to resource_name"
+                                                       if f.name == "pattern_type" else ""),
+      default=None, nullable=True) for f in ACL_BINDING.fields))
+
+_api(
+    "create_acls",
+    "Add ACLs (Kafka's CreateAcls), kept in ZooKeeper's /kafka-acl in Kafka 2.x's layout and loaded by every "
+    "broker. Needs Alter on the Cluster; SECURITY_DISABLED when the broker has no authorizer "
+    "(authorizer.class.name).",
+    (F("acls", [ACL_BINDING]),),
+    (),
+)
+
+_api(
+    "describe_acls",
+    "The ACLs that match a filter (Kafka's DescribeAcls). Needs Describe on the Cluster.",
+    (F("filter", ACL_FILTER, default=None, nullable=True),),
+    (F("acls", [ACL_BINDING]),),
+)
+
+_api(
+    "delete_acls",
+    "Remove the ACLs each filter matches (Kafka's DeleteAcls); the answer lists what each filter removed. "
+    "Needs Alter on the Cluster.",
+    (F("filters", [ACL_FILTER]),),
+    (F("results", [Struct("DeleteAclsResult", (F("acls", [ACL_BINDING]),))]),),
+)
+
 _api(
     "describe_configs",
     "Every setting of a topic with its value and where it comes from: the topic's override (topic), the "

@@ -17,12 +17,17 @@ from typing import TYPE_CHECKING, Awaitable, Callable
 
 from ...errors import (
     ClusterAuthorizationFailedError,
+    IllegalSaslStateError,
+    UnsupportedSaslMechanismError,
     InvalidRequiredAcksError,
+    TopicAuthorizationFailedError,
     KafkaError,
 )
 from ...protocol.kafka import apis
 from ...protocol.kafka.apis import KafkaApi
 from ...protocol.kafka.frames import RequestHeader, supported_versions
+from ..security import current_principal
+from .acls import KafkaAcls
 from .admin import KafkaAdmin
 from .groups import KafkaGroupHandlers
 
@@ -42,6 +47,23 @@ class Connection:
     peer: str
     client_id: str | None = None
     close_after: bool = False  # set by a handler to close the connection without answering
+    listener: str = "KAFKA"
+    sasl: bool = False  # a SASL_* listener: authenticate before anything else
+    principal: str = "User:ANONYMOUS"
+    mechanism: str | None = None  # chosen by SaslHandshake
+    authenticated: bool = False
+    raw_sasl_next: bool = False  # SaslHandshake v0: the next frame is the bare token
+    close_after_answer: bool = False  # answer, then close (a failed SaslAuthenticate)
+
+    def authenticate(self, principal: str) -> None:
+        """The client proved who it is: its requests now run as ``principal``."""
+        self.principal = principal
+        self.authenticated = True
+        current_principal.set(principal)
+
+
+# What a client may send on a SASL listener before it has authenticated.
+PRE_AUTHENTICATION_APIS = frozenset({apis.API_VERSIONS.key, apis.SASL_HANDSHAKE.key, apis.SASL_AUTHENTICATE.key})
 
 
 def _group(entries: list[dict], key: str = "topic") -> dict[str, list[dict]]:
@@ -59,12 +81,15 @@ class KafkaHandlers:
         self.rm = broker.replica_manager
         self.admin = KafkaAdmin(broker)
         self.groups = KafkaGroupHandlers(broker)
+        self.acls = KafkaAcls(broker)
         self.table: dict[int, Callable[[int, dict, Connection], Awaitable[dict | None]]] = {
             apis.PRODUCE.key: self.produce,
             apis.FETCH.key: self.fetch,
             apis.LIST_OFFSETS.key: self.list_offsets,
             apis.METADATA.key: self.metadata,
             apis.API_VERSIONS.key: self.api_versions,
+            apis.SASL_HANDSHAKE.key: self.sasl_handshake,
+            apis.SASL_AUTHENTICATE.key: self.sasl_authenticate,
             apis.CREATE_TOPICS.key: self.admin.create_topics,
             apis.DELETE_TOPICS.key: self.admin.delete_topics,
             apis.DELETE_RECORDS.key: self.admin.delete_records,
@@ -85,6 +110,9 @@ class KafkaHandlers:
             apis.LIST_GROUPS.key: self.groups.list_groups,
             apis.DESCRIBE_GROUPS.key: self.groups.describe_groups,
             apis.DELETE_GROUPS.key: self.groups.delete_groups,
+            apis.DESCRIBE_ACLS.key: self.acls.describe_acls,
+            apis.CREATE_ACLS.key: self.acls.create_acls,
+            apis.DELETE_ACLS.key: self.acls.delete_acls,
         }
         assert set(self.table) == set(apis.APIS), set(self.table) ^ set(apis.APIS)
 
@@ -112,23 +140,49 @@ class KafkaHandlers:
     async def api_versions(self, version: int, req: dict, conn: Connection) -> dict:
         return {"error_code": 0, "api_keys": supported_versions()}
 
+    # -- SASL ---------------------------------------------------------------------------
+    async def sasl_handshake(self, version: int, req: dict, conn: Connection) -> dict:
+        if not conn.sasl or conn.mechanism is not None:
+            return {"error_code": IllegalSaslStateError.code.code, "mechanisms": []}
+        if req["mechanism"] != "PLAIN":
+            return {"error_code": UnsupportedSaslMechanismError.code.code, "mechanisms": ["PLAIN"]}
+        conn.mechanism = "PLAIN"
+        conn.raw_sasl_next = version == 0
+        return {"error_code": 0, "mechanisms": ["PLAIN"]}
+
+    async def sasl_authenticate(self, version: int, req: dict, conn: Connection) -> dict:
+        def answer(exc: KafkaError | None) -> dict:
+            return {"error_code": exc.code.code if exc else 0, "error_message": exc.message if exc else None,
+                    "auth_bytes": b"", "session_lifetime_ms": 0}
+        if not conn.sasl or conn.mechanism is None or conn.authenticated:
+            conn.close_after_answer = True
+            return answer(IllegalSaslStateError("SaslAuthenticate needs a SaslHandshake first, once"))
+        try:
+            conn.authenticate(self.broker.security.plain(req["auth_bytes"]))
+        except KafkaError as exc:
+            log.warning("Kafka connection from %s: %s", conn.peer, exc)
+            conn.close_after_answer = True
+            return answer(exc)
+        return answer(None)
+
     async def metadata(self, version: int, req: dict, conn: Connection) -> dict:
         md = self.broker.metadata
         wanted = req["topics"]
         if wanted is None or (version == 0 and not wanted):
-            names = md.topics()  # v0: an empty list means every topic; v1+: null does
+            wanted_names = None  # v0: an empty list means every topic; v1+: null does
         else:
-            names = [t["name"] for t in wanted]
+            wanted_names = [t["name"] for t in wanted]
+        names, refused = self.broker.security.describable(wanted_names, md.topics())
         live = set(md.brokers) or {self.broker.broker_id}
-        unknown = [n for n in names if not md.partitions_of(n)]
-        created: dict[str, int] = {}
+        unknown = [n for n in names if not md.partitions_of(n) and n not in refused]
+        created: dict[str, int] = {n: TopicAuthorizationFailedError.code.code for n in refused}
         if unknown and wanted and (version < 4 or req["allow_auto_topic_creation"]) \
                 and self.broker.config.get("auto.create.topics.enable"):
             created = await self.broker.auto_create_topics(unknown)
         topics = []
         for name in names:
             states = md.partitions_of(name)
-            if not states:
+            if not states or name in refused:
                 # UNKNOWN_TOPIC_OR_PARTITION, or LEADER_NOT_AVAILABLE while an auto-created
                 # topic gets its leaders (clients ask again), or why creation failed
                 code = created.get(name, 3)

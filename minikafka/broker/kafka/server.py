@@ -7,6 +7,12 @@ a client may pipeline.  A frame larger than ``socket.request.max.bytes``, a fram
 that does not decode, or an API or version this broker does not serve closes the
 connection (an ApiVersions request of an unknown version is answered instead, with
 UNSUPPORTED_VERSION and the supported ranges); the broker itself never stops.
+
+A listener whose protocol is SSL or SASL_SSL (``listener.security.protocol.map``)
+serves TLS.  On a SASL_PLAINTEXT or SASL_SSL listener a client must authenticate
+(SaslHandshake, then SaslAuthenticate or, after SaslHandshake v0, a bare token frame)
+before anything but ApiVersions; any other request first closes the connection, as
+Kafka does.  The connection's principal is the request principal of every handler.
 """
 from __future__ import annotations
 
@@ -17,7 +23,10 @@ from typing import TYPE_CHECKING
 from ...protocol.kafka import frames
 from ...protocol.kafka.apis import API_VERSIONS
 from ...protocol.kafka.wire import MalformedFrame
-from .handlers import Connection, KafkaHandlers
+from ...auth.users import ANONYMOUS, cert_principal
+from ...errors import KafkaError
+from ..security import current_host, current_principal
+from .handlers import PRE_AUTHENTICATION_APIS, Connection, KafkaHandlers
 
 if TYPE_CHECKING:
     from ..server import Broker
@@ -35,20 +44,23 @@ class KafkaServer:
         self._connections: set[asyncio.Task] = set()
         self.max_frame = broker.config.get("socket.request.max.bytes")
 
-    def endpoints(self) -> list[tuple[str, int]]:
-        """``(host, port)`` of every Kafka socket this broker should listen on."""
+    def endpoints(self) -> list[tuple[str, int, str]]:
+        """``(host, port, listener name)`` of every Kafka socket this broker should listen on."""
         cfg = self.broker.config
         out = []
         if cfg.kafka_listen_port is not None:
-            out.append((cfg.kafka_listen_host or cfg.listen_host, cfg.kafka_listen_port))
+            out.append((cfg.kafka_listen_host or cfg.listen_host, cfg.kafka_listen_port, "KAFKA"))
         if cfg.kafka_external_listen_port is not None:
             out.append((cfg.kafka_external_listen_host or cfg.kafka_listen_host or cfg.listen_host,
-                        cfg.kafka_external_listen_port))
+                        cfg.kafka_external_listen_port, "KAFKA_EXTERNAL"))
         return out
 
     async def start(self) -> None:
-        for host, port in self.endpoints():
-            server = await asyncio.start_server(self._accept, host, port, reuse_address=True)
+        security = self.broker.security
+        for host, port, listener in self.endpoints():
+            server = await asyncio.start_server(
+                lambda r, w, listener=listener: self._accept(r, w, listener), host, port, reuse_address=True,
+                ssl=security.server_ssl() if security.tls(listener) else None)
             self._servers.append(server)
 
     async def stop(self) -> None:
@@ -67,15 +79,17 @@ class KafkaServer:
     def connection_count(self) -> int:
         return len(self._connections)
 
-    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, listener: str) -> None:
         task = asyncio.current_task()
         assert task is not None
         self._connections.add(task)
-        sockname = writer.get_extra_info("sockname")
         peer = writer.get_extra_info("peername")
-        local_port = sockname[1] if isinstance(sockname, (tuple, list)) and len(sockname) >= 2 else -1
-        conn = Connection(external=self.broker.listeners.is_kafka_external_port(local_port),
-                          peer=f"{peer[0]}:{peer[1]}" if isinstance(peer, (tuple, list)) else str(peer))
+        conn = Connection(external=listener == "KAFKA_EXTERNAL",
+                          peer=f"{peer[0]}:{peer[1]}" if isinstance(peer, (tuple, list)) else str(peer),
+                          listener=listener, sasl=self.broker.security.sasl(listener),
+                          principal=cert_principal(writer.get_extra_info("peercert")) or ANONYMOUS)
+        current_host.set(peer[0] if isinstance(peer, (tuple, list)) else "*")
+        current_principal.set(conn.principal)  # this task's context: the connection's principal
         try:
             await self._serve(reader, writer, conn)
         except (asyncio.IncompleteReadError, ConnectionError):
@@ -98,6 +112,10 @@ class KafkaServer:
         metrics = self.broker.metrics
         while True:
             size = int.from_bytes(await reader.readexactly(4), "big", signed=True)
+            if conn.raw_sasl_next and 0 <= size <= self.max_frame:
+                # after SaslHandshake v0 the client sends the bare SASL/PLAIN token
+                await self._raw_sasl(await reader.readexactly(size), writer, conn)
+                continue
             if size < 8 or size > self.max_frame:
                 log.warning("closing Kafka connection from %s: frame of %d bytes (must be 8..%d, "
                             "socket.request.max.bytes)", conn.peer, size, self.max_frame)
@@ -119,6 +137,11 @@ class KafkaServer:
                 metrics.count("kafka_frames_rejected")
                 return
             conn.client_id = header.client_id
+            if conn.sasl and not conn.authenticated and api.key not in PRE_AUTHENTICATION_APIS:
+                log.warning("closing Kafka connection from %s (client %r): %s before SASL authentication on the "
+                            "%s listener (ILLEGAL_SASL_STATE)", conn.peer, header.client_id, api.name, conn.listener)
+                metrics.count("authentication_failures")
+                return
             response = await self.handlers.handle(api, header, body, conn)
             if conn.close_after:
                 return
@@ -126,3 +149,17 @@ class KafkaServer:
                 continue
             writer.write(frames.encode_response(api, header.api_version, header.correlation_id, response))
             await writer.drain()
+            if conn.close_after_answer:  # a failed authentication: answered, then closed
+                return
+
+    async def _raw_sasl(self, token: bytes, writer: asyncio.StreamWriter, conn: Connection) -> None:
+        """SaslHandshake v0's next frame: the bare token; success is an empty frame, failure
+        closes the connection (Kafka's SaslServerAuthenticator)."""
+        conn.raw_sasl_next = False
+        try:
+            conn.authenticate(self.broker.security.plain(token))
+        except KafkaError as exc:
+            log.warning("closing Kafka connection from %s: %s", conn.peer, exc)
+            raise ConnectionError("SASL authentication failed") from None
+        writer.write((0).to_bytes(4, "big"))
+        await writer.drain()

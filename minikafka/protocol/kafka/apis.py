@@ -232,6 +232,119 @@ API_VERSIONS = _api(
     ),
 )
 
+SASL_HANDSHAKE = _api(
+    17, "SaslHandshake", (0, 1), 99,
+    "Choose the SASL mechanism of a SASL_PLAINTEXT or SASL_SSL listener (PLAIN). After v0 the client "
+    "sends the raw SASL token in one size-prefixed frame; after v1 it sends SaslAuthenticate.",
+    (
+        F("mechanism", "string"),
+    ),
+    (
+        F("error_code", "int16"),
+        F("mechanisms", ["string"]),
+    ),
+)
+
+SASL_AUTHENTICATE = _api(
+    36, "SaslAuthenticate", (0, 2), 2,
+    "Carry a SASL token (PLAIN: authzid NUL user NUL password) after SaslHandshake v1. A wrong user or "
+    "password is SASL_AUTHENTICATION_FAILED and the connection closes.",
+    (
+        F("auth_bytes", "bytes"),
+    ),
+    (
+        F("error_code", "int16"),
+        F("error_message", "string", nullable="0+", default=None),
+        F("auth_bytes", "bytes"),
+        F("session_lifetime_ms", "int64", "1+"),
+    ),
+)
+
+def _acl_filter(name: str) -> S:
+    return S(name,
+        F("resource_type_filter", "int8"),
+        F("resource_name_filter", "string", nullable="0+"),
+        F("pattern_type_filter", "int8", "1+", default=3),
+        F("principal_filter", "string", nullable="0+"),
+        F("host_filter", "string", nullable="0+"),
+        F("operation", "int8"),
+        F("permission_type", "int8"),
+    )
+
+
+ACL_DESCRIPTION = S("AclDescription",
+    F("principal", "string"),
+    F("host", "string"),
+    F("operation", "int8"),
+    F("permission_type", "int8"),
+)
+
+DESCRIBE_ACLS = _api(
+    29, "DescribeAcls", (0, 2), 2,
+    "The ACLs matching a filter (Describe on the Cluster). SECURITY_DISABLED without an authorizer.",
+    tuple(_acl_filter("DescribeAclsRequest").fields),
+    (
+        THROTTLE,
+        F("error_code", "int16"),
+        F("error_message", "string", nullable="0+", default=None),
+        F("resources", [S("DescribeAclsResource",
+            F("resource_type", "int8"),
+            F("resource_name", "string"),
+            F("pattern_type", "int8", "1+", default=3),
+            F("acls", [ACL_DESCRIPTION]),
+        )]),
+    ),
+)
+
+CREATE_ACLS = _api(
+    30, "CreateAcls", (0, 2), 2,
+    "Add ACLs to ZooKeeper's /kafka-acl (Alter on the Cluster); every broker loads them.",
+    (
+        F("creations", [S("AclCreation",
+            F("resource_type", "int8"),
+            F("resource_name", "string"),
+            F("resource_pattern_type", "int8", "1+", default=3),
+            F("principal", "string"),
+            F("host", "string"),
+            F("operation", "int8"),
+            F("permission_type", "int8"),
+        )]),
+    ),
+    (
+        THROTTLE,
+        F("results", [S("AclCreationResult",
+            F("error_code", "int16"),
+            F("error_message", "string", nullable="0+", default=None),
+        )]),
+    ),
+)
+
+DELETE_ACLS = _api(
+    31, "DeleteAcls", (0, 2), 2,
+    "Remove the ACLs each filter matches (Alter on the Cluster); answers what each removed.",
+    (
+        F("filters", [_acl_filter("DeleteAclsFilter")]),
+    ),
+    (
+        THROTTLE,
+        F("filter_results", [S("DeleteAclsFilterResult",
+            F("error_code", "int16"),
+            F("error_message", "string", nullable="0+", default=None),
+            F("matching_acls", [S("DeleteAclsMatchingAcl",
+                F("error_code", "int16"),
+                F("error_message", "string", nullable="0+", default=None),
+                F("resource_type", "int8"),
+                F("resource_name", "string"),
+                F("pattern_type", "int8", "1+", default=3),
+                F("principal", "string"),
+                F("host", "string"),
+                F("operation", "int8"),
+                F("permission_type", "int8"),
+            )]),
+        )]),
+    ),
+)
+
 CREATABLE_CONFIG = S("CreatableTopicConfig", F("name", "string"), F("value", "string", nullable="0+", default=None))
 
 CREATE_TOPICS = _api(

@@ -1,0 +1,190 @@
+"""One broker's security: who is calling (authentication) and whether they may (ACLs).
+
+* **Listeners.** ``listener.security.protocol.map`` gives each listener (INTERNAL,
+  EXTERNAL, KAFKA, KAFKA_EXTERNAL) a protocol: PLAINTEXT, SSL, SASL_PLAINTEXT or
+  SASL_SSL.  SSL listeners serve TLS with ``ssl.keystore.location`` (PEM);
+  :meth:`Security.server_ssl` builds their context.  The INTERNAL listener, which brokers
+  use to reach each other, stays without TLS (PLAINTEXT or SASL_PLAINTEXT).
+* **Principals.** A request's principal is kept in :data:`current_principal` while it
+  is handled: ``User:NAME`` after SASL/PLAIN (Kafka listener) or a Basic
+  ``Authorization`` header (HTTP listener) checked against ``sasl.users.file``; the
+  subject of a TLS client certificate; :data:`BROKER_PRINCIPAL` for holders of the
+  cluster credential (the other brokers: always super users); ``User:ANONYMOUS``
+  otherwise.  On a SASL listener an unauthenticated request is refused
+  (SASL_AUTHENTICATION_FAILED).
+* **ACLs.** With ``authorizer.class.name`` set, :meth:`Security.allowed` asks the
+  :class:`~minikafka.auth.acls.Authorizer` (rules from ZooKeeper, kept by
+  :class:`~minikafka.broker.acl_store.AclStore`); refusals are logged and counted.
+  Without one, everyone may do everything, as in Kafka.
+"""
+from __future__ import annotations
+
+import contextvars
+import logging
+import ssl
+from pathlib import Path
+from typing import TYPE_CHECKING, Iterable, TypeVar
+
+from .. import errors
+from ..auth import users as users_mod
+from ..auth.acls import ANONYMOUS, Authorizer, parse_super_users
+from ..config import BrokerConfig, security_protocol
+from . import cluster_auth
+
+if TYPE_CHECKING:
+    from .metrics import Metrics
+
+log = logging.getLogger(__name__)
+
+BROKER_PRINCIPAL = "User:minikafka-broker"  # a holder of the cluster credential
+INTERNAL_PRINCIPAL = "User:minikafka-internal"  # the broker's own work (coordinator, controller)
+
+# The principal and client address of the request being handled.
+current_principal: contextvars.ContextVar[str] = contextvars.ContextVar("minikafka_principal",
+                                                                        default=INTERNAL_PRINCIPAL)
+current_host: contextvars.ContextVar[str] = contextvars.ContextVar("minikafka_client_host", default="*")
+
+T = TypeVar("T")
+
+
+class Security:
+    """Authentication and authorization settings of one broker, checked at start."""
+
+    def __init__(self, config: BrokerConfig, metrics: "Metrics") -> None:
+        self.config = config
+        self.metrics = metrics
+        self.protocols = {name: security_protocol(config.get("listener.security.protocol.map"), name)
+                          for name in ("INTERNAL", "EXTERNAL", "KAFKA", "KAFKA_EXTERNAL")}
+        self.users = users_mod.Users(self._read_users())
+        if any(p.startswith("SASL") for p in self.protocols.values()) and not len(self.users):
+            raise errors.InvalidConfigError("a SASL_PLAINTEXT or SASL_SSL listener needs users: set sasl.users.file "
+                                            "to a file of NAME=PASSWORD lines")
+        if any(p.endswith("SSL") for p in self.protocols.values()) and not config.get("ssl.keystore.location"):
+            raise errors.InvalidConfigError("an SSL or SASL_SSL listener needs ssl.keystore.location (a PEM file "
+                                            "with the broker's key and certificate)")
+        if self.tls("INTERNAL"):
+            raise errors.InvalidConfigError("TLS on the INTERNAL (inter-broker) listener is not supported: use SSL or "
+                                            "SASL_SSL on EXTERNAL, KAFKA and KAFKA_EXTERNAL, and keep INTERNAL on a "
+                                            "private network (PLAINTEXT or SASL_PLAINTEXT)")
+        if config.get("ssl.client.auth") != "none" and not config.get("ssl.truststore.location"):
+            raise errors.InvalidConfigError("ssl.client.auth needs ssl.truststore.location (the CA of client "
+                                            "certificates)")
+        self.enabled = bool(config.get("authorizer.class.name"))
+        try:
+            supers = parse_super_users(config.get("super.users"))
+        except errors.InvalidRequestError as exc:
+            raise errors.InvalidConfigError(f"super.users: {exc.message}") from None
+        self.authorizer = Authorizer(supers | {BROKER_PRINCIPAL, INTERNAL_PRINCIPAL},
+                                     config.get("allow.everyone.if.no.acl.found"))
+        self._server_ssl: ssl.SSLContext | None = None
+
+    def _read_users(self) -> dict[str, str]:
+        path = self.config.get("sasl.users.file")
+        if not path:
+            return {}
+        try:
+            text = Path(path).read_text()
+        except OSError as exc:
+            raise errors.InvalidConfigError(f"cannot read sasl.users.file {path}: {exc.strerror or exc}") from None
+        return users_mod.parse_users(text, f"sasl.users.file {path}")
+
+    # -- TLS ---------------------------------------------------------------------------
+    def tls(self, listener: str) -> bool:
+        return self.protocols[listener].endswith("SSL")
+
+    def sasl(self, listener: str) -> bool:
+        return self.protocols[listener].startswith("SASL")
+
+    def server_ssl(self) -> ssl.SSLContext:
+        """The TLS context of this broker's SSL listeners (built once)."""
+        if self._server_ssl is None:
+            ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            ctx.minimum_version = ssl.TLSVersion.TLSv1_2
+            try:
+                ctx.load_cert_chain(self.config.get("ssl.keystore.location"), password=self.config.get("ssl.key.password"))
+                if self.config.get("ssl.truststore.location"):
+                    ctx.load_verify_locations(self.config.get("ssl.truststore.location"))
+            except (OSError, ssl.SSLError) as exc:
+                raise errors.InvalidConfigError(f"cannot load the TLS key, certificate or CA: {exc}") from None
+            ctx.verify_mode = {"none": ssl.CERT_NONE, "requested": ssl.CERT_OPTIONAL,
+                               "required": ssl.CERT_REQUIRED}[self.config.get("ssl.client.auth")]
+            self._server_ssl = ctx
+        return self._server_ssl
+
+    # -- authentication -------------------------------------------------------------------
+    def http_principal(self, listener: str, headers, peercert: dict | None) -> str:
+        """The principal of an HTTP request on ``listener``: cluster credential, then Basic
+        authentication, then the TLS client certificate.  SASL_AUTHENTICATION_FAILED for a
+        wrong password, or for no user at all on a SASL listener."""
+        presented = headers.get(cluster_auth.CLUSTER_CREDENTIAL_HEADER)
+        if presented is not None and self.config.cluster_secret is not None \
+                and cluster_auth.allowed(self.config.cluster_secret, presented):
+            return BROKER_PRINCIPAL
+        auth = headers.get("Authorization")
+        if auth:
+            try:
+                return self.users.check(*users_mod.parse_basic(auth))
+            except errors.SaslAuthenticationFailedError:
+                self.metrics.count("authentication_failures")
+                raise
+        if self.sasl(listener):
+            self.metrics.count("authentication_failures")
+            raise errors.SaslAuthenticationFailedError(
+                f"the {listener} listener is {self.protocols[listener]}: send a user and password "
+                f"(Authorization: Basic)")
+        return users_mod.cert_principal(peercert) or ANONYMOUS
+
+    def plain(self, token: bytes) -> str:
+        """Check a SASL/PLAIN token (Kafka listener); the principal, or SASL_AUTHENTICATION_FAILED."""
+        try:
+            return self.users.check(*users_mod.parse_plain(token))
+        except errors.SaslAuthenticationFailedError:
+            self.metrics.count("authentication_failures")
+            raise
+
+    # -- authorization ----------------------------------------------------------------------
+    def allowed(self, operation: str, resource_type: str, name: str, *alternatives: tuple[str, str],
+                quiet: bool = False) -> bool:
+        """Whether the current request's principal may do ``operation`` on the resource (or on
+        one of the ``(resource_type, name)`` alternatives: Create on the Cluster or on the
+        Topic); a refusal is logged and counted (minikafka_authorization_failures_total)."""
+        if not self.enabled:
+            return True
+        who = current_principal.get()
+        if any(self.authorizer.authorize(who, current_host.get(), operation, rtype, rname)
+               for rtype, rname in ((resource_type, name), *alternatives)):
+            return True
+        if quiet:
+            return False
+        self.metrics.count("authorization_failures")
+        log.info("denied %s %s on %s:%s from %s", who, operation, resource_type, name, current_host.get())
+        return False
+
+    def require(self, operation: str, resource_type: str, name: str) -> None:
+        """Raise the resource type's *_AUTHORIZATION_FAILED unless allowed."""
+        if not self.allowed(operation, resource_type, name):
+            raise refusal(operation, resource_type, name)
+
+    def describable(self, wanted: list[str] | None, every: list[str]) -> tuple[list[str], set[str]]:
+        """A Metadata request's topics and those refused, as Kafka answers: asked for every
+        topic (``wanted`` None), the ones the principal may not Describe are left out; asked by
+        name, they are answered TOPIC_AUTHORIZATION_FAILED (the second set)."""
+        if wanted is None:
+            return [t for t in every if self.allowed("Describe", "Topic", t, quiet=True)], set()
+        return list(wanted), {t for t in wanted if not self.allowed("Describe", "Topic", t)}
+
+    def topics_allowed(self, operation: str, topics: Iterable[T], key=lambda t: t) -> tuple[list[T], list[T]]:
+        """Split ``topics`` (or entries naming topics, via ``key``) into allowed and refused."""
+        ok: list[T] = []
+        no: list[T] = []
+        for t in topics:
+            (ok if self.allowed(operation, "Topic", key(t)) else no).append(t)
+        return ok, no
+
+
+def refusal(operation: str, resource_type: str, name: str) -> errors.KafkaError:
+    """The error Kafka answers when ``operation`` on the resource is not allowed."""
+    cls = {"Topic": errors.TopicAuthorizationFailedError, "Group": errors.GroupAuthorizationFailedError}.get(
+        resource_type, errors.ClusterAuthorizationFailedError)
+    return cls(f"not authorized to {operation} {resource_type} {name!r} (principal "
+               f"{current_principal.get()})")
