@@ -227,7 +227,7 @@ class Broker:
         info = layout.BrokerInfo(self.broker_id, host, port, storage=self.config.storage,
                                  external=self.config.advertised_external, kafka=self.config.advertised_kafka,
                                  kafka_external=self.config.advertised_kafka_external,
-                                 log_since=self._first_broker_epoch)
+                                 log_since=self._first_broker_epoch, protocols=self.security.protocols)
         path = layout.broker_path(self.broker_id)
         # A registration left by this id's previous process vanishes when its session
         # expires; wait that long before concluding that another broker holds the id.

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 BROKER_IDS = "/brokers/ids"
 BROKER_TOPICS = "/brokers/topics"
@@ -77,6 +77,11 @@ HTTP_EXTERNAL_LISTENER = "MINIKAFKA_EXTERNAL"
 KAFKA_EXTERNAL_LISTENER = "KAFKA_EXTERNAL"
 
 
+# registration endpoint name -> listener of listener.security.protocol.map
+_OUR_LISTENER = {"PLAINTEXT": "INTERNAL", EXTERNAL_LISTENER: "EXTERNAL", KAFKA_EXTERNAL_LISTENER: "KAFKA_EXTERNAL",
+                 HTTP_LISTENER: "INTERNAL", HTTP_EXTERNAL_LISTENER: "EXTERNAL"}
+
+
 def _join_host_port(host: str, port: int) -> str:
     return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
@@ -105,6 +110,9 @@ class BrokerInfo:
     # The broker epoch of this process's first registration: a memory-storage log is as
     # old as that.  -1 on a first registration (the log starts with this one).
     log_since: int = -1
+    # listener (INTERNAL, EXTERNAL, KAFKA, KAFKA_EXTERNAL) -> security protocol, written to
+    # listener_security_protocol_map; PLAINTEXT for a listener not named.  Not read back.
+    protocols: dict[str, str] | None = field(default=None, compare=False)
 
     @property
     def memory_log_is_new(self) -> bool:
@@ -131,10 +139,12 @@ class BrokerInfo:
                      (HTTP_LISTENER, (self.host, self.port)), (HTTP_EXTERNAL_LISTENER, self.external)]
             host, port = self.kafka
         named = [(n, hp) for n, hp in named if hp is not None]
+        # With a Kafka listener, PLAINTEXT names it; the protocol map says what each speaks.
+        ours = {**_OUR_LISTENER, "PLAINTEXT": "KAFKA" if self.kafka is not None else "INTERNAL"}
         data = {
             "version": 4, "host": host, "port": port, "jmx_port": -1, "storage": self.storage,
             "endpoints": [f"{n}://{_join_host_port(*hp)}" for n, hp in named],
-            "listener_security_protocol_map": {n: "PLAINTEXT" for n, _ in named},
+            "listener_security_protocol_map": {n: (self.protocols or {}).get(ours[n], "PLAINTEXT") for n, _ in named},
             "timestamp": _timestamp(),
         }
         if self.log_since >= 0:
