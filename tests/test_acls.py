@@ -146,6 +146,10 @@ def test_a_certificate_subject_is_a_principal_most_specific_part_first():
     ({"authorizer.class.name": "com.example.Mine"}, "AclAuthorizer"),
     ({"sasl.enabled.mechanisms": "SCRAM-SHA-256"}, "only PLAIN"),
     ({"super.users": "admin"}, "User:NAME"),
+    ({"listener.security.protocol.map": "KAFKA:SSL", "ssl.keystore.location": "/nonexistent/k.pem"},
+     "ssl.keystore.location /nonexistent/k.pem: no such file"),
+    ({"listener.security.protocol.map": "KAFKA:SSL", "ssl.keystore.location": __file__},
+     "not a PEM private key and certificate"),
 ])
 def test_security_settings_are_checked_at_start(settings, match):
     from minikafka.broker.metrics import Metrics

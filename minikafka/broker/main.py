@@ -7,7 +7,7 @@ import signal
 import sys
 
 from ..config import BrokerConfig
-from ..errors import ClientError
+from ..errors import ClientError, InvalidConfigError, KafkaError
 from .server import Broker
 
 
@@ -40,15 +40,19 @@ def _loop_factory():
 
 
 async def _main(config: BrokerConfig) -> int:
-    broker = Broker(config)
+    try:
+        broker = Broker(config)  # checks the security settings (users file, TLS files)
+    except KafkaError as exc:
+        print(f"minikafka: error: {exc.message}", file=sys.stderr)
+        return 2
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     try:
         await broker.start()
-    except ClientError as exc:
-        print(f"minikafka: error: {exc}", file=sys.stderr)
+    except (ClientError, InvalidConfigError) as exc:
+        print(f"minikafka: error: {exc.message if isinstance(exc, KafkaError) else exc}", file=sys.stderr)
         await broker.stop()
         return 2
     except OSError as exc:

@@ -77,6 +77,8 @@ class Security:
         self.authorizer = Authorizer(supers | {BROKER_PRINCIPAL, INTERNAL_PRINCIPAL},
                                      config.get("allow.everyone.if.no.acl.found"))
         self._server_ssl: ssl.SSLContext | None = None
+        if any(self.tls(name) for name in self.protocols):
+            self.server_ssl()  # a missing or wrong PEM file stops the broker before it binds
 
     def _read_users(self) -> dict[str, str]:
         path = self.config.get("sasl.users.file")
@@ -100,12 +102,18 @@ class Security:
         if self._server_ssl is None:
             ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
             ctx.minimum_version = ssl.TLSVersion.TLSv1_2
+            keystore, truststore = self.config.get("ssl.keystore.location"), self.config.get("ssl.truststore.location")
             try:
-                ctx.load_cert_chain(self.config.get("ssl.keystore.location"), password=self.config.get("ssl.key.password"))
-                if self.config.get("ssl.truststore.location"):
-                    ctx.load_verify_locations(self.config.get("ssl.truststore.location"))
+                ctx.load_cert_chain(keystore, password=self.config.get("ssl.key.password"))
             except (OSError, ssl.SSLError) as exc:
-                raise errors.InvalidConfigError(f"cannot load the TLS key, certificate or CA: {exc}") from None
+                raise errors.InvalidConfigError(
+                    f"cannot load ssl.keystore.location {keystore}: {_why(exc, 'a PEM private key and certificate')}") from None
+            try:
+                if truststore:
+                    ctx.load_verify_locations(truststore)
+            except (OSError, ssl.SSLError) as exc:
+                raise errors.InvalidConfigError(
+                    f"cannot load ssl.truststore.location {truststore}: {_why(exc, 'PEM CA certificates')}") from None
             ctx.verify_mode = {"none": ssl.CERT_NONE, "requested": ssl.CERT_OPTIONAL,
                                "required": ssl.CERT_REQUIRED}[self.config.get("ssl.client.auth")]
             self._server_ssl = ctx
@@ -188,3 +196,10 @@ def refusal(operation: str, resource_type: str, name: str) -> errors.KafkaError:
         resource_type, errors.ClusterAuthorizationFailedError)
     return cls(f"not authorized to {operation} {resource_type} {name!r} (principal "
                f"{current_principal.get()})")
+
+
+def _why(exc: Exception, expected: str) -> str:
+    """A TLS file problem in words (not OpenSSL's "PEM lib (_ssl.c:...)")."""
+    if isinstance(exc, ssl.SSLError):
+        return f"not {expected} (or a wrong ssl.key.password)"
+    return (exc.strerror or str(exc)).lower() if isinstance(exc, OSError) else str(exc)
