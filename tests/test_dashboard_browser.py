@@ -1,6 +1,7 @@
 """The dashboard in headless Chromium (Playwright) against live clusters: controller and
-ISRs as the cluster reports them, a leader failover shown with its election event, and
-a page served while its broker is the only one alive.
+ISRs as the cluster reports them, a leader failover shown with its election event, a
+page served while its broker is the only one alive, under-min-ISR flags, topic configs,
+produce and fetch rates, and the record browser.
 
 Needs the ``playwright`` Python package (dev extra) and Debian's chromium at
 /usr/bin/chromium; Playwright's own browser download is never used.  With
@@ -11,7 +12,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
+import threading
 import urllib.request
 from pathlib import Path
 
@@ -251,3 +254,151 @@ def test_dashboard_follows_the_cluster_when_its_broker_dies(make_cluster, page):
     expect(page.locator(f"#broker-{served}")).to_have_attribute("data-alive", "false", timeout=FAILOVER_MS)
     expect(row(page, "moving", 0)).not_to_have_attribute("data-leader", str(served), timeout=FAILOVER_MS)
     expect(page.locator('li.event[data-kind="broker_lost"]')).not_to_have_count(0, timeout=FAILOVER_MS)
+
+
+def test_dashboard_flags_under_min_isr_and_shows_topic_configs(make_cluster, page):
+    handle = make_cluster()
+    with Admin(handle.bootstrap) as admin:
+        controller = admin.cluster().controller_id
+        victim = next(b for b in sorted(handle.brokers) if b != controller)
+        # payments-0 lives on the victim and the controller: one broker less is under min ISR
+        admin.create_topic("payments", partitions=1, replication_factor=2, assignment={0: [victim, controller]},
+                           config={"min.insync.replicas": "2", "retention.ms": "86400000"})
+        admin.create_topic("plain", partitions=1, replication_factor=3)
+    page.goto(f"http://127.0.0.1:{handle.brokers[controller]}/")
+
+    # the config panel: the overrides set at creation, and every effective value with its source
+    topic = page.locator('tr.topic[data-topic="payments"]')
+    expect(topic.locator('.override[data-config="min.insync.replicas"]')).to_have_attribute("data-value", "2")
+    expect(topic.locator('.override[data-config="retention.ms"]')).to_have_attribute("data-value", "86400000")
+    expect(topic.locator(".override")).to_have_count(2)
+    expect(topic.locator("td.min-isr")).to_have_text("2")
+    expect(page.locator('tr.topic[data-topic="plain"] .override')).to_have_count(0)
+    topic.locator("details summary").click()
+    retention = topic.locator('tr.config[data-config="retention.ms"]')
+    expect(retention).to_be_visible()
+    expect(retention).to_have_attribute("data-source", "topic")
+    expect(topic.locator('tr.config[data-config="cleanup.policy"]')).to_have_attribute("data-value", "delete")
+    expect(topic.locator('tr.config[data-config="cleanup.policy"]')).not_to_have_attribute("data-source", "topic")
+
+    payments, plain = row(page, "payments", 0), row(page, "plain", 0)
+    expect(payments).to_have_attribute("data-min-isr", "2")
+    expect(payments).to_have_attribute("data-under-min-isr", "false")
+    expect(plain).to_have_attribute("data-under-min-isr", "false")
+    expect(page.locator("#summary")).to_have_attribute("data-under-min-isr", "0")
+    expect(payments.locator(".flag.umi")).to_have_count(0)
+
+    handle.kill(victim, "KILL")
+    # the controller drops the dead broker from both ISRs: payments-0 is left with 1 < 2
+    expect(payments).to_have_attribute("data-under-min-isr", "true", timeout=FAILOVER_MS)
+    expect(payments).to_have_attribute("data-isr", str(controller))
+    expect(payments.locator(".flag.umi")).to_be_visible()
+    expect(page.locator("#summary")).to_have_attribute("data-under-min-isr", "1")
+    expect(page.locator("#sum-umi")).to_have_text("1")
+    expect(plain).to_have_attribute("data-under-replicated", "true", timeout=FAILOVER_MS)
+    expect(plain).to_have_attribute("data-under-min-isr", "false")
+    expect(page.locator('tr.topic[data-topic="payments"]')).to_have_attribute("data-under-min-isr", "1")
+
+
+NON_ZERO = re.compile(r"^(0\.\d*[1-9]|[1-9])")
+
+
+def test_dashboard_record_browser_and_rates(make_cluster, page):
+    from minikafka import Consumer, TopicPartition
+
+    handle = make_cluster()
+    with Admin(handle.bootstrap) as admin:
+        controller = admin.cluster().controller_id
+        first = next(b for b in sorted(handle.brokers) if b != controller)
+        third = next(b for b in sorted(handle.brokers) if b not in (controller, first))
+        admin.create_topic("clicks", partitions=1, replication_factor=3, assignment={0: [first, controller, third]})
+    before = describe(handle.bootstrap, "clicks").partitions[0]
+    assert before.leader == first
+    with Producer(handle.bootstrap, acks="all", linger_ms=1) as producer:
+        for i in range(10):
+            producer.send("clicks", b"click-%d" % i, key=b"user-%d" % i, partition=0)
+        producer.flush()
+    # a controlled shutdown moves the leadership at once: the next records get a new leader epoch
+    handle.stop(first)
+    bootstrap = f"127.0.0.1:{handle.brokers[controller]}"
+    after = wait_for(lambda: (d := describe(bootstrap, "clicks").partitions[0]).leader not in (first, -1) and d,
+                     timeout_s=FAILOVER_MS / 1000, message="a new leader for clicks-0")
+    assert after.leader_epoch > before.leader_epoch
+    with Producer(bootstrap, acks="all", linger_ms=1) as producer:
+        for i in range(10, 20):
+            producer.send("clicks", b"click-%d" % i, key=b"user-%d" % i, partition=0)
+        producer.send("clicks", b"<b>\x00\xff</b>", key=None, partition=0)
+        producer.flush()
+
+    page.goto(f"http://127.0.0.1:{handle.brokers[controller]}/")
+    r = row(page, "clicks", 0)
+    expect(r).to_have_attribute("data-hw", "21")
+    r.locator("button.browse").click()
+    status = page.locator("#records-status")
+    expect(status).to_have_attribute("data-state", "ok")
+    records = page.locator("#record-rows tr.record")
+    expect(records).to_have_count(20)
+    expect(records.first).to_have_attribute("data-offset", "1")
+    expect(records.last).to_have_attribute("data-offset", "20")
+    for i in range(1, 21):
+        rec = page.locator(f'#record-rows tr.record[data-offset="{i}"]')
+        epoch = before.leader_epoch if i < 10 else after.leader_epoch
+        expect(rec).to_have_attribute("data-leader-epoch", str(epoch))
+        if i < 20:
+            expect(rec.locator("td.key")).to_have_text(f"user-{i}")
+            expect(rec.locator("td.value")).to_have_text(f"click-{i}")
+    # null key, binary value shown as hex (never as markup)
+    last = page.locator('#record-rows tr.record[data-offset="20"]')
+    expect(last.locator("td.key")).to_have_text("null")
+    expect(last.locator("td.value")).to_have_text("0x" + b"<b>\x00\xff</b>".hex())
+    expect(last.locator("td.value b")).to_have_count(0)
+
+    page.fill("#rec-limit", "5")
+    page.click("#rec-show")
+    expect(records).to_have_count(5)
+    expect(records.first).to_have_attribute("data-offset", "16")
+
+    # a bad request: Kafka's error name on the page, no rows
+    page.fill("#rec-limit", "500")
+    page.click("#rec-show")
+    expect(status).to_have_attribute("data-state", "error")
+    expect(status).to_have_attribute("data-error", "INVALID_REQUEST")
+    expect(status).to_contain_text("limit must be an integer from 1 to 100")
+    expect(records).to_have_count(0)
+
+    # rates: zero at rest, then non-zero while a producer and a consumer run
+    produce, fetch = r.locator("td.rate.produce"), r.locator("td.rate.fetch")
+    expect(produce).to_have_attribute("data-records-per-s", "0")
+    stop = threading.Event()
+
+    def produce_loop() -> None:
+        with Producer(bootstrap, acks="all", linger_ms=5) as producer:
+            i = 0
+            while not stop.is_set():
+                producer.send("clicks", b"more-%d" % i, partition=0)
+                i += 1
+                if i % 20 == 0:
+                    producer.flush()
+                    stop.wait(0.05)
+
+    def consume_loop() -> None:
+        with Consumer(bootstrap, auto_offset_reset="earliest") as consumer:
+            consumer.assign([TopicPartition("clicks", 0)])
+            while not stop.is_set():
+                consumer.poll(timeout_ms=200)
+
+    threads = [threading.Thread(target=produce_loop, daemon=True), threading.Thread(target=consume_loop, daemon=True)]
+    for t in threads:
+        t.start()
+    try:
+        expect(produce).to_have_attribute("data-records-per-s", NON_ZERO, timeout=30_000)
+        expect(produce).to_have_attribute("data-bytes-per-s", NON_ZERO, timeout=30_000)
+        expect(fetch).to_have_attribute("data-records-per-s", NON_ZERO, timeout=30_000)
+        expect(fetch).to_have_attribute("data-bytes-per-s", NON_ZERO, timeout=30_000)
+        expect(produce).to_contain_text("rec/s")
+    finally:
+        stop.set()
+        for t in threads:
+            t.join(timeout=30)
+    # and back to zero once they stopped
+    expect(produce).to_have_attribute("data-records-per-s", "0", timeout=30_000)

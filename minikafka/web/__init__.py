@@ -6,6 +6,9 @@ Every broker serves them on its own port:
   build step and nothing fetched from elsewhere); it polls the two JSON routes.
 * ``GET /api/state``: the cluster as this broker sees it (:mod:`minikafka.web.state`).
 * ``GET /api/events?since=TS&limit=N``: the cluster-wide event timeline.
+* ``GET /api/records?topic=T&partition=P&limit=N``: the last N (1 to 100, default 20)
+  committed records of a partition, read from its leader as a consumer
+  (:mod:`minikafka.web.records`); bad parameters get a JSON error with Kafka's error name.
 * ``GET /metrics``: Prometheus text format (:func:`minikafka.broker.metrics.render_prometheus`,
   documented in docs/metrics.md).
 
@@ -31,9 +34,12 @@ def setup_routes(app: Any, view: "BrokerView") -> None:
     """Add the dashboard, state and metrics routes to a broker's aiohttp app."""
     from aiohttp import web
 
+    from ..errors import KafkaError, UnknownServerError
+    from .records import RecordReader, error_body, parse_query
     from .state import WebState
 
     state = WebState(view)
+    reader = RecordReader(view, state.endpoint)
 
     async def index(request: web.Request) -> web.StreamResponse:
         return web.FileResponse(STATIC_DIR / "index.html", headers=NO_CACHE)
@@ -51,6 +57,17 @@ def setup_routes(app: Any, view: "BrokerView") -> None:
         limit = max(1, min(limit, 5000))
         return web.json_response(await state.events(since, limit), headers=API_HEADERS)
 
+    async def api_records(request: web.Request) -> web.Response:
+        try:
+            topic, partition, limit = parse_query(request.query)
+            return web.json_response(await reader.last_records(topic, partition, limit), headers=API_HEADERS)
+        except KafkaError as exc:
+            body, status = error_body(exc)
+        except Exception as exc:  # noqa: BLE001 - the page shows a message, not a traceback
+            body, status = error_body(UnknownServerError(f"{exc.__class__.__name__}: {exc}"))
+            status = 500
+        return web.json_response(body, status=status, headers=API_HEADERS)
+
     async def metrics(request: web.Request) -> web.Response:
         resp = web.Response(text=view.prometheus(), headers=NO_CACHE)
         resp.headers["Content-Type"] = PROMETHEUS_CONTENT_TYPE
@@ -60,5 +77,6 @@ def setup_routes(app: Any, view: "BrokerView") -> None:
     app.router.add_get("/index.html", index)
     app.router.add_get("/api/state", api_state)
     app.router.add_get("/api/events", api_events)
+    app.router.add_get("/api/records", api_records)
     app.router.add_get("/metrics", metrics)
     app.router.add_static("/static/", STATIC_DIR, show_index=False)

@@ -7,6 +7,12 @@ assembled by the broker that serves the page.
   through the ``replica_state`` API (LEO, HW, role, the leader's view of its
   followers), asked concurrently with a short timeout so that a paused or dying
   broker cannot hold the answer.
+* :meth:`WebState.cluster_state` also carries every topic's configs (overrides and
+  effective values, from ``describe_configs`` asked again every few seconds), flags the
+  partitions under their topic's min.insync.replicas, and gives per-partition produce
+  and fetch rates: the difference of the leader's counters (log end offset and log
+  bytes for produce, what consumers fetched for fetch) over the last few seconds of
+  this dashboard's own samples.
 * :meth:`WebState.events` merges this broker's events with those of the other live
   brokers (the ``events`` API, as ``cluster=true`` does) and keeps what it fetched, so
   the events of a broker that died later stay on the timeline.
@@ -32,12 +38,59 @@ PEER_TIMEOUT_S = 0.8
 # and deduplicated, so an event recorded while its answer was in flight is not lost.
 EVENT_OVERLAP_S = 2.0
 MAX_CACHED_EVENTS = 2000
+# Topic configs are asked again when older than this (a describe_configs per topic reads
+# ZooKeeper; the page polls every 500 ms).
+CONFIG_TTL_S = 3.0
+CONFIG_TIMEOUT_S = 2.0
+# Rates are the counters' difference over the samples of the last RATE_WINDOW_S seconds
+# (at least RATE_MIN_SPAN_S apart), so they fall back to 0 this long after traffic stops.
+RATE_WINDOW_S = 3.0
+RATE_MIN_SPAN_S = 0.25
+# the counters behind the rates: (name in the leader's replica_state entry, rate name)
+RATE_COUNTERS = (("log_end_offset", "produce_records_per_s"), ("size_bytes", "produce_bytes_per_s"),
+                 ("fetched_records", "fetch_records_per_s"), ("fetched_bytes", "fetch_bytes_per_s"))
 
 TP_IN_TEXT = re.compile(r"([A-Za-z0-9._-]+)-(\d+)")
 
 
 def _event_key(e: dict) -> tuple:
     return (e["ts"], e["broker"], e["kind"], e["text"])
+
+
+class RateTracker:
+    """Per-partition rates from successive readings of the leader's counters.
+
+    A reading is ``(time, leader, counters)``; the rate of a counter is its increase
+    from the oldest reading of the last :data:`RATE_WINDOW_S` seconds to the newest,
+    divided by the time between them.  A new leader (its counters are its own), or a
+    counter that went down (truncation, retention, a restarted broker), starts over.
+    """
+
+    def __init__(self) -> None:
+        self.samples: dict[tuple[str, int], collections.deque[tuple[float, int, dict[str, int]]]] = {}
+
+    def observe(self, tp: tuple[str, int], now: float, leader: int, counters: dict[str, int]) -> dict[str, float | None]:
+        """Add a reading and return every rate (None until two readings span enough time)."""
+        hist = self.samples.setdefault(tp, collections.deque())
+        if hist and (hist[-1][1] != leader or any(counters[k] < hist[-1][2].get(k, 0) for k in counters)):
+            hist.clear()
+        hist.append((now, leader, counters))
+        while len(hist) > 1 and now - hist[0][0] > 2 * RATE_WINDOW_S:  # nobody asked for a while
+            hist.popleft()
+        while len(hist) > 2 and now - hist[1][0] >= RATE_WINDOW_S:
+            hist.popleft()
+        first = hist[0]
+        span = now - first[0]
+        rates: dict[str, float | None] = {}
+        for counter, name in RATE_COUNTERS:
+            ok = span >= RATE_MIN_SPAN_S and counter in counters and counter in first[2]
+            rates[name] = round((counters[counter] - first[2][counter]) / span, 2) if ok else None
+        return rates
+
+    def forget_except(self, keep: set[tuple[str, int]]) -> None:
+        """Drop the readings of partitions that are gone (deleted topics)."""
+        for tp in set(self.samples) - keep:
+            del self.samples[tp]
 
 
 class WebState:
@@ -49,6 +102,10 @@ class WebState:
         self.known: dict[int, tuple[str, int]] = {}
         self.remote_events: dict[int, collections.deque[dict]] = {}
         self._remote_keys: dict[int, set[tuple]] = {}
+        # topic -> (monotonic time asked, describe_configs entries)
+        self.configs: dict[str, tuple[float, list[dict]]] = {}
+        self.config_errors: dict[str, str] = {}
+        self.rates = RateTracker()
 
     # -- helpers ----------------------------------------------------------------------
     def _call(self, host: str, port: int, api: str, body: dict) -> Any:
@@ -60,6 +117,10 @@ class WebState:
         if b.broker_id not in live:  # before the first UpdateMetadata, or while partitioned away
             live[b.broker_id] = b.advertised
         return live
+
+    def endpoint(self, broker_id: int) -> tuple[str, int] | None:
+        """The inter-broker endpoint of a live broker (this one included), else None."""
+        return self._live().get(broker_id)
 
     def _controller(self) -> tuple[int, int]:
         b = self.view
@@ -90,6 +151,57 @@ class WebState:
                 continue
             states[bid] = {(r["topic"], r["partition"]): r for r in ans.get("replicas") or ()}
         return states, errors
+
+    async def _refresh_configs(self, topics: set[str]) -> None:
+        """Ask describe_configs (of the serving broker) again for the topics whose configs
+        are missing or older than :data:`CONFIG_TTL_S`; a failure keeps the last answer."""
+        now = time.monotonic()
+        for gone in set(self.configs) - topics:
+            del self.configs[gone]
+        stale = sorted(t for t in topics if t not in self.configs or now - self.configs[t][0] >= CONFIG_TTL_S)
+        if not stale:
+            return
+        host, port = self._live()[self.view.broker_id]
+
+        async def ask(topic: str) -> None:
+            try:
+                got = await self.view.call(host, port, "describe_configs", {"topic": topic, "broker": None},
+                                           CONFIG_TIMEOUT_S)
+            except Exception as exc:  # noqa: BLE001 - shown on the page, the last answer stays
+                self.config_errors[topic] = str(exc) if isinstance(exc, KafkaError) else f"{exc.__class__.__name__}: {exc}"
+                return
+            self.config_errors.pop(topic, None)
+            self.configs[topic] = (time.monotonic(), [
+                {"name": c["name"], "value": c["value"], "source": c["source"]} for c in got["configs"]])
+
+        await asyncio.gather(*(ask(t) for t in stale))
+
+    def _topics(self, partitions: list[dict]) -> list[dict]:
+        """Every topic with its partition count, replication factor, overrides and the
+        effective value (and its source) of every setting."""
+        out = []
+        for topic in sorted({p["topic"] for p in partitions}):
+            parts = [p for p in partitions if p["topic"] == topic]
+            entries = self.configs.get(topic, (0.0, None))[1]
+            out.append({
+                "topic": topic, "partitions": len(parts),
+                "replication_factor": max(len(p["replicas"]) for p in parts),
+                "configs": entries,
+                "overrides": {c["name"]: c["value"] for c in entries if c["source"] == "topic"} if entries is not None else None,
+                "under_min_isr": sum(1 for p in parts if p["under_min_isr"]),
+                "config_error": self.config_errors.get(topic, ""),
+            })
+        return out
+
+    def _min_isr(self, topic: str) -> int | None:
+        entries = self.configs.get(topic, (0.0, None))[1]
+        for c in entries or ():
+            if c["name"] == "min.insync.replicas" and c["value"] is not None:
+                try:
+                    return int(c["value"])
+                except ValueError:
+                    return None
+        return None
 
     async def _groups(self, live: dict[int, tuple[str, int]], hws: dict[tuple[str, int], int]) -> list[dict]:
         """Every consumer group, from the broker that coordinates it: state, generation,
@@ -149,7 +261,9 @@ class WebState:
         controller_id, controller_epoch = self._controller()
         md_partitions = sorted(b.metadata().partitions.items())
         self.known.update(live)
-        states, errors = await self._replica_states(live)
+        (states, errors), _ = await asyncio.gather(self._replica_states(live),
+                                                   self._refresh_configs({t for (t, _), _ in md_partitions}))
+        sampled = time.monotonic()
         # (re-read after the await: an UpdateMetadata may have arrived meanwhile)
         live = self._live()
         controller_id, controller_epoch = self._controller()
@@ -193,6 +307,12 @@ class WebState:
                 entry["lag"] = max(0, leader_leo - leo) if leader_leo >= 0 and leo >= 0 else None
                 reps.append(entry)
             offline = leader < 0 or leader not in live
+            min_isr = self._min_isr(topic)
+            if lead is not None and lead["role"] == "leader":
+                rates = self.rates.observe((topic, part), sampled, leader, {
+                    c: int(lead[c]) for c, _ in RATE_COUNTERS if c in lead})
+            else:
+                rates = {name: None for _, name in RATE_COUNTERS}
             partitions.append({
                 "topic": topic, "partition": part, "leader": leader, "leader_epoch": epoch,
                 "replicas": replicas, "isr": isr, "isr_source": isr_source,
@@ -202,11 +322,16 @@ class WebState:
                 "size_bytes": int(lead.get("size_bytes", -1)) if lead is not None else -1,
                 "segments": int(lead.get("segments", -1)) if lead is not None else -1,
                 "under_replicated": len(isr) < len(replicas), "offline": offline,
+                # Kafka's UnderMinIsr: the leader refuses acks=all writes (NOT_ENOUGH_REPLICAS)
+                "min_insync_replicas": min_isr,
+                "under_min_isr": (not offline and len(isr) < min_isr) if min_isr is not None else None,
+                "rates": rates,
                 "replica_states": reps,
                 # idempotent producers the leader knows: id, epoch, last sequence and offset
                 "producers": list((lead or {}).get("producers") or ()),
             })
 
+        self.rates.forget_except({(p["topic"], p["partition"]) for p in partitions})
         groups = await self._groups(live, {(p["topic"], p["partition"]): p["high_watermark"] for p in partitions})
         ids = sorted(set(live) | assigned | set(self.known))
         # A page served on the external listener names the addresses its reader can reach
@@ -237,11 +362,13 @@ class WebState:
             "dead_brokers": [i for i in ids if i not in live],
             "brokers": brokers,
             "partitions": partitions,
+            "topics": self._topics(partitions),
             "groups": groups,
             "summary": {
                 "topics": len({p["topic"] for p in partitions}),
                 "partitions": len(partitions),
                 "under_replicated": sum(1 for p in partitions if p["under_replicated"]),
+                "under_min_isr": sum(1 for p in partitions if p["under_min_isr"]),
                 "offline": sum(1 for p in partitions if p["offline"]),
             },
         }

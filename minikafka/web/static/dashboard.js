@@ -1,5 +1,6 @@
 // minikafka dashboard: polls GET /api/state and GET /api/events?since= every 500 ms
-// and redraws. Plain JavaScript, no dependencies, nothing fetched from elsewhere.
+// and redraws; the record browser asks GET /api/records when told to. Read-only.
+// Plain JavaScript, no dependencies, nothing fetched from elsewhere.
 "use strict";
 
 const POLL_MS = 500;
@@ -38,11 +39,28 @@ async function getJSON(url) {
   const timer = setTimeout(() => ctl.abort(), REQUEST_TIMEOUT_MS);
   try {
     const resp = await fetch(url, { cache: "no-store", signal: ctl.signal });
-    if (!resp.ok) throw new Error(`${url}: HTTP ${resp.status}`);
+    if (!resp.ok) {
+      // the JSON routes answer errors as {error, message}: keep them for the page
+      let body = null;
+      try { body = await resp.json(); } catch (e) { body = null; }
+      const err = new Error(body && body.message ? body.message : `${url}: HTTP ${resp.status}`);
+      err.status = resp.status;
+      err.kafkaError = body && body.error;
+      throw err;
+    }
     return await resp.json();
   } finally {
     clearTimeout(timer);
   }
+}
+
+function rate(x, unit) {
+  if (x === null || x === undefined) return "–";
+  const units = unit === "B" ? ["B", "KB", "MB", "GB"] : [""];
+  let v = x, i = 0;
+  while (unit === "B" && v >= 1024 && i < units.length - 1) { v /= 1024; i += 1; }
+  const n = v >= 100 || v === 0 ? v.toFixed(0) : v.toFixed(1);
+  return unit === "B" ? `${n} ${units[i]}/s` : `${n} rec/s`;
 }
 
 function clock(ts) {
@@ -67,6 +85,9 @@ function renderState(s) {
   $("updated").textContent = clock(s.ts);
   document.body.dataset.servingBroker = s.serving_broker;
 
+  renderTopics(s.topics || []);
+  updateRecordChoices(s.partitions);
+
   const key = JSON.stringify({ c: s.controller, b: s.brokers, p: s.partitions, g: s.groups });
   if (key === lastStateKey) return;
   lastStateKey = key;
@@ -84,16 +105,18 @@ function renderState(s) {
   const sum = $("summary");
   sum.dataset.partitions = s.summary.partitions;
   sum.dataset.underReplicated = s.summary.under_replicated;
+  sum.dataset.underMinIsr = s.summary.under_min_isr;
   sum.dataset.offline = s.summary.offline;
   $("sum-partitions").textContent = s.summary.partitions;
   $("sum-urp").textContent = s.summary.under_replicated;
+  $("sum-umi").textContent = s.summary.under_min_isr;
   $("sum-offline").textContent = s.summary.offline;
 
   const alive = new Set(s.live_brokers);
   const body = $("partition-rows");
   if (!s.partitions.length) {
     body.replaceChildren(el("tr", { class: "empty" },
-      el("td", { colspan: 8 }, "no topics yet: create one with ", el("code", { text: "minikafka topics create" }))));
+      el("td", { colspan: 10 }, "no topics yet: create one with ", el("code", { text: "minikafka topics create" }))));
   } else {
     body.replaceChildren(...s.partitions.map((p) => renderPartition(p, alive)));
   }
@@ -170,6 +193,13 @@ function renderPartition(p, alive) {
   const flags = [];
   if (p.offline) flags.push(el("span", { class: "flag offline", text: "OFFLINE" }));
   else if (p.under_replicated) flags.push(el("span", { class: "flag urp", text: "UNDER-REPLICATED" }));
+  if (p.under_min_isr) {
+    flags.push(el("span", {
+      class: "flag umi", text: "UNDER MIN ISR",
+      title: `ISR ${p.isr.length} < min.insync.replicas ${p.min_insync_replicas}: acks=all produces fail with NOT_ENOUGH_REPLICAS`,
+    }));
+  }
+  const r = p.rates || {};
   const leaderCell = p.leader >= 0 ? String(p.leader) : "none";
   return el("tr", {
     class: "partition", id: `p-${p.topic}-${p.partition}`,
@@ -177,8 +207,13 @@ function renderPartition(p, alive) {
     "data-leader-epoch": p.leader_epoch, "data-replicas": p.replicas.join(","), "data-isr": p.isr.join(","),
     "data-hw": p.high_watermark, "data-leo": p.log_end_offset, "data-log-start": p.log_start_offset,
     "data-under-replicated": p.under_replicated, "data-offline": p.offline,
+    "data-under-min-isr": p.under_min_isr === null ? "unknown" : p.under_min_isr,
+    "data-min-isr": p.min_insync_replicas ?? "",
   },
-    el("td", { class: "topic" }, p.topic, flags.length ? el("span", { class: "flags" }, ...flags) : null,
+    el("td", { class: "topic" }, p.topic,
+      el("button", { type: "button", class: "browse", title: "show its last records below", "data-topic": p.topic,
+                     "data-partition": p.partition, text: "records" }),
+      flags.length ? el("span", { class: "flags" }, ...flags) : null,
       (p.producers || []).length ? el("div", {
         class: "producers",
         title: p.producers.map((x) => `producer ${x.producer_id} epoch ${x.producer_epoch}: ` +
@@ -196,7 +231,147 @@ function renderPartition(p, alive) {
     }, p.high_watermark >= 0 ? p.high_watermark : "?",
       p.log_start_offset > 0 ? el("div", { class: "logstart", text: `start ${p.log_start_offset}` }) : null),
     el("td", {}, renderReplicaBars(p)),
+    el("td", {
+      class: "num rate produce", "data-records-per-s": r.produce_records_per_s ?? "",
+      "data-bytes-per-s": r.produce_bytes_per_s ?? "",
+    }, rate(r.produce_records_per_s, "rec"), el("div", { class: "bytes" }, rate(r.produce_bytes_per_s, "B"))),
+    el("td", {
+      class: "num rate fetch", "data-records-per-s": r.fetch_records_per_s ?? "",
+      "data-bytes-per-s": r.fetch_bytes_per_s ?? "",
+    }, rate(r.fetch_records_per_s, "rec"), el("div", { class: "bytes" }, rate(r.fetch_bytes_per_s, "B"))),
   );
+}
+
+// ------------------------------------------------------------------ topics and configs
+
+let lastTopicsKey = "";
+const openTopics = new Set();  // topics whose effective values the reader opened
+
+function renderTopics(topics) {
+  const key = JSON.stringify(topics);
+  if (key === lastTopicsKey) return;
+  lastTopicsKey = key;
+  const body = $("topic-rows");
+  if (!topics.length) {
+    body.replaceChildren(el("tr", { class: "empty" }, el("td", { colspan: 6 }, "no topics yet")));
+    return;
+  }
+  body.replaceChildren(...topics.map(renderTopic));
+}
+
+function renderTopic(t) {
+  const entries = t.configs || [];
+  const minIsr = entries.find((c) => c.name === "min.insync.replicas");
+  const overrides = entries.filter((c) => c.source === "topic");
+  const details = el("details", { class: "configs", "data-topic": t.topic },
+    el("summary", {}, t.configs ? `${entries.length} settings` : "not known yet"),
+    el("table", { class: "config-table" }, ...entries.map((c) => el("tr", {
+      class: `config${c.source === "topic" ? " is-override" : ""}`,
+      "data-config": c.name, "data-value": c.value ?? "", "data-source": c.source,
+    }, el("td", { class: "name", text: c.name }), el("td", { class: "value", text: c.value ?? "null" }),
+      el("td", { class: "source muted", text: c.source })))));
+  if (openTopics.has(t.topic)) details.open = true;
+  details.addEventListener("toggle", () => {
+    if (details.open) openTopics.add(t.topic); else openTopics.delete(t.topic);
+  });
+  return el("tr", {
+    class: "topic", "data-topic": t.topic, "data-partitions": t.partitions,
+    "data-under-min-isr": t.under_min_isr,
+  },
+    el("td", { class: "topic" }, t.topic,
+      t.config_error ? el("div", { class: "config-error", text: `configs: ${t.config_error}` }) : null),
+    el("td", { class: "num" }, t.partitions),
+    el("td", { class: "num" }, t.replication_factor),
+    el("td", { class: "num min-isr" }, minIsr ? minIsr.value : "?"),
+    el("td", { class: "overrides" }, ...(overrides.length ? overrides.map((c) => el("span", {
+      class: "override", "data-config": c.name, "data-value": c.value ?? "",
+    }, el("code", { text: `${c.name}=${c.value ?? "null"}` }))) : [el("span", { class: "muted", text: "none" })])),
+    el("td", {}, details),
+  );
+}
+
+// ------------------------------------------------------------------ record browser
+
+let recordChoicesKey = "";
+let partitionCounts = new Map();  // topic -> partitions, from the last state
+
+function updateRecordChoices(partitions) {
+  const counts = new Map();
+  for (const p of partitions) counts.set(p.topic, Math.max(counts.get(p.topic) || 0, p.partition + 1));
+  const key = JSON.stringify([...counts]);
+  if (key === recordChoicesKey) return;
+  recordChoicesKey = key;
+  const topicSel = $("rec-topic");
+  const was = topicSel.value;
+  topicSel.replaceChildren(...[...counts.keys()].map((t) => el("option", { value: t, text: t })));
+  if (counts.has(was)) topicSel.value = was;
+  partitionCounts = counts;
+  updatePartitionChoices();
+}
+
+function updatePartitionChoices() {
+  const partSel = $("rec-partition");
+  const was = partSel.value;
+  const n = partitionCounts.get($("rec-topic").value) || 0;
+  partSel.replaceChildren(...Array.from({ length: n }, (_, i) => el("option", { value: i, text: i })));
+  if (Number(was) < n) partSel.value = was;
+}
+
+function showBytes(v) {
+  if (v === null || v === undefined) return el("span", { class: "null", text: "null" });
+  const span = el("span", { class: v.encoding === "hex" ? "bytes-hex" : "bytes-text", title: `${v.size} bytes` },
+    v.encoding === "hex" ? `0x${v.data}` : v.data);
+  if (v.truncated) span.appendChild(el("span", { class: "muted", text: ` … (${v.size} bytes)` }));
+  return span;
+}
+
+function renderRecord(r) {
+  return el("tr", { class: "record", "data-offset": r.offset, "data-leader-epoch": r.leader_epoch },
+    el("td", { class: "num offset" }, r.offset),
+    el("td", { class: "num epoch" }, r.leader_epoch),
+    el("td", { class: "ts" }, r.timestamp >= 0 ? new Date(r.timestamp).toISOString() : "-"),
+    el("td", { class: "key" }, showBytes(r.key)),
+    el("td", { class: "value" }, showBytes(r.value)),
+    el("td", { class: "headers" }, ...r.headers.map((h) => el("div", {}, `${h.key}: `, showBytes(h.value)))),
+  );
+}
+
+function recordStatus(state, text, error) {
+  const st = $("records-status");
+  st.dataset.state = state;
+  if (error) st.dataset.error = error; else delete st.dataset.error;
+  st.textContent = text;
+}
+
+async function showRecords() {
+  const topic = $("rec-topic").value;
+  const partition = $("rec-partition").value;
+  const limit = $("rec-limit").value;
+  const q = new URLSearchParams({ topic, partition, limit });
+  recordStatus("loading", `reading ${topic}-${partition}…`);
+  const rows = $("record-rows");
+  try {
+    const got = await getJSON(`${apiBase}/api/records?${q}`);
+    rows.replaceChildren(...got.records.map(renderRecord));
+    rows.dataset.topic = got.topic;
+    rows.dataset.partition = got.partition;
+    rows.dataset.highWatermark = got.high_watermark;
+    recordStatus("ok", `${got.records.length} record${got.records.length === 1 ? "" : "s"} of ` +
+      `${got.topic}-${got.partition} below its high watermark ${got.high_watermark} ` +
+      `(log start ${got.log_start_offset}), read from leader ${got.leader}`);
+  } catch (err) {
+    rows.replaceChildren();
+    recordStatus("error", err.kafkaError ? `${err.kafkaError}: ${err.message}` : `failed: ${err.message}`,
+      err.kafkaError || "UNREACHABLE");
+  }
+}
+
+function browse(topic, partition) {
+  $("rec-topic").value = topic;
+  updatePartitionChoices();
+  $("rec-partition").value = partition;
+  $("records-section").scrollIntoView({ block: "nearest" });
+  showRecords();
 }
 
 function renderReplicaBars(p) {
@@ -344,6 +519,12 @@ async function pollEvents() {
 
 $("show-all-events").addEventListener("change", (ev) => {
   $("events").classList.toggle("all", ev.target.checked);
+});
+$("records-form").addEventListener("submit", (ev) => { ev.preventDefault(); showRecords(); });
+$("rec-topic").addEventListener("change", () => updatePartitionChoices());
+$("partition-rows").addEventListener("click", (ev) => {
+  const b = ev.target.closest("button.browse");
+  if (b) browse(b.dataset.topic, b.dataset.partition);
 });
 pollState();
 pollEvents();
