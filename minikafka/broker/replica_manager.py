@@ -366,7 +366,14 @@ class ReplicaManager:
 
     async def fetch(self, req: dict) -> list[dict]:
         """Read now; if fewer than min_bytes are available, park in the fetch purgatory
-        until an append or HW move on one of the partitions, or max_wait_ms."""
+        until an append or HW move on one of the partitions, or max_wait_ms.  What
+        consumers get is counted per partition (the dashboard's fetch rates)."""
+        answered = await self._fetch(req)
+        if req["replica_id"] < 0:
+            self.broker.metrics.count_consumer_fetch(req["partitions"], answered)
+        return answered
+
+    async def _fetch(self, req: dict) -> list[dict]:
         replica_id = req["replica_id"]
         parts = req["partitions"]
         t = now_ms()

@@ -91,7 +91,6 @@ class Broker:
                             digest=(ZK_ACL_USER, config.cluster_secret)
                             if config.get("zookeeper.set.acl") and config.cluster_secret else None)
         self.replica_manager = ReplicaManager(self)
-        self._count_consumer_fetches()
         self.fetchers = FetcherManager(self)
         self.listeners = Listeners(config)
         self.security = Security(config, self.metrics)  # raises INVALID_CONFIG on bad security settings
@@ -156,7 +155,8 @@ class Broker:
             cluster_id=lambda: self.cluster_id,
             controller_epoch=lambda: ctl.epoch if (ctl := self.controller) is not None else None,
             local_replicas=lambda: self.replica_state({"partitions": None, "checksum_upto": None}),
-            local_events=lambda: list(self.events), call=self._call, prometheus=lambda: render_prometheus(self))
+            local_events=lambda: list(self.events), call=self._call, prometheus=lambda: render_prometheus(self),
+            acls_enabled=self.security.enabled)
 
     # -- events --------------------------------------------------------------------
     def record_event(self, kind: str, text: str, **extra: Any) -> None:
@@ -460,20 +460,6 @@ class Broker:
         for r in out:
             r["fetched_records"], r["fetched_bytes"] = self.metrics.consumer_fetched.get((r["topic"], r["partition"]), (0, 0))
         return out
-
-    def _count_consumer_fetches(self) -> None:
-        """Count consumer fetches per partition (:meth:`Metrics.count_consumer_fetch`) on
-        both protocols: the msgpack and the Kafka fetch handlers both read through
-        ``replica_manager.fetch``."""
-        read = self.replica_manager.fetch
-
-        async def fetch(req: dict) -> list[dict]:
-            answered = await read(req)
-            if req["replica_id"] < 0:
-                self.metrics.count_consumer_fetch(req["partitions"], answered)
-            return answered
-
-        self.replica_manager.fetch = fetch  # type: ignore[method-assign]
 
     async def verify_controller_epoch(self, epoch: int) -> None:
         """Refuse a controller epoch newer than /controller_epoch in ZooKeeper: a forged

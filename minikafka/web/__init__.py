@@ -34,7 +34,7 @@ def setup_routes(app: Any, view: "BrokerView") -> None:
     """Add the dashboard, state and metrics routes to a broker's aiohttp app."""
     from aiohttp import web
 
-    from ..errors import KafkaError, UnknownServerError
+    from ..errors import KafkaError, TopicAuthorizationFailedError, UnknownServerError
     from .records import RecordReader, error_body, parse_query
     from .state import WebState
 
@@ -59,6 +59,9 @@ def setup_routes(app: Any, view: "BrokerView") -> None:
 
     async def api_records(request: web.Request) -> web.Response:
         try:
+            if view.acls_enabled:
+                raise TopicAuthorizationFailedError("the record browser is off on a cluster with ACLs "
+                                                    "(authorizer.class.name): it would read around them")
             topic, partition, limit = parse_query(request.query)
             return web.json_response(await reader.last_records(topic, partition, limit), headers=API_HEADERS)
         except KafkaError as exc:

@@ -26,6 +26,7 @@ from ..errors import (
     InvalidRequestError,
     KafkaError,
     LeaderNotAvailableError,
+    TopicAuthorizationFailedError,
     UnknownTopicOrPartitionError,
     error_for,
 )
@@ -47,7 +48,7 @@ MAX_SCAN_BYTES = 8 << 20
 MAX_STEPS_BACK = 4
 LEADER_TIMEOUT_S = 5.0
 
-STATUS = {InvalidRequestError: 400, UnknownTopicOrPartitionError: 404}
+STATUS = {InvalidRequestError: 400, UnknownTopicOrPartitionError: 404, TopicAuthorizationFailedError: 403}
 _CONTROL_CHARS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 

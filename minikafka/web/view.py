@@ -29,3 +29,4 @@ class BrokerView:
     local_events: Callable[[], list[dict]]  # this broker's timeline
     call: Callable[[str, int, str, dict, float], Awaitable[dict]]  # another broker's API (host, port, api, body, timeout)
     prometheus: Callable[[], str]  # /metrics text
+    acls_enabled: bool = False  # an authorizer is on: the record browser would read around the ACLs
