@@ -16,7 +16,7 @@ from typing import Any
 
 from ..errors import ClientError
 from . import watch
-from .common import add_dir_and_bootstrap, resolve_bootstrap
+from .common import add_dir_and_bootstrap, broker_id, group_id, resolve_bootstrap, topic_name
 
 
 def add_parsers(subparsers: argparse._SubParsersAction) -> None:
@@ -27,7 +27,7 @@ def add_parsers(subparsers: argparse._SubParsersAction) -> None:
                                  parser_class=type(topics))
 
     create = tsub.add_parser("create", help="create a topic", description="Create a topic.")
-    create.add_argument("name", metavar="NAME")
+    create.add_argument("name", metavar="NAME", type=topic_name)
     create.add_argument("--partitions", type=_positive, default=None, help="number of partitions")
     create.add_argument("--replication-factor", dest="replication_factor", type=_positive, default=None,
                         help="replicas per partition (at most the number of live brokers)")
@@ -49,19 +49,20 @@ def add_parsers(subparsers: argparse._SubParsersAction) -> None:
         "describe", help="leaders, replicas, ISR, epochs, HW and LEOs",
         description="Describe partitions: leader, replicas, ISR, leader epoch, the leader's high watermark "
                     "and every replica's LEO as the brokers report them.")
-    describe.add_argument("name", metavar="NAME", nargs="?", default=None, help="topic (default: every topic)")
+    describe.add_argument("name", metavar="NAME", nargs="?", default=None, type=topic_name, help="topic (default: every topic)")
     describe.add_argument("--json", action="store_true",
                           help="print a JSON document with every field, including each replica's log checksum "
                                "below the leader's HW (replicas agree when the checksums are equal)")
     add_dir_and_bootstrap(describe)
     watch.add_flags(describe)
-    describe.set_defaults(func=watch.watchable(cmd_topics_describe, "minikafka topics describe"))
+    describe.set_defaults(func=watch.watchable(cmd_topics_describe, "minikafka topics describe",
+                                                        _topics_describe_view))
 
     elect = tsub.add_parser(
         "elect-leaders", help="move leadership back to the preferred replicas",
         description="Preferred leader election: make each partition's first replica its leader again, where "
                     "that replica is alive and in the ISR (default: every partition that needs it).")
-    elect.add_argument("--topic", default=None, help="only this topic's partitions")
+    elect.add_argument("--topic", default=None, type=topic_name, help="only this topic's partitions")
     elect.add_argument("--partition", type=_non_negative, default=None, metavar="P",
                        help="only this partition (needs --topic)")
     add_dir_and_bootstrap(elect)
@@ -70,7 +71,7 @@ def add_parsers(subparsers: argparse._SubParsersAction) -> None:
     alter = tsub.add_parser("alter", help="add partitions to a topic",
                             description="Raise a topic's partition count, as kafka-topics.sh --alter --partitions "
                                         "does: the new partitions are placed like a new topic's and get leaders.")
-    alter.add_argument("name", metavar="NAME")
+    alter.add_argument("name", metavar="NAME", type=topic_name)
     alter.add_argument("--partitions", type=_positive, required=True, help="the new total number of partitions")
     add_dir_and_bootstrap(alter)
     alter.set_defaults(func=cmd_topics_alter)
@@ -84,8 +85,8 @@ def add_parsers(subparsers: argparse._SubParsersAction) -> None:
                             description="Every setting of a topic (its value and whether it is the topic's "
                                         "override, the broker's value or the default) or of a broker.")
     which = cdesc.add_mutually_exclusive_group(required=True)
-    which.add_argument("--topic")
-    which.add_argument("--broker", type=int, metavar="ID", help="a broker's settings, static and dynamic")
+    which.add_argument("--topic", type=topic_name)
+    which.add_argument("--broker", type=broker_id, metavar="ID", help="a broker's settings, static and dynamic")
     add_dir_and_bootstrap(cdesc)
     cdesc.set_defaults(func=cmd_configs_describe)
     calter = csub.add_parser("alter", help="set or remove topic overrides or dynamic broker settings",
@@ -93,8 +94,8 @@ def add_parsers(subparsers: argparse._SubParsersAction) -> None:
                                          "dynamic settings of one broker (--broker) or of every broker "
                                          "(--broker-defaults); the brokers apply the change at once.")
     target = calter.add_mutually_exclusive_group(required=True)
-    target.add_argument("--topic")
-    target.add_argument("--broker", type=int, metavar="ID", help="dynamic settings of one broker")
+    target.add_argument("--topic", type=topic_name)
+    target.add_argument("--broker", type=broker_id, metavar="ID", help="dynamic settings of one broker")
     target.add_argument("--broker-defaults", dest="broker_defaults", action="store_true",
                         help="dynamic settings of every broker (kafka-configs.sh --entity-default)")
     calter.add_argument("--add-config", dest="add_config", action="append", default=[], metavar="K=V[,K=V...]",
@@ -106,7 +107,7 @@ def add_parsers(subparsers: argparse._SubParsersAction) -> None:
 
     delete = tsub.add_parser("delete", help="delete a topic",
                              description="Delete a topic: its replicas are stopped and their logs deleted.")
-    delete.add_argument("name", metavar="NAME")
+    delete.add_argument("name", metavar="NAME", type=topic_name)
     add_dir_and_bootstrap(delete)
     delete.set_defaults(func=cmd_topics_delete)
 
@@ -124,7 +125,7 @@ def add_parsers(subparsers: argparse._SubParsersAction) -> None:
         "reassign", help="move a partition to other brokers",
         description="Reassign a partition to a new replica list (the first is the preferred leader). The new "
                     "replicas catch up, then the old ones are removed; follow it with `topics describe`.")
-    reassign.add_argument("--topic", required=True)
+    reassign.add_argument("--topic", required=True, type=topic_name)
     reassign.add_argument("--partition", type=_non_negative, required=True, metavar="P")
     reassign.add_argument("--replicas", required=True, metavar="ID,ID,...", help="new broker ids, e.g. 3,2")
     add_dir_and_bootstrap(reassign)
@@ -133,7 +134,7 @@ def add_parsers(subparsers: argparse._SubParsersAction) -> None:
     produce = subparsers.add_parser(
         "produce", help="send lines of stdin as records",
         description="Send each line of standard input as one record. Prints nothing on success.")
-    produce.add_argument("topic", metavar="TOPIC")
+    produce.add_argument("topic", metavar="TOPIC", type=topic_name)
     produce.add_argument("--acks", choices=("all", "-1", "1", "0"), default="all",
                          help="all (-1): wait for the ISR; 1: for the leader; 0: do not wait (default all)")
     produce.add_argument("--key-separator", dest="key_separator", default=None, metavar="SEP",
@@ -156,8 +157,10 @@ def add_parsers(subparsers: argparse._SubParsersAction) -> None:
 
     consume = subparsers.add_parser(
         "consume", help="print records of a topic",
-        description="Print the committed records of a topic (every partition, or one), one per line.")
-    consume.add_argument("topic", metavar="TOPIC")
+        description="Print the committed records of a topic (every partition, or one), one per line. It stops "
+                    "after --max-messages, after --timeout-ms without a record, or at Ctrl-C (or SIGTERM); then it "
+                    "prints 'Processed a total of N messages' on stderr and exits 0.")
+    consume.add_argument("topic", metavar="TOPIC", type=topic_name)
     consume.add_argument("--from-beginning", dest="from_beginning", action="store_true",
                          help="start at the log start instead of the end")
     consume.add_argument("--partition", type=_non_negative, default=None, metavar="P",
@@ -170,7 +173,7 @@ def add_parsers(subparsers: argparse._SubParsersAction) -> None:
     consume.add_argument("--timeout-ms", dest="timeout_ms", type=_non_negative, default=None, metavar="T",
                          help="stop when no record arrived for T ms; 0 follows the topic until Ctrl-C "
                               "(default 10000; with --group: follow)")
-    consume.add_argument("--group", default=None, metavar="G",
+    consume.add_argument("--group", default=None, metavar="G", type=group_id,
                          help="consume as a member of consumer group G: the group shares the partitions, the "
                               "start is the group's committed offset, and positions are committed as it goes")
     consume.add_argument("--print-offset", dest="print_offset", action="store_true",
@@ -297,6 +300,38 @@ def cmd_topics_describe(args: argparse.Namespace) -> int:
         for line in format_topic(desc):
             print(line)
     return 0
+
+
+def topics_view(descs: list[Any]) -> watch.View:
+    """``topics describe --watch``: one row per partition (-1: not known, see docs/tutorial.md)."""
+    columns = [watch.Column("TOPIC", ratio=1, min_width=5), watch.Column("P", justify="right"),
+               watch.Column("LEADER", justify="right"), watch.Column("REPLICAS"), watch.Column("ISR"), watch.Column("EPOCH", justify="right")]
+    with_start = any(p.log_start_offset > 0 for d in descs for p in d.partitions)
+    if with_start:
+        columns.append(watch.Column("START", justify="right"))
+    columns += [watch.Column("HW", justify="right"), watch.Column("LEO", ratio=1, min_width=6, wrap=True)]
+    rows = []
+    under = 0
+    for d in descs:
+        for p in d.partitions:
+            under += len(p.isr) < len(p.replicas)
+            cells = [d.name, str(p.partition), str(p.leader), _ids(p.replicas), _ids(p.isr), str(p.leader_epoch)]
+            if with_start:
+                cells.append(str(p.log_start_offset))
+            cells += [str(p.high_watermark), " ".join(f"{b}={p.replica_leos.get(b, -1)}" for b in p.replicas)]
+            rows.append(((d.name, p.partition), tuple(cells)))
+    partitions = len(rows)
+    title = (f"{len(descs)} topic{'s' if len(descs) != 1 else ''}, {partitions} partition"
+             f"{'s' if partitions != 1 else ''}, {under} under-replicated")
+    return watch.View([watch.Grid("partitions", columns, rows, title=title, empty="no topics")])
+
+
+def _topics_describe_view(args: argparse.Namespace) -> tuple[watch.View, dict]:
+    from ..client.sync import Admin
+
+    with Admin(resolve_bootstrap(args)) as admin:
+        descs = admin.describe_topics(None if args.name is None else [args.name], checksums=args.json)
+    return topics_view(descs), {"topics": [d.to_dict() for d in descs]}
 
 
 def cmd_topics_elect_leaders(args: argparse.Namespace) -> int:
@@ -538,6 +573,7 @@ def cmd_consume(args: argparse.Namespace) -> int:
                 raise ClientError(f"--offset expects a non-negative offset, earliest or latest, got {args.offset!r}")
     if args.group is not None:
         return _consume_in_group(args, reset)
+    signal.signal(signal.SIGTERM, _interrupt)  # like Ctrl-C: print the summary line
     consumer = Consumer(resolve_bootstrap(args), auto_offset_reset=reset)
     out = sys.stdout.buffer
     count = 0
@@ -571,25 +607,28 @@ def _print_records(consumer: Any, args: argparse.Namespace, timeout_ms: int | No
     out = sys.stdout.buffer
     count = 0
     last = time.monotonic()
-    while args.max_messages is None or count < args.max_messages:
-        remaining = 1.0 if timeout_ms is None else timeout_ms / 1000 - (time.monotonic() - last)
-        if remaining <= 0:
-            break
-        left = None if args.max_messages is None else args.max_messages - count
-        try:
+    try:
+        while args.max_messages is None or count < args.max_messages:
+            remaining = 1.0 if timeout_ms is None else timeout_ms / 1000 - (time.monotonic() - last)
+            if remaining <= 0:
+                break
+            left = None if args.max_messages is None else args.max_messages - count
             records = consumer.poll(timeout_ms=max(1, int(min(remaining, 1.0) * 1000)), max_records=left)
-        except KeyboardInterrupt:
-            break
-        if not records:
-            continue
-        last = time.monotonic()
-        for r in records:
-            if args.print_offset:
-                out.write(b"%d:%d:%s:%s\n" % (r.partition, r.offset, _show(r.key), _show(r.value)))
-            else:
-                out.write(_show(r.value) + b"\n")
-        out.flush()
-        count += len(records)
+            if not records:
+                continue
+            last = time.monotonic()
+            for r in records:
+                if args.print_offset:
+                    out.write(b"%d:%d:%s:%s\n" % (r.partition, r.offset, _show(r.key), _show(r.value)))
+                else:
+                    out.write(_show(r.value) + b"\n")
+                count += 1
+            out.flush()
+    except KeyboardInterrupt:  # Ctrl-C (or SIGTERM): the normal end of following a topic
+        try:
+            out.flush()
+        except (KeyboardInterrupt, OSError):
+            pass
     return count
 
 

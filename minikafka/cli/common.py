@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 
 from ..cluster.state import DEFAULT_DIR, bootstrap_servers
 
@@ -23,3 +24,46 @@ def resolve_bootstrap(args: argparse.Namespace) -> str:
     if value:
         return value
     return bootstrap_servers(getattr(args, "dir", DEFAULT_DIR))
+
+
+# ---------------------------------------------------------------- argument types
+# Each says what it expected in words (argparse prints "argument X: <that>" as the one
+# error line), never Python's own text ("invalid literal for int()", "non-empty str").
+
+_LEGAL_TOPIC = re.compile(r"[a-zA-Z0-9._-]{1,249}")
+
+
+def topic_name(text: str) -> str:
+    """argparse type for a topic: Kafka's rule, 1-249 characters of [a-zA-Z0-9._-],
+    not '.' or '..' (the broker refuses others with INVALID_TOPIC_EXCEPTION)."""
+    if not _LEGAL_TOPIC.fullmatch(text) or text in (".", ".."):
+        what = "must not be empty" if not text else f"{text!r} is illegal"
+        raise argparse.ArgumentTypeError(f"topic name {what}: use 1-249 characters from [a-zA-Z0-9._-], "
+                                         f"not '.' or '..'")
+    return text
+
+
+def group_id(text: str) -> str:
+    """argparse type for a consumer group id: any text but the empty one."""
+    if not text:
+        raise argparse.ArgumentTypeError("group id must not be empty")
+    return text
+
+
+def whole_number(text: str) -> int:
+    """argparse type for an integer, e.g. an offset."""
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+
+
+def broker_id(text: str) -> int:
+    """argparse type for a broker id (0 or more)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a broker id (a whole number, 0 or more), got {text!r}")
+    return value

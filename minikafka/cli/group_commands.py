@@ -5,11 +5,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 from typing import Any
 
 from ..errors import ClientError
-from .common import add_dir_and_bootstrap, resolve_bootstrap
+from . import watch
+from .common import add_dir_and_bootstrap, group_id, resolve_bootstrap, topic_name, whole_number
 
 COLUMNS = ("GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG", "CONSUMER-ID", "HOST", "CLIENT-ID")
 
@@ -27,29 +27,29 @@ def add_parsers(subparsers: argparse._SubParsersAction) -> None:
         "describe", help="members, assignment, committed offsets and lag of a group",
         description="State, generation, assignor, coordinator and group leader, then one line per partition: "
                     "committed offset, log end offset (high watermark), lag and the member that owns it.")
-    describe.add_argument("group", metavar="GROUP")
+    describe.add_argument("group", metavar="GROUP", type=group_id)
     describe.add_argument("--json", action="store_true", help="print one JSON object")
-    describe.add_argument("--watch", action="store_true", help="print it again every second until Ctrl-C")
     add_dir_and_bootstrap(describe)
-    describe.set_defaults(func=cmd_groups_describe)
+    watch.add_flags(describe)
+    describe.set_defaults(func=watch.watchable(cmd_groups_describe, "minikafka groups describe", _group_view))
 
     reset = gsub.add_parser(
         "reset-offsets", help="move a group's committed offsets (the group must have no active members)",
         description="Set the committed offsets of a group's partitions of a topic, like "
                     "kafka-consumer-groups --reset-offsets --execute.")
-    reset.add_argument("group", metavar="GROUP")
-    reset.add_argument("--topic", required=True)
+    reset.add_argument("group", metavar="GROUP", type=group_id)
+    reset.add_argument("--topic", required=True, type=topic_name)
     to = reset.add_mutually_exclusive_group(required=True)
     to.add_argument("--to-earliest", dest="to_earliest", action="store_true", help="the log start offset")
     to.add_argument("--to-latest", dest="to_latest", action="store_true", help="the high watermark")
-    to.add_argument("--to-offset", dest="to_offset", type=int, default=None, metavar="N",
+    to.add_argument("--to-offset", dest="to_offset", type=whole_number, default=None, metavar="N",
                     help="offset N (kept within the log start and the high watermark)")
     reset.add_argument("--dry-run", dest="dry_run", action="store_true", help="print the new offsets, change nothing")
     add_dir_and_bootstrap(reset)
     reset.set_defaults(func=cmd_groups_reset)
 
     delete = gsub.add_parser("delete", help="delete an empty group and its committed offsets")
-    delete.add_argument("group", metavar="GROUP")
+    delete.add_argument("group", metavar="GROUP", type=group_id)
     add_dir_and_bootstrap(delete)
     delete.set_defaults(func=cmd_groups_delete)
 
@@ -111,25 +111,54 @@ def table(rows: list[tuple[str, ...]]) -> list[str]:
     return ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
 
 
+def group_view(d: dict) -> watch.View:
+    """``groups describe --watch``: the group's state, then kafka-consumer-groups' columns."""
+    def cell(v: Any) -> str:
+        return "-" if v is None or v == "" else str(v)
+
+    group = watch.Grid("group", [
+        watch.Column("GROUP", ratio=2, min_width=5), watch.Column("STATE"), watch.Column("GENERATION", justify="right"),
+        watch.Column("ASSIGNOR"), watch.Column("COORDINATOR", justify="right"), watch.Column("MEMBERS", justify="right"),
+        watch.Column("GROUP LEADER", ratio=2, min_width=6),
+    ], [("group", (d["group"], d["state"], str(d["generation"]), cell(d["protocol"]), str(d["coordinator"]),
+                   str(len(d["members"])), cell(d["leader"])))])
+    if d["state"] == "Dead":
+        return watch.View([group], [f"Consumer group '{d['group']}' does not exist."])
+    rows = [((o["topic"], o["partition"]), (o["topic"], str(o["partition"]), cell(o["current_offset"]),
+                                            cell(o["log_end_offset"]), cell(o["lag"]), cell(o["member_id"]),
+                                            cell(o["host"]), cell(o["client_id"]))) for o in d["offsets"]]
+    owned = {o["member_id"] for o in d["offsets"]}
+    rows += [(("member", m["member_id"]), ("-", "-", "-", "-", "-", m["member_id"], cell(m["host"]), cell(m["client_id"])))
+             for m in d["members"] if m["member_id"] not in owned]
+    offsets = watch.Grid("offsets", [
+        watch.Column("TOPIC", ratio=2, min_width=5), watch.Column("PARTITION", justify="right"),
+        watch.Column("CURRENT", justify="right"), watch.Column("LOG-END", justify="right"),
+        watch.Column("LAG", justify="right"), watch.Column("CONSUMER-ID", ratio=3, min_width=6),
+        watch.Column("HOST", ratio=1, min_width=4), watch.Column("CLIENT-ID", ratio=2, min_width=5),
+    ], rows, empty="no committed offsets and no members")
+    return watch.View([group, offsets])
+
+
+def _group_view(args: argparse.Namespace) -> tuple[watch.View, dict]:
+    from ..client.sync import Admin, Consumer
+
+    bootstrap = resolve_bootstrap(args)
+    with Admin(bootstrap) as admin, Consumer(bootstrap) as consumer:
+        d = describe(admin, consumer, args.group)
+    return group_view(d), d
+
+
 def cmd_groups_describe(args: argparse.Namespace) -> int:
     from ..client.sync import Admin, Consumer
 
     bootstrap = resolve_bootstrap(args)
     with Admin(bootstrap) as admin, Consumer(bootstrap) as consumer:
-        while True:
-            d = describe(admin, consumer, args.group)
-            if args.json:
-                print(json.dumps(d), flush=True)
-            else:
-                if args.watch:
-                    print(time.strftime("-- %H:%M:%S"))
-                print("\n".join(format_group(d)), flush=True)
-            if not args.watch:
-                return 0
-            try:
-                time.sleep(1.0)
-            except KeyboardInterrupt:
-                return 0
+        d = describe(admin, consumer, args.group)
+    if args.json:
+        print(json.dumps(d), flush=True)
+    else:
+        print("\n".join(format_group(d)), flush=True)
+    return 0
 
 
 def cmd_groups_reset(args: argparse.Namespace) -> int:

@@ -7,7 +7,8 @@ to brokers.
 
 Errors: a user mistake (bad arguments, a ClientError, a Kafka error) prints one
 line ``minikafka: error: ...`` on stderr and exits 2, never a traceback.
-Ctrl-C exits 130.
+Ctrl-C exits 130, except where it is the normal end of a command: ``consume`` (after
+its "Processed a total of N messages" line) and ``--watch`` exit 0.
 """
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from typing import Sequence
 from ..config import BrokerConfig, parse_overrides
 from ..errors import ClientError, InvalidConfigError, KafkaError
 from . import bench, client_commands, group_commands, scenario, watch
+from .common import broker_id
 
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
@@ -169,6 +171,16 @@ def _dir_flag(args: argparse.Namespace) -> str:
     return "" if args.dir == DEFAULT_DIR else f" --dir {args.dir}"
 
 
+def _earlier_storage(dir: str) -> str | None:
+    """The storage of the cluster recorded in ``dir`` earlier, if any."""
+    from ..cluster.state import exists, load
+
+    try:
+        return load(dir).storage if exists(dir) else None
+    except Exception:  # an unreadable record: nothing to say about it
+        return None
+
+
 def cmd_cluster_up(args: argparse.Namespace) -> int:
     """Start ZooKeeper and N brokers in the background and print their endpoints."""
     from ..cluster import launcher
@@ -182,6 +194,11 @@ def cmd_cluster_up(args: argparse.Namespace) -> int:
         if left:
             print(f"reusing {', '.join(left)} of an earlier cluster in {args.dir}: its topics, offsets and "
                   f"records come back (start anew with --fresh)", flush=True)
+    elif _earlier_storage(args.dir) == "disk":
+        left = launcher.leftovers(args.dir, args.brokers, external_zookeeper=bool(args.zookeeper))
+        if left:
+            print(f"starting anew: --storage memory deletes {', '.join(left)} of the earlier disk cluster in "
+                  f"{args.dir} (keep them with --storage disk)", flush=True)
     state = launcher.up(
         args.dir, brokers=args.brokers, zookeeper_port=args.zookeeper_port, base_port=args.base_port,
         zookeeper=args.zookeeper, storage=args.storage, broker_configs=parse_overrides(args.config),
@@ -231,6 +248,35 @@ def cmd_cluster_status(args: argparse.Namespace) -> int:
     for r in rows:
         print("  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip())
     return 0
+
+
+def status_view(st: dict) -> watch.View:
+    """``cluster status --watch``: ZooKeeper and the controller, then one row per broker."""
+    zk = st["zookeeper"]
+    controller = "-" if st["controller"] is None else str(st["controller"])
+    if st["controller"] is None and zk["serving"]:
+        controller = "none elected"
+    zk_grid = watch.Grid("zookeeper", [
+        watch.Column("ZOOKEEPER", ratio=2, min_width=9), watch.Column("PID"), watch.Column("PROCESS"),
+        watch.Column("ZK STATE"), watch.Column("CONTROLLER"), watch.Column("CTRL EPOCH"),
+    ], [("zookeeper", (zk["connect"], str(zk["pid"] or "-"), zk["process"],
+                       "serving" if zk["serving"] else "NOT answering", controller,
+                       "-" if st["controller_epoch"] is None else str(st["controller_epoch"])))])
+    brokers = watch.Grid("brokers", [
+        watch.Column("BROKER"), watch.Column("PID"), watch.Column("PROCESS"), watch.Column("REGISTERED"),
+        watch.Column("CTRL"), watch.Column("ENDPOINT", ratio=1, min_width=8),
+        watch.Column("KAFKA", ratio=1, min_width=8),
+    ], [(b["id"], (str(b["id"]), str(b["pid"] or "-"), b["process"], _yes_no(b["registered"]),
+                   _yes_no(b["controller"]), b["endpoint"], b.get("kafka_endpoint") or "-"))
+        for b in st["brokers"]], empty="no brokers recorded")
+    return watch.View([zk_grid, brokers])
+
+
+def _cluster_status_view(args: argparse.Namespace) -> tuple[watch.View, dict]:
+    from ..cluster import launcher
+
+    st = launcher.status(args.dir)
+    return status_view(st), st
 
 
 def cmd_cluster_down(args: argparse.Namespace) -> int:
@@ -331,7 +377,7 @@ def _add_cluster_parsers(sub: argparse._SubParsersAction) -> None:
     status = csub.add_parser("status", parents=[dir_parent], help="show processes, registrations, controller")
     status.add_argument("--json", action="store_true", help="print the status as JSON")
     watch.add_flags(status)
-    status.set_defaults(func=watch.watchable(cmd_cluster_status, "minikafka cluster status"))
+    status.set_defaults(func=watch.watchable(cmd_cluster_status, "minikafka cluster status", _cluster_status_view))
 
     down = csub.add_parser("down", parents=[dir_parent], help="stop every process (logs are kept)")
     down.set_defaults(func=cmd_cluster_down)
@@ -343,17 +389,17 @@ def _add_cluster_parsers(sub: argparse._SubParsersAction) -> None:
     kill.set_defaults(func=cmd_cluster_kill)
 
     start = csub.add_parser("start", parents=[dir_parent], help="restart a killed or stopped broker")
-    start.add_argument("broker_id", type=int, metavar="ID")
+    start.add_argument("broker_id", type=broker_id, metavar="ID")
     start.add_argument("--no-wait", action="store_true", help="do not wait for it to register")
     start.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for it (default 60)")
     start.set_defaults(func=cmd_cluster_start)
 
     stop = csub.add_parser("stop", parents=[dir_parent], help="stop one broker gracefully (SIGTERM)")
-    stop.add_argument("broker_id", type=int, metavar="ID")
+    stop.add_argument("broker_id", type=broker_id, metavar="ID")
     stop.set_defaults(func=cmd_cluster_stop)
 
     resume = csub.add_parser("resume", parents=[dir_parent], help="SIGCONT a broker frozen with kill --signal STOP")
-    resume.add_argument("broker_id", type=int, metavar="ID")
+    resume.add_argument("broker_id", type=broker_id, metavar="ID")
     resume.set_defaults(func=cmd_cluster_resume)
 
 
@@ -372,7 +418,7 @@ def build_parser() -> ArgumentParser:
     zk.set_defaults(func=cmd_zookeeper)
 
     broker = sub.add_parser("broker", help="run one broker in the foreground")
-    broker.add_argument("--id", type=int, required=True, help="broker id (broker.id)")
+    broker.add_argument("--id", type=broker_id, required=True, help="broker id (broker.id)")
     broker.add_argument("--zookeeper", required=True, metavar="HOST:PORT[/CHROOT]", help="ZooKeeper to register with")
     broker.add_argument("--listen", type=host_port, required=True, metavar="HOST:PORT", help="address to serve on")
     broker.add_argument("--advertise", type=host_port, default=None, metavar="HOST:PORT",
