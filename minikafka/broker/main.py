@@ -56,10 +56,23 @@ async def _main(config: BrokerConfig) -> int:
         await broker.stop()
         return 2
     except OSError as exc:
-        print(f"minikafka: error: broker {config.broker_id} cannot start: {exc}", file=sys.stderr)
+        print(f"minikafka: error: broker {config.broker_id} cannot start: {_os_error(exc)}", file=sys.stderr)
         await broker.stop()
         return 2
     await stop.wait()
     logging.getLogger(__name__).info("broker %d shutting down", config.broker_id)
     await broker.shutdown()
     return 0
+
+
+def _os_error(exc: OSError) -> str:
+    """An OSError in words: asyncio's "[Errno 98] error while attempting to bind on address
+    ('127.0.0.1', 9092): address already in use" becomes "cannot listen on 127.0.0.1:9092:
+    address already in use"."""
+    import re
+
+    text = str(exc)
+    m = re.search(r"bind on address \('?([^',]*)'?, (\d+)[^)]*\): (.*)", text)
+    if m:
+        return f"cannot listen on {m.group(1)}:{m.group(2)}: {m.group(3)}"
+    return re.sub(r"^\[Errno \d+\] ", "", text) or exc.__class__.__name__
