@@ -158,3 +158,23 @@ def test_security_settings_are_checked_at_start(settings, match):
 
     with pytest.raises(errors.InvalidConfigError, match=match):
         Security(BrokerConfig(1, "zk:2181", settings=settings), Metrics())
+
+
+def test_command_config_takes_kafka_and_librdkafka_names():
+    from minikafka.cli import command_config
+
+    opts, ignored = command_config.parse(
+        "# Kafka's client.properties\nsecurity.protocol=SASL_SSL\nsasl.mechanism=PLAIN\n"
+        'sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="alice" '
+        'password="p w";\nssl.truststore.location=/ca.pem\nssl.endpoint.identification.algorithm=\n'
+        "client.id=x\n")
+    assert opts == {"security_protocol": "SASL_SSL", "sasl_plain_username": "alice", "sasl_plain_password": "p w",
+                    "ssl_cafile": "/ca.pem", "ssl_check_hostname": False}
+    assert ignored == ["client.id"]
+    opts, _ = command_config.parse("security.protocol: SSL\nssl.ca.location=/ca\nssl.certificate.location=/c\n"
+                                   "ssl.key.location=/k\n")
+    assert opts == {"security_protocol": "SSL", "ssl_cafile": "/ca", "ssl_certfile": "/c", "ssl_keyfile": "/k"}
+    with pytest.raises(errors.ClientError, match="PLAIN only"):
+        command_config.parse("sasl.mechanism=SCRAM-SHA-512\n")
+    with pytest.raises(errors.ClientError, match="key=value"):
+        command_config.parse("just words\n")

@@ -335,3 +335,45 @@ def test_a_client_certificate_is_the_principal_with_ssl_client_auth_required(mak
     assert out.returncode == 0, out.stderr
     got = subprocess.run([*with_cert, "-C", "-t", "signed", "-o", "beginning", "-e"], capture_output=True, timeout=60)
     assert got.stdout.split() == [b"hello"], got.stderr
+
+
+# ---------------------------------------------------------------- the CLI
+
+def test_the_cli_manages_acls_and_reaches_a_secured_listener_with_command_config(secured, tmp_path):
+    from process_helpers import run_cli
+
+    topic = topic_name("cli")
+    create(secured, topic)
+    produce(secured, topic, [b"for bob"], **ADMIN)
+    admin_conf = tmp_path / "admin.properties"
+    admin_conf.write_text("security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\n"
+                          "sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required "
+                          'username="admin" password="admin-secret";\n')
+    bob_conf = tmp_path / "bob.properties"
+    bob_conf.write_text("# librdkafka's names work too\nsecurity.protocol=SASL_PLAINTEXT\n"
+                        "sasl.username=bob\nsasl.password=bob-secret\nclient.id=ignored\n")
+    where = ["--bootstrap-server", secured.bootstrap]
+
+    denied = run_cli("topics", "list", *where)
+    assert denied.returncode == 2 and len(denied.stderr.strip().splitlines()) == 1
+    assert "SASL_AUTHENTICATION_FAILED" in denied.stderr and "Traceback" not in denied.stderr
+    refused = run_cli("consume", topic, "--from-beginning", "--max-messages", "1", "--timeout-ms", "5000",
+                      *where, "--command-config", str(bob_conf))
+    assert refused.returncode == 2 and "TOPIC_AUTHORIZATION_FAILED" in refused.stderr, refused.stderr
+
+    added = run_cli("acls", "--add", "--allow-principal", "User:bob", "--operation", "Read", "--topic", topic,
+                    *where, "--command-config", str(admin_conf))
+    assert added.returncode == 0, added.stderr
+    assert f"ResourcePattern(resourceType=TOPIC, name={topic}, patternType=LITERAL)" in added.stdout
+    assert "(principal=User:bob, host=*, operation=READ, permissionType=ALLOW)" in added.stdout
+    listed = run_cli("acls", "--list", "--principal", "User:bob", *where, "--command-config", str(admin_conf))
+    assert topic in listed.stdout
+    got = run_cli("consume", topic, "--from-beginning", "--max-messages", "1", "--timeout-ms", "20000",
+                  *where, "--command-config", str(bob_conf))
+    assert got.returncode == 0 and got.stdout.split() == ["for", "bob"], got.stderr
+    assert "client.id is not a known config" in got.stderr
+    removed = run_cli("acls", "--remove", "--topic", topic, *where, "--command-config", str(admin_conf))
+    assert removed.returncode == 0 and "Removed 1 ACL" in removed.stdout, removed.stderr
+    bad = run_cli("acls", "--add", "--allow-principal", "bob", "--operation", "Read", "--topic", topic,
+                  *where, "--command-config", str(admin_conf))
+    assert bad.returncode == 2 and "User:NAME" in bad.stderr and "Traceback" not in bad.stderr

@@ -16,6 +16,7 @@ from typing import Any
 
 from ..errors import ClientError
 from . import watch
+from .command_config import client_options
 from .common import add_dir_and_bootstrap, broker_id, group_id, resolve_bootstrap, topic_name
 
 
@@ -249,7 +250,7 @@ def cmd_topics_create(args: argparse.Namespace) -> int:
         raise ClientError("give --partitions and --replication-factor (or --replica-assignment)")
     else:
         partitions, rf = args.partitions, args.replication_factor
-    with Admin(resolve_bootstrap(args)) as admin:
+    with Admin(resolve_bootstrap(args), **client_options(args)) as admin:
         try:
             admin.create_topic(args.name, partitions, rf, config=configs, assignment=assignment)
         except TopicAlreadyExistsError:
@@ -263,7 +264,7 @@ def cmd_topics_create(args: argparse.Namespace) -> int:
 def cmd_topics_list(args: argparse.Namespace) -> int:
     from ..client.sync import Admin
 
-    with Admin(resolve_bootstrap(args)) as admin:
+    with Admin(resolve_bootstrap(args), **client_options(args)) as admin:
         names = admin.list_topics()
     for name in names:
         print(name)
@@ -291,7 +292,7 @@ def _ids(ids: Any) -> str:
 def cmd_topics_describe(args: argparse.Namespace) -> int:
     from ..client.sync import Admin
 
-    with Admin(resolve_bootstrap(args)) as admin:
+    with Admin(resolve_bootstrap(args), **client_options(args)) as admin:
         descs = admin.describe_topics(None if args.name is None else [args.name], checksums=args.json)
     if args.json:
         print(json.dumps({"topics": [d.to_dict() for d in descs]}, indent=2))
@@ -329,7 +330,7 @@ def topics_view(descs: list[Any]) -> watch.View:
 def _topics_describe_view(args: argparse.Namespace) -> tuple[watch.View, dict]:
     from ..client.sync import Admin
 
-    with Admin(resolve_bootstrap(args)) as admin:
+    with Admin(resolve_bootstrap(args), **client_options(args)) as admin:
         descs = admin.describe_topics(None if args.name is None else [args.name], checksums=args.json)
     return topics_view(descs), {"topics": [d.to_dict() for d in descs]}
 
@@ -341,7 +342,7 @@ def cmd_topics_elect_leaders(args: argparse.Namespace) -> int:
 
     if args.partition is not None and args.topic is None:
         raise ClientError("--partition needs --topic")
-    with Admin(resolve_bootstrap(args)) as admin:
+    with Admin(resolve_bootstrap(args), **client_options(args)) as admin:
         tps = None
         if args.topic is not None:
             (desc,) = admin.describe_topics([args.topic])
@@ -367,7 +368,7 @@ def cmd_topics_elect_leaders(args: argparse.Namespace) -> int:
 def cmd_topics_alter(args: argparse.Namespace) -> int:
     from ..client.sync import Admin
 
-    with Admin(resolve_bootstrap(args)) as admin:
+    with Admin(resolve_bootstrap(args), **client_options(args)) as admin:
         added = admin.create_partitions(args.name, args.partitions)
     print(f"Topic {args.name} now has {args.partitions} partitions (added {', '.join(map(str, added))}).")
     return 0
@@ -377,14 +378,14 @@ def cmd_configs_describe(args: argparse.Namespace) -> int:
     from ..client.sync import Admin
 
     if args.broker is not None:
-        with Admin(resolve_bootstrap(args)) as admin:
+        with Admin(resolve_bootstrap(args), **client_options(args)) as admin:
             settings = admin.describe_broker_configs(args.broker)
         dynamic = [f"{k}={v}" for k, (v, src, _) in sorted(settings.items()) if src.startswith("dynamic")]
         print(f"Broker: {args.broker}\tDynamic: {','.join(dynamic) or '(none)'}")
         for name, (value, source, read_only) in sorted(settings.items()):
             print(f"  {name}={'' if value is None else value}\t({source}{', read-only' if read_only else ''})")
         return 0
-    with Admin(resolve_bootstrap(args)) as admin:
+    with Admin(resolve_bootstrap(args), **client_options(args)) as admin:
         configs = admin.describe_configs(args.topic)
     overrides = [f"{k}={v}" for k, (v, src) in sorted(configs.items()) if src == "topic"]
     print(f"Topic: {args.topic}\tOverrides: {','.join(overrides) or '(none)'}")
@@ -401,7 +402,7 @@ def cmd_configs_alter(args: argparse.Namespace) -> int:
     to_delete = [k.strip() for item in args.delete_config for k in item.split(",") if k.strip()]
     if not to_set and not to_delete:
         raise ClientError("give --add-config K=V and/or --delete-config K")
-    with Admin(resolve_bootstrap(args)) as admin:
+    with Admin(resolve_bootstrap(args), **client_options(args)) as admin:
         if args.topic is not None:
             admin.alter_configs(args.topic, set=to_set, delete=to_delete)
         else:
@@ -418,7 +419,7 @@ def cmd_configs_alter(args: argparse.Namespace) -> int:
 def cmd_topics_delete(args: argparse.Namespace) -> int:
     from ..client.sync import Admin
 
-    with Admin(resolve_bootstrap(args)) as admin:
+    with Admin(resolve_bootstrap(args), **client_options(args)) as admin:
         admin.delete_topic(args.name)
     print(f"Deleted topic {args.name}.")
     return 0
@@ -458,7 +459,7 @@ def cmd_topics_delete_records(args: argparse.Namespace) -> int:
     from ..client.sync import Admin
 
     offsets = read_offset_json(args.offset_json_file)
-    with Admin(resolve_bootstrap(args)) as admin:
+    with Admin(resolve_bootstrap(args), **client_options(args)) as admin:
         results = admin.delete_records(offsets)
     print("Records delete operation completed:")
     failed = 0
@@ -480,7 +481,7 @@ def cmd_topics_reassign(args: argparse.Namespace) -> int:
     except ValueError:
         raise ClientError(f"--replicas expects broker ids separated by commas, got {args.replicas!r}") from None
     tp = TopicPartition(args.topic, args.partition)
-    with Admin(resolve_bootstrap(args)) as admin:
+    with Admin(resolve_bootstrap(args), **client_options(args)) as admin:
         exc = admin.alter_partition_reassignments({tp: replicas}).get(tp)
     if exc is not None:
         raise exc
@@ -516,7 +517,7 @@ def cmd_produce(args: argparse.Namespace) -> int:
             with lock:
                 failures.append(exc)
 
-    producer = Producer(resolve_bootstrap(args), acks=args.acks, delivery_timeout_ms=args.delivery_timeout_ms,
+    producer = Producer(resolve_bootstrap(args), **client_options(args), acks=args.acks, delivery_timeout_ms=args.delivery_timeout_ms,
                         request_timeout_ms=min(30000, args.delivery_timeout_ms),
                         compression_type=getattr(args, "compression_type", "none"),
                         enable_idempotence=args.idempotence and args.acks in ("all", "-1"))
@@ -574,7 +575,7 @@ def cmd_consume(args: argparse.Namespace) -> int:
     if args.group is not None:
         return _consume_in_group(args, reset)
     signal.signal(signal.SIGTERM, _interrupt)  # like Ctrl-C: print the summary line
-    consumer = Consumer(resolve_bootstrap(args), auto_offset_reset=reset)
+    consumer = Consumer(resolve_bootstrap(args), **client_options(args), auto_offset_reset=reset)
     out = sys.stdout.buffer
     count = 0
     timeout_ms = 10000 if args.timeout_ms is None else (args.timeout_ms or None)
@@ -643,7 +644,7 @@ def _consume_in_group(args: argparse.Namespace, reset: str) -> int:
     if args.partition is not None:
         raise ClientError("--partition and --group cannot be combined: the group assigns the partitions")
     signal.signal(signal.SIGTERM, _interrupt)  # like Ctrl-C: commit and leave the group
-    consumer = Consumer(resolve_bootstrap(args), group_id=args.group, auto_offset_reset=reset,
+    consumer = Consumer(resolve_bootstrap(args), **client_options(args), group_id=args.group, auto_offset_reset=reset,
                         client_id="minikafka-console-consumer")
     count = 0
     try:

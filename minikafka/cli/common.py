@@ -5,14 +5,17 @@ import argparse
 import re
 
 from ..cluster.state import DEFAULT_DIR, bootstrap_servers
+from . import command_config
 
 
 def add_dir_and_bootstrap(parser: argparse.ArgumentParser) -> None:
-    """Add ``--dir`` (the local cluster folder) and ``--bootstrap-server HOST:PORT[,...]``."""
+    """Add ``--dir`` (the local cluster folder), ``--bootstrap-server HOST:PORT[,...]`` and
+    ``--command-config FILE`` (security options, :mod:`minikafka.cli.command_config`)."""
     parser.add_argument("--dir", default=DEFAULT_DIR,
                         help=f"cluster folder written by `minikafka cluster up` (default {DEFAULT_DIR})")
     parser.add_argument("--bootstrap-server", dest="bootstrap_server", metavar="HOST:PORT[,HOST:PORT...]",
                         default=None, help="brokers to contact first (default: the brokers recorded in --dir)")
+    command_config.add_flag(parser)
 
 
 def resolve_bootstrap(args: argparse.Namespace) -> str:

@@ -9,6 +9,7 @@ from typing import Any
 
 from ..errors import ClientError
 from . import watch
+from .command_config import client_options
 from .common import add_dir_and_bootstrap, group_id, resolve_bootstrap, topic_name, whole_number
 
 COLUMNS = ("GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG", "CONSUMER-ID", "HOST", "CLIENT-ID")
@@ -57,7 +58,7 @@ def add_parsers(subparsers: argparse._SubParsersAction) -> None:
 def cmd_groups_list(args: argparse.Namespace) -> int:
     from ..client.sync import Admin
 
-    with Admin(resolve_bootstrap(args)) as admin:
+    with Admin(resolve_bootstrap(args), **client_options(args)) as admin:
         for group_id, _, _ in admin.list_groups():
             print(group_id)
     return 0
@@ -143,7 +144,7 @@ def _group_view(args: argparse.Namespace) -> tuple[watch.View, dict]:
     from ..client.sync import Admin, Consumer
 
     bootstrap = resolve_bootstrap(args)
-    with Admin(bootstrap) as admin, Consumer(bootstrap) as consumer:
+    with Admin(bootstrap, **client_options(args)) as admin, Consumer(bootstrap, **client_options(args)) as consumer:
         d = describe(admin, consumer, args.group)
     return group_view(d), d
 
@@ -152,7 +153,7 @@ def cmd_groups_describe(args: argparse.Namespace) -> int:
     from ..client.sync import Admin, Consumer
 
     bootstrap = resolve_bootstrap(args)
-    with Admin(bootstrap) as admin, Consumer(bootstrap) as consumer:
+    with Admin(bootstrap, **client_options(args)) as admin, Consumer(bootstrap, **client_options(args)) as consumer:
         d = describe(admin, consumer, args.group)
     if args.json:
         print(json.dumps(d), flush=True)
@@ -166,7 +167,7 @@ def cmd_groups_reset(args: argparse.Namespace) -> int:
     from ..client.types import TopicPartition
 
     bootstrap = resolve_bootstrap(args)
-    with Admin(bootstrap) as admin, Consumer(bootstrap) as consumer:
+    with Admin(bootstrap, **client_options(args)) as admin, Consumer(bootstrap, **client_options(args)) as consumer:
         g = admin.describe_group(args.group)
         if g.members:
             raise ClientError(f"group {args.group!r} has {len(g.members)} active members (state {g.state}): stop them "
@@ -192,7 +193,7 @@ def cmd_groups_reset(args: argparse.Namespace) -> int:
 def cmd_groups_delete(args: argparse.Namespace) -> int:
     from ..client.sync import Admin
 
-    with Admin(resolve_bootstrap(args)) as admin:
+    with Admin(resolve_bootstrap(args), **client_options(args)) as admin:
         admin.delete_group(args.group)
     print(f"Deletion of requested consumer groups ('{args.group}') was successful.")
     return 0

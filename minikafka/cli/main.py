@@ -2,8 +2,9 @@
 
 Subcommands: ``zookeeper`` and ``broker`` run one server in the foreground;
 ``cluster up|status|down|kill|start|stop|resume`` manage a local cluster in a
-folder; ``topics``, ``produce``, ``consume`` (from :mod:`.client_commands`) and ``groups`` (:mod:`.group_commands`) talk
-to brokers.
+folder; ``topics``, ``produce``, ``consume`` (from :mod:`.client_commands`), ``groups``
+(:mod:`.group_commands`) and ``acls`` (:mod:`.acl_commands`) talk to brokers, with
+``--command-config FILE`` for a secured listener (:mod:`.command_config`).
 
 Errors: a user mistake (bad arguments, a ClientError, a Kafka error) prints one
 line ``minikafka: error: ...`` on stderr and exits 2, never a traceback.
@@ -20,7 +21,7 @@ from typing import Sequence
 
 from ..config import BrokerConfig, parse_overrides
 from ..errors import ClientError, InvalidConfigError, KafkaError
-from . import bench, client_commands, group_commands, scenario, watch
+from . import acl_commands, bench, client_commands, group_commands, scenario, watch
 from .common import broker_id
 
 EXIT_USAGE = 2
@@ -451,6 +452,7 @@ def build_parser() -> ArgumentParser:
     _add_cluster_parsers(sub)
     client_commands.add_parsers(sub)
     group_commands.add_parsers(sub)
+    acl_commands.add_parsers(sub)
     bench.add_parsers(sub)
     scenario.add_parsers(sub)
     return parser

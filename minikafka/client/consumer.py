@@ -341,12 +341,16 @@ class AIOConsumer:
         return None if hw < 0 else hw
 
     async def partitions_for_topic(self, topic: str) -> set[int]:
-        """The partition numbers of ``topic`` (UNKNOWN_TOPIC_OR_PARTITION if it does not exist)."""
+        """The partition numbers of ``topic`` (UNKNOWN_TOPIC_OR_PARTITION if it does not exist,
+        TOPIC_AUTHORIZATION_FAILED if an ACL hides it)."""
         self._check_open()
         if self._meta.topic(topic) is None:
             await self._meta.refresh()
         info = self._meta.topic(topic)
         if info is None:
+            fatal = await self._meta.ask_for_topics([topic], auto_create=False)
+            if topic in fatal:
+                raise fatal[topic]
             raise errors.UnknownTopicOrPartitionError(f"topic {topic!r} does not exist")
         return set(info.partition_ids)
 
