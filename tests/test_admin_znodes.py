@@ -192,3 +192,16 @@ def test_dynamic_broker_configs_by_hand_and_by_cli_apply_live(make_cluster):
     finally:
         client.stop()
         client.close()
+
+
+@pytest.mark.parametrize("name", ["", ".", "a/b", "x" * 250])
+def test_an_illegal_topic_name_never_reaches_a_znode(cluster, zk, name):
+    """An empty name would name /brokers/topics itself: deleting or describing it is refused."""
+    from minikafka.rpc import call_sync
+
+    port = cluster.brokers[1]
+    deleted = call_sync("127.0.0.1", port, "delete_topics", {"topics": [name], "timeout_ms": 0})
+    assert [t["error"] for t in deleted["topics"]] == ["INVALID_TOPIC_EXCEPTION"]
+    described = call_sync("127.0.0.1", port, "describe_configs", {"topic": name}, raise_error=False)
+    assert described["error"] == "INVALID_TOPIC_EXCEPTION"
+    assert zk.exists(layout.BROKER_TOPICS)

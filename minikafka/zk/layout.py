@@ -5,8 +5,11 @@ Pure: paths and (de)serialisers only; zk/session.py does the I/O.
 from __future__ import annotations
 
 import json
+import re
 import time
 from dataclasses import dataclass, field
+
+from ..errors import InvalidTopicExceptionError
 
 BROKER_IDS = "/brokers/ids"
 BROKER_TOPICS = "/brokers/topics"
@@ -32,8 +35,20 @@ def broker_path(broker_id: int) -> str:
     return f"{BROKER_IDS}/{broker_id}"
 
 
+_LEGAL_TOPIC = re.compile(r"[a-zA-Z0-9._-]{1,249}")
+
+
+def _legal(topic: str) -> str:
+    """``topic`` if it is a legal topic name; INVALID_TOPIC_EXCEPTION otherwise (an empty
+    name would otherwise name /brokers/topics itself)."""
+    if not isinstance(topic, str) or not _LEGAL_TOPIC.fullmatch(topic) or topic in (".", ".."):
+        raise InvalidTopicExceptionError(f"topic name {topic!r} is illegal: use 1-249 characters from "
+                                         "[a-zA-Z0-9._-], not '.' or '..'")
+    return topic
+
+
 def topic_path(topic: str) -> str:
-    return f"{BROKER_TOPICS}/{topic}"
+    return f"{BROKER_TOPICS}/{_legal(topic)}"
 
 
 def partitions_path(topic: str) -> str:
@@ -49,7 +64,7 @@ def partition_state_path(topic: str, partition: int) -> str:
 
 
 def topic_config_path(topic: str) -> str:
-    return f"{CONFIG_TOPICS}/{topic}"
+    return f"{CONFIG_TOPICS}/{_legal(topic)}"
 
 
 CONFIG_BROKERS = "/config/brokers"
