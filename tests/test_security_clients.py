@@ -21,6 +21,7 @@ from minikafka.auth import acls
 from minikafka.protocol.kafka import apis, frames
 from minikafka.rpc import call_sync
 from process_helpers import wait_for
+from test_kafka_clients import _recv_exact
 from tls_certs import make_certs
 
 pytestmark = pytest.mark.process
@@ -281,8 +282,8 @@ def test_sasl_handshake_v0_takes_the_bare_token_and_nothing_passes_before_it(sec
         return len(payload).to_bytes(4, "big") + payload
 
     def read_frame(s: ssl.SSLSocket) -> bytes:
-        size = int.from_bytes(_exactly(s, 4), "big")
-        return _exactly(s, size)
+        size = int.from_bytes(_recv_exact(s, 4), "big")
+        return _recv_exact(s, size)
 
     def request(api, version: int, body: dict, cid: int) -> bytes:
         return frames.encode_request(api, version, cid, "raw-test", body)  # size-prefixed
@@ -298,16 +299,6 @@ def test_sasl_handshake_v0_takes_the_bare_token_and_nothing_passes_before_it(sec
         assert read_frame(s) == b""  # the empty frame: authenticated
         s.sendall(request(apis.METADATA, 1, {"topics": None}, 3))
         assert len(frames.decode_response(apis.METADATA, 1, read_frame(s))[1]["brokers"]) == 3
-
-
-def _exactly(s: ssl.SSLSocket, n: int) -> bytes:
-    buf = b""
-    while len(buf) < n:
-        chunk = s.recv(n - len(buf))
-        if not chunk:
-            raise ConnectionError("closed")
-        buf += chunk
-    return buf
 
 
 # ---------------------------------------------------------------- mutual TLS

@@ -99,5 +99,5 @@ class Users:
         (the same words for an unknown user and a wrong password, as Kafka)."""
         known = self._users.get(user)
         if known is None or not hmac.compare_digest(known.encode(), password.encode()):
-            raise SaslAuthenticationFailedError(f"Authentication failed: Invalid username or password")
+            raise SaslAuthenticationFailedError("Authentication failed: Invalid username or password")
         return f"User:{user}"

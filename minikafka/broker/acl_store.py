@@ -15,19 +15,17 @@ conflict, then announce the change.
 """
 from __future__ import annotations
 
-import asyncio
-import logging
 from typing import TYPE_CHECKING, Iterable
 
 from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
 
 from ..auth import acls
 from ..auth.acls import AclBinding, AclFilter, Authorizer
+from .change_follower import ChangeFollower
 
 if TYPE_CHECKING:
     from ..zk.session import ZkSession
 
-log = logging.getLogger(__name__)
 
 PATHS = (acls.ACL_ROOT, acls.ACL_CHANGES, acls.PREFIXED_ROOT, acls.EXTENDED_CHANGES)
 
@@ -39,31 +37,17 @@ class AclStore:
         self.zk = zk
         self.authorizer = authorizer
         self._on_reload = on_reload
-        self._pending = asyncio.Event()
-        self._task: asyncio.Task | None = None
+        self._follower = ChangeFollower(zk, "acl-changes", (acls.ACL_CHANGES, acls.EXTENDED_CHANGES), self.reload)
 
     async def start(self) -> None:
         """Create Kafka's ACL paths, load every rule, then follow the change notifications."""
         for path in PATHS:
             await self.zk.ensure_path(path)
         await self.reload()
-        self._task = asyncio.get_running_loop().create_task(self._run(), name="acl-changes")
-        for path in (acls.ACL_CHANGES, acls.EXTENDED_CHANGES):
-            self.zk.watch_children(path, lambda children: self._pending.set())
+        self._follower.start()
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            await asyncio.gather(self._task, return_exceptions=True)
-
-    async def _run(self) -> None:
-        while True:
-            await self._pending.wait()
-            self._pending.clear()
-            try:
-                await self.reload()
-            except Exception as exc:  # ZooKeeper trouble: the next notification tries again
-                log.warning("reloading ACLs failed: %s", exc)
+        await self._follower.stop()
 
     async def read_all(self) -> list[AclBinding]:
         """Every rule stored in ZooKeeper."""

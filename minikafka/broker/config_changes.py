@@ -8,12 +8,12 @@ entity.  Dynamic broker configs are also read once at start, before the broker r
 """
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 from typing import TYPE_CHECKING
 
 from ..zk import layout
+from .change_follower import ChangeFollower
 
 if TYPE_CHECKING:
     from .server import Broker
@@ -27,30 +27,17 @@ class ConfigChangeListener:
     def __init__(self, broker: "Broker") -> None:
         self.broker = broker
         self._seen: set[str] = set()
-        self._task: asyncio.Task | None = None
-        self._pending = asyncio.Event()
+        self._follower = ChangeFollower(broker.zk, "config-changes", (layout.CONFIG_CHANGES,), self._process)
 
     async def start(self) -> None:
         zk = self.broker.zk
         await zk.ensure_path(layout.CONFIG_CHANGES)
         self._seen = set(await zk.children(layout.CONFIG_CHANGES))
         await self.load_broker_configs()
-        self._task = asyncio.get_running_loop().create_task(self._run(), name="config-changes")
-        zk.watch_children(layout.CONFIG_CHANGES, lambda children: self._pending.set())
+        self._follower.start()
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            await asyncio.gather(self._task, return_exceptions=True)
-
-    async def _run(self) -> None:
-        while True:
-            await self._pending.wait()
-            self._pending.clear()
-            try:
-                await self._process()
-            except Exception as exc:  # ZooKeeper trouble: try again on the next change
-                log.warning("config change processing failed: %s", exc)
+        await self._follower.stop()
 
     async def _process(self) -> None:
         zk = self.broker.zk
