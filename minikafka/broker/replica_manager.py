@@ -366,7 +366,8 @@ class ReplicaManager:
 
     async def fetch(self, req: dict) -> list[dict]:
         """Read now; if fewer than min_bytes are available, park in the fetch purgatory
-        until an append or HW move on one of the partitions, or max_wait_ms.  What
+        until one of the partitions has more to give (new records for a follower, an HW
+        move for a consumer), or max_wait_ms.  What
         consumers get is counted per partition (the dashboard's fetch rates)."""
         answered = await self._fetch(req)
         if req["replica_id"] < 0:
@@ -390,10 +391,12 @@ class ReplicaManager:
                 p = self.partitions.get((m["topic"], m["partition"]))
                 if p is None or not p.is_leader:
                     return True
-                if p.high_watermark != hws[(m["topic"], m["partition"])]:
-                    return True
-                bound = p.log_end_offset if replica_id >= 0 else p.high_watermark
-                if bound > m["fetch_offset"]:
+                if replica_id >= 0:
+                    # As Kafka's DelayedFetch: a follower's fetch waits for new records
+                    # only (a moved HW reaches the follower with its next fetch)
+                    if p.log_end_offset > m["fetch_offset"]:
+                        return True
+                elif p.high_watermark != hws[(m["topic"], m["partition"])] or p.high_watermark > m["fetch_offset"]:
                     return True
             return False
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import deque
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from .. import errors
 from ..protocol.records import COMPRESSION_TYPES
@@ -34,6 +34,9 @@ from .partitioner import StickyPartitioner, partition_for_key
 from .types import RecordMetadata
 
 ACKS = {"all": -1, "-1": -1, -1: -1, "1": 1, 1: 1, "0": 0, 0: 0}
+
+# What AIOProducer._place did with a record.
+NOT_PLACED, PLACED, PLACED_WAKE = 0, 1, 2
 
 # Extra time the client gives a produce answer beyond the broker-side timeout.
 RESPONSE_MARGIN_MS = 5000
@@ -164,6 +167,12 @@ class AIOProducer:
         self._flushing = 0
         self._progress: list[asyncio.Future] = []
         self._wake: asyncio.Event | None = None
+        # While the sender sleeps on a timer: when it wakes (now_ms() clock), else 0. The
+        # blocking Producer reads it from its caller's thread (see sync.Producer._schedule).
+        self.armed_until_ms = 0
+        # Called by the sender each time it wakes, before it looks at the batches: the
+        # blocking Producer hands over the records queued meanwhile.
+        self.before_step: Callable[[], None] | None = None
         self._sender: asyncio.Task | None = None
         self._meta_task: asyncio.Task | None = None
         self._need_meta = False
@@ -294,11 +303,13 @@ class AIOProducer:
         """
         if self._closing or not self._started:
             raise errors.ClientError("the producer is closed" if self._closing else "the producer is not started")
-        self.append_many(((topic, value, key, partition, headers, timestamp_ms, future),))
+        self.append_many(((topic, value, key, partition, headers, timestamp_ms, future, now_ms()),))
 
     def append_many(self, items: Iterable[tuple]) -> None:
         """Queue already validated records, each ``(topic, value, key, partition, headers,
-        timestamp_ms, future)``; a record that cannot be queued fails its future.
+        timestamp_ms, future, enqueued_ms)``; a record that cannot be queued fails its future.
+        ``enqueued_ms`` (the now_ms() clock) is when the record was sent: a batch it starts
+        lingers from then.
 
         Must run on the producer's loop; the blocking Producer hands over each burst of
         ``send`` calls with one call.
@@ -308,30 +319,41 @@ class AIOProducer:
             for item in items:
                 _settle(item[6], exc=exc)
             return
-        now = now_ms()
         waiting_topics = self._waiting
         place = self._place
-        for topic, value, key, partition, headers, timestamp_ms, future in items:
+        wake = False
+        for topic, value, key, partition, headers, timestamp_ms, future, now in items:
             self._seq += 1
             waiting = waiting_topics.get(topic)
             try:
-                placed = not waiting and place(topic, self._seq, key, value, headers, timestamp_ms, partition, future, now)
+                placed = PLACED_WAKE if waiting else place(topic, self._seq, key, value, headers, timestamp_ms,
+                                                           partition, future, now)
             except Exception as exc:  # never leave a future pending
                 _settle(future, exc=exc)
+                wake = True
                 continue
-            if not placed:
+            if placed == NOT_PLACED or waiting:
                 if waiting is None:
                     waiting = waiting_topics[topic] = deque()
                 waiting.append((self._seq, now, (key, value, headers, timestamp_ms, partition, future)))
                 self._need_meta = True
-        self._wake.set()
+                wake = True
+            elif placed == PLACED_WAKE:
+                wake = True
+        if wake or self._flushing:
+            # As Kafka's producer: the sender is woken for a new or a full batch only. A
+            # record joining a batch that is still lingering changes nothing the sender
+            # waits for (its timer runs to the first batch's linger deadline already).
+            self._wake.set()
 
     def _place(self, topic: str, seq: int, key: bytes | None, value: bytes | None, headers: list, ts: int,
-               partition: int | None, fut: Any, now: int) -> bool:
-        """Put a record into its partition's batch; False when the topic has no metadata."""
+               partition: int | None, fut: Any, now: int) -> int:
+        """Put a record into its partition's batch: NOT_PLACED when the topic has no metadata,
+        PLACED_WAKE when the sender has something new to look at (a new batch, a full
+        batch, a failed record), else PLACED."""
         info = self._meta.topic(topic)
         if info is None:
-            return False
+            return NOT_PLACED
         parts = info.partition_ids
         if partition is None:
             if key is not None:
@@ -341,17 +363,21 @@ class AIOProducer:
         elif not isinstance(partition, int) or partition not in info.partitions:
             _settle(fut, exc=errors.UnknownTopicOrPartitionError(
                 f"partition {partition!r} of topic {topic!r} does not exist (partitions 0..{len(parts) - 1})"))
-            return True
+            return PLACED_WAKE
         batch, rolled = self._acc.append(topic, partition, (key, value, headers, ts), fut, now,
                                          record_size(key, value, headers), seq)
         if (rolled or batch.closed) and key is None:
             self._sticky.batch_done(topic, partition, parts, info.available)
-        return True
+        return PLACED_WAKE if rolled or batch.closed or len(batch.records) == 1 else PLACED
 
     # ----- sender -------------------------------------------------------
     async def _run(self) -> None:
         wake = self._wake
+        loop = asyncio.get_running_loop()
         while True:
+            self.armed_until_ms = 0
+            if self.before_step is not None:
+                self.before_step()
             wake.clear()
             now = now_ms()
             delay = self._step(now)
@@ -364,10 +390,13 @@ class AIOProducer:
             if delay is None:
                 await wake.wait()
             elif delay > 0:
+                # a timer that sets the event (cheaper than wait_for, which starts a task)
+                timer = loop.call_later(delay / 1000, wake.set)
+                self.armed_until_ms = now + delay
                 try:
-                    await asyncio.wait_for(wake.wait(), delay / 1000)
-                except asyncio.TimeoutError:
-                    pass
+                    await wake.wait()
+                finally:
+                    timer.cancel()
             else:
                 await asyncio.sleep(0)
 

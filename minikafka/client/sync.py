@@ -2,8 +2,11 @@
 
 ``Producer.send`` is cheap: it validates the record, puts it on a deque and
 returns a small :class:`~minikafka.client.futures.RecordFuture`; the loop thread drains
-the deque in bulk (one wake-up per burst of sends, not one per record), and a batch's
-answer resolves all of its records at once.
+the deque in bulk, and a batch's answer resolves all of its records at once.  The loop
+thread is woken for a send only when its sender is not already due to wake within
+``linger_ms`` (it takes the queued records first thing when it does), or when a batch's
+worth of bytes is queued: a steady stream of records costs one wake-up per batch, not one
+per record.
 """
 from __future__ import annotations
 
@@ -15,9 +18,11 @@ from collections import deque
 from typing import Any, Awaitable, Callable, Iterable, Iterator, TypeVar
 
 from .. import errors
+from .accumulator import RECORD_OVERHEAD
 from .admin import AIOAdmin
 from .consumer import AIOConsumer
 from .futures import Completion, RecordFuture
+from .metadata import now_ms
 from .producer import AIOProducer, check_topic, normalize_headers, to_bytes
 from .types import ClusterDescription, ConsumerRecord, GroupDescription, TopicDescription, TopicPartition
 
@@ -139,9 +144,11 @@ class Producer:
         self._scheduled = False
         self._closed = False
         self._completion = Completion()
+        self._queued_bytes = 0  # roughly, since the last hand-over
 
         async def create() -> AIOProducer:
-            core = AIOProducer(bootstrap_servers, **config)
+            core = self._core = AIOProducer(bootstrap_servers, **config)
+            core.before_step = self._take
             await core.start()
             return core
 
@@ -150,6 +157,8 @@ class Producer:
         except BaseException:
             self._lt.close()
             raise
+        self._linger_ms = self._core.linger_ms
+        self._handover_bytes = self._core._acc.batch_size
 
     def send(
         self,
@@ -170,9 +179,13 @@ class Producer:
             raise errors.ClientError("the producer is closed")
         ts = int(time.time() * 1000) if timestamp_ms is None else int(timestamp_ms)
         fut = RecordFuture(self._completion, ts)
-        self._queue.append((check_topic(topic), to_bytes(value, "value"), to_bytes(key, "key"), partition,
-                            normalize_headers(headers), ts, fut))
-        self._schedule()
+        topic = check_topic(topic)
+        value = to_bytes(value, "value")
+        key = to_bytes(key, "key")
+        now = now_ms()
+        self._queue.append((topic, value, key, partition, normalize_headers(headers), ts, fut, now))
+        self._queued_bytes += RECORD_OVERHEAD + (len(value) if value else 0) + (len(key) if key else 0)
+        self._schedule(now)
         return fut
 
     def send_many(
@@ -205,21 +218,37 @@ class Producer:
         completion = self._completion
         items = []
         futures = []
+        size = 0
+        now = now_ms()
         for value, key in zip(values, keys):
             fut = RecordFuture(completion, ts)
-            items.append((topic, to_bytes(value, "value"), to_bytes(key, "key"), partition, hdrs, ts, fut))
+            value, key = to_bytes(value, "value"), to_bytes(key, "key")
+            size += RECORD_OVERHEAD + (len(value) if value else 0) + (len(key) if key else 0)
+            items.append((topic, value, key, partition, hdrs, ts, fut, now))
             futures.append(fut)
         self._queue.extend(items)
-        self._schedule()
+        self._queued_bytes += size
+        self._schedule(now)
         return futures
 
-    def _schedule(self) -> None:
-        """Make sure a drain of the queue is scheduled on the loop (once per burst).
+    def _schedule(self, now: int) -> None:
+        """Make sure the queue is drained on the loop in time (at most one wake-up per burst).
 
-        Read without the lock first: a drain clears the flag before it empties the
+        Nothing to do while the sender sleeps on a timer due within ``linger_ms``: it takes
+        the queue first thing when it wakes (:meth:`_take`), before it looks at the
+        batches, and a record starting a batch lingers from its own send time (the
+        ``enqueued_ms`` it carries), so no batch leaves later than its linger says.  A
+        batch's worth of queued bytes is handed over at once, so that full batches do not
+        wait for the timer.  The sender clears ``armed_until_ms`` before it takes the
+        queue, so a record appended while it still reads armed is taken.
+
+        The flag is read without the lock first: a drain clears it before it empties the
         queue, so a record appended while the flag still reads True is always drained.
         """
         if self._scheduled:
+            return
+        armed = self._core.armed_until_ms
+        if armed and armed - now <= self._linger_ms and self._queued_bytes < self._handover_bytes:
             return
         with self._lock:
             schedule = not self._scheduled
@@ -234,12 +263,19 @@ class Producer:
         """On the loop: hand every queued record to the core (one call per burst)."""
         with self._lock:
             self._scheduled = False
+        self._take()
+
+    def _take(self) -> None:
+        """On the loop: hand every queued record to the core (the sender calls it too,
+        each time it wakes)."""
         queue = self._queue
+        if not queue:
+            return
+        self._queued_bytes = 0
         items = []
         while queue:
             items.append(queue.popleft())
-        if items:
-            self._core.append_many(items)
+        self._core.append_many(items)
 
     async def _flush(self, timeout: float | None) -> None:
         self._drain()
