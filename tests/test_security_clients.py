@@ -368,3 +368,24 @@ def test_the_cli_manages_acls_and_reaches_a_secured_listener_with_command_config
     bad = run_cli("acls", "--add", "--allow-principal", "bob", "--operation", "Read", "--topic", topic,
                   *where, "--command-config", str(admin_conf))
     assert bad.returncode == 2 and "User:NAME" in bad.stderr and "Traceback" not in bad.stderr
+
+
+# ---------------------------------------------------------------- Spark
+
+def test_the_spark_source_and_sink_authenticate_and_follow_the_acls(secured, spark):
+    topic = topic_name("spark")
+    create(secured, topic, ("User:alice", "Write", f"Topic:{topic}"), ("User:alice", "Read", f"Topic:{topic}"))
+
+    def security(user: str) -> dict[str, str]:
+        return {"kafka.bootstrap.servers": secured.bootstrap, "kafka.security.protocol": "SASL_PLAINTEXT",
+                "kafka.sasl.mechanism": "PLAIN",
+                "kafka.sasl.jaas.config": "org.apache.kafka.common.security.plain.PlainLoginModule required "
+                                          f'username="{user}" password="{USERS[user]}";'}
+
+    df = spark.createDataFrame([(f"v{i}",) for i in range(20)], "value string")
+    df.write.format("minikafka").options(**security("alice")).option("topic", topic).mode("append").save()
+    back = spark.read.format("minikafka").options(**security("alice")).option("subscribe", topic).load()
+    assert sorted(r.value.decode() for r in back.select("value").collect()) == sorted(f"v{i}" for i in range(20))
+    with pytest.raises(Exception, match="TOPIC_AUTHORIZATION_FAILED"):
+        spark.read.format("minikafka").options(**security("bob")).option("assign", json.dumps({topic: [0]})) \
+            .load().count()

@@ -257,3 +257,19 @@ def test_min_offsets_per_trigger_waits_for_enough_records_or_the_max_delay(monke
     clock[0] = 1000.0
     reader._last_batch_at = clock[0]
     assert not reader._delays_trigger(begin, {("a", 0): 1, ("a", 1): 0}, {})
+
+
+def test_security_options_take_the_java_clients_names():
+    got = parse_options({**BOOT, "subscribe": "t", "kafka.security.protocol": "SASL_SSL",
+                         "kafka.sasl.mechanism": "PLAIN", "kafka.ssl.truststore.location": "/ca.pem",
+                         "kafka.sasl.jaas.config": 'org.apache.kafka.common.security.plain.PlainLoginModule '
+                                                   'required username="alice" password="secret";'})
+    assert got.security == {"security_protocol": "SASL_SSL", "sasl_plain_username": "alice",
+                            "sasl_plain_password": "secret", "ssl_cafile": "/ca.pem"}
+    assert parse_options({**BOOT, "subscribe": "t"}).security == {}
+    with pytest.raises(OptionError, match="PLAIN only"):
+        parse_options({**BOOT, "subscribe": "t", "kafka.sasl.mechanism": "SCRAM-SHA-256"})
+    with pytest.raises(OptionError, match="needs sasl_plain_username"):
+        parse_options({**BOOT, "subscribe": "t", "kafka.security.protocol": "SASL_PLAINTEXT"})
+    with pytest.raises(OptionError, match="kafka.security.protocol"):
+        parse_options({**BOOT, "subscribe": "t", "kafka.client.id": "x"})

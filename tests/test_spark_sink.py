@@ -56,7 +56,8 @@ def test_topic_column_routes_rows_and_the_topic_option_wins(spark, cluster):
     ("value string, partition string", {"topic": "t"}, "partition attribute type must be an IntegerType"),
     ("value string", {}, "topic option required when no 'topic' attribute is present"),
     ("value string", {"topic": "t", "kafka.linger.ms": "soon"}, "kafka.linger.ms' must be a whole number"),
-    ("value string", {"topic": "t", "kafka.sasl.mechanism": "PLAIN"}, "not supported by the minikafka sink"),
+    ("value string", {"topic": "t", "kafka.client.rack": "r1"}, "not supported by the minikafka sink"),
+    ("value string", {"topic": "t", "kafka.sasl.mechanism": "GSSAPI"}, "PLAIN only"),
 ])
 def test_write_errors_are_worded_like_sparks(spark, cluster, ddl, options, message):
     df = spark.createDataFrame([], ddl)
@@ -77,9 +78,10 @@ def test_sink_options_are_parsed_with_producer_meaning():
 
 def test_a_failed_write_fails_the_job_with_the_brokers_error(spark, cluster):
     # A missing topic with a valid name is created (auto.create.topics.enable, as with
-    # Spark's Kafka sink on a Kafka broker); an invalid name cannot be, and the write fails.
+    # Spark's Kafka sink on a Kafka broker); an invalid name cannot be, and the write fails
+    # at once with the broker's answer (no wait for max.block.ms).
     df = spark.createDataFrame([("x",)], "value string")
-    with pytest.raises(Exception, match="UNKNOWN_TOPIC_OR_PARTITION|not present in metadata"):
+    with pytest.raises(Exception, match="INVALID_TOPIC_EXCEPTION"):
         (df.write.format("minikafka").option("kafka.bootstrap.servers", cluster.bootstrap)
            .option("topic", "no such topic!").option("kafka.max.block.ms", "3000")
            .mode("append").save())

@@ -21,7 +21,7 @@ import time
 from typing import Any, Iterable, Iterator
 
 from .. import errors
-from ..client.connection import TRANSPORT_ERRORS, Connection
+from ..client.connection import ClientSecurity, Connection, TRANSPORT_ERRORS
 from ..client.metadata import Metadata, needs_refresh
 from ..client.sync import LoopThread
 from ..protocol.messages import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
@@ -47,13 +47,14 @@ class SourceClient:
     """Blocking metadata, offset and fetch requests for the Spark source."""
 
     def __init__(self, bootstrap_servers: str, poll_timeout_ms: int = 120_000,
-                 request_timeout_ms: int = REQUEST_TIMEOUT_MS, retry_backoff_ms: int = 100) -> None:
+                 request_timeout_ms: int = REQUEST_TIMEOUT_MS, retry_backoff_ms: int = 100,
+                 security: dict[str, Any] | None = None) -> None:
         self.poll_timeout_ms = poll_timeout_ms
         self.request_timeout_ms = request_timeout_ms
         self.retry_backoff_ms = retry_backoff_ms
         self._lt = LoopThread("minikafka-spark")
         try:
-            self._conn = Connection("minikafka-spark")
+            self._conn = Connection("minikafka-spark", ClientSecurity(**(security or {})))
             self._meta = Metadata(self._conn, bootstrap_servers, request_timeout_ms)
         except BaseException:
             self._lt.close()
@@ -120,6 +121,12 @@ class SourceClient:
         if not self._refreshed:
             self.refresh()
         meta = self._meta
+        named = options.topics if options.strategy == "subscribe" else tuple({t for t, _ in options.assignment})
+        hidden = [t for t in named if meta.topic(t) is None]
+        if hidden:  # not listed: it does not exist, or an ACL hides it (Spark's consumer fails then)
+            fatal = self._run(meta.ask_for_topics(hidden, auto_create=False))
+            if fatal:
+                raise next(iter(fatal.values()))
         if options.strategy == "subscribe":
             deadline = time.monotonic() + MISSING_TOPIC_WAIT_S
             while any(meta.topic(t) is None for t in options.topics) and time.monotonic() < deadline:

@@ -15,6 +15,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from ..client.connection import ClientSecurity
+from ..client.properties import SECURITY_PROPERTIES, security_options
 from ..errors import ClientError
 
 EARLIEST = -2
@@ -115,6 +117,9 @@ class SourceOptions:
     max_records_per_partition: int | None = None
     min_offsets_per_trigger: int | None = None
     max_trigger_delay_ms: int = 15 * 60 * 1000
+    # security options of the client (ClientSecurity's keyword arguments), from the
+    # kafka.security.protocol, kafka.sasl.jaas.config, kafka.ssl.truststore.location... options
+    security: dict[str, Any] = field(default_factory=dict, hash=False)
 
     def describe_subscription(self) -> str:
         if self.strategy == "subscribe":
@@ -279,6 +284,18 @@ def _duration_ms(name: str, value: str) -> int:
     return int(m.group(1)) * unit
 
 
+def client_security(props: Mapping[str, str]) -> dict[str, Any]:
+    """ClientSecurity's keyword arguments from the ``kafka.``-prefixed security options (the
+    prefix removed), as Spark's Kafka source passes them to its consumer; OptionError on a
+    mistake."""
+    try:
+        opts = security_options(props)
+        ClientSecurity(**opts)  # checked now, at planning time
+    except ClientError as exc:
+        raise OptionError(f"Kafka security options: {exc}") from None
+    return opts
+
+
 def parse_options(options: Mapping[str, Any], mode: str | None = None) -> SourceOptions:
     """Validate the source options; ``mode`` BATCH or STREAM adds that mode's rules.
 
@@ -286,6 +303,7 @@ def parse_options(options: Mapping[str, Any], mode: str | None = None) -> Source
     when it is created, before Spark says whether it reads a batch or a stream).
     """
     params: dict[str, str] = {}
+    security_props: dict[str, str] = {}
     for key, value in options.items():
         k = str(key).strip().lower()
         if k == "path":
@@ -293,10 +311,14 @@ def parse_options(options: Mapping[str, Any], mode: str | None = None) -> Source
                               "'subscribePattern' or 'assign' option")
         if k in SPARK_ONLY:
             raise OptionError(f"option '{SPARK_ONLY[k]}' of Spark's Kafka source is not supported by the minikafka source")
+        if k.startswith("kafka.") and k[6:] in SECURITY_PROPERTIES:
+            security_props[k[6:]] = "" if value is None else str(value)
+            continue
         if k not in KNOWN:
             if k.startswith("kafka."):
-                raise OptionError(f"option '{key}' is not supported: the only Kafka client setting the minikafka "
-                                  "source takes is 'kafka.bootstrap.servers'")
+                raise OptionError(f"option '{key}' is not supported: the Kafka client settings the minikafka "
+                                  f"source takes are 'kafka.bootstrap.servers' and the security ones "
+                                  f"({', '.join('kafka.' + p for p in sorted(SECURITY_PROPERTIES))})")
             raise OptionError(f"unknown option '{key}' for the minikafka source (known options: "
                               f"{', '.join(sorted(set(KNOWN.values()), key=str.lower))})")
         params[k] = "" if value is None else str(value)
@@ -416,6 +438,7 @@ def parse_options(options: Mapping[str, Any], mode: str | None = None) -> Source
 
     return SourceOptions(
         bootstrap_servers=bootstrap,
+        security=client_security(security_props),
         strategy=strategy,
         topics=topics,
         pattern=pattern,

@@ -18,7 +18,9 @@ Options: ``kafka.bootstrap.servers`` (required), ``topic``, and producer setting
 ``kafka.`` with minikafka's Producer meaning: ``kafka.acks`` (default ``all``),
 ``kafka.linger.ms``, ``kafka.batch.size``, ``kafka.enable.idempotence`` (default: on
 with acks=all), ``kafka.compression.type``, ``kafka.retries``,
-``kafka.delivery.timeout.ms``, ``kafka.request.timeout.ms``, ``kafka.max.block.ms``.
+``kafka.delivery.timeout.ms``, ``kafka.request.timeout.ms``, ``kafka.max.block.ms``; and
+the security settings as the source takes them (``kafka.security.protocol``,
+``kafka.sasl.jaas.config``, ``kafka.ssl.truststore.location``...).
 
 Each Spark task writes its rows through one producer, flushes, and fails with the
 broker's error if any record failed; only then does it send its commit message.  The
@@ -34,7 +36,8 @@ from typing import Any, Iterator, Mapping
 from pyspark.sql.datasource import DataSourceStreamWriter, DataSourceWriter, WriterCommitMessage
 from pyspark.sql.types import ArrayType, BinaryType, DataType, IntegerType, StringType, StructType
 
-from .options import OptionError, _bootstrap
+from ..client.properties import SECURITY_PROPERTIES
+from .options import OptionError, _bootstrap, client_security
 
 # kafka.<setting> -> (Producer keyword, parser)
 PRODUCER_SETTINGS: dict[str, tuple[str, Any]] = {
@@ -81,6 +84,8 @@ def parse_sink_options(options: Mapping[str, Any]) -> SinkOptions:
     if topic is not None and not topic.strip():
         raise OptionError("option 'topic' is empty: name a topic, or leave the option out and give a 'topic' column")
     producer: dict[str, Any] = {}
+    security = {k[6:]: params.pop(k) for k in list(params) if k.startswith("kafka.") and k[6:] in SECURITY_PROPERTIES}
+    producer.update(client_security(security))
     for key, value in params.items():
         if key not in PRODUCER_SETTINGS:
             if key.startswith("kafka."):
