@@ -3,7 +3,11 @@ SIGSTOP/SIGCONT and controlled shutdowns under acks=all load, with leader-epoch
 truncation, must lose no acknowledged record and leave identical replicas."""
 from __future__ import annotations
 
+import pytest
+
 from minikafka import chaos
+
+pytestmark = pytest.mark.process  # starts ZooKeeper and brokers
 
 
 def test_short_chaos_run_loses_no_acknowledged_record(tmp_path):
