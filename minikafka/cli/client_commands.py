@@ -560,6 +560,9 @@ def cmd_consume(args: argparse.Namespace) -> int:
     from ..client.sync import Consumer
     from ..client.types import TopicPartition
 
+    # Ctrl-C ends following a topic even when this process was started with SIGINT
+    # ignored (a background job of a non-interactive shell inherits that)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     reset = "earliest" if args.from_beginning else "latest"
     start = None
     if args.offset is not None:
