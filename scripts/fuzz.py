@@ -253,7 +253,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.kafka:
         k_host, _, k_port = args.kafka.rpartition(":")
         kafka = (k_host, int(k_port))
+    jumps: list[tuple[float, int, str]] = []  # (MB, input, what): the largest RSS steps, to name a culprit
+    last_rss, last_what = rss_before, ""
     for i in range(args.inputs):
+        if args.pid and i % 10 == 0:
+            now_rss = rss_mb(args.pid)
+            jumps = sorted(jumps + [(now_rss - last_rss, i, last_what)], reverse=True)[:3]
+            last_rss, last_what = now_rss, ""
         if kafka is not None and i % 5 == 4:
             kinds["kafka_frame"] += 1
             frame = gen.kafka_frame()
@@ -272,6 +278,7 @@ def main(argv: list[str] | None = None) -> int:
             continue
         api, body, kind = gen.request()
         kinds[kind] += 1
+        last_what += f" {i}:{kind}:{api}({len(body)} B)"
         try:
             status, raw = post(host, port, api, body, args.timeout)
         except Exception as exc:
@@ -300,7 +307,8 @@ def main(argv: list[str] | None = None) -> int:
         rss_after = rss_mb(args.pid)
         rss = f" rss_mb={rss_before:.0f}->{rss_after:.0f}"
         if rss_after - rss_before > args.max_rss_growth_mb:
-            findings.append(f"resident memory grew by {rss_after - rss_before:.0f} MB")
+            steps = "; ".join(f"+{mb:.0f} MB before input {i} after{what}" for mb, i, what in jumps if mb > 0)
+            findings.append(f"resident memory grew by {rss_after - rss_before:.0f} MB (largest steps: {steps})")
     for f in findings[:20]:
         print("finding:", f)
     top = ",".join(f"{k}={v}" for k, v in codes.most_common(6))
