@@ -48,7 +48,7 @@ PERMISSION_CODES = {"Any": 1, "Deny": 2, "Allow": 3}
 PATTERN_TYPE_CODES = {"Any": 1, "Match": 2, "LITERAL": 3, "PREFIXED": 4}
 
 
-def _canonical(value: str, choices: Iterable[str], what: str) -> str:
+def canonical(value: str, choices: Iterable[str], what: str) -> str:
     """``value`` spelled as in ``choices`` (case and ``_``/``-`` ignored); INVALID_REQUEST otherwise."""
     key = str(value).replace("_", "").replace("-", "").lower()
     for c in choices:
@@ -81,17 +81,17 @@ class AclBinding:
     def make(cls, resource_type: str, resource_name: str, principal_: str, operation: str,
              permission: str = "Allow", host: str = WILDCARD, pattern_type: str = "LITERAL") -> "AclBinding":
         """Build a binding from user words, checking each part (INVALID_REQUEST)."""
-        rtype = _canonical(resource_type, RESOURCE_TYPES, "resource type")
+        rtype = canonical(resource_type, RESOURCE_TYPES, "resource type")
         name = str(resource_name)
         if not name:
             raise InvalidRequestError("an ACL needs a resource name")
         if rtype == "Cluster" and name != CLUSTER_NAME:
             raise InvalidRequestError(f"the Cluster resource is named {CLUSTER_NAME!r}, not {name!r}")
-        pattern = _canonical(pattern_type, PATTERN_TYPES, "pattern type")
+        pattern = canonical(pattern_type, PATTERN_TYPES, "pattern type")
         if pattern == "PREFIXED" and name == WILDCARD:
             raise InvalidRequestError("a PREFIXED ACL cannot use the name '*'")
         return cls(rtype, name, pattern, principal(principal_), str(host or WILDCARD),
-                   _canonical(operation, OPERATIONS, "operation"), _canonical(permission, PERMISSIONS, "permission"))
+                   canonical(operation, OPERATIONS, "operation"), canonical(permission, PERMISSIONS, "permission"))
 
     def matches_resource(self, resource_type: str, name: str) -> bool:
         if self.resource_type != resource_type:

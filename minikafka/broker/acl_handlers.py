@@ -33,7 +33,7 @@ def filter_of(m: dict | None) -> AclFilter:
         value = m.get(name)
         if value is None or str(value).lower() == "any":
             return None
-        return acls._canonical(value, choices + extra, what)
+        return acls.canonical(value, choices + extra, what)
 
     principal = m.get("principal")
     return AclFilter(

@@ -23,7 +23,7 @@ import contextvars
 import logging
 import ssl
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable, TypeVar
+from typing import TYPE_CHECKING
 
 from .. import errors
 from ..auth import users as users_mod
@@ -43,9 +43,6 @@ INTERNAL_PRINCIPAL = "User:minikafka-internal"  # the broker's own work (coordin
 current_principal: contextvars.ContextVar[str] = contextvars.ContextVar("minikafka_principal",
                                                                         default=INTERNAL_PRINCIPAL)
 current_host: contextvars.ContextVar[str] = contextvars.ContextVar("minikafka_client_host", default="*")
-
-T = TypeVar("T")
-
 
 class Security:
     """Authentication and authorization settings of one broker, checked at start."""
@@ -180,14 +177,6 @@ class Security:
         if wanted is None:
             return [t for t in every if self.allowed("Describe", "Topic", t, quiet=True)], set()
         return list(wanted), {t for t in wanted if not self.allowed("Describe", "Topic", t)}
-
-    def topics_allowed(self, operation: str, topics: Iterable[T], key=lambda t: t) -> tuple[list[T], list[T]]:
-        """Split ``topics`` (or entries naming topics, via ``key``) into allowed and refused."""
-        ok: list[T] = []
-        no: list[T] = []
-        for t in topics:
-            (ok if self.allowed(operation, "Topic", key(t)) else no).append(t)
-        return ok, no
 
 
 def refusal(operation: str, resource_type: str, name: str) -> errors.KafkaError:

@@ -11,7 +11,6 @@ import collections
 import inspect
 import json
 import logging
-import re
 import time
 import uuid
 from typing import Any, Awaitable, Callable
@@ -73,7 +72,6 @@ log = logging.getLogger(__name__)
 # kazoo's "ZooKeeper cannot answer now" errors (a retriable condition, not a bug)
 ZK_UNREACHABLE = (ConnectionLoss, SessionExpiredError, ConnectionClosedError, OperationTimeoutError)
 ZK_ACL_USER = "minikafka-broker"  # the digest user of zookeeper.set.acl (docs/security.md)
-TOPIC_NAME = re.compile(r"^[a-zA-Z0-9._-]{1,249}$")
 
 
 class Broker:
@@ -523,9 +521,7 @@ class Broker:
         for t in req["topics"]:
             name = t["name"]
             try:
-                if not TOPIC_NAME.match(name) or name in (".", ".."):
-                    raise InvalidTopicExceptionError(
-                        f"topic name {name!r} is illegal: use 1-249 characters from [a-zA-Z0-9._-], not '.' or '..'")
+                layout.check_topic_name(name)
                 if name.startswith("__") and not internal:
                     raise InvalidTopicExceptionError(f"topic name {name!r} is reserved: names starting with '__' "
                                                      "are the cluster's internal topics")

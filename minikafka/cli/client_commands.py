@@ -17,7 +17,7 @@ from typing import Any
 from ..errors import ClientError
 from . import watch
 from .command_config import client_options
-from .common import add_dir_and_bootstrap, broker_id, group_id, resolve_bootstrap, topic_name
+from .common import add_dir_and_bootstrap, broker_id, group_id, resolve_bootstrap, topic_name, whole_number
 
 
 def add_parsers(subparsers: argparse._SubParsersAction) -> None:
@@ -186,24 +186,17 @@ def add_parsers(subparsers: argparse._SubParsersAction) -> None:
 # ---------------------------------------------------------------- argument types
 
 def _positive(text: str) -> int:
-    value = _int(text)
+    value = whole_number(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
     return value
 
 
 def _non_negative(text: str) -> int:
-    value = _int(text)
+    value = whole_number(text)
     if value < 0:
         raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
     return value
-
-
-def _int(text: str) -> int:
-    try:
-        return int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
 
 
 def parse_configs(items: list[str]) -> dict[str, str]:
@@ -579,7 +572,6 @@ def cmd_consume(args: argparse.Namespace) -> int:
         return _consume_in_group(args, reset)
     signal.signal(signal.SIGTERM, _interrupt)  # like Ctrl-C: print the summary line
     consumer = Consumer(resolve_bootstrap(args), **client_options(args), auto_offset_reset=reset)
-    out = sys.stdout.buffer
     count = 0
     timeout_ms = 10000 if args.timeout_ms is None else (args.timeout_ms or None)
     try:

@@ -38,7 +38,7 @@ def broker_path(broker_id: int) -> str:
 _LEGAL_TOPIC = re.compile(r"[a-zA-Z0-9._-]{1,249}")
 
 
-def _legal(topic: str) -> str:
+def check_topic_name(topic: str) -> str:
     """``topic`` if it is a legal topic name; INVALID_TOPIC_EXCEPTION otherwise (an empty
     name would otherwise name /brokers/topics itself)."""
     if not isinstance(topic, str) or not _LEGAL_TOPIC.fullmatch(topic) or topic in (".", ".."):
@@ -48,7 +48,7 @@ def _legal(topic: str) -> str:
 
 
 def topic_path(topic: str) -> str:
-    return f"{BROKER_TOPICS}/{_legal(topic)}"
+    return f"{BROKER_TOPICS}/{check_topic_name(topic)}"
 
 
 def partitions_path(topic: str) -> str:
@@ -64,7 +64,7 @@ def partition_state_path(topic: str, partition: int) -> str:
 
 
 def topic_config_path(topic: str) -> str:
-    return f"{CONFIG_TOPICS}/{_legal(topic)}"
+    return f"{CONFIG_TOPICS}/{check_topic_name(topic)}"
 
 
 CONFIG_BROKERS = "/config/brokers"
