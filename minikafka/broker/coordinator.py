@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -54,10 +53,6 @@ COUNTED = {"group_rebalance": "group_rebalances", "group_join": "group_joins", "
            "group_leader": "group_leader_changes"}
 
 
-def _now() -> int:
-    return int(time.time() * 1000)
-
-
 @dataclass
 class _Shard:
     """The groups of one ``__consumer_offsets`` partition this broker leads."""
@@ -82,6 +77,10 @@ class GroupCoordinator:
         self._last_cleanup = 0.0
 
     @property
+    def _now(self) -> int:
+        """Wall-clock ms (group and offset timestamps, session deadlines)."""
+        return int(self.broker.clock.time() * 1000)
+
     def num_partitions(self) -> int:
         got = self.broker.metadata.partitions_of(rec.OFFSETS_TOPIC)
         return len(got) or self.config.get("offsets.topic.num.partitions")
@@ -113,13 +112,13 @@ class GroupCoordinator:
         while True:
             await asyncio.sleep(TICK_S)
             try:
-                now = _now()
+                now = self._now()
                 for shard in list(self.shards.values()):
                     if shard.loaded:
                         for g in list(shard.groups.values()):
                             self._handle(g, g.tick(now))
-                if time.monotonic() - self._last_cleanup > self.config.get("offsets.retention.check.interval.ms") / 1000:
-                    self._last_cleanup = time.monotonic()
+                if self.broker.clock.monotonic() - self._last_cleanup > self.config.get("offsets.retention.check.interval.ms") / 1000:
+                    self._last_cleanup = self.broker.clock.monotonic()
                     await self._expire_offsets(now)
             except asyncio.CancelledError:
                 raise
@@ -150,11 +149,11 @@ class GroupCoordinator:
 
     async def _load(self, shard: _Shard) -> None:
         """Replay the partition from its log start to its LEO: the last record per key wins."""
-        started = time.monotonic()
+        started = self.broker.clock.monotonic()
         p = self.broker.replica_manager.partitions.get((rec.OFFSETS_TOPIC, shard.partition))
         if p is None:
             return
-        now = _now()
+        now = self._now()
         offsets: dict[rec.OffsetKey, rec.OffsetValue] = {}
         groups: dict[str, rec.GroupValue | None] = {}
         offset, end, n = p.log.log_start_offset, p.log_end_offset, 0
@@ -191,7 +190,7 @@ class GroupCoordinator:
         shard.loaded = True
         self.broker.record_event("coordinator_loaded", f"broker {self.broker.broker_id} coordinates the groups of "
                                                        f"{rec.OFFSETS_TOPIC}-{shard.partition}: {len(shard.groups)} groups "
-                                                       f"from {n} records in {(time.monotonic() - started) * 1000:.0f} ms")
+                                                       f"from {n} records in {(self.broker.clock.monotonic() - started) * 1000:.0f} ms")
 
     # -- finding groups -------------------------------------------------------------
     def partition_for(self, group_id: str) -> int:
@@ -212,7 +211,7 @@ class GroupCoordinator:
         shard = self._shard_of(group_id)
         g = shard.groups.get(group_id)
         if (g is None or g.state is GroupState.DEAD) and create:
-            g = shard.groups[group_id] = Group(group_id, _now())
+            g = shard.groups[group_id] = Group(group_id, self._now())
         return g
 
     async def find_coordinator(self, key: str) -> int:
@@ -258,9 +257,9 @@ class GroupCoordinator:
             rebalance_timeout_ms = session_timeout_ms
         g = self._group(group_id, create=True)
         assert g is not None
-        new_id = f"{client_id or 'member'}-{uuid.uuid4()}"
+        new_id = f"{client_id or 'member'}-{uuid.UUID(int=self.broker.random.getrandbits(128), version=4)}"
         answer, eff = g.join(member_id, instance_id, client_id, client_host, session_timeout_ms, rebalance_timeout_ms,
-                             protocol_type, protocols, _now(), new_id, s, require_known_id)
+                             protocol_type, protocols, self._now(), new_id, s, require_known_id)
         if answer is not None:
             self._handle(g, eff)
             return answer
@@ -277,7 +276,7 @@ class GroupCoordinator:
         if g is None:
             from ..errors import UnknownMemberIdError
             raise UnknownMemberIdError(f"group {group_id!r} has no member {member_id!r}")
-        answer, eff = g.sync(member_id, instance_id, generation, assignments, _now())
+        answer, eff = g.sync(member_id, instance_id, generation, assignments, self._now())
         if answer is not None:
             self._handle(g, eff)
             return answer
@@ -292,7 +291,7 @@ class GroupCoordinator:
         if g is None:
             from ..errors import UnknownMemberIdError
             raise UnknownMemberIdError(f"group {group_id!r} has no member {member_id!r}")
-        err = g.heartbeat(member_id, instance_id, generation, _now())
+        err = g.heartbeat(member_id, instance_id, generation, self._now())
         if err is not None:
             raise err
 
@@ -305,7 +304,7 @@ class GroupCoordinator:
                 from ..errors import UnknownMemberIdError
                 out.append(UnknownMemberIdError(f"group {group_id!r} has no member {member_id!r}"))
                 continue
-            err, eff = g.leave(member_id, instance_id, _now())
+            err, eff = g.leave(member_id, instance_id, self._now())
             self._handle(g, eff)
             out.append(err)
         return out
@@ -334,17 +333,17 @@ class GroupCoordinator:
     async def _write_metadata(self, g: Group, generation: int) -> None:
         error: KafkaError | None = None
         try:
-            value = None if g.state is GroupState.DEAD else rec.encode_group(g.value(_now()))
+            value = None if g.state is GroupState.DEAD else rec.encode_group(g.value(self._now()))
             await self._append(g.group_id, [(rec.encode_key(rec.GroupKey(g.group_id)), value)])
         except KafkaError as exc:
             error = exc
-        self._handle(g, g.metadata_written(generation, error, _now()))
+        self._handle(g, g.metadata_written(generation, error, self._now()))
 
     async def _append(self, group_id: str, entries: list[tuple[bytes, bytes | None]]) -> None:
         """Write keyed records to the group's partition with acks=all; raise the error a
         client should see (NOT_COORDINATOR when leadership moved meanwhile)."""
         partition = self.partition_for(group_id)
-        ts = _now()
+        ts = self._now()
         batch = encode_batch([(k, v, None, ts) for k, v in entries])
         res = await self.broker.replica_manager.produce({
             "acks": -1, "timeout_ms": self.config.get("offsets.commit.timeout.ms"),
@@ -371,12 +370,12 @@ class GroupCoordinator:
         if g is None:
             from ..errors import IllegalGenerationError, UnknownMemberIdError
             raise (UnknownMemberIdError if member_id else IllegalGenerationError)(f"group {group_id!r} does not exist")
-        g.check_commit(member_id, instance_id, generation, _now())
+        g.check_commit(member_id, instance_id, generation, self._now())
         md = self.broker.metadata
         limit = self.config.get("offset.metadata.max.bytes")
         errs: list[KafkaError | None] = []
         good: list[tuple[tuple[str, int], rec.OffsetValue]] = []
-        ts = _now()
+        ts = self._now()
         for topic, partition, offset, epoch, metadata in offsets:
             if not security.allowed("Read", "Topic", topic):
                 errs.append(refusal("Read", "Topic", topic))

@@ -10,7 +10,6 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING
 
-from .. import rpc
 from ..errors import KafkaError
 from ..replication.partition import PartitionReplica, Role
 
@@ -95,7 +94,7 @@ class Fetcher:
 
     async def _call(self, api: str, body: dict, timeout_s: float) -> dict:
         host, port = self.endpoint
-        return await rpc.call(self.broker.http, host, port, api, body, timeout_s)
+        return await self.broker.call(host, port, api, body, timeout_s)
 
     async def _truncate(self, replicas: list[PartitionReplica]) -> None:
         rm = self.broker.replica_manager

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from typing import TYPE_CHECKING, Any
 
 from .. import config as cfg
@@ -38,10 +37,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-def now_ms() -> int:
-    return int(time.monotonic() * 1000)
-
-
 class ReplicaManager:
     """All local replicas of one broker and the rules around them."""
 
@@ -61,6 +56,10 @@ class ReplicaManager:
         self._starts_changed = False
 
     # -- helpers ------------------------------------------------------------------
+    def now_ms(self) -> int:
+        """The broker's monotonic clock in ms (ISR lag)."""
+        return int(self.broker.clock.monotonic() * 1000)
+
     def get(self, topic: str, partition: int) -> PartitionReplica:
         p = self.partitions.get((topic, partition))
         if p is None:
@@ -178,7 +177,7 @@ class ReplicaManager:
         self.check_controller_epoch(req["controller_epoch"])
         endpoints = {b["id"]: (b["host"], b["port"]) for b in req["live_leaders"]}
         results = []
-        t = now_ms()
+        t = self.now_ms()
         for m in req["partition_states"]:
             topic, part = m["topic"], m["partition"]
             err: KafkaError | None = None
@@ -377,7 +376,7 @@ class ReplicaManager:
     async def _fetch(self, req: dict) -> list[dict]:
         replica_id = req["replica_id"]
         parts = req["partitions"]
-        t = now_ms()
+        t = self.now_ms()
         results = [self._read_one(m, replica_id, t) for m in parts]
         total = sum(n for _, n in results)
         has_error = any(r["error_code"] for r, _ in results)
@@ -401,7 +400,7 @@ class ReplicaManager:
             return False
 
         await self.fetch_purgatory.wait_until(keys, ready, req["max_wait_ms"] / 1000.0)
-        t = now_ms()
+        t = self.now_ms()
         return self._bound([self._read_one(m, replica_id, t) for m in parts], req["max_bytes"])
 
     def _bound(self, results: list[tuple[dict, int]], max_bytes: int) -> list[dict]:
@@ -473,7 +472,7 @@ class ReplicaManager:
     # -- timers -----------------------------------------------------------------------
     def shrink_isr_check(self) -> None:
         """Every replica.lag.time.max.ms / 2: propose removing lagging followers."""
-        t = now_ms()
+        t = self.now_ms()
         lag = self.config.get("replica.lag.time.max.ms")
         msgs = self.config.get("replica.lag.max.messages")
         for p in list(self.partitions.values()):
@@ -501,7 +500,7 @@ class ReplicaManager:
         """Every log.retention.check.interval.ms: each replica, leader or follower, deletes
         the old segments its topic's retention.ms / retention.bytes let go (Kafka's
         LogManager cleanup) when its cleanup.policy includes delete."""
-        now = int(time.time() * 1000)
+        now = int(self.broker.clock.time() * 1000)
         for p in list(self.partitions.values()):
             if p.role is Role.NONE or not cfg.deletes(self.setting(p.topic, "cleanup.policy")):
                 continue
@@ -514,7 +513,7 @@ class ReplicaManager:
         cleans its own logs, as Kafka's LogCleaner does), one log at a time.  Decoding and
         rewriting run in a worker thread on a snapshot of the log's head, so the event
         loop keeps serving; the result is put in place only if the head did not change."""
-        now = int(time.time() * 1000)
+        now = int(self.broker.clock.time() * 1000)
         for p in list(self.partitions.values()):
             if p.role is Role.NONE or not p.compacted:
                 continue

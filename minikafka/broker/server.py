@@ -1,4 +1,4 @@
-"""The broker process: an aiohttp server, its ZooKeeper registration and its timers.
+"""The broker: its ZooKeeper registration, its request dispatch and its timers.
 
 ``POST /v1/<api>`` takes a msgpack map and answers a msgpack map (see
 docs/protocol.md).  Every answer carries ``error_code``/``error``/``message``;
@@ -12,11 +12,8 @@ import inspect
 import json
 import logging
 import time
-import uuid
 from typing import Any, Awaitable, Callable
 
-import aiohttp
-from aiohttp import web
 from kazoo.exceptions import ConnectionClosedError, ConnectionLoss, OperationTimeoutError, SessionExpiredError
 
 from ..config import BrokerConfig, validate_topic_config
@@ -41,7 +38,7 @@ from ..errors import (
     UnknownServerError,
     UnknownTopicOrPartitionError,
 )
-from ..protocol import codec, http
+from ..protocol import codec
 from ..protocol.messages import APIS
 from ..replication import rules
 from ..zk import layout
@@ -56,13 +53,12 @@ from .acl_store import AclStore
 from .group_handlers import PEER, GroupHandlers
 from .security import Security, current_host, current_principal, refusal
 from .kafka.server import KafkaServer
-from .listeners import Listeners, current_listener
+from .listeners import Listeners
 from .producer_ids import ProducerIdManager
 from .metadata_cache import MetadataCache
 from .metrics import Metrics, render_prometheus
 from .replica_manager import ReplicaManager
-from ..rpc import call
-from .storage import DiskStorage, Storage
+from .ports import Ports, real_ports
 from . import cluster_auth
 from .config_changes import ConfigChangeListener
 from .topic_admin import CONFIG_SOURCE_NAMES, TopicAdmin, check_partition_count
@@ -77,17 +73,21 @@ ZK_ACL_USER = "minikafka-broker"  # the digest user of zookeeper.set.acl (docs/s
 class Broker:
     """One broker: replica manager, fetchers, metadata cache, controller elector, HTTP server."""
 
-    def __init__(self, config: BrokerConfig) -> None:
+    def __init__(self, config: BrokerConfig, ports: Ports | None = None) -> None:
+        """``ports`` are the clock, transport, ZooKeeper session, storage and randomness the
+        broker runs on (:mod:`.ports`); the real ones by default."""
         self.config = config
         self.broker_id = config.broker_id
-        storage_cls = DiskStorage if config.storage == "disk" else Storage
-        self.storage = storage_cls(config.data_dir, broker_id=config.broker_id)
+        self.ports = ports if ports is not None else real_ports(config)
+        self.clock = self.ports.clock
+        self.random = self.ports.random
+        self.transport = self.ports.transport
+        self.storage = self.ports.storage(config)
         self.metrics = Metrics()
         self.events: collections.deque[dict] = collections.deque(maxlen=2000)
         self.metadata = MetadataCache()
-        self.zk = ZkSession(config.zookeeper_connect, config.get("zookeeper.session.timeout.ms"),
-                            digest=(ZK_ACL_USER, config.cluster_secret)
-                            if config.get("zookeeper.set.acl") and config.cluster_secret else None)
+        self.zk: ZkSession = self.ports.coordinator(config, (ZK_ACL_USER, config.cluster_secret)
+                                                    if config.get("zookeeper.set.acl") and config.cluster_secret else None)
         self.replica_manager = ReplicaManager(self)
         self.fetchers = FetcherManager(self)
         self.listeners = Listeners(config)
@@ -101,15 +101,13 @@ class Broker:
         self.config_changes = ConfigChangeListener(self)
         self.coordinator = GroupCoordinator(self)
         self.groups_api = GroupHandlers(self.coordinator)
-        self.http: aiohttp.ClientSession | None = None
         self.broker_epoch = -1
         self._first_broker_epoch = -1  # czxid of this process's first registration
         self._verified_controller_epoch = -1  # highest controller epoch checked against ZooKeeper
         self.cluster_id = ""
         self.kafka_controller = KafkaController(ControllerHost(
             broker_id=self.broker_id, config=config, zk=self.zk, record_event=self.record_event,
-            count=self.metrics.count, call=self._call, stopping=self._stopping_now))
-        self._runner: web.AppRunner | None = None
+            count=self.metrics.count, call=self.call, stopping=self._stopping_now))
         self._tasks: list[asyncio.Task] = []
         self._stopping = asyncio.Event()
         self._metadata_changed = asyncio.Event()
@@ -139,10 +137,9 @@ class Broker:
     def _stopping_now(self) -> bool:
         return self._stopping.is_set()
 
-    async def _call(self, host: str, port: int, api: str, body: dict, timeout_s: float) -> dict:
-        """Call another broker's msgpack API (the controller's channels use this)."""
-        assert self.http is not None
-        return await call(self.http, host, port, api, body, timeout_s)
+    async def call(self, host: str, port: int, api: str, body: dict, timeout_s: float | None) -> dict:
+        """Call another broker's msgpack API through the transport."""
+        return await self.transport.call(host, port, api, body, timeout_s)
 
     def web_view(self) -> BrokerView:
         """What the dashboard routes may see of this broker."""
@@ -153,38 +150,21 @@ class Broker:
             cluster_id=lambda: self.cluster_id,
             controller_epoch=lambda: ctl.epoch if (ctl := self.controller) is not None else None,
             local_replicas=lambda: self.replica_state({"partitions": None, "checksum_upto": None}),
-            local_events=lambda: list(self.events), call=self._call, prometheus=lambda: render_prometheus(self),
+            local_events=lambda: list(self.events), call=self.call, prometheus=lambda: render_prometheus(self),
             acls_enabled=self.security.enabled)
 
     # -- events --------------------------------------------------------------------
     def record_event(self, kind: str, text: str, **extra: Any) -> None:
         """Remember an event for the timeline and log it."""
-        self.events.append({"ts": time.time(), "broker": self.broker_id, "kind": kind, "text": text, **extra})
+        self.events.append({"ts": self.clock.time(), "broker": self.broker_id, "kind": kind, "text": text, **extra})
         log.info("[%s] %s", kind, text)
 
     # -- lifecycle -----------------------------------------------------------------
     async def start(self) -> None:
-        secret = self.config.cluster_secret
-        if self.config.get("zookeeper.set.acl") and secret is None:
+        if self.config.get("zookeeper.set.acl") and self.config.cluster_secret is None:
             raise ClientError("zookeeper.set.acl=true needs the cluster credential "
                               "(--cluster-secret-file or MINIKAFKA_CLUSTER_SECRET)")
-        self.http = aiohttp.ClientSession(
-            headers={cluster_auth.CLUSTER_CREDENTIAL_HEADER: secret} if secret else None)
-        if secret is None:
-            log.warning("no cluster credential (--cluster-secret-file or MINIKAFKA_CLUSTER_SECRET): anyone who reaches "
-                        "this broker's port may send it controller and replica requests")
-        app = web.Application(client_max_size=self.config.get("socket.request.max.bytes"),
-                              middlewares=[self.listeners.middleware])
-        app.router.add_post("/v1/{api:.*}", self.handle)  # an empty or unknown name: UNSUPPORTED_VERSION
-        from ..web import setup_routes
-        setup_routes(app, self.web_view())
-        self.app = app
-        self._runner = web.AppRunner(app, access_log=None)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, self.config.listen_host, self.config.listen_port, reuse_address=True)
-        await site.start()
-        await self.listeners.start_external(self._runner, self.security.server_ssl() if self.security.tls("EXTERNAL") else None)
-        await self.kafka.start()
+        await self.transport.serve(self)
         await self.zk.start()
         self.zk.on_state_change(self._on_zk_state)
         for path in layout.PERSISTENT_PATHS:
@@ -213,7 +193,7 @@ class Broker:
         got = await self.zk.get(layout.CLUSTER_ID)
         if got is None:
             try:
-                await self.zk.create(layout.CLUSTER_ID, json.dumps({"version": "1", "id": uuid.uuid4().hex[:22]}).encode(), makepath=True)
+                await self.zk.create(layout.CLUSTER_ID, json.dumps({"version": "1", "id": "%022x" % self.random.getrandbits(88)}).encode(), makepath=True)
             except NodeExistsError:
                 pass
             got = await self.zk.get(layout.CLUSTER_ID)
@@ -293,40 +273,33 @@ class Broker:
             await self.zk.stop()
         except Exception:
             pass
-        if self._runner is not None:
-            await self._runner.cleanup()
-        if self.http is not None:
-            await self.http.close()
+        await self.transport.close()
         self.storage.close()
 
-    # -- HTTP ------------------------------------------------------------------------
-    async def handle(self, request: web.Request) -> web.Response:
+    # -- requests --------------------------------------------------------------------
+    async def dispatch(self, api: str, body: bytes, *, remote: str, credential: str | None,
+                       principal: Callable[[], Any]) -> bytes:
+        """Answer one msgpack request: the transport's entry point.  ``remote`` is the
+        caller's address, ``credential`` the cluster credential it sent (or None) and
+        ``principal()`` authenticates it.  Every outcome is an answer map, packed."""
         # the principal is this request's only (a keep-alive connection serves several)
         token = current_principal.set(ANONYMOUS)
         try:
-            return await self._handle(request)
+            return codec.pack(await self._dispatch(api, body, remote, credential, principal))
         finally:
             current_principal.reset(token)
 
-    async def _handle(self, request: web.Request) -> web.Response:
-        api = request.match_info["api"]
+    async def _dispatch(self, api: str, body: bytes, remote: str, credential: str | None,
+                        principal: Callable[[], Any]) -> dict:
         try:
-            try:
-                body = await request.read()
-            except web.HTTPRequestEntityTooLarge:
-                raise InvalidRequestError(
-                    f"request body exceeds socket.request.max.bytes={self.config.get('socket.request.max.bytes')}") from None
             msg = codec.decode_request(api, body)
-            PEER.set(request.remote or "")
-            current_host.set(request.remote or "*")
+            PEER.set(remote)
+            current_host.set(remote or "*")
             # as in Kafka, ApiVersions needs no authentication
-            current_principal.set(ANONYMOUS if api == "api_versions" else self.security.http_principal(
-                current_listener.get(), request.headers,
-                request.transport.get_extra_info("peercert") if request.transport is not None else None))
-            if cluster_auth.needs_cluster_action(api, msg) and not cluster_auth.allowed(
-                    self.config.cluster_secret, request.headers.get(cluster_auth.CLUSTER_CREDENTIAL_HEADER)):
+            current_principal.set(ANONYMOUS if api == "api_versions" else principal())
+            if cluster_auth.needs_cluster_action(api, msg) and not cluster_auth.allowed(self.config.cluster_secret, credential):
                 self.metrics.count("cluster_authorization_failures")
-                log.warning("refused %s from %s: no valid cluster credential", api, request.remote)
+                log.warning("refused %s from %s: no valid cluster credential", api, remote)
                 raise ClusterAuthorizationFailedError(
                     f"{api} is a controller or replica request: it needs the cluster credential")
             started = time.monotonic()
@@ -342,7 +315,7 @@ class Broker:
         except Exception as exc:  # a bug: answer UNKNOWN_SERVER_ERROR, keep serving
             log.exception("%s failed", api)
             resp = codec.error_response(UnknownServerError(f"{exc.__class__.__name__}: {exc}"))
-        return web.Response(body=codec.pack(resp), content_type=http.CONTENT_TYPE)
+        return resp
 
     # -- handlers ----------------------------------------------------------------------
     async def h_delete_records(self, req: dict) -> dict:
@@ -605,7 +578,7 @@ class Broker:
         if req["cluster"]:
             async def remote(b: int, host: str, port: int) -> list[dict]:
                 try:
-                    r = await call(self.http, host, port, "events", {"since": since, "limit": limit}, 2.0)
+                    r = await self.call(host, port, "events", {"since": since, "limit": limit}, 2.0)
                     return r["events"]
                 except KafkaError:
                     return []
@@ -637,7 +610,7 @@ class Broker:
         if self.controller is None:
             cid, host, port = await self._controller_endpoint()
             if cid != self.broker_id:
-                return await call(self.http, host, port, "elect_leaders", req, req["timeout_ms"] / 1000.0 + 5)
+                return await self.call(host, port, "elect_leaders", req, req["timeout_ms"] / 1000.0 + 5)
         controller = self.require_controller()
         tps = [(x["topic"], x["partition"]) for x in req["partitions"]] if req["partitions"] is not None else None
         results = await controller.request(PreferredElection(tuple(tps) if tps is not None else None))
@@ -712,7 +685,7 @@ class Broker:
             for attempt in range(3):
                 try:
                     cid, host, port = await self._controller_endpoint()
-                    r = await call(self.http, host, port, "controlled_shutdown",
+                    r = await self.call(host, port, "controlled_shutdown",
                                    {"broker_id": self.broker_id, "broker_epoch": self.broker_epoch}, 15.0)
                     left = r["remaining_partitions"]
                     self.record_event("controlled_shutdown", f"broker {self.broker_id}: controlled shutdown via controller "
