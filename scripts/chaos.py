@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Fault-injection suite: kill, pause and stop brokers under load, then check that no
-acknowledged record was lost (see minikafka/chaos.py).
+acknowledged record was lost (see minikafka/chaos/).
 
     .venv/bin/python scripts/chaos.py --faults 30 --seed 1
     .venv/bin/python scripts/chaos.py --duration 120 --truncation high_watermark --seed 7 -v
@@ -11,6 +11,9 @@ Prints one summary line on stdout:
     acked=… lost=… duplicated=… faults=… leader_elections=… unclean=… longest_unavailable_ms=… ok=true|false
 
 and exits 0 when nothing acknowledged was lost and every check passed, 1 otherwise.
+As root (with iptables and a cgroup v2 hierarchy) the faults include link faults:
+iptables rules on loopback cut a broker off from another broker, from ZooKeeper or
+from the controller's requests for a while (--no-link-faults leaves them out).
 With --verbose the faults are printed on stderr as they happen; when a check fails
 the details (faults, lost records, diverging replicas) go to stderr and the cluster
 folder is kept.
@@ -24,6 +27,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from minikafka import chaos  # noqa: E402
+from minikafka.chaos.links import unavailable as links_unavailable  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -50,6 +54,11 @@ def main(argv: list[str] | None = None) -> int:
                         help="an extra broker setting for a cluster started here (repeatable)")
     parser.add_argument("--no-idempotence", dest="idempotence", action="store_false",
                         help="non-idempotent producers: duplicates from retries are then allowed")
+    links = parser.add_mutually_exclusive_group()
+    links.add_argument("--link-faults", dest="link_faults", action="store_true", default=None,
+                       help="also cut links with iptables (needs root; default: on when running as root)")
+    links.add_argument("--no-link-faults", dest="link_faults", action="store_false",
+                       help="no link faults, even as root")
     parser.add_argument("-v", "--verbose", action="store_true", help="print faults and progress on stderr")
     args = parser.parse_args(argv)
 
@@ -64,11 +73,17 @@ def main(argv: list[str] | None = None) -> int:
         if args.verbose:
             print(line, file=sys.stderr, flush=True)
 
+    if args.link_faults:
+        reason = links_unavailable()
+        if reason:
+            print(f"chaos.py: {reason}", file=sys.stderr)
+            return 2
     summary = chaos.run(dir=args.dir, storage=args.storage, truncation=args.truncation, seed=args.seed,
                         faults=args.faults, duration=args.duration, partitions=args.partitions,
                         producers=args.producers, consumers=args.consumers, rate=args.rate,
                         scenario=args.scenario, interval_s=tuple(args.interval), keep=args.keep,
-                        broker_configs=configs, log=log, idempotence=args.idempotence)
+                        broker_configs=configs, log=log, idempotence=args.idempotence,
+                        link_faults=args.link_faults)
     print(summary.line(), flush=True)
     if not summary.ok or args.verbose:
         print(summary.details(), file=sys.stderr, flush=True)

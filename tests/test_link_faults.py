@@ -1,10 +1,11 @@
 """Faults on one link while the rest of the cluster stays up: iptables rules on loopback
-(root only; every rule is removed after the test, also when it fails)."""
+(minikafka.chaos.links; root only; every rule and cgroup is removed after the test,
+also when it fails)."""
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
+import sys
 import time
 import urllib.request
 
@@ -12,38 +13,82 @@ import pytest
 from kazoo.client import KazooClient
 
 from minikafka import Admin, Producer
+from minikafka.chaos.links import Links, leftovers
 from minikafka.zk import layout
 from process_helpers import wait_for
 from test_controller_moves import controller_id
 
 pytestmark = pytest.mark.process
 
-IPTABLES = shutil.which("iptables") or "/usr/sbin/iptables"
-
-
-class Cut:
-    """Refuse TCP connections to chosen local ports (iptables REJECT with a reset)."""
-
-    def __init__(self) -> None:
-        self.rules: list[list[str]] = []
-
-    def port(self, port: int) -> None:
-        rule = ["INPUT", "-p", "tcp", "-d", "127.0.0.1", "--dport", str(port), "-j", "REJECT", "--reject-with", "tcp-reset"]
-        subprocess.run([IPTABLES, "-I", *rule], check=True)
-        self.rules.append(rule)
-
-    def heal(self) -> None:
-        while self.rules:
-            subprocess.run([IPTABLES, "-D", *self.rules.pop()], check=False)
-
-
 @pytest.fixture
-def cut():
-    c = Cut()
+def links():
+    """A :class:`Links` of its own; every rule and cgroup is removed after the test."""
+    with Links() as x:
+        yield x
+    assert [item for item in leftovers() if x.chain in item or x.group in item] == []
+
+
+ECHO_SERVER = """
+import socket, sys
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", 0)); s.listen(16)
+print(s.getsockname()[1], flush=True)
+while True:
+    c, _ = s.accept()
+    c.settimeout(5)
     try:
-        yield c
+        c.sendall(c.recv(100).upper())
+    except OSError:
+        pass
+    c.close()
+"""
+
+ECHO_CLIENT = """
+import socket, sys
+try:
+    s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=1.5)
+    s.settimeout(1.5)
+    s.sendall(b"ping")
+    print(s.recv(100).decode())
+except OSError as exc:
+    print(type(exc).__name__)
+"""
+
+
+def test_a_cut_drops_the_traffic_of_one_cgroup_and_heal_restores_it(links):
+    """A client process in a cgroup of its own: cutting its requests (or the server's
+    answers to it) stops its exchanges, a process outside the cgroup is not affected,
+    and heal restores the link; the chain and the cgroups are gone afterwards."""
+    server = subprocess.Popen([sys.executable, "-c", ECHO_SERVER], stdout=subprocess.PIPE, text=True)
+    try:
+        port = int(server.stdout.readline())
+        prefix = links.wrap("client")
+
+        def exchange(placed: bool = True) -> str:
+            argv = (prefix if placed else []) + [sys.executable, "-c", ECHO_CLIENT, str(port)]
+            return subprocess.run(argv, capture_output=True, text=True, timeout=30).stdout.strip()
+
+        client = links.endpoint("client", [], cgroup=links.cgroup("client"))
+        echo = links.endpoint("echo server", [port])
+        assert exchange() == "PING"
+        cut = links.cut(client, echo, only="requests")
+        assert exchange() in ("TimeoutError", "timeout")
+        assert exchange(placed=False) == "PING"  # the cut is the cgroup's only
+        links.heal(cut)
+        assert exchange() == "PING"
+        links.cut(echo, client, only="answers")  # the SYN gets there, the SYN-ACK does not
+        assert exchange() in ("TimeoutError", "timeout")
+        assert exchange(placed=False) == "PING"
+        links.heal()
+        assert exchange() == "PING"
+        links.cut(client, echo, reject=True)
+        assert exchange() == "ConnectionRefusedError"
+        assert any("REJECT" in r for r in links.rules())
+        links.heal()
+        assert not any("REJECT" in r or "DROP" in r for r in links.rules())
     finally:
-        c.heal()
+        server.kill()
+        server.wait()
 
 
 def metric(port: int, name: str) -> float:
@@ -54,7 +99,7 @@ def metric(port: int, name: str) -> float:
     raise AssertionError(f"no {name}")
 
 
-def test_a_follower_that_misses_the_controller_s_leader_and_isr_is_fenced_and_counts_it(make_cluster, cut):
+def test_a_follower_that_misses_the_controller_s_leader_and_isr_is_fenced_and_counts_it(make_cluster, links):
     """KIP-320 on live processes: the controller bumps the leader epoch, its LeaderAndIsr
     cannot reach one follower, which keeps fetching at the old epoch: the leader refuses
     with FENCED_LEADER_EPOCH, and the follower counts it in /metrics."""
@@ -72,11 +117,11 @@ def test_a_follower_that_misses_the_controller_s_leader_and_isr_is_fenced_and_co
             p.send("fenced", b"before").result(30)
         epoch = json.loads(zk.get(state)[0])["leader_epoch"]
         assert metric(c.brokers[follower], "minikafka_fenced_fetches_total") == 0
-        cut.port(c.brokers[follower])  # the controller's requests no longer reach the follower
+        links.block_port(c.brokers[follower])  # the controller's requests no longer reach the follower
         c.kill(other)  # the controller takes it out of the ISR: leader epoch + 1
         wait_for(lambda: json.loads(zk.get(state)[0])["leader_epoch"] > epoch, 60, message="a new leader epoch")
         time.sleep(2)  # the follower keeps fetching at the old epoch meanwhile
-        cut.heal()
+        links.heal()
         wait_for(lambda: metric(c.brokers[follower], "minikafka_fenced_fetches_total") > 0, 30,
                  message="the fenced fetch counted")
         # once LeaderAndIsr arrives the follower fetches again and stays in sync

@@ -320,7 +320,7 @@ def up(dir: str | os.PathLike = DEFAULT_DIR, brokers: int = 3, zookeeper_port: i
        base_port: int = 9092, zookeeper: str | None = None, storage: str = "memory",
        broker_configs: dict[str, str] | None = None, timeout_s: float = 60,
        on_progress: Callable[[str], None] | None = None, kafka_base_port: int | None = None,
-       kafka: bool = True) -> ClusterState:
+       kafka: bool = True, wrap: Callable[[int], list[str]] | None = None) -> ClusterState:
     """Start ZooKeeper (unless ``zookeeper`` names an external one) and ``brokers`` brokers.
 
     Broker ids are 1..N listening on 127.0.0.1 ports ``base_port``..``base_port+N-1``
@@ -329,6 +329,9 @@ def up(dir: str | os.PathLike = DEFAULT_DIR, brokers: int = 3, zookeeper_port: i
     :func:`default_kafka_base_port`: 29092 for 9092).
     With ``storage="memory"`` our ZooKeeper starts empty, so every ``up`` is a new
     cluster.  ``on_progress`` is called with a short message as each step begins.
+    ``wrap`` gives a command prefix for broker N that runs the broker (for example one
+    that moves the process into a cgroup, see :mod:`minikafka.chaos.links`); it is
+    recorded with the argv, so :func:`start` restarts the broker the same way.
     On any failure everything started is stopped again and a
     :class:`ClientError` says why (quoting the failing process's log).
     """
@@ -407,6 +410,8 @@ def up(dir: str | os.PathLike = DEFAULT_DIR, brokers: int = 3, zookeeper_port: i
             if storage == "memory":
                 shutil.rmtree(data_dir, ignore_errors=True)
             argv = _broker_argv(i, zk.connect, port, data_dir, storage, configs, kafka_ports[i - 1], secret_file)
+            if wrap is not None:
+                argv = list(wrap(i)) + argv
             b = BrokerState(id=i, host=HOST, port=port, pid=None, log=str(root / f"broker-{i}.log"),
                             data_dir=data_dir, argv=argv, kafka_port=kafka_ports[i - 1])
             state.brokers[i] = b
