@@ -1,0 +1,193 @@
+"""A deterministic asyncio event loop on virtual time.
+
+The broker's asyncio code runs on it unchanged.  What differs from a real loop:
+
+* ``time()`` is virtual: when nothing is ready, the loop jumps to the next timer
+  instead of waiting, so a minute of cluster time costs only the work done in it;
+* timers due at the same instant run in the order they were set (a sequence number
+  breaks ties), and ready callbacks run first in, first out: one order, every run;
+* every callback and task step belongs to the *process* (a simulated node and its
+  incarnation) that was current when it was scheduled, read from the context variable
+  :data:`PROCESS`.  Before it runs, the loop asks the world's ``gate``: run it, defer it
+  (the process is paused: SIGSTOP) or drop it (the process crashed: no ``finally``
+  block of a killed process ever runs, as with SIGKILL);
+* tasks and futures hash by their creation number, so sets of them iterate in one
+  order (object hashes are memory addresses, which differ from run to run);
+* ``run_in_executor`` runs the function at once, on the loop's thread (no threads);
+* there is no I/O: the simulated network and ZooKeeper move messages with timers.
+
+``after_step`` (when set) runs after every loop iteration: the invariant checker.
+"""
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import heapq
+import itertools
+from asyncio import base_events, events
+from collections import defaultdict
+from enum import Enum
+from typing import Any, Callable
+
+# (node name, incarnation) of the simulated process a callback belongs to; None: the world
+PROCESS: contextvars.ContextVar[tuple[str, int] | None] = contextvars.ContextVar("minikafka_sim_process", default=None)
+
+
+class Gate(Enum):
+    """What the world says about a process's callback that is due."""
+
+    RUN = "run"
+    DEFER = "defer"  # paused: run it when the process resumes
+    DROP = "drop"  # crashed: never run it
+
+
+class SimStalled(RuntimeError):
+    """Nothing is ready and no timer is set: the simulation cannot go on."""
+
+
+class _SeqTimerHandle(events.TimerHandle):
+    """A timer ordered by (due time, sequence number)."""
+
+    __slots__ = ("_seq",)
+
+    def __init__(self, when: float, seq: int, callback: Callable, args: tuple, loop: Any, context: Any) -> None:
+        super().__init__(when, callback, args, loop, context)
+        self._seq = seq
+
+    def __lt__(self, other: Any) -> bool:
+        return (self._when, self._seq) < (other._when, other._seq)
+
+    def __le__(self, other: Any) -> bool:
+        return (self._when, self._seq) <= (other._when, other._seq)
+
+    def __gt__(self, other: Any) -> bool:
+        return (self._when, self._seq) > (other._when, other._seq)
+
+    def __ge__(self, other: Any) -> bool:
+        return (self._when, self._seq) >= (other._when, other._seq)
+
+    def __eq__(self, other: Any) -> bool:
+        return self is other
+
+    __hash__ = object.__hash__
+
+
+class _SeqTask(asyncio.Task):
+    """A task whose hash is its creation number: sets of tasks (asyncio's TaskGroup
+    cancels its set's tasks in iteration order) iterate alike in every run."""
+
+    def __init__(self, coro: Any, *, loop: "SimLoop", context: Any = None) -> None:
+        self._sim_seq = next(loop._seq)
+        super().__init__(coro, loop=loop, context=context)
+
+    def __hash__(self) -> int:
+        return self._sim_seq
+
+
+class _SeqFuture(asyncio.Future):
+    """A future whose hash is its creation number (see :class:`_SeqTask`)."""
+
+    def __init__(self, *, loop: "SimLoop") -> None:
+        self._sim_seq = next(loop._seq)
+        super().__init__(loop=loop)
+
+    def __hash__(self) -> int:
+        return self._sim_seq
+
+
+class _VirtualSelector:
+    """Instead of waiting ``timeout`` seconds for I/O, move the clock forward."""
+
+    def __init__(self, loop: "SimLoop") -> None:
+        self.loop = loop
+
+    def select(self, timeout: float | None) -> list:
+        if timeout is None:
+            raise SimStalled("no callback is ready and no timer is set")
+        if timeout > 0:
+            self.loop._now += timeout
+        return []
+
+    def close(self) -> None:
+        pass
+
+
+class SimLoop(base_events.BaseEventLoop):
+    """The deterministic loop (see the module docstring)."""
+
+    def __init__(self, gate: Callable[[tuple[str, int]], Gate] = lambda p: Gate.RUN) -> None:
+        super().__init__()
+        self._now = 0.0
+        self._seq = itertools.count()
+        self._selector = _VirtualSelector(self)
+        self._clock_resolution = 1e-9
+        self.gate = gate
+        self.deferred: dict[str, list[tuple[Callable, tuple, Any]]] = defaultdict(list)
+        self.after_step: Callable[[], None] | None = None
+        self.steps = 0
+        self.set_task_factory(lambda loop, coro, context=None: _SeqTask(coro, loop=loop, context=context))
+
+    def create_future(self) -> asyncio.Future:
+        return _SeqFuture(loop=self)
+
+    # -- time -----------------------------------------------------------------------------
+    def time(self) -> float:
+        return self._now
+
+    # -- scheduling ---------------------------------------------------------------------------
+    def _guard(self, callback: Callable, context: Any) -> Callable:
+        process = context.get(PROCESS) if context is not None else PROCESS.get()
+        if process is None:
+            return callback
+        gate = self.gate
+
+        def guarded(*args: Any) -> None:
+            verdict = gate(process)
+            if verdict is Gate.RUN:
+                callback(*args)
+            elif verdict is Gate.DEFER:
+                self.deferred[process[0]].append((callback, args, contextvars.copy_context()))
+
+        return guarded
+
+    def call_soon(self, callback: Callable, *args: Any, context: Any = None) -> events.Handle:
+        return super().call_soon(self._guard(callback, context), *args, context=context)
+
+    def call_at(self, when: float, callback: Callable, *args: Any, context: Any = None) -> events.TimerHandle:
+        if when is None:
+            raise TypeError("when cannot be None")
+        self._check_closed()
+        timer = _SeqTimerHandle(when, next(self._seq), self._guard(callback, context), args, self, context)
+        heapq.heappush(self._scheduled, timer)
+        timer._scheduled = True
+        return timer
+
+    def resume(self, node: str) -> None:
+        """Run what a paused node's callbacks would have run, in their order."""
+        for callback, args, context in self.deferred.pop(node, []):
+            self.call_soon(callback, *args, context=context)
+
+    def forget(self, node: str) -> None:
+        """A crashed node's deferred callbacks never run."""
+        self.deferred.pop(node, None)
+
+    def run_in_executor(self, executor: Any, func: Callable, *args: Any) -> asyncio.Future:
+        fut = self.create_future()
+        try:
+            fut.set_result(func(*args))
+        except Exception as exc:  # handed to the awaiting task, as a thread's would be
+            fut.set_exception(exc)
+        return fut
+
+    # -- the loop's machinery without I/O ---------------------------------------------------------
+    def _process_events(self, event_list: list) -> None:
+        pass
+
+    def _write_to_self(self) -> None:
+        pass
+
+    def _run_once(self) -> None:
+        super()._run_once()
+        self.steps += 1
+        if self.after_step is not None:
+            self.after_step()

@@ -1,0 +1,168 @@
+"""Seeded faults for the simulated cluster.
+
+Every ``step_s`` of virtual time the nemesis picks one fault from the world's seeded
+generator and schedules its end a few seconds later:
+
+=================  ==================================================================
+``crash``          SIGKILL a broker (a partition leader or the controller half the time); restart it 1-8 s later
+``power-loss``     the same, and the disk loses what the OS had not written back (disk mode)
+``pause``          SIGSTOP a broker for 1-10 s (sometimes past the ZooKeeper session timeout), then SIGCONT
+``shutdown``       SIGTERM: controlled shutdown, restart 1-5 s later
+``partition``      cut both directions between two brokers for 2-10 s
+``one-way``        drop messages from one broker to another only (a follower whose fetches are lost,
+                   a controller whose LeaderAndIsr to one broker is lost)
+``zk-partition``   cut a broker (often the controller) from ZooKeeper for 2-10 s
+``slow``           add 20-400 ms to one link, so messages overtake each other
+``expire``         expire a broker's ZooKeeper session
+=================  ==================================================================
+
+Faults that destroy data (a crash in memory mode, a power loss) are chosen only while
+every partition has its full ISR: losing the only copies of an acknowledged record
+on two brokers at once is outside Kafka's guarantee, not a bug.  At most two brokers
+are down at once.  :meth:`Nemesis.heal_all` ends every fault.
+"""
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Callable
+
+from .world import broker_name
+from .zookeeper import ZK
+
+if TYPE_CHECKING:
+    from .world import World
+
+KINDS = ("crash", "power-loss", "pause", "shutdown", "partition", "one-way", "zk-partition", "slow", "expire")
+
+
+class Nemesis:
+    """Chooses and applies faults; remembers how to end each."""
+
+    def __init__(self, world: "World", kinds: tuple[str, ...] = ()) -> None:
+        self.world = world
+        self.kinds = tuple(k for k in (kinds or KINDS) if world.opts.storage == "disk" or k != "power-loss")
+        self.faults = 0
+        self.counts: dict[str, int] = {}
+        self._pending: list[tuple[float, Callable[[], None]]] = []  # (due, heal)
+        self.down: set[int] = set()
+
+    # -- choosing ---------------------------------------------------------------------------------------------
+    def _full_isr(self) -> bool:
+        for b in self.world.live_brokers():
+            for p in self.world.brokers[b].replica_manager.partitions.values():
+                if p.is_leader and len(p.isr) < len(p.replicas):
+                    return False
+        return len(self.world.live_brokers()) == self.world.opts.brokers
+
+    def _target(self) -> int | None:
+        """A live broker: a leader, the controller or any, chosen by the seed."""
+        w = self.world
+        live = [b for b in w.live_brokers() if b not in self.down]
+        if not live:
+            return None
+        r = w.rng.random()
+        if r < 0.25 and w.controller_id() in live:
+            return w.controller_id()
+        if r < 0.5:
+            leaders = sorted({b for b in live for p in w.brokers[b].replica_manager.partitions.values() if p.is_leader})
+            if leaders:
+                return w.rng.choice(leaders)
+        return w.rng.choice(live)
+
+    async def step(self) -> None:
+        """Apply one fault (if one fits now) and any heals that are due."""
+        w = self.world
+        self._heal_due()
+        kind = w.rng.choice(self.kinds)
+        destroys = kind == "power-loss" or (kind == "crash" and w.opts.storage == "memory")
+        if kind in ("crash", "power-loss", "pause", "shutdown") and (len(self.down) >= 2 or (destroys and not self._full_isr())):
+            return
+        b = self._target()
+        if b is None:
+            return
+        now = w.loop.time()
+        name = broker_name(b)
+        self.faults += 1
+        self.counts[kind] = self.counts.get(kind, 0) + 1
+        if kind in ("crash", "power-loss"):
+            w.crash(b, power_loss=kind == "power-loss")
+            self._down_for(b, now + w.rng.uniform(1, 8))
+        elif kind == "pause":
+            w.pause(b)
+            self.down.add(b)
+            self._later(now + w.rng.choice([w.rng.uniform(1, 4), w.rng.uniform(6, 10)]), lambda: self._resume(b))
+        elif kind == "shutdown":
+            self.down.add(b)
+            await w.stop_broker(b)
+            self._down_for(b, w.loop.time() + w.rng.uniform(1, 5))
+        elif kind in ("partition", "one-way", "slow"):
+            others = [o for o in sorted(w.brokers) if o != b]
+            o = w.rng.choice(others)
+            other = broker_name(o)
+            if kind == "slow":
+                extra = w.rng.uniform(0.02, 0.4)
+                w.network.slow[(name, other)] = extra
+                w.note(f"slow {name} -> {other} by {extra * 1000:.0f} ms")
+                self._later(now + w.rng.uniform(2, 10), lambda: self._heal_link(name, other))
+            else:
+                pairs = [(name, other)] if kind == "one-way" else [(name, other), (other, name)]
+                for src, dst in pairs:
+                    w.network.cut(src, dst)
+                w.note(f"cut {name} {'->' if kind == 'one-way' else '<->'} {other}")
+                self._later(now + w.rng.uniform(2, 10), lambda: [self._heal_link(s, d) for s, d in pairs])
+        elif kind == "zk-partition":
+            w.network.cut(name, ZK)
+            w.network.cut(ZK, name)
+            w.note(f"cut {name} <-> zookeeper")
+            self._later(now + w.rng.uniform(2, 10), lambda: [self._heal_link(name, ZK), self._heal_link(ZK, name)])
+        elif kind == "expire":
+            sid = w.brokers[b].zk.session_id
+            if sid is not None:
+                w.zk.expire(sid)
+                w.note(f"expire {name}'s ZooKeeper session {sid:#x}")
+
+    def _later(self, due: float, heal: Callable[[], object]) -> None:
+        self._pending.append((due, heal))
+
+    def _down_for(self, b: int, due: float) -> None:
+        self.down.add(b)
+        self._later(due, lambda: self._restart(b))
+
+    def _restart(self, b: int) -> None:
+        self.down.discard(b)
+        if not self.world.alive(b):
+            self.world.start_broker(b)
+
+    def _resume(self, b: int) -> None:
+        self.down.discard(b)
+        self.world.resume(b)
+
+    def _heal_link(self, src: str, dst: str) -> None:
+        if (src, dst) in self.world.network.cuts or (src, dst) in self.world.network.slow:
+            self.world.network.heal(src, dst)
+            self.world.note(f"heal {src} -> {dst}")
+
+    def _heal_due(self) -> None:
+        now = self.world.loop.time()
+        due = [h for h in self._pending if h[0] <= now]
+        self._pending = [h for h in self._pending if h[0] > now]
+        for _, heal in due:
+            heal()
+
+    async def run(self, steps: int, step_s: float) -> None:
+        for _ in range(steps):
+            await asyncio.sleep(step_s)
+            await self.step()
+
+    def heal_all(self) -> None:
+        """End every fault: heal links, resume paused and restart crashed brokers."""
+        pending, self._pending = self._pending, []
+        for _, heal in pending:
+            heal()
+        self.world.network.heal()
+        for b in sorted(self.world.brokers):
+            self.world.resume(b)
+            if not self.world.alive(b):
+                self.world.start_broker(b)
+        self.down.clear()
+        self.world.note("healed: every link, every broker")

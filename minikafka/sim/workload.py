@@ -1,0 +1,140 @@
+"""Simulated clients: producers with acks=all and consumers reading committed records.
+
+They speak the brokers' msgpack API over the simulated network, as any client would:
+metadata from a live broker, produce to the partition leader, fetch from it.  Every
+value is unique (``p1-17``), so an acknowledged record is recognised wherever it ends
+up.  The producers report acknowledgements and the consumers every record they are
+handed to the invariant checker.
+"""
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING
+
+from ..errors import KafkaError
+from ..protocol.records import encode_batch, iter_records
+from .network import call
+from .world import BASE_PORT, HOST
+
+if TYPE_CHECKING:
+    from .invariants import Checker
+    from .world import World
+
+
+class Client:
+    """What producers and consumers share: a node name, metadata and calls."""
+
+    def __init__(self, world: "World", name: str, checker: "Checker") -> None:
+        self.world = world
+        self.name = name
+        self.checker = checker
+        self.topic = world.opts.topic
+        self.leaders: dict[int, tuple[int, int]] = {}  # partition -> (leader, leader epoch)
+        self.errors = 0
+
+    async def call(self, broker_id: int, api: str, body: dict, timeout_s: float) -> dict:
+        return await call(self.world, self.name, HOST, BASE_PORT + broker_id, api, body, timeout_s)
+
+    async def refresh(self) -> None:
+        """Ask a broker (any, in turn) for the topic's leaders."""
+        brokers = sorted(self.world.brokers)
+        start = self.world.rng.randrange(len(brokers))
+        for i in range(len(brokers)):
+            b = brokers[(start + i) % len(brokers)]
+            try:
+                md = await self.call(b, "metadata", {"topics": [self.topic]}, 2.0)
+            except KafkaError:
+                continue
+            for t in md["topics"]:
+                for p in t["partitions"]:
+                    if p["leader"] >= 0:
+                        self.leaders[p["partition"]] = (p["leader"], p["leader_epoch"])
+                    else:
+                        self.leaders.pop(p["partition"], None)
+            return
+
+
+class Producer(Client):
+    """acks=all, one request at a time, round robin over the partitions."""
+
+    def __init__(self, world: "World", name: str, checker: "Checker") -> None:
+        super().__init__(world, name, checker)
+        self.sent = 0
+        self.acked = 0
+
+    async def run(self, until: float) -> None:
+        loop = asyncio.get_running_loop()
+        parts = self.world.opts.partitions
+        seq = 0
+        while loop.time() < until:
+            p = seq % parts
+            if p not in self.leaders:
+                await self.refresh()
+                if p not in self.leaders:
+                    seq += 1
+                    await asyncio.sleep(0.1)
+                    continue
+            leader, _ = self.leaders[p]
+            value = f"{self.name}-{seq}"
+            seq += 1
+            batch = encode_batch([(None, value.encode(), None, int(self.world.loop.time() * 1000))])
+            self.sent += 1
+            try:
+                resp = await self.call(leader, "produce", {"acks": -1, "timeout_ms": 3000, "partitions": [
+                    {"topic": self.topic, "partition": p, "records": batch}]}, 5.0)
+                r = resp["partitions"][0]
+                if r["error_code"] == 0:
+                    self.acked += 1
+                    self.checker.on_ack((self.topic, p), r["base_offset"], value)
+                else:
+                    self.errors += 1
+                    self.leaders.pop(p, None)
+            except KafkaError:
+                self.errors += 1
+                self.leaders.pop(p, None)
+            await asyncio.sleep(self.world.rng.uniform(0.005, 0.05))
+
+
+class Consumer(Client):
+    """Reads every partition from the start (replica_id -1: only below the HW)."""
+
+    def __init__(self, world: "World", name: str, checker: "Checker") -> None:
+        super().__init__(world, name, checker)
+        self.offsets: dict[int, int] = {p: 0 for p in range(world.opts.partitions)}
+        self.records = 0
+
+    async def run(self, until: float) -> None:
+        loop = asyncio.get_running_loop()
+        while loop.time() < until:
+            if len(self.leaders) < len(self.offsets):
+                await self.refresh()
+            if not self.leaders:
+                await asyncio.sleep(0.1)
+                continue
+            await self.fetch_round()
+
+    async def fetch_round(self) -> None:
+        by_leader: dict[int, list[int]] = {}
+        for p, (leader, _) in sorted(self.leaders.items()):
+            by_leader.setdefault(leader, []).append(p)
+        for leader, parts in sorted(by_leader.items()):
+            try:
+                resp = await self.call(leader, "fetch", {"replica_id": -1, "max_wait_ms": 200, "min_bytes": 1, "partitions": [
+                    {"topic": self.topic, "partition": p, "fetch_offset": self.offsets[p]} for p in parts]}, 3.0)
+            except KafkaError:
+                self.errors += 1
+                for p in parts:
+                    self.leaders.pop(p, None)
+                continue
+            for r in resp["partitions"]:
+                p = r["partition"]
+                if r["error_code"]:
+                    self.errors += 1
+                    self.leaders.pop(p, None)
+                    if r["error"] == "OFFSET_OUT_OF_RANGE":
+                        self.offsets[p] = 0  # read the partition again from its start
+                    continue
+                for rec in iter_records(r["records"], min_offset=self.offsets[p]):
+                    self.records += 1
+                    self.checker.on_consume((self.topic, p), rec.offset, rec.value.decode() if rec.value else "")
+                    self.offsets[p] = rec.offset + 1

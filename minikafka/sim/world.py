@@ -1,0 +1,241 @@
+"""The simulated world: N real brokers on twins of their ports, in one process.
+
+Each broker is the real :class:`~minikafka.broker.server.Broker` (replica manager,
+fetchers, controller, group coordinator), built with simulated :class:`Ports`: the
+loop's virtual clock, :class:`~.network.SimTransport`, :class:`~.zookeeper.SimZkSession`
+and :class:`~.disk.SimStorage`.  The world owns the processes: it starts, crashes,
+pauses and resumes them, and keeps the trace of what happened.
+
+A *process* is ``(node name, incarnation)``; every callback carries the process that
+scheduled it (:data:`~.loop.PROCESS`), and :meth:`World.gate` lets the loop run it,
+defer it (paused) or drop it (crashed).
+"""
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import logging
+import random
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..broker.ports import Ports
+from ..broker.server import Broker
+from ..config import BrokerConfig
+from .disk import SimDisk, SimStorage
+from .loop import PROCESS, Gate, SimLoop
+from .network import Network, SimTransport
+from .zookeeper import ZK, SimZkSession, ZkServer
+
+HOST = "sim"
+BASE_PORT = 9090
+
+
+class SimClock:
+    """The broker's clock port on virtual time (wall time starts at a fixed epoch)."""
+
+    EPOCH_S = 1_700_000_000.0
+
+    def __init__(self, loop: SimLoop) -> None:
+        self.loop = loop
+
+    def time(self) -> float:
+        return self.EPOCH_S + self.loop.time()
+
+    def monotonic(self) -> float:
+        return self.loop.time()
+
+
+@dataclass
+class Options:
+    """What to simulate (``minikafka sim``'s options)."""
+
+    seed: int = 0
+    brokers: int = 3
+    storage: str = "disk"  # "disk" or "memory"
+    truncation: str = "leader_epoch"  # or "high_watermark"
+    topic: str = "sim"
+    partitions: int = 2
+    replication_factor: int = 3
+    min_insync_replicas: int = 2
+    steps: int = 40  # nemesis steps (one fault or heal each)
+    step_s: float = 2.0  # virtual seconds between nemesis steps
+    settle_s: float = 40.0  # after healing: time for the cluster to converge
+    faults: tuple[str, ...] = ()  # fault kinds allowed; empty: every kind
+    broker_settings: dict[str, Any] = field(default_factory=dict)
+
+
+def broker_name(broker_id: int) -> str:
+    return f"b{broker_id}"
+
+
+class World:
+    """Brokers, ZooKeeper, the network and the trace."""
+
+    def __init__(self, opts: Options) -> None:
+        self.opts = opts
+        seeds = random.Random(opts.seed)
+        self.rng = random.Random(seeds.getrandbits(64))  # the nemesis's and the workload's choices
+        self.loop = SimLoop(self.gate)
+        self.network = Network(self.loop, random.Random(seeds.getrandbits(64)))
+        self._broker_seeds = random.Random(seeds.getrandbits(64))
+        self.zk = ZkServer(self.loop.time)
+        self.processes: dict[str, tuple[str, int]] = {}  # live node -> its current process
+        self.incarnations: dict[str, int] = {}
+        self.paused: set[str] = set()
+        self.contexts: dict[str, contextvars.Context] = {}
+        self.serving: dict[str, Broker] = {}
+        self.address_book: dict[tuple[str, int], str] = {}
+        self.open_calls: dict[tuple[str, int], dict[object, Any]] = {}
+        self.brokers: dict[int, Broker] = {}  # the current (or last) incarnation of each broker
+        self.disks: dict[int, SimDisk] = {b: SimDisk() for b in range(1, opts.brokers + 1)}
+        self.trace: list[str] = []
+        self.checker: Any = None  # set by the runner (invariants.Checker)
+        self._zk_sweeper: asyncio.TimerHandle | None = None
+        for b in range(1, opts.brokers + 1):
+            self.address_book[(HOST, BASE_PORT + b)] = broker_name(b)
+
+    # -- the loop's gate --------------------------------------------------------------------------------
+    def gate(self, process: tuple[str, int]) -> Gate:
+        name = process[0]
+        if self.processes.get(name) != process:
+            return Gate.DROP
+        if name in self.paused:
+            return Gate.DEFER
+        return Gate.RUN
+
+    # -- trace ----------------------------------------------------------------------------------------
+    def note(self, text: str) -> None:
+        self.trace.append(f"{self.loop.time():10.3f} {text}")
+
+    # -- ZooKeeper ----------------------------------------------------------------------------------------
+    def start_zookeeper(self) -> None:
+        def sweep() -> None:
+            for sid in self.zk.expire_idle():
+                self.note(f"zk: session {sid:#x} expired")
+            self._zk_sweeper = self.loop.call_later(0.1, sweep, context=self.network.world_context)
+        sweep()
+
+    # -- brokers ----------------------------------------------------------------------------------------------
+    def broker_config(self, broker_id: int) -> BrokerConfig:
+        o = self.opts
+        settings = {
+            "replication.truncation": o.truncation,
+            "min.insync.replicas": o.min_insync_replicas,
+            "default.replication.factor": o.replication_factor,
+            "offsets.topic.replication.factor": min(3, o.brokers),
+            "log.cleaner.enable": False,
+            "auto.create.topics.enable": False,
+            **o.broker_settings,
+        }
+        return BrokerConfig(broker_id=broker_id, zookeeper_connect=ZK, listen_host=HOST,
+                            listen_port=BASE_PORT + broker_id, data_dir=f"sim://broker-{broker_id}",
+                            storage=o.storage, settings=settings)
+
+    def start_broker(self, broker_id: int) -> None:
+        name = broker_name(broker_id)
+        assert name not in self.processes, name
+        inc = self.incarnations.get(name, 0) + 1
+        self.incarnations[name] = inc
+        process = (name, inc)
+        ctx = contextvars.Context()
+        ctx.run(PROCESS.set, process)
+        self.contexts[name] = ctx
+        self.processes[name] = process
+        if self.opts.storage == "memory":
+            self.disks[broker_id] = SimDisk()
+        config = self.broker_config(broker_id)
+        on_truncate = (lambda tp, removed, b=broker_id: self.checker.on_truncate(b, tp, removed)) \
+            if self.checker is not None else (lambda tp, removed: None)
+        ports = Ports(
+            clock=SimClock(self.loop),
+            transport=SimTransport(self, name),
+            coordinator=lambda cfg, digest: SimZkSession(self, name, cfg.get("zookeeper.session.timeout.ms")),
+            storage=lambda cfg: SimStorage(self.disks[broker_id], cfg.storage == "disk", self.loop.time,
+                                           on_truncate, broker_id),
+            random=random.Random(self._broker_seeds.getrandbits(64)),
+        )
+        broker = Broker(config, ports)
+        self.brokers[broker_id] = broker
+        self.note(f"start {name} (incarnation {inc})")
+        task = self.loop.create_task(broker.start(), context=ctx)
+        task.add_done_callback(lambda t, b=broker_id, p=process: self._started(b, p, t))
+
+    def _started(self, broker_id: int, process: tuple[str, int], task: asyncio.Task) -> None:
+        if task.cancelled():
+            return
+        exc = task.exception()
+        if exc is not None and self.processes.get(process[0]) == process:
+            self.note(f"{process[0]} failed to start: {exc.__class__.__name__}: {exc}")
+            self.crash(broker_id)
+
+    def alive(self, broker_id: int) -> bool:
+        return broker_name(broker_id) in self.processes
+
+    def live_brokers(self) -> list[int]:
+        return [b for b in sorted(self.brokers) if self.alive(b) and broker_name(b) not in self.paused]
+
+    def crash(self, broker_id: int, power_loss: bool = False) -> None:
+        """SIGKILL: nothing of the process runs again; its connections reset; its
+        ZooKeeper session expires when not heard from.  ``power_loss`` also loses what
+        the OS had not written back (disk mode)."""
+        name = broker_name(broker_id)
+        process = self.processes.pop(name, None)
+        if process is None:
+            return
+        self.paused.discard(name)
+        self.loop.forget(name)
+        self.serving.pop(name, None)
+        for reset in self.open_calls.pop(process, {}).values():
+            reset()
+        lost = ""
+        if power_loss and self.opts.storage == "disk":
+            gone = self.disks[broker_id].power_loss(self.loop.time(), self.rng)
+            lost = f", power loss: {sum(gone.values())} unsynced batches lost" if gone else ", power loss: nothing unsynced"
+        if self.checker is not None:
+            self.checker.on_crash(broker_id)
+        self.note(f"crash {name}{lost}")
+
+    def pause(self, broker_id: int) -> None:
+        name = broker_name(broker_id)
+        if name in self.processes:
+            self.paused.add(name)
+            self.note(f"pause {name}")
+
+    def resume(self, broker_id: int) -> None:
+        name = broker_name(broker_id)
+        if name in self.paused:
+            self.paused.discard(name)
+            self.loop.resume(name)
+            self.note(f"resume {name}")
+
+    async def stop_broker(self, broker_id: int) -> None:
+        """SIGTERM: controlled shutdown, then the process ends."""
+        name = broker_name(broker_id)
+        broker = self.brokers[broker_id]
+        done = asyncio.get_running_loop().create_future()
+        task = self.loop.create_task(broker.shutdown(), context=self.contexts[name])
+        task.add_done_callback(lambda t: done.done() or done.set_result(None))
+        await done
+        self.processes.pop(name, None)
+        self.note(f"stopped {name} (controlled shutdown)")
+
+    def controller_id(self) -> int | None:
+        for b, broker in sorted(self.brokers.items()):
+            if self.alive(b) and broker.controller is not None:
+                return b
+        return None
+
+    def broker_events(self) -> list[str]:
+        """The brokers' own event timelines (leader elections, ISR changes, ...), merged."""
+        out = []
+        for b, broker in sorted(self.brokers.items()):
+            for e in broker.events:
+                out.append((e["ts"] - SimClock.EPOCH_S, b, e["kind"], e["text"]))
+        return [f"{ts:10.3f} b{b} {kind}: {text}" for ts, b, kind, text in sorted(out)]
+
+
+def quiet_logs() -> None:
+    """The brokers log at INFO; a simulation of thousands of seeds wants errors only."""
+    logging.getLogger("minikafka").setLevel(logging.CRITICAL)
+    logging.getLogger("asyncio").setLevel(logging.CRITICAL)
