@@ -1,0 +1,561 @@
+"""Named replication scenarios on live processes: ``minikafka scenario --live NAME``.
+
+Each scenario starts its own small cluster (ZooKeeper and 3 or 4 brokers on free
+ports, disk storage, in a temporary folder; every broker in a cgroup of its own),
+drives its faults with link cuts (:mod:`minikafka.chaos.links`), process kills and
+controller-made leader changes, and checks one invariant, printing after every step
+what the brokers themselves report (``replica_state``: role, LEO, HW, leader epoch,
+epoch cache) and what each replica's segment files hold.  The broker setting
+``replication.truncation`` (``leader_epoch`` or ``high_watermark``) selects the
+follower truncation rule.
+
+* ``kip101-loss``: KIP-101's first scenario.  A follower holds an acknowledged record
+  but not yet the high watermark that covers it (the leader's answer carrying it is
+  held back by a cut); it becomes follower at a new leader epoch (and truncates to
+  its HW under ``high_watermark``) while its fetches cannot reach the leader; then
+  the leader dies and the follower is elected.
+* ``kip279-flipflop``: leadership flips between two brokers three times while their
+  fetchers are cut off from each other, each leader writing at its own epoch.
+* ``kip320-zombie``: a follower keeps fetching at its old leader epoch while the
+  controller's LeaderAndIsr requests to it are lost; meanwhile leadership moves away
+  and back, and the leader's log changes under it.
+
+The verdict is observed, never assumed: records acknowledged with acks=all must be in
+the final log at their offsets, replicas must hold the same records up to the HW
+(``replica_state`` checksums and the segment files), and, for the zombie, the leader's
+refusals must show in the follower's ``minikafka_fenced_fetches_total``.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import time
+import urllib.request
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from ..cluster import launcher
+from ..cluster.state import load
+from ..errors import CorruptMessageError
+from ..protocol.records import iter_records, validate_batch
+from .checker import compare_replicas, read_final_log
+from .cluster import FAST_SETTINGS, ZkReader, post, start_cluster
+from .links import ClusterLinks, Cut, Links, check_available
+
+TRUNCATIONS = ("leader_epoch", "high_watermark")
+TOPIC = "live"
+
+# Scenario broker settings (on top of FAST_SETTINGS):
+# * followers that cannot fetch stay in the ISR for the whole scenario (a leader
+#   removes a follower only after replica.lag.time.max.ms);
+# * a follower fetch with nothing new waits at the leader for up to 2.5 s, so the
+#   answer that would carry a new HW leaves the leader that long after the ack;
+# * broker-to-broker and controller requests time out after 4 s, so that a request
+#   caught in a cut is retried soon after the heal;
+# * no automatic preferred-leader elections: the scenario moves leadership itself.
+LIVE_SETTINGS = {
+    "replica.lag.time.max.ms": "120000",
+    "replica.fetch.wait.max.ms": "2500",
+    "request.timeout.ms": "4000",
+    "auto.leader.rebalance.enable": "false",
+    "num.partitions": "1",
+    "offsets.topic.replication.factor": "1",
+}
+
+
+class ScenarioError(Exception):
+    """The scenario could not be carried out (a step timed out, a precondition was not
+    reached); the message says which."""
+
+
+@dataclass
+class LiveResult:
+    """What a live scenario printed and found."""
+
+    name: str
+    truncation: str
+    lines: list[str] = field(default_factory=list)
+    verdict: str = ""
+    anomaly: bool = False
+    completed: bool = False
+    elapsed_s: float = 0.0
+    dir: str = ""
+    facts: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def passed(self) -> bool:
+        """The invariant held (and the scenario ran to the end)."""
+        return self.completed and not self.anomaly
+
+
+def read_segments(data_dir: str, topic: str, partition: int) -> dict[int, tuple[str, int]]:
+    """A replica's log as its segment files hold it: offset -> (value, leader epoch).
+    Read-only; stops at the first batch that is not complete yet."""
+    d = os.path.join(data_dir, f"{topic}-{partition}")
+    out: dict[int, tuple[str, int]] = {}
+    try:
+        names = sorted(n for n in os.listdir(d) if n.endswith(".log"))
+    except OSError:
+        return out
+    for name in names:
+        try:
+            with open(os.path.join(d, name), "rb") as f:
+                buf = f.read()
+        except OSError:
+            continue
+        pos = 0
+        while pos < len(buf):
+            try:
+                h = validate_batch(buf, pos)
+            except (CorruptMessageError, ValueError, IndexError):
+                break
+            raw = bytes(buf[pos:pos + h.size])
+            for r in iter_records(raw, validate=False):
+                out[r.offset] = (r.value.decode(errors="replace") if r.value is not None else "", h.leader_epoch)
+            pos += h.size
+    return out
+
+
+class LiveCluster:
+    """A scenario's own cluster (context manager): started in a temporary folder with every
+    broker in a cgroup of its own, stopped and removed (with every rule and cgroup) on exit."""
+
+    def __init__(self, truncation: str, brokers: int, say: Callable[[str], None], keep: bool = False) -> None:
+        self.truncation = truncation
+        self.n = brokers
+        self.say = say
+        self.keep = keep
+        self.tmp = ""
+        self.dir = ""
+        self.links: Links | None = None
+        self.zk: ZkReader | None = None
+        self.net: ClusterLinks | None = None
+        self.brokers: dict[int, tuple[str, int]] = {}
+        self.bootstrap = ""
+        self.acked: list[tuple[int, str]] = []  # (offset, value) acknowledged with acks=all
+        self.written: list[tuple[int, str]] = []  # (offset, value) acknowledged with acks=1
+        self.failed = False
+        self.avoid: set[int] = set()  # brokers clients should not ask (a zombie's metadata is stale)
+        self.facts: dict[str, Any] = {}
+
+    # -- lifecycle ------------------------------------------------------------------------
+    def __enter__(self) -> "LiveCluster":
+        self.tmp = tempfile.mkdtemp(prefix="minikafka-live-")
+        self.dir = os.path.join(self.tmp, "cluster")
+        try:
+            self.links = Links().open()
+            configs = {**FAST_SETTINGS, **LIVE_SETTINGS, "replication.truncation": self.truncation}
+            t = time.monotonic()
+            start_cluster(self.dir, "disk", configs, brokers=self.n, wrap=ClusterLinks.wrap_for(self.links))
+            state = load(self.dir)
+            self.net = ClusterLinks(self.links, state)
+            self.brokers = {b: (s.host, s.port) for b, s in state.brokers.items()}
+            self.bootstrap = ",".join(f"{h}:{p}" for h, p in self.brokers.values())
+            self.zk = ZkReader(state.zookeeper.connect)
+            self.say(f"- started ZooKeeper and {self.n} brokers in {self.dir} ({time.monotonic() - t:.1f}s), "
+                     f"each broker in cgroup {self.links.group}/broker-N; replication.truncation={self.truncation}")
+        except BaseException:
+            self.__exit__(None, None, None)
+            raise
+        return self
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        if exc_type is not None:
+            self.failed = True
+        if self.zk is not None:
+            self.zk.close()
+            self.zk = None
+        try:
+            if self.dir and os.path.exists(os.path.join(self.dir, "cluster.json")):
+                launcher.down(self.dir)
+        finally:
+            if self.links is not None:
+                self.links.close()
+                self.links = None
+            if self.tmp and not self.keep and not self.failed:
+                shutil.rmtree(self.tmp, ignore_errors=True)
+
+    # -- waiting and reading ------------------------------------------------------------------
+    def wait(self, cond: Callable[[], Any], timeout_s: float, what: str, interval_s: float = 0.1) -> Any:
+        """Poll ``cond`` until it returns something true (returned) or raise ScenarioError."""
+        deadline = time.monotonic() + timeout_s
+        last: Exception | None = None
+        while True:
+            try:
+                got = cond()
+                if got:
+                    return got
+            except Exception as exc:  # a broker not answering yet
+                last = exc
+            if time.monotonic() >= deadline:
+                raise ScenarioError(f"timed out after {timeout_s:g}s waiting for {what}"
+                                    + (f" (last error: {last})" if last else ""))
+            time.sleep(interval_s)
+
+    def controller(self) -> int:
+        """The controller's broker id (waits until there is one)."""
+        assert self.zk is not None
+        return self.wait(lambda: self.zk.controller(), 30, "a controller")
+
+    def state(self) -> Any:
+        """The partition state znode of the scenario's topic (leader, leader epoch, ISR)."""
+        assert self.zk is not None
+        return self.zk.partition_state(TOPIC, 0)
+
+    def replica(self, b: int) -> dict | None:
+        """Broker ``b``'s own report of its replica (replica_state), None when it does not answer."""
+        host, port = self.brokers[b]
+        try:
+            r = post(host, port, "replica_state", {"partitions": [{"topic": TOPIC, "partition": 0}],
+                                                   "checksum_upto": None}, timeout_s=2.0)
+        except Exception:
+            return None
+        reps = r.get("replicas") or []
+        return reps[0] if reps else None
+
+    def segments(self, b: int) -> dict[int, tuple[str, int]]:
+        """Broker ``b``'s log from its segment files."""
+        return read_segments(load(self.dir).broker(b).data_dir or "", TOPIC, 0)
+
+    def alive(self, b: int) -> bool:
+        return launcher.proc_state(load(self.dir).broker(b).pid) == "running"
+
+    def metric(self, b: int, name: str) -> float | None:
+        """One value of broker ``b``'s /metrics, None when it does not answer."""
+        host, port = self.brokers[b]
+        try:
+            with urllib.request.urlopen(f"http://{host}:{port}/metrics", timeout=3) as r:
+                for line in r.read().decode().splitlines():
+                    if line.startswith(name + " "):
+                        return float(line.split()[1])
+        except OSError:
+            return None
+        return None
+
+    def events(self, b: int, kinds: tuple[str, ...]) -> list[str]:
+        """Broker ``b``'s own events of these kinds about the topic (its event timeline)."""
+        host, port = self.brokers[b]
+        try:
+            got = post(host, port, "events", {"since": 0, "cluster": False, "limit": 5000}, timeout_s=3.0)
+        except Exception:
+            return []
+        return [e["text"] for e in got.get("events") or () if e["kind"] in kinds and f"{TOPIC}-0" in e["text"]]
+
+    # -- acting ----------------------------------------------------------------------------------
+    def create_topic(self, replicas: list[int]) -> None:
+        from ..client.sync import Admin
+        with Admin(self.bootstrap) as admin:
+            admin.create_topic(TOPIC, 1, len(replicas), config={"min.insync.replicas": "1",
+                                                               "unclean.leader.election.enable": "false"},
+                               assignment={0: replicas})
+        self.wait(lambda: (st := self.state()) is not None and st.leader == replicas[0]
+                  and sorted(st.isr) == sorted(replicas), 30, f"leader {replicas[0]} and ISR {sorted(replicas)}")
+
+    def produce(self, value: str, acks: str = "all", timeout_s: float = 20.0) -> int:
+        """Write one record and wait for its acknowledgement; returns its offset (recorded)."""
+        from ..client.sync import Producer
+        bootstrap = ",".join(f"{h}:{p}" for b, (h, p) in sorted(self.brokers.items()) if b not in self.avoid)
+        with Producer(bootstrap, acks=acks, linger_ms=0, enable_idempotence=False, request_timeout_ms=4000,
+                      delivery_timeout_ms=int(timeout_s * 1000), retry_backoff_ms=100,
+                      client_id="live-scenario") as p:
+            md = p.send(TOPIC, value.encode(), partition=0).result(timeout_s + 5)
+        (self.acked if acks == "all" else self.written).append((md.offset, value))
+        return md.offset
+
+    def reassign(self, replicas: list[int]) -> None:
+        """A reassignment to the same replicas in another order (the controller bumps the
+        leader epoch and sends LeaderAndIsr, the leader stays)."""
+        from ..client.sync import Admin
+        from ..client.types import TopicPartition
+        before = self.state().leader_epoch
+        with Admin(self.bootstrap) as admin:
+            out = admin.alter_partition_reassignments({TopicPartition(TOPIC, 0): replicas})
+        err = next(iter(out.values()), None)
+        if err is not None:
+            raise ScenarioError(f"reassignment to {replicas} refused: {err}")
+        self.wait(lambda: self.state().leader_epoch > before, 20, f"the reassignment to {replicas}")
+
+    def elect_preferred(self, expected: int) -> None:
+        """A preferred leader election (the first replica leads at epoch + 1)."""
+        from ..client.sync import Admin
+        from ..client.types import TopicPartition
+        with Admin(self.bootstrap) as admin:
+            out = admin.elect_leaders([TopicPartition(TOPIC, 0)])
+        err = next(iter(out.values()), None)
+        if err is not None:
+            raise ScenarioError(f"preferred election refused: {err}")
+        self.wait(lambda: self.state().leader == expected, 20, f"broker {expected} leading")
+
+    def wait_role(self, b: int, role: str, epoch: int, timeout_s: float = 20.0) -> dict:
+        """Until broker ``b`` reports itself ``role`` at leader epoch ``epoch``."""
+        return self.wait(lambda: (r := self.replica(b)) is not None and r["role"] == role
+                         and r["leader_epoch"] == epoch and r, timeout_s, f"broker {b} {role} at epoch {epoch}")
+
+    def cut(self, src: int | str, dst: int | str, **kw: Any) -> Cut:
+        """A link cut between brokers (or "zk") by id; see :meth:`Links.cut`."""
+        assert self.links is not None and self.net is not None
+        ends = [self.net.zookeeper if x == "zk" else self.net.brokers[int(x)] for x in (src, dst)]
+        c = self.links.cut(ends[0], ends[1], **kw)
+        return c
+
+    def heal(self) -> None:
+        assert self.links is not None
+        self.links.heal()
+
+    # -- narration ----------------------------------------------------------------------------------
+    def snapshot(self, replicas: list[int]) -> list[str]:
+        """The controller's view (ZooKeeper) and each replica's own (replica_state, segment files)."""
+        st = self.state()
+        acked = ", ".join(f"{v}@{o}" for o, v in self.acked) or "none"
+        out = [f"    partition state: leader {st.leader}, leader epoch {st.leader_epoch}, ISR {list(st.isr)}; "
+               f"acknowledged (acks=all): {acked}"]
+        for b in replicas:
+            recs = " ".join(f"{o}:{v}(e{e})" for o, (v, e) in sorted(self.segments(b).items())) or "(empty)"
+            r = self.replica(b) if self.alive(b) else None
+            if r is None:
+                head = "down" if not self.alive(b) else "not answering"
+                out.append(f"    broker {b}: {head:<27} segment files [{recs}]")
+            else:
+                out.append(f"    broker {b}: {r['role']:<8} epoch {r['leader_epoch']:<2} LEO {r['log_end_offset']}  "
+                           f"HW {r['high_watermark']}  epochs {r['epochs']}  log [{recs}]")
+        return out
+
+    def verdict_checks(self, replicas: list[int]) -> tuple[list[str], list[str]]:
+        """(problems, notes): acknowledged records not at their offset in the final log or
+        in a replica's files, and replicas that differ below the HW."""
+        problems: list[str] = []
+        notes: list[str] = []
+        final = read_final_log(self.bootstrap, TOPIC, 1, timeout_s=30)[0]
+        for off, value in self.acked:
+            if final.get(off) != value:
+                problems.append(f"acknowledged {value} (offset {off}) LOST: the log has "
+                                f"{final.get(off)!r} there")
+        same, desc = compare_replicas(self.brokers, TOPIC, 0, replicas)
+        notes.append(desc)
+        logs = {b: self.segments(b) for b in replicas}
+        hw = min((self.replica(b) or {}).get("high_watermark", 0) for b in replicas)
+        differ = sorted({o for o in range(hw) for b in replicas if logs[b].get(o, ("", 0))[0] != logs[replicas[0]].get(o, ("", 0))[0]})
+        if differ or not same:
+            where = differ[0] if differ else None
+            what = ", ".join(f"broker {b} has {logs[b].get(where, ('nothing', 0))[0]}" for b in replicas) if differ else desc
+            problems.append("replicas DIVERGED" + (f" at offset {where}: {what}" if differ else f": {desc}"))
+        return problems, notes
+
+
+# ---------------------------------------------------------------- the scenarios
+
+def _hold_back_hw(c: LiveCluster, leader: int, follower: int, value: str, step: Callable[[str, list[int]], None],
+                  replicas: list[int]) -> int:
+    """Produce ``value`` with acks=all and cut the leader and the follower apart at once:
+    the follower has the record, the leader's answer that would give it the new HW is
+    dropped.  Retried (a few times) if that answer got through first."""
+    for attempt in range(3):
+        off = c.produce(value if attempt == 0 else f"{value}.{attempt}")
+        c.cut(leader, follower, both_ways=True)
+        f, ld = c.replica(follower), c.replica(leader)
+        if f and ld and f["log_end_offset"] == off + 1 and f["high_watermark"] == off and ld["high_watermark"] == off + 1:
+            step(f"produce {c.acked[-1][1]} with acks=all: acknowledged at offset {off} (broker {leader}'s HW is now "
+                 f"{off + 1}, since broker {follower} fetched past it); at once cut the links between brokers "
+                 f"{leader} and {follower} both ways: the answer that would tell broker {follower} HW {off + 1} "
+                 f"is dropped, so its HW stays {off}", replicas)
+            return off
+        c.heal()
+        c.wait(lambda: (r := c.replica(follower)) is not None and r["high_watermark"] == r["log_end_offset"]
+               == (c.replica(leader) or {}).get("log_end_offset"), 20, "the follower to catch up again")
+    raise ScenarioError("the follower learned the new HW before the cut three times: the machine is too slow for "
+                        "the 2.5 s window")
+
+
+def _setup(c: LiveCluster, replicas: list[int], values: list[str], step: Callable[[str, list[int]], None]) -> None:
+    c.create_topic(replicas)
+    for v in values:
+        c.produce(v)
+    n = len(values)
+    c.wait(lambda: all((r := c.replica(b)) is not None and r["high_watermark"] == n for b in replicas), 20,
+           f"HW {n} on every replica")
+    step(f"topic {TOPIC} with replicas {replicas} (leader {replicas[0]}), min.insync.replicas=1; "
+         f"{', '.join(values)} produced with acks=all; every replica has HW {n}", replicas)
+
+
+def kip101_loss(c: LiveCluster, step: Callable[[str, list[int]], None]) -> list[str]:
+    """KIP-101 scenario 1 on live processes; returns the problems found."""
+    ctrl = c.controller()
+    a, b = [x for x in sorted(c.brokers) if x != ctrl][:2]
+    replicas = [a, b]
+    c.say(f"- broker {ctrl} is the controller; the partition's replicas are brokers {a} (leader) and {b}")
+    _setup(c, replicas, ["m1", "m2", "m3"], step)
+    off = _hold_back_hw(c, a, b, "m4", step, replicas)
+    epoch = c.state().leader_epoch
+    c.reassign([b, a])
+    r = c.wait_role(b, "follower", epoch + 1)
+    kept = r["log_end_offset"] > off
+    step(f"the controller bumps the leader epoch (a reassignment reorders the replicas to [{b}, {a}]; broker {a} "
+         f"stays leader): broker {b} becomes follower at epoch {epoch + 1} and " +
+         ("truncates to its HW" if c.truncation == "high_watermark" else
+          f"must ask broker {a} for the end offset of its epoch first (OffsetsForLeaderEpoch), which the cut drops")
+         + f": its LEO is {r['log_end_offset']}" + ("" if kept else f", {c.acked[-1][1]} is gone from it"), replicas)
+    launcher.kill(c.dir, a, "KILL")
+    c.wait(lambda: c.state().leader == b, 30, f"broker {b} elected after broker {a}'s session expired")
+    r = c.wait_role(b, "leader", c.state().leader_epoch)
+    step(f"kill -9 broker {a}, the leader, before broker {b} could fetch again; when its ZooKeeper session expires "
+         f"the controller elects broker {b}, the only ISR member left, at epoch {r['leader_epoch']} with LEO "
+         f"{r['log_end_offset']}", replicas)
+    off5 = c.produce("m5")
+    step(f"produce m5 with acks=all: broker {b} acknowledges it at offset {off5}", replicas)
+    c.heal()
+    launcher.start(c.dir, a, wait=True, timeout_s=60)
+    c.wait(lambda: sorted(c.state().isr) == sorted(replicas)
+           and (ra := c.replica(a)) is not None and (rb := c.replica(b)) is not None
+           and ra["log_end_offset"] == rb["log_end_offset"] and ra["high_watermark"] == rb["high_watermark"]
+           == rb["log_end_offset"], 60, f"broker {a} back in the ISR and caught up")
+    truncs = c.events(a, ("truncate",))
+    step(f"heal the links and restart broker {a}: it follows broker {b}"
+         + (f" ({truncs[-1]})" if truncs else ", truncating nothing") + ", catches up and rejoins the ISR", replicas)
+    return []
+
+
+def kip279_flipflop(c: LiveCluster, step: Callable[[str, list[int]], None]) -> list[str]:
+    """KIP-279: fast leader flips between two brokers whose fetchers are cut off."""
+    ctrl = c.controller()
+    a, b = [x for x in sorted(c.brokers) if x != ctrl][:2]
+    replicas = [a, b]
+    c.say(f"- broker {ctrl} is the controller; the partition's replicas are brokers {a} (leader) and {b}")
+    _setup(c, replicas, ["m1", "m2", "m3"], step)
+    _hold_back_hw(c, a, b, "m4", step, replicas)
+    order = [(b, a, "b1"), (a, b, "a1"), (b, a, "y")]
+    for i, (new, old, value) in enumerate(order, 1):
+        c.reassign([new, old])
+        c.elect_preferred(new)
+        epoch = c.state().leader_epoch
+        c.wait_role(new, "leader", epoch)
+        c.wait_role(old, "follower", epoch)
+        off = c.produce(value, acks="1")
+        step(f"flip {i}: a reassignment to [{new}, {old}] and a preferred election make broker {new} leader at "
+             f"epoch {epoch} (two LeaderAndIsr to each broker, both fetchers still cut off); produce {value} with "
+             f"acks=1: broker {new} writes it at offset {off}", replicas)
+    c.heal()
+    c.wait(lambda: sorted(c.state().isr) == sorted(replicas)
+           and (ra := c.replica(a)) is not None and (rb := c.replica(b)) is not None
+           and ra["log_end_offset"] == rb["log_end_offset"] and ra["high_watermark"] == rb["log_end_offset"],
+           60, "both replicas caught up")
+    truncs = c.events(a, ("truncate",))
+    step(f"heal the links: broker {a} fetches from broker {b} again" +
+         (f"; its truncations: {'; '.join(t.split(' (', 1)[-1].rstrip(')') for t in truncs[-3:])}" if truncs else ""),
+         replicas)
+    return []
+
+
+def kip320_zombie(c: LiveCluster, step: Callable[[str, list[int]], None]) -> list[str]:
+    """KIP-320: a follower that misses the controller's LeaderAndIsr keeps fetching at its old epoch."""
+    ctrl = c.controller()
+    a, b, z = [x for x in sorted(c.brokers) if x != ctrl][:3]
+    replicas = [a, b, z]
+    c.say(f"- broker {ctrl} is the controller; the partition's replicas are brokers {a} (leader), {b} and {z} "
+          f"(the zombie-to-be)")
+    c.avoid.add(z)
+    _setup(c, replicas, ["m1", "m2"], step)
+    lag = c.cut(b, a, only="requests")
+    off = c.produce("x", acks="1")
+    c.wait(lambda: (r := c.replica(z)) is not None and r["log_end_offset"] == off + 1, 20, f"broker {z} fetching x")
+    step(f"cut broker {b}'s fetches to broker {a}; produce x with acks=1: broker {a} writes it at offset {off} and "
+         f"broker {z} copies it, broker {b} does not (x is not committed)", replicas)
+    c.cut(ctrl, z, only="requests", reject=True)
+    fenced0 = c.metric(z, "minikafka_fenced_fetches_total") or 0.0
+    c.reassign([b, a, z])
+    c.links.heal(lag)  # type: ignore[union-attr]
+    c.elect_preferred(b)
+    epoch = c.state().leader_epoch
+    c.wait_role(a, "follower", epoch)
+    c.wait(lambda: (r := c.replica(a)) is not None and r["log_end_offset"] == off, 20, f"broker {a} truncating x")
+    off_y = c.produce("y", acks="1")
+    c.wait(lambda: (r := c.replica(a)) is not None and r["log_end_offset"] == off_y + 1, 20, f"broker {a} fetching y")
+    rz = c.replica(z)
+    step(f"cut the controller's requests to broker {z} (refused); heal broker {b}'s fetches; a reassignment and a "
+         f"preferred election make broker {b} leader at epoch {epoch}; broker {a} follows it and truncates x; "
+         f"produce y: broker {b} writes it at offset {off_y}. Broker {z} never heard of any of it: it still "
+         f"thinks it follows broker {a} at epoch {rz['leader_epoch'] if rz else '?'}", replicas)
+    c.reassign([a, b, z])
+    c.elect_preferred(a)
+    epoch = c.state().leader_epoch
+    c.wait_role(a, "leader", epoch)
+    off_w = c.produce("w", acks="1")
+    fenced = c.wait(lambda: (n := c.metric(z, "minikafka_fenced_fetches_total")) is not None and n > fenced0 + 1 and n,
+                    20, f"broker {z}'s fetches refused")
+    rz = c.replica(z)
+    c.facts["fenced_fetches"] = fenced - fenced0
+    c.facts["zombie_leo"] = rz["log_end_offset"] if rz else None
+    step(f"leadership back to broker {a} at epoch {epoch}; produce w: offset {off_w}. Broker {z}, the zombie, "
+         f"still fetches from broker {a} at epoch {rz['leader_epoch'] if rz else '?'} from offset "
+         f"{rz['log_end_offset'] if rz else '?'}: broker {a} refuses every such fetch with FENCED_LEADER_EPOCH "
+         f"(broker {z}'s minikafka_fenced_fetches_total: +{fenced - fenced0:g}), so broker {z} appends nothing "
+         f"after its own x", replicas)
+    c.heal()
+    c.wait(lambda: sorted(c.state().isr) == sorted(replicas)
+           and all((r := c.replica(x)) is not None and r["log_end_offset"] == off_w + 1
+                   and r["high_watermark"] == off_w + 1 for x in replicas), 60, "every replica caught up")
+    truncs = c.events(z, ("truncate",))
+    step(f"heal: the controller's queued LeaderAndIsr requests reach broker {z}, which follows broker {a} at epoch "
+         f"{epoch}" + (f" ({truncs[-1]})" if truncs else "") + " and catches up", replicas)
+    problems = []
+    if c.facts["fenced_fetches"] <= 0:
+        problems.append(f"broker {z}'s stale fetches were not refused")
+    return problems
+
+
+SCENARIOS: dict[str, tuple[Callable[[LiveCluster, Callable[[str, list[int]], None]], list[str]], int, str]] = {
+    "kip101-loss": (kip101_loss, 3, "a follower with a lagging HW becomes follower at a new epoch while cut off "
+                                    "from the leader, then the leader dies"),
+    "kip279-flipflop": (kip279_flipflop, 3, "leadership flips between two brokers whose fetchers are cut off"),
+    "kip320-zombie": (kip320_zombie, 4, "a follower misses the controller's LeaderAndIsr and keeps fetching "
+                                        "at its old epoch"),
+}
+
+
+def run(name: str, truncation: str, say: Callable[[str], None] | None = None, keep: bool = False) -> LiveResult:
+    """Run live scenario ``name`` with ``replication.truncation=truncation`` and return its
+    result; ``say`` gets each line of the trace as it happens.  Raises
+    :class:`~minikafka.chaos.links.LinkFaultError` when link faults cannot run here."""
+    if name not in SCENARIOS:
+        raise ValueError(f"unknown live scenario {name!r}: choose from {', '.join(sorted(SCENARIOS))}")
+    if truncation not in TRUNCATIONS:
+        raise ValueError(f"truncation must be one of {', '.join(TRUNCATIONS)}")
+    check_available()
+    fn, brokers, _ = SCENARIOS[name]
+    result = LiveResult(name, truncation)
+    out = say or (lambda line: None)
+
+    def line(text: str) -> None:
+        result.lines.append(text)
+        out(text)
+
+    t0 = time.monotonic()
+    cluster = LiveCluster(truncation, brokers, line, keep=keep)
+    replicas_seen: list[int] = []
+
+    def step(text: str, replicas: list[int]) -> None:
+        replicas_seen[:] = replicas
+        line(f"- [{time.monotonic() - t0:5.1f}s] {text}")
+        for s in cluster.snapshot(replicas):
+            line(s)
+
+    try:
+        with cluster:
+            problems = fn(cluster, step)
+            checks, notes = cluster.verdict_checks(replicas_seen)
+            problems += checks
+            for n in notes:
+                line(f"    check: {n}")
+            result.completed = True
+            result.anomaly = bool(problems)
+            acked = ", ".join(v for _, v in cluster.acked)
+            result.verdict = ("ANOMALY: " + "; ".join(problems)) if problems else \
+                (f"PASS: every acknowledged record ({acked}) is at its offset and the replicas are identical"
+                 + (f"; the zombie's stale fetches were refused {cluster.facts['fenced_fetches']:g} times"
+                    if "fenced_fetches" in cluster.facts else ""))
+    except ScenarioError as exc:
+        result.verdict = f"INCOMPLETE: {exc} (cluster files kept in {cluster.tmp})"
+    finally:
+        result.elapsed_s = time.monotonic() - t0
+        result.dir = cluster.tmp if (cluster.failed or keep) else ""
+    return result
