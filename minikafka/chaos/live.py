@@ -233,11 +233,12 @@ class LiveCluster:
             return None
         return None
 
-    def events(self, b: int, kinds: tuple[str, ...]) -> list[str]:
-        """Broker ``b``'s own events of these kinds about the topic (its event timeline)."""
+    def events(self, b: int, kinds: tuple[str, ...], since: float = 0.0) -> list[str]:
+        """Broker ``b``'s own events of these kinds about the topic since ``since`` (a
+        time.time()), from its event timeline."""
         host, port = self.brokers[b]
         try:
-            got = post(host, port, "events", {"since": 0, "cluster": False, "limit": 5000}, timeout_s=3.0)
+            got = post(host, port, "events", {"since": since, "cluster": False, "limit": 5000}, timeout_s=3.0)
         except Exception:
             return []
         return [e["text"] for e in got.get("events") or () if e["kind"] in kinds and f"{TOPIC}-0" in e["text"]]
@@ -286,6 +287,19 @@ class LiveCluster:
         if err is not None:
             raise ScenarioError(f"preferred election refused: {err}")
         self.wait(lambda: self.state().leader == expected, 20, f"broker {expected} leading")
+
+    def caught_up(self, replicas: list[int], timeout_s: float = 60.0) -> None:
+        """Until every replica is in the ISR, answers, and has the leader's LEO as LEO and HW."""
+        def done() -> bool:
+            st = self.state()
+            if sorted(st.isr) != sorted(replicas):
+                return False
+            reps = [self.replica(b) for b in replicas]
+            if any(r is None for r in reps):
+                return False
+            leo = next(r["log_end_offset"] for r, b in zip(reps, replicas) if b == st.leader)
+            return all(r["log_end_offset"] == leo and r["high_watermark"] == leo for r in reps)
+        self.wait(done, timeout_s, f"replicas {replicas} all in the ISR with the leader's LEO and HW")
 
     def wait_role(self, b: int, role: str, epoch: int, timeout_s: float = 20.0) -> dict:
         """Until broker ``b`` reports itself ``role`` at leader epoch ``epoch``."""
@@ -404,12 +418,10 @@ def kip101_loss(c: LiveCluster, step: Callable[[str, list[int]], None]) -> list[
     off5 = c.produce("m5")
     step(f"produce m5 with acks=all: broker {b} acknowledges it at offset {off5}", replicas)
     c.heal()
+    since = time.time()
     launcher.start(c.dir, a, wait=True, timeout_s=60)
-    c.wait(lambda: sorted(c.state().isr) == sorted(replicas)
-           and (ra := c.replica(a)) is not None and (rb := c.replica(b)) is not None
-           and ra["log_end_offset"] == rb["log_end_offset"] and ra["high_watermark"] == rb["high_watermark"]
-           == rb["log_end_offset"], 60, f"broker {a} back in the ISR and caught up")
-    truncs = c.events(a, ("truncate",))
+    c.caught_up(replicas)
+    truncs = c.events(a, ("truncate",), since)
     step(f"heal the links and restart broker {a}: it follows broker {b}"
          + (f" ({truncs[-1]})" if truncs else ", truncating nothing") + ", catches up and rejoins the ISR", replicas)
     return []
@@ -434,15 +446,12 @@ def kip279_flipflop(c: LiveCluster, step: Callable[[str, list[int]], None]) -> l
         step(f"flip {i}: a reassignment to [{new}, {old}] and a preferred election make broker {new} leader at "
              f"epoch {epoch} (two LeaderAndIsr to each broker, both fetchers still cut off); produce {value} with "
              f"acks=1: broker {new} writes it at offset {off}", replicas)
+    since = time.time()
     c.heal()
-    c.wait(lambda: sorted(c.state().isr) == sorted(replicas)
-           and (ra := c.replica(a)) is not None and (rb := c.replica(b)) is not None
-           and ra["log_end_offset"] == rb["log_end_offset"] and ra["high_watermark"] == rb["log_end_offset"],
-           60, "both replicas caught up")
-    truncs = c.events(a, ("truncate",))
+    c.caught_up(replicas)
+    truncs = c.events(a, ("truncate",), since)
     step(f"heal the links: broker {a} fetches from broker {b} again" +
-         (f"; its truncations: {'; '.join(t.split(' (', 1)[-1].rstrip(')') for t in truncs[-3:])}" if truncs else ""),
-         replicas)
+         (": " + "; then ".join(truncs) if truncs else ", truncating nothing"), replicas)
     return []
 
 
@@ -455,24 +464,25 @@ def kip320_zombie(c: LiveCluster, step: Callable[[str, list[int]], None]) -> lis
           f"(the zombie-to-be)")
     c.avoid.add(z)
     _setup(c, replicas, ["m1", "m2"], step)
-    lag = c.cut(b, a, only="requests")
+    lag = c.cut(b, a, both_ways=True)
     off = c.produce("x", acks="1")
     c.wait(lambda: (r := c.replica(z)) is not None and r["log_end_offset"] == off + 1, 20, f"broker {z} fetching x")
-    step(f"cut broker {b}'s fetches to broker {a}; produce x with acks=1: broker {a} writes it at offset {off} and "
+    step(f"cut the links between brokers {b} and {a}; produce x with acks=1: broker {a} writes it at offset {off} and "
          f"broker {z} copies it, broker {b} does not (x is not committed)", replicas)
     c.cut(ctrl, z, only="requests", reject=True)
     fenced0 = c.metric(z, "minikafka_fenced_fetches_total") or 0.0
     c.reassign([b, a, z])
-    c.links.heal(lag)  # type: ignore[union-attr]
     c.elect_preferred(b)
+    c.links.heal(lag)  # type: ignore[union-attr]
     epoch = c.state().leader_epoch
     c.wait_role(a, "follower", epoch)
     c.wait(lambda: (r := c.replica(a)) is not None and r["log_end_offset"] == off, 20, f"broker {a} truncating x")
     off_y = c.produce("y", acks="1")
     c.wait(lambda: (r := c.replica(a)) is not None and r["log_end_offset"] == off_y + 1, 20, f"broker {a} fetching y")
     rz = c.replica(z)
-    step(f"cut the controller's requests to broker {z} (refused); heal broker {b}'s fetches; a reassignment and a "
-         f"preferred election make broker {b} leader at epoch {epoch}; broker {a} follows it and truncates x; "
+    step(f"cut the controller's requests to broker {z} (refused); a reassignment and a preferred election make "
+         f"broker {b} leader at epoch {epoch}; heal the links between brokers {a} and {b}: broker {a} follows "
+         f"broker {b} and truncates x; "
          f"produce y: broker {b} writes it at offset {off_y}. Broker {z} never heard of any of it: it still "
          f"thinks it follows broker {a} at epoch {rz['leader_epoch'] if rz else '?'}", replicas)
     c.reassign([a, b, z])
@@ -490,11 +500,10 @@ def kip320_zombie(c: LiveCluster, step: Callable[[str, list[int]], None]) -> lis
          f"{rz['log_end_offset'] if rz else '?'}: broker {a} refuses every such fetch with FENCED_LEADER_EPOCH "
          f"(broker {z}'s minikafka_fenced_fetches_total: +{fenced - fenced0:g}), so broker {z} appends nothing "
          f"after its own x", replicas)
+    since = time.time()
     c.heal()
-    c.wait(lambda: sorted(c.state().isr) == sorted(replicas)
-           and all((r := c.replica(x)) is not None and r["log_end_offset"] == off_w + 1
-                   and r["high_watermark"] == off_w + 1 for x in replicas), 60, "every replica caught up")
-    truncs = c.events(z, ("truncate",))
+    c.caught_up(replicas)
+    truncs = c.events(z, ("truncate",), since)
     step(f"heal: the controller's queued LeaderAndIsr requests reach broker {z}, which follows broker {a} at epoch "
          f"{epoch}" + (f" ({truncs[-1]})" if truncs else "") + " and catches up", replicas)
     problems = []
