@@ -506,6 +506,9 @@ def kip320_zombie(c: LiveCluster, step: Callable[[str, list[int]], None]) -> lis
     truncs = c.events(z, ("truncate",), since)
     step(f"heal: the controller's queued LeaderAndIsr requests reach broker {z}, which follows broker {a} at epoch "
          f"{epoch}" + (f" ({truncs[-1]})" if truncs else "") + " and catches up", replicas)
+    if c.truncation == "high_watermark":
+        c.facts["note"] = ("replication.truncation selects the truncation rule only: the leader-epoch check of "
+                           "fetches (KIP-320) is on under both rules, so the zombie is fenced here too")
     problems = []
     if c.facts["fenced_fetches"] <= 0:
         problems.append(f"broker {z}'s stale fetches were not refused")
@@ -561,7 +564,9 @@ def run(name: str, truncation: str, say: Callable[[str], None] | None = None, ke
             result.verdict = ("ANOMALY: " + "; ".join(problems)) if problems else \
                 (f"PASS: every acknowledged record ({acked}) is at its offset and the replicas are identical"
                  + (f"; the zombie's stale fetches were refused {cluster.facts['fenced_fetches']:g} times"
-                    if "fenced_fetches" in cluster.facts else ""))
+                    if "fenced_fetches" in cluster.facts else "")
+                 + (f" ({cluster.facts['note']})" if "note" in cluster.facts else ""))
+            result.facts = dict(cluster.facts)
     except ScenarioError as exc:
         result.verdict = f"INCOMPLETE: {exc} (cluster files kept in {cluster.tmp})"
     finally:

@@ -1,0 +1,85 @@
+"""The named live scenarios (``minikafka scenario --live``) on real ZooKeeper and broker
+processes, under both follower truncation rules: with leader_epoch the invariant holds,
+with high_watermark KIP-101's and KIP-279's anomalies show (KIP-320's zombie is fenced
+under both rules: the fetch epoch check does not depend on the truncation rule).
+Root only (iptables, cgroups); every rule and cgroup is removed afterwards."""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from minikafka.chaos import live
+from minikafka.chaos.links import leftovers
+from process_helpers import run_cli
+
+pytestmark = pytest.mark.process
+
+
+def _ours() -> list[str]:
+    """Rules, chains and cgroups of this test process still present."""
+    return [item for item in leftovers() if f"-{os.getpid()}-" in item]
+
+
+def _run(name: str, truncation: str) -> live.LiveResult:
+    result = live.run(name, truncation)
+    print("\n".join(result.lines) + f"\n=> {result.verdict} ({result.elapsed_s:.1f}s)")
+    assert result.completed, result.verdict
+    assert _ours() == []
+    return result
+
+
+def test_kip101_loss_leader_epoch_keeps_the_acknowledged_record():
+    r = _run("kip101-loss", "leader_epoch")
+    assert r.passed and r.verdict.startswith("PASS"), r.verdict
+    assert "must ask broker" in "\n".join(r.lines)  # the follower kept m4 while its question was cut off
+
+
+def test_kip101_loss_high_watermark_loses_it_on_the_command_line():
+    out = run_cli("scenario", "--live", "kip101-loss", "--truncation", "high_watermark", timeout_s=240)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "truncates to its HW" in out.stdout
+    verdict = out.stdout.strip().splitlines()[-1]
+    assert verdict.startswith("=> ANOMALY: acknowledged m4 (offset 3) LOST"), out.stdout
+    assert _ours() == []
+
+
+def test_kip279_flipflop_leader_epoch_steps_back_and_converges():
+    r = _run("kip279-flipflop", "leader_epoch")
+    assert r.passed, r.verdict
+    text = "\n".join(r.lines)
+    assert "unknown locally" in text  # KIP-279: the leader answered for an older epoch, the follower stepped back
+
+
+def test_kip279_flipflop_high_watermark_diverges():
+    r = _run("kip279-flipflop", "high_watermark")
+    assert r.anomaly, r.verdict
+    assert "replicas DIVERGED at offset 3" in r.verdict and "LOST" in r.verdict
+
+
+@pytest.mark.parametrize("truncation", ["leader_epoch", "high_watermark"])
+def test_kip320_zombie_follower_is_fenced_and_logs_stay_consistent(truncation):
+    r = _run("kip320-zombie", truncation)
+    assert r.passed, r.verdict
+    assert r.facts["fenced_fetches"] > 0
+    assert r.facts["zombie_leo"] == 3  # it kept its own x and appended nothing while fenced
+
+
+def test_bad_input_is_one_line_and_exit_2():
+    out = run_cli("scenario", "--live", "no-such-scenario")
+    assert out.returncode == 2 and out.stderr.count("\n") == 1 and "kip101-loss" in out.stderr
+    out = run_cli("scenario", "--live", "kip101-loss", "--truncation", "sometimes")
+    assert out.returncode == 2 and out.stderr.count("\n") == 1
+    out = run_cli("scenario", "kip320-zombie")  # a live one without --live
+    assert out.returncode == 2 and "--live" in out.stderr
+
+
+def test_refused_in_one_line_without_root():
+    import subprocess
+    import sys
+
+    out = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-m",
+                          "minikafka", "scenario", "--live", "kip101-loss"], capture_output=True, text=True,
+                         timeout=60, cwd="/tmp")
+    assert out.returncode == 2 and out.stderr.strip() == \
+        "minikafka: error: link faults need root (they add iptables rules and cgroups): run as root", out.stderr
