@@ -31,6 +31,7 @@ from ..errors import (
     KafkaError,
     NotControllerError,
     ReassignmentInProgressError,
+    StaleBrokerEpochError,
     StaleControllerEpochError,
     RequestTimedOutError,
     TopicAlreadyExistsError,
@@ -450,7 +451,19 @@ class Broker:
 
     async def h_leader_and_isr(self, req: dict) -> dict:
         await self.verify_controller_epoch(req["controller_epoch"])
+        self.check_broker_epoch(req["broker_epoch"])
         return codec.ok(partitions=await self.replica_manager.leader_and_isr(req))
+
+    def check_broker_epoch(self, epoch: int) -> None:
+        """Refuse a LeaderAndIsr addressed to another registration of this broker id
+        (KIP-380): the controller sent it to this id's previous process (which crashed
+        before its session expired), or this process has not registered yet.  Obeying
+        it would make a restarted broker, which may have lost its log, a leader."""
+        if epoch >= 0 and epoch != self.broker_epoch:
+            self.metrics.count("stale_broker_epoch_requests")
+            raise StaleBrokerEpochError(
+                f"broker {self.broker_id}: request for broker epoch {epoch}, but this broker's epoch is "
+                f"{self.broker_epoch if self.broker_epoch >= 0 else 'not known yet (not registered)'}")
 
     async def h_stop_replica(self, req: dict) -> dict:
         await self.verify_controller_epoch(req["controller_epoch"])

@@ -16,9 +16,17 @@ generator and schedules its end a few seconds later:
 ``expire``         expire a broker's ZooKeeper session
 =================  ==================================================================
 
-Faults that destroy data (a crash in memory mode, a power loss) are chosen only while
-every partition has its full ISR: losing the only copies of an acknowledged record
-on two brokers at once is outside Kafka's guarantee, not a bug.  At most two brokers
+Faults that destroy data (a crash or a restart in memory mode, a power loss) are chosen
+only while every other replica holds every committed record and the last such fault is
+long past: losing the copies of an acknowledged record on two brokers is outside
+Kafka's guarantee (it relies on replication, not on fsync), not a bug.
+
+``power-loss`` runs only when asked for (``--faults power-loss,...``).  Kafka 2.x does
+not survive every interleaving of it: a leader that loses its unsynced tail, restarts
+and is confirmed leader by a controller that failed over before handling the restart
+(so the broker is still in the ISR in ZooKeeper) serves a log without acknowledged
+records.  Kafka closed that gap later (KIP-966, unclean-shutdown detection); the
+simulation finds it within a few dozen seeds.  At most two brokers
 are down at once.  :meth:`Nemesis.heal_all` ends every fault.
 """
 from __future__ import annotations
@@ -32,7 +40,10 @@ from .zookeeper import ZK
 if TYPE_CHECKING:
     from .world import World
 
+DESTROY_GAP_S = 25.0  # between two faults that destroy a broker's data (see _may_destroy_data)
 KINDS = ("crash", "power-loss", "pause", "shutdown", "partition", "one-way", "zk-partition", "slow", "expire")
+# power-loss only when asked for: Kafka 2.x does not survive every interleaving of it (see above)
+DEFAULT_KINDS = tuple(k for k in KINDS if k != "power-loss")
 
 
 class Nemesis:
@@ -40,19 +51,35 @@ class Nemesis:
 
     def __init__(self, world: "World", kinds: tuple[str, ...] = ()) -> None:
         self.world = world
-        self.kinds = tuple(k for k in (kinds or KINDS) if world.opts.storage == "disk" or k != "power-loss")
+        self.kinds = tuple(k for k in (kinds or DEFAULT_KINDS) if world.opts.storage == "disk" or k != "power-loss")
         self.faults = 0
         self.counts: dict[str, int] = {}
         self._pending: list[tuple[float, Callable[[], None]]] = []  # (due, heal)
         self.down: set[int] = set()
+        self._last_destroyed = -DESTROY_GAP_S
 
     # -- choosing ---------------------------------------------------------------------------------------------
-    def _full_isr(self) -> bool:
-        for b in self.world.live_brokers():
-            for p in self.world.brokers[b].replica_manager.partitions.values():
-                if p.is_leader and len(p.isr) < len(p.replicas):
-                    return False
-        return len(self.world.live_brokers()) == self.world.opts.brokers
+    def _may_destroy_data(self) -> bool:
+        """True when one broker may lose its data: every broker is up, every partition
+        has one leader with a full ISR and every follower holds the leader's records up
+        to the HW, and the last data loss is long past (the controller has handled that
+        broker's restart: session timeout + replica.lag.time.max.ms + 5 s)."""
+        w = self.world
+        if len(w.live_brokers()) != w.opts.brokers or self.down:
+            return False
+        if w.loop.time() - self._last_destroyed < DESTROY_GAP_S:
+            return False
+        replicas: dict[tuple[str, int], list] = {}
+        for b in w.live_brokers():
+            for tp, p in w.brokers[b].replica_manager.partitions.items():
+                replicas.setdefault(tp, []).append(p)
+        for tp, ps in replicas.items():
+            leaders = [p for p in ps if p.is_leader]
+            if len(leaders) != 1 or len(leaders[0].isr) < len(leaders[0].replicas):
+                return False
+            if any(p.log_end_offset < leaders[0].high_watermark for p in ps):
+                return False
+        return True
 
     def _target(self) -> int | None:
         """A live broker: a leader, the controller or any, chosen by the seed."""
@@ -74,8 +101,8 @@ class Nemesis:
         w = self.world
         self._heal_due()
         kind = w.rng.choice(self.kinds)
-        destroys = kind == "power-loss" or (kind == "crash" and w.opts.storage == "memory")
-        if kind in ("crash", "power-loss", "pause", "shutdown") and (len(self.down) >= 2 or (destroys and not self._full_isr())):
+        destroys = kind == "power-loss" or (kind in ("crash", "shutdown") and w.opts.storage == "memory")
+        if kind in ("crash", "power-loss", "pause", "shutdown") and (len(self.down) >= 2 or (destroys and not self._may_destroy_data())):
             return
         b = self._target()
         if b is None:
@@ -85,6 +112,8 @@ class Nemesis:
         self.faults += 1
         self.counts[kind] = self.counts.get(kind, 0) + 1
         if kind in ("crash", "power-loss"):
+            if destroys:
+                self._last_destroyed = now
             w.crash(b, power_loss=kind == "power-loss")
             self._down_for(b, now + w.rng.uniform(1, 8))
         elif kind == "pause":
@@ -92,6 +121,8 @@ class Nemesis:
             self.down.add(b)
             self._later(now + w.rng.choice([w.rng.uniform(1, 4), w.rng.uniform(6, 10)]), lambda: self._resume(b))
         elif kind == "shutdown":
+            if destroys:
+                self._last_destroyed = now
             self.down.add(b)
             await w.stop_broker(b)
             self._down_for(b, w.loop.time() + w.rng.uniform(1, 5))

@@ -88,6 +88,7 @@ class World:
         self.address_book: dict[tuple[str, int], str] = {}
         self.open_calls: dict[tuple[str, int], dict[object, Any]] = {}
         self.brokers: dict[int, Broker] = {}  # the current (or last) incarnation of each broker
+        self.incarnations_started: list[tuple[int, Broker]] = []  # every incarnation, for the trace
         self.disks: dict[int, SimDisk] = {b: SimDisk() for b in range(1, opts.brokers + 1)}
         self.trace: list[str] = []
         self.checker: Any = None  # set by the runner (invariants.Checker)
@@ -157,6 +158,7 @@ class World:
         )
         broker = Broker(config, ports)
         self.brokers[broker_id] = broker
+        self.incarnations_started.append((broker_id, broker))
         self.note(f"start {name} (incarnation {inc})")
         task = self.loop.create_task(broker.start(), context=ctx)
         task.add_done_callback(lambda t, b=broker_id, p=process: self._started(b, p, t))
@@ -229,7 +231,7 @@ class World:
     def broker_events(self) -> list[str]:
         """The brokers' own event timelines (leader elections, ISR changes, ...), merged."""
         out = []
-        for b, broker in sorted(self.brokers.items()):
+        for b, broker in self.incarnations_started:
             for e in broker.events:
                 out.append((e["ts"] - SimClock.EPOCH_S, b, e["kind"], e["text"]))
         return [f"{ts:10.3f} b{b} {kind}: {text}" for ts, b, kind, text in sorted(out)]
