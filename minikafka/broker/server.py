@@ -108,7 +108,8 @@ class Broker:
         self.cluster_id = ""
         self.kafka_controller = KafkaController(ControllerHost(
             broker_id=self.broker_id, config=config, zk=self.zk, record_event=self.record_event,
-            count=self.metrics.count, call=self.call, stopping=self._stopping_now))
+            count=self.metrics.count, call=self.call, stopping=self._stopping_now,
+            now_ms=lambda: int(self.clock.time() * 1000)))
         self._tasks: list[asyncio.Task] = []
         self._stopping = asyncio.Event()
         self._metadata_changed = asyncio.Event()
@@ -214,7 +215,7 @@ class Broker:
         deadline = loop.time() + self.config.get("zookeeper.session.timeout.ms") / 1000.0 + 2.0
         while True:
             try:
-                await self.zk.create(path, info.encode(), ephemeral=True)
+                await self.zk.create(path, info.encode(int(self.clock.time() * 1000)), ephemeral=True)
                 break
             except NodeExistsError:
                 got = await self.zk.get(path)

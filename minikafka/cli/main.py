@@ -21,7 +21,7 @@ from typing import Sequence
 
 from ..config import BrokerConfig, parse_overrides
 from ..errors import ClientError, InvalidConfigError, KafkaError
-from . import acl_commands, bench, client_commands, group_commands, scenario, watch
+from . import acl_commands, bench, client_commands, group_commands, scenario, sim, watch
 from .common import broker_id
 
 EXIT_USAGE = 2
@@ -455,6 +455,7 @@ def build_parser() -> ArgumentParser:
     acl_commands.add_parsers(sub)
     bench.add_parsers(sub)
     scenario.add_parsers(sub)
+    sim.add_parsers(sub)
     return parser
 
 

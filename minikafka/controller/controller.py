@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from dataclasses import dataclass
 from typing import Any, Awaitable, Callable
 
@@ -51,6 +52,7 @@ class ControllerHost:
     count: Callable[[str], None]
     call: Callable[[str, int, str, dict, float], Awaitable[dict]]  # (host, port, api, body, timeout_s)
     stopping: Callable[[], bool]
+    now_ms: Callable[[], int] = lambda: int(time.time() * 1000)  # the broker's wall clock, ms
 
 
 class KafkaController:
@@ -58,7 +60,7 @@ class KafkaController:
 
     def __init__(self, host: ControllerHost) -> None:
         self.host = host
-        self.store = ControllerStore(host.zk)
+        self.store = ControllerStore(host.zk, host.now_ms)
         self.queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
         self.core: core.ControllerCore | None = None
         self.epoch = -1

@@ -723,7 +723,6 @@ class ControllerCore:
         The reply maps each partition to an error name (NONE, ELECTION_NOT_NEEDED,
         PREFERRED_LEADER_NOT_AVAILABLE, UNKNOWN_TOPIC_OR_PARTITION).  From the znode, only
         the listed partitions are elected: an empty or malformed list elects none."""
-        d = p.draft
         if ev.from_znode:
             p.after.append(DeleteIfPresent(layout.PREFERRED_REPLICA_ELECTION))
             if ev.malformed is not None:

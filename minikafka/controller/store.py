@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import Any
+from typing import Any, Callable
 
 from kazoo.exceptions import RolledBackError
 
@@ -73,8 +73,9 @@ def _raise_if_fenced(results: list[Any], epoch_zk_version: int) -> None:
 class ControllerStore:
     """Reads and fenced writes of the controller's znodes."""
 
-    def __init__(self, zk: ZkSession) -> None:
+    def __init__(self, zk: ZkSession, now_ms: Callable[[], int] | None = None) -> None:
         self.zk = zk
+        self.now_ms = now_ms  # the broker's clock for /controller's timestamp (None: the machine's)
 
     # -- reads -------------------------------------------------------------------------------
     async def read_brokers(self, ids: list[str]) -> dict[int, layout.BrokerInfo]:
@@ -251,7 +252,8 @@ class ControllerStore:
         version = got[1].version
 
         def build(tx: Any) -> None:
-            tx.create(layout.CONTROLLER, layout.encode_controller(broker_id), ephemeral=True)
+            tx.create(layout.CONTROLLER, layout.encode_controller(broker_id, self.now_ms() if self.now_ms else None),
+                      ephemeral=True)
             tx.set_data(layout.CONTROLLER_EPOCH, str(epoch).encode(), version)
         try:
             results = await self.zk.transaction(build)

@@ -170,6 +170,13 @@ class World:
         if exc is not None and self.processes.get(process[0]) == process:
             self.note(f"{process[0]} failed to start: {exc.__class__.__name__}: {exc}")
             self.crash(broker_id)
+            # a supervisor (systemd, Docker's restart policy) starts it again
+            self.loop.call_later(1.0, self._supervise, broker_id, process, context=self.network.world_context)
+
+    def _supervise(self, broker_id: int, failed: tuple[str, int]) -> None:
+        name = failed[0]
+        if name not in self.processes and self.incarnations.get(name) == failed[1]:
+            self.start_broker(broker_id)
 
     def alive(self, broker_id: int) -> bool:
         return broker_name(broker_id) in self.processes

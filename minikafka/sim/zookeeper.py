@@ -340,6 +340,9 @@ class SimZkSession:
     def __init__(self, world: "World", node: str, session_timeout_ms: int = 6000) -> None:
         self.world = world
         self.node = node
+        # the process that made this session: a restarted broker's new session must not
+        # receive what is meant for its previous process's session
+        self.context = world.contexts[node]
         self.timeout_s = session_timeout_ms / 1000.0
         self.request_timeout_s = max(10.0, 2 * self.timeout_s)
         self.state = CONNECTING
@@ -364,12 +367,12 @@ class SimZkSession:
                 fut.set_exception(result)
             else:
                 fut.set_result(result)
-        self.world.network.send(ZK, self.node, land, context=self.world.contexts.get(self.node), fifo=True)
+        self.world.network.send(ZK, self.node, land, context=self.context, fifo=True)
 
     def _notify(self, kind: str, path: str) -> None:
         """The server's watch notification, sent to this session's node."""
         self.world.network.send(ZK, self.node, lambda: self._notified(kind, path),
-                                context=self.world.contexts.get(self.node), fifo=True)
+                                context=self.context, fifo=True)
 
     async def _roundtrip(self, make: Callable[[ZkServer], Any], timeout_s: float) -> Any:
         loop = asyncio.get_running_loop()

@@ -80,8 +80,9 @@ def _dumps(obj: dict) -> bytes:
     return json.dumps(obj, separators=(",", ":")).encode()
 
 
-def _timestamp() -> str:
-    return str(int(time.time() * 1000))
+def _timestamp(now_ms: int | None = None) -> str:
+    """Kafka's informational ``timestamp`` field: ``now_ms`` (the broker's clock) or the machine's."""
+    return str(now_ms if now_ms is not None else int(time.time() * 1000))
 
 
 EXTERNAL_LISTENER = "EXTERNAL"  # listener name of a broker's optional second endpoint in /brokers/ids/N
@@ -142,7 +143,7 @@ class BrokerInfo:
         """The broker epoch from which this broker's log is known to be kept."""
         return self.log_since if self.log_since >= 0 else self.epoch
 
-    def encode(self) -> bytes:
+    def encode(self, now_ms: int | None = None) -> bytes:
         # "storage" and "log_since" are minikafka's own fields: a broker with memory
         # storage comes back empty after a restart (not after a re-registration by the
         # same process), so the controller must not trust its old ISR entries.
@@ -160,7 +161,7 @@ class BrokerInfo:
             "version": 4, "host": host, "port": port, "jmx_port": -1, "storage": self.storage,
             "endpoints": [f"{n}://{_join_host_port(*hp)}" for n, hp in named],
             "listener_security_protocol_map": {n: (self.protocols or {}).get(ours[n], "PLAINTEXT") for n, _ in named},
-            "timestamp": _timestamp(),
+            "timestamp": _timestamp(now_ms),
         }
         if self.log_since >= 0:
             data["log_since"] = self.log_since
@@ -205,8 +206,8 @@ class LeaderIsr:
         return cls(int(d["leader"]), int(d["leader_epoch"]), tuple(int(b) for b in d["isr"]), int(d["controller_epoch"]))
 
 
-def encode_controller(broker_id: int) -> bytes:
-    return _dumps({"version": 1, "brokerid": broker_id, "timestamp": _timestamp()})
+def encode_controller(broker_id: int, now_ms: int | None = None) -> bytes:
+    return _dumps({"version": 1, "brokerid": broker_id, "timestamp": _timestamp(now_ms)})
 
 
 def decode_controller(data: bytes) -> int:

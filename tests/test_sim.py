@@ -1,0 +1,225 @@
+"""The deterministic simulation: its twins (loop, ZooKeeper, disk), its invariants and
+seeds that must pass or must fail (docs/simulation.md)."""
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+
+import pytest
+from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError, RolledBackError, RuntimeInconsistency
+
+from minikafka.errors import KafkaError
+from minikafka.protocol.records import encode_batch
+from minikafka.sim.disk import SimDisk, SimStorage
+from minikafka.sim.loop import PROCESS, Gate, SimLoop
+from minikafka.sim.network import call
+from minikafka.sim.runner import _create_topic, _wait, check_determinism, run_seed
+from minikafka.sim.world import BASE_PORT, HOST, Options, World
+from minikafka.sim.zookeeper import ZkServer
+
+
+# -- the loop --------------------------------------------------------------------------------
+def test_the_loop_jumps_over_idle_time_and_keeps_the_order_timers_were_set_in():
+    loop = SimLoop()
+    order = []
+
+    async def main():
+        for name in "abc":
+            loop.call_later(5.0, order.append, name)
+        await asyncio.sleep(3600)
+        return loop.time()
+
+    assert loop.run_until_complete(main()) == pytest.approx(3600)
+    assert order == ["a", "b", "c"]
+    loop.close()
+
+
+def test_the_gate_defers_a_paused_process_and_drops_a_crashed_one():
+    state = {"p": Gate.RUN}
+    loop = SimLoop(lambda process: state[process[0]])
+    ran = []
+
+    async def worker():
+        while True:
+            ran.append(loop.time())
+            await asyncio.sleep(1)
+
+    async def main():
+        import contextvars
+        ctx = contextvars.Context()
+        ctx.run(PROCESS.set, ("p", 1))
+        loop.create_task(worker(), context=ctx)
+        await asyncio.sleep(2.5)
+        state["p"] = Gate.DEFER
+        await asyncio.sleep(3)
+        paused = len(ran)
+        state["p"] = Gate.RUN
+        loop.resume("p")
+        await asyncio.sleep(0.1)
+        resumed = len(ran)
+        state["p"] = Gate.DROP
+        await asyncio.sleep(5)
+        return paused, resumed
+
+    paused, resumed = loop.run_until_complete(main())
+    assert paused == 3  # t=0, 1, 2; nothing while paused
+    assert resumed == 4  # the deferred step ran on resume
+    assert len(ran) == 4  # crashed: never again
+    loop._ready.clear()
+    loop._scheduled.clear()
+    loop.close()
+
+
+# -- ZooKeeper's twin -----------------------------------------------------------------------------
+def test_zookeeper_twin_versions_multi_ops_sequences_and_ephemerals():
+    now = [0.0]
+    zk = ZkServer(lambda: now[0])
+    fired = []
+    a = zk.open("a", 6.0, lambda kind, path: fired.append((kind, path)))
+    b = zk.open("b", 6.0, lambda kind, path: None)
+    assert zk.request(a, ("create", "/x", b"1", False, False, False)) == "/x"
+    assert isinstance(zk.request(a, ("create", "/x", b"1", False, False, False)), NodeExistsError)
+    assert isinstance(zk.request(a, ("create", "/no/such", b"", False, False, False)), NoNodeError)
+    stat = zk.request(a, ("set", "/x", b"2", 0))
+    assert stat.version == 1
+    assert isinstance(zk.request(a, ("set", "/x", b"3", 0)), BadVersionError)
+    # a multi applies all or nothing, with kazoo's result list
+    results = zk.request(a, ("multi", [("create", "/y", b"", False, False, False), ("check", "/x", 0),
+                                       ("create", "/z", b"", False, False, False)]))
+    assert [type(r) for r in results] == [RolledBackError, BadVersionError, RuntimeInconsistency]
+    assert "/y" not in zk.nodes
+    # sequential children number by the parent's child version
+    zk.request(a, ("ensure_path", "/seq"))
+    assert zk.request(a, ("create", "/seq/n-", b"", False, True, False)) == "/seq/n-0000000000"
+    assert zk.request(a, ("create", "/seq/n-", b"", False, True, False)) == "/seq/n-0000000001"
+    # watches fire on changes; an ephemeral node goes with its session's expiry
+    zk.request(a, ("get", "/e", True))
+    zk.request(b, ("create", "/e", b"", True, False, False))
+    assert ("data", "/e") in fired
+    now[0] = 5.0
+    zk.touch(a)
+    now[0] = 7.0
+    assert zk.expire_idle() == [b]
+    assert "/e" not in zk.nodes
+    assert fired.count(("data", "/e")) == 2
+
+
+def test_power_loss_keeps_what_was_written_back_and_a_prefix_of_the_rest():
+    import random
+
+    disk = SimDisk()
+    storage = SimStorage(disk, True, lambda: now, lambda tp, removed: None, 1)
+    from minikafka.log.partition_log import PartitionLog
+    log = PartitionLog()
+    now = 0.0
+    for i in range(10):
+        now = float(i * 10)
+        storage.append("t", 0, [encode_batch([(None, b"v", None, 0)], base_offset=i)], log)
+    lost = disk.power_loss(100.0, random.Random(1))
+    kept = len(disk.logs[("t", 0)])
+    assert kept >= 8  # written 30 s ago or more: on disk
+    assert lost.get(("t", 0), 0) == 10 - kept
+
+
+# -- a broker in the simulated world ---------------------------------------------------------------
+def test_a_restarted_broker_refuses_a_leader_and_isr_sent_to_its_previous_process():
+    """KIP-380: a LeaderAndIsr naming an older broker epoch is refused (STALE_BROKER_EPOCH),
+    so a broker that restarted without its log cannot be made leader by it."""
+    world = World(Options(seed=1, storage="memory"))
+    asyncio.set_event_loop(world.loop)
+
+    async def main():
+        world.start_zookeeper()
+        for b in (1, 2, 3):
+            world.start_broker(b)
+        assert await _wait(world, lambda: world.controller_id() is not None and all(
+            world.brokers[b].broker_epoch > 0 for b in (1, 2, 3)), 30)
+        assert await _create_topic(world)
+        old_epoch = world.brokers[2].broker_epoch
+        world.crash(2)
+        world.start_broker(2)  # its old registration is still in ZooKeeper
+        await asyncio.sleep(0.5)
+        body = {"controller_id": 1, "controller_epoch": 1, "broker_epoch": old_epoch, "partition_states": [],
+                "live_leaders": []}
+        with pytest.raises(KafkaError) as refused:
+            await call(world, "test", HOST, BASE_PORT + 2, "leader_and_isr", body, 5.0)
+        assert refused.value.code.name == "STALE_BROKER_EPOCH"
+        assert await _wait(world, lambda: world.brokers[2].broker_epoch > old_epoch, 30)
+        return world.brokers[2].metrics.counters.get("stale_broker_epoch_requests", 0)
+
+    try:
+        task = world.loop.create_task(main(), context=world.network.world_context)
+        assert world.loop.run_until_complete(task) >= 1
+    finally:
+        asyncio.set_event_loop(None)
+        world.loop._ready.clear()
+        world.loop._scheduled.clear()
+        world.loop.close()
+
+
+# -- seeds ------------------------------------------------------------------------------------------------
+SHORT = dict(steps=20)
+
+
+@pytest.mark.parametrize("seed,storage", [(1, "disk"), (2, "disk"), (3, "memory"), (4, "memory")])
+def test_fixed_seeds_pass_with_leader_epoch_truncation(seed, storage):
+    opts = Options(seed=seed, storage=storage, **SHORT)
+    r = run_seed(opts)
+    assert r.ok, r.line(opts) + "\n" + "\n".join(r.violations)
+    assert r.acked > 0 and r.consumed > 0 and r.faults > 0
+    assert r.elections > 2  # leadership moved
+
+
+# the KIP-101 loss: under high_watermark truncation this seed loses an acknowledged record
+KIP101_SEED = 5
+
+
+def test_the_kip101_seed_loses_an_acknowledged_record_with_high_watermark_truncation_only():
+    hw = Options(seed=KIP101_SEED, truncation="high_watermark", **SHORT)
+    r = run_seed(hw)
+    assert not r.ok
+    assert any("truncated committed offset" in v for v in r.violations)
+    assert r.lost >= 1, r.line(hw)
+    le = run_seed(Options(seed=KIP101_SEED, truncation="leader_epoch", **SHORT))
+    assert le.ok, le.violations
+
+
+def test_a_seed_search_finds_the_high_watermark_anomaly_within_a_few_seeds():
+    found = next((s for s in range(10) if not run_seed(Options(seed=s, truncation="high_watermark", steps=10)).ok), None)
+    assert found is not None
+
+
+def test_a_seed_replays_identically():
+    same, a, b = check_determinism(Options(seed=7, steps=10))
+    assert same and a.trace == b.trace and a.steps == b.steps
+
+
+@pytest.mark.process
+def test_the_command_replays_a_seed_identically_in_other_processes():
+    """Two processes with different string-hash seeds print the same trace digest."""
+    lines = []
+    for hashseed in ("1", "2"):
+        out = subprocess.run([sys.executable, "-m", "minikafka", "sim", "--seed", "3", "--steps", "8"],
+                             capture_output=True, text=True, timeout=300, env={**os.environ, "PYTHONHASHSEED": hashseed})
+        assert out.returncode == 0, out.stdout + out.stderr
+        lines.append(out.stdout.strip().splitlines()[-1])
+    assert "deterministic=yes" in lines[0] and "seed=3 ok" in lines[0]
+    assert lines[0].split("trace=")[1].split()[0] == lines[1].split("trace=")[1].split()[0]
+
+
+@pytest.mark.process
+def test_the_command_sweeps_and_reports_bad_input_in_one_line():
+    out = subprocess.run([sys.executable, "-m", "minikafka", "sim", "--seeds", "1..2", "--steps", "5", "--jobs", "2"],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert out.stdout.strip().splitlines()[-1].startswith("seeds=2 failed=0 ")
+    out = subprocess.run([sys.executable, "-m", "minikafka", "sim", "--seeds", "1..2", "--truncation", "high_watermark",
+                          "--steps", "10"], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 1 and "FAILED" in out.stdout
+    for bad in (["--seeds", "9..1"], ["--seed", "1", "--faults", "meteor"], ["--seed", "1", "--brokers", "0"],
+                ["--seed", "1", "--storage", "memory", "--faults", "power-loss"]):
+        out = subprocess.run([sys.executable, "-m", "minikafka", "sim", *bad], capture_output=True, text=True, timeout=60)
+        assert out.returncode == 2, bad
+        assert len(out.stderr.strip().splitlines()) == 1 and "Traceback" not in out.stderr, out.stderr
