@@ -184,7 +184,9 @@ BROKER_CONFIGS: tuple[ConfigDef, ...] = (
     ConfigDef("leader.imbalance.per.broker.percentage", int, 10, "Imbalance ratio above which a preferred election is triggered.", 0),
     ConfigDef("delete.topic.enable", _bool, True, "Allow topic deletion.", None),
     ConfigDef("replication.truncation", _choice("leader_epoch", "high_watermark"), "leader_epoch",
-              "How a follower truncates on becoming follower or restart: by leader epoch (KIP-101, default) or to its HW (before KIP-101)."),
+              "How a follower truncates on becoming follower or restart: by leader epoch (KIP-101, default) or to its HW "
+              "(before KIP-101; its fetches then carry no leader epoch either, so a stale follower is not fenced: "
+              "before KIP-320)."),
     ConfigDef("log.segment.bytes", int, 1073741824, "Default for topics: a new log segment starts before a batch "
               "that would take the active one past this size (memory and disk storage; retention deletes whole "
               "segments).", 1024),

@@ -11,7 +11,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from ..errors import KafkaError
-from ..replication.partition import PartitionReplica, Role
+from ..replication.partition import PartitionReplica, Role, TruncationMode
 
 if TYPE_CHECKING:
     from .server import Broker
@@ -120,12 +120,15 @@ class Fetcher:
         sent = {(p.topic, p.partition): (p, p.leader_epoch, p.log_end_offset) for p in replicas}
         starts = {(p.topic, p.partition): p.log.log_start_offset for p in replicas}
         wait_ms = cfg.get("replica.fetch.wait.max.ms")
+        # high_watermark truncation is a broker from before leader epochs (Kafka < 0.11):
+        # its fetches name no leader epoch, so the leader cannot fence a zombie (KIP-320)
+        fenced = rm.truncation is TruncationMode.LEADER_EPOCH
         body = {
             "replica_id": cfg.broker_id, "broker_epoch": self.broker.broker_epoch,
             "max_wait_ms": wait_ms, "min_bytes": cfg.get("replica.fetch.min.bytes"),
             "max_bytes": 10 * cfg.get("replica.fetch.max.bytes"),
             "partitions": [{"topic": p.topic, "partition": p.partition, "fetch_offset": leo,
-                            "current_leader_epoch": epoch, "partition_max_bytes": cfg.get("replica.fetch.max.bytes"),
+                            "current_leader_epoch": epoch if fenced else -1, "partition_max_bytes": cfg.get("replica.fetch.max.bytes"),
                             "log_start_offset": starts[(p.topic, p.partition)]}
                            for p, epoch, leo in sent.values()],
         }
