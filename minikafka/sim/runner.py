@@ -125,8 +125,10 @@ async def _scenario(world: World, checker: Checker, result: Result) -> None:
     if not await _wait(world, lambda: _converged(world, tps), o.settle_s, 0.25):
         world.note("the cluster did not converge within the settle time")
     consumer = clients[-1]
-    drain_end = world.loop.time() + 10
-    await consumer.run(drain_end)  # read what was committed late
+    await consumer.run(world.loop.time() + 10)  # read what was committed late
+    # a follower whose fetch was lost waits out its request timeout (request.timeout.ms)
+    # and may leave the ISR meanwhile: converged means converged after that, too
+    await _wait(world, lambda: _converged(world, tps), o.settle_s, 0.25)
     checker.final(tps)
     result.acked = sum(c.acked for c in clients if isinstance(c, Producer))
     result.consumed = len(checker.consumed)

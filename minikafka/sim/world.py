@@ -60,7 +60,7 @@ class Options:
     min_insync_replicas: int = 2
     steps: int = 40  # nemesis steps (one fault or heal each)
     step_s: float = 2.0  # virtual seconds between nemesis steps
-    settle_s: float = 40.0  # after healing: time for the cluster to converge
+    settle_s: float = 60.0  # after healing: time for the cluster to converge (twice)
     faults: tuple[str, ...] = ()  # fault kinds allowed; empty: every kind
     broker_settings: dict[str, Any] = field(default_factory=dict)
 
