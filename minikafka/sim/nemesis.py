@@ -10,7 +10,8 @@ generator and schedules its end a few seconds later:
 ``shutdown``       SIGTERM: controlled shutdown, restart 1-5 s later
 ``partition``      cut both directions between two brokers for 2-10 s
 ``one-way``        drop messages from one broker to another only (a follower whose fetches are lost,
-                   a controller whose LeaderAndIsr to one broker is lost)
+                   a controller whose LeaderAndIsr to one broker is lost), or between a broker and
+                   ZooKeeper in one direction
 ``zk-partition``   cut a broker (often the controller) from ZooKeeper for 2-10 s
 ``slow``           add 20-400 ms to one link, so messages overtake each other
 ``expire``         expire a broker's ZooKeeper session
@@ -127,9 +128,12 @@ class Nemesis:
             await w.stop_broker(b)
             self._down_for(b, w.loop.time() + w.rng.uniform(1, 5))
         elif kind in ("partition", "one-way", "slow"):
-            others = [o for o in sorted(w.brokers) if o != b]
-            o = w.rng.choice(others)
-            other = broker_name(o)
+            others = [broker_name(o) for o in sorted(w.brokers) if o != b]
+            if kind == "one-way":
+                others.append(ZK)  # a broker's requests to ZooKeeper lost, or ZooKeeper's answers
+            other = w.rng.choice(others)
+            if kind == "one-way" and other == ZK and w.rng.random() < 0.5:
+                name, other = ZK, name
             if kind == "slow":
                 extra = w.rng.uniform(0.02, 0.4)
                 w.network.slow[(name, other)] = extra
