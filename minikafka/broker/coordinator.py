@@ -76,11 +76,11 @@ class GroupCoordinator:
         self._ticker: asyncio.Task | None = None
         self._last_cleanup = 0.0
 
-    @property
     def _now(self) -> int:
         """Wall-clock ms (group and offset timestamps, session deadlines)."""
         return int(self.broker.clock.time() * 1000)
 
+    @property
     def num_partitions(self) -> int:
         got = self.broker.metadata.partitions_of(rec.OFFSETS_TOPIC)
         return len(got) or self.config.get("offsets.topic.num.partitions")

@@ -19,7 +19,9 @@ On events:
 
 At the end (:meth:`final`), after healing: every acknowledged acks=all record is in the
 log at its offset, every record a consumer saw is still there, and the replicas of each
-partition have converged (same records, same LEO, HW at the LEO, full ISR).
+partition have converged (same records, same LEO, HW at the LEO, full ISR); and every
+offset commit the group coordinator acknowledged is what OffsetFetch answers (or
+later) (:meth:`check_offset_commits`).
 """
 from __future__ import annotations
 
@@ -44,7 +46,8 @@ class Checker:
         self.leader_of_epoch: dict[tuple[TP, int], int] = {}
         self.leader_hw: dict[tuple[int, int, TP, int], int] = {}
         self.max_hw: dict[TP, int] = {}
-        self.committed: dict[TP, dict[int, str]] = {}  # offset -> value, below max_hw
+        self.committed: dict[TP, dict[int, bytes]] = {}  # offset -> value, below max_hw
+        self.offset_commits: dict[TP, int] = {}  # last acknowledged offset commit of the group
         self.acked: dict[tuple[TP, int], str] = {}
         self.consumed: dict[tuple[TP, int], str] = {}
         self.lost = 0
@@ -90,7 +93,7 @@ class Checker:
             for rec in iter_records(log.read(start, BIG, hw), min_offset=start):
                 if rec.offset >= hw:
                     break
-                committed[rec.offset] = rec.value.decode() if rec.value else ""
+                committed[rec.offset] = rec.value or b""
         self.max_hw[tp] = hw
 
     def _check_isr(self, b: int, tp: TP, leader: object) -> None:
@@ -114,7 +117,7 @@ class Checker:
         committed = self.committed.get(tp, {})
         for data in removed:
             for rec in iter_records(data):
-                if committed.get(rec.offset) == (rec.value.decode() if rec.value else ""):
+                if rec.offset in committed and committed[rec.offset] == (rec.value or b""):
                     self.violate(f"b{broker_id} {tp[0]}-{tp[1]}: truncated committed offset {rec.offset} "
                                  f"(below the HW {self.max_hw.get(tp, 0)})")
                     return
@@ -129,10 +132,25 @@ class Checker:
         hw = self.max_hw.get(tp, 0)
         if offset >= hw:
             self.violate(f"a consumer read {tp[0]}-{tp[1]} offset {offset}, not below the HW {hw}")
-        elif self.committed.get(tp, {}).get(offset, value) != value:
+        elif self.committed.get(tp, {}).get(offset, value.encode()) != value.encode():
             self.violate(f"a consumer read {value!r} at {tp[0]}-{tp[1]} offset {offset}, "
-                         f"where {self.committed[tp][offset]!r} was committed")
+                         f"where {self.committed[tp][offset].decode(errors='replace')!r} was committed")
         self.consumed[(tp, offset)] = value
+
+    def on_offset_commit(self, tp: TP, offset: int) -> None:
+        """The group coordinator acknowledged a commit of ``offset`` (they only grow)."""
+        self.offset_commits[tp] = max(offset, self.offset_commits.get(tp, 0))
+
+    def check_offset_commits(self, fetched: dict[TP, int] | None) -> None:
+        """At the end: the group's committed offsets (OffsetFetch) hold every acknowledged commit."""
+        if fetched is None:
+            if self.offset_commits:
+                self.violate("the group's committed offsets could not be fetched after healing")
+            return
+        for tp, offset in sorted(self.offset_commits.items()):
+            if fetched.get(tp, -1) < offset:
+                self.violate(f"acknowledged offset commit {offset} of {tp[0]}-{tp[1]} is lost "
+                             f"(the coordinator has {fetched.get(tp, -1)})")
 
     # -- at the end -------------------------------------------------------------------------------------------------
     def final(self, partitions: list[TP]) -> dict[TP, dict[int, str]]:

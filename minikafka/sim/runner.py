@@ -2,7 +2,7 @@
 
 :func:`run_seed` builds a :class:`~.world.World`, starts ZooKeeper's twin and the
 brokers, creates a topic (replication factor 3, ``min.insync.replicas=2``), runs two
-producers (acks=all) and a consumer while the nemesis injects a fault every couple of
+producers (acks=all), a consumer and a committer of the consumer's offsets while the nemesis injects a fault every couple of
 virtual seconds, then heals everything, lets the cluster settle and runs the end checks.
 The invariants are checked after every loop step.  The result's ``trace`` is the
 nemesis's and the checker's lines merged with the brokers' own event timelines; two
@@ -24,7 +24,7 @@ from .invariants import Checker
 from .loop import SimStalled
 from .nemesis import Nemesis
 from .network import call
-from .workload import Consumer, Producer
+from .workload import Committer, Consumer, Producer
 from .world import BASE_PORT, HOST, Options, World, quiet_logs
 
 
@@ -38,6 +38,7 @@ class Result:
     trace: list[str]
     acked: int = 0
     consumed: int = 0
+    commits: int = 0
     lost: int = 0
     faults: int = 0
     fault_counts: dict[str, int] = field(default_factory=dict)
@@ -52,7 +53,7 @@ class Result:
         verdict = "ok" if self.ok else "FAILED"
         first = f" first_violation={self.violations[0]!r}" if self.violations else ""
         return (f"seed={self.seed} {verdict} truncation={opts.truncation} storage={opts.storage} "
-                f"brokers={opts.brokers} acked={self.acked} consumed={self.consumed} lost={self.lost} "
+                f"brokers={opts.brokers} acked={self.acked} consumed={self.consumed} commits={self.commits} lost={self.lost} "
                 f"faults={self.faults} leader_epochs={self.elections} loop_steps={self.steps} "
                 f"virtual_s={self.virtual_s:.0f} wall_s={self.wall_s:.1f} trace={self.digest[:12]}{first}")
 
@@ -116,7 +117,9 @@ async def _scenario(world: World, checker: Checker, result: Result) -> None:
     tps = [(o.topic, p) for p in range(o.partitions)]
     run_for = o.steps * o.step_s
     end = world.loop.time() + run_for
-    clients = [Producer(world, "p1", checker), Producer(world, "p2", checker), Consumer(world, "c1", checker)]
+    consumer = Consumer(world, "c1", checker)
+    committer = Committer(world, "g1", checker, consumer)
+    clients = [Producer(world, "p1", checker), Producer(world, "p2", checker), consumer, committer]
     tasks = [world.loop.create_task(c.run(end)) for c in clients]
     nemesis = Nemesis(world, o.faults)
     await nemesis.run(o.steps, o.step_s)
@@ -124,12 +127,13 @@ async def _scenario(world: World, checker: Checker, result: Result) -> None:
     await asyncio.gather(*tasks)
     if not await _wait(world, lambda: _converged(world, tps), o.settle_s, 0.25):
         world.note("the cluster did not converge within the settle time")
-    consumer = clients[-1]
     await consumer.run(world.loop.time() + 10)  # read what was committed late
     # a follower whose fetch was lost waits out its request timeout (request.timeout.ms)
     # and may leave the ISR meanwhile: converged means converged after that, too
     await _wait(world, lambda: _converged(world, tps), o.settle_s, 0.25)
     checker.final(tps)
+    checker.check_offset_commits(await committer.fetch_committed(o.settle_s))
+    result.commits = committer.commits
     result.acked = sum(c.acked for c in clients if isinstance(c, Producer))
     result.consumed = len(checker.consumed)
     result.lost = checker.lost

@@ -4,7 +4,8 @@ They speak the brokers' msgpack API over the simulated network, as any client wo
 metadata from a live broker, produce to the partition leader, fetch from it.  Every
 value is unique (``p1-17``), so an acknowledged record is recognised wherever it ends
 up.  The producers report acknowledgements and the consumers every record they are
-handed to the invariant checker.
+handed to the invariant checker.  A committer commits the consumer's progress as a
+group's offsets through the group coordinator.
 """
 from __future__ import annotations
 
@@ -138,3 +139,70 @@ class Consumer(Client):
                     self.records += 1
                     self.checker.on_consume((self.topic, p), rec.offset, rec.value.decode() if rec.value else "")
                     self.offsets[p] = rec.offset + 1
+
+
+class Committer(Client):
+    """Commits the consumer's progress for group ``sim-group`` (OffsetCommit with
+    generation -1, a group without members), through the group coordinator it finds
+    with FindCoordinator: the coordinator appends the commit to __consumer_offsets with
+    acks=all and acknowledges it once committed."""
+
+    GROUP = "sim-group"
+
+    def __init__(self, world: "World", name: str, checker: "Checker", consumer: Consumer) -> None:
+        super().__init__(world, name, checker)
+        self.consumer = consumer
+        self.coordinator: int | None = None
+        self.best: dict[int, int] = {}
+        self.commits = 0
+
+    async def find(self) -> int | None:
+        for b in self.world.live_brokers():
+            try:
+                r = await self.call(b, "find_coordinator", {"key": self.GROUP}, 2.0)
+                return r["node_id"]
+            except KafkaError:
+                continue
+        return None
+
+    async def run(self, until: float) -> None:
+        loop = asyncio.get_running_loop()
+        while loop.time() < until:
+            await asyncio.sleep(0.5)
+            for p, o in self.consumer.offsets.items():
+                self.best[p] = max(o, self.best.get(p, 0))
+            if self.coordinator is None:
+                self.coordinator = await self.find()
+                if self.coordinator is None:
+                    continue
+            offsets = [{"topic": self.topic, "partition": p, "offset": o} for p, o in sorted(self.best.items())]
+            try:
+                r = await self.call(self.coordinator, "offset_commit", {"group_id": self.GROUP, "generation_id": -1,
+                                                                        "offsets": offsets}, 5.0)
+            except KafkaError:
+                self.errors += 1
+                self.coordinator = None
+                continue
+            if all(x["error_code"] == 0 for x in r["partitions"]):
+                self.commits += 1
+                for x in offsets:
+                    self.checker.on_offset_commit((self.topic, x["partition"]), x["offset"])
+            else:
+                self.errors += 1
+                self.coordinator = None
+
+    async def fetch_committed(self, timeout_s: float) -> dict[tuple[str, int], int] | None:
+        """OffsetFetch from the coordinator, retried until it answers (None: it never did)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout_s
+        while loop.time() < deadline:
+            coordinator = await self.find()
+            if coordinator is not None:
+                try:
+                    r = await self.call(coordinator, "offset_fetch", {"group_id": self.GROUP, "partitions": None}, 5.0)
+                    if all(x["error_code"] == 0 for x in r["partitions"]):
+                        return {(x["topic"], x["partition"]): x["offset"] for x in r["partitions"]}
+                except KafkaError:
+                    pass
+            await asyncio.sleep(0.5)
+        return None

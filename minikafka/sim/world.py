@@ -125,6 +125,7 @@ class World:
             "min.insync.replicas": o.min_insync_replicas,
             "default.replication.factor": o.replication_factor,
             "offsets.topic.replication.factor": min(3, o.brokers),
+            "offsets.topic.num.partitions": 2,
             "log.cleaner.enable": False,
             "auto.create.topics.enable": False,
             **o.broker_settings,
