@@ -1,7 +1,7 @@
 """The named live scenarios (``minikafka scenario --live``) on real ZooKeeper and broker
-processes, under both follower truncation rules: with leader_epoch the invariant holds,
-with high_watermark KIP-101's and KIP-279's anomalies show (KIP-320's zombie is fenced
-under both rules: the fetch epoch check does not depend on the truncation rule).
+processes, under both follower truncation rules: with leader_epoch the invariant holds
+(KIP-320's zombie is fenced), with high_watermark the anomalies of KIP-101, KIP-279 and
+KIP-320 show (that mode's fetches carry no leader epoch, so the zombie is served).
 Root only (iptables, cgroups); every rule and cgroup is removed afterwards."""
 from __future__ import annotations
 
@@ -57,12 +57,27 @@ def test_kip279_flipflop_high_watermark_diverges():
     assert "replicas DIVERGED at offset 3" in r.verdict and "LOST" in r.verdict
 
 
-@pytest.mark.parametrize("truncation", ["leader_epoch", "high_watermark"])
-def test_kip320_zombie_follower_is_fenced_and_logs_stay_consistent(truncation):
-    r = _run("kip320-zombie", truncation)
-    assert r.passed, r.verdict
-    assert r.facts["fenced_fetches"] > 0
+def test_kip320_zombie_leader_epoch_is_fenced_and_logs_stay_consistent():
+    r = _run("kip320-zombie", "leader_epoch")
+    assert r.passed and r.verdict.startswith("PASS"), r.verdict
+    assert r.facts["fenced_fetches"] > 0 and not r.facts["zombie_served"]
     assert r.facts["zombie_leo"] == 3  # it kept its own x and appended nothing while fenced
+    assert r.facts["leader_log"][2] == "y"
+    assert "refuses every such fetch with FENCED_LEADER_EPOCH" in "\n".join(r.lines)
+
+
+def test_kip320_zombie_high_watermark_is_served_and_diverges():
+    r = _run("kip320-zombie", "high_watermark")
+    assert r.anomaly, r.verdict
+    f = r.facts
+    assert f["fenced_fetches"] == 0 and f["zombie_served"], f  # its fetches name no leader epoch
+    # its own x, then the leader's w after it; the leader truncated y (HW rule) and has v there
+    assert (f["zombie_log"][2], f["zombie_log"][3]) == ("x", "w"), f
+    assert (f["leader_log"][2], f["leader_log"][3]) == ("v", "w"), f
+    assert f["zombie_leo"] == 4 and f["zombie_hw"] == 4, f  # x below the HW it took from the leader
+    assert "appended w (offset 3) after its own x (offset 2)" in r.verdict, r.verdict
+    assert "replicas DIVERGED at offset 2" in r.verdict and "has x" in r.verdict, r.verdict
+    assert "its files still hold x at offset 2" in "\n".join(r.lines)
 
 
 def test_bad_input_is_one_line_and_exit_2():

@@ -2,7 +2,9 @@
 
 Each round (:meth:`Fetcher.do_work`) first truncates the partitions that need it
 (OffsetsForLeaderEpoch, KIP-101/279), then sends one fetch for all the others,
-carrying each partition's fetch offset (its LEO) and current leader epoch.
+carrying each partition's fetch offset (its LEO) and current leader epoch (none, -1,
+with ``replication.truncation=high_watermark``: a broker from before KIP-320, whose
+stale followers the leader cannot fence).
 """
 from __future__ import annotations
 

@@ -18,12 +18,16 @@ follower truncation rule.
   fetchers are cut off from each other, each leader writing at its own epoch.
 * ``kip320-zombie``: a follower keeps fetching at its old leader epoch while the
   controller's LeaderAndIsr requests to it are lost; meanwhile leadership moves away
-  and back, and the leader's log changes under it.
+  and back, and the leader's log changes under it.  Under ``leader_epoch`` its fetches
+  carry that epoch and the leader refuses them (FENCED_LEADER_EPOCH); under
+  ``high_watermark`` they carry none (a broker from before KIP-320), the leader serves
+  them and the zombie appends the leader's records after a tail the leader does not have.
 
 The verdict is observed, never assumed: records acknowledged with acks=all must be in
 the final log at their offsets, replicas must hold the same records up to the HW
-(``replica_state`` checksums and the segment files), and, for the zombie, the leader's
-refusals must show in the follower's ``minikafka_fenced_fetches_total``.
+(``replica_state`` checksums and the segment files), and, for the zombie, its segment
+files must not hold the leader's records after a tail of its own, and under
+``leader_epoch`` the leader's refusals must show in its ``minikafka_fenced_fetches_total``.
 """
 from __future__ import annotations
 
@@ -45,6 +49,7 @@ from .links import ClusterLinks, Cut, Links, check_available
 
 TRUNCATIONS = ("leader_epoch", "high_watermark")
 TOPIC = "live"
+FENCED = "minikafka_fenced_fetches_total"  # a follower's fetches the leader refused (KIP-320)
 
 # Scenario broker settings (on top of FAST_SETTINGS):
 # * followers that cannot fetch stay in the ISR for the whole scenario (a leader
@@ -192,6 +197,14 @@ class LiveCluster:
                 raise ScenarioError(f"timed out after {timeout_s:g}s waiting for {what}"
                                     + (f" (last error: {last})" if last else ""))
             time.sleep(interval_s)
+
+    def settle(self, cond: Callable[[], Any], timeout_s: float) -> Any:
+        """Like :meth:`wait`, but returns None when ``cond`` does not come true in time (the
+        trace then shows the state as it is)."""
+        try:
+            return self.wait(cond, timeout_s, "a settled state")
+        except ScenarioError:
+            return None
 
     def controller(self) -> int:
         """The controller's broker id (waits until there is one)."""
@@ -470,7 +483,7 @@ def kip320_zombie(c: LiveCluster, step: Callable[[str, list[int]], None]) -> lis
     step(f"cut the links between brokers {b} and {a}; produce x with acks=1: broker {a} writes it at offset {off} and "
          f"broker {z} copies it, broker {b} does not (x is not committed)", replicas)
     c.cut(ctrl, z, only="requests", reject=True)
-    fenced0 = c.metric(z, "minikafka_fenced_fetches_total") or 0.0
+    fenced0 = c.metric(z, FENCED) or 0.0
     c.reassign([b, a, z])
     c.elect_preferred(b)
     c.links.heal(lag)  # type: ignore[union-attr]
@@ -485,32 +498,85 @@ def kip320_zombie(c: LiveCluster, step: Callable[[str, list[int]], None]) -> lis
          f"broker {b} and truncates x; "
          f"produce y: broker {b} writes it at offset {off_y}. Broker {z} never heard of any of it: it still "
          f"thinks it follows broker {a} at epoch {rz['leader_epoch'] if rz else '?'}", replicas)
+    # Z's fetches are held back (refused) while leadership returns to A and A writes: a
+    # fetch from Z's offset reaching A before A's log is that long would be answered
+    # OFFSET_OUT_OF_RANGE, and Z would cut its log to A's end instead of appending to it
+    hold = c.cut(z, a, only="requests", reject=True)
+    since = time.time()
     c.reassign([a, b, z])
     c.elect_preferred(a)
     epoch = c.state().leader_epoch
     c.wait_role(a, "leader", epoch)
+    off_v = c.produce("v", acks="1")
     off_w = c.produce("w", acks="1")
-    fenced = c.wait(lambda: (n := c.metric(z, "minikafka_fenced_fetches_total")) is not None and n > fenced0 + 1 and n,
-                    20, f"broker {z}'s fetches refused")
+    c.wait(lambda: (r := c.replica(b)) is not None and r["log_end_offset"] == off_w + 1, 20, f"broker {b} fetching w")
+    truncs = c.events(a, ("truncate",), since) + c.events(b, ("truncate",), since)
     rz = c.replica(z)
-    c.facts["fenced_fetches"] = fenced - fenced0
-    c.facts["zombie_leo"] = rz["log_end_offset"] if rz else None
-    step(f"leadership back to broker {a} at epoch {epoch}; produce w: offset {off_w}. Broker {z}, the zombie, "
-         f"still fetches from broker {a} at epoch {rz['leader_epoch'] if rz else '?'} from offset "
-         f"{rz['log_end_offset'] if rz else '?'}: broker {a} refuses every such fetch with FENCED_LEADER_EPOCH "
-         f"(broker {z}'s minikafka_fenced_fetches_total: +{fenced - fenced0:g}), so broker {z} appends nothing "
-         f"after its own x", replicas)
+    ze = rz["leader_epoch"] if rz else "?"
+    z_leo0 = rz["log_end_offset"] if rz else off + 1
+    step(f"cut broker {z}'s requests to broker {a} (refused); leadership back to broker {a} at epoch {epoch} (a "
+         f"reassignment and a preferred election)" + (" (" + "; ".join(truncs) + ")" if truncs else "") +
+         f"; produce v and w: broker {a} writes them at offsets {off_v} and {off_w}. Broker {z} still thinks it "
+         f"follows broker {a} at epoch {ze}, with log end {z_leo0}", replicas)
+    c.links.heal(hold)  # type: ignore[union-attr]
+
+    def outcome() -> str | None:
+        n = c.metric(z, FENCED)
+        if n is not None and n > fenced0 + 1:
+            return "refused"
+        r = c.replica(z)
+        return "served" if r is not None and r["log_end_offset"] != z_leo0 else None
+
+    how = c.wait(outcome, 30, f"broker {z}'s fetches from broker {a} refused (fenced) or answered")
+    if how == "served":
+        # let the zombie's fetches go on until its HW is the leader's: what it now takes as committed
+        c.settle(lambda: (rz2 := c.replica(z)) is not None and (ra := c.replica(a)) is not None
+                 and rz2["high_watermark"] == ra["high_watermark"] == ra["log_end_offset"], 20)
+    rz, ra = c.replica(z), c.replica(a)
+    fenced = (c.metric(z, FENCED) or fenced0) - fenced0
+    zlog = {o: v for o, (v, _) in sorted(c.segments(z).items())}
+    alog = {o: v for o, (v, _) in sorted(c.segments(a).items())}
+    z_leo = rz["log_end_offset"] if rz else max(zlog, default=-1) + 1
+    z_hw = rz["high_watermark"] if rz else None
+    appended = [(o, zlog[o]) for o in range(z_leo0, z_leo) if o in zlog]
+    own = [o for o in range(min(z_leo0, z_leo)) if zlog.get(o) != alog.get(o)]
+    c.facts.update(fenced_fetches=fenced, zombie_leo=z_leo, zombie_hw=z_hw, zombie_log=zlog, leader_log=alog,
+                   zombie_served=how == "served")
+    carries = ("carry no leader epoch (current_leader_epoch -1: high_watermark mode, a broker from before "
+               "KIP-320)" if c.truncation == "high_watermark" else f"carry its leader epoch {ze}")
+    problems = []
+    if appended and own:
+        o = own[0]
+        recs = ", ".join(f"{v} (offset {p})" for p, v in appended)
+        problems.append(f"broker {z}, a zombie follower at epoch {ze}, was served by broker {a} at epoch {epoch}: it "
+                        f"appended {recs} after its own {zlog.get(o)} (offset {o}), which broker {a} does not have "
+                        f"(it has {alog.get(o)!r} there)"
+                        + (f", and took HW {z_hw} from it" if z_hw is not None and z_hw > o else ""))
+    if how == "served":
+        step(f"heal broker {z}'s requests to broker {a}: broker {z}, the zombie, fetches from offset {z_leo0}; "
+             f"its fetches {carries}, so broker {a} serves them (broker {z}'s minikafka_fenced_fetches_total: "
+             f"+{fenced:g})"
+             + (f": broker {z} appends {', '.join(f'{v} at offset {p}' for p, v in appended)} after its own "
+                f"{zlog.get(own[0])} at offset {own[0]}, where broker {a} has {alog.get(own[0])}" if appended and own
+                else f": broker {z}'s log end is now {z_leo}")
+             + f"; broker {a}'s HW, which counts broker {z} (in the ISR) as holding offsets up to {z_leo - 1}, is "
+             f"{ra['high_watermark'] if ra else '?'}, and broker {z}'s HW is {z_hw}", replicas)
+    else:
+        step(f"heal broker {z}'s requests to broker {a}: broker {z}, the zombie, fetches from broker {a} from offset "
+             f"{z_leo0}; its fetches {carries}, and broker {a} refuses every such fetch with FENCED_LEADER_EPOCH "
+             f"(broker {z}'s minikafka_fenced_fetches_total: +{fenced:g})"
+             + (f", so broker {z} appends nothing after its own x (log end {z_leo})" if z_leo == z_leo0 else
+                f"; broker {z}'s log end is now {z_leo}"), replicas)
     since = time.time()
     c.heal()
+    c.wait_role(z, "follower", epoch, 30)
     c.caught_up(replicas)
     truncs = c.events(z, ("truncate",), since)
+    kept = c.segments(z).get(off, ("", 0))[0] == "x"
     step(f"heal: the controller's queued LeaderAndIsr requests reach broker {z}, which follows broker {a} at epoch "
-         f"{epoch}" + (f" ({truncs[-1]})" if truncs else "") + " and catches up", replicas)
-    if c.truncation == "high_watermark":
-        c.facts["note"] = ("replication.truncation selects the truncation rule only: the leader-epoch check of "
-                           "fetches (KIP-320) is on under both rules, so the zombie is fenced here too")
-    problems = []
-    if c.facts["fenced_fetches"] <= 0:
+         f"{epoch}" + (f" ({'; then '.join(truncs)})" if truncs else ", truncating nothing,")
+         + " and catches up" + (f"; its files still hold x at offset {off}" if kept else ""), replicas)
+    if c.truncation == "leader_epoch" and fenced <= 0:
         problems.append(f"broker {z}'s stale fetches were not refused")
     return problems
 
@@ -564,7 +630,7 @@ def run(name: str, truncation: str, say: Callable[[str], None] | None = None, ke
             result.verdict = ("ANOMALY: " + "; ".join(problems)) if problems else \
                 (f"PASS: every acknowledged record ({acked}) is at its offset and the replicas are identical"
                  + (f"; the zombie's stale fetches were refused {cluster.facts['fenced_fetches']:g} times"
-                    if "fenced_fetches" in cluster.facts else "")
+                    if cluster.facts.get("fenced_fetches", 0) > 0 else "")
                  + (f" ({cluster.facts['note']})" if "note" in cluster.facts else ""))
             result.facts = dict(cluster.facts)
     except ScenarioError as exc:
