@@ -219,6 +219,8 @@ def sweep(opts: Options, seeds: range, on_result=None) -> list[Result]:
 
 
 def hash_seed_pinned() -> bool:
-    """String hashing is seeded per process unless PYTHONHASHSEED is set; a replay in
-    another process is identical only when it is pinned (``minikafka sim`` pins it)."""
+    """String hashing is seeded per process unless PYTHONHASHSEED is set, and the brokers
+    iterate sets of topic names: a seed replays identically in another process only
+    with the hash seed pinned (``minikafka sim`` runs itself with PYTHONHASHSEED=0).
+    Within one process every run of a seed is identical."""
     return os.environ.get("PYTHONHASHSEED") == "0"
