@@ -15,7 +15,7 @@ from minikafka.protocol.records import encode_batch
 from minikafka.sim.disk import SimDisk, SimStorage
 from minikafka.sim.loop import PROCESS, Gate, SimLoop
 from minikafka.sim.network import call
-from minikafka.sim.runner import _create_topic, _wait, check_determinism, run_seed
+from minikafka.sim.runner import _create_topic, _wait, check_determinism, run_seed, run_world
 from minikafka.sim.world import BASE_PORT, HOST, Options, World
 from minikafka.sim.zookeeper import ZkServer
 
@@ -128,7 +128,6 @@ def test_a_restarted_broker_refuses_a_leader_and_isr_sent_to_its_previous_proces
     """KIP-380: a LeaderAndIsr naming an older broker epoch is refused (STALE_BROKER_EPOCH),
     so a broker that restarted without its log cannot be made leader by it."""
     world = World(Options(seed=1, storage="memory"))
-    asyncio.set_event_loop(world.loop)
 
     async def main():
         world.start_zookeeper()
@@ -149,14 +148,7 @@ def test_a_restarted_broker_refuses_a_leader_and_isr_sent_to_its_previous_proces
         assert await _wait(world, lambda: world.brokers[2].broker_epoch > old_epoch, 30)
         return world.brokers[2].metrics.counters.get("stale_broker_epoch_requests", 0)
 
-    try:
-        task = world.loop.create_task(main(), context=world.network.world_context)
-        assert world.loop.run_until_complete(task) >= 1
-    finally:
-        asyncio.set_event_loop(None)
-        world.loop._ready.clear()
-        world.loop._scheduled.clear()
-        world.loop.close()
+    assert run_world(world, main) >= 1
 
 
 # -- seeds ------------------------------------------------------------------------------------------------
@@ -224,3 +216,41 @@ def test_the_command_sweeps_and_reports_bad_input_in_one_line():
         out = subprocess.run([sys.executable, "-m", "minikafka", "sim", *bad], capture_output=True, text=True, timeout=60)
         assert out.returncode == 2, bad
         assert len(out.stderr.strip().splitlines()) == 1 and "Traceback" not in out.stderr, out.stderr
+
+
+def test_a_leader_whose_isr_write_answer_was_lost_still_changes_the_isr_later():
+    """KAFKA-1382: the leader's ISR write reaches ZooKeeper but the answer is lost; its
+    cached znode version is then one behind.  The next write fails with BadVersion, finds
+    its own state in the znode and goes on, so the ISR can grow again."""
+    world = World(Options(seed=2))
+
+    async def main():
+        world.start_zookeeper()
+        for b in (1, 2, 3):
+            world.start_broker(b)
+        assert await _wait(world, lambda: world.controller_id() is not None, 30)
+        assert await _create_topic(world)
+        tp = ("sim", 0)
+        leader = lambda: next(b for b in world.live_brokers()  # noqa: E731
+                              if (p := world.brokers[b].replica_manager.partitions.get(tp)) is not None and p.is_leader)
+        assert await _wait(world, lambda: any(world.brokers[b].replica_manager.partitions.get(tp) is not None
+                                              and world.brokers[b].replica_manager.partitions[tp].is_leader
+                                              for b in world.live_brokers()), 30)
+        lb = leader()
+        follower = next(b for b in (1, 2, 3) if b != lb and world.controller_id() != b) \
+            if any(b != lb and world.controller_id() != b for b in (1, 2, 3)) else next(b for b in (1, 2, 3) if b != lb)
+        world.network.cut("zk", f"b{lb}")  # the leader's requests reach ZooKeeper, the answers do not
+        world.pause(follower)  # the leader shrinks the ISR after replica.lag.time.max.ms
+        p = world.brokers[lb].replica_manager.partitions[tp]
+        assert await _wait(world, lambda: world.zk.nodes["/brokers/topics/sim/partitions/0/state"].version > 0
+                           and follower not in layout_isr(world), 40)
+        world.network.heal("zk", f"b{lb}")
+        world.resume(follower)
+        assert await _wait(world, lambda: follower in p.isr and follower in layout_isr(world), 60), (p.isr, layout_isr(world))
+
+    run_world(world, main)
+
+
+def layout_isr(world: World) -> tuple[int, ...]:
+    from minikafka.zk.layout import LeaderIsr
+    return LeaderIsr.decode(world.zk.nodes["/brokers/topics/sim/partitions/0/state"].data).isr

@@ -29,6 +29,7 @@ from ..protocol.codec import partition_error
 from ..protocol.messages import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, MAX_TIMESTAMP
 from ..replication.partition import Effects, LeaderState, PartitionReplica, Role, TruncationMode
 from ..zk import layout
+from ..zk.session import BadVersionError
 from .purgatory import Purgatory
 
 if TYPE_CHECKING:
@@ -149,10 +150,12 @@ class ReplicaManager:
         try:
             stat = await self.broker.zk.set(path, state.encode(), expected)
         except Exception as exc:  # BadVersionError when the controller or a newer leader wrote first
-            log.info("%s-%d: ISR write %s failed (%s); waiting for the controller's state",
-                     p.topic, p.partition, list(isr), exc.__class__.__name__)
-            self.apply(p, p.isr_update_done(None, None))
-            return
+            stat = await self._own_isr_write(path, state) if isinstance(exc, BadVersionError) else None
+            if stat is None:
+                log.info("%s-%d: ISR write %s failed (%s); waiting for the controller's state",
+                         p.topic, p.partition, list(isr), exc.__class__.__name__)
+                self.apply(p, p.isr_update_done(None, None))
+                return
         before = list(p.isr)
         if p.role is Role.LEADER and p.leader_epoch == state.leader_epoch:
             self.apply(p, p.isr_update_done(isr, stat.version))
@@ -165,6 +168,20 @@ class ReplicaManager:
                                         sequence=True, makepath=True)
         except Exception as exc:
             log.warning("could not write isr change notification: %s", exc)
+
+    async def _own_isr_write(self, path: str, state: layout.LeaderIsr) -> Any:
+        """After a version conflict: the znode's stat when it already holds exactly
+        ``state``, else None.  An earlier write of this leader may have been applied while
+        its answer was lost (ZooKeeper unreachable on the way back); the cached version is
+        then one behind for ever, and every later ISR change would fail while no
+        controller knows to send a new one (Kafka's checkLeaderAndIsrZkData, KAFKA-1382)."""
+        try:
+            got = await self.broker.zk.get(path)
+        except Exception:
+            return None
+        if got is not None and layout.LeaderIsr.decode(got[0]) == state:
+            return got[1]
+        return None
 
     # -- controller requests --------------------------------------------------------
     def check_controller_epoch(self, epoch: int) -> None:

@@ -18,6 +18,7 @@ import sys
 import time
 import warnings
 from dataclasses import dataclass, field, replace
+from typing import Awaitable, Callable, TypeVar
 
 from .. import errors
 from .invariants import Checker
@@ -143,24 +144,6 @@ async def _scenario(world: World, checker: Checker, result: Result) -> None:
 
 def run_seed(opts: Options) -> Result:
     """Simulate one seed (see the module docstring)."""
-    hook = sys.unraisablehook
-    sys.unraisablehook = _ignore  # crashed processes' coroutines, closed when collected
-    try:
-        with warnings.catch_warnings():
-            warnings.filterwarnings("ignore", message="coroutine .* was never awaited")
-            try:
-                return _run_seed(opts)
-            finally:
-                gc.collect()
-    finally:
-        sys.unraisablehook = hook
-
-
-def _ignore(unraisable: object) -> None:
-    pass
-
-
-def _run_seed(opts: Options) -> Result:
     quiet_logs()
     started = time.monotonic()
     world = World(opts)
@@ -168,16 +151,10 @@ def _run_seed(opts: Options) -> Result:
     world.checker = checker
     world.loop.after_step = checker.after_step
     result = Result(opts.seed, False, [], [])
-    asyncio.set_event_loop(world.loop)
     try:
-        main = world.loop.create_task(_scenario(world, checker, result), context=world.network.world_context)
-        world.loop.run_until_complete(main)
+        run_world(world, lambda: _scenario(world, checker, result))
     except SimStalled as exc:
         checker.violate(f"the simulation stalled: {exc}")
-    finally:
-        asyncio.set_event_loop(None)
-        world.loop.after_step = None
-        _close(world.loop)
     result.violations = list(checker.violations)
     result.ok = not result.violations
     result.trace = sorted(world.trace + world.broker_events(), key=_ts)
@@ -187,6 +164,40 @@ def _run_seed(opts: Options) -> Result:
     result.wall_s = time.monotonic() - started
     result.digest = hashlib.sha256("\n".join(result.trace).encode()).hexdigest()
     return result
+
+
+T = TypeVar("T")
+
+
+def run_world(world: World, main: Callable[[], Awaitable[T]]) -> T:
+    """Run ``main()`` on the world's loop, in the world's context (no process), then drop
+    the loop without running what is left: crashed processes' tasks stay pending for
+    ever, and their coroutines, closed when collected, are silenced."""
+    hook = sys.unraisablehook
+    sys.unraisablehook = _ignore
+    asyncio.set_event_loop(world.loop)
+    try:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="coroutine .* was never awaited")
+            try:
+                task = world.loop.create_task(main(), context=world.network.world_context)
+                return world.loop.run_until_complete(task)
+            finally:
+                world.loop.after_step = None
+                for left in asyncio.all_tasks(world.loop):  # end them here rather than when collected
+                    try:
+                        left.get_coro().close()
+                    except BaseException:  # their finally blocks find no running loop
+                        pass
+                asyncio.set_event_loop(None)
+                _close(world.loop)
+                gc.collect()
+    finally:
+        sys.unraisablehook = hook
+
+
+def _ignore(unraisable: object) -> None:
+    pass
 
 
 def _ts(line: str) -> float:
