@@ -28,14 +28,22 @@ class ErrorCode:
     description: str
 
 
+MAX_MESSAGE_CHARS = 1000  # an error message quoting a huge request field is cut here
+
+
 class KafkaError(Exception):
-    """Base class of every minikafka error; ``code`` is the registry entry."""
+    """Base class of every minikafka error; ``code`` is the registry entry.  Its message
+    is at most :data:`MAX_MESSAGE_CHARS` long: one answer may carry an error per entry of a
+    request, and a message quoting a 100 KB field 20,000 times would take gigabytes."""
 
     code: ErrorCode
 
     def __init__(self, message: str = "") -> None:
-        super().__init__(message or self.code.description)
-        self.message = message or self.code.description
+        message = message or self.code.description
+        if len(message) > MAX_MESSAGE_CHARS:
+            message = f"{message[:MAX_MESSAGE_CHARS]}... ({len(message)} characters)"
+        super().__init__(message)
+        self.message = message
 
     @property
     def retriable(self) -> bool:

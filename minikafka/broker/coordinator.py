@@ -298,12 +298,11 @@ class GroupCoordinator:
     def leave_group(self, group_id: str, members: list[tuple[str, str | None]]) -> list[KafkaError | None]:
         self.broker.security.require("Read", "Group", group_id)
         g = self._group(group_id)
+        if g is None:  # one answer for every member named
+            from ..errors import UnknownMemberIdError
+            return [UnknownMemberIdError(f"group {group_id!r} has no members")] * len(members)
         out: list[KafkaError | None] = []
         for member_id, instance_id in members:
-            if g is None:
-                from ..errors import UnknownMemberIdError
-                out.append(UnknownMemberIdError(f"group {group_id!r} has no member {member_id!r}"))
-                continue
             err, eff = g.leave(member_id, instance_id, self._now())
             self._handle(g, eff)
             out.append(err)
