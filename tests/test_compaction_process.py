@@ -53,10 +53,16 @@ def _cleaned_on_every_broker(handle, topic: str) -> bool:
 
 
 def _sizes(handle, topic: str) -> list[int]:
+    """Each broker's minikafka_log_size_bytes for the topic's partition 0; -1 where the
+    broker does not answer or hosts no replica yet (a restarted broker gets its replicas
+    from the controller's LeaderAndIsr once it has registered)."""
     sizes = []
     for b in (1, 2, 3):
         m = scrape(int(handle.endpoint(b).rsplit(":", 1)[1]))
-        sizes.append(-1 if m is None else m.value("minikafka_log_size_bytes", topic=topic, partition=0))
+        try:
+            sizes.append(-1 if m is None else m.value("minikafka_log_size_bytes", topic=topic, partition=0))
+        except KeyError:
+            sizes.append(-1)
     return sizes
 
 
