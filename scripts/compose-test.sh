@@ -161,7 +161,9 @@ wait_until 120 "broker 2 back in every ISR" full_isr
 step "broker-2 started: back in every ISR"
 
 for port in 9092 9093 9094; do
-  curl -fsS "http://localhost:$port/" | grep -qi "minikafka" || fail "no dashboard on localhost:$port"
+  # the page is read whole first: grep -q stops at the first match, and under pipefail
+  # curl's "failed writing body" would then fail the check
+  page=$(curl -fsS "http://localhost:$port/") && grep -qi "minikafka" <<<"$page" || fail "no dashboard on localhost:$port"
 done
 if command -v kcat >/dev/null 2>&1; then
   kcat -b localhost:29092 -L -t demo | grep -q "3 brokers" || fail "kcat -b localhost:29092 -L"
