@@ -113,26 +113,23 @@ def cmd_sim(args: argparse.Namespace) -> int:
     seeds = _seed_range(args.seeds)
     started = time.monotonic()
     failed = faults = acked = 0
-    with concurrent.futures.ProcessPoolExecutor(args.jobs) if args.jobs > 1 else _Inline() as pool:
-        for result in pool.map(_run, [replace(opts, seed=s) for s in seeds]):
-            faults += result.faults
-            acked += result.acked
-            if not result.ok:
-                failed += 1
-                print(result.line(replace(opts, seed=result.seed)), flush=True)
+    # as each seed ends, not in seed order: one slow seed must not hide the others
+    for result in _results(args.jobs, [replace(opts, seed=s) for s in seeds]):
+        faults += result.faults
+        acked += result.acked
+        if not result.ok:
+            failed += 1
+            print(result.line(replace(opts, seed=result.seed)), flush=True)
     print(f"seeds={len(seeds)} failed={failed} truncation={opts.truncation} storage={opts.storage} "
           f"faults={faults} acked={acked} wall_s={time.monotonic() - started:.0f}")
     return 0 if failed == 0 else 1
 
 
-class _Inline:
-    """``map`` in this process (``--jobs 1``)."""
-
-    def __enter__(self) -> "_Inline":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        pass
-
-    def map(self, fn, items):  # noqa: ANN001, ANN201 - the executor's signature
-        return map(fn, items)
+def _results(jobs: int, options: list) -> "object":
+    """Each seed's result as it ends (in seed order with one job)."""
+    if jobs == 1:
+        yield from map(_run, options)
+        return
+    with concurrent.futures.ProcessPoolExecutor(jobs) as pool:
+        for fut in concurrent.futures.as_completed([pool.submit(_run, o) for o in options]):
+            yield fut.result()
