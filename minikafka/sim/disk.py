@@ -63,9 +63,6 @@ class SimStorage(Storage):
         self.now = now
         self.on_truncate = on_truncate
 
-    def read_meta_properties(self) -> dict[str, str] | None:
-        return None
-
     # -- checkpoints (synced when written) --------------------------------------------------------
     def write_hw_checkpoint(self, hws: dict[TP, int]) -> None:
         if self.persistent:

@@ -122,9 +122,6 @@ class Checker:
                                  f"(below the HW {self.max_hw.get(tp, 0)})")
                     return
 
-    def on_crash(self, broker_id: int) -> None:
-        pass
-
     def on_ack(self, tp: TP, offset: int, value: str) -> None:
         self.acked[(tp, offset)] = value
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import gc
 import hashlib
-import os
 import sys
 import time
 import warnings
@@ -228,10 +227,3 @@ def sweep(opts: Options, seeds: range, on_result=None) -> list[Result]:
             on_result(r)
     return out
 
-
-def hash_seed_pinned() -> bool:
-    """String hashing is seeded per process unless PYTHONHASHSEED is set, and the brokers
-    iterate sets of topic names: a seed replays identically in another process only
-    with the hash seed pinned (``minikafka sim`` runs itself with PYTHONHASHSEED=0).
-    Within one process every run of a seed is identical."""
-    return os.environ.get("PYTHONHASHSEED") == "0"

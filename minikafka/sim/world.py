@@ -202,8 +202,6 @@ class World:
         if power_loss and self.opts.storage == "disk":
             gone = self.disks[broker_id].power_loss(self.loop.time(), self.rng)
             lost = f", power loss: {sum(gone.values())} unsynced batches lost" if gone else ", power loss: nothing unsynced"
-        if self.checker is not None:
-            self.checker.on_crash(broker_id)
         self.note(f"crash {name}{lost}")
 
     def pause(self, broker_id: int) -> None:

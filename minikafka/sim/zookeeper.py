@@ -181,10 +181,7 @@ class ZkServer:
                         self._remove(p)
                 return True
             # a single write is a multi of one
-            results = self._multi(sid, [op])
-            if isinstance(results[0], Exception):
-                return results[0]
-            return results[0]
+            return self._multi(sid, [op])[0]
         except KeyError:  # pragma: no cover - a request the twin does not know
             return BadArgumentsError()
 
