@@ -13,7 +13,7 @@ from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError, Roll
 from minikafka.errors import KafkaError
 from minikafka.protocol.records import encode_batch
 from minikafka.sim.disk import SimDisk, SimStorage
-from minikafka.sim.loop import PROCESS, Gate, SimLoop
+from minikafka.sim.loop import PROCESS, Gate, SimLoop, SimStalled
 from minikafka.sim.network import call
 from minikafka.sim.runner import _create_topic, _wait, check_determinism, run_seed, run_world
 from minikafka.sim.world import BASE_PORT, HOST, Options, World
@@ -33,6 +33,45 @@ def test_the_loop_jumps_over_idle_time_and_keeps_the_order_timers_were_set_in():
 
     assert loop.run_until_complete(main()) == pytest.approx(3600)
     assert order == ["a", "b", "c"]
+    loop.close()
+
+
+def test_a_deadline_a_hair_away_is_reached_while_other_tasks_keep_the_loop_busy():
+    """Seed 5's livelock: two ZooKeeper requests waited for a reconnect with 1e-12 s of
+    their timeout left.  asyncio runs a timer due within its clock resolution without
+    moving the clock, the busy peer kept the loop from selecting, and the deadline stayed
+    a hair away for millions of iterations.  A timer now moves virtual time to its due time."""
+    loop = SimLoop()
+
+    async def waiter(deadline):
+        event = asyncio.Event()
+        while loop.time() < deadline:
+            try:
+                await asyncio.wait_for(event.wait(), deadline - loop.time())
+            except asyncio.TimeoutError:
+                pass
+        return loop.time()
+
+    async def main():
+        await asyncio.sleep(74.759)
+        deadline = loop.time() + 1e-12
+        return await asyncio.gather(waiter(deadline), waiter(deadline)), deadline
+
+    (ends, deadline) = loop.run_until_complete(main())
+    assert ends == [deadline, deadline]
+    assert loop.steps < 100
+    loop.close()
+
+
+def test_a_loop_spinning_without_time_moving_on_is_reported_as_a_livelock():
+    loop = SimLoop()
+
+    async def spin():
+        while True:
+            await asyncio.sleep(0)
+
+    with pytest.raises(SimStalled, match="livelock"):
+        loop.run_until_complete(spin())
     loop.close()
 
 

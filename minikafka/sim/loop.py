@@ -42,7 +42,13 @@ class Gate(Enum):
 
 
 class SimStalled(RuntimeError):
-    """Nothing is ready and no timer is set: the simulation cannot go on."""
+    """Nothing is ready and no timer is set, or the loop spun without virtual time
+    moving on: the simulation cannot go on."""
+
+
+# loop iterations without virtual time moving on before the run is declared livelocked:
+# a busy moment of the cluster takes a few hundred; a livelock, millions
+LIVELOCK_STEPS = 200_000
 
 
 class _SeqTimerHandle(events.TimerHandle):
@@ -70,6 +76,17 @@ class _SeqTimerHandle(events.TimerHandle):
         return self is other
 
     __hash__ = object.__hash__
+
+    def _run(self) -> None:
+        # asyncio runs a timer due within the clock's resolution of now without moving
+        # the clock to it.  On a virtual clock that can livelock: a task whose deadline is
+        # 1e-12 s away sets a timer, the timer fires, the deadline is still ahead, and
+        # another task's ready callbacks keep the loop from ever selecting (moving time).
+        # A timer never runs before its due time here.
+        loop = self._loop
+        if loop._now < self._when:
+            loop._now = self._when
+        super()._run()
 
 
 class _SeqTask(asyncio.Task):
@@ -125,6 +142,7 @@ class SimLoop(base_events.BaseEventLoop):
         self.deferred: dict[str, list[tuple[Callable, tuple, Any]]] = defaultdict(list)
         self.after_step: Callable[[], None] | None = None
         self.steps = 0
+        self._still_since = (0.0, 0)  # (virtual time, step) when the clock last moved
         self.set_task_factory(lambda loop, coro, context=None: _SeqTask(coro, loop=loop, context=context))
 
     def create_future(self) -> asyncio.Future:
@@ -189,5 +207,10 @@ class SimLoop(base_events.BaseEventLoop):
     def _run_once(self) -> None:
         super()._run_once()
         self.steps += 1
+        if self._now != self._still_since[0]:
+            self._still_since = (self._now, self.steps)
+        elif self.steps - self._still_since[1] > LIVELOCK_STEPS:
+            raise SimStalled(f"livelock: {LIVELOCK_STEPS} loop iterations at virtual time {self._now:.6f} s "
+                             f"without the clock moving on ({len(self._ready)} callbacks ready)")
         if self.after_step is not None:
             self.after_step()
