@@ -25,7 +25,7 @@ from . import errors
 
 __version__ = "0.1.0"
 
-__all__ = ["AclBinding", "Admin", "Consumer", "ConsumerRecord", "Producer", "RecordMetadata", "TopicPartition", "errors"]
+__all__ = ["AclBinding", "Admin", "Consumer", "ConsumerBatch", "ConsumerRecord", "Producer", "RecordMetadata", "TopicPartition", "errors"]
 
 _CLIENT_NAMES = {
     "AclBinding": "minikafka.auth.acls",
@@ -35,9 +35,11 @@ _CLIENT_NAMES = {
     "TopicPartition": "minikafka.client.types",
     "RecordMetadata": "minikafka.client.types",
     "ConsumerRecord": "minikafka.client.types",
+    "ConsumerBatch": "minikafka.client.batches",
 }
 
 if TYPE_CHECKING:  # pragma: no cover
+    from .client.batches import ConsumerBatch
     from .client.sync import Admin, Consumer, Producer
     from .client.types import ConsumerRecord, RecordMetadata, TopicPartition
 

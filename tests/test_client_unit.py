@@ -942,3 +942,47 @@ def test_cli_errors_are_one_line(broker):
         assert r.returncode == 2, (args, r.stdout, r.stderr)
         assert len(r.stderr.splitlines()) == 1 and r.stderr.startswith("minikafka: error:"), r.stderr
         assert "ssl:default" not in r.stderr and "call failed" not in r.stderr, r.stderr
+
+
+def test_poll_batches_hands_out_whole_batches_decoded_only_when_asked():
+    from minikafka.client.types import TopicPartition
+
+    c = make_consumer()
+    tp = TopicPartition("t", 0)
+    c.assign([tp])
+    c.seek(tp, 3)
+    first = stamp(encode_batch([(b"k%d" % i, b"v%d" % i, [("h", b"%d" % i)], 1000 + i) for i in range(5)]), 0, 4)
+    second = stamp(encode_batch([(None, b"v5", [], 2000), (b"k6", None, [], 2001)], compression="gzip"), 5, 5)
+    marker = stamp(encode_batch([(b"\0\0\0\0", b"\0" * 6, None, 1)], is_control=True, is_transactional=True), 7, 5)
+    c._handle_fetch({tp: 3}, fetch_answer("t", 0, first + second + marker, hw=8))
+    batches = c._drain_batches(None)
+    assert c._state[tp].position == 8, "past the marker too"
+    assert [(b.first_offset, b.base_offset, b.last_offset, b.leader_epoch, len(b)) for b in batches] == [
+        (3, 0, 4, 4, 2), (5, 5, 6, 5, 2)]
+    assert bytes(batches[0].raw) == first, "raw is the whole batch as stored, even when the position was inside it"
+    assert [r.offset for r in batches[0].records()] == [3, 4]
+    assert batches[0].values() == [b"v3", b"v4"] and batches[0].keys() == [b"k3", b"k4"]
+    assert batches[1].values() == [b"v5", None] and batches[1].keys() == [None, b"k6"]
+    assert batches[1].compression == "gzip"
+    table = batches[0].to_arrow(include_headers=True)
+    assert table.column("offset").to_pylist() == [3, 4]
+    assert table.column("timestamp").cast("int64").to_pylist() == [1003, 1004]
+    assert table.column("value").to_pylist() == [b"v3", b"v4"]
+    assert table.column("headers").to_pylist() == [[{"key": "h", "value": b"3"}], [{"key": "h", "value": b"4"}]]
+    assert batches[1].to_arrow().column("key").to_pylist() == [None, b"k6"]
+
+
+def test_poll_with_max_records_stops_inside_a_batch_and_poll_batches_goes_on_from_there():
+    from minikafka.client.types import TopicPartition
+
+    c = make_consumer()
+    tp = TopicPartition("t", 0)
+    c.assign([tp])
+    c.seek(tp, 0)
+    c._handle_fetch({tp: 0}, fetch_answer("t", 0, stamped([b"a", b"b", b"c", b"d"], 0) + stamped([b"e"], 4), hw=5))
+    assert [r.value for r in c._drain(max_records=3)] == [b"a", b"b", b"c"]
+    assert c._state[tp].position == 3
+    rest = c._drain_batches(None)
+    assert [(b.first_offset, len(b), b.values()) for b in rest] == [(3, 1, [b"d"]), (4, 1, [b"e"])]
+    assert [r.offset for r in rest[0].records()] == [3]
+    assert c._state[tp].position == 5

@@ -222,3 +222,43 @@ def test_an_idempotent_producer_with_five_batches_in_flight_keeps_the_partition_
 
         wait_for(all_read, timeout_s=60, message="the consumer did not read back every record")
     assert got == [b"%06d" % i for i in range(n)]
+
+
+@pytest.mark.process
+def test_poll_batches_reads_what_poll_reads_and_moves_the_positions_alike(cluster):
+    with Admin(cluster.bootstrap) as admin:
+        admin.create_topic("batched", partitions=2, replication_factor=3)
+    values = [f"v{i}".encode() for i in range(3000)]
+    keys = [f"k{i % 7}".encode() for i in range(3000)]
+    with Producer(cluster.bootstrap, acks="all", linger_ms=5) as producer:
+        producer.send_many("batched", values, keys=keys)
+        producer.flush()
+    tps = [TopicPartition("batched", 0), TopicPartition("batched", 1)]
+
+    def read(use_batches: bool) -> tuple[dict, dict, list]:
+        got: dict[int, list[tuple[int, bytes, bytes]]] = {0: [], 1: []}
+        batch_sizes = []
+        with Consumer(cluster.bootstrap, auto_offset_reset="earliest") as consumer:
+            consumer.assign(tps)
+
+            def all_read() -> bool:
+                if use_batches:
+                    for b in consumer.poll_batches(timeout_ms=500):
+                        batch_sizes.append(len(b))
+                        table = b.to_arrow()
+                        assert table.column("value").to_pylist() == b.values()
+                        got[b.partition].extend(zip(table.column("offset").to_pylist(), b.keys(), b.values()))
+                else:
+                    for r in consumer.poll(timeout_ms=500):
+                        got[r.partition].append((r.offset, r.key, r.value))
+                return sum(len(v) for v in got.values()) >= 3000
+
+            wait_for(all_read, timeout_s=60, message="the consumer did not read back 3,000 records")
+            positions = {tp.partition: consumer.position(tp) for tp in tps}
+        return got, positions, batch_sizes
+
+    by_record, positions, _ = read(False)
+    by_batch, batch_positions, sizes = read(True)
+    assert by_batch == by_record
+    assert batch_positions == positions == {p: len(by_record[p]) for p in (0, 1)}
+    assert max(sizes) > 1, "send_many packs many records per batch"

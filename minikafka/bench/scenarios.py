@@ -89,8 +89,10 @@ def produce_kcat(target: Target, work: Workload, topic: str, acks: str) -> dict 
     return {"records_per_s": work.records / elapsed, "mb_per_s": work.mb / elapsed}
 
 
-def consume_python(target: Target, topic: str) -> dict:
-    """Our blocking Consumer reading ``topic`` from the start to its end offsets."""
+def consume_python(target: Target, topic: str, mode: str = "records") -> dict:
+    """Our blocking Consumer reading ``topic`` from the start to its end offsets: ``mode``
+    "records" (``poll``), "batches" (``poll_batches``, nothing decoded; bytes are the
+    batches'), "values" (``poll_batches`` and ``values()``) or "arrow" (``to_arrow()``)."""
     with Consumer(target.bootstrap, auto_offset_reset="earliest") as consumer:
         tps = [TopicPartition(topic, p) for p in sorted(consumer.partitions_for_topic(topic))]
         consumer.assign(tps)
@@ -98,9 +100,24 @@ def consume_python(target: Target, topic: str) -> dict:
         n = nbytes = 0
         start = time.perf_counter()
         while n < total:
-            for r in consumer.poll(timeout_ms=1000):
-                n += 1
-                nbytes += len(r.value or b"")
+            if mode == "records":
+                for r in consumer.poll(timeout_ms=1000):
+                    n += 1
+                    nbytes += len(r.value or b"")
+            elif mode == "values":
+                for b in consumer.poll_batches(timeout_ms=1000):
+                    values = b.values()
+                    n += len(values)
+                    nbytes += sum(len(v) for v in values if v is not None)
+            elif mode == "batches":
+                for b in consumer.poll_batches(timeout_ms=1000):
+                    n += len(b)
+                    nbytes += len(b.raw)
+            else:
+                for b in consumer.poll_batches(timeout_ms=1000):
+                    table = b.to_arrow()
+                    n += table.num_rows
+                    nbytes += table.column("value").nbytes
         elapsed = time.perf_counter() - start
     return {"records_per_s": n / elapsed, "mb_per_s": nbytes / 1e6 / elapsed, "records": n, "elapsed_s": elapsed}
 

@@ -11,6 +11,7 @@ Every throughput row shows its ratio to the yardsticks measured in the same run 
 """
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import shutil
@@ -188,6 +189,12 @@ class Suite:
             py = self._repeat("consume python", lambda i: sc.consume_python(target, ctopic))
             self.rows.append(Row("consume", "python", collect("records_per_s", "records/s", py or [], "records_per_s"),
                                  limit_c))
+            for mode, client in (("values", "python poll_batches+values"), ("arrow", "python poll_batches+to_arrow")):
+                if mode == "arrow" and importlib.util.find_spec("pyarrow") is None:
+                    continue
+                pb = self._repeat(f"consume {client}", lambda i, mode=mode: sc.consume_python(target, ctopic, mode))
+                self.rows.append(Row("consume", client, collect("records_per_s", "records/s", pb or [], "records_per_s"),
+                                     limit_c))
             kc = self._repeat("consume kcat", lambda i: sc.consume_kcat(target, ctopic))
             self.rows.append(self._row_or_skip("consume", "kcat (C)", kc, limit_c, None,
                                                "needs kcat and the Kafka listener"))

@@ -38,6 +38,9 @@ def add_parsers(subparsers: argparse._SubParsersAction) -> None:
     prod.set_defaults(func=cmd_produce)
     cons = bsub.add_parser("consume", help="read a topic from the beginning and time it")
     cons.add_argument("--topic", required=True)
+    cons.add_argument("--read", choices=["records", "batches", "values", "arrow"], default="records",
+                      help="records: poll(), a ConsumerRecord each (default); batches: poll_batches(), nothing "
+                           "decoded; values: poll_batches() and values(); arrow: poll_batches() and to_arrow()")
     add_dir_and_bootstrap(cons)
     cons.set_defaults(func=cmd_consume)
     suite = bsub.add_parser("suite", help="every scenario, each run several times, one table with yardsticks",
@@ -117,7 +120,7 @@ def cmd_produce(args: argparse.Namespace) -> int:
 
 def cmd_consume(args: argparse.Namespace) -> int:
     from ..bench.scenarios import Target, consume_python
-    out = consume_python(Target(resolve_bootstrap(args)), args.topic)
-    print(f"consume topic={args.topic} records={out['records']} elapsed_s={out['elapsed_s']:.2f} "
+    out = consume_python(Target(resolve_bootstrap(args)), args.topic, args.read)
+    print(f"consume read={args.read} topic={args.topic} records={out['records']} elapsed_s={out['elapsed_s']:.2f} "
           f"records_per_s={out['records_per_s']:,.0f} MB_per_s={out['mb_per_s']:.2f}")
     return 0

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from .admin import AIOAdmin
+from .batches import ConsumerBatch
 from .consumer import AIOConsumer
 from .partitioner import murmur2, partition_for_key
 from .producer import AIOProducer
@@ -19,6 +20,6 @@ from .types import (
 
 __all__ = [
     "AIOAdmin", "AIOConsumer", "AIOProducer", "Admin", "BrokerInfo", "ClusterDescription", "Consumer",
-    "ConsumerRecord", "OffsetAndTimestamp", "PartitionDescription", "Producer", "RecordMetadata", "TopicDescription",
+    "ConsumerBatch", "ConsumerRecord", "OffsetAndTimestamp", "PartitionDescription", "Producer", "RecordMetadata", "TopicDescription",
     "TopicPartition", "murmur2", "partition_for_key",
 ]

@@ -20,6 +20,7 @@ from typing import Any, Awaitable, Callable, Iterable, Iterator, TypeVar
 from .. import errors
 from .accumulator import RECORD_OVERHEAD
 from .admin import AIOAdmin
+from .batches import ConsumerBatch
 from .consumer import AIOConsumer
 from .futures import Completion, RecordFuture
 from .metadata import now_ms
@@ -424,6 +425,11 @@ class Consumer(_BlockingClient):
     def poll(self, timeout_ms: int = 0, max_records: int | None = None) -> list[ConsumerRecord]:
         """Records after the current positions (a flat list, ordered per partition)."""
         return self._lt.run(self._core.poll(timeout_ms, max_records))
+
+    def poll_batches(self, timeout_ms: int = 0, max_batches: int | None = None) -> list[ConsumerBatch]:
+        """Whole record batches after the current positions, decoded only when asked
+        (``raw``, ``records()``, ``values()``, ``to_arrow()``): the fastest way to read."""
+        return self._lt.run(self._core.poll_batches(timeout_ms, max_batches))
 
     def __iter__(self) -> Iterator[ConsumerRecord]:
         """``for record in consumer``: records one by one until the consumer is closed."""

@@ -24,6 +24,7 @@ from .. import errors
 from ..client.connection import ClientSecurity, Connection, TRANSPORT_ERRORS
 from ..client.metadata import Metadata, needs_refresh
 from ..client.sync import LoopThread
+from ..protocol.columns import scan
 from ..protocol.messages import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
 from .offsets import OffsetRange, offset_changed, report_data_loss
 from .options import SourceOptions, TopicPartitionKey
@@ -377,7 +378,5 @@ class SourceClient:
 
 def _next_offset(data: bytes) -> int:
     """The offset after the last batch in ``data`` (header walk only)."""
-    from .arrow import scan  # pyarrow only where records are decoded
-
     refs = scan(memoryview(data))
     return refs[-1].last_offset + 1
