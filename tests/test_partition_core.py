@@ -273,6 +273,38 @@ def test_expand_requires_current_epoch_start():
     assert eff.isr_update == (L, F, G)  # AR order
 
 
+def test_a_proposed_expansion_holds_the_hw_at_the_new_members_leo_until_written():
+    """The maximal ISR (KIP-497).  ZooKeeper may apply an expansion whose answer is
+    lost, and a controller may then elect the new member: records the HW passed
+    without it would be lost (the simulation's seed 167)."""
+    leader, fs = pair(isr=(L, F), replicas=(L, F, G))
+    g = PartitionReplica("t", 0, G)
+    g.become_follower(state(isr=(L, F), replicas=(L, F, G)), 0)
+    leader.append_as_leader(batch("a"), 1, 1)
+    fetch(leader, fs[F], 1)
+    fetch(leader, fs[F], 2)
+    assert leader.high_watermark == 1
+    fetch(leader, g, 3)
+    assert fetch(leader, g, 4).isr_update == (L, F, G)  # G reached the HW: proposed
+    leader.append_as_leader(batch("b", "c"), 1, 1)
+    fetch(leader, fs[F], 5)
+    fetch(leader, fs[F], 6)
+    assert fs[F].log_end_offset == 3
+    assert leader.high_watermark == 1, "G, proposed, has not got b and c"
+    fetch(leader, g, 7)
+    fetch(leader, g, 8)
+    assert leader.high_watermark == 3
+    # a proposed shrink does not lower the bar: F still counts until the write
+    leader.isr_update_done((L, F, G), 1)
+    assert leader.maybe_shrink_isr(20 * LAG, LAG).isr_update == (L,)
+    leader.append_as_leader(batch("d"), 1, 1)
+    fetch(leader, g, 20 * LAG + 1)
+    fetch(leader, g, 20 * LAG + 2)
+    assert leader.high_watermark == 3, "F is still in the ISR until the shrink is written"
+    leader.isr_update_done((L,), 2)
+    assert leader.high_watermark == 4
+
+
 def test_pending_isr_blocks_a_second_proposal():
     leader, fs = pair(isr=(L, F), replicas=(L, F, G))
     g = PartitionReplica("t", 0, G)

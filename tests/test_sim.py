@@ -204,6 +204,21 @@ def test_fixed_seeds_pass_with_leader_epoch_truncation(seed, storage):
     assert r.elections > 2  # leadership moved
 
 
+def test_seed_167_loses_no_committed_offset_when_an_isr_expansion_answer_is_lost():
+    """The 1,000-seed sweep's one finding: ZooKeeper applied an ISR expansion whose answer
+    was lost; the leader went on advancing the HW without the new member, which the
+    controller then elected, and committed offsets were truncated.  The leader now
+    counts a proposed member for the HW until the write is answered (the maximal ISR)
+    and retries a write whose outcome is unknown.  Replayed with string hashing pinned,
+    as ``minikafka sim`` does."""
+    code = ("from minikafka.sim.runner import run_seed; from minikafka.sim.world import Options; "
+            "r = run_seed(Options(seed=167)); print(r.line(Options(seed=167))); print(*r.violations[:3], sep='\\n')")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONHASHSEED": "0"})
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "seed=167 ok" in done.stdout, done.stdout[-3000:]
+
+
 # the KIP-101 loss: under high_watermark truncation this seed loses an acknowledged record
 KIP101_SEED = 24
 

@@ -37,6 +37,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+# pause before an ISR write whose outcome was unknown is tried again
+ISR_WRITE_RETRY_S = 1.0
+
 
 class ReplicaManager:
     """All local replicas of one broker and the rules around them."""
@@ -143,19 +146,33 @@ class ReplicaManager:
 
     async def _write_isr(self, p: PartitionReplica, isr: tuple[int, ...]) -> None:
         """Conditional write of the partition state znode (expected zk_version), then an
-        /isr_change_notification entry so the controller spreads the change."""
+        /isr_change_notification entry so the controller spreads the change.
+
+        A write whose outcome is unknown (a timeout, a lost connection: ZooKeeper may have
+        applied it and its answer been lost) keeps the proposal pending, so the HW keeps
+        counting the proposed members (the maximal ISR), and is tried again until it is
+        answered or a new LeaderAndIsr replaces the proposal.  Only a definite refusal
+        (BadVersion: the controller or a newer leader wrote first) drops it."""
         path = layout.partition_state_path(p.topic, p.partition)
         state = layout.LeaderIsr(self.broker_id, p.leader_epoch, isr, p.controller_epoch)
-        expected = p.zk_version
-        try:
-            stat = await self.broker.zk.set(path, state.encode(), expected)
-        except Exception as exc:  # BadVersionError when the controller or a newer leader wrote first
-            stat = await self._own_isr_write(path, state) if isinstance(exc, BadVersionError) else None
-            if stat is None:
-                log.info("%s-%d: ISR write %s failed (%s); waiting for the controller's state",
-                         p.topic, p.partition, list(isr), exc.__class__.__name__)
-                self.apply(p, p.isr_update_done(None, None))
-                return
+        while True:
+            try:
+                try:
+                    stat = await self.broker.zk.set(path, state.encode(), p.zk_version)
+                except BadVersionError:
+                    stat = await self._own_isr_write(path, state)
+                    if stat is None:
+                        log.info("%s-%d: ISR write %s refused (BadVersion); waiting for the controller's state",
+                                 p.topic, p.partition, list(isr))
+                        self.apply(p, p.isr_update_done(None, None))
+                        return
+                break
+            except Exception as exc:  # the outcome is unknown: the proposal stays pending
+                log.info("%s-%d: ISR write %s not answered (%s); trying again", p.topic, p.partition, list(isr),
+                         exc.__class__.__name__)
+                await asyncio.sleep(ISR_WRITE_RETRY_S)
+                if p.role is not Role.LEADER or p.leader_epoch != state.leader_epoch or p.pending_isr != isr:
+                    return  # a new LeaderAndIsr replaced the proposal
         before = list(p.isr)
         if p.role is Role.LEADER and p.leader_epoch == state.leader_epoch:
             self.apply(p, p.isr_update_done(isr, stat.version))
@@ -169,16 +186,18 @@ class ReplicaManager:
         except Exception as exc:
             log.warning("could not write isr change notification: %s", exc)
 
+    def cancel_isr_writes(self) -> None:
+        """The broker stops: ISR writes still waiting for ZooKeeper end here."""
+        for task in list(self._isr_tasks):
+            task.cancel()
+
     async def _own_isr_write(self, path: str, state: layout.LeaderIsr) -> Any:
         """After a version conflict: the znode's stat when it already holds exactly
         ``state``, else None.  An earlier write of this leader may have been applied while
         its answer was lost (ZooKeeper unreachable on the way back); the cached version is
         then one behind for ever, and every later ISR change would fail while no
         controller knows to send a new one (Kafka's checkLeaderAndIsrZkData, KAFKA-1382)."""
-        try:
-            got = await self.broker.zk.get(path)
-        except Exception:
-            return None
+        got = await self.broker.zk.get(path)
         if got is not None and layout.LeaderIsr.decode(got[0]) == state:
             return got[1]
         return None

@@ -268,6 +268,7 @@ class Broker:
         await self.coordinator.stop()
         await self.fetchers.stop()
         await self.kafka_controller.stop()
+        self.replica_manager.cancel_isr_writes()
         self.replica_manager.checkpoint_hws()
         self.replica_manager.produce_purgatory.wake_all()
         self.replica_manager.fetch_purgatory.wake_all()

@@ -19,7 +19,8 @@ to its own HW (``replication.truncation=high_watermark``, before KIP-101).
 ISR changes made by the leader are *proposals* (``Effects.isr_update``): the shell
 writes them to ZooKeeper conditionally and reports back with
 :meth:`PartitionReplica.isr_update_done`; until then no other change is proposed
-(Kafka's pending ISR state).
+(Kafka's pending ISR state), and the HW counts the members of both the current and
+the proposed ISR (the maximal ISR).
 """
 from __future__ import annotations
 
@@ -442,7 +443,11 @@ class PartitionReplica:
     def _maybe_increment_hw(self, eff: Effects) -> None:
         if self.role is not Role.LEADER:
             return
-        leos = [self.remotes[r].leo for r in self.isr if r != self.broker_id and r in self.remotes]
+        # the maximal ISR (KIP-497): a proposed expansion counts at once, because ZooKeeper
+        # may hold it (and a controller elect from it) before its answer comes back; a
+        # proposed shrink counts only once written
+        members = self.isr if self.pending_isr is None else set(self.isr) | set(self.pending_isr)
+        leos = [self.remotes[r].leo for r in members if r != self.broker_id and r in self.remotes]
         new_hw = rules.compute_hw(self.high_watermark, self.log_end_offset, leos)
         if new_hw > self.high_watermark:
             self._set_hw(new_hw, eff)
