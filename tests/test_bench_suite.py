@@ -32,6 +32,7 @@ def test_the_quick_suite_measures_every_scenario_against_both_yardsticks(tmp_pat
     throughput = [r for r in rows if "records_per_s" in r]
     assert {(r["scenario"], r["client"]) for r in throughput} >= {
         ("produce RF3 acks=all min.isr=2", "python"), ("produce RF3 acks=all min.isr=2", "kcat (C)"),
+        ("produce RF3 acks=all min.isr=2", "python send_many"),
         ("consume", "python"), ("consume", "kcat (C)"), ("consume", "python poll_batches+values"),
         ("consume", "python poll_batches+to_arrow")}
     for r in throughput:

@@ -51,13 +51,17 @@ def end_offsets(target: Target, topic: str) -> dict[int, int]:
     return {tp.partition: off for tp, off in ends.items()}
 
 
-def produce_python(target: Target, work: Workload, topic: str, acks: str | int) -> dict:
-    """Our blocking Producer: ``send`` per record, then flush; records/s, MB/s."""
+def produce_python(target: Target, work: Workload, topic: str, acks: str | int, bulk: bool = False) -> dict:
+    """Our blocking Producer: ``send`` per record (or one ``send_many`` of them all when
+    ``bulk``), then flush; records/s, MB/s."""
     value = work.value
     with Producer(target.bootstrap, acks=acks) as producer:
         start = time.perf_counter()
-        send = producer.send
-        futures = [send(topic, value) for _ in range(work.records)]
+        if bulk:
+            futures = producer.send_many(topic, [value] * work.records)
+        else:
+            send = producer.send
+            futures = [send(topic, value) for _ in range(work.records)]
         producer.flush()
         elapsed = time.perf_counter() - start
     failed = sum(1 for f in futures if f.exception(0) is not None)

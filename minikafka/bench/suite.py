@@ -179,6 +179,11 @@ class Suite:
                     "all" if acks == "all" else 1))
                 self.rows.append(Row(f"produce {name}", "python", collect("records_per_s", "records/s", py or [],
                                                                           "records_per_s"), limit_p, mock_fig))
+                if acks == "all":
+                    bulk = self._repeat(f"produce {name} python send_many", lambda i, rf=rf: sc.produce_python(
+                        target, work, self._topic("produce", target, 3, rf, 2), "all", bulk=True))
+                    self.rows.append(Row(f"produce {name}", "python send_many", collect(
+                        "records_per_s", "records/s", bulk or [], "records_per_s"), limit_p, mock_fig))
                 kc = self._repeat(f"produce {name} kcat", lambda i, rf=rf, acks=acks: sc.produce_kcat(
                     target, work, self._topic("produce", target, 3, rf, 2 if rf == 3 else None), acks))
                 self.rows.append(self._row_or_skip(f"produce {name}", "kcat (C)", kc, limit_p, mock_fig,
