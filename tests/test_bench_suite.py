@@ -49,6 +49,7 @@ def test_the_quick_suite_measures_every_scenario_against_both_yardsticks(tmp_pat
         assert math.isfinite(r["to_first_ack_ms"]["median"]) and r["to_first_ack_ms"]["median"] >= 0
     (catchup,) = [r for r in rows if r["scenario"].startswith("catch-up")]
     assert catchup["mb_per_s"]["median"] > 0
+    assert catchup["refetched_mb"]["median"] >= 5, "the follower refetched at least the topic's 50,000 records"
     (latency,) = [r for r in rows if r["scenario"].startswith("latency")]
     assert 0 < latency["p50_ms"]["median"] <= latency["p99_ms"]["median"] <= latency["p999_ms"]["median"]
 

@@ -10,6 +10,7 @@ import struct
 import subprocess
 import threading
 import time
+import urllib.request
 from dataclasses import dataclass
 
 from .. import errors
@@ -320,9 +321,14 @@ def memory(target: Target, work: Workload, topic: str) -> dict | None:
 
 
 def catchup(target: Target, work: Workload, topic: str) -> dict | None:
-    """A follower restarted empty (memory storage) behind ``work`` committed records:
-    MB/s of record values from its restart (registered again) until it is back in the ISR.
-    None unless the suite owns the cluster."""
+    """A follower restarted empty (memory storage) behind ``work`` committed records: the
+    rate at which it refetches, until it is back in the ISR of ``topic``.  None unless
+    the suite owns the cluster.
+
+    The follower refetches every partition it hosts at once, not only this topic's, so
+    the rate counts all it appends (its ``minikafka_bytes_in_total``, sampled every 50 ms
+    from its registration until the ISR takes it back); ``topic_mb_per_s`` is this
+    topic's record bytes over the same time, from its registration."""
     if target.cluster_dir is None:
         return None
     with Producer(target.bootstrap, acks="all") as producer:
@@ -336,8 +342,11 @@ def catchup(target: Target, work: Workload, topic: str) -> dict | None:
     launcher.start(target.cluster_dir, follower, wait=True)
     start = time.perf_counter()
     deadline = time.monotonic() + 300
+    samples: list[tuple[float, int]] = []
     with Admin(target.bootstrap) as admin:
+        info = next(b for b in admin.cluster().brokers if b.id == follower)
         while time.monotonic() < deadline:
+            samples.append((time.perf_counter(), _bytes_in(info.host, info.port)))
             (desc,) = admin.describe_topics([topic])
             if follower in desc.partitions[0].isr and desc.partitions[0].leader >= 0:
                 break
@@ -346,8 +355,20 @@ def catchup(target: Target, work: Workload, topic: str) -> dict | None:
             raise errors.ClientError(f"broker {follower} did not rejoin the ISR of {topic} within 300 s")
     elapsed = time.perf_counter() - start
     _wait_full_isr(target, topic)
-    return {"mb_per_s": work.mb / elapsed, "seconds": elapsed}
+    (t0, b0), (t1, b1) = samples[0], samples[-1]
+    if t1 - t0 < 0.2:  # too quick to see a rate: all it holds over the time since registration
+        t0, b0 = start, 0
+    return {"mb_per_s": (b1 - b0) / 1e6 / (t1 - t0), "topic_mb_per_s": work.mb / elapsed,
+            "refetched_mb": b1 / 1e6, "seconds": elapsed}
 
+
+def _bytes_in(host: str, port: int) -> int:
+    """A broker's ``minikafka_bytes_in_total`` (batch bytes appended since it started)."""
+    with urllib.request.urlopen(f"http://{host}:{port}/metrics", timeout=30) as answer:
+        for line in answer.read().decode().splitlines():
+            if line.startswith("minikafka_bytes_in_total"):
+                return int(float(line.split()[-1]))
+    raise errors.ClientError(f"{host}:{port} reports no minikafka_bytes_in_total")
 
 
 def spark_count(target: Target, topic: str, runs: int) -> list[dict] | None:

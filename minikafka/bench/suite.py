@@ -234,7 +234,10 @@ class Suite:
             else:
                 self.rows.append(Row(f"catch-up of a follower restarted empty ({s.catchup_records:,} records)",
                                      "brokers", collect("mb_per_s", "MB/s", cu, "mb_per_s"),
-                                     extra={"seconds": collect("seconds", "s", cu, "seconds")}))
+                                     extra={"seconds": collect("seconds", "s", cu, "seconds"),
+                                            "refetched_mb": collect("refetched_mb", "MB", cu, "refetched_mb"),
+                                            "topic_mb_per_s": collect("topic_mb_per_s", "MB/s", cu,
+                                                                      "topic_mb_per_s")}))
         finally:
             work.close()
             consume_work.close()
