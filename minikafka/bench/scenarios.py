@@ -344,7 +344,13 @@ def catchup(target: Target, work: Workload, topic: str) -> dict | None:
     deadline = time.monotonic() + 300
     samples: list[tuple[float, int]] = []
     with Admin(target.bootstrap) as admin:
-        info = next(b for b in admin.cluster().brokers if b.id == follower)
+        info = None
+        while info is None and time.monotonic() < deadline:  # the metadata lists it once the controller told
+            info = next((b for b in admin.cluster().brokers if b.id == follower), None)
+            if info is None:
+                time.sleep(0.05)
+        if info is None:
+            raise errors.ClientError(f"broker {follower} is not in the cluster's metadata 300 s after its restart")
         while time.monotonic() < deadline:
             samples.append((time.perf_counter(), _bytes_in(info.host, info.port)))
             (desc,) = admin.describe_topics([topic])
