@@ -352,9 +352,10 @@ def catchup(target: Target, work: Workload, topic: str) -> dict | None:
         if info is None:
             raise errors.ClientError(f"broker {follower} is not in the cluster's metadata 300 s after its restart")
         while time.monotonic() < deadline:
-            samples.append((time.perf_counter(), _bytes_in(info.host, info.port)))
             (desc,) = admin.describe_topics([topic])
-            if follower in desc.partitions[0].isr and desc.partitions[0].leader >= 0:
+            rejoined = follower in desc.partitions[0].isr and desc.partitions[0].leader >= 0
+            samples.append((time.perf_counter(), _bytes_in(info.host, info.port)))  # after: it holds the topic
+            if rejoined:
                 break
             time.sleep(0.05)
         else:
