@@ -362,9 +362,11 @@ def catchup(target: Target, work: Workload, topic: str) -> dict | None:
             raise errors.ClientError(f"broker {follower} did not rejoin the ISR of {topic} within 300 s")
     elapsed = time.perf_counter() - start
     _wait_full_isr(target, topic)
-    (t0, b0), (t1, b1) = samples[0], samples[-1]
-    if t1 - t0 < 0.2:  # too quick to see a rate: all it holds over the time since registration
+    (t0, b0), b1 = samples[0], samples[-1][1]
+    t1 = next(t for t, b in samples if b == b1)  # when it last appended
+    if t1 - t0 < 0.2 or b1 == b0:  # too quick to see a rate: all it holds over the time since registration
         t0, b0 = start, 0
+        t1 = max(t1, start + 1e-3)
     return {"mb_per_s": (b1 - b0) / 1e6 / (t1 - t0), "topic_mb_per_s": work.mb / elapsed,
             "refetched_mb": b1 / 1e6, "seconds": elapsed}
 
