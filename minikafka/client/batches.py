@@ -17,6 +17,8 @@ still carries the whole batch in ``raw``; every other view starts at ``first_off
 """
 from __future__ import annotations
 
+from bisect import bisect_left
+from operator import attrgetter
 from typing import Any
 
 from ..protocol.columns import decode_records
@@ -29,6 +31,8 @@ from ..protocol.records import (
     decompress,
 )
 from .types import ConsumerRecord, consumer_record
+
+_offset_of = attrgetter("offset")
 
 
 class ConsumerBatch:
@@ -98,10 +102,7 @@ class ConsumerBatch:
     def _advance(self, offset: int) -> None:
         """``poll(max_records=...)`` handed out the records before ``offset``."""
         recs = self.records()
-        i = 0
-        while i < len(recs) and recs[i].offset < offset:
-            i += 1
-        self._records = recs[i:]
+        self._records = recs[bisect_left(recs, offset, key=_offset_of):]
         self.first_offset = offset
 
     def _columns(self, include_headers: bool = False) -> tuple[list[int], list[int], list, list, list]:
@@ -120,9 +121,7 @@ class ConsumerBatch:
             base_ts = h.base_timestamp
             timestamps = [base_ts + d for d in ts_deltas]
         if self.first_offset > base:
-            i = 0
-            while i < len(offsets) and offsets[i] < self.first_offset:
-                i += 1
+            i = bisect_left(offsets, self.first_offset)
             offsets, timestamps, keys, values = offsets[i:], timestamps[i:], keys[i:], values[i:]
             headers = headers[i:]
         return offsets, timestamps, keys, values, headers
