@@ -453,6 +453,46 @@ def test_disk_storage_marks_a_new_data_dir_and_reloads_v2_batches(tmp_path):
     assert [r.value for r in iter_records(log.read(0, BIG))] == [b"v%d" % i * 20 for i in range(6)]
 
 
+def test_disk_storage_keeps_segment_files_open_for_appends_up_to_a_cap(tmp_path, monkeypatch):
+    import os
+
+    from minikafka.broker import storage as storage_mod
+
+    opened: list[str] = []
+    real_open = os.open
+    monkeypatch.setattr(storage_mod.os, "open", lambda path, *a: (opened.append(str(path)), real_open(path, *a))[1])
+    s = storage_mod.DiskStorage(str(tmp_path), broker_id=1, max_open_segments=2)
+    logs = {p: PartitionLog(segment_bytes=400) for p in range(4)}
+    for i in range(30):  # batch by batch, round robin over 4 partitions: more partitions than open files
+        for p, plog in logs.items():
+            data = stamp(encode_batch([(None, b"p%d-%d" % (p, i) * 10, None, i)]), plog.log_end_offset, 0)
+            plog.append(read_header(data), data)
+            s.append("t", p, [data], plog)
+            assert s.open_segment_files() <= 2
+    one = PartitionLog(segment_bytes=400)
+    opened.clear()
+    for i in range(30):  # one partition alone: a file opened per segment, not per append
+        data = stamp(encode_batch([(None, b"x%d" % i * 10, None, i)]), one.log_end_offset, 0)
+        one.append(read_header(data), data)
+        s.append("u", 0, [data], one)
+    segment_files = [p for p in opened if p.endswith(".log")]
+    assert len(one.segments) > 2 and len(segment_files) == len(one.segments)
+    one.truncate_to(17)  # a truncation rewrites the files; appends go on in the right file
+    s.truncate("u", 0, one)
+    data = stamp(encode_batch([(None, b"after", None, 0)]), one.log_end_offset, 0)
+    one.append(read_header(data), data)
+    s.append("u", 0, [data], one)
+    s.close()
+    assert s.open_segment_files() == 0
+    fresh = storage_mod.DiskStorage(str(tmp_path), broker_id=1)
+    for p, plog in logs.items():
+        again, _ = fresh.load("t", p)
+        assert [r.value for r in iter_records(again.read(0, BIG))] == [r.value for r in iter_records(plog.read(0, BIG))]
+        assert again.log_end_offset == 30
+    again, _ = fresh.load("u", 0)
+    assert [r.value for r in iter_records(again.read(0, BIG))] == [b"x%d" % i * 10 for i in range(17)] + [b"after"]
+
+
 def test_disk_storage_refuses_a_data_dir_of_the_old_format(tmp_path):
     from minikafka.broker.storage import DiskStorage, Storage
     from minikafka.errors import ClientError

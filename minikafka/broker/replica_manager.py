@@ -517,19 +517,33 @@ class ReplicaManager:
 
     def checkpoint_hws(self) -> None:
         """Write replication-offset-checkpoint, and log-start-offset-checkpoint when a log
-        start moved since the last time."""
+        start moved since the last time (on the caller's thread: the broker's stop)."""
+        self._write_checkpoints(*self._checkpoint_contents())
+
+    async def checkpoint_hws_in_background(self) -> None:
+        """:meth:`checkpoint_hws` with the offsets read on the loop and the files written
+        (each one fsynced twice) on a worker thread, so no event loop waits on the disk."""
+        contents = self._checkpoint_contents()
+        await asyncio.get_running_loop().run_in_executor(None, self._write_checkpoints, *contents)
+
+    def _checkpoint_contents(self) -> tuple[dict[tuple[str, int], int], dict[tuple[str, int], int] | None]:
         hws = {tp: p.high_watermark for tp, p in self.partitions.items()}
+        starts = None
+        if self._starts_changed:
+            self._starts_changed = False
+            starts = {tp: p.log.log_start_offset for tp, p in self.partitions.items() if p.log.log_start_offset > 0}
+        return hws, starts
+
+    def _write_checkpoints(self, hws: dict[tuple[str, int], int], starts: dict[tuple[str, int], int] | None) -> None:
         try:
             self.broker.storage.write_hw_checkpoint(hws)
         except OSError as exc:
             log.error("could not write %s: %s", "replication-offset-checkpoint", exc)
-        if self._starts_changed:
-            self._starts_changed = False
-            starts = {tp: p.log.log_start_offset for tp, p in self.partitions.items() if p.log.log_start_offset > 0}
+        if starts is not None:
             try:
                 self.broker.storage.write_log_start_checkpoint(starts)
             except OSError as exc:
-                self._starts_changed = True
+                self._starts_changed = True  # try again next time
                 log.error("could not write %s: %s", "log-start-offset-checkpoint", exc)
 
     def retention_check(self) -> None:

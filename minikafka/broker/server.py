@@ -182,7 +182,7 @@ class Broker:
         self._tasks.append(loop.create_task(self._every(self.config.get("replica.lag.time.max.ms") / 2000.0,
                                                         self.replica_manager.shrink_isr_check)))
         self._tasks.append(loop.create_task(self._every(self.config.get("replica.high.watermark.checkpoint.interval.ms") / 1000.0,
-                                                        self.replica_manager.checkpoint_hws)))
+                                                        self.replica_manager.checkpoint_hws_in_background)))
         self._tasks.append(loop.create_task(self._every(self.config.get("log.retention.check.interval.ms") / 1000.0,
                                                         self.replica_manager.retention_check)))
         if self.config.get("log.cleaner.enable"):
