@@ -169,6 +169,11 @@ class ClientError(Exception):
     """A mistake in how a client or the CLI was called (no broker involved)."""
 
 
+class WakeupError(ClientError):
+    """A consumer's ``poll`` was cut short by :meth:`wakeup` (Kafka's WakeupException):
+    it handed out nothing, so the positions are where they were."""
+
+
 class LogTruncationError(ClientError):
     """The log a consumer read was truncated under it (an unclean leader election): the
     records it consumed from ``divergent_offsets[tp]`` on are not in the new leader's log.

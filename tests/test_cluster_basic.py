@@ -262,3 +262,59 @@ def test_poll_batches_reads_what_poll_reads_and_moves_the_positions_alike(cluste
     assert by_batch == by_record
     assert batch_positions == positions == {p: len(by_record[p]) for p in (0, 1)}
     assert max(sizes) > 1, "send_many packs many records per batch"
+
+
+@pytest.mark.process
+def test_wakeup_cuts_a_poll_short_and_an_interrupted_poll_gives_its_records_back(cluster):
+    import asyncio
+    import signal
+    import threading
+    import time
+
+    with Admin(cluster.bootstrap) as admin:
+        admin.create_topic("woken", partitions=1, replication_factor=3)
+    tp = TopicPartition("woken", 0)
+    with Consumer(cluster.bootstrap, auto_offset_reset="earliest") as consumer:
+        consumer.assign([tp])
+        assert consumer.poll(timeout_ms=200) == []  # empty topic: the position is resolved (0)
+        # wakeup from another thread ends a long poll at once, with nothing handed out
+        threading.Timer(0.3, consumer.wakeup).start()
+        start = time.monotonic()
+        with pytest.raises(errors.WakeupError):
+            consumer.poll(timeout_ms=20000)
+        assert time.monotonic() - start < 10
+        assert consumer.poll(timeout_ms=100) == []  # one wakeup, one WakeupError
+        consumer.wakeup()  # with no poll running: the next poll raises
+        with pytest.raises(errors.WakeupError):
+            consumer.poll(timeout_ms=100)
+
+        with Producer(cluster.bootstrap, acks="all") as producer:
+            producer.send_many("woken", [b"a", b"b", b"c"])
+            producer.flush()
+        assert consumer.position(tp) == 0
+        # Ctrl-C lands while the caller waits, and the poll hands out records anyway:
+        # they are put back, so a commit after the interrupt does not pass them
+        core = consumer._core
+        real_poll = core.poll
+
+        async def poll_interrupted_on_the_way(timeout_ms=0, max_records=None):
+            signal.pthread_kill(threading.main_thread().ident, signal.SIGUSR1)
+            await asyncio.sleep(0.5)  # the caller takes the signal while it waits
+            return await real_poll(5000, max_records)
+
+        def interrupt(signum, frame):
+            raise KeyboardInterrupt
+
+        old = signal.signal(signal.SIGUSR1, interrupt)
+        core.poll = poll_interrupted_on_the_way
+        try:
+            with pytest.raises(KeyboardInterrupt):
+                consumer.poll(timeout_ms=5000)
+        finally:
+            core.poll = real_poll
+            signal.signal(signal.SIGUSR1, old)
+        assert consumer.position(tp) == 0
+        got: list[bytes] = []
+        wait_for(lambda: got.extend(r.value for r in consumer.poll(timeout_ms=500)) or len(got) >= 3,
+                 timeout_s=30, message="the records put back were not read again")
+        assert got == [b"a", b"b", b"c"]

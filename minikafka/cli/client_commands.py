@@ -597,30 +597,64 @@ def cmd_consume(args: argparse.Namespace) -> int:
     return 0
 
 
+class _StopOnSignal:
+    """Ctrl-C and SIGTERM while records are printed: the first one cuts the consumer's
+    poll short (``wakeup``) and lets the records already handed out be printed, so
+    every record counted was printed and every record printed is counted (and, in a
+    group, committed); a second one interrupts at once."""
+
+    def __init__(self, consumer: Any) -> None:
+        self.consumer = consumer
+        self.requested = False
+        self._old: dict[int, Any] = {}
+
+    def __enter__(self) -> "_StopOnSignal":
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            self._old[sig] = signal.signal(sig, self._handle)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        for sig, old in self._old.items():
+            signal.signal(sig, old)
+
+    def _handle(self, signum: int, frame: Any) -> None:
+        if self.requested:
+            raise KeyboardInterrupt
+        self.requested = True
+        self.consumer.wakeup()
+
+
 def _print_records(consumer: Any, args: argparse.Namespace, timeout_ms: int | None) -> int:
     """Poll and print until --max-messages, ``timeout_ms`` without a record (None: no
-    limit) or Ctrl-C.  Returns the number printed."""
+    limit) or Ctrl-C / SIGTERM.  Returns the number printed."""
+    from ..errors import WakeupError
+
     out = sys.stdout.buffer
     count = 0
     last = time.monotonic()
-    try:
-        while args.max_messages is None or count < args.max_messages:
-            remaining = 1.0 if timeout_ms is None else timeout_ms / 1000 - (time.monotonic() - last)
-            if remaining <= 0:
-                break
-            left = None if args.max_messages is None else args.max_messages - count
-            records = consumer.poll(timeout_ms=max(1, int(min(remaining, 1.0) * 1000)), max_records=left)
-            if not records:
-                continue
-            last = time.monotonic()
-            for r in records:
-                if args.print_offset:
-                    out.write(b"%d:%d:%s:%s\n" % (r.partition, r.offset, _show(r.key), _show(r.value)))
-                else:
-                    out.write(_show(r.value) + b"\n")
-                count += 1
-            out.flush()
-    except KeyboardInterrupt:  # Ctrl-C (or SIGTERM): the normal end of following a topic
+    with _StopOnSignal(consumer) as stop:
+        try:
+            while not stop.requested and (args.max_messages is None or count < args.max_messages):
+                remaining = 1.0 if timeout_ms is None else timeout_ms / 1000 - (time.monotonic() - last)
+                if remaining <= 0:
+                    break
+                left = None if args.max_messages is None else args.max_messages - count
+                try:
+                    records = consumer.poll(timeout_ms=max(1, int(min(remaining, 1.0) * 1000)), max_records=left)
+                except WakeupError:
+                    break
+                if not records:
+                    continue
+                last = time.monotonic()
+                for r in records:
+                    if args.print_offset:
+                        out.write(b"%d:%d:%s:%s\n" % (r.partition, r.offset, _show(r.key), _show(r.value)))
+                    else:
+                        out.write(_show(r.value) + b"\n")
+                    count += 1
+                out.flush()
+        except KeyboardInterrupt:  # a second Ctrl-C: stop where we are
+            pass
         try:
             out.flush()
         except (KeyboardInterrupt, OSError):

@@ -112,6 +112,9 @@ class AIOConsumer:
         self._last_meta_try = 0.0
         self._started = False
         self._closed = False
+        self._polling = False
+        self._woken = False
+        self._wake: asyncio.Future | None = None  # set while a poll waits for fetches
         self.enable_auto_commit = bool(enable_auto_commit) and group_id is not None
         self.auto_commit_interval_ms = int(auto_commit_interval_ms)
         self._last_commit = time.monotonic()
@@ -401,8 +404,34 @@ class AIOConsumer:
         stepped over.  The fastest way to read: no object per record is made here."""
         return await self._poll(timeout_ms, lambda: self._drain_batches(max_batches))
 
+    def wakeup(self) -> None:
+        """Cut the poll in progress short (or, when none is, the next one): it raises
+        :class:`~minikafka.errors.WakeupError` and hands out nothing (Kafka's
+        ``KafkaConsumer.wakeup``).  Call it on the consumer's loop."""
+        self._woken = True
+        if self._wake is not None and not self._wake.done():
+            self._wake.set_result(None)
+
+    def _interrupt_poll(self) -> None:
+        """:meth:`wakeup` for the poll in progress only (nothing when no poll runs)."""
+        if self._polling:
+            self.wakeup()
+
+    def _check_wakeup(self) -> None:
+        if self._woken:
+            self._woken = False
+            raise errors.WakeupError("the consumer was woken up during poll")
+
     async def _poll(self, timeout_ms: int, drain: Callable[[], list]) -> list:
         self._check_open()
+        self._check_wakeup()
+        self._polling = True
+        try:
+            return await self._poll_until(timeout_ms, drain)
+        finally:
+            self._polling = False
+
+    async def _poll_until(self, timeout_ms: int, drain: Callable[[], list]) -> list:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + max(0, timeout_ms) / 1000
         await self._maybe_rejoin(max(0.0, deadline - loop.time()))
@@ -427,11 +456,18 @@ class AIOConsumer:
             if remaining <= 0:
                 self._collect()
                 return drain()
-            if self._fetches:
-                await asyncio.wait(list(self._fetches.values()), timeout=remaining, return_when=asyncio.FIRST_COMPLETED)
-                self._collect()
-            else:
-                await asyncio.sleep(min(remaining, max(self.retry_backoff_ms, 1) / 1000))
+            self._check_wakeup()
+            wake = self._wake = loop.create_future()
+            try:
+                if self._fetches:
+                    await asyncio.wait([*self._fetches.values(), wake], timeout=remaining,
+                                       return_when=asyncio.FIRST_COMPLETED)
+                    self._collect()
+                else:
+                    await asyncio.wait([wake], timeout=min(remaining, max(self.retry_backoff_ms, 1) / 1000))
+            finally:
+                self._wake = None
+            self._check_wakeup()
 
     def _drain(self, max_records: int | None) -> list[ConsumerRecord]:
         """Decode buffered batches into records, at most ``max_records``."""

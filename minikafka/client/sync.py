@@ -57,15 +57,19 @@ class LoopThread:
             finally:
                 self.loop.close()
 
-    def run(self, coro: Awaitable[T], timeout: float | None = None) -> T:
-        """Run ``coro`` on the loop and wait for its result (its exception is raised here)."""
+    def submit(self, coro: Awaitable[T]) -> "concurrent.futures.Future[T]":
+        """Start ``coro`` on the loop; its result arrives in the returned future."""
         if threading.current_thread() is self._thread:
             raise RuntimeError("a blocking minikafka client method was called from its own loop thread")
         if self._closed or self.loop.is_closed():
             if asyncio.iscoroutine(coro):
                 coro.close()
             raise errors.ClientError("the client is closed")
-        fut = asyncio.run_coroutine_threadsafe(coro, self.loop)
+        return asyncio.run_coroutine_threadsafe(coro, self.loop)  # type: ignore[arg-type]
+
+    def run(self, coro: Awaitable[T], timeout: float | None = None) -> T:
+        """Run ``coro`` on the loop and wait for its result (its exception is raised here)."""
+        fut = self.submit(coro)
         try:
             return fut.result(timeout)
         except concurrent.futures.TimeoutError:
@@ -94,6 +98,16 @@ class LoopThread:
 
 async def _call(fn: Callable[..., T], *args: Any) -> T:
     return fn(*args)
+
+
+def _first_offsets(handed_out: list) -> dict[TopicPartition, int]:
+    """The first offset per partition among records or batches (``first_offset``)."""
+    out: dict[TopicPartition, int] = {}
+    for x in handed_out:
+        tp = TopicPartition(x.topic, x.partition)
+        if tp not in out:
+            out[tp] = x.first_offset if isinstance(x, ConsumerBatch) else x.offset
+    return out
 
 
 class _BlockingClient:
@@ -424,12 +438,40 @@ class Consumer(_BlockingClient):
 
     def poll(self, timeout_ms: int = 0, max_records: int | None = None) -> list[ConsumerRecord]:
         """Records after the current positions (a flat list, ordered per partition)."""
-        return self._lt.run(self._core.poll(timeout_ms, max_records))
+        return self._hand_out(self._core.poll(timeout_ms, max_records))
 
     def poll_batches(self, timeout_ms: int = 0, max_batches: int | None = None) -> list[ConsumerBatch]:
         """Whole record batches after the current positions, decoded only when asked
         (``raw``, ``records()``, ``values()``, ``to_arrow()``): the fastest way to read."""
-        return self._lt.run(self._core.poll_batches(timeout_ms, max_batches))
+        return self._hand_out(self._core.poll_batches(timeout_ms, max_batches))
+
+    def wakeup(self) -> None:
+        """Cut the poll in progress short (or the next one): it raises
+        :class:`~minikafka.errors.WakeupError` and hands out nothing (Kafka's
+        ``KafkaConsumer.wakeup``).  Safe from any thread and from a signal handler."""
+        self._lt.call_soon(self._core.wakeup)
+
+    def _hand_out(self, coro: Awaitable[list]) -> list:
+        """Wait for a poll.  When the wait is interrupted (Ctrl-C), the poll is cut short
+        and whatever it had already handed out is put back (the positions move back to
+        it), so the caller's next commit (``close()`` commits) never passes records it
+        never got."""
+        box: list[list] = []
+
+        async def poll() -> list:
+            box.append(await coro)
+            return box[0]
+
+        fut = self._lt.submit(poll())
+        try:
+            return fut.result()
+        except (KeyboardInterrupt, SystemExit):
+            self._lt.call_soon(self._core._interrupt_poll)
+            if not concurrent.futures.wait([fut], timeout=5.0).done:
+                fut.cancel()
+            for tp, offset in _first_offsets(box[0] if box else []).items():
+                self._lt.call_soon(self._core.seek, tp, offset)
+            raise
 
     def __iter__(self) -> Iterator[ConsumerRecord]:
         """``for record in consumer``: records one by one until the consumer is closed."""
