@@ -127,6 +127,9 @@ def consume_python(target: Target, topic: str, mode: str = "records") -> dict:
     return {"records_per_s": n / elapsed, "mb_per_s": nbytes / 1e6 / elapsed, "records": n, "elapsed_s": elapsed}
 
 
+KCAT_PREFETCH_MESSAGES = 2_000_000
+
+
 def consume_kcat(target: Target, topic: str) -> dict | None:
     """kcat reading ``topic`` from the start to the end through the Kafka listener."""
     kcat = kcat_path()
@@ -134,7 +137,13 @@ def consume_kcat(target: Target, topic: str) -> dict | None:
         return None
     total = sum(end_offsets(target, topic).values())
     start = time.perf_counter()
-    proc = subprocess.Popen([kcat, "-b", target.kafka_bootstrap, "-C", "-t", topic, "-o", "beginning", "-e", "-q"],
+    # librdkafka stops fetching once its prefetch queue holds queued.min.messages (100,000
+    # by default, shared by every partition of kcat's simple consumer) and fetches again
+    # only after about a second (fetch.queue.backoff.ms from librdkafka 2.2 on), whatever
+    # the broker.  A queue larger than what kcat reads in that second keeps it fetching,
+    # so the line measures the brokers, not that backoff.
+    proc = subprocess.Popen([kcat, "-b", target.kafka_bootstrap, "-C", "-t", topic, "-o", "beginning", "-e", "-q",
+                             "-X", f"queued.min.messages={KCAT_PREFETCH_MESSAGES}"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     lines = nbytes = 0
     assert proc.stdout is not None

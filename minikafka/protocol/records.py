@@ -497,12 +497,109 @@ def _decode_records(data: bytes, count: int, where: str) -> list[tuple[int, int,
     return out
 
 
+# -- the leader's check of a records section -------------------------------------------
+
+# Offset deltas 0..count-1 as zigzag varints: 1 byte below 64, 2 below 8192, 3 below
+# 2**20.  The uniform check covers batches of at most _UNIFORM_MAX records.
+_DELTA_WIDTHS = ((64, 1), (8192, 2), (1 << 20, 3))
+_UNIFORM_MIN = 16
+_UNIFORM_MAX = 1 << 16
+_delta_columns: dict[int, list[bytes]] = {}
+
+
+def _delta_column(width: int) -> list[bytes]:
+    """For offset deltas of ``width`` bytes: byte k of the zigzag varint of every delta
+    i below :data:`_UNIFORM_MAX`, as one bytes object per k (indexed by i)."""
+    cols = _delta_columns.get(width)
+    if cols is None:
+        enc = [_varint_bytes(i).ljust(width, b"\0")[:width] for i in range(_UNIFORM_MAX)]
+        cols = _delta_columns[width] = [bytes(e[k] for e in enc) for k in range(width)]
+    return cols
+
+
+def _record_layout(data: bytes, pos: int) -> tuple | None:
+    """Where the fields of the record at ``pos`` lie, relative to ``pos``: ``(size,
+    fixed, ts_at, ts_width, delta_at, delta_width)``, ``fixed`` being the ``(at, width)``
+    of the varints every record of a uniform run must repeat byte for byte (its length,
+    key length, value length and header count).  None when the record is not one a
+    uniform run can be made of (headers, an invalid field)."""
+    length, p = _get_varint(data, pos)
+    end = p + length
+    fixed = [(0, p - pos)]
+    p += 1  # attributes: any value
+    ts_at = p
+    _, p = _get_varint(data, p)
+    ts_width = p - ts_at
+    delta_at = p
+    _, p = _get_varint(data, p)
+    delta_width = p - delta_at
+    for _ in range(2):  # key, then value
+        at = p
+        ln, p = _get_varint(data, p)
+        if ln < -1:
+            return None
+        fixed.append((at - pos, p - at))
+        p += max(ln, 0)
+    at = p
+    nh, p = _get_varint(data, p)
+    if nh != 0 or p != end or length < 0:
+        return None
+    fixed.append((at - pos, p - at))
+    return end - pos, fixed, ts_at - pos, ts_width, delta_at - pos, delta_width
+
+
+def _uniform_records_ok(data: bytes, count: int) -> bool:
+    """True when the records section is ``count`` records of one shape, every one
+    valid: checked column by column with strided slices (C speed) instead of record by
+    record.  A run of records (offset deltas of one varint width) is uniform when every
+    record has the first one's size and repeats its length, key length, value length and
+    header count (0) byte for byte, its timestamp delta has the same varint width, and its
+    offset delta is its index.  Each record then parses exactly like the first, which is
+    checked field by field.  False means "not uniform", not "invalid": the caller then
+    walks record by record, which finds the error, if any, and names it."""
+    n = len(data)
+    pos = i = 0
+    try:
+        for limit, width in _DELTA_WIDTHS:
+            if i >= count:
+                break
+            stop = min(count, limit)
+            layout = _record_layout(data, pos)
+            if layout is None:
+                return False
+            size, fixed, ts_at, ts_width, delta_at, delta_width = layout
+            m = stop - i
+            end = pos + m * size
+            if delta_width != width or ts_width > 2 or end > n:
+                return False
+            for at, w in fixed:
+                for k in range(pos + at, pos + at + w):
+                    if data[k:end:size] != data[k:k + 1] * m:
+                        return False
+            if ts_width == 2 and min(data[pos + ts_at:end:size]) < 0x80:
+                return False
+            if max(data[pos + ts_at + ts_width - 1:end:size]) >= 0x80:
+                return False
+            cols = _delta_column(width)
+            for k in range(width):
+                if data[pos + delta_at + k:end:size] != cols[k][i:stop]:
+                    return False
+            pos, i = end, stop
+    except (IndexError, CorruptMessageError):
+        return False
+    return i == count and pos == n
+
+
 def _check_records(data: bytes, count: int, where: str) -> None:
     """Check that an (uncompressed) records section holds exactly ``count`` well-formed
     records with offset deltas 0..count-1, without building them: the leader's check on
     every produced batch.  Raises CORRUPT_MESSAGE with the same words as
     :func:`_decode_records`, which it mirrors field by field (lengths and deltas are
-    walked over, keys and values are skipped, not copied)."""
+    walked over, keys and values are skipped, not copied).  Batches of same-shaped
+    records (same key and value sizes, no headers) are checked column-wise first
+    (:func:`_uniform_records_ok`)."""
+    if _UNIFORM_MIN <= count <= _UNIFORM_MAX and _uniform_records_ok(data, count):
+        return
     n = len(data)
     pos = 0
     tail = varint_tail
