@@ -6,6 +6,7 @@ the failover and memory scenarios can kill brokers and read their memory.
 """
 from __future__ import annotations
 
+import importlib.util
 import struct
 import subprocess
 import threading
@@ -393,9 +394,7 @@ def spark_count(target: Target, topic: str, runs: int) -> list[dict] | None:
     """``spark.read.format("minikafka")...load().count()`` of ``topic``, ``runs`` times on
     one local[2] SparkSession (its ~20 s start is not timed): records/s of each count.
     None when pyspark is not installed."""
-    try:
-        import pyspark  # noqa: F401
-    except ImportError:
+    if importlib.util.find_spec("pyspark") is None:
         return None
     from ..spark import local_session
 
