@@ -581,8 +581,12 @@ def test_the_leaders_record_check_agrees_with_decoding(recs, flips, count_change
     assert _check_ok(bytes(data), count) == _decode_ok(bytes(data), count)
 
 
-# Batches of same-shaped records are checked column by column (_uniform_records_ok); it
-# may say "not uniform" for a valid section, never "valid" for one decoding refuses.
+# Batches of same-shaped records are checked column by column (uniform_runs); it may
+# say "not uniform" for a valid section, never "valid" for one decoding refuses.
+def _uniform(data: bytes, count: int) -> bool:
+    return _rec.uniform_runs(data, count) is not None
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.integers(16, 300), st.one_of(st.none(), st.integers(0, 12)), st.integers(0, 200),
        st.sampled_from([(0, 0), (0, 60), (70, 4000), (0, 4000)]), st.randoms(use_true_random=False),
@@ -594,14 +598,14 @@ def test_the_column_wise_check_of_same_shaped_records_agrees_with_decoding(
              rnd.randint(*ts_range)) for _ in range(n)]
     data = bytearray(_rec._encode_records(recs, 0))
     widths = {len(_rec._varint_bytes(r[3])) for r in recs}
-    assert _rec._uniform_records_ok(bytes(data), n) == (len(widths) == 1)  # uniform ts widths: the fast path
+    assert _uniform(bytes(data), n) == (len(widths) == 1)  # uniform ts widths: the fast path
     assert _check_ok(bytes(data), n) and _decode_ok(bytes(data), n)
     for where, value in flips:
         data[where % len(data)] = value
     if cut % 3 == 0:
         del data[cut % len(data):]
     count = max(0, n + count_change)
-    fast = _rec._uniform_records_ok(bytes(data), count)
+    fast = _uniform(bytes(data), count)
     assert _check_ok(bytes(data), count) == _decode_ok(bytes(data), count)
     assert not fast or _decode_ok(bytes(data), count)
 
@@ -609,9 +613,9 @@ def test_the_column_wise_check_of_same_shaped_records_agrees_with_decoding(
 def test_the_column_wise_check_covers_offset_deltas_of_one_two_and_three_bytes():
     for n in (64, 65, 8192, 8193, 9000):
         data = _rec._encode_records([(None, b"v" * 20, [], 1) for _ in range(n)], 0)
-        assert _rec._uniform_records_ok(data, n)
-        assert not _rec._uniform_records_ok(data, n - 1) and not _rec._uniform_records_ok(data + b"\0", n)
+        assert _uniform(data, n)
+        assert not _uniform(data, n - 1) and not _uniform(data + b"\0", n)
         swapped = bytearray(data)  # two records' offset deltas swapped: lengths all fine, order wrong
         first, second = 0, len(data) // n
         swapped[first + 3], swapped[second + 3] = swapped[second + 3], swapped[first + 3]  # length, attributes, timestamp delta, offset delta
-        assert not _rec._uniform_records_ok(bytes(swapped), n) and not _check_ok(bytes(swapped), n)
+        assert not _uniform(bytes(swapped), n) and not _check_ok(bytes(swapped), n)

@@ -115,6 +115,35 @@ def test_decode_gives_the_arrow_schema_spark_expects_and_honours_the_range(heade
     assert decode(_batches(2, 5), 10, 20, "t", 0, schema, headers) is None
 
 
+@pytest.mark.parametrize("headers", [False, True])
+def test_same_shaped_records_cut_column_wise_decode_as_record_by_record(headers, monkeypatch):
+    import minikafka.spark.arrow as arrow_mod
+    from minikafka.protocol.records import uniform_runs
+
+    data = b""
+    offset = 0
+    base = 1_700_000_000_000
+    shapes = [(100, None, lambda i: base + i % 3),  # timestamp deltas of 1 byte
+              (70, 4, lambda i: base + (100 + i % 20 if i >= 64 else 0)),  # 2 bytes in the second run
+              (9000, 0, lambda i: base),  # offset deltas of 1, 2 and 3 bytes
+              (20, 6, lambda i: base - i % 5)]  # negative deltas
+    for n, key_size, ts in shapes:
+        recs = [(None if key_size is None else (b"%06d" % i)[6 - key_size:], b"%08d" % (offset + i) * 3, [], ts(i))
+                for i in range(n)]
+        batch = encode_batch(recs)
+        assert uniform_runs(batch[61:], n) is not None
+        data += stamp(batch, offset, 0)
+        offset += n
+    schema = arrow_schema(spark_schema(headers))
+    fast = [decode(data, lo, hi, "t", 0, schema, headers) for lo, hi in [(0, offset), (50, 9150), (171, 172)]]
+    monkeypatch.setattr(arrow_mod, "uniform_runs", lambda section, count: None)  # record by record
+    slow = [decode(data, lo, hi, "t", 0, schema, headers) for lo, hi in [(0, offset), (50, 9150), (171, 172)]]
+    for f, s in zip(fast, slow):
+        assert f.equals(s)
+    assert fast[0].num_rows == offset and fast[2].column("offset").to_pylist() == [171]
+    assert fast[0].column("value").to_pylist()[9100] == b"%08d" % 9100 * 3
+
+
 def test_decode_checks_the_crc():
     data = bytearray(_batches(1, 3))
     data[-2] ^= 0xFF

@@ -59,7 +59,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
-from typing import Callable, Iterator, Sequence
+from typing import Callable, Iterator, NamedTuple, Sequence
 
 import cramjam
 import crc32c
@@ -509,20 +509,41 @@ _delta_columns: dict[int, list[bytes]] = {}
 
 def _delta_column(width: int) -> list[bytes]:
     """For offset deltas of ``width`` bytes: byte k of the zigzag varint of every delta
-    i below :data:`_UNIFORM_MAX`, as one bytes object per k (indexed by i)."""
+    i below :data:`_UNIFORM_MAX`, as one bytes object per k (indexed by i; deltas that
+    take fewer bytes hold meaningless bytes there, never compared)."""
     cols = _delta_columns.get(width)
     if cols is None:
-        enc = [_varint_bytes(i).ljust(width, b"\0")[:width] for i in range(_UNIFORM_MAX)]
-        cols = _delta_columns[width] = [bytes(e[k] for e in enc) for k in range(width)]
+        zigzag = range(0, 2 * _UNIFORM_MAX, 2)
+        cols = _delta_columns[width] = [
+            bytes(((z >> (7 * k)) & 0x7F) | (0x80 if k < width - 1 else 0) for z in zigzag) for k in range(width)]
     return cols
+
+
+class UniformRun(NamedTuple):
+    """Records ``first .. first + count - 1`` of a records section, all of one shape:
+    record ``first + j`` starts at byte ``pos + j * size``, and within each record the
+    timestamp delta (a ``ts_width``-byte varint) sits at ``ts_at``, the key at
+    ``key_at`` (``key_len`` bytes, -1: null), the value at ``value_at``."""
+
+    pos: int
+    first: int
+    count: int
+    size: int
+    ts_at: int
+    ts_width: int
+    key_at: int
+    key_len: int
+    value_at: int
+    value_len: int
 
 
 def _record_layout(data: bytes, pos: int) -> tuple | None:
     """Where the fields of the record at ``pos`` lie, relative to ``pos``: ``(size,
-    fixed, ts_at, ts_width, delta_at, delta_width)``, ``fixed`` being the ``(at, width)``
-    of the varints every record of a uniform run must repeat byte for byte (its length,
-    key length, value length and header count).  None when the record is not one a
-    uniform run can be made of (headers, an invalid field)."""
+    fixed, ts_at, ts_width, delta_at, delta_width, key_at, key_len, value_at,
+    value_len)``, ``fixed`` being the ``(at, width)`` of the varints every record of a
+    uniform run must repeat byte for byte (its length, key length, value length and
+    header count).  None when the record is not one a uniform run can be made of
+    (headers, an invalid field)."""
     length, p = _get_varint(data, pos)
     end = p + length
     fixed = [(0, p - pos)]
@@ -533,32 +554,38 @@ def _record_layout(data: bytes, pos: int) -> tuple | None:
     delta_at = p
     _, p = _get_varint(data, p)
     delta_width = p - delta_at
+    fields = []
     for _ in range(2):  # key, then value
         at = p
         ln, p = _get_varint(data, p)
         if ln < -1:
             return None
         fixed.append((at - pos, p - at))
+        fields += [p - pos, ln]
         p += max(ln, 0)
     at = p
     nh, p = _get_varint(data, p)
     if nh != 0 or p != end or length < 0:
         return None
     fixed.append((at - pos, p - at))
-    return end - pos, fixed, ts_at - pos, ts_width, delta_at - pos, delta_width
+    return (end - pos, fixed, ts_at - pos, ts_width, delta_at - pos, delta_width, *fields)
 
 
-def _uniform_records_ok(data: bytes, count: int) -> bool:
-    """True when the records section is ``count`` records of one shape, every one
-    valid: checked column by column with strided slices (C speed) instead of record by
-    record.  A run of records (offset deltas of one varint width) is uniform when every
-    record has the first one's size and repeats its length, key length, value length and
-    header count (0) byte for byte, its timestamp delta has the same varint width, and its
-    offset delta is its index.  Each record then parses exactly like the first, which is
-    checked field by field.  False means "not uniform", not "invalid": the caller then
-    walks record by record, which finds the error, if any, and names it."""
+def uniform_runs(data: bytes, count: int) -> list[UniformRun] | None:
+    """The records section as runs of same-shaped records (:class:`UniformRun`, one per
+    offset-delta varint width), every record checked valid, or None when it is not
+    made of such runs (which says nothing about its validity).
+
+    Checked column by column with strided slices (C speed) instead of record by
+    record: in a run every record has the first one's size and repeats its length, key
+    length, value length and header count (0) byte for byte, its timestamp delta has the
+    same varint width, and its offset delta is its index.  Each record then parses
+    exactly like the run's first, which is checked field by field."""
+    if not _UNIFORM_MIN <= count <= _UNIFORM_MAX:
+        return None
     n = len(data)
     pos = i = 0
+    runs = []
     try:
         for limit, width in _DELTA_WIDTHS:
             if i >= count:
@@ -566,28 +593,29 @@ def _uniform_records_ok(data: bytes, count: int) -> bool:
             stop = min(count, limit)
             layout = _record_layout(data, pos)
             if layout is None:
-                return False
-            size, fixed, ts_at, ts_width, delta_at, delta_width = layout
+                return None
+            size, fixed, ts_at, ts_width, delta_at, delta_width, key_at, key_len, value_at, value_len = layout
             m = stop - i
             end = pos + m * size
             if delta_width != width or ts_width > 2 or end > n:
-                return False
+                return None
             for at, w in fixed:
                 for k in range(pos + at, pos + at + w):
                     if data[k:end:size] != data[k:k + 1] * m:
-                        return False
+                        return None
             if ts_width == 2 and min(data[pos + ts_at:end:size]) < 0x80:
-                return False
+                return None
             if max(data[pos + ts_at + ts_width - 1:end:size]) >= 0x80:
-                return False
+                return None
             cols = _delta_column(width)
             for k in range(width):
                 if data[pos + delta_at + k:end:size] != cols[k][i:stop]:
-                    return False
+                    return None
+            runs.append(UniformRun(pos, i, m, size, ts_at, ts_width, key_at, key_len, value_at, value_len))
             pos, i = end, stop
     except (IndexError, CorruptMessageError):
-        return False
-    return i == count and pos == n
+        return None
+    return runs if i == count and pos == n else None
 
 
 def _check_records(data: bytes, count: int, where: str) -> None:
@@ -597,8 +625,8 @@ def _check_records(data: bytes, count: int, where: str) -> None:
     :func:`_decode_records`, which it mirrors field by field (lengths and deltas are
     walked over, keys and values are skipped, not copied).  Batches of same-shaped
     records (same key and value sizes, no headers) are checked column-wise first
-    (:func:`_uniform_records_ok`)."""
-    if _UNIFORM_MIN <= count <= _UNIFORM_MAX and _uniform_records_ok(data, count):
+    (:func:`uniform_runs`)."""
+    if uniform_runs(data, count) is not None:
         return
     n = len(data)
     pos = 0

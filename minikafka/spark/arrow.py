@@ -2,17 +2,18 @@
 
 A fetch answer is a run of Kafka record batches v2 (``protocol/records.py``): a
 61-byte header and the records, compressed as a whole when the batch's attributes
-name a codec.  Each batch's records section is decompressed if needed and decoded
-in one pass into per-column lists (``protocol/columns.py``); the columns are then
-built by pyarrow and numpy in bulk.  Control batches (transaction
-markers) carry no records for the source and are skipped.
+name a codec.  Each batch's records section is decompressed if needed.  A section of
+same-shaped records (same key and value sizes, no headers: ``uniform_runs`` in
+``protocol/records.py``) is cut into columns by numpy, as a 2-D array of records,
+with no Python per record; any other is decoded in one pass into per-column lists
+(``protocol/columns.py``).  The columns are then built by pyarrow and numpy in bulk.
+Control batches (transaction markers) carry no records for the source and are skipped.
 
 The Arrow schema is the one Spark expects for the source's schema
 (``to_arrow_schema(schema, timezone="UTC")``): Spark checks it before taking the batch.
 """
 from __future__ import annotations
 
-from itertools import chain
 from typing import Sequence
 
 import crc32c
@@ -32,7 +33,16 @@ from pyspark.sql.types import (
 
 from ..errors import CorruptMessageError
 from ..protocol.columns import BatchRef, decode_records, scan
-from ..protocol.records import COMPRESSION_MASK, CONTROL_MASK, CRC_START, HEADER_SIZE, TIMESTAMP_TYPE_MASK, decompress
+from ..protocol.records import (
+    COMPRESSION_MASK,
+    CONTROL_MASK,
+    CRC_START,
+    HEADER_SIZE,
+    TIMESTAMP_TYPE_MASK,
+    UniformRun,
+    decompress,
+    uniform_runs,
+)
 
 CREATE_TIME = 0  # timestampType: Kafka's CreateTime
 LOG_APPEND_TIME = 1  # timestampType: Kafka's LogAppendTime
@@ -68,8 +78,8 @@ class Columns:
         self.partition = partition
         self.schema = schema
         self.include_headers = include_headers
-        self.keys: list[Sequence] = []
-        self.values: list[Sequence] = []
+        self.keys: list[pa.Array] = []
+        self.values: list[pa.Array] = []
         self.offsets: list[np.ndarray] = []
         self.timestamps: list[np.ndarray] = []
         self.ts_types: list[np.ndarray] = []
@@ -87,18 +97,26 @@ class Columns:
             if actual != ref.crc:
                 raise CorruptMessageError(f"{where}: CRC-32C mismatch (header {ref.crc:#010x}, content {actual:#010x})")
         section = decompress(ref.attributes & COMPRESSION_MASK, data[ref.pos + HEADER_SIZE:end])
-        deltas, ts_deltas, keys, values, headers = decode_records(
-            section, ref.record_count, self.include_headers, where)
-        if not deltas:
-            return
-        offs = np.asarray(deltas, dtype=np.int64) + ref.base_offset
+        key_type, value_type = self.schema.field("key").type, self.schema.field("value").type
+        runs = uniform_runs(section, ref.record_count)
+        if runs is not None:  # no headers: each record's list is empty
+            offs, ts_deltas, keys, values = _uniform_columns(section, runs, key_type, value_type)
+            offs += ref.base_offset
+            headers: Sequence = [()] * len(offs) if self.include_headers else ()
+        else:
+            deltas, ts_list, key_list, value_list, headers = decode_records(
+                section, ref.record_count, self.include_headers, where)
+            if not deltas:
+                return
+            offs = np.asarray(deltas, dtype=np.int64) + ref.base_offset
+            ts_deltas = np.asarray(ts_list, dtype=np.int64)
+            keys, values = pa.array(key_list, type=key_type), pa.array(value_list, type=value_type)
         if ref.base_offset < lo or ref.last_offset >= hi:
             i, j = np.searchsorted(offs, [lo, hi])
             i, j = int(i), int(j)
             if i >= j:
                 return
-            offs = offs[i:j]
-            ts_deltas, keys, values = ts_deltas[i:j], keys[i:j], values[i:j]
+            offs, ts_deltas, keys, values = offs[i:j], ts_deltas[i:j], keys.slice(i, j - i), values.slice(i, j - i)
             if self.include_headers:
                 headers = headers[i:j]
         self.offsets.append(offs)
@@ -106,7 +124,7 @@ class Columns:
             self.timestamps.append(np.full(len(offs), ref.max_timestamp, dtype=np.int64))
             self.ts_types.append(np.full(len(offs), LOG_APPEND_TIME, dtype=np.int32))
         else:
-            self.timestamps.append(np.asarray(ts_deltas, dtype=np.int64) + ref.base_timestamp)
+            self.timestamps.append(ts_deltas + ref.base_timestamp)
             self.ts_types.append(np.full(len(offs), CREATE_TIME, dtype=np.int32))
         self.keys.append(keys)
         self.values.append(values)
@@ -125,8 +143,8 @@ class Columns:
         topic_b = self.topic.encode("utf-8")
         topic_offsets = np.arange(0, (n + 1) * len(topic_b), len(topic_b), dtype=np.int32)[: n + 1]
         arrays = [
-            pa.array(list(chain.from_iterable(self.keys)), type=fields.field("key").type),
-            pa.array(list(chain.from_iterable(self.values)), type=fields.field("value").type),
+            _concat(self.keys),
+            _concat(self.values),
             pa.Array.from_buffers(pa.string(), n, [None, pa.py_buffer(topic_offsets), pa.py_buffer(topic_b * n)]),
             pa.array(np.full(n, self.partition, dtype=np.int32), type=pa.int32()),
             pa.array(offsets, type=pa.int64()),
@@ -139,6 +157,40 @@ class Columns:
         self.ts_types = []
         self.rows = 0
         return pa.RecordBatch.from_arrays(arrays, schema=fields)
+
+
+def _concat(chunks: list[pa.Array]) -> pa.Array:
+    return chunks[0] if len(chunks) == 1 else pa.concat_arrays(chunks)
+
+
+def _uniform_columns(section: bytes, runs: list[UniformRun], key_type: pa.DataType,
+                     value_type: pa.DataType) -> tuple[np.ndarray, np.ndarray, pa.Array, pa.Array]:
+    """Offset deltas, timestamp deltas, keys and values of a section of same-shaped
+    records, cut out of the records seen as a 2-D array (one row per record)."""
+    whole = np.frombuffer(section, dtype=np.uint8)
+    ts_parts, keys, values = [], [], []
+    for r in runs:
+        rows = whole[r.pos:r.pos + r.count * r.size].reshape(r.count, r.size)
+        raw = rows[:, r.ts_at].astype(np.int64)
+        if r.ts_width == 2:
+            raw = (raw & 0x7F) | (rows[:, r.ts_at + 1].astype(np.int64) << 7)
+        ts_parts.append((raw >> 1) ^ -(raw & 1))
+        keys.append(_fixed_width_binary(rows, r.key_at, r.key_len, key_type))
+        values.append(_fixed_width_binary(rows, r.value_at, r.value_len, value_type))
+    count = runs[-1].first + runs[-1].count
+    ts = ts_parts[0] if len(ts_parts) == 1 else np.concatenate(ts_parts)
+    return np.arange(count, dtype=np.int64), ts, _concat(keys), _concat(values)
+
+
+def _fixed_width_binary(rows: np.ndarray, at: int, length: int, typ: pa.DataType) -> pa.Array:
+    """Column ``[at, at + length)`` of every row as a binary array (null when -1)."""
+    n = len(rows)
+    if length < 0:
+        return pa.nulls(n, type=typ)
+    offset_type = np.int64 if pa.types.is_large_binary(typ) else np.int32
+    offsets = np.arange(n + 1, dtype=offset_type) * length
+    data = np.ascontiguousarray(rows[:, at:at + length])
+    return pa.Array.from_buffers(typ, n, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
 
 
 def _headers_array(chunks: Sequence[tuple], typ: pa.DataType) -> pa.Array:
