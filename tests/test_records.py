@@ -551,7 +551,7 @@ _record = st.tuples(st.one_of(st.none(), st.binary(max_size=40)), st.one_of(st.n
 
 def _decode_ok(data: bytes, count: int) -> bool:
     try:
-        entries = _rec._decode_records(data, count, "b")
+        entries = _rec._walk_records(data, count, "b")  # record by record: the reference
     except CorruptMessageError:
         return False
     return all(e[0] == i for i, e in enumerate(entries))
@@ -602,7 +602,8 @@ def test_the_column_wise_check_of_same_shaped_records_agrees_with_decoding(
     assert _check_ok(bytes(data), n) and _decode_ok(bytes(data), n)
     # the column-wise decoder (cut by strided slices when uniform) agrees with the row-wise one
     from minikafka.protocol.columns import decode_records
-    rows = _rec._decode_records(bytes(data), n, "b")
+    rows = _rec._walk_records(bytes(data), n, "b")
+    assert _rec._decode_records(bytes(data), n, "b") == rows
     assert decode_records(bytes(data), n, True) == tuple(
         list(col) for col in zip(*[(d, t, k, v, tuple(h)) for d, t, k, v, h in rows]))
     for where, value in flips:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import CorruptMessageError
-from .records import HEADER, HEADER_SIZE, LENGTH_OVERHEAD, MAGIC, UniformRun, uniform_runs, varint_tail
+from .records import HEADER, HEADER_SIZE, LENGTH_OVERHEAD, MAGIC, decode_uniform, uniform_runs, varint_tail
 
 
 @dataclass(frozen=True)
@@ -61,7 +61,7 @@ def decode_records(buf: bytes, count: int, include_headers: bool, where: str = "
     """
     runs = uniform_runs(buf, count)
     if runs is not None:
-        return _decode_uniform(buf, runs, include_headers)
+        return decode_uniform(buf, runs, include_headers)
     deltas: list[int] = []
     ts_deltas: list[int] = []
     keys: list = []
@@ -155,24 +155,3 @@ def decode_records(buf: bytes, count: int, include_headers: bool, where: str = "
         raise CorruptMessageError(f"{where}: {n - pos} bytes remain after the {count} records the header declares")
     return deltas, ts_deltas, keys, values, headers
 
-
-def _decode_uniform(buf: bytes, runs: list[UniformRun], include_headers: bool):
-    """:func:`decode_records` of a section checked to be runs of same-shaped records."""
-    ts_deltas: list[int] = []
-    keys: list = []
-    values: list = []
-    for r in runs:
-        end = r.pos + r.count * r.size
-        first = buf[r.pos + r.ts_at:end:r.size]
-        if r.ts_width == 1:
-            ts_deltas += [(b >> 1) ^ -(b & 1) for b in first]
-        else:
-            ts_deltas += [(((a & 0x7F) | (b << 7)) >> 1) ^ -(a & 1)
-                          for a, b in zip(first, buf[r.pos + r.ts_at + 1:end:r.size])]
-        for out, at, length in ((keys, r.key_at, r.key_len), (values, r.value_at, r.value_len)):
-            if length < 0:
-                out += [None] * r.count
-            else:
-                out += [buf[p:p + length] for p in range(r.pos + at, end, r.size)]
-    count = runs[-1].first + runs[-1].count
-    return list(range(count)), ts_deltas, keys, values, [()] * count if include_headers else []

@@ -420,8 +420,18 @@ def _decode_records(data: bytes, count: int, where: str) -> list[tuple[int, int,
 
     Returns ``(offset_delta, timestamp_delta, key, value, headers)`` tuples; raises
     CORRUPT_MESSAGE when a record overruns its length, the section ends early or
-    bytes remain after the last record.
+    bytes remain after the last record.  Same-shaped records are cut by strided slices
+    (:func:`uniform_runs`), any other section is walked record by record.
     """
+    runs = uniform_runs(data, count)
+    if runs is not None:
+        deltas, ts_deltas, keys, values, _ = decode_uniform(data, runs, False)
+        return [(d, t, k, v, []) for d, t, k, v in zip(deltas, ts_deltas, keys, values)]
+    return _walk_records(data, count, where)
+
+
+def _walk_records(data: bytes, count: int, where: str) -> list[tuple]:
+    """:func:`_decode_records` record by record, field by field."""
     out = []
     n = len(data)
     pos = 0
@@ -616,6 +626,30 @@ def uniform_runs(data: bytes, count: int) -> list[UniformRun] | None:
     except (IndexError, CorruptMessageError):
         return None
     return runs if i == count and pos == n else None
+
+
+def decode_uniform(buf: bytes, runs: list[UniformRun], include_headers: bool) -> tuple[list, list, list, list, list]:
+    """The columns ``(offset_deltas, timestamp_deltas, keys, values, headers)`` of a
+    section that :func:`uniform_runs` cut into ``runs``, by strided slices (``headers``:
+    an empty tuple per record when ``include_headers``, else no list)."""
+    ts_deltas: list[int] = []
+    keys: list = []
+    values: list = []
+    for r in runs:
+        end = r.pos + r.count * r.size
+        first = buf[r.pos + r.ts_at:end:r.size]
+        if r.ts_width == 1:
+            ts_deltas += [(b >> 1) ^ -(b & 1) for b in first]
+        else:
+            ts_deltas += [(((a & 0x7F) | (b << 7)) >> 1) ^ -(a & 1)
+                          for a, b in zip(first, buf[r.pos + r.ts_at + 1:end:r.size])]
+        for out, at, length in ((keys, r.key_at, r.key_len), (values, r.value_at, r.value_len)):
+            if length < 0:
+                out += [None] * r.count
+            else:
+                out += [buf[p:p + length] for p in range(r.pos + at, end, r.size)]
+    count = runs[-1].first + runs[-1].count
+    return list(range(count)), ts_deltas, keys, values, [()] * count if include_headers else []
 
 
 def _check_records(data: bytes, count: int, where: str) -> None:
