@@ -234,9 +234,12 @@ def test_confluent_admin_topics_partitions_and_configs(cluster):
     assert admin.describe_configs([res])[res].result(30)["min.insync.replicas"].value == "3"  # unchanged
 
     admin.create_partitions([NewPartitions(name, 4)])[name].result(60)
-    md = wait_for(lambda: _kcat_metadata(cluster, name), 30, message="4 led partitions")
-    (t,) = [t for t in md["topics"] if t["topic"] == name]
-    assert len(t["partitions"]) == 4
+
+    def four_led_partitions():  # the brokers learn of the new partitions asynchronously, as in Kafka
+        md = _kcat_metadata(cluster, name)
+        return md if md and len(next(t for t in md["topics"] if t["topic"] == name)["partitions"]) == 4 else None
+
+    wait_for(four_led_partitions, 30, message="4 led partitions")
     with pytest.raises(Exception, match="INVALID_PARTITIONS|must be larger"):
         admin.create_partitions([NewPartitions(name, 2)])[name].result(30)
 

@@ -210,7 +210,9 @@ def test_leader_elections_and_offline_partitions_after_a_leader_dies(make_cluste
     assert before.value("minikafka_offline_partitions_count") == 0
     assert before.value("minikafka_global_topic_count") == 2
     elections = before.value("minikafka_leader_elections_total")
-    assert scrape(ports[victim]).value("minikafka_leader_count") == 2
+    # the victim learns it leads both from the controller's LeaderAndIsr, a moment later
+    wait_for(lambda: scrape(ports[victim]).value("minikafka_leader_count") == 2, timeout_s=30,
+             message="the victim leading both partitions")
 
     handle.kill(victim, "KILL")
 
