@@ -365,7 +365,9 @@ def catchup(target: Target, work: Workload, topic: str) -> dict | None:
             (desc,) = admin.describe_topics([topic])
             rejoined = follower in desc.partitions[0].isr and desc.partitions[0].leader >= 0
             samples.append((time.perf_counter(), _bytes_in(info.host, info.port)))  # after: it holds the topic
-            if rejoined:
+            # until the controller has seen the restart, the ISR may still list the follower
+            # from before its kill: back only once it also holds at least the topic's records
+            if rejoined and samples[-1][1] >= work.records * len(work.value):
                 break
             time.sleep(0.05)
         else:

@@ -131,9 +131,10 @@ class Fetcher:
             "max_bytes": 10 * cfg.get("replica.fetch.max.bytes"),
             "partitions": [{"topic": p.topic, "partition": p.partition, "fetch_offset": leo,
                             "current_leader_epoch": epoch if fenced else -1, "partition_max_bytes": cfg.get("replica.fetch.max.bytes"),
-                            "log_start_offset": starts[(p.topic, p.partition)]}
+                            "log_start_offset": starts[(p.topic, p.partition)], "high_watermark": p.high_watermark}
                            for p, epoch, leo in sent.values()],
         }
+        # the answer leaves out the partitions with nothing new for us (see the fetch schema)
         resp = await self._call("fetch", body, wait_ms / 1000.0 + cfg.get("request.timeout.ms") / 1000.0)
         errors = 0
         for r in resp["partitions"]:

@@ -417,7 +417,7 @@ class ReplicaManager:
         total = sum(n for _, n in results)
         has_error = any(r["error_code"] for r, _ in results)
         if total >= req["min_bytes"] or has_error or req["max_wait_ms"] == 0 or not parts:
-            return self._bound(results, req["max_bytes"])
+            return self._bound(results, req["max_bytes"], parts)
         hws = {(r["topic"], r["partition"]): r["high_watermark"] for r, _ in results}
         keys = list(hws)
 
@@ -437,12 +437,15 @@ class ReplicaManager:
 
         await self.fetch_purgatory.wait_until(keys, ready, req["max_wait_ms"] / 1000.0)
         t = self.now_ms()
-        return self._bound([self._read_one(m, replica_id, t) for m in parts], req["max_bytes"])
+        return self._bound([self._read_one(m, replica_id, t) for m in parts], req["max_bytes"], parts)
 
-    def _bound(self, results: list[tuple[dict, int]], max_bytes: int) -> list[dict]:
+    def _bound(self, results: list[tuple[dict, int]], max_bytes: int, asked: list[dict]) -> list[dict]:
         out = []
         size = 0
-        for entry, n in results:
+        for (entry, n), m in zip(results, asked):
+            if not n and not entry["error_code"] and entry["high_watermark"] == m.get("high_watermark", -1) \
+                    and entry["log_start_offset"] == m.get("log_start_offset", -1):
+                continue  # nothing new for this follower: left out, as Kafka's incremental fetch sessions do
             if size and size + n > max_bytes:
                 entry["records"] = b""
                 n = 0

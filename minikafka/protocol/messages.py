@@ -163,6 +163,9 @@ _api(
             F("partition_max_bytes", "int", default=1048576, minimum=0),
             F("log_start_offset", "int", "a follower's log start offset (the leader's DeleteRecords waits for it), "
               "-1 for consumers", default=-1, minimum=-1),
+            F("high_watermark", "int", "a follower's high watermark: the answer leaves the partition out when it "
+              "has nothing new for the follower (no records, this high watermark and this log start offset, as "
+              "Kafka's incremental fetch sessions do); -1 (consumers) always gets an answer", default=-1, minimum=-1),
         ))]),
     ),
     (
