@@ -227,7 +227,6 @@ class DiskStorage(Storage):
         self.max_open_segments = max(1, max_open_segments)
         # tp -> (path of the active segment file, its open descriptor), least recent first
         self._open: OrderedDict[tuple[str, int], tuple[str, int]] = OrderedDict()
-        self._dirs: set[tuple[str, int]] = set()  # partition folders known to exist
 
     def open_segment_files(self) -> int:
         """How many segment files are open for appends now."""
@@ -245,9 +244,7 @@ class DiskStorage(Storage):
             self._open.move_to_end(tp)
             return entry[1]
         self._close_segment(tp)
-        if tp not in self._dirs:
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            self._dirs.add(tp)
+        os.makedirs(os.path.dirname(path), exist_ok=True)  # once per segment file, not per append
         fd = os.open(path, _APPEND_FLAGS, 0o644)
         self._open[tp] = (path, fd)
         while len(self._open) > self.max_open_segments:
@@ -408,7 +405,6 @@ class DiskStorage(Storage):
 
     def delete(self, topic: str, partition: int) -> None:
         self._close_segment((topic, partition))
-        self._dirs.discard((topic, partition))
         super().delete(topic, partition)
 
     def close(self) -> None:

@@ -62,6 +62,12 @@ def decode_records(buf: bytes, count: int, include_headers: bool, where: str = "
     runs = uniform_runs(buf, count)
     if runs is not None:
         return decode_uniform(buf, runs, include_headers)
+    return walk_records(buf, count, include_headers, where)
+
+
+def walk_records(buf: bytes, count: int, include_headers: bool, where: str = "batch"):
+    """:func:`decode_records` record by record, for a section already known not to be
+    made of same-shaped runs."""
     deltas: list[int] = []
     ts_deltas: list[int] = []
     keys: list = []

@@ -32,7 +32,7 @@ from pyspark.sql.types import (
 )
 
 from ..errors import CorruptMessageError
-from ..protocol.columns import BatchRef, decode_records, scan
+from ..protocol.columns import BatchRef, scan, walk_records
 from ..protocol.records import (
     COMPRESSION_MASK,
     CONTROL_MASK,
@@ -104,7 +104,7 @@ class Columns:
             offs += ref.base_offset
             headers: Sequence = [()] * len(offs) if self.include_headers else ()
         else:
-            deltas, ts_list, key_list, value_list, headers = decode_records(
+            deltas, ts_list, key_list, value_list, headers = walk_records(
                 section, ref.record_count, self.include_headers, where)
             if not deltas:
                 return
