@@ -12,7 +12,7 @@ import pathlib
 import sys
 
 from .config import BROKER_CONFIGS, DYNAMIC_BROKER_CONFIGS, TOPIC_CONFIGS, ConfigDef
-from .protocol import doc as protocol_doc
+from .protocol.rpc import doc as protocol_doc
 from .protocol.kafka import doc as kafka_doc
 
 

@@ -2,7 +2,7 @@
 
 :func:`call` (asyncio, aiohttp) serves clients and brokers calling each other;
 :func:`call_sync` (urllib) serves the fault harness, the cluster launcher and tests.
-Framing and answer decoding are :mod:`minikafka.protocol.http`'s.  Transport failures
+Framing and answer decoding are :mod:`minikafka.protocol.rpc.http`'s.  Transport failures
 are raised as :class:`BrokerUnreachableError` (NETWORK_EXCEPTION: the broker could not
 be reached or dropped the connection) or :class:`NoResponseError` (REQUEST_TIMED_OUT);
 both are indefinite, a write may have happened.
@@ -18,7 +18,7 @@ import urllib.request
 import aiohttp
 
 from . import errors
-from .protocol import http
+from .protocol.rpc import http
 
 
 class BrokerUnreachableError(errors.NetworkExceptionError):

@@ -39,10 +39,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from minikafka import Admin, Consumer, Producer, TopicPartition  # noqa: E402
-from minikafka.protocol import codec, http  # noqa: E402
-from minikafka.protocol.messages import APIS  # noqa: E402
+from minikafka.protocol.rpc import codec, http  # noqa: E402
+from minikafka.protocol.rpc.messages import APIS  # noqa: E402
 from minikafka.protocol.records import encode_batch  # noqa: E402
-from minikafka.protocol.schema import Struct  # noqa: E402
+from minikafka.protocol.rpc.schema import Struct  # noqa: E402
 
 READ_APIS = {"fetch", "list_offsets", "offsets_for_leader_epoch", "metadata", "produce", "replica_state"}
 UNKNOWN_APIS = ["nope", "../../etc/passwd", "a" * 300, "metadata%00", ""]

@@ -8,7 +8,7 @@ def test_reference_pages_are_up_to_date():
 
 def test_every_api_and_error_is_documented():
     from minikafka.errors import REGISTRY
-    from minikafka.protocol.messages import APIS
+    from minikafka.protocol.rpc.messages import APIS
     text = docgen.PAGES["protocol.md"]()
     for name in APIS:
         assert f"### {name}" in text

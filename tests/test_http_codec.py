@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from minikafka import errors
-from minikafka.protocol import codec
-from minikafka.protocol.http import decode_answer, encode_request, url_for
+from minikafka.protocol.rpc import codec
+from minikafka.protocol.rpc.http import decode_answer, encode_request, url_for
 
 
 def test_url_and_request():
@@ -42,8 +42,8 @@ def test_what_is_not_an_answer_is_an_unknown_server_error_naming_the_call(raw, s
 
 
 def test_requests_with_too_many_entries_are_refused_before_any_work():
-    from minikafka.protocol.codec import decode_request
-    from minikafka.protocol.schema import MAX_ENTRIES
+    from minikafka.protocol.rpc.codec import decode_request
+    from minikafka.protocol.rpc.schema import MAX_ENTRIES
 
     parts = [{"topic": "t", "partition": 0, "fetch_offset": 0}] * (MAX_ENTRIES + 1)
     with pytest.raises(errors.InvalidRequestError, match="more than the 100000 a request may hold"):

@@ -13,7 +13,7 @@ from collections import Counter
 import pytest
 
 from minikafka import Admin, Consumer, Producer, TopicPartition
-from minikafka.protocol.codec import pack, unpack
+from minikafka.protocol.rpc.codec import pack, unpack
 from minikafka.protocol.records import encode_batch
 from minikafka.zk import layout
 from process_helpers import wait_for

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from minikafka import Admin, Consumer, Producer, TopicPartition
-from minikafka.protocol.http import CLUSTER_CREDENTIAL_HEADER
+from minikafka.protocol.rpc.http import CLUSTER_CREDENTIAL_HEADER
 from process_helpers import wait_for
 
 pytestmark = pytest.mark.process
@@ -29,7 +29,7 @@ def post(port: int, api: str, body: dict, secret: str | None = None) -> dict:
     """A request with a blocking client; with ``secret``, as a broker sends it."""
     import urllib.request
 
-    from minikafka.protocol import codec, http
+    from minikafka.protocol.rpc import codec, http
 
     headers = dict(http.HEADERS)
     if secret is not None:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Awaitable, Callable
 from ..auth import acls
 from ..auth.acls import CLUSTER_NAME, AclBinding, AclFilter
 from ..errors import InvalidRequestError, SecurityDisabledError
-from ..protocol import codec
+from ..protocol.rpc import codec
 
 if TYPE_CHECKING:
     from .server import Broker

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hmac
 
-from ..protocol.http import CLUSTER_CREDENTIAL_HEADER
+from ..protocol.rpc.http import CLUSTER_CREDENTIAL_HEADER
 
 # controller-to-broker and broker-to-controller requests
 CLUSTER_ACTION_APIS = frozenset({"leader_and_isr", "update_metadata", "stop_replica", "controlled_shutdown"})

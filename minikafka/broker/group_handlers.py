@@ -5,7 +5,7 @@ import contextvars
 from typing import Awaitable, Callable
 
 from ..errors import CoordinatorNotAvailableError, KafkaError
-from ..protocol import codec
+from ..protocol.rpc import codec
 from .coordinator import GroupCoordinator
 
 # The client address of the request being handled (a member's client_host).

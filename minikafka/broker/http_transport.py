@@ -14,7 +14,7 @@ from aiohttp import web
 
 from ..config import BrokerConfig
 from ..errors import InvalidRequestError
-from ..protocol import codec, http
+from ..protocol.rpc import codec, http
 from ..rpc import call
 from . import cluster_auth
 from .listeners import current_listener

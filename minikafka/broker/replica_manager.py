@@ -25,8 +25,8 @@ from ..errors import (
 )
 from ..groups.records import OFFSETS_TOPIC
 from ..log import cleaner
-from ..protocol.codec import partition_error
-from ..protocol.messages import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, MAX_TIMESTAMP
+from ..protocol.rpc.codec import partition_error
+from ..protocol.rpc.messages import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, MAX_TIMESTAMP
 from ..replication.partition import Effects, LeaderState, PartitionReplica, Role, TruncationMode
 from ..zk import layout
 from ..zk.session import BadVersionError

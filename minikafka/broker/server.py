@@ -39,8 +39,8 @@ from ..errors import (
     UnknownServerError,
     UnknownTopicOrPartitionError,
 )
-from ..protocol import codec
-from ..protocol.messages import APIS
+from ..protocol.rpc import codec
+from ..protocol.rpc.messages import APIS
 from ..replication import rules
 from ..zk import layout
 from ..zk.session import NodeExistsError, ZkSession

@@ -17,7 +17,7 @@ from typing import Any, Sequence
 import aiohttp
 
 from .. import errors
-from ..protocol import http
+from ..protocol.rpc import http
 from ..auth.users import basic_header
 from ..rpc import TRANSPORT_ERRORS, BrokerUnreachableError, NoResponseError, call
 

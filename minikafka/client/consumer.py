@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
 from .. import errors
-from ..protocol.messages import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
+from ..protocol.rpc.messages import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
 from ..protocol.records import split_batches
 from .batches import ConsumerBatch
 from .connection import ClientSecurity, Connection

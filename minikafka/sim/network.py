@@ -20,7 +20,7 @@ import random
 from typing import TYPE_CHECKING, Any, Callable
 
 from ..auth.acls import ANONYMOUS
-from ..protocol import http
+from ..protocol.rpc import http
 from ..rpc import BrokerUnreachableError, NoResponseError
 
 if TYPE_CHECKING:

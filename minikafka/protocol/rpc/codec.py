@@ -8,7 +8,7 @@ from typing import Any
 
 import msgpack
 
-from ..errors import NONE, InvalidRequestError, KafkaError, UnsupportedVersionError
+from ...errors import NONE, InvalidRequestError, KafkaError, UnsupportedVersionError
 from .messages import APIS
 
 MAX_REQUEST_BYTES = 100 * 1024 * 1024

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import InvalidRequestError
+from ...errors import InvalidRequestError
 
 _MISSING = object()
 

@@ -6,7 +6,7 @@ requests and reads answers here; :mod:`minikafka.rpc` moves the bytes.
 """
 from __future__ import annotations
 
-from .. import errors
+from ... import errors
 from . import codec
 
 CONTENT_TYPE = "application/x-msgpack"

@@ -3,7 +3,7 @@
 Each entry of :data:`APIS` declares the request (validated on the broker) and the
 response (documented; every response map carries ``error_code``, ``error`` and
 ``message`` at top level, and per-partition entries carry their own ``error_code``).
-docs/protocol.md is generated from this module: ``python -m minikafka.protocol.doc``.
+docs/protocol.md is generated from this module: ``python -m minikafka.protocol.rpc.doc``.
 """
 from __future__ import annotations
 

@@ -1,13 +1,13 @@
-"""Generate docs/protocol.md from the API declarations: ``python -m minikafka.protocol.doc``.
+"""Generate docs/protocol.md from the API declarations: ``python -m minikafka.protocol.rpc.doc``.
 
-The reference is made from the same :mod:`minikafka.protocol.messages` and
+The reference is made from the same :mod:`minikafka.protocol.rpc.messages` and
 :mod:`minikafka.errors` definitions the broker validates with, so it cannot drift.
 """
 from __future__ import annotations
 
 import sys
 
-from ..errors import REGISTRY
+from ...errors import REGISTRY
 from .messages import APIS
 from .schema import Struct, describe_type
 
