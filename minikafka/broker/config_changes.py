@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
+from ..config import BrokerConfig
 from ..zk import layout
+from ..zk.session import ZkSession
 from .change_follower import ChangeFollower
+from .services import EventLog
 
 if TYPE_CHECKING:
-    from .server import Broker
+    from .replica_manager import ReplicaManager
 
 log = logging.getLogger(__name__)
 
@@ -24,13 +27,22 @@ log = logging.getLogger(__name__)
 class ConfigChangeListener:
     """Watches /config/changes; refreshes topic overrides and dynamic broker configs."""
 
-    def __init__(self, broker: "Broker") -> None:
-        self.broker = broker
+    def __init__(self, config: BrokerConfig, zk: ZkSession, replica_manager: "ReplicaManager", record_event: EventLog,
+                 on_topic_config: Callable[[str, dict[str, str]], None], on_broker_config: Callable[[], None]) -> None:
+        """``on_topic_config(topic, overrides)`` and ``on_broker_config()`` tell the
+        controller (it elects with the new settings, e.g. unclean.leader.election.enable)."""
+        self.config = config
+        self.broker_id = config.broker_id
+        self.zk = zk
+        self.replica_manager = replica_manager
+        self.record_event = record_event
+        self.on_topic_config = on_topic_config
+        self.on_broker_config = on_broker_config
         self._seen: set[str] = set()
-        self._follower = ChangeFollower(broker.zk, "config-changes", (layout.CONFIG_CHANGES,), self._process)
+        self._follower = ChangeFollower(zk, "config-changes", (layout.CONFIG_CHANGES,), self._process)
 
     async def start(self) -> None:
-        zk = self.broker.zk
+        zk = self.zk
         await zk.ensure_path(layout.CONFIG_CHANGES)
         self._seen = set(await zk.children(layout.CONFIG_CHANGES))
         await self.load_broker_configs()
@@ -40,7 +52,7 @@ class ConfigChangeListener:
         await self._follower.stop()
 
     async def _process(self) -> None:
-        zk = self.broker.zk
+        zk = self.zk
         for name in sorted(await zk.children(layout.CONFIG_CHANGES)):
             if name in self._seen:
                 continue
@@ -56,34 +68,34 @@ class ConfigChangeListener:
             kind, _, which = entity.partition("/")
             if kind == "topics" and which:
                 await self._topic_changed(which)
-            elif kind == "brokers" and which in (layout.BROKER_DEFAULT_ENTITY, str(self.broker.broker_id)):
+            elif kind == "brokers" and which in (layout.BROKER_DEFAULT_ENTITY, str(self.broker_id)):
                 await self.load_broker_configs()
 
     async def _topic_changed(self, topic: str) -> None:
-        got = await self.broker.zk.get(layout.topic_config_path(topic))
+        got = await self.zk.get(layout.topic_config_path(topic))
         overrides = layout.decode_topic_config(got[0]) if got else {}
-        rm = self.broker.replica_manager
+        rm = self.replica_manager
         if topic in rm.topic_configs or any(t == topic for t, _ in rm.partitions):
             rm.topic_configs[topic] = overrides
             rm.configs_changed(topic)
-        self.broker.kafka_controller.config_changed(topic, overrides)
-        self.broker.record_event("topic_config_loaded", f"broker {self.broker.broker_id}: topic {topic} "
+        self.on_topic_config(topic, overrides)
+        self.record_event("topic_config_loaded", f"broker {self.broker_id}: topic {topic} "
                                                         f"overrides now {overrides}")
 
     async def load_broker_configs(self) -> None:
         """Read /config/brokers/<default> and /config/brokers/<own id> and apply them."""
-        zk = self.broker.zk
+        zk = self.zk
         layers = []
-        for entity in (layout.BROKER_DEFAULT_ENTITY, str(self.broker.broker_id)):
+        for entity in (layout.BROKER_DEFAULT_ENTITY, str(self.broker_id)):
             got = await zk.get(layout.broker_config_path(entity))
             try:
                 layers.append(layout.decode_topic_config(got[0]) if got else {})
             except (ValueError, KeyError, json.JSONDecodeError):
                 log.warning("ignoring malformed %s", layout.broker_config_path(entity))
                 layers.append({})
-        changed = self.broker.config.apply_dynamic(*layers)
+        changed = self.config.apply_dynamic(*layers)
         if changed:
-            self.broker.record_event("broker_config_loaded", f"broker {self.broker.broker_id}: dynamic configs now "
+            self.record_event("broker_config_loaded", f"broker {self.broker_id}: dynamic configs now "
                                                              f"{ {k: v for k, v in sorted(changed.items())} }")
-            self.broker.kafka_controller.broker_config_changed()
-            self.broker.replica_manager.configs_changed()
+            self.on_broker_config()
+            self.replica_manager.configs_changed()

@@ -20,7 +20,8 @@ import asyncio
 import logging
 import uuid
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+import random
+from typing import TYPE_CHECKING, Any
 
 from ..auth.acls import CLUSTER_NAME
 from ..errors import (
@@ -32,18 +33,25 @@ from ..errors import (
     KafkaError,
     NonEmptyGroupError,
     NotCoordinatorError,
+    NotLeaderOrFollowerError,
     OffsetMetadataTooLargeError,
     TopicAlreadyExistsError,
     UnknownTopicOrPartitionError,
 )
 from ..groups import records as rec
 from ..groups.group import Effects, Group, GroupSettings, GroupState, JoinAnswer, SyncAnswer
+from ..config import BrokerConfig
 from ..protocol.records import encode_batch, iter_records, split_batches
-
-from .security import refusal
+from ..protocol.rpc.types import ProducePartition, ProduceRequest
+from ..zk.session import ZkSession
+from .metadata_cache import MetadataCache
+from .metrics import Metrics
+from .security import Security, refusal
+from .services import Clock, EventLog, Spawn
+from .topic_admin import NewTopic, TopicAdmin
 
 if TYPE_CHECKING:
-    from .server import Broker
+    from .replica_manager import ReplicaManager
 
 log = logging.getLogger(__name__)
 
@@ -66,9 +74,21 @@ class _Shard:
 class GroupCoordinator:
     """Consumer groups of the partitions of ``__consumer_offsets`` led here."""
 
-    def __init__(self, broker: "Broker") -> None:
-        self.broker = broker
-        self.config = broker.config
+    def __init__(self, config: BrokerConfig, clock: Clock, rng: random.Random, zk: ZkSession, metadata: MetadataCache,
+                 security: Security, metrics: Metrics, record_event: EventLog, replica_manager: "ReplicaManager",
+                 topic_admin: TopicAdmin, spawn: Spawn) -> None:
+        self.config = config
+        self.broker_id = config.broker_id
+        self.clock = clock
+        self.random = rng
+        self.zk = zk
+        self.metadata = metadata
+        self.security = security
+        self.metrics = metrics
+        self.record_event = record_event
+        self.replica_manager = replica_manager
+        self.topic_admin = topic_admin
+        self.spawn = spawn
         self.shards: dict[int, _Shard] = {}
         self._joins: dict[tuple[str, str], asyncio.Future] = {}
         self._syncs: dict[tuple[str, str], asyncio.Future] = {}
@@ -78,11 +98,11 @@ class GroupCoordinator:
 
     def _now(self) -> int:
         """Wall-clock ms (group and offset timestamps, session deadlines)."""
-        return int(self.broker.clock.time() * 1000)
+        return int(self.clock.time() * 1000)
 
     @property
     def num_partitions(self) -> int:
-        got = self.broker.metadata.partitions_of(rec.OFFSETS_TOPIC)
+        got = self.metadata.partitions_of(rec.OFFSETS_TOPIC)
         return len(got) or self.config.get("offsets.topic.num.partitions")
 
     def settings(self) -> GroupSettings:
@@ -92,7 +112,7 @@ class GroupCoordinator:
 
     # -- lifecycle ---------------------------------------------------------------
     def start(self) -> None:
-        self._ticker = asyncio.get_running_loop().create_task(self._tick_loop())
+        self._ticker = self.spawn(self._tick_loop(), "group-ticker")
 
     async def stop(self) -> None:
         tasks = [t for t in [self._ticker, *self._tasks, *(s.task for s in self.shards.values())] if t is not None]
@@ -102,8 +122,8 @@ class GroupCoordinator:
         for shard in list(self.shards.values()):
             self._deliver(self._unload(shard))
 
-    def _spawn(self, coro) -> asyncio.Task:
-        task = asyncio.get_running_loop().create_task(coro)
+    def _spawn(self, coro: Any) -> asyncio.Task:
+        task = self.spawn(coro, "group-write")
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         return task
@@ -117,8 +137,8 @@ class GroupCoordinator:
                     if shard.loaded:
                         for g in list(shard.groups.values()):
                             self._handle(g, g.tick(now))
-                if self.broker.clock.monotonic() - self._last_cleanup > self.config.get("offsets.retention.check.interval.ms") / 1000:
-                    self._last_cleanup = self.broker.clock.monotonic()
+                if self.clock.monotonic() - self._last_cleanup > self.config.get("offsets.retention.check.interval.ms") / 1000:
+                    self._last_cleanup = self.clock.monotonic()
                     await self._expire_offsets(now)
             except asyncio.CancelledError:
                 raise
@@ -134,10 +154,10 @@ class GroupCoordinator:
             if shard is not None:
                 self._deliver(self._unload(shard))
             shard = self.shards[partition] = _Shard(partition)
-            shard.task = asyncio.get_running_loop().create_task(self._load(shard))
+            shard.task = self.spawn(self._load(shard), f"group-load-{partition}")
         elif shard is not None:
             self._deliver(self._unload(shard))
-            self.broker.record_event("coordinator_unloaded", f"broker {self.broker.broker_id} stops coordinating "
+            self.record_event("coordinator_unloaded", f"broker {self.broker_id} stops coordinating "
                                                              f"the groups of {rec.OFFSETS_TOPIC}-{partition}")
 
     def _unload(self, shard: _Shard) -> list[tuple[Group, Effects]]:
@@ -149,8 +169,8 @@ class GroupCoordinator:
 
     async def _load(self, shard: _Shard) -> None:
         """Replay the partition from its log start to its LEO: the last record per key wins."""
-        started = self.broker.clock.monotonic()
-        p = self.broker.replica_manager.partitions.get((rec.OFFSETS_TOPIC, shard.partition))
+        started = self.clock.monotonic()
+        p = self.replica_manager.partitions.get((rec.OFFSETS_TOPIC, shard.partition))
         if p is None:
             return
         now = self._now()
@@ -188,9 +208,9 @@ class GroupCoordinator:
                 shard.groups[k.group] = Group(k.group, now)
             shard.groups[k.group].offsets[(k.topic, k.partition)] = v
         shard.loaded = True
-        self.broker.record_event("coordinator_loaded", f"broker {self.broker.broker_id} coordinates the groups of "
+        self.record_event("coordinator_loaded", f"broker {self.broker_id} coordinates the groups of "
                                                        f"{rec.OFFSETS_TOPIC}-{shard.partition}: {len(shard.groups)} groups "
-                                                       f"from {n} records in {(self.broker.clock.monotonic() - started) * 1000:.0f} ms")
+                                                       f"from {n} records in {(self.clock.monotonic() - started) * 1000:.0f} ms")
 
     # -- finding groups -------------------------------------------------------------
     def partition_for(self, group_id: str) -> int:
@@ -201,9 +221,9 @@ class GroupCoordinator:
             raise InvalidGroupIdError("the group id is empty")
         shard = self.shards.get(self.partition_for(group_id))
         if shard is None:
-            raise NotCoordinatorError(f"broker {self.broker.broker_id} is not the coordinator of group {group_id!r}")
+            raise NotCoordinatorError(f"broker {self.broker_id} is not the coordinator of group {group_id!r}")
         if not shard.loaded:
-            raise CoordinatorLoadInProgressError(f"broker {self.broker.broker_id} is loading the groups of "
+            raise CoordinatorLoadInProgressError(f"broker {self.broker_id} is loading the groups of "
                                                  f"{rec.OFFSETS_TOPIC}-{shard.partition}")
         return shard
 
@@ -219,7 +239,7 @@ class GroupCoordinator:
         first use.  COORDINATOR_NOT_AVAILABLE while the partition has no leader."""
         if not key:
             raise InvalidGroupIdError("the group id is empty")
-        md = self.broker.metadata
+        md = self.metadata
         if not md.partitions_of(rec.OFFSETS_TOPIC):
             await self._create_topic()
             raise CoordinatorNotAvailableError(f"{rec.OFFSETS_TOPIC} is being created; ask again")
@@ -229,25 +249,21 @@ class GroupCoordinator:
         return st["leader"]
 
     async def _create_topic(self) -> None:
-        live = len(await self.broker.zk.children("/brokers/ids"))
+        live = len(await self.zk.children("/brokers/ids"))
         rf = max(1, min(self.config.get("offsets.topic.replication.factor"), live))
-        resp = await self.broker.h_create_topics({"topics": [{
-            "name": rec.OFFSETS_TOPIC, "num_partitions": self.config.get("offsets.topic.num.partitions"),
-            "replication_factor": rf, "assignment": None,
+        err, = await self.topic_admin.create_topics([NewTopic(
+            rec.OFFSETS_TOPIC, self.config.get("offsets.topic.num.partitions"), rf,
             # as Kafka: compacted (the last commit per group and partition is what counts)
-            "config": {"cleanup.policy": "compact",
-                       "segment.bytes": str(self.config.get("offsets.topic.segment.bytes"))}}],
-            "validate_only": False, "timeout_ms": 0},
-            internal=True)
-        err = resp["topics"][0]
-        if err["error_code"] and err["error"] != TopicAlreadyExistsError.code.name:
-            raise CoordinatorNotAvailableError(f"could not create {rec.OFFSETS_TOPIC}: {err['message']}")
+            {"cleanup.policy": "compact", "segment.bytes": str(self.config.get("offsets.topic.segment.bytes"))})],
+            validate_only=False, timeout_ms=0, internal=True)
+        if err is not None and not isinstance(err, TopicAlreadyExistsError):
+            raise CoordinatorNotAvailableError(f"could not create {rec.OFFSETS_TOPIC}: {err.message}")
 
     # -- membership ------------------------------------------------------------------
     async def join_group(self, group_id: str, member_id: str, instance_id: str | None, client_id: str, client_host: str,
                          session_timeout_ms: int, rebalance_timeout_ms: int, protocol_type: str,
                          protocols: list[tuple[str, bytes]], require_known_id: bool) -> JoinAnswer:
-        self.broker.security.require("Read", "Group", group_id)
+        self.security.require("Read", "Group", group_id)
         s = self.settings()
         if not s.min_session_timeout_ms <= session_timeout_ms <= s.max_session_timeout_ms:
             raise InvalidSessionTimeoutError(
@@ -257,7 +273,7 @@ class GroupCoordinator:
             rebalance_timeout_ms = session_timeout_ms
         g = self._group(group_id, create=True)
         assert g is not None
-        new_id = f"{client_id or 'member'}-{uuid.UUID(int=self.broker.random.getrandbits(128), version=4)}"
+        new_id = f"{client_id or 'member'}-{uuid.UUID(int=self.random.getrandbits(128), version=4)}"
         answer, eff = g.join(member_id, instance_id, client_id, client_host, session_timeout_ms, rebalance_timeout_ms,
                              protocol_type, protocols, self._now(), new_id, s, require_known_id)
         if answer is not None:
@@ -271,7 +287,7 @@ class GroupCoordinator:
 
     async def sync_group(self, group_id: str, member_id: str, instance_id: str | None, generation: int,
                          assignments: dict[str, bytes] | None) -> SyncAnswer:
-        self.broker.security.require("Read", "Group", group_id)
+        self.security.require("Read", "Group", group_id)
         g = self._group(group_id)
         if g is None:
             from ..errors import UnknownMemberIdError
@@ -286,7 +302,7 @@ class GroupCoordinator:
         return await fut
 
     def heartbeat(self, group_id: str, member_id: str, instance_id: str | None, generation: int) -> None:
-        self.broker.security.require("Read", "Group", group_id)
+        self.security.require("Read", "Group", group_id)
         g = self._group(group_id)
         if g is None:
             from ..errors import UnknownMemberIdError
@@ -296,7 +312,7 @@ class GroupCoordinator:
             raise err
 
     def leave_group(self, group_id: str, members: list[tuple[str, str | None]]) -> list[KafkaError | None]:
-        self.broker.security.require("Read", "Group", group_id)
+        self.security.require("Read", "Group", group_id)
         g = self._group(group_id)
         if g is None:  # one answer for every member named
             from ..errors import UnknownMemberIdError
@@ -311,9 +327,9 @@ class GroupCoordinator:
     # -- effects --------------------------------------------------------------------
     def _handle(self, g: Group, eff: Effects) -> None:
         for kind, text in eff.events:
-            self.broker.record_event(kind, text, group=g.group_id)
+            self.record_event(kind, text, group=g.group_id)
             if kind in COUNTED:
-                self.broker.metrics.count(COUNTED[kind])
+                self.metrics.count(COUNTED[kind])
         for a in eff.joins:
             fut = self._joins.pop((g.group_id, a.member_id), None)
             if fut is not None and not fut.done():
@@ -344,17 +360,17 @@ class GroupCoordinator:
         partition = self.partition_for(group_id)
         ts = self._now()
         batch = encode_batch([(k, v, None, ts) for k, v in entries])
-        res = await self.broker.replica_manager.produce({
-            "acks": -1, "timeout_ms": self.config.get("offsets.commit.timeout.ms"),
-            "partitions": [{"topic": rec.OFFSETS_TOPIC, "partition": partition, "records": batch}]}, internal=True)
-        code = res[0]["error"]
-        if code == "NONE":
+        res, = await self.replica_manager.produce(ProduceRequest(
+            acks=-1, timeout_ms=self.config.get("offsets.commit.timeout.ms"),
+            partitions=[ProducePartition(topic=rec.OFFSETS_TOPIC, partition=partition, records=batch)]), internal=True)
+        if res.error is None:
             return
-        if code in ("NOT_LEADER_OR_FOLLOWER", "UNKNOWN_TOPIC_OR_PARTITION"):
-            raise NotCoordinatorError(f"broker {self.broker.broker_id} lost {rec.OFFSETS_TOPIC}-{partition}: {res[0]['message']}")
+        if isinstance(res.error, (NotLeaderOrFollowerError, UnknownTopicOrPartitionError)):
+            raise NotCoordinatorError(f"broker {self.broker_id} lost {rec.OFFSETS_TOPIC}-{partition}: {res.error.message}")
         # Kafka maps a failed group write to COORDINATOR_NOT_AVAILABLE (NOT_ENOUGH_REPLICAS,
         # REQUEST_TIMED_OUT, ...): the client looks for the coordinator again and retries.
-        raise CoordinatorNotAvailableError(f"writing to {rec.OFFSETS_TOPIC}-{partition} failed: {code}: {res[0]['message']}")
+        raise CoordinatorNotAvailableError(f"writing to {rec.OFFSETS_TOPIC}-{partition} failed: "
+                                           f"{res.error.code.name}: {res.error.message}")
 
     # -- offsets ----------------------------------------------------------------------
     async def commit_offsets(self, group_id: str, member_id: str, instance_id: str | None, generation: int,
@@ -363,14 +379,14 @@ class GroupCoordinator:
         one error (or None) per entry.  A member of the group must name its current
         generation; generation -1 without a member id commits for a group with no members.
         Needs Read on the group, and on each topic (TOPIC_AUTHORIZATION_FAILED per entry)."""
-        security = self.broker.security
+        security = self.security
         security.require("Read", "Group", group_id)
         g = self._group(group_id, create=generation < 0 and not member_id)
         if g is None:
             from ..errors import IllegalGenerationError, UnknownMemberIdError
             raise (UnknownMemberIdError if member_id else IllegalGenerationError)(f"group {group_id!r} does not exist")
         g.check_commit(member_id, instance_id, generation, self._now())
-        md = self.broker.metadata
+        md = self.metadata
         limit = self.config.get("offset.metadata.max.bytes")
         errs: list[KafkaError | None] = []
         good: list[tuple[tuple[str, int], rec.OffsetValue]] = []
@@ -393,14 +409,14 @@ class GroupCoordinator:
             except KafkaError as exc:
                 return [e if e is not None else exc for e in errs]
             g.offsets.update(good)
-            self.broker.metrics.count("offset_commits")
+            self.metrics.count("offset_commits")
         return errs
 
     def fetch_offsets(self, group_id: str, partitions: list[tuple[str, int]] | None) -> list[tuple[str, int, rec.OffsetValue | None]]:
         """Committed offsets of ``partitions`` (every committed one when None); None where
         nothing is committed).  Needs Describe on the group; topics the principal may not
         Describe are left out of "every committed one"."""
-        security = self.broker.security
+        security = self.security
         security.require("Describe", "Group", group_id)
         g = self._group(group_id)
         got = g.offsets if g is not None else {}
@@ -422,18 +438,18 @@ class GroupCoordinator:
     # -- admin ----------------------------------------------------------------------
     def list_groups(self) -> list[Group]:
         """The live groups here that the principal may Describe (all of them with Describe on the cluster)."""
-        security = self.broker.security
+        security = self.security
         every = security.allowed("Describe", "Cluster", CLUSTER_NAME, quiet=True)
         return [g for s in self.shards.values() if s.loaded for g in s.groups.values() if g.state is not GroupState.DEAD
                 and (every or security.allowed("Describe", "Group", g.group_id, quiet=True))]
 
     def describe_group(self, group_id: str) -> Group | None:
-        self.broker.security.require("Describe", "Group", group_id)
+        self.security.require("Describe", "Group", group_id)
         g = self._group(group_id)
         return g if g is not None and g.state is not GroupState.DEAD else None
 
     async def delete_group(self, group_id: str) -> None:
-        self.broker.security.require("Delete", "Group", group_id)
+        self.security.require("Delete", "Group", group_id)
         g = self._group(group_id)
         if g is None or g.state is GroupState.DEAD:
             raise GroupIdNotFoundError(f"group {group_id!r} does not exist")
@@ -449,6 +465,6 @@ class GroupCoordinator:
         shard = self.shards.get(self.partition_for(g.group_id))
         if shard is not None and shard.groups.get(g.group_id) is g:
             del shard.groups[g.group_id]
-        self.broker.record_event("group_deleted", f"group {g.group_id}: {why} (offsets and metadata tombstoned)",
+        self.record_event("group_deleted", f"group {g.group_id}: {why} (offsets and metadata tombstoned)",
                                  group=g.group_id)
 

@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
+from ..config import BrokerConfig
 from ..errors import KafkaError
 from ..replication.partition import PartitionReplica, Role, TruncationMode
+from .metrics import Metrics
+from .services import PeerCall, Spawn
 
 if TYPE_CHECKING:
-    from .server import Broker
+    from .replica_manager import ReplicaManager
 
 log = logging.getLogger(__name__)
 
@@ -26,8 +29,8 @@ TP = tuple[str, int]
 class Fetcher:
     """Replicates a set of partitions from one leader broker."""
 
-    def __init__(self, broker: "Broker", leader_id: int, endpoint: tuple[str, int], fetcher_id: int) -> None:
-        self.broker = broker
+    def __init__(self, manager: "FetcherManager", leader_id: int, endpoint: tuple[str, int], fetcher_id: int) -> None:
+        self.manager = manager
         self.leader_id = leader_id
         self.endpoint = endpoint
         self.fetcher_id = fetcher_id
@@ -37,15 +40,14 @@ class Fetcher:
         self.rounds = 0
 
     def start(self) -> None:
-        self._task = asyncio.get_running_loop().create_task(self.run(), name=f"fetcher-{self.leader_id}-{self.fetcher_id}")
+        self._task = self.manager.spawn(self.run(), f"fetcher-{self.leader_id}-{self.fetcher_id}")
 
     async def stop(self) -> None:
+        """Cancel the fetch loop and wait until it has ended (its failures are the task
+        owner's to log)."""
         if self._task:
             self._task.cancel()
-            try:
-                await self._task
-            except (asyncio.CancelledError, Exception):
-                pass
+            await asyncio.wait([self._task])
 
     def add(self, tp: TP) -> None:
         self.partitions.add(tp)
@@ -55,7 +57,7 @@ class Fetcher:
         self.partitions.discard(tp)
 
     def _replicas(self) -> list[PartitionReplica]:
-        rm = self.broker.replica_manager
+        rm = self.manager.replica_manager
         out = []
         for tp in list(self.partitions):
             p = rm.partitions.get(tp)
@@ -66,7 +68,7 @@ class Fetcher:
         return out
 
     async def run(self) -> None:
-        backoff = self.broker.config.get("replica.fetch.backoff.ms") / 1000.0
+        backoff = self.manager.config.get("replica.fetch.backoff.ms") / 1000.0
         while True:
             if not self._replicas():
                 self._changed.clear()
@@ -96,15 +98,15 @@ class Fetcher:
 
     async def _call(self, api: str, body: dict, timeout_s: float) -> dict:
         host, port = self.endpoint
-        return await self.broker.call(host, port, api, body, timeout_s)
+        return await self.manager.call(host, port, api, body, timeout_s)
 
     async def _truncate(self, replicas: list[PartitionReplica]) -> None:
-        rm = self.broker.replica_manager
+        rm = self.manager.replica_manager
         asked = {(p.topic, p.partition): (p, p.leader_epoch, p.truncation_epoch()) for p in replicas}
-        body = {"replica_id": self.broker.config.broker_id, "partitions": [
+        body = {"replica_id": self.manager.config.broker_id, "partitions": [
             {"topic": p.topic, "partition": p.partition, "current_leader_epoch": cur, "leader_epoch": epoch}
             for p, cur, epoch in asked.values()]}
-        resp = await self._call("offsets_for_leader_epoch", body, self.broker.config.get("request.timeout.ms") / 1000.0)
+        resp = await self._call("offsets_for_leader_epoch", body, self.manager.config.get("request.timeout.ms") / 1000.0)
         for r in resp["partitions"]:
             tp = (r["topic"], r["partition"])
             p, cur, _ = asked[tp]
@@ -117,8 +119,8 @@ class Fetcher:
             rm.apply(p, eff)
 
     async def _fetch(self, replicas: list[PartitionReplica]) -> None:
-        rm = self.broker.replica_manager
-        cfg = self.broker.config
+        rm = self.manager.replica_manager
+        cfg = self.manager.config
         sent = {(p.topic, p.partition): (p, p.leader_epoch, p.log_end_offset) for p in replicas}
         starts = {(p.topic, p.partition): p.log.log_start_offset for p in replicas}
         wait_ms = cfg.get("replica.fetch.wait.max.ms")
@@ -126,7 +128,7 @@ class Fetcher:
         # its fetches name no leader epoch, so the leader cannot fence a zombie (KIP-320)
         fenced = rm.truncation is TruncationMode.LEADER_EPOCH
         body = {
-            "replica_id": cfg.broker_id, "broker_epoch": self.broker.broker_epoch,
+            "replica_id": cfg.broker_id, "broker_epoch": self.manager.broker_epoch(),
             "max_wait_ms": wait_ms, "min_bytes": cfg.get("replica.fetch.min.bytes"),
             "max_bytes": 10 * cfg.get("replica.fetch.max.bytes"),
             "partitions": [{"topic": p.topic, "partition": p.partition, "fetch_offset": leo,
@@ -152,7 +154,7 @@ class Fetcher:
                 if r["error"] in ("FENCED_LEADER_EPOCH", "UNKNOWN_LEADER_EPOCH"):
                     # Kafka logs these at INFO: the follower waits for the controller's
                     # LeaderAndIsr with the new epoch before fetching again
-                    self.broker.metrics.count("fenced_fetches")
+                    self.manager.metrics.count("fenced_fetches")
                     log.info("%s-%d: fetch from broker %d at leader epoch %d refused: %s (%s); waiting for the new "
                              "LeaderAndIsr", tp[0], tp[1], self.leader_id, epoch, r["error"], r["message"])
                 else:
@@ -164,13 +166,19 @@ class Fetcher:
 class FetcherManager:
     """Which fetcher replicates which partition (Kafka's ReplicaFetcherManager)."""
 
-    def __init__(self, broker: "Broker") -> None:
-        self.broker = broker
+    def __init__(self, config: BrokerConfig, replica_manager: "ReplicaManager", metrics: Metrics, call: PeerCall,
+                 broker_epoch: Callable[[], int], spawn: Spawn) -> None:
+        self.config = config
+        self.replica_manager = replica_manager
+        self.metrics = metrics
+        self.call = call
+        self.broker_epoch = broker_epoch
+        self.spawn = spawn
         self.fetchers: dict[tuple[int, int], Fetcher] = {}
         self.assigned: dict[TP, tuple[int, int]] = {}
 
     def _fetcher_id(self, tp: TP) -> int:
-        n = self.broker.config.get("num.replica.fetchers")
+        n = self.config.get("num.replica.fetchers")
         return (hash(tp[0]) * 31 + tp[1]) % n
 
     def add_partition(self, tp: TP, leader_id: int, endpoint: tuple[str, int]) -> None:
@@ -180,7 +188,7 @@ class FetcherManager:
             self.fetchers[old].remove(tp)
         f = self.fetchers.get(key)
         if f is None:
-            f = Fetcher(self.broker, leader_id, endpoint, key[1])
+            f = Fetcher(self, leader_id, endpoint, key[1])
             self.fetchers[key] = f
             f.start()
         f.endpoint = endpoint

@@ -1,6 +1,6 @@
 """The real transport: the broker's aiohttp server and its client session.
 
-``POST /v1/<api>`` bodies go to :meth:`Broker.dispatch`; the dashboard's routes, the
+``POST /v1/<api>`` bodies go to :meth:`~.served.ServedBroker.dispatch`; the dashboard's routes, the
 external listener and the Kafka binary-protocol listener start here too.  Calls to other
 brokers go through one aiohttp session carrying the cluster credential.
 """
@@ -20,7 +20,7 @@ from . import cluster_auth
 from .listeners import current_listener
 
 if TYPE_CHECKING:
-    from .server import Broker
+    from .served import ServedBroker
 
 log = logging.getLogger(__name__)
 
@@ -32,7 +32,7 @@ class HttpTransport:
         self.config = config
         self.session: aiohttp.ClientSession | None = None
         self._runner: web.AppRunner | None = None
-        self._broker: "Broker | None" = None
+        self._broker: "ServedBroker | None" = None
 
     def _session(self) -> aiohttp.ClientSession:
         if self.session is None:
@@ -44,7 +44,7 @@ class HttpTransport:
     async def call(self, host: str, port: int, api: str, body: dict, timeout_s: float | None) -> dict:
         return await call(self._session(), host, port, api, body, timeout_s)
 
-    async def serve(self, broker: "Broker") -> None:
+    async def serve(self, broker: "ServedBroker") -> None:
         """Listen on the broker's listeners: msgpack API and dashboard, external, Kafka."""
         self._broker = broker
         self._session()

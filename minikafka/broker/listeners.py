@@ -31,6 +31,7 @@ from typing import Any, Awaitable, Callable
 from aiohttp import web
 
 from ..config import BrokerConfig
+from ..protocol.rpc.types import LiveBroker
 
 INTERNAL = "INTERNAL"
 EXTERNAL = "EXTERNAL"
@@ -79,14 +80,12 @@ class Listeners:
         finally:
             current_listener.reset(token)
 
-    def update(self, live_brokers: list[dict[str, Any]]) -> None:
+    def update(self, live_brokers: "list[LiveBroker]") -> None:
         """Remember the external endpoints of an UpdateMetadata's ``live_brokers``."""
-        def table(name: str) -> dict[int, tuple[str, int]]:
-            return {b["id"]: (b[name]["host"], b[name]["port"]) for b in live_brokers if b.get(name)}
-
-        self.external = table("external")
-        self.kafka = table("kafka")
-        self.kafka_external = table("kafka_external")
+        self.external = {b.id: (b.external.host, b.external.port) for b in live_brokers if b.external}
+        self.kafka = {b.id: (b.kafka.host, b.kafka.port) for b in live_brokers if b.kafka}
+        self.kafka_external = {b.id: (b.kafka_external.host, b.kafka_external.port)
+                               for b in live_brokers if b.kafka_external}
 
     def brokers(self, internal: dict[int, tuple[str, int]], own_id: int) -> list[dict[str, Any]]:
         """Metadata's ``brokers`` for the current request's listener.

@@ -1,7 +1,12 @@
-"""The broker's metadata cache: what UpdateMetadata said about the cluster."""
+"""The broker's metadata cache: what UpdateMetadata said about the cluster, and a way
+to wait until it says something (created topics led, deleted topics gone)."""
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
+from typing import Callable
+
+from ..protocol.rpc.types import UpdateMetadataRequest, encode_PartitionState
 
 
 @dataclass
@@ -13,35 +18,41 @@ class MetadataCache:
     brokers: dict[int, tuple[str, int]] = field(default_factory=dict)
     partitions: dict[tuple[str, int], dict] = field(default_factory=dict)
     version: int = 0
+    _changed: asyncio.Event | None = field(default=None, repr=False)
 
-    def update(self, msg: dict) -> None:
-        self.controller_id = msg["controller_id"]
-        self.controller_epoch = msg["controller_epoch"]
-        self.brokers = {b["id"]: (b["host"], b["port"]) for b in msg["live_brokers"]}
-        for st in msg["partition_states"]:
-            self.partitions[(st["topic"], st["partition"])] = st
-        for topic in msg.get("deleted_topics", ()):
+    def update(self, msg: UpdateMetadataRequest) -> None:
+        """Take an UpdateMetadata and wake whoever waits for the metadata to change."""
+        self.controller_id = msg.controller_id
+        self.controller_epoch = msg.controller_epoch
+        self.brokers = {b.id: (b.host, b.port) for b in msg.live_brokers}
+        for st in msg.partition_states:
+            self.partitions[(st.topic, st.partition)] = encode_PartitionState(st)
+        for topic in msg.deleted_topics:
             for tp in [tp for tp in self.partitions if tp[0] == topic]:
                 del self.partitions[tp]
         self.version += 1
+        if self._changed is not None:
+            self._changed.set()
+            self._changed = None
+
+    async def wait_until(self, ready: Callable[[], bool], timeout_s: float) -> bool:
+        """Wait until ``ready()`` holds after some UpdateMetadata, or the timeout."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout_s
+        while not ready():
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                return False
+            if self._changed is None:
+                self._changed = asyncio.Event()
+            try:
+                await asyncio.wait_for(self._changed.wait(), remaining)
+            except asyncio.TimeoutError:
+                return ready()
+        return True
 
     def topics(self) -> list[str]:
         return sorted({t for t, _ in self.partitions})
 
     def partitions_of(self, topic: str) -> list[dict]:
         return [st for (t, _), st in sorted(self.partitions.items()) if t == topic]
-
-    def topic_metadata(self, topic: str) -> dict:
-        states = self.partitions_of(topic)
-        if not states:
-            return {"name": topic, "error_code": 3, "error": "UNKNOWN_TOPIC_OR_PARTITION",
-                    "message": f"topic {topic!r} does not exist", "partitions": []}
-        parts = []
-        for st in states:
-            offline = [r for r in st["replicas"] if r not in self.brokers]
-            leader = st["leader"]
-            err = (0, "NONE", "") if leader >= 0 and leader in self.brokers else (5, "LEADER_NOT_AVAILABLE", "partition is offline")
-            parts.append({"partition": st["partition"], "leader": leader, "leader_epoch": st["leader_epoch"],
-                          "replicas": list(st["replicas"]), "isr": list(st["isr"]), "offline_replicas": offline,
-                          "error_code": err[0], "error": err[1], "message": err[2]})
-        return {"name": topic, "error_code": 0, "error": "NONE", "message": "", "partitions": parts}

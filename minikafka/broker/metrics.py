@@ -37,19 +37,17 @@ class Metrics:
     def count(self, name: str, n: int = 1) -> None:
         self.counters[name] += n
 
-    def count_consumer_fetch(self, requested: list[dict], answered: list[dict]) -> None:
+    def count_consumer_fetch(self, starts: dict[tuple[str, int], int], answered: list[tuple[tuple[str, int], bytes]]) -> None:
         """Add a consumer fetch's answer to :attr:`consumer_fetched`: the batch bytes
-        returned per partition, and as records the offsets from the fetch offset to the
-        end of the last batch returned (whole batches come back, the first one may
-        start below the fetch offset)."""
+        returned per partition, and as records the offsets from the fetch offset
+        (``starts``) to the end of the last batch returned (whole batches come back, the
+        first one may start below the fetch offset).  ``answered``: (partition, records)
+        of the partitions answered without error."""
         from ..protocol.records import HEADER_SIZE, read_header
 
-        starts = {(m["topic"], m["partition"]): m["fetch_offset"] for m in requested}
-        for e in answered:
-            data = e.get("records") or b""
-            if not data or e.get("error_code"):
+        for tp, data in answered:
+            if not data:
                 continue
-            tp = (e["topic"], e["partition"])
             pos, end = 0, starts.get(tp, 0)
             while pos + HEADER_SIZE <= len(data):
                 h = read_header(data, pos)

@@ -1,6 +1,6 @@
 """The broker's ports: what it needs from the world, chosen at the entry point.
 
-A :class:`Broker` reads no clock, opens no socket, starts no ZooKeeper client and
+A :class:`~.server.Broker` reads no clock, opens no socket, starts no ZooKeeper client and
 touches no file by itself: it asks its :class:`Ports`.
 
 * ``clock`` — wall time (record timestamps, group deadlines) and monotonic time (ISR
@@ -25,18 +25,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 from ..config import BrokerConfig
+from .services import Clock
 
 if TYPE_CHECKING:
-    from .server import Broker
+    from .served import ServedBroker
     from .storage import Storage
 
-
-class Clock(Protocol):
-    """Wall and monotonic time, in seconds."""
-
-    def time(self) -> float: ...
-
-    def monotonic(self) -> float: ...
+__all__ = ["Clock", "Ports", "RealClock", "Transport", "real_ports"]
 
 
 class RealClock:
@@ -52,8 +47,8 @@ class RealClock:
 class Transport(Protocol):
     """How a broker is reached and how it reaches other brokers."""
 
-    async def serve(self, broker: "Broker") -> None:
-        """Start answering requests for ``broker`` (``broker.dispatch``)."""
+    async def serve(self, served: "ServedBroker") -> None:
+        """Start answering requests for a broker (``served.dispatch``)."""
 
     async def call(self, host: str, port: int, api: str, body: dict, timeout_s: float | None) -> dict:
         """Call ``api`` on the broker at ``host:port``; raise its error, or a transport

@@ -25,15 +25,34 @@ from ..errors import (
 )
 from ..groups.records import OFFSETS_TOPIC
 from ..log import cleaner
-from ..protocol.rpc.codec import partition_error
 from ..protocol.rpc.messages import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, MAX_TIMESTAMP
+from ..protocol.rpc.types import (
+    DeleteRecordsPartitionResult,
+    DeleteRecordsRequest,
+    EpochEndOffset,
+    FetchPartition,
+    FetchPartitionResponse,
+    FetchRequest,
+    LeaderAndIsrPartitionResponse,
+    LeaderAndIsrRequest,
+    ListOffsetsPartitionResponse,
+    ListOffsetsRequest,
+    OffsetsForLeaderEpochRequest,
+    ProducePartitionResponse,
+    ProduceRequest,
+    StopReplicaPartitionResponse,
+    StopReplicaRequest,
+)
 from ..replication.partition import Effects, LeaderState, PartitionReplica, Role, TruncationMode
 from ..zk import layout
-from ..zk.session import BadVersionError
+from ..zk.session import BadVersionError, ZkSession
+from .metrics import Metrics
 from .purgatory import Purgatory
+from .security import Security
+from .services import Clock, EventLog, FetcherControl, LeadershipListener
 
 if TYPE_CHECKING:
-    from .server import Broker
+    from .storage import Storage
 
 log = logging.getLogger(__name__)
 
@@ -41,28 +60,59 @@ log = logging.getLogger(__name__)
 ISR_WRITE_RETRY_S = 1.0
 
 
+class _NoFetchers:
+    """Fetchers before :meth:`ReplicaManager.connect`: nothing to follow yet."""
+
+    def add_partition(self, tp: tuple[str, int], leader_id: int, endpoint: tuple[str, int]) -> None:
+        raise RuntimeError("the replica manager has no fetchers yet")
+
+    def remove_partitions(self, tps: list[tuple[str, int]]) -> None:
+        pass
+
+
+def _no_listener(partition: int, leader: bool) -> None:
+    pass
+
+
+_NO_FETCHERS = _NoFetchers()
+
+
 class ReplicaManager:
     """All local replicas of one broker and the rules around them."""
 
-    def __init__(self, broker: "Broker") -> None:
-        self.broker = broker
-        self.config: BrokerConfig = broker.config
-        self.broker_id = broker.config.broker_id
+    def __init__(self, config: BrokerConfig, clock: Clock, storage: "Storage", zk: ZkSession, metrics: Metrics,
+                 security: Security, record_event: EventLog) -> None:
+        self.config = config
+        self.broker_id = config.broker_id
+        self.clock = clock
+        self.storage = storage
+        self.zk = zk
+        self.metrics = metrics
+        self.security = security
+        self.record_event = record_event
         self.partitions: dict[tuple[str, int], PartitionReplica] = {}
         self.topic_configs: dict[str, dict[str, str]] = {}
         self.produce_purgatory = Purgatory()
         self.fetch_purgatory = Purgatory()
         self.controller_epoch = -1
         self.truncation = TruncationMode(self.config.get("replication.truncation"))
-        self._checkpointed_hws = broker.storage.read_hw_checkpoint()
-        self._checkpointed_starts = broker.storage.read_log_start_checkpoint()
+        self._checkpointed_hws = storage.read_hw_checkpoint()
+        self._checkpointed_starts = storage.read_log_start_checkpoint()
         self._isr_tasks: set[asyncio.Task] = set()
         self._starts_changed = False
+        self.fetchers: FetcherControl = _NO_FETCHERS
+        self.on_offsets_leadership: LeadershipListener = _no_listener
+
+    def connect(self, fetchers: FetcherControl, on_offsets_leadership: LeadershipListener) -> None:
+        """Wire the two services that depend on the replica manager as it depends on them:
+        the follower fetchers and the group coordinator's leadership hook."""
+        self.fetchers = fetchers
+        self.on_offsets_leadership = on_offsets_leadership
 
     # -- helpers ------------------------------------------------------------------
     def now_ms(self) -> int:
         """The broker's monotonic clock in ms (ISR lag)."""
-        return int(self.broker.clock.monotonic() * 1000)
+        return int(self.clock.monotonic() * 1000)
 
     def get(self, topic: str, partition: int) -> PartitionReplica:
         p = self.partitions.get((topic, partition))
@@ -78,12 +128,12 @@ class ReplicaManager:
         return p
 
     def _create_replica(self, topic: str, partition: int) -> PartitionReplica:
-        plog, epochs = self.broker.storage.load(topic, partition, self._checkpointed_starts.get((topic, partition), 0))
+        plog, epochs = self.storage.load(topic, partition, self._checkpointed_starts.get((topic, partition), 0))
         hw = self._checkpointed_hws.get((topic, partition), 0)
         p = PartitionReplica(topic, partition, self.broker_id, plog, epochs, hw, self.truncation)
         self._configure_log(p)
         if plog.log_end_offset:
-            self.broker.record_event("recovered", f"broker {self.broker_id} loaded {topic}-{partition}: "
+            self.record_event("recovered", f"broker {self.broker_id} loaded {topic}-{partition}: "
                                                   f"LEO {plog.log_end_offset}, HW {p.high_watermark}, epochs {epochs.entries}")
         self.partitions[(topic, partition)] = p
         return p
@@ -91,7 +141,7 @@ class ReplicaManager:
     async def topic_config(self, topic: str) -> dict[str, str]:
         cfg = self.topic_configs.get(topic)
         if cfg is None:
-            got = await self.broker.zk.get(layout.topic_config_path(topic))
+            got = await self.zk.get(layout.topic_config_path(topic))
             cfg = layout.decode_topic_config(got[0]) if got else {}
             self.topic_configs[topic] = cfg
         return cfg
@@ -116,7 +166,7 @@ class ReplicaManager:
     def apply(self, p: PartitionReplica, eff: Effects) -> None:
         """Carry out a partition's effects, in order.  Never awaits."""
         tp = (p.topic, p.partition)
-        storage = self.broker.storage
+        storage = self.storage
         if eff.epoch_cache_changed:
             storage.write_epochs(p.topic, p.partition, p.epochs.entries)
         if eff.truncated_to is not None:
@@ -126,11 +176,11 @@ class ReplicaManager:
             self._starts_changed = True
         if eff.cleaned is not None:
             storage.replace_segments(p.topic, p.partition, p.log, *eff.cleaned)
-            self.broker.metrics.count("log_cleanings")
-            self.broker.metrics.count("log_cleaner_records_removed", eff.cleaned_records)
+            self.metrics.count("log_cleanings")
+            self.metrics.count("log_cleaner_records_removed", eff.cleaned_records)
         if eff.appended:
             storage.append(p.topic, p.partition, eff.appended, p.log)
-            self.broker.metrics.bytes_in += sum(len(b) for b in eff.appended)
+            self.metrics.bytes_in += sum(len(b) for b in eff.appended)
         if eff.isr_update is not None:
             task = asyncio.get_running_loop().create_task(self._write_isr(p, eff.isr_update))
             self._isr_tasks.add(task)
@@ -141,8 +191,8 @@ class ReplicaManager:
             self.produce_purgatory.wake(tp)
         for kind, text in eff.events:
             if kind == "duplicate":
-                self.broker.metrics.count("duplicate_batches")
-            self.broker.record_event(kind, text)
+                self.metrics.count("duplicate_batches")
+            self.record_event(kind, text)
 
     async def _write_isr(self, p: PartitionReplica, isr: tuple[int, ...]) -> None:
         """Conditional write of the partition state znode (expected zk_version), then an
@@ -158,7 +208,7 @@ class ReplicaManager:
         while True:
             try:
                 try:
-                    stat = await self.broker.zk.set(path, state.encode(), p.zk_version)
+                    stat = await self.zk.set(path, state.encode(), p.zk_version)
                 except BadVersionError:
                     stat = await self._own_isr_write(path, state)
                     if stat is None:
@@ -177,11 +227,11 @@ class ReplicaManager:
         if p.role is Role.LEADER and p.leader_epoch == state.leader_epoch:
             self.apply(p, p.isr_update_done(isr, stat.version))
         kind = "isr_shrink" if len(isr) < len(before) else "isr_expand"
-        self.broker.metrics.count(kind)
-        self.broker.record_event(kind + "_done", f"{p.topic}-{p.partition}: ISR {before} -> {list(isr)} "
+        self.metrics.count(kind)
+        self.record_event(kind + "_done", f"{p.topic}-{p.partition}: ISR {before} -> {list(isr)} "
                                                  f"written (zk version {stat.version}) by leader {self.broker_id}")
         try:
-            await self.broker.zk.create(layout.ISR_CHANGE_PREFIX, layout.encode_isr_change([(p.topic, p.partition)]),
+            await self.zk.create(layout.ISR_CHANGE_PREFIX, layout.encode_isr_change([(p.topic, p.partition)]),
                                         sequence=True, makepath=True)
         except Exception as exc:
             log.warning("could not write isr change notification: %s", exc)
@@ -197,7 +247,7 @@ class ReplicaManager:
         its answer was lost (ZooKeeper unreachable on the way back); the cached version is
         then one behind for ever, and every later ISR change would fail while no
         controller knows to send a new one (Kafka's checkLeaderAndIsrZkData, KAFKA-1382)."""
-        got = await self.broker.zk.get(path)
+        got = await self.zk.get(path)
         if got is not None and layout.LeaderIsr.decode(got[0]) == state:
             return got[1]
         return None
@@ -209,20 +259,20 @@ class ReplicaManager:
                 f"request from controller epoch {epoch}; broker {self.broker_id} has seen epoch {self.controller_epoch}")
         self.controller_epoch = epoch
 
-    async def leader_and_isr(self, req: dict) -> list[dict]:
-        self.check_controller_epoch(req["controller_epoch"])
-        endpoints = {b["id"]: (b["host"], b["port"]) for b in req["live_leaders"]}
+    async def leader_and_isr(self, req: LeaderAndIsrRequest) -> list[LeaderAndIsrPartitionResponse]:
+        self.check_controller_epoch(req.controller_epoch)
+        endpoints = {b.id: (b.host, b.port) for b in req.live_leaders}
         results = []
         t = self.now_ms()
-        for m in req["partition_states"]:
-            topic, part = m["topic"], m["partition"]
+        for m in req.partition_states:
+            topic, part = m.topic, m.partition
             err: KafkaError | None = None
-            if self.broker_id not in m["replicas"]:
-                results.append({"topic": topic, "partition": part, **partition_error(None)})
+            if self.broker_id not in m.replicas:
+                results.append(LeaderAndIsrPartitionResponse(topic=topic, partition=part))
                 continue
             await self.topic_config(topic)
             p = self.partitions.get((topic, part)) or self._create_replica(topic, part)
-            st = LeaderState.from_message(m)
+            st = LeaderState(m.leader, m.leader_epoch, tuple(m.isr), tuple(m.replicas), m.zk_version, m.controller_epoch)
             if p.is_stale(st):
                 err = StaleControllerEpochError(f"leader epoch {st.leader_epoch} is older than {p.leader_epoch}")
             elif st.leader_epoch == p.leader_epoch and p.role is not Role.NONE:
@@ -231,75 +281,77 @@ class ReplicaManager:
                     p.isr, p.zk_version = st.isr, st.zk_version
                     p.replicas = st.replicas
             elif st.leader == self.broker_id:
-                self.broker.fetchers.remove_partitions([(topic, part)])
+                self.fetchers.remove_partitions([(topic, part)])
                 self.apply(p, p.become_leader(st, t))
-                self.broker.metrics.count("leader_elections_seen")
+                self.metrics.count("leader_elections_seen")
                 if topic == OFFSETS_TOPIC:
-                    self.broker.coordinator.on_leadership(part, True)
+                    self.on_offsets_leadership(part, True)
             else:
                 if topic == OFFSETS_TOPIC:
-                    self.broker.coordinator.on_leadership(part, False)
+                    self.on_offsets_leadership(part, False)
                 self.apply(p, p.become_follower(st, t))
                 self.fetch_purgatory.wake((topic, part))
                 self.produce_purgatory.wake((topic, part))
                 if st.leader >= 0 and st.leader in endpoints:
-                    self.broker.fetchers.add_partition((topic, part), st.leader, endpoints[st.leader])
+                    self.fetchers.add_partition((topic, part), st.leader, endpoints[st.leader])
                 else:
-                    self.broker.fetchers.remove_partitions([(topic, part)])
-            results.append({"topic": topic, "partition": part, **partition_error(err)})
+                    self.fetchers.remove_partitions([(topic, part)])
+            results.append(LeaderAndIsrPartitionResponse(topic=topic, partition=part, error=err))
         return results
 
-    def stop_replica(self, req: dict) -> list[dict]:
-        self.check_controller_epoch(req["controller_epoch"])
+    def stop_replica(self, req: StopReplicaRequest) -> list[StopReplicaPartitionResponse]:
+        self.check_controller_epoch(req.controller_epoch)
         out = []
-        tps = [(x["topic"], x["partition"]) for x in req["partitions"]]
-        self.broker.fetchers.remove_partitions(tps)
+        tps = [(x.topic, x.partition) for x in req.partitions]
+        self.fetchers.remove_partitions(tps)
         for topic, part in tps:
             p = self.partitions.get((topic, part))
             if p is not None:
                 if topic == OFFSETS_TOPIC:
-                    self.broker.coordinator.on_leadership(part, False)
+                    self.on_offsets_leadership(part, False)
                 p.become_none()
                 self.fetch_purgatory.wake((topic, part))
                 self.produce_purgatory.wake((topic, part))
-                if req["delete_partitions"]:
+                if req.delete_partitions:
                     del self.partitions[(topic, part)]
-                    self.broker.storage.delete(topic, part)
+                    self.storage.delete(topic, part)
                     self.topic_configs.pop(topic, None)
-            out.append({"topic": topic, "partition": part, **partition_error(None)})
+            out.append(StopReplicaPartitionResponse(topic=topic, partition=part))
         return out
 
     # -- produce ----------------------------------------------------------------------
-    async def produce(self, req: dict, internal: bool = False) -> list[dict]:
+    async def produce(self, req: ProduceRequest, internal: bool = False) -> list[ProducePartitionResponse]:
         """Append to leaders; with acks=-1 wait for the HW.  Only the broker itself
         (``internal``) writes to internal topics (names starting with ``__``)."""
-        acks = req["acks"]
-        results: list[dict] = []
-        waits: list[tuple[int, PartitionReplica, int, int]] = []
-        for i, m in enumerate(req["partitions"]):
-            topic, part = m["topic"], m["partition"]
-            entry = {"topic": topic, "partition": part, "base_offset": -1, "log_append_time": -1, "log_start_offset": -1}
+        acks = req.acks
+        results: list[ProducePartitionResponse] = []
+        waits: list[tuple[ProducePartitionResponse, PartitionReplica, int, int]] = []
+        for m in req.partitions:
+            topic, part = m.topic, m.partition
+            entry = ProducePartitionResponse(topic=topic, partition=part, base_offset=-1, log_append_time=-1,
+                                             log_start_offset=-1)
             try:
                 if topic.startswith("__") and not internal:
                     raise InvalidTopicExceptionError(f"cannot append to internal topic {topic}")
                 if not internal:  # the coordinator writes __consumer_offsets for any caller
-                    self.broker.security.require("Write", "Topic", topic)
+                    self.security.require("Write", "Topic", topic)
                 p = self.leader_of(topic, part)
                 min_isr = self.setting(topic, "min.insync.replicas")
-                res, eff = p.append_as_leader(m["records"], acks, min_isr, self.setting(topic, "max.message.bytes"))
+                res, eff = p.append_as_leader(m.records, acks, min_isr, self.setting(topic, "max.message.bytes"))
                 self.apply(p, eff)
-                entry.update(base_offset=res.base_offset, log_start_offset=p.log.log_start_offset, **partition_error(None))
+                entry.base_offset, entry.log_start_offset = res.base_offset, p.log.log_start_offset
                 if acks == -1:
-                    waits.append((i, p, res.last_offset + 1, p.leader_term))
+                    waits.append((entry, p, res.last_offset + 1, p.leader_term))
             except KafkaError as exc:
-                entry.update(partition_error(exc))
+                entry.error = exc
             results.append(entry)
         if waits:
-            await asyncio.gather(*(self._await_commit(results[i], p, target, term, req["timeout_ms"])
-                                   for i, p, target, term in waits))
+            await asyncio.gather(*(self._await_commit(entry, p, target, term, req.timeout_ms)
+                                   for entry, p, target, term in waits))
         return results
 
-    async def _await_commit(self, entry: dict, p: PartitionReplica, target: int, term: int, timeout_ms: int) -> None:
+    async def _await_commit(self, entry: ProducePartitionResponse, p: PartitionReplica, target: int, term: int,
+                            timeout_ms: int) -> None:
         """The produce purgatory: answer acks=all once HW >= last offset + 1.
 
         As Kafka's checkEnoughReplicasReachOffset: when the HW passes the batch with an ISR
@@ -326,144 +378,146 @@ class ReplicaManager:
 
         if await self.produce_purgatory.wait_until([tp], ready, timeout_ms / 1000.0):
             if verdict[-1] is not None:
-                entry.update(partition_error(verdict[-1]))
+                entry.error = verdict[-1]
             return
-        entry.update(partition_error(RequestTimedOutError(
+        entry.error = RequestTimedOutError(
             f"{p.topic}-{p.partition}: not committed within {timeout_ms} ms (HW {p.high_watermark}, needed {target}); "
-            "it may still be committed")))
+            "it may still be committed")
 
     # -- delete records -------------------------------------------------------------------
-    async def delete_records(self, req: dict) -> list[dict]:
+    async def delete_records(self, req: DeleteRecordsRequest) -> list[DeleteRecordsPartitionResult]:
         """DeleteRecords on the leaders: move each log start, then wait (the delete-records
         purgatory of Kafka) until the in-sync followers moved theirs too, or timeout_ms."""
-        results: list[dict] = []
-        waits: list[tuple[dict, PartitionReplica, int]] = []
-        for m in req["partitions"]:
-            topic, part = m["topic"], m["partition"]
-            entry = {"topic": topic, "partition": part, "low_watermark": -1}
+        results: list[DeleteRecordsPartitionResult] = []
+        waits: list[tuple[DeleteRecordsPartitionResult, PartitionReplica, int]] = []
+        for m in req.partitions:
+            topic, part = m.topic, m.partition
+            entry = DeleteRecordsPartitionResult(topic=topic, partition=part, low_watermark=-1)
             try:
                 if topic.startswith("__"):
                     raise InvalidTopicExceptionError(f"cannot delete records of internal topic {topic}")
-                self.broker.security.require("Delete", "Topic", topic)
+                self.security.require("Delete", "Topic", topic)
                 p = self.leader_of(topic, part)
                 if not cfg.deletes(self.setting(topic, "cleanup.policy")):
                     raise PolicyViolationError(f"records of {topic}, a topic with cleanup.policy=compact, "
                                                "cannot be deleted")
-                self.apply(p, p.delete_records(m["offset"]))
-                entry.update(partition_error(None))
+                self.apply(p, p.delete_records(m.offset))
                 waits.append((entry, p, p.log.log_start_offset))
             except KafkaError as exc:
-                entry.update(partition_error(exc))
+                entry.error = exc
             results.append(entry)
-        await asyncio.gather(*(self._await_low_watermark(entry, p, target, req["timeout_ms"])
+        await asyncio.gather(*(self._await_low_watermark(entry, p, target, req.timeout_ms)
                                for entry, p, target in waits))
         return results
 
-    async def _await_low_watermark(self, entry: dict, p: PartitionReplica, target: int, timeout_ms: int) -> None:
+    async def _await_low_watermark(self, entry: DeleteRecordsPartitionResult, p: PartitionReplica, target: int,
+                                   timeout_ms: int) -> None:
         def ready() -> bool:
             return not p.is_leader or p.low_watermark >= target
 
         if not await self.fetch_purgatory.wait_until([(p.topic, p.partition)], ready, timeout_ms / 1000.0) \
                 or not p.is_leader:
-            entry.update(partition_error(RequestTimedOutError(
+            entry.error = RequestTimedOutError(
                 f"{p.topic}-{p.partition}: log start {target} is set on the leader, not yet on every in-sync "
-                f"replica (low watermark {p.low_watermark}) within {timeout_ms} ms")))
-        entry["low_watermark"] = p.low_watermark
+                f"replica (low watermark {p.low_watermark}) within {timeout_ms} ms")
+        entry.low_watermark = p.low_watermark
 
     # -- fetch --------------------------------------------------------------------------
-    def _read_one(self, m: dict, replica_id: int, t: int) -> tuple[dict, int]:
-        topic, part = m["topic"], m["partition"]
-        entry = {"topic": topic, "partition": part, "high_watermark": -1, "log_start_offset": -1,
-                 "log_end_offset": -1, "leader_epoch": -1, "records": b""}
+    def _read_one(self, m: FetchPartition, replica_id: int, t: int) -> tuple[FetchPartitionResponse, int]:
+        topic, part = m.topic, m.partition
+        entry = FetchPartitionResponse(topic=topic, partition=part, high_watermark=-1, log_start_offset=-1,
+                                       log_end_offset=-1, leader_epoch=-1, records=b"")
         try:
-            self.broker.security.require("Read", "Topic", topic)  # a replica (the credential) always may
+            self.security.require("Read", "Topic", topic)  # a replica (the credential) always may
             p = self.leader_of(topic, part)
-            p.check_leader_epoch(m["current_leader_epoch"])
-            entry["leader_epoch"] = p.leader_epoch
-            entry["log_end_offset"] = p.log_end_offset
-            entry["log_start_offset"] = p.log.log_start_offset
+            p.check_leader_epoch(m.current_leader_epoch)
+            entry.leader_epoch = p.leader_epoch
+            entry.log_end_offset = p.log_end_offset
+            entry.log_start_offset = p.log.log_start_offset
             is_follower = replica_id >= 0
-            data = p.read(m["fetch_offset"], m["partition_max_bytes"], for_follower=is_follower)
+            data = p.read(m.fetch_offset, m.partition_max_bytes, for_follower=is_follower)
             if is_follower:
                 low = p.low_watermark
-                self.apply(p, p.update_follower_fetch(replica_id, m["fetch_offset"], t,
+                self.apply(p, p.update_follower_fetch(replica_id, m.fetch_offset, t,
                                                       self.config.get("replica.lag.max.messages"),
-                                                      m.get("log_start_offset", -1)))
+                                                      m.log_start_offset))
                 if p.low_watermark != low:  # a DeleteRecords may be waiting for it
                     self.fetch_purgatory.wake((topic, part))
-            entry["high_watermark"] = p.high_watermark
-            entry["records"] = data
-            entry.update(partition_error(None))
+            entry.high_watermark = p.high_watermark
+            entry.records = data
             return entry, len(data)
         except KafkaError as exc:
-            entry.update(partition_error(exc))
+            entry.error = exc
             return entry, 0
 
-    async def fetch(self, req: dict) -> list[dict]:
+    async def fetch(self, req: FetchRequest) -> list[FetchPartitionResponse]:
         """Read now; if fewer than min_bytes are available, park in the fetch purgatory
         until one of the partitions has more to give (new records for a follower, an HW
         move for a consumer), or max_wait_ms.  What
         consumers get is counted per partition (the dashboard's fetch rates)."""
         answered = await self._fetch(req)
-        if req["replica_id"] < 0:
-            self.broker.metrics.count_consumer_fetch(req["partitions"], answered)
+        if req.replica_id < 0:
+            self.metrics.count_consumer_fetch({(m.topic, m.partition): m.fetch_offset for m in req.partitions},
+                                              [((e.topic, e.partition), e.records) for e in answered if e.error is None])
         return answered
 
-    async def _fetch(self, req: dict) -> list[dict]:
-        replica_id = req["replica_id"]
-        parts = req["partitions"]
+    async def _fetch(self, req: FetchRequest) -> list[FetchPartitionResponse]:
+        replica_id = req.replica_id
+        parts = req.partitions
         t = self.now_ms()
         results = [self._read_one(m, replica_id, t) for m in parts]
         total = sum(n for _, n in results)
-        has_error = any(r["error_code"] for r, _ in results)
-        if total >= req["min_bytes"] or has_error or req["max_wait_ms"] == 0 or not parts:
-            return self._bound(results, req["max_bytes"], parts)
-        hws = {(r["topic"], r["partition"]): r["high_watermark"] for r, _ in results}
+        has_error = any(r.error is not None for r, _ in results)
+        if total >= req.min_bytes or has_error or req.max_wait_ms == 0 or not parts:
+            return self._bound(results, req.max_bytes, parts)
+        hws = {(r.topic, r.partition): r.high_watermark for r, _ in results}
         keys = list(hws)
 
         def ready() -> bool:
             for m in parts:
-                p = self.partitions.get((m["topic"], m["partition"]))
+                p = self.partitions.get((m.topic, m.partition))
                 if p is None or not p.is_leader:
                     return True
                 if replica_id >= 0:
                     # As Kafka's DelayedFetch: a follower's fetch waits for new records
                     # only (a moved HW reaches the follower with its next fetch)
-                    if p.log_end_offset > m["fetch_offset"]:
+                    if p.log_end_offset > m.fetch_offset:
                         return True
-                elif p.high_watermark != hws[(m["topic"], m["partition"])] or p.high_watermark > m["fetch_offset"]:
+                elif p.high_watermark != hws[(m.topic, m.partition)] or p.high_watermark > m.fetch_offset:
                     return True
             return False
 
-        await self.fetch_purgatory.wait_until(keys, ready, req["max_wait_ms"] / 1000.0)
+        await self.fetch_purgatory.wait_until(keys, ready, req.max_wait_ms / 1000.0)
         t = self.now_ms()
-        return self._bound([self._read_one(m, replica_id, t) for m in parts], req["max_bytes"], parts)
+        return self._bound([self._read_one(m, replica_id, t) for m in parts], req.max_bytes, parts)
 
-    def _bound(self, results: list[tuple[dict, int]], max_bytes: int, asked: list[dict]) -> list[dict]:
+    def _bound(self, results: list[tuple[FetchPartitionResponse, int]], max_bytes: int,
+               asked: list[FetchPartition]) -> list[FetchPartitionResponse]:
         out = []
         size = 0
         for (entry, n), m in zip(results, asked):
-            if not n and not entry["error_code"] and entry["high_watermark"] == m.get("high_watermark", -1) \
-                    and entry["log_start_offset"] == m.get("log_start_offset", -1):
+            if not n and entry.error is None and entry.high_watermark == m.high_watermark \
+                    and entry.log_start_offset == m.log_start_offset:
                 continue  # nothing new for this follower: left out, as Kafka's incremental fetch sessions do
             if size and size + n > max_bytes:
-                entry["records"] = b""
+                entry.records = b""
                 n = 0
             size += n
-            self.broker.metrics.bytes_out += n
+            self.metrics.bytes_out += n
             out.append(entry)
         return out
 
-    def list_offsets(self, req: dict) -> list[dict]:
+    def list_offsets(self, req: ListOffsetsRequest) -> list[ListOffsetsPartitionResponse]:
         out = []
-        for m in req["partitions"]:
-            entry = {"topic": m["topic"], "partition": m["partition"], "offset": -1, "timestamp": -1, "leader_epoch": -1}
+        for m in req.partitions:
+            entry = ListOffsetsPartitionResponse(topic=m.topic, partition=m.partition, offset=-1, timestamp=-1,
+                                                 leader_epoch=-1)
             try:
-                self.broker.security.require("Describe", "Topic", m["topic"])
-                p = self.leader_of(m["topic"], m["partition"])
-                p.check_leader_epoch(m["current_leader_epoch"])
-                ts = m["timestamp"]
-                upto = p.log_end_offset if req["replica_id"] >= 0 else p.high_watermark
+                self.security.require("Describe", "Topic", m.topic)
+                p = self.leader_of(m.topic, m.partition)
+                p.check_leader_epoch(m.current_leader_epoch)
+                ts = m.timestamp
+                upto = p.log_end_offset if req.replica_id >= 0 else p.high_watermark
                 if ts == EARLIEST_TIMESTAMP:
                     off = p.log.log_start_offset
                 elif ts == LATEST_TIMESTAMP:
@@ -474,38 +528,36 @@ class ReplicaManager:
                         p.log.offset_for_timestamp(ts, upto)
                     off = -1
                     if found is not None:
-                        entry["timestamp"], off = found
-                entry.update(offset=off, leader_epoch=p.leader_epoch, **partition_error(None))
+                        entry.timestamp, off = found
+                entry.offset, entry.leader_epoch = off, p.leader_epoch
             except KafkaError as exc:
-                entry.update(partition_error(exc))
+                entry.error = exc
             out.append(entry)
         return out
 
-    def offsets_for_leader_epoch(self, req: dict) -> list[dict]:
+    def offsets_for_leader_epoch(self, req: OffsetsForLeaderEpochRequest) -> list[EpochEndOffset]:
         out = []
-        for m in req["partitions"]:
-            entry = {"topic": m["topic"], "partition": m["partition"], "leader_epoch": -1, "end_offset": -1}
+        for m in req.partitions:
+            entry = EpochEndOffset(topic=m.topic, partition=m.partition, leader_epoch=-1, end_offset=-1)
             try:
-                self.broker.security.require("Describe", "Topic", m["topic"])
-                p = self.leader_of(m["topic"], m["partition"])
-                p.check_leader_epoch(m["current_leader_epoch"])
-                epoch, end = p.end_offset_for_epoch(m["leader_epoch"])
-                entry.update(leader_epoch=epoch, end_offset=end, **partition_error(None))
+                self.security.require("Describe", "Topic", m.topic)
+                p = self.leader_of(m.topic, m.partition)
+                p.check_leader_epoch(m.current_leader_epoch)
+                entry.leader_epoch, entry.end_offset = p.end_offset_for_epoch(m.leader_epoch)
             except KafkaError as exc:
-                entry.update(partition_error(exc))
+                entry.error = exc
             out.append(entry)
         return out
 
-    def replica_state(self, req: dict) -> list[dict]:
-        wanted = req["partitions"]
-        default = req["checksum_upto"]
-        if wanted is None:
-            wanted = [{"topic": t, "partition": p, "checksum_upto": None} for t, p in sorted(self.partitions)]
+    def replica_state(self, partitions: list[tuple[str, int, int | None]] | None, checksum_upto: int | None) -> list[dict]:
+        """Snapshots of local replicas (``partitions``: topic, partition and its own checksum
+        bound or None; None for all), as :meth:`PartitionReplica.describe` gives them."""
+        wanted = partitions if partitions is not None else [(t, p, None) for t, p in sorted(self.partitions)]
         out = []
-        for x in wanted:
-            p = self.partitions.get((x["topic"], x["partition"]))
+        for topic, part, upto in wanted:
+            p = self.partitions.get((topic, part))
             if p is not None:
-                out.append(p.describe(x["checksum_upto"] if x["checksum_upto"] is not None else default))
+                out.append(p.describe(upto if upto is not None else checksum_upto))
         return out
 
     # -- timers -----------------------------------------------------------------------
@@ -539,12 +591,12 @@ class ReplicaManager:
 
     def _write_checkpoints(self, hws: dict[tuple[str, int], int], starts: dict[tuple[str, int], int] | None) -> None:
         try:
-            self.broker.storage.write_hw_checkpoint(hws)
+            self.storage.write_hw_checkpoint(hws)
         except OSError as exc:
             log.error("could not write %s: %s", "replication-offset-checkpoint", exc)
         if starts is not None:
             try:
-                self.broker.storage.write_log_start_checkpoint(starts)
+                self.storage.write_log_start_checkpoint(starts)
             except OSError as exc:
                 self._starts_changed = True  # try again next time
                 log.error("could not write %s: %s", "log-start-offset-checkpoint", exc)
@@ -553,7 +605,7 @@ class ReplicaManager:
         """Every log.retention.check.interval.ms: each replica, leader or follower, deletes
         the old segments its topic's retention.ms / retention.bytes let go (Kafka's
         LogManager cleanup) when its cleanup.policy includes delete."""
-        now = int(self.broker.clock.time() * 1000)
+        now = int(self.clock.time() * 1000)
         for p in list(self.partitions.values()):
             if p.role is Role.NONE or not cfg.deletes(self.setting(p.topic, "cleanup.policy")):
                 continue
@@ -566,7 +618,7 @@ class ReplicaManager:
         cleans its own logs, as Kafka's LogCleaner does), one log at a time.  Decoding and
         rewriting run in a worker thread on a snapshot of the log's head, so the event
         loop keeps serving; the result is put in place only if the head did not change."""
-        now = int(self.broker.clock.time() * 1000)
+        now = int(self.clock.time() * 1000)
         for p in list(self.partitions.values()):
             if p.role is Role.NONE or not p.compacted:
                 continue

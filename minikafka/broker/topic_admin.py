@@ -18,24 +18,32 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+import json
+from typing import Any
 
 from .. import config as cfg
 from ..auth.acls import CLUSTER_NAME
+from ..config import BrokerConfig, validate_topic_config
 from ..errors import (
     InvalidConfigError,
     InvalidPartitionsError,
     InvalidReplicaAssignmentError,
+    InvalidReplicationFactorError,
     InvalidRequestError,
+    InvalidTopicExceptionError,
+    KafkaError,
+    ReassignmentInProgressError,
     RequestTimedOutError,
+    TopicAlreadyExistsError,
+    TopicDeletionDisabledError,
     UnknownTopicOrPartitionError,
 )
 from ..replication import rules
 from ..zk import layout
-from ..zk.session import BadVersionError, NodeExistsError
-
-if TYPE_CHECKING:
-    from .server import Broker
+from ..zk.session import BadVersionError, NodeExistsError, ZkSession
+from .metadata_cache import MetadataCache
+from .security import Security, refusal
+from .services import EventLog
 
 log = logging.getLogger(__name__)
 
@@ -96,29 +104,49 @@ def _type_of(c: cfg.ConfigDef) -> int:
     return TYPE_BOOLEAN if c.parse is cfg._bool else TYPE_STRING
 
 
-class TopicAdmin:
-    """Config and partition operations of one broker."""
+@dataclass(frozen=True)
+class NewTopic:
+    """A topic to create: either a count and a replication factor, or an explicit
+    assignment (partition id -> replicas, keys as strings as the wire carries them)."""
 
-    def __init__(self, broker: "Broker") -> None:
-        self.broker = broker
+    name: str
+    num_partitions: int
+    replication_factor: int
+    config: dict[str, str]
+    assignment: dict[str, list[int]] | None = None
+
+
+class TopicAdmin:
+    """Topic creation and deletion, settings, partition counts and reassignments: the
+    operations behind both listeners' admin APIs, written once.  Each writes ZooKeeper;
+    the controller's watches do the rest."""
+
+    def __init__(self, config: BrokerConfig, zk: ZkSession, security: Security, metadata: MetadataCache,
+                 record_event: EventLog) -> None:
+        self.config = config
+        self.broker_id = config.broker_id
+        self.zk = zk
+        self.security = security
+        self.metadata = metadata
+        self.record_event = record_event
 
     # -- describe -------------------------------------------------------------------
     async def describe_topic(self, topic: str) -> list[ConfigEntry]:
         """Every topic setting: the override, else the broker's value, else the default."""
-        self.broker.security.require("DescribeConfigs", "Topic", topic)
-        got = await self.broker.zk.get(layout.topic_config_path(topic))
-        if got is None or await self.broker.zk.exists(layout.topic_path(topic)) is None:
+        self.security.require("DescribeConfigs", "Topic", topic)
+        got = await self.zk.get(layout.topic_config_path(topic))
+        if got is None or await self.zk.exists(layout.topic_path(topic)) is None:
             raise UnknownTopicOrPartitionError(f"topic {topic!r} does not exist")
         overrides = layout.decode_topic_config(got[0])
         out = []
         for c in cfg.TOPIC_CONFIGS:
             broker_name = cfg.BROKER_NAME_OF_TOPIC_CONFIG.get(c.name, c.name)
-            effective = self.broker.config.get(broker_name)
+            effective = self.config.get(broker_name)
             if effective is None and broker_name in cfg.MS_FALLBACKS:
                 # log.retention.ms unset: log.retention.minutes or .hours give it, as in Kafka
-                effective = cfg.broker_ms_setting(self.broker.config, broker_name)
-                broker_name = next((n for n, _ in cfg.MS_FALLBACKS[broker_name] if self.broker.config.get(n) is not None), broker_name)
-            broker_value = self.broker.config.get(broker_name)
+                effective = cfg.broker_ms_setting(self.config, broker_name)
+                broker_name = next((n for n, _ in cfg.MS_FALLBACKS[broker_name] if self.config.get(n) is not None), broker_name)
+            broker_value = self.config.get(broker_name)
             broker_default = cfg.broker_default(broker_name)
             broker_source = self._broker_source(broker_name)
             synonyms = []
@@ -132,7 +160,7 @@ class TopicAdmin:
         return out
 
     def _broker_source(self, name: str) -> int:
-        config = self.broker.config
+        config = self.config
         if name in config.dynamic_sources:
             return _DYNAMIC_SOURCES[config.dynamic_sources[name]]
         return SOURCE_DEFAULT if config.get(name) == cfg.broker_default(name) else SOURCE_STATIC_BROKER
@@ -140,10 +168,10 @@ class TopicAdmin:
     def describe_broker(self, name: str) -> list[ConfigEntry]:
         """This broker's settings: static (--config at start) or dynamic (the topic defaults,
         changed live through /config/brokers); read_only marks the static-only ones."""
-        self.broker.security.require("DescribeConfigs", "Cluster", CLUSTER_NAME)
-        if name not in ("", str(self.broker.broker_id)):
-            raise InvalidRequestError(f"broker {self.broker.broker_id} describes its own configs, not broker {name!r}")
-        config = self.broker.config
+        self.security.require("DescribeConfigs", "Cluster", CLUSTER_NAME)
+        if name not in ("", str(self.broker_id)):
+            raise InvalidRequestError(f"broker {self.broker_id} describes its own configs, not broker {name!r}")
+        config = self.config
         out = []
         for c in cfg.BROKER_CONFIGS:
             value = config.get(c.name)
@@ -162,11 +190,11 @@ class TopicAdmin:
         """Apply ``change(current) -> new`` to the dynamic configs of broker ``name`` (its id)
         or of every broker (``name`` "" : /config/brokers/<default>), as kafka-configs.sh
         --entity-type brokers does: a conditional write, then a /config/changes notification."""
-        self.broker.security.require("AlterConfigs", "Cluster", CLUSTER_NAME)
+        self.security.require("AlterConfigs", "Cluster", CLUSTER_NAME)
         entity = layout.BROKER_DEFAULT_ENTITY if name == "" else name
         if entity != layout.BROKER_DEFAULT_ENTITY and not (name.isdigit() and int(name) >= 0):
             raise InvalidRequestError(f"broker resource name must be a broker id or empty (every broker), not {name!r}")
-        zk = self.broker.zk
+        zk = self.zk
         path = layout.broker_config_path(entity)
         for _ in range(10):
             got = await zk.get(path)
@@ -183,7 +211,7 @@ class TopicAdmin:
                 continue
             await zk.create(layout.CONFIG_CHANGE_PREFIX, layout.encode_config_change(f"brokers/{entity}"),
                             sequence=True, makepath=True)
-            self.broker.record_event("broker_config_changed", f"broker configs of {entity}: {new}")
+            self.record_event("broker_config_changed", f"broker configs of {entity}: {new}")
             return
         raise InvalidRequestError(f"broker configs of {entity} kept changing under this request; try again")
 
@@ -193,8 +221,8 @@ class TopicAdmin:
 
         The write is conditional on the config znode's version and retried on a
         conflict, then announced on /config/changes."""
-        self.broker.security.require("AlterConfigs", "Topic", topic)
-        zk = self.broker.zk
+        self.security.require("AlterConfigs", "Topic", topic)
+        zk = self.zk
         for _ in range(10):
             got = await zk.get(layout.topic_config_path(topic))
             assignment = await zk.get(layout.topic_path(topic))
@@ -213,7 +241,7 @@ class TopicAdmin:
                 continue
             await zk.create(layout.CONFIG_CHANGE_PREFIX, layout.encode_config_change(f"topics/{topic}"),
                             sequence=True, makepath=True)
-            self.broker.record_event("topic_config_changed", f"topic {topic}: overrides {new}")
+            self.record_event("topic_config_changed", f"topic {topic}: overrides {new}")
             return
         raise InvalidRequestError(f"topic {topic!r}: its config kept changing under this request; try again")
 
@@ -221,8 +249,8 @@ class TopicAdmin:
     async def create_partitions(self, topic: str, count: int, assignments: list[list[int]] | None,
                                 validate_only: bool) -> list[int]:
         """Raise ``topic``'s partition count to ``count``; returns the new partition ids."""
-        self.broker.security.require("Alter", "Topic", topic)
-        zk = self.broker.zk
+        self.security.require("Alter", "Topic", topic)
+        zk = self.zk
         got = await zk.get(layout.topic_path(topic))
         if got is None:
             raise UnknownTopicOrPartitionError(f"topic {topic!r} does not exist")
@@ -259,15 +287,163 @@ class TopicAdmin:
         except BadVersionError:
             raise InvalidRequestError(f"topic {topic!r} changed during the request (another reassignment "
                                       "or partition increase); try again") from None
-        self.broker.record_event("partitions_created", f"topic {topic}: partitions {added} added with "
+        self.record_event("partitions_created", f"topic {topic}: partitions {added} added with "
                                                        f"assignment { {p: new[p] for p in added} }")
         return added
 
     async def wait_led(self, topic: str, count: int, timeout_ms: int) -> None:
         """Wait until this broker's metadata shows ``count`` partitions of ``topic``, all led."""
         def ready() -> bool:
-            states = self.broker.metadata.partitions_of(topic)
+            states = self.metadata.partitions_of(topic)
             return len(states) >= count and all(s["leader"] >= 0 for s in states)
-        if timeout_ms > 0 and not await self.broker.wait_metadata(ready, timeout_ms / 1000.0):
+        if timeout_ms > 0 and not await self.metadata.wait_until(ready, timeout_ms / 1000.0):
             raise RequestTimedOutError(f"topic {topic!r}: the new partitions were written but have no leader "
                                        f"within {timeout_ms} ms")
+
+    # -- topics ---------------------------------------------------------------------------
+    async def create_topics(self, topics: list[NewTopic], validate_only: bool, timeout_ms: int,
+                            internal: bool = False) -> list[KafkaError | None]:
+        """Validate each topic and write /config/topics/T and /brokers/topics/T in one
+        transaction; the controller's watch on /brokers/topics elects the leaders.  Names
+        starting with ``__`` are the cluster's own (``internal``) topics.  With
+        ``timeout_ms`` > 0, waits until every created partition has a leader here
+        (REQUEST_TIMED_OUT for those that have none by then).  One error (or None) per topic."""
+        results: list[KafkaError | None] = []
+        created = []
+        live = sorted(int(b) for b in await self.zk.children(layout.BROKER_IDS))
+        existing = await self.zk.children(layout.BROKER_TOPICS)
+        for t in topics:
+            name = t.name
+            try:
+                layout.check_topic_name(name)
+                if name.startswith("__") and not internal:
+                    raise InvalidTopicExceptionError(f"topic name {name!r} is reserved: names starting with '__' "
+                                                     "are the cluster's internal topics")
+                if not internal and not self.security.allowed("Create", "Topic", name, ("Cluster", CLUSTER_NAME)):
+                    raise refusal("Create", "Topic", name)
+                collides = [e for e in existing if e != name and e.replace(".", "_") == name.replace(".", "_")]
+                if collides:
+                    raise InvalidTopicExceptionError(f"topic {name!r} collides with existing topic {collides[0]!r}: "
+                                                     "'.' and '_' are alike in metric names")
+                config = validate_topic_config(t.config)
+                if t.assignment is not None:
+                    assignment = check_assignment(t.assignment, live)
+                else:
+                    check_partition_count(t.num_partitions)
+                    if t.replication_factor > len(live):
+                        raise InvalidReplicationFactorError(
+                            f"replication factor {t.replication_factor} is larger than the {len(live)} live brokers {live}")
+                    assignment = rules.assign_replicas(live, t.num_partitions, t.replication_factor)
+                if "min.insync.replicas" in config and int(config["min.insync.replicas"]) > len(next(iter(assignment.values()))):
+                    raise InvalidConfigError(
+                        f"min.insync.replicas={config['min.insync.replicas']} is larger than the replication factor")
+                if await self.zk.exists(layout.topic_path(name)) is not None:
+                    raise TopicAlreadyExistsError(f"topic {name!r} already exists")
+                if not validate_only:
+                    def build(tx: Any, name: str = name, config: dict = config, assignment: dict = assignment) -> None:
+                        tx.create(layout.topic_config_path(name), layout.encode_topic_config(config))
+                        tx.create(layout.topic_path(name), layout.encode_assignment(assignment))
+                    try:
+                        await self.zk.transaction(build)
+                    except NodeExistsError:
+                        raise TopicAlreadyExistsError(f"topic {name!r} already exists") from None
+                    created.append((len(results), name, len(assignment)))
+                    self.record_event("topic_created", f"topic {name} created with assignment "
+                                                       f"{ {p: r for p, r in sorted(assignment.items())} }")
+                results.append(None)
+            except KafkaError as exc:
+                results.append(exc)
+        if created and timeout_ms > 0:
+            def all_led() -> bool:
+                for _, name, n in created:
+                    states = self.metadata.partitions_of(name)
+                    if len(states) < n or any(s["leader"] < 0 for s in states):
+                        return False
+                return True
+            if not await self.metadata.wait_until(all_led, timeout_ms / 1000.0):
+                for i, _, _ in created:
+                    results[i] = RequestTimedOutError("topic was created but its leaders were not elected within timeout_ms")
+        return results
+
+    async def delete_topics(self, names: list[str], timeout_ms: int) -> list[KafkaError | None]:
+        """Mark topics for deletion under /admin/delete_topics (the controller deletes
+        them); with ``timeout_ms`` > 0, wait until they left this broker's metadata."""
+        results: list[KafkaError | None] = []
+        marked = []
+        for name in names:
+            try:
+                if not self.config.get("delete.topic.enable"):
+                    raise TopicDeletionDisabledError("delete.topic.enable is false on this cluster")
+                if name.startswith("__"):
+                    raise InvalidTopicExceptionError(f"{name} is an internal topic and cannot be deleted")
+                self.security.require("Delete", "Topic", name)
+                if await self.zk.exists(layout.topic_path(name)) is None:
+                    raise UnknownTopicOrPartitionError(f"topic {name!r} does not exist")
+                try:
+                    await self.zk.create(f"{layout.DELETE_TOPICS}/{name}", b"", makepath=True)
+                except NodeExistsError:
+                    pass
+                marked.append((len(results), name))
+                results.append(None)
+            except KafkaError as exc:
+                results.append(exc)
+        if marked and timeout_ms > 0:
+            gone = lambda: all(not self.metadata.partitions_of(n) for _, n in marked)  # noqa: E731
+            if not await self.metadata.wait_until(gone, timeout_ms / 1000.0):
+                for i, _ in marked:
+                    results[i] = RequestTimedOutError("deletion not finished within timeout_ms")
+        return results
+
+    async def reassign(self, moves: list[tuple[str, int, list[int]]]) -> list[KafkaError | None]:
+        """Write /admin/reassign_partitions for the valid ``(topic, partition, replicas)``;
+        the controller moves them.  One error (or None) per move."""
+        self.security.require("Alter", "Cluster", CLUSTER_NAME)
+        live = {int(b) for b in await self.zk.children(layout.BROKER_IDS)}
+        results: list[KafkaError | None] = []
+        accepted = []
+        existing = await self.zk.get(layout.REASSIGN_PARTITIONS)
+        for t, p, replicas in moves:
+            try:
+                got = await self.zk.get(layout.topic_path(t))
+                if got is None or p not in layout.decode_assignment(got[0]):
+                    raise UnknownTopicOrPartitionError(f"{t}-{p} does not exist")
+                if existing is not None:
+                    raise ReassignmentInProgressError("a reassignment is already in progress")
+                if not replicas or len(set(replicas)) != len(replicas):
+                    raise InvalidReplicaAssignmentError(f"replica list {replicas} is empty or repeats a broker")
+                if any(b not in live for b in replicas):
+                    raise InvalidReplicaAssignmentError(f"replica list {replicas} names brokers that are not live {sorted(live)}")
+                accepted.append({"topic": t, "partition": p, "replicas": list(replicas)})
+                results.append(None)
+            except KafkaError as exc:
+                results.append(exc)
+        if accepted:
+            try:
+                await self.zk.create(layout.REASSIGN_PARTITIONS, json.dumps({"version": 1, "partitions": accepted}).encode(),
+                                     makepath=True)
+            except NodeExistsError:
+                results = [r if r is not None else ReassignmentInProgressError("a reassignment is already in progress")
+                           for r in results]
+        return results
+
+
+def check_assignment(assignment: dict[str, list[int]], live: list[int]) -> dict[int, list[int]]:
+    """An explicit replica assignment, checked: partitions 0..n-1, the same non-zero
+    number of distinct live brokers each (INVALID_REPLICA_ASSIGNMENT otherwise)."""
+    try:
+        parts = {int(p): list(r) for p, r in assignment.items()}
+    except ValueError:
+        raise InvalidReplicaAssignmentError("partition ids must be integers") from None
+    if sorted(parts) != list(range(len(parts))) or not parts:
+        raise InvalidReplicaAssignmentError("partitions must be numbered 0..n-1")
+    check_partition_count(len(parts))
+    sizes = {len(r) for r in parts.values()}
+    if len(sizes) != 1 or 0 in sizes:
+        raise InvalidReplicaAssignmentError("every partition needs the same, non-zero number of replicas")
+    for p, r in parts.items():
+        if len(set(r)) != len(r):
+            raise InvalidReplicaAssignmentError(f"partition {p} lists a broker twice: {r}")
+        unknown = [b for b in r if b not in live]
+        if unknown:
+            raise InvalidReplicaAssignmentError(f"partition {p} names brokers that are not live: {unknown}")
+    return parts

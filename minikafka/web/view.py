@@ -6,12 +6,18 @@ answered; endpoints are given for the listener the current request came in on.""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Awaitable, Callable
-
-if TYPE_CHECKING:
-    from ..broker.metadata_cache import MetadataCache
+from typing import Any, Awaitable, Callable, Protocol
 
 Endpoint = tuple[str, int]
+
+
+class Metadata(Protocol):
+    """The broker's metadata cache as the dashboard reads it."""
+
+    controller_id: int
+    controller_epoch: int
+    brokers: dict[int, Endpoint]  # live broker id -> inter-broker endpoint
+    partitions: dict[tuple[str, int], dict]  # UpdateMetadata's partition states
 
 
 @dataclass(frozen=True)
@@ -20,7 +26,7 @@ class BrokerView:
 
     broker_id: int
     advertised: Endpoint  # this broker's inter-broker endpoint, for before its first UpdateMetadata
-    metadata: Callable[[], "MetadataCache"]  # brokers, controller and partition states as the controller published them
+    metadata: Callable[[], Metadata]  # brokers, controller and partition states as the controller published them
     broker_endpoints: Callable[[dict[int, Endpoint]], list[dict[str, Any]]]  # live id -> endpoint, as Metadata's brokers
     kafka_endpoints: Callable[[], dict[int, Endpoint]]  # broker id -> Kafka-protocol endpoint, this broker's included
     cluster_id: Callable[[], str]

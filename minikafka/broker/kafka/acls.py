@@ -2,7 +2,7 @@
 
 Kafka's numeric enums (ResourceType, PatternType, AclOperation, AclPermissionType) are
 turned into the words of :mod:`minikafka.auth.acls` and the work is done by
-:class:`~minikafka.broker.acl_handlers.AclHandlers`, as for the msgpack API.
+:class:`~minikafka.broker.apis.acls.AclApis`, as for the msgpack API.
 """
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING
 from ...auth import acls
 from ...auth.acls import AclBinding, AclFilter
 from ...errors import InvalidRequestError, KafkaError
+from ..apis.acls import AclApis
 
 if TYPE_CHECKING:
-    from ..server import Broker
-    from .handlers import Connection
+    from .connection import Connection
 
 _NAMES = {
     "resource_type": {v: k for k, v in acls.RESOURCE_TYPE_CODES.items()},
@@ -55,8 +55,8 @@ def _codes(b: AclBinding) -> dict:
 class KafkaAcls:
     """The ACL APIs of the Kafka listener."""
 
-    def __init__(self, broker: "Broker") -> None:
-        self.api = broker.acl_api
+    def __init__(self, api: AclApis) -> None:
+        self.api = api
 
     async def describe_acls(self, version: int, req: dict, conn: "Connection") -> dict:
         try:

@@ -1,10 +1,9 @@
 """Kafka's topic administration APIs on the Kafka listener.
 
-CreateTopics and DeleteTopics run the broker's own topic handlers (the same
-validation, ZooKeeper writes and controller reaction as the msgpack API);
-DescribeConfigs, AlterConfigs, IncrementalAlterConfigs and CreatePartitions run
-:class:`~minikafka.broker.topic_admin.TopicAdmin`.  Each topic or resource gets its
-own error code and message, as in Kafka.
+Each runs the request layer's handler the msgpack API runs (:mod:`minikafka.broker.apis.admin`:
+the same validation, ZooKeeper writes and controller reaction); IncrementalAlterConfigs
+and AlterConfigs are the msgpack AlterConfigs' change, spelled Kafka's way.  Each topic
+or resource gets its own error code and message, as in Kafka.
 """
 from __future__ import annotations
 
@@ -19,11 +18,19 @@ from ...errors import (
     KafkaError,
     OffsetOutOfRangeError,
 )
+from ...protocol.rpc.types import (
+    CreatableTopic,
+    CreateTopicsRequest,
+    DeleteRecordsPartition,
+    DeleteRecordsRequest,
+    DeleteTopicsRequest,
+)
+from ..apis.admin import AdminApis
+from ..apis.data import DataApis
 from ..topic_admin import APPEND, BROKER, DELETE, SET, SUBTRACT, TOPIC
 
 if TYPE_CHECKING:
-    from ..server import Broker
-    from .handlers import Connection
+    from .connection import Connection
 
 
 def _err(exc: KafkaError | None) -> tuple[int, str | None]:
@@ -38,9 +45,10 @@ def _duplicates(names: list[str]) -> set[str]:
 class KafkaAdmin:
     """CreateTopics, DeleteTopics, CreatePartitions and the config APIs."""
 
-    def __init__(self, broker: "Broker") -> None:
-        self.broker = broker
-        self.ops = broker.topic_admin
+    def __init__(self, admin: AdminApis, data: DataApis) -> None:
+        self.admin = admin
+        self.data = data
+        self.config = admin.topic_admin.config
 
     # -- topics ---------------------------------------------------------------------
     async def create_topics(self, version: int, req: dict, conn: "Connection") -> dict:
@@ -65,55 +73,56 @@ class KafkaAdmin:
                     assignment = {str(a["partition_index"]): list(a["broker_ids"]) for a in t["assignments"]}
                     partitions, rf = len(assignment), len(t["assignments"][0]["broker_ids"])
                 else:
-                    partitions = t["num_partitions"] if t["num_partitions"] != -1 else self.broker.config.get("num.partitions")
+                    partitions = t["num_partitions"] if t["num_partitions"] != -1 else self.config.get("num.partitions")
                     rf = t["replication_factor"] if t["replication_factor"] != -1 else \
-                        self.broker.config.get("default.replication.factor")
+                        self.config.get("default.replication.factor")
                     if partitions < 1:
                         raise InvalidPartitionsError(f"number of partitions must be at least 1, not {partitions}")
                     if rf < 1:
                         raise InvalidReplicationFactorError(f"replication factor must be at least 1, not {rf}")
-                internal.append({"name": name, "num_partitions": partitions, "replication_factor": rf,
-                                 "config": configs, "assignment": assignment})
+                internal.append(CreatableTopic(name=name, num_partitions=partitions, replication_factor=rf,
+                                               config=configs, assignment=assignment))
                 results[name] = {"name": name, "num_partitions": partitions, "replication_factor": rf}
             except KafkaError as exc:
                 code, msg = _err(exc)
                 results[name] = {"name": name, "error_code": code, "error_message": msg}
         if internal:
-            resp = await self.broker.h_create_topics({"topics": internal, "timeout_ms": max(0, req["timeout_ms"]),
-                                                      "validate_only": req["validate_only"]})
-            for r in resp["topics"]:
-                entry = results[r["name"]]
-                entry["error_code"] = r["error_code"]
-                entry["error_message"] = r["message"] or None
-                if r["error_code"]:
+            resp = await self.admin.create_topics(CreateTopicsRequest(
+                topics=internal, timeout_ms=max(0, req["timeout_ms"]), validate_only=req["validate_only"]),
+                conn.context())
+            for r in resp.topics:
+                entry = results[r.name]
+                entry["error_code"], entry["error_message"] = _err(r.error)
+                if r.error is not None:
                     entry["num_partitions"] = entry["replication_factor"] = -1
                 else:
                     entry["configs"] = [{"name": e.name, "value": e.value, "read_only": e.read_only,
                                          "config_source": e.source, "is_sensitive": False}
-                                        for e in await self._topic_entries(r["name"], req["validate_only"])]
+                                        for e in await self._topic_entries(r.name, req["validate_only"])]
         return {"topics": list(results.values())}
 
     async def _topic_entries(self, topic: str, validate_only: bool) -> list:
         if validate_only:
             return []
         try:
-            return await self.ops.describe_topic(topic)
+            return await self.admin.settings(topic, None)
         except KafkaError:
             return []
 
     async def delete_topics(self, version: int, req: dict, conn: "Connection") -> dict:
-        resp = await self.broker.h_delete_topics({"topics": list(req["topic_names"]), "timeout_ms": max(0, req["timeout_ms"])})
-        return {"responses": [{"name": r["name"], "error_code": r["error_code"], "error_message": r["message"] or None}
-                              for r in resp["topics"]]}
+        resp = await self.admin.delete_topics(DeleteTopicsRequest(topics=list(req["topic_names"]),
+                                                                  timeout_ms=max(0, req["timeout_ms"])), conn.context())
+        return {"responses": [dict(zip(("error_code", "error_message"), _err(r.error)), name=r.name) for r in resp.topics]}
 
     async def delete_records(self, version: int, req: dict, conn: "Connection") -> dict:
         parts = [{"topic": t["name"], "partition": p["partition_index"], "offset": p["offset"]}
                  for t in req["topics"] for p in t["partitions"]]
         bad = [p for p in parts if p["offset"] < -1 or p["partition"] < 0]
         good = [p for p in parts if p not in bad]
-        resp = await self.broker.replica_manager.delete_records({"partitions": good,
-                                                                 "timeout_ms": max(0, req["timeout_ms"])})
-        answers = {(r["topic"], r["partition"]): (r["low_watermark"], r["error_code"]) for r in resp}
+        resp = await self.data.delete_records(DeleteRecordsRequest(
+            partitions=[DeleteRecordsPartition(topic=p["topic"], partition=p["partition"], offset=p["offset"]) for p in good],
+            timeout_ms=max(0, req["timeout_ms"])), conn.context())
+        answers = {(r.topic, r.partition): (r.low_watermark, _err(r.error)[0]) for r in resp.partitions}
         for p in bad:  # Kafka: OFFSET_OUT_OF_RANGE for an offset below -1
             answers[(p["topic"], p["partition"])] = (-1, OffsetOutOfRangeError.code.code)
         topics: dict[str, list] = {}
@@ -132,9 +141,10 @@ class KafkaAdmin:
                 if name in dupes:
                     raise InvalidRequestError(f"topic {name!r} appears more than once in the request")
                 assignments = None if t["assignments"] is None else [list(a["broker_ids"]) for a in t["assignments"]]
-                await self.ops.create_partitions(name, t["count"], assignments, req["validate_only"])
+                ops = self.admin.topic_admin
+                await ops.create_partitions(name, t["count"], assignments, req["validate_only"])
                 if not req["validate_only"]:
-                    await self.ops.wait_led(name, t["count"], max(0, req["timeout_ms"]))
+                    await ops.wait_led(name, t["count"], max(0, req["timeout_ms"]))
                 exc = None
             except KafkaError as e:
                 exc = e
@@ -150,9 +160,9 @@ class KafkaAdmin:
             entry: dict[str, Any] = {"resource_type": rtype, "resource_name": name, "configs": []}
             try:
                 if rtype == TOPIC:
-                    entries = await self.ops.describe_topic(name)
+                    entries = await self.admin.settings(name, None)
                 elif rtype == BROKER:
-                    entries = self.ops.describe_broker(name)
+                    entries = await self.admin.settings(None, name)
                 else:
                     raise InvalidRequestError(f"resource type {rtype} is not supported (2 = topic, 4 = broker)")
                 wanted = set(keys) if keys else None  # null or empty: every setting, as Kafka does
@@ -176,9 +186,9 @@ class KafkaAdmin:
             rtype, name = r["resource_type"], r["resource_name"]
             try:
                 if rtype == BROKER:
-                    await self.ops.alter_broker(name, change_of(r["configs"], rtype), req["validate_only"])
+                    await self.admin.alter(None, name, change_of(r["configs"], rtype), req["validate_only"])
                 elif rtype == TOPIC:
-                    await self.ops.alter_topic(name, change_of(r["configs"], rtype), req["validate_only"])
+                    await self.admin.alter(name, None, change_of(r["configs"], rtype), req["validate_only"])
                 else:
                     raise InvalidRequestError(f"resource type {rtype} is not supported (2 = topic, 4 = broker)")
                 exc = None

@@ -2,7 +2,7 @@
 SyncGroup, Heartbeat, LeaveGroup, OffsetCommit, OffsetFetch, ListGroups,
 DescribeGroups and DeleteGroups.
 
-They run the broker's :class:`~minikafka.broker.coordinator.GroupCoordinator`, the
+They run the request layer's group handlers (:mod:`minikafka.broker.apis.groups`), the
 same code as the msgpack API, so Kafka's clients (kcat -G, kafka-python,
 confluent-kafka, aiokafka) and ours share groups and committed offsets.  Errors are
 put where each API version carries them (top level, per group or per partition).
@@ -12,46 +12,44 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ...errors import CoordinatorNotAvailableError, KafkaError
-from ..group_handlers import describe
+from ...protocol.rpc.types import (
+    DeleteGroupsRequest,
+    FindCoordinatorRequest,
+    HeartbeatRequest,
+    JoinGroupProtocol,
+    JoinGroupRequest,
+    LeavingMember,
+    LeaveGroupRequest,
+    OffsetCommitPartition,
+    OffsetCommitRequest,
+    OffsetFetchRequest,
+    SyncGroupAssignment,
+    SyncGroupRequest,
+    TopicPartition,
+)
+from ..apis.groups import GroupApis
 
 if TYPE_CHECKING:
-    from ..coordinator import GroupCoordinator
-    from ..server import Broker
-    from .handlers import Connection
+    from .connection import Connection
 
 
 def _code(exc: KafkaError | None) -> int:
     return 0 if exc is None else exc.code.code
 
 
-def _host(peer: str) -> str:
-    """The client address of a connection's ``host:port`` peer string."""
-    return peer.rsplit(":", 1)[0].strip("[]") if ":" in peer else peer
-
-
 class KafkaGroupHandlers:
     """One broker's group APIs for Kafka clients."""
 
-    def __init__(self, broker: "Broker") -> None:
-        self.broker = broker
-
-    @property
-    def c(self) -> "GroupCoordinator":
-        return self.broker.coordinator
-
-    def _endpoint(self, node: int, conn: "Connection") -> tuple[str, int]:
-        for b in self.broker.listeners.kafka_brokers(self.broker.metadata.brokers, self.broker.broker_id, conn.external):
-            if b["id"] == node:
-                return b["host"], b["port"]
-        raise CoordinatorNotAvailableError(f"coordinator broker {node} has no Kafka listener or is not alive")
+    def __init__(self, groups: GroupApis) -> None:
+        self.groups = groups
 
     async def _find(self, key: str, key_type: int, conn: "Connection") -> dict:
         try:
             if key_type != 0:
                 raise CoordinatorNotAvailableError("transactions are not supported: there is no transaction coordinator")
-            node = await self.c.find_coordinator(key)
-            host, port = self._endpoint(node, conn)
-            return {"key": key, "node_id": node, "host": host, "port": port, "error_code": 0, "error_message": None}
+            a = await self.groups.find_coordinator(FindCoordinatorRequest(key=key), conn.context())
+            return {"key": key, "node_id": a.node_id, "host": a.host, "port": a.port, "error_code": 0,
+                    "error_message": None}
         except KafkaError as exc:
             return {"key": key, "node_id": -1, "host": "", "port": -1, "error_code": _code(exc), "error_message": exc.message}
 
@@ -62,100 +60,108 @@ class KafkaGroupHandlers:
 
     async def join_group(self, version: int, req: dict, conn: "Connection") -> dict:
         try:
-            a = await self.c.join_group(req["group_id"], req["member_id"], req["group_instance_id"], conn.client_id or "",
-                                        _host(conn.peer), req["session_timeout_ms"], req["rebalance_timeout_ms"],
-                                        req["protocol_type"], [(p["name"], p["metadata"]) for p in req["protocols"]],
-                                        require_known_id=version >= 4)
+            a = await self.groups.join_group(JoinGroupRequest(
+                group_id=req["group_id"], member_id=req["member_id"], group_instance_id=req["group_instance_id"],
+                client_id=conn.client_id or "", session_timeout_ms=req["session_timeout_ms"],
+                rebalance_timeout_ms=req["rebalance_timeout_ms"], protocol_type=req["protocol_type"],
+                protocols=[JoinGroupProtocol(name=p["name"], metadata=p["metadata"]) for p in req["protocols"]]),
+                conn.context(), require_known_id=version >= 4)
         except KafkaError as exc:
             return {"error_code": _code(exc), "generation_id": -1, "protocol_name": "" if version < 7 else None,
                     "leader": "", "member_id": req["member_id"], "members": []}
-        return {"error_code": _code(a.error), "generation_id": a.generation, "protocol_type": a.protocol_type,
-                "protocol_name": a.protocol if a.protocol is not None or version >= 7 else "",
+        return {"error_code": _code(a.error), "generation_id": a.generation_id, "protocol_type": a.protocol_type or None,
+                "protocol_name": a.protocol_name or ("" if version < 7 else None),
                 "leader": a.leader, "member_id": a.member_id,
-                "members": [{"member_id": m, "group_instance_id": i, "metadata": md} for m, i, md in a.members]}
+                "members": [{"member_id": m.member_id, "group_instance_id": m.group_instance_id, "metadata": m.metadata}
+                            for m in a.members]}
 
     async def sync_group(self, version: int, req: dict, conn: "Connection") -> dict:
-        assignments = {a["member_id"]: a["assignment"] for a in req["assignments"]} or None
         try:
-            a = await self.c.sync_group(req["group_id"], req["member_id"], req["group_instance_id"],
-                                        req["generation_id"], assignments)
+            a = await self.groups.sync_group(SyncGroupRequest(
+                group_id=req["group_id"], member_id=req["member_id"], group_instance_id=req["group_instance_id"],
+                generation_id=req["generation_id"],
+                assignments=[SyncGroupAssignment(member_id=x["member_id"], assignment=x["assignment"])
+                             for x in req["assignments"]]), conn.context())
         except KafkaError as exc:
             return {"error_code": _code(exc), "assignment": b""}
-        return {"error_code": _code(a.error), "protocol_type": a.protocol_type, "protocol_name": a.protocol,
-                "assignment": a.assignment}
+        return {"error_code": _code(a.error), "protocol_type": a.protocol_type or None,
+                "protocol_name": a.protocol_name or None, "assignment": a.assignment}
 
     async def heartbeat(self, version: int, req: dict, conn: "Connection") -> dict:
         try:
-            self.c.heartbeat(req["group_id"], req["member_id"], req["group_instance_id"], req["generation_id"])
+            await self.groups.heartbeat(HeartbeatRequest(
+                group_id=req["group_id"], member_id=req["member_id"], group_instance_id=req["group_instance_id"],
+                generation_id=req["generation_id"]), conn.context())
             return {"error_code": 0}
         except KafkaError as exc:
             return {"error_code": _code(exc)}
 
     async def leave_group(self, version: int, req: dict, conn: "Connection") -> dict:
-        members = ([(m["member_id"], m["group_instance_id"]) for m in req["members"]] if version >= 3
-                   else [(req["member_id"], None)])
+        members = ([LeavingMember(member_id=m["member_id"], group_instance_id=m["group_instance_id"])
+                    for m in req["members"]] if version >= 3 else [LeavingMember(member_id=req["member_id"])])
         try:
-            errs = self.c.leave_group(req["group_id"], members)
+            a = await self.groups.leave_group(LeaveGroupRequest(group_id=req["group_id"], members=members),
+                                              conn.context())
         except KafkaError as exc:
             return {"error_code": _code(exc), "members": []}
         if version < 3:
-            return {"error_code": _code(errs[0])}
-        return {"error_code": 0, "members": [{"member_id": m, "group_instance_id": i, "error_code": _code(e)}
-                                             for (m, i), e in zip(members, errs)]}
+            return {"error_code": _code(a.members[0].error)}
+        return {"error_code": 0, "members": [{"member_id": m.member_id, "group_instance_id": m.group_instance_id,
+                                              "error_code": _code(m.error)} for m in a.members]}
 
     async def offset_commit(self, version: int, req: dict, conn: "Connection") -> dict:
-        entries = [(t["name"], p["partition_index"], p["committed_offset"], p["committed_leader_epoch"],
-                    p["committed_metadata"]) for t in req["topics"] for p in t["partitions"]]
+        offsets = [OffsetCommitPartition(topic=t["name"], partition=p["partition_index"], offset=p["committed_offset"],
+                                         leader_epoch=p["committed_leader_epoch"], metadata=p["committed_metadata"])
+                   for t in req["topics"] for p in t["partitions"]]
         try:
-            errs: list[KafkaError | None] = await self.c.commit_offsets(
-                req["group_id"], req["member_id"], req["group_instance_id"], req["generation_id_or_member_epoch"], entries)
+            a = await self.groups.offset_commit(OffsetCommitRequest(
+                group_id=req["group_id"], member_id=req["member_id"], group_instance_id=req["group_instance_id"],
+                generation_id=req["generation_id_or_member_epoch"], offsets=offsets), conn.context())
+            errs = [x.error for x in a.partitions]
         except KafkaError as exc:
-            errs = [exc] * len(entries)
+            errs = [exc] * len(offsets)
         by_topic: dict[str, list[dict]] = {}
-        for (topic, partition, *_), e in zip(entries, errs):
-            by_topic.setdefault(topic, []).append({"partition_index": partition, "error_code": _code(e)})
+        for o, e in zip(offsets, errs):
+            by_topic.setdefault(o.topic, []).append({"partition_index": o.partition, "error_code": _code(e)})
         return {"topics": [{"name": t, "partitions": ps} for t, ps in by_topic.items()]}
 
     async def offset_fetch(self, version: int, req: dict, conn: "Connection") -> dict:
-        wanted = None if req["topics"] is None else [(t["name"], p) for t in req["topics"] for p in t["partition_indexes"]]
+        wanted = None if req["topics"] is None else [TopicPartition(topic=t["name"], partition=p)
+                                                     for t in req["topics"] for p in t["partition_indexes"]]
+        top: KafkaError | None = None
         try:
-            got = self.c.fetch_offsets(req["group_id"], wanted)
-            top: KafkaError | None = None
+            a = await self.groups.offset_fetch(OffsetFetchRequest(group_id=req["group_id"], partitions=wanted),
+                                               conn.context())
+            got = [(x.topic, x.partition, x.offset, x.leader_epoch, x.metadata) for x in a.partitions]
         except KafkaError as exc:
-            got, top = [(t, p, None) for t, p in (wanted or [])], exc
+            got, top = [(x.topic, x.partition, -1, -1, "") for x in (wanted or [])], exc
         by_topic: dict[str, list[dict]] = {}
-        for topic, partition, v in got:
+        for topic, partition, offset, epoch, metadata in got:
             by_topic.setdefault(topic, []).append({
-                "partition_index": partition, "committed_offset": v.offset if v else -1,
-                "committed_leader_epoch": v.leader_epoch if v else -1, "metadata": v.metadata if v else "",
+                "partition_index": partition, "committed_offset": offset, "committed_leader_epoch": epoch,
+                "metadata": metadata,
                 # v1 has no top-level error: the partitions carry it
                 "error_code": _code(top) if version < 2 else 0})
         return {"topics": [{"name": t, "partitions": ps} for t, ps in by_topic.items()], "error_code": _code(top)}
 
     async def list_groups(self, version: int, req: dict, conn: "Connection") -> dict:
         wanted = {s.lower() for s in req["states_filter"]}
-        groups = [g for g in self.c.list_groups() if not wanted or g.state.value.lower() in wanted]
+        groups = [g for g in self.groups.c.list_groups() if not wanted or g.state.value.lower() in wanted]
         return {"error_code": 0, "groups": [{"group_id": g.group_id, "protocol_type": g.protocol_type or "",
                                              "group_state": g.state.value} for g in sorted(groups, key=lambda g: g.group_id)]}
 
     async def describe_groups(self, version: int, req: dict, conn: "Connection") -> dict:
         out = []
         for gid in req["groups"]:
-            d = describe(self.c, gid)
-            out.append({"error_code": d["error_code"], "group_id": gid, "group_state": d["state"],
-                        "protocol_type": d["protocol_type"], "protocol_data": d["protocol"],
-                        "members": [{"member_id": m["member_id"], "group_instance_id": m["group_instance_id"],
-                                     "client_id": m["client_id"], "client_host": m["client_host"],
-                                     "member_metadata": m["metadata"], "member_assignment": m["assignment"]}
-                                    for m in d["members"]]})
+            d = self.groups.describe(gid)
+            out.append({"error_code": _code(d.error), "group_id": gid, "group_state": d.state,
+                        "protocol_type": d.protocol_type, "protocol_data": d.protocol,
+                        "members": [{"member_id": m.member_id, "group_instance_id": m.group_instance_id,
+                                     "client_id": m.client_id, "client_host": m.client_host,
+                                     "member_metadata": m.metadata, "member_assignment": m.assignment}
+                                    for m in d.members]})
         return {"groups": out}
 
     async def delete_groups(self, version: int, req: dict, conn: "Connection") -> dict:
-        results = []
-        for gid in req["groups_names"]:
-            try:
-                await self.c.delete_group(gid)
-                results.append({"group_id": gid, "error_code": 0})
-            except KafkaError as exc:
-                results.append({"group_id": gid, "error_code": _code(exc)})
-        return {"results": results}
+        a = await self.groups.delete_groups(DeleteGroupsRequest(groups=list(req["groups_names"])), conn.context())
+        return {"results": [{"group_id": g.group_id, "error_code": _code(g.error)} for g in a.groups]}

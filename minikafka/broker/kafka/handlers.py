@@ -1,87 +1,84 @@
-"""Kafka APIs translated to the broker's own operations.
+"""The Kafka listener's codec: Kafka's requests into the request layer's types, and back.
 
 Every handler takes the decoded request (a dict keyed by the snake_case names of
-:mod:`minikafka.protocol.kafka.apis`) and returns the response dict, or ``None``
-when Kafka sends no answer (Produce with acks=0).  The work itself is done by the
-same code as the msgpack API (the replica manager's produce and fetch purgatories,
-the topic handlers of :class:`~minikafka.broker.server.Broker`), so both listeners
-follow the same rules: error codes are Kafka's numbers, consumers never read at or
-above the high watermark, leader epochs fence stale requests.
+:mod:`minikafka.protocol.kafka.apis`), builds the typed request of
+:mod:`minikafka.protocol.rpc.types`, calls the one handler of
+:mod:`minikafka.broker.apis` that the msgpack listener calls too, and shapes the typed
+answer as the API version wants it; ``None`` when Kafka sends no answer (Produce with
+acks=0).  So both listeners follow the same rules: error codes are Kafka's numbers,
+consumers never read at or above the high watermark, leader epochs fence stale requests.
+What is Kafka's own lives here: version differences, SASL on the connection, and the
+replica requests this listener refuses (replication stays on the msgpack listener).
 """
 from __future__ import annotations
 
 import logging
-import time
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Awaitable, Callable
+from typing import Awaitable, Callable
 
 from ...errors import (
     ClusterAuthorizationFailedError,
     IllegalSaslStateError,
-    UnsupportedSaslMechanismError,
+    InvalidRecordError,
     InvalidRequiredAcksError,
-    TopicAuthorizationFailedError,
     KafkaError,
+    UnsupportedSaslMechanismError,
 )
 from ...protocol.kafka import apis
 from ...protocol.kafka.apis import KafkaApi
 from ...protocol.kafka.frames import RequestHeader, supported_versions
-from ..security import current_principal
+from ...protocol.rpc.types import (
+    FetchPartition,
+    FetchRequest,
+    InitProducerIdRequest,
+    ListOffsetsPartition,
+    ListOffsetsRequest,
+    MetadataRequest,
+    OffsetForLeaderPartition,
+    OffsetsForLeaderEpochRequest,
+    ProducePartition,
+    ProduceRequest,
+)
+from ..apis.layer import RequestLayer
+from ..metrics import Metrics
+from ..security import Security
+from ..services import Clock
 from .acls import KafkaAcls
+from .connection import Connection
 from .admin import KafkaAdmin
 from .groups import KafkaGroupHandlers
-
-if TYPE_CHECKING:
-    from ..server import Broker
 
 log = logging.getLogger(__name__)
 
 MAX_WAIT_MS = 300_000
 
 
-@dataclass
-class Connection:
-    """What a handler may need to know about the connection a request came on."""
-
-    external: bool
-    peer: str
-    client_id: str | None = None
-    close_after: bool = False  # set by a handler to close the connection without answering
-    listener: str = "KAFKA"
-    sasl: bool = False  # a SASL_* listener: authenticate before anything else
-    principal: str = "User:ANONYMOUS"
-    mechanism: str | None = None  # chosen by SaslHandshake
-    authenticated: bool = False
-    raw_sasl_next: bool = False  # SaslHandshake v0: the next frame is the bare token
-    close_after_answer: bool = False  # answer, then close (a failed SaslAuthenticate)
-
-    def authenticate(self, principal: str) -> None:
-        """The client proved who it is: its requests now run as ``principal``."""
-        self.principal = principal
-        self.authenticated = True
-        current_principal.set(principal)
-
-
 # What a client may send on a SASL listener before it has authenticated.
 PRE_AUTHENTICATION_APIS = frozenset({apis.API_VERSIONS.key, apis.SASL_HANDSHAKE.key, apis.SASL_AUTHENTICATE.key})
 
 
-def _group(entries: list[dict], key: str = "topic") -> dict[str, list[dict]]:
+def _code(exc: KafkaError | None) -> int:
+    return 0 if exc is None else exc.code.code
+
+
+def _by_topic(entries: list, make: Callable[[object], dict]) -> dict[str, list[dict]]:
+    """Entries with a ``topic`` attribute, made into Kafka's per-topic lists."""
     out: dict[str, list[dict]] = {}
     for e in entries:
-        out.setdefault(e[key], []).append(e)
+        out.setdefault(e.topic, []).append(make(e))  # type: ignore[attr-defined]
     return out
 
 
 class KafkaHandlers:
     """One broker's Kafka API handlers."""
 
-    def __init__(self, broker: "Broker") -> None:
-        self.broker = broker
-        self.rm = broker.replica_manager
-        self.admin = KafkaAdmin(broker)
-        self.groups = KafkaGroupHandlers(broker)
-        self.acls = KafkaAcls(broker)
+    def __init__(self, layer: RequestLayer, security: Security, metrics: Metrics, clock: Clock) -> None:
+        self.layer = layer
+        self.security = security
+        self.metrics = metrics
+        self.clock = clock
+        self.admin = KafkaAdmin(layer.admin, layer.data)
+        self.groups = KafkaGroupHandlers(layer.groups)
+        self.acls = KafkaAcls(layer.acls)
         self.table: dict[int, Callable[[int, dict, Connection], Awaitable[dict | None]]] = {
             apis.PRODUCE.key: self.produce,
             apis.FETCH.key: self.fetch,
@@ -119,7 +116,7 @@ class KafkaHandlers:
     async def handle(self, api: KafkaApi, header: RequestHeader, body: dict, conn: Connection) -> dict | None:
         """Run the handler; a bug answers UNKNOWN_SERVER_ERROR where the API has a top-level
         error code and closes the connection otherwise (as Kafka does)."""
-        started = time.monotonic()
+        started = self.clock.monotonic()
         try:
             return await self.table[api.key](header.api_version, body, conn)
         except KafkaError as exc:
@@ -131,12 +128,9 @@ class KafkaHandlers:
             conn.close_after = True
             return None
         finally:
-            self.broker.metrics.observe_request(f"kafka_{api.name}", time.monotonic() - started)
+            self.metrics.observe_request(f"kafka_{api.name}", self.clock.monotonic() - started)
 
     # -- cluster ----------------------------------------------------------------------
-    def _brokers(self, conn: Connection) -> list[dict]:
-        return self.broker.listeners.kafka_brokers(self.broker.metadata.brokers, self.broker.broker_id, conn.external)
-
     async def api_versions(self, version: int, req: dict, conn: Connection) -> dict:
         return {"error_code": 0, "api_keys": supported_versions()}
 
@@ -158,7 +152,7 @@ class KafkaHandlers:
             conn.close_after_answer = True
             return answer(IllegalSaslStateError("SaslAuthenticate needs a SaslHandshake first, once"))
         try:
-            conn.authenticate(self.broker.security.plain(req["auth_bytes"]))
+            conn.authenticate(self.security.plain(req["auth_bytes"]))
         except KafkaError as exc:
             log.warning("Kafka connection from %s: %s", conn.peer, exc)
             conn.close_after_answer = True
@@ -166,141 +160,123 @@ class KafkaHandlers:
         return answer(None)
 
     async def metadata(self, version: int, req: dict, conn: Connection) -> dict:
-        md = self.broker.metadata
         wanted = req["topics"]
-        if wanted is None or (version == 0 and not wanted):
-            wanted_names = None  # v0: an empty list means every topic; v1+: null does
-        else:
-            wanted_names = [t["name"] for t in wanted]
-        names, refused = self.broker.security.describable(wanted_names, md.topics())
-        live = set(md.brokers) or {self.broker.broker_id}
-        unknown = [n for n in names if not md.partitions_of(n) and n not in refused]
-        created: dict[str, int] = {n: TopicAuthorizationFailedError.code.code for n in refused}
-        if unknown and wanted and (version < 4 or req["allow_auto_topic_creation"]) \
-                and self.broker.config.get("auto.create.topics.enable"):
-            created = await self.broker.auto_create_topics(unknown)
+        # v0: an empty list means every topic; v1+: null does
+        names = None if wanted is None or (version == 0 and not wanted) else [t["name"] for t in wanted]
+        answer = await self.layer.cluster.metadata_(MetadataRequest(
+            topics=names, allow_auto_topic_creation=version < 4 or req["allow_auto_topic_creation"]), conn.context())
         topics = []
-        for name in names:
-            states = md.partitions_of(name)
-            if not states or name in refused:
-                # UNKNOWN_TOPIC_OR_PARTITION, or LEADER_NOT_AVAILABLE while an auto-created
-                # topic gets its leaders (clients ask again), or why creation failed
-                code = created.get(name, 3)
-                topics.append({"error_code": code, "name": name, "partitions": []})
+        for t in answer.topics:
+            if t.error is not None:
+                # UNKNOWN_TOPIC_OR_PARTITION, TOPIC_AUTHORIZATION_FAILED, or LEADER_NOT_AVAILABLE
+                # while an auto-created topic gets its leaders (clients ask again)
+                topics.append({"error_code": _code(t.error), "name": t.name, "partitions": []})
                 continue
-            parts = []
-            for st in states:
-                leader = st["leader"] if st["leader"] in live else -1
-                parts.append({
-                    "error_code": 0 if leader >= 0 else 5,  # LEADER_NOT_AVAILABLE
-                    "partition_index": st["partition"], "leader_id": leader, "leader_epoch": st["leader_epoch"],
-                    "replica_nodes": list(st["replicas"]), "isr_nodes": list(st["isr"]),
-                    "offline_replicas": [r for r in st["replicas"] if r not in live],
-                })
-            topics.append({"error_code": 0, "name": name, "is_internal": name.startswith("__"), "partitions": parts})
-        brokers = [{"node_id": b["id"], "host": b["host"], "port": b["port"]} for b in self._brokers(conn)]
-        return {"brokers": brokers, "cluster_id": self.broker.cluster_id or None,
-                "controller_id": md.controller_id, "topics": topics}
+            topics.append({"error_code": 0, "name": t.name, "is_internal": t.name.startswith("__"), "partitions": [{
+                "error_code": _code(p.error), "partition_index": p.partition,
+                "leader_id": p.leader if p.error is None else -1, "leader_epoch": p.leader_epoch,
+                "replica_nodes": p.replicas, "isr_nodes": p.isr, "offline_replicas": p.offline_replicas,
+            } for p in t.partitions]})
+        return {"brokers": [{"node_id": b.id, "host": b.host, "port": b.port} for b in answer.brokers],
+                "cluster_id": answer.cluster_id or None, "controller_id": answer.controller_id, "topics": topics}
 
     async def describe_cluster(self, version: int, req: dict, conn: Connection) -> dict:
-        brokers = [{"broker_id": b["id"], "host": b["host"], "port": b["port"]} for b in self._brokers(conn)]
-        return {"error_code": 0, "endpoint_type": 1, "cluster_id": self.broker.cluster_id,
-                "controller_id": self.broker.metadata.controller_id, "brokers": brokers}
+        cluster = self.layer.cluster
+        brokers = [{"broker_id": b.id, "host": b.host, "port": b.port} for b in cluster.endpoints.brokers(conn.context())]
+        return {"error_code": 0, "endpoint_type": 1, "cluster_id": cluster.cluster_id(),
+                "controller_id": cluster.metadata.controller_id, "brokers": brokers}
 
     async def init_producer_id(self, version: int, req: dict, conn: Connection) -> dict:
         """Idempotent producers get a new producer id with epoch 0, as Kafka does when the
         transactional id is null (also when an older id and epoch are given, v3+)."""
         try:
-            answer = await self.broker.h_init_producer_id({"transactional_id": req["transactional_id"]})
+            answer = await self.layer.data.init_producer_id(
+                InitProducerIdRequest(transactional_id=req["transactional_id"]), conn.context())
         except KafkaError as exc:
             return {"error_code": exc.code.code, "producer_id": -1, "producer_epoch": -1}
-        return {"error_code": 0, "producer_id": answer["producer_id"], "producer_epoch": answer["producer_epoch"]}
+        return {"error_code": 0, "producer_id": answer.producer_id, "producer_epoch": answer.producer_epoch}
 
     # -- produce ------------------------------------------------------------------------
     async def produce(self, version: int, req: dict, conn: Connection) -> dict | None:
         acks = req["acks"]
-        flat = [{"topic": t["name"], "partition": p["index"], "records": p["records"]}
-                for t in req["topic_data"] for p in t["partition_data"]]
+        flat = [(t["name"], p["index"], p["records"]) for t in req["topic_data"] for p in t["partition_data"]]
+        results: list[dict] = []
         if acks not in (-1, 0, 1):
             exc: KafkaError = InvalidRequiredAcksError(f"acks must be -1, 0 or 1, not {acks}")
-            results = [{"topic": m["topic"], "partition": m["partition"], "base_offset": -1, "log_start_offset": -1,
-                        "error_code": exc.code.code, "message": exc.message} for m in flat]
+            results = [{"topic": t, "index": p, "error_code": exc.code.code, "error_message": exc.message,
+                        "base_offset": -1, "log_start_offset": -1} for t, p, _ in flat]
         else:
-            ok = [m for m in flat if m["records"] is not None]
-            results = await self.rm.produce({"acks": acks, "timeout_ms": max(0, req["timeout_ms"]), "partitions": ok})
-            for m in flat:
-                if m["records"] is None:
-                    results.append({"topic": m["topic"], "partition": m["partition"], "base_offset": -1,
-                                    "log_start_offset": -1, "error_code": 87, "message": "no records"})  # INVALID_RECORD
+            ok = [ProducePartition(topic=t, partition=p, records=r) for t, p, r in flat if r is not None]
+            answer = await self.layer.data.produce(ProduceRequest(acks=acks, timeout_ms=max(0, req["timeout_ms"]),
+                                                                  partitions=ok), conn.context())
+            results = [{"topic": e.topic, "index": e.partition, "error_code": _code(e.error),
+                        "error_message": e.error.message if e.error else None, "base_offset": e.base_offset,
+                        "log_start_offset": e.log_start_offset} for e in answer.partitions]
+            missing = InvalidRecordError("no records")
+            results += [{"topic": t, "index": p, "error_code": _code(missing), "error_message": missing.message,
+                         "base_offset": -1, "log_start_offset": -1} for t, p, r in flat if r is None]
         if acks == 0:
             # Kafka answers nothing; on an error it closes the connection so that the
             # client refreshes its metadata.
             if any(r["error_code"] for r in results):
                 conn.close_after = True
             return None
-        responses = []
-        for topic, entries in _group(results).items():
-            responses.append({"name": topic, "partition_responses": [{
-                "index": e["partition"], "error_code": e["error_code"], "base_offset": e["base_offset"],
-                "log_append_time_ms": -1, "log_start_offset": e["log_start_offset"],
-                "error_message": e.get("message") or None,
-            } for e in entries]})
-        return {"responses": responses}
+        by_topic: dict[str, list[dict]] = {}
+        for r in results:
+            topic = r.pop("topic")
+            r["log_append_time_ms"] = -1
+            by_topic.setdefault(topic, []).append(r)
+        return {"responses": [{"name": t, "partition_responses": ps} for t, ps in by_topic.items()]}
 
     # -- fetch --------------------------------------------------------------------------
     async def fetch(self, version: int, req: dict, conn: Connection) -> dict:
-        parts = [{"topic": t["topic"], "partition": p["partition"], "fetch_offset": p["fetch_offset"],
-                  "current_leader_epoch": p["current_leader_epoch"], "partition_max_bytes": max(0, p["partition_max_bytes"])}
+        parts = [FetchPartition(topic=t["topic"], partition=p["partition"], fetch_offset=p["fetch_offset"],
+                                current_leader_epoch=p["current_leader_epoch"],
+                                partition_max_bytes=max(0, p["partition_max_bytes"]))
                  for t in req["topics"] for p in t["partitions"]]
         if req["replica_id"] >= 0:
             # Replication stays on the brokers' own protocol; a replica fetch here is
             # refused as Kafka refuses one without the ClusterAction permission.
-            exc = ClusterAuthorizationFailedError(
+            refused = ClusterAuthorizationFailedError(
                 "replica fetches are served on the inter-broker (msgpack/HTTP) listener only")
-            results = [{**m, "error_code": exc.code.code, "high_watermark": -1, "log_start_offset": -1, "records": None}
-                       for m in parts]
+            topics = _by_topic(parts, lambda m: {
+                "partition_index": m.partition, "error_code": _code(refused),  # type: ignore[attr-defined]
+                "high_watermark": -1, "last_stable_offset": -1, "log_start_offset": -1,
+                "aborted_transactions": None, "preferred_read_replica": -1, "records": None})
         else:
-            results = await self.rm.fetch({
-                "replica_id": -1, "max_wait_ms": min(max(0, req["max_wait_ms"]), MAX_WAIT_MS),
-                "min_bytes": max(0, req["min_bytes"]), "max_bytes": max(0, req["max_bytes"]), "partitions": parts,
-            })
-        responses = []
-        for topic, entries in _group(results).items():
-            responses.append({"topic": topic, "partitions": [{
-                "partition_index": e["partition"], "error_code": e["error_code"],
-                "high_watermark": e["high_watermark"], "last_stable_offset": e["high_watermark"],
-                "log_start_offset": e["log_start_offset"], "aborted_transactions": None,
-                "preferred_read_replica": -1, "records": e["records"] if e["error_code"] == 0 else None,
-            } for e in entries]})
-        return {"error_code": 0, "session_id": 0, "responses": responses}
+            answer = await self.layer.data.fetch(FetchRequest(
+                replica_id=-1, max_wait_ms=min(max(0, req["max_wait_ms"]), MAX_WAIT_MS),
+                min_bytes=max(0, req["min_bytes"]), max_bytes=max(0, req["max_bytes"]), partitions=parts),
+                conn.context())
+            topics = _by_topic(answer.partitions, lambda e: {
+                "partition_index": e.partition, "error_code": _code(e.error),  # type: ignore[attr-defined]
+                "high_watermark": e.high_watermark, "last_stable_offset": e.high_watermark,  # type: ignore[attr-defined]
+                "log_start_offset": e.log_start_offset, "aborted_transactions": None,  # type: ignore[attr-defined]
+                "preferred_read_replica": -1, "records": e.records if e.error is None else None})  # type: ignore[attr-defined]
+        return {"error_code": 0, "session_id": 0,
+                "responses": [{"topic": t, "partitions": ps} for t, ps in topics.items()]}
 
     # -- offsets --------------------------------------------------------------------------
     async def list_offsets(self, version: int, req: dict, conn: Connection) -> dict:
-        parts = [{"topic": t["name"], "partition": p["partition_index"], "timestamp": p["timestamp"],
-                  "current_leader_epoch": p["current_leader_epoch"]}
+        parts = [ListOffsetsPartition(topic=t["name"], partition=p["partition_index"], timestamp=p["timestamp"],
+                                      current_leader_epoch=p["current_leader_epoch"])
                  for t in req["topics"] for p in t["partitions"]]
         # Replication stays on the inter-broker listener: here everyone is a consumer (-1),
         # whatever replica id it claims (a replica's view needs the cluster credential).
-        results = self.rm.list_offsets({"replica_id": -1, "partitions": parts})
-        topics = []
-        for topic, entries in _group(results).items():
-            topics.append({"name": topic, "partitions": [{
-                "partition_index": e["partition"], "error_code": e["error_code"],
-                "old_style_offsets": [e["offset"]] if e["error_code"] == 0 and e["offset"] >= 0 else [],
-                "timestamp": e.get("timestamp", -1), "offset": e["offset"], "leader_epoch": e["leader_epoch"],
-            } for e in entries]})
-        return {"topics": topics}
+        answer = await self.layer.data.list_offsets(ListOffsetsRequest(replica_id=-1, partitions=parts), conn.context())
+        topics = _by_topic(answer.partitions, lambda e: {
+            "partition_index": e.partition, "error_code": _code(e.error),  # type: ignore[attr-defined]
+            "old_style_offsets": [e.offset] if e.error is None and e.offset >= 0 else [],  # type: ignore[attr-defined]
+            "timestamp": e.timestamp, "offset": e.offset, "leader_epoch": e.leader_epoch})  # type: ignore[attr-defined]
+        return {"topics": [{"name": t, "partitions": ps} for t, ps in topics.items()]}
 
     async def offset_for_leader_epoch(self, version: int, req: dict, conn: Connection) -> dict:
-        parts = [{"topic": t["topic"], "partition": p["partition"], "current_leader_epoch": p["current_leader_epoch"],
-                  "leader_epoch": p["leader_epoch"]}
+        parts = [OffsetForLeaderPartition(topic=t["topic"], partition=p["partition"],
+                                          current_leader_epoch=p["current_leader_epoch"], leader_epoch=p["leader_epoch"])
                  for t in req["topics"] for p in t["partitions"]]
-        results = self.rm.offsets_for_leader_epoch({"replica_id": -1, "partitions": parts})  # as list_offsets
-        topics = []
-        for topic, entries in _group(results).items():
-            topics.append({"topic": topic, "partitions": [{
-                "error_code": e["error_code"], "partition": e["partition"],
-                "leader_epoch": e["leader_epoch"], "end_offset": e["end_offset"],
-            } for e in entries]})
-        return {"topics": topics}
-
+        answer = await self.layer.data.offsets_for_leader_epoch(  # everyone is a consumer, as in list_offsets
+            OffsetsForLeaderEpochRequest(replica_id=-1, partitions=parts), conn.context())
+        topics = _by_topic(answer.partitions, lambda e: {
+            "error_code": _code(e.error), "partition": e.partition,  # type: ignore[attr-defined]
+            "leader_epoch": e.leader_epoch, "end_offset": e.end_offset})  # type: ignore[attr-defined]
+        return {"topics": [{"topic": t, "partitions": ps} for t, ps in topics.items()]}

@@ -18,18 +18,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING
-
+from ...config import BrokerConfig
 from ...protocol.kafka import frames
 from ...protocol.kafka.apis import API_VERSIONS
 from ...protocol.kafka.wire import MalformedFrame
 from ...auth.users import ANONYMOUS, cert_principal
 from ...errors import KafkaError
-from ..security import current_host, current_principal
-from .handlers import PRE_AUTHENTICATION_APIS, Connection, KafkaHandlers
-
-if TYPE_CHECKING:
-    from ..server import Broker
+from ..metrics import Metrics
+from ..security import Security, current_host, current_principal
+from .connection import Connection
+from .handlers import PRE_AUTHENTICATION_APIS, KafkaHandlers
 
 log = logging.getLogger(__name__)
 
@@ -37,16 +35,18 @@ log = logging.getLogger(__name__)
 class KafkaServer:
     """The Kafka listener(s) of one broker and their connection tasks."""
 
-    def __init__(self, broker: "Broker") -> None:
-        self.broker = broker
-        self.handlers = KafkaHandlers(broker)
+    def __init__(self, config: BrokerConfig, security: Security, metrics: Metrics, handlers: KafkaHandlers) -> None:
+        self.config = config
+        self.security = security
+        self.metrics = metrics
+        self.handlers = handlers
         self._servers: list[asyncio.AbstractServer] = []
         self._connections: set[asyncio.Task] = set()
-        self.max_frame = broker.config.get("socket.request.max.bytes")
+        self.max_frame = config.get("socket.request.max.bytes")
 
     def endpoints(self) -> list[tuple[str, int, str]]:
         """``(host, port, listener name)`` of every Kafka socket this broker should listen on."""
-        cfg = self.broker.config
+        cfg = self.config
         out = []
         if cfg.kafka_listen_port is not None:
             out.append((cfg.kafka_listen_host or cfg.listen_host, cfg.kafka_listen_port, "KAFKA"))
@@ -56,7 +56,7 @@ class KafkaServer:
         return out
 
     async def start(self) -> None:
-        security = self.broker.security
+        security = self.security
         for host, port, listener in self.endpoints():
             server = await asyncio.start_server(
                 lambda r, w, listener=listener: self._accept(r, w, listener), host, port, reuse_address=True,
@@ -86,7 +86,7 @@ class KafkaServer:
         peer = writer.get_extra_info("peername")
         conn = Connection(external=listener == "KAFKA_EXTERNAL",
                           peer=f"{peer[0]}:{peer[1]}" if isinstance(peer, (tuple, list)) else str(peer),
-                          listener=listener, sasl=self.broker.security.sasl(listener),
+                          listener=listener, sasl=self.security.sasl(listener),
                           principal=cert_principal(writer.get_extra_info("peercert")) or ANONYMOUS)
         current_host.set(peer[0] if isinstance(peer, (tuple, list)) else "*")
         current_principal.set(conn.principal)  # this task's context: the connection's principal
@@ -109,7 +109,7 @@ class KafkaServer:
                 pass
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, conn: Connection) -> None:
-        metrics = self.broker.metrics
+        metrics = self.metrics
         while True:
             size = int.from_bytes(await reader.readexactly(4), "big", signed=True)
             if conn.raw_sasl_next and 0 <= size <= self.max_frame:
@@ -157,7 +157,7 @@ class KafkaServer:
         closes the connection (Kafka's SaslServerAuthenticator)."""
         conn.raw_sasl_next = False
         try:
-            conn.authenticate(self.broker.security.plain(token))
+            conn.authenticate(self.security.plain(token))
         except KafkaError as exc:
             log.warning("closing Kafka connection from %s: %s", conn.peer, exc)
             raise ConnectionError("SASL authentication failed") from None

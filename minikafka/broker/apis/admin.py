@@ -1,0 +1,101 @@
+"""CreateTopics, DeleteTopics, CreatePartitions, DescribeConfigs, AlterConfigs and
+AlterPartitionReassignments: each a thin step onto :class:`~..topic_admin.TopicAdmin`."""
+from __future__ import annotations
+
+from typing import Callable
+
+from ...errors import InvalidRequestError
+from ...protocol.rpc.types import (
+    AlterConfigsRequest,
+    AlterConfigsResponse,
+    AlterPartitionReassignmentsRequest,
+    AlterPartitionReassignmentsResponse,
+    ConfigEntry,
+    CreatableTopicResult,
+    CreatePartitionsRequest,
+    CreatePartitionsResponse,
+    CreateTopicsRequest,
+    CreateTopicsResponse,
+    DeletableTopicResult,
+    DeleteTopicsRequest,
+    DeleteTopicsResponse,
+    DescribeConfigsRequest,
+    DescribeConfigsResponse,
+    ReassignablePartitionResponse,
+)
+from ..topic_admin import CONFIG_SOURCE_NAMES, ConfigEntry as SettingEntry, NewTopic, TopicAdmin
+from .context import RequestContext
+
+
+def changes(set_: dict[str, str], delete: list[str]) -> Callable[[dict], dict]:
+    """``current -> new`` overrides: ``delete`` removed, then ``set_`` applied
+    (INVALID_REQUEST when a name is both set and deleted)."""
+    overlap = set(set_) & set(delete)
+    if overlap:
+        raise InvalidRequestError(f"configs both set and deleted: {', '.join(sorted(overlap))}")
+
+    def change(current: dict) -> dict:
+        new = {k: v for k, v in current.items() if k not in delete}
+        new.update(set_)
+        return new
+    return change
+
+
+class AdminApis:
+    """Topic administration, the same for both listeners."""
+
+    def __init__(self, topic_admin: TopicAdmin) -> None:
+        self.topic_admin = topic_admin
+
+    async def create_topics(self, req: CreateTopicsRequest, ctx: RequestContext) -> CreateTopicsResponse:
+        topics = [NewTopic(t.name, t.num_partitions, t.replication_factor, t.config, t.assignment) for t in req.topics]
+        errors = await self.topic_admin.create_topics(topics, req.validate_only, req.timeout_ms)
+        return CreateTopicsResponse(topics=[CreatableTopicResult(name=t.name, error=e) for t, e in zip(topics, errors)])
+
+    async def delete_topics(self, req: DeleteTopicsRequest, ctx: RequestContext) -> DeleteTopicsResponse:
+        errors = await self.topic_admin.delete_topics(req.topics, req.timeout_ms)
+        return DeleteTopicsResponse(topics=[DeletableTopicResult(name=n, error=e) for n, e in zip(req.topics, errors)])
+
+    async def create_partitions(self, req: CreatePartitionsRequest, ctx: RequestContext) -> CreatePartitionsResponse:
+        added = await self.topic_admin.create_partitions(req.topic, req.count, req.assignments, req.validate_only)
+        if added and not req.validate_only and req.timeout_ms > 0:
+            await self.topic_admin.wait_led(req.topic, req.count, req.timeout_ms)
+        return CreatePartitionsResponse(partitions=added)
+
+    async def describe_configs(self, req: DescribeConfigsRequest, ctx: RequestContext) -> DescribeConfigsResponse:
+        entries = await self.settings(req.topic, req.broker)
+        return DescribeConfigsResponse(configs=[ConfigEntry(
+            name=e.name, value=e.value, source=CONFIG_SOURCE_NAMES[e.source], documentation=e.documentation,
+            read_only=e.read_only) for e in entries])
+
+    async def settings(self, topic: str | None, broker: str | None) -> list[SettingEntry]:
+        """A topic's settings or a broker's (give exactly one), as DescribeConfigs lists them."""
+        if (topic is None) == (broker is None):
+            raise InvalidRequestError("give either topic or broker")
+        if topic is not None:
+            return await self.topic_admin.describe_topic(topic)
+        assert broker is not None
+        return self.topic_admin.describe_broker(broker)
+
+    async def alter_configs(self, req: AlterConfigsRequest, ctx: RequestContext) -> AlterConfigsResponse:
+        await self.alter(req.topic, req.broker, changes(req.set, req.delete), req.validate_only)
+        return AlterConfigsResponse()
+
+    async def alter(self, topic: str | None, broker: str | None, change: Callable[[dict], dict],
+                    validate_only: bool) -> None:
+        """Apply ``change(current) -> new`` to a topic's overrides or a broker's dynamic
+        settings (give exactly one)."""
+        if (topic is None) == (broker is None):
+            raise InvalidRequestError("give either topic or broker")
+        if topic is not None:
+            await self.topic_admin.alter_topic(topic, change, validate_only)
+        else:
+            assert broker is not None
+            await self.topic_admin.alter_broker(broker, change, validate_only)
+
+    async def alter_partition_reassignments(self, req: AlterPartitionReassignmentsRequest,
+                                            ctx: RequestContext) -> AlterPartitionReassignmentsResponse:
+        moves = [(m.topic, m.partition, list(m.replicas)) for m in req.partitions]
+        errors = await self.topic_admin.reassign(moves)
+        return AlterPartitionReassignmentsResponse(partitions=[
+            ReassignablePartitionResponse(topic=t, partition=p, error=e) for (t, p, _), e in zip(moves, errors)])

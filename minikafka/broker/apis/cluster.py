@@ -1,0 +1,142 @@
+"""Metadata, ApiVersions, Events and ReplicaState: what the cluster looks like from here."""
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from typing import Callable
+
+from ...errors import (
+    KafkaError,
+    LeaderNotAvailableError,
+    TopicAuthorizationFailedError,
+    TopicAlreadyExistsError,
+    UnknownTopicOrPartitionError,
+)
+from ...protocol.rpc.messages import APIS
+from ...protocol.rpc.types import (
+    ApiVersionsRequest,
+    ApiVersionsResponse,
+    Event,
+    EventsRequest,
+    EventsResponse,
+    MetadataRequest,
+    MetadataResponse,
+    PartitionMetadata,
+    ReplicaStateRequest,
+    ReplicaStateResponse,
+    TopicMetadata,
+    decode_ReplicaState,
+)
+from ..metadata_cache import MetadataCache
+from ..metrics import Metrics
+from ..replica_manager import ReplicaManager
+from ..security import Security
+from ..services import PeerCall
+from ..topic_admin import NewTopic, TopicAdmin
+from ...config import BrokerConfig
+from .context import RequestContext
+from .endpoints import Endpoints
+
+
+class ClusterApis:
+    """The cluster as this broker knows it: its metadata cache, its events, its replicas."""
+
+    def __init__(self, config: BrokerConfig, metadata: MetadataCache, endpoints: Endpoints, security: Security,
+                 topic_admin: TopicAdmin, replicas: ReplicaManager, metrics: Metrics, events: deque[dict],
+                 cluster_id: Callable[[], str], call: PeerCall) -> None:
+        self.config = config
+        self.broker_id = config.broker_id
+        self.metadata = metadata
+        self.endpoints = endpoints
+        self.security = security
+        self.topic_admin = topic_admin
+        self.replicas = replicas
+        self.metrics = metrics
+        self.events_log = events
+        self.cluster_id = cluster_id
+        self.call = call
+
+    async def metadata_(self, req: MetadataRequest, ctx: RequestContext) -> MetadataResponse:
+        """Brokers for the request's listener, the controller, and each topic's partitions
+        from the metadata cache.  Topics the caller may not Describe are answered
+        TOPIC_AUTHORIZATION_FAILED; with allow_auto_topic_creation and the broker's
+        auto.create.topics.enable, unknown topics named in the request are created and
+        answered LEADER_NOT_AVAILABLE until they have leaders (clients ask again)."""
+        md = self.metadata
+        names, refused = self.security.describable(req.topics, md.topics())
+        failures: dict[str, KafkaError] = {t: TopicAuthorizationFailedError(
+            f"not authorized to Describe (or Create) topic {t!r}") for t in refused}
+        unknown = [t for t in names if not md.partitions_of(t) and t not in refused]
+        if unknown and req.topics and req.allow_auto_topic_creation and self.config.get("auto.create.topics.enable"):
+            failures.update(await self.auto_create_topics(unknown))
+        live = set(md.brokers) or {self.broker_id}
+        topics = []
+        for t in names:
+            states = md.partitions_of(t)
+            if t in refused or not states:
+                err = failures.get(t) or UnknownTopicOrPartitionError(f"topic {t!r} does not exist")
+                topics.append(TopicMetadata(name=t, partitions=[], error=err))
+                continue
+            parts = []
+            for st in states:
+                leader = st["leader"]
+                err_p = None if leader >= 0 and leader in live else LeaderNotAvailableError("partition is offline")
+                parts.append(PartitionMetadata(
+                    partition=st["partition"], leader=leader, leader_epoch=st["leader_epoch"],
+                    replicas=list(st["replicas"]), isr=list(st["isr"]),
+                    offline_replicas=[r for r in st["replicas"] if r not in live], error=err_p))
+            topics.append(TopicMetadata(name=t, partitions=parts))
+        return MetadataResponse(cluster_id=self.cluster_id(), controller_id=md.controller_id,
+                                controller_epoch=md.controller_epoch, brokers=self.endpoints.brokers(ctx), topics=topics)
+
+    async def auto_create_topics(self, names: list[str]) -> dict[str, KafkaError]:
+        """Kafka's auto.create.topics.enable: create ``names`` with the broker defaults
+        (num.partitions, default.replication.factor).  Each name's Metadata error:
+        LEADER_NOT_AVAILABLE when it was created or already exists, else why creation
+        failed (INVALID_TOPIC_EXCEPTION, INVALID_REPLICATION_FACTOR with too few brokers,
+        TOPIC_AUTHORIZATION_FAILED without Create)."""
+        new = [NewTopic(n, self.config.get("num.partitions"), self.config.get("default.replication.factor"), {})
+               for n in names]
+        errors = await self.topic_admin.create_topics(new, validate_only=False, timeout_ms=0)
+        out: dict[str, KafkaError] = {}
+        for n, err in zip(names, errors):
+            if err is None or isinstance(err, TopicAlreadyExistsError):
+                out[n] = LeaderNotAvailableError("created; waiting for its leaders")
+            else:
+                out[n] = err
+        return out
+
+    async def api_versions(self, req: ApiVersionsRequest, ctx: RequestContext) -> ApiVersionsResponse:
+        return ApiVersionsResponse(apis=sorted(APIS), broker_id=self.broker_id)
+
+    async def events(self, req: EventsRequest, ctx: RequestContext) -> EventsResponse:
+        """This broker's recent events (with ``cluster``, every live broker's, merged by time)."""
+        since, limit = req.since, req.limit
+        events = [e for e in self.events_log if e["ts"] > since]
+        if req.cluster:
+            async def remote(host: str, port: int) -> list[dict]:
+                try:
+                    r = await self.call(host, port, "events", {"since": since, "limit": limit}, 2.0)
+                    return r["events"]
+                except KafkaError:
+                    return []
+            others = [hp for b, hp in self.metadata.brokers.items() if b != self.broker_id]
+            for got in await asyncio.gather(*(remote(*o) for o in others)):
+                events.extend(got)
+        events.sort(key=lambda e: (e["ts"], e["broker"]))
+        return EventsResponse(events=[Event(ts=e["ts"], broker=e["broker"], kind=e["kind"], text=e["text"])
+                                      for e in events[-limit:]])
+
+    def replica_state(self, partitions: list[tuple[str, int, int | None]] | None,
+                      checksum_upto: int | None) -> list[dict]:
+        """The local replicas' snapshots, each with what consumers fetched from it as leader
+        (``fetched_records``, ``fetched_bytes``: counters the dashboard turns into rates)."""
+        out = self.replicas.replica_state(partitions, checksum_upto)
+        for r in out:
+            r["fetched_records"], r["fetched_bytes"] = self.metrics.consumer_fetched.get((r["topic"], r["partition"]), (0, 0))
+        return out
+
+    async def replica_state_(self, req: ReplicaStateRequest, ctx: RequestContext) -> ReplicaStateResponse:
+        wanted = None if req.partitions is None else [(x.topic, x.partition, x.checksum_upto) for x in req.partitions]
+        return ReplicaStateResponse(broker_id=self.broker_id,
+                                    replicas=[decode_ReplicaState(r) for r in self.replica_state(wanted, req.checksum_upto)])

@@ -1,0 +1,68 @@
+"""Produce, Fetch, ListOffsets, OffsetsForLeaderEpoch, DeleteRecords and InitProducerId."""
+from __future__ import annotations
+
+from ...errors import CoordinatorLoadInProgressError, InvalidRequestError
+from ...protocol.rpc.types import (
+    DeleteRecordsRequest,
+    DeleteRecordsResponse,
+    FetchRequest,
+    FetchResponse,
+    InitProducerIdRequest,
+    InitProducerIdResponse,
+    ListOffsetsRequest,
+    ListOffsetsResponse,
+    OffsetsForLeaderEpochRequest,
+    OffsetsForLeaderEpochResponse,
+    ProduceRequest,
+    ProduceResponse,
+)
+from ..producer_ids import ProducerIdManager
+from ..replica_manager import ReplicaManager
+from ..zk_errors import ZK_UNREACHABLE
+from .context import RequestContext
+
+
+class DataApis:
+    """The data plane: records in and out of partition leaders."""
+
+    def __init__(self, broker_id: int, replicas: ReplicaManager, producer_ids: ProducerIdManager) -> None:
+        self.broker_id = broker_id
+        self.replicas = replicas
+        self.producer_ids = producer_ids
+
+    async def produce(self, req: ProduceRequest, ctx: RequestContext) -> ProduceResponse:
+        """Append to the leaders; acks=-1 waits for the high watermark (the produce
+        purgatory).  acks=0 is answered with no partitions (the Kafka listener sends no
+        answer at all)."""
+        parts = await self.replicas.produce(req)
+        return ProduceResponse(partitions=[] if req.acks == 0 else parts)
+
+    async def fetch(self, req: FetchRequest, ctx: RequestContext) -> FetchResponse:
+        """Read from the leaders, waiting in the fetch purgatory for min_bytes or max_wait_ms.
+        replica_id >= 0 is a follower (the msgpack listener lets only holders of the cluster
+        credential send one)."""
+        return FetchResponse(partitions=await self.replicas.fetch(req))
+
+    async def list_offsets(self, req: ListOffsetsRequest, ctx: RequestContext) -> ListOffsetsResponse:
+        return ListOffsetsResponse(partitions=self.replicas.list_offsets(req))
+
+    async def offsets_for_leader_epoch(self, req: OffsetsForLeaderEpochRequest,
+                                       ctx: RequestContext) -> OffsetsForLeaderEpochResponse:
+        return OffsetsForLeaderEpochResponse(partitions=self.replicas.offsets_for_leader_epoch(req))
+
+    async def delete_records(self, req: DeleteRecordsRequest, ctx: RequestContext) -> DeleteRecordsResponse:
+        return DeleteRecordsResponse(partitions=await self.replicas.delete_records(req))
+
+    async def init_producer_id(self, req: InitProducerIdRequest, ctx: RequestContext) -> InitProducerIdResponse:
+        """A new producer id with epoch 0 for an idempotent producer (transactions are not
+        served: a transactional id is INVALID_REQUEST)."""
+        if req.transactional_id is not None:
+            raise InvalidRequestError("transactions are not supported: only idempotent producers "
+                                      "(transactional_id nil) get a producer id")
+        try:
+            pid = await self.producer_ids.generate()
+        except ZK_UNREACHABLE as exc:
+            raise CoordinatorLoadInProgressError(
+                f"broker {self.broker_id} has no producer ids left and ZooKeeper, which hands out the next block, "
+                f"does not answer ({exc.__class__.__name__}); try again") from None
+        return InitProducerIdResponse(producer_id=pid, producer_epoch=0)

@@ -1,0 +1,133 @@
+"""The consumer-group APIs, answered by the broker's :class:`~..coordinator.GroupCoordinator`."""
+from __future__ import annotations
+
+from ...errors import CoordinatorNotAvailableError, KafkaError
+from ...protocol.rpc.types import (
+    DeletedGroup,
+    DeleteGroupsRequest,
+    DeleteGroupsResponse,
+    DescribedGroup,
+    DescribedMember,
+    DescribeGroupsRequest,
+    DescribeGroupsResponse,
+    FindCoordinatorRequest,
+    FindCoordinatorResponse,
+    HeartbeatRequest,
+    HeartbeatResponse,
+    JoinGroupMember,
+    JoinGroupRequest,
+    JoinGroupResponse,
+    LeaveGroupMemberResponse,
+    LeaveGroupRequest,
+    LeaveGroupResponse,
+    ListedGroup,
+    ListGroupsRequest,
+    ListGroupsResponse,
+    OffsetCommitPartitionResponse,
+    OffsetCommitRequest,
+    OffsetCommitResponse,
+    OffsetFetchPartition,
+    OffsetFetchRequest,
+    OffsetFetchResponse,
+    SyncGroupRequest,
+    SyncGroupResponse,
+)
+from ..coordinator import GroupCoordinator
+from .context import RequestContext
+from .endpoints import Endpoints
+
+
+def _dead(group_id: str, error: KafkaError | None) -> DescribedGroup:
+    return DescribedGroup(group_id=group_id, state="Dead", generation=-1, protocol_type="", protocol="", leader="",
+                          members=[], error=error)
+
+
+class GroupApis:
+    """FindCoordinator, JoinGroup, SyncGroup, Heartbeat, LeaveGroup, OffsetCommit,
+    OffsetFetch, ListGroups, DescribeGroups and DeleteGroups."""
+
+    def __init__(self, coordinator: GroupCoordinator, endpoints: Endpoints) -> None:
+        self.c = coordinator
+        self.endpoints = endpoints
+
+    async def find_coordinator(self, req: FindCoordinatorRequest, ctx: RequestContext) -> FindCoordinatorResponse:
+        node = await self.c.find_coordinator(req.key)
+        b = self.endpoints.of(node, ctx)
+        if b is None:
+            raise CoordinatorNotAvailableError(f"coordinator broker {node} is not alive"
+                                               + (" or has no Kafka listener" if ctx.kafka else ""))
+        return FindCoordinatorResponse(node_id=node, host=b.host, port=b.port)
+
+    async def join_group(self, req: JoinGroupRequest, ctx: RequestContext,
+                         require_known_id: bool = False) -> JoinGroupResponse:
+        """``require_known_id``: a first join gets MEMBER_ID_REQUIRED with its new id
+        (KIP-394, Kafka's JoinGroup v4+)."""
+        a = await self.c.join_group(req.group_id, req.member_id, req.group_instance_id, req.client_id or ctx.client_id,
+                                    ctx.client_host, req.session_timeout_ms, req.rebalance_timeout_ms,
+                                    req.protocol_type, [(p.name, p.metadata) for p in req.protocols],
+                                    require_known_id=require_known_id)
+        return JoinGroupResponse(
+            generation_id=a.generation, protocol_type=a.protocol_type or "", protocol_name=a.protocol or "",
+            leader=a.leader, member_id=a.member_id,
+            members=[JoinGroupMember(member_id=m, group_instance_id=i, metadata=md) for m, i, md in a.members],
+            error=a.error)
+
+    async def sync_group(self, req: SyncGroupRequest, ctx: RequestContext) -> SyncGroupResponse:
+        assignments = {a.member_id: a.assignment for a in req.assignments} or None
+        a = await self.c.sync_group(req.group_id, req.member_id, req.group_instance_id, req.generation_id, assignments)
+        return SyncGroupResponse(protocol_type=a.protocol_type or "", protocol_name=a.protocol or "",
+                                 assignment=a.assignment, error=a.error)
+
+    async def heartbeat(self, req: HeartbeatRequest, ctx: RequestContext) -> HeartbeatResponse:
+        self.c.heartbeat(req.group_id, req.member_id, req.group_instance_id, req.generation_id)
+        return HeartbeatResponse()
+
+    async def leave_group(self, req: LeaveGroupRequest, ctx: RequestContext) -> LeaveGroupResponse:
+        members = [(m.member_id, m.group_instance_id) for m in req.members]
+        errs = self.c.leave_group(req.group_id, members)
+        return LeaveGroupResponse(members=[LeaveGroupMemberResponse(member_id=m, group_instance_id=i, error=e)
+                                           for (m, i), e in zip(members, errs)])
+
+    async def offset_commit(self, req: OffsetCommitRequest, ctx: RequestContext) -> OffsetCommitResponse:
+        entries = [(o.topic, o.partition, o.offset, o.leader_epoch, o.metadata) for o in req.offsets]
+        errs = await self.c.commit_offsets(req.group_id, req.member_id, req.group_instance_id, req.generation_id, entries)
+        return OffsetCommitResponse(partitions=[OffsetCommitPartitionResponse(topic=t, partition=p, error=e)
+                                                for (t, p, *_), e in zip(entries, errs)])
+
+    async def offset_fetch(self, req: OffsetFetchRequest, ctx: RequestContext) -> OffsetFetchResponse:
+        wanted = None if req.partitions is None else [(x.topic, x.partition) for x in req.partitions]
+        got = self.c.fetch_offsets(req.group_id, wanted)
+        return OffsetFetchResponse(partitions=[OffsetFetchPartition(
+            topic=t, partition=p, offset=v.offset if v else -1, leader_epoch=v.leader_epoch if v else -1,
+            metadata=v.metadata if v else "") for t, p, v in got])
+
+    async def list_groups(self, req: ListGroupsRequest, ctx: RequestContext) -> ListGroupsResponse:
+        return ListGroupsResponse(groups=[
+            ListedGroup(group_id=g.group_id, protocol_type=g.protocol_type or "", state=g.state.value)
+            for g in sorted(self.c.list_groups(), key=lambda g: g.group_id)])
+
+    def describe(self, group_id: str) -> DescribedGroup:
+        """One group as DescribeGroups answers it (Dead, with no members, when not known here)."""
+        try:
+            g = self.c.describe_group(group_id)
+        except KafkaError as exc:
+            return _dead(group_id, exc)
+        if g is None:
+            return _dead(group_id, None)
+        d = g.describe()
+        return DescribedGroup(group_id=group_id, state=d["state"], generation=d["generation"],
+                              protocol_type=d["protocol_type"], protocol=d["protocol"], leader=d["leader"],
+                              members=[DescribedMember(**m) for m in d["members"]])
+
+    async def describe_groups(self, req: DescribeGroupsRequest, ctx: RequestContext) -> DescribeGroupsResponse:
+        return DescribeGroupsResponse(groups=[self.describe(gid) for gid in req.groups])
+
+    async def delete_groups(self, req: DeleteGroupsRequest, ctx: RequestContext) -> DeleteGroupsResponse:
+        out = []
+        for gid in req.groups:
+            try:
+                await self.c.delete_group(gid)
+                out.append(DeletedGroup(group_id=gid))
+            except KafkaError as exc:
+                out.append(DeletedGroup(group_id=gid, error=exc))
+        return DeleteGroupsResponse(groups=out)

@@ -1,0 +1,48 @@
+"""The request layer's table: every msgpack API name to its one handler."""
+from __future__ import annotations
+
+from typing import Any, Awaitable, Callable
+
+from ...protocol.rpc.messages import APIS
+from .acls import AclApis
+from .admin import AdminApis
+from .cluster import ClusterApis
+from .context import RequestContext
+from .control import ControlApis
+from .data import DataApis
+from .groups import GroupApis
+
+Handler = Callable[[Any, RequestContext], Awaitable[Any]]
+
+
+class RequestLayer:
+    """One broker's handlers, by area (:mod:`minikafka.broker.apis`), and by API name."""
+
+    def __init__(self, data: DataApis, cluster: ClusterApis, admin: AdminApis, control: ControlApis,
+                 groups: GroupApis, acls: AclApis) -> None:
+        self.data = data
+        self.cluster = cluster
+        self.admin = admin
+        self.control = control
+        self.groups = groups
+        self.acls = acls
+        self.handlers: dict[str, Handler] = {
+            "produce": data.produce, "fetch": data.fetch, "list_offsets": data.list_offsets,
+            "offsets_for_leader_epoch": data.offsets_for_leader_epoch, "delete_records": data.delete_records,
+            "init_producer_id": data.init_producer_id,
+            "metadata": cluster.metadata_, "api_versions": cluster.api_versions, "events": cluster.events,
+            "replica_state": cluster.replica_state_,
+            "create_topics": admin.create_topics, "delete_topics": admin.delete_topics,
+            "create_partitions": admin.create_partitions, "describe_configs": admin.describe_configs,
+            "alter_configs": admin.alter_configs, "alter_partition_reassignments": admin.alter_partition_reassignments,
+            "leader_and_isr": control.leader_and_isr, "update_metadata": control.update_metadata,
+            "stop_replica": control.stop_replica, "controlled_shutdown": control.controlled_shutdown,
+            "elect_leaders": control.elect_leaders,
+            "find_coordinator": groups.find_coordinator, "join_group": groups.join_group,
+            "sync_group": groups.sync_group, "heartbeat": groups.heartbeat, "leave_group": groups.leave_group,
+            "offset_commit": groups.offset_commit, "offset_fetch": groups.offset_fetch,
+            "list_groups": groups.list_groups, "describe_groups": groups.describe_groups,
+            "delete_groups": groups.delete_groups,
+            "create_acls": acls.create_acls, "describe_acls": acls.describe_acls, "delete_acls": acls.delete_acls,
+        }
+        assert set(self.handlers) == set(APIS), set(APIS) ^ set(self.handlers)

@@ -1,0 +1,139 @@
+"""The composition root: every service of one broker, built once, each given only what it uses.
+
+Nothing else constructs the services.  The order follows their dependencies: the ports
+(clock, storage, ZooKeeper session, transport), then the stores (metadata cache,
+security and ACLs), the replica manager, the fetchers and the group coordinator (wired
+back to the replica manager with :meth:`~.replica_manager.ReplicaManager.connect`), the
+controller, the request layer (:mod:`.apis`) and the two listeners in front of it.
+"""
+from __future__ import annotations
+
+import asyncio
+import random
+from dataclasses import dataclass, field
+
+from ..config import BrokerConfig
+from ..controller.controller import ControllerHost, KafkaController
+from ..zk.session import ZkSession
+from .acl_store import AclStore
+from .apis.acls import AclApis
+from .apis.admin import AdminApis
+from .apis.cluster import ClusterApis
+from .apis.control import ControlApis, ControllerLink
+from .apis.data import DataApis
+from .apis.endpoints import Endpoints
+from .apis.groups import GroupApis
+from .apis.layer import RequestLayer
+from .config_changes import ConfigChangeListener
+from .coordinator import GroupCoordinator
+from .fetcher import FetcherManager
+from .kafka.handlers import KafkaHandlers
+from .kafka.server import KafkaServer
+from .listeners import Listeners
+from .metadata_cache import MetadataCache
+from .metrics import Metrics
+from .ports import Ports, Transport
+from .producer_ids import ProducerIdManager
+from .replica_manager import ReplicaManager
+from .rpc_listener import RpcListener
+from .security import Security
+from .services import Clock
+from .storage import Storage
+from .tasks import TaskOwner
+from .timeline import Timeline
+from .topic_admin import TopicAdmin
+
+ZK_ACL_USER = "minikafka-broker"  # the digest user of zookeeper.set.acl (docs/security.md)
+
+
+@dataclass
+class Identity:
+    """Who the broker is right now: set by its registration in ZooKeeper."""
+
+    broker_id: int
+    broker_epoch: int = -1  # czxid of the current /brokers/ids/N
+    cluster_id: str = ""
+    stopping: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+@dataclass
+class Services:
+    """One broker's services (see the module docstring for who gets what)."""
+
+    config: BrokerConfig
+    identity: Identity
+    clock: Clock
+    random: random.Random
+    transport: Transport
+    storage: Storage
+    tasks: TaskOwner
+    timeline: Timeline
+    metrics: Metrics
+    metadata: MetadataCache
+    zk: ZkSession
+    listeners: Listeners
+    security: Security
+    acls: AclStore
+    replica_manager: ReplicaManager
+    fetchers: FetcherManager
+    topic_admin: TopicAdmin
+    producer_ids: ProducerIdManager
+    coordinator: GroupCoordinator
+    kafka_controller: KafkaController
+    controller: ControllerLink
+    config_changes: ConfigChangeListener
+    layer: RequestLayer
+    rpc: RpcListener
+    kafka: KafkaServer
+
+
+def assemble(config: BrokerConfig, ports: Ports) -> Services:
+    """Build every service of a broker on ``ports``; nothing runs until the broker starts."""
+    identity = Identity(config.broker_id)
+    clock = ports.clock
+    transport = ports.transport
+    storage = ports.storage(config)
+    tasks = TaskOwner(f"broker-{config.broker_id}")
+    timeline = Timeline(config.broker_id, clock)
+    record = timeline.record
+    metrics = Metrics()
+    metadata = MetadataCache()
+    digest = (ZK_ACL_USER, config.cluster_secret) if config.get("zookeeper.set.acl") and config.cluster_secret else None
+    zk: ZkSession = ports.coordinator(config, digest)
+    listeners = Listeners(config)
+    security = Security(config, metrics)  # raises INVALID_CONFIG on bad security settings
+    acls = AclStore(zk, security.authorizer, on_reload=lambda n: record("acls_loaded", f"broker {config.broker_id}: {n} ACLs"))
+
+    replica_manager = ReplicaManager(config, clock, storage, zk, metrics, security, record)
+    fetchers = FetcherManager(config, replica_manager, metrics, transport.call, lambda: identity.broker_epoch, tasks.spawn)
+    topic_admin = TopicAdmin(config, zk, security, metadata, record)
+    producer_ids = ProducerIdManager(zk, config.broker_id)
+    coordinator = GroupCoordinator(config, clock, ports.random, zk, metadata, security, metrics, record, replica_manager,
+                                   topic_admin, tasks.spawn)
+    replica_manager.connect(fetchers, coordinator.on_leadership)
+
+    kafka_controller = KafkaController(ControllerHost(
+        broker_id=config.broker_id, config=config, zk=zk, record_event=record, count=metrics.count,
+        call=transport.call, stopping=identity.stopping.is_set, now_ms=lambda: int(clock.time() * 1000)))
+    controller = ControllerLink(config.broker_id, zk, kafka_controller)
+    config_changes = ConfigChangeListener(config, zk, replica_manager, record, kafka_controller.config_changed,
+                                          kafka_controller.broker_config_changed)
+
+    endpoints = Endpoints(config.broker_id, metadata, listeners)
+    layer = RequestLayer(
+        data=DataApis(config.broker_id, replica_manager, producer_ids),
+        cluster=ClusterApis(config, metadata, endpoints, security, topic_admin, replica_manager, metrics,
+                            timeline.events, lambda: identity.cluster_id, transport.call),
+        admin=AdminApis(topic_admin),
+        control=ControlApis(config.broker_id, lambda: identity.broker_epoch, zk, metrics, replica_manager, metadata,
+                            listeners, fetchers, controller, security, transport.call),
+        groups=GroupApis(coordinator, endpoints),
+        acls=AclApis(security, acls))
+    rpc = RpcListener(config, layer, metrics, clock)
+    kafka = KafkaServer(config, security, metrics, KafkaHandlers(layer, security, metrics, clock))
+    return Services(config=config, identity=identity, clock=clock, random=ports.random, transport=transport,
+                    storage=storage, tasks=tasks, timeline=timeline, metrics=metrics, metadata=metadata, zk=zk,
+                    listeners=listeners, security=security, acls=acls, replica_manager=replica_manager,
+                    fetchers=fetchers, topic_admin=topic_admin, producer_ids=producer_ids, coordinator=coordinator,
+                    kafka_controller=kafka_controller, controller=controller, config_changes=config_changes,
+                    layer=layer, rpc=rpc, kafka=kafka)

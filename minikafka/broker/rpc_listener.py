@@ -1,0 +1,81 @@
+"""The msgpack/HTTP listener's codec: bytes in, the request layer, bytes out.
+
+``POST /v1/<api>`` takes a msgpack map and answers a msgpack map (docs/protocol.md).
+The body is validated against the API's schema (INVALID_REQUEST names the first bad
+field), turned into the request layer's typed request, answered by its one handler, and
+the typed response turned back into a map.  Every answer carries ``error_code``,
+``error`` and ``message``; bad input never changes stored state and never stops the
+broker: a handler's bug is answered UNKNOWN_SERVER_ERROR, an unreachable ZooKeeper the
+retriable REQUEST_TIMED_OUT.
+"""
+from __future__ import annotations
+
+import logging
+from typing import Any, Callable
+
+from ..auth.acls import ANONYMOUS
+from ..config import BrokerConfig
+from ..errors import ClusterAuthorizationFailedError, KafkaError, RequestTimedOutError, UnknownServerError
+from ..protocol.rpc import codec
+from ..protocol.rpc.types import DECODE_REQUEST, ENCODE_RESPONSE
+from . import cluster_auth
+from .apis.context import RequestContext
+from .apis.layer import RequestLayer
+from .listeners import current_listener
+from .metrics import Metrics
+from .security import current_host, current_principal
+from .services import Clock
+from .zk_errors import ZK_UNREACHABLE
+
+log = logging.getLogger(__name__)
+
+
+class RpcListener:
+    """Answers one broker's msgpack requests: what a transport calls (``dispatch``)."""
+
+    def __init__(self, config: BrokerConfig, layer: RequestLayer, metrics: Metrics, clock: Clock) -> None:
+        self.config = config
+        self.layer = layer
+        self.metrics = metrics
+        self.clock = clock
+
+    async def dispatch(self, api: str, body: bytes, *, remote: str, credential: str | None,
+                       principal: Callable[[], Any]) -> bytes:
+        """Answer one msgpack request.  ``remote`` is the caller's address, ``credential``
+        the cluster credential it sent (or None) and ``principal()`` authenticates it.
+        Every outcome is an answer map, packed."""
+        # the principal is this request's only (a keep-alive connection serves several)
+        token = current_principal.set(ANONYMOUS)
+        try:
+            return codec.pack(await self._answer(api, body, remote, credential, principal))
+        finally:
+            current_principal.reset(token)
+
+    async def _answer(self, api: str, body: bytes, remote: str, credential: str | None,
+                      principal: Callable[[], Any]) -> dict:
+        try:
+            msg = codec.decode_request(api, body)
+            current_host.set(remote or "*")
+            # as in Kafka, ApiVersions needs no authentication
+            who = ANONYMOUS if api == "api_versions" else principal()
+            current_principal.set(who)
+            if cluster_auth.needs_cluster_action(api, msg) and not cluster_auth.allowed(self.config.cluster_secret, credential):
+                self.metrics.count("cluster_authorization_failures")
+                log.warning("refused %s from %s: no valid cluster credential", api, remote)
+                raise ClusterAuthorizationFailedError(
+                    f"{api} is a controller or replica request: it needs the cluster credential")
+            ctx = RequestContext(listener=current_listener.get(), principal=who, client_host=remote)
+            started = self.clock.monotonic()
+            resp = ENCODE_RESPONSE[api](await self.layer.handlers[api](DECODE_REQUEST[api](msg), ctx))
+            self.metrics.observe_request(api, self.clock.monotonic() - started)
+            return resp
+        except KafkaError as exc:
+            self.metrics.count(f"errors_{exc.code.name}")
+            return codec.error_response(exc)
+        except ZK_UNREACHABLE as exc:  # ZooKeeper is down or the session moved: retriable
+            self.metrics.count("errors_REQUEST_TIMED_OUT")
+            return codec.error_response(RequestTimedOutError(
+                f"{api} needs ZooKeeper, which does not answer ({exc.__class__.__name__}); try again"))
+        except Exception as exc:  # a bug: answer UNKNOWN_SERVER_ERROR, keep serving
+            log.exception("%s failed", api)
+            return codec.error_response(UnknownServerError(f"{exc.__class__.__name__}: {exc}"))

@@ -1,0 +1,32 @@
+"""What a transport serves for one broker: its msgpack listener, its Kafka listener and
+the dashboard, with the few services the HTTP side needs (listener choice, TLS and
+principals, error counts)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from ..web.view import BrokerView
+from .kafka.server import KafkaServer
+from .listeners import Listeners
+from .metrics import Metrics
+from .rpc_listener import RpcListener
+from .security import Security
+
+
+@dataclass
+class ServedBroker:
+    """A broker as its transport sees it."""
+
+    broker_id: int
+    rpc: RpcListener
+    kafka: KafkaServer
+    listeners: Listeners
+    security: Security
+    metrics: Metrics
+    web_view: Callable[[], BrokerView]
+
+    async def dispatch(self, api: str, body: bytes, *, remote: str, credential: str | None,
+                       principal: Callable[[], Any]) -> bytes:
+        """Answer one msgpack request (:meth:`RpcListener.dispatch`)."""
+        return await self.rpc.dispatch(api, body, remote=remote, credential=credential, principal=principal)
