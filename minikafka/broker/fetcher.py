@@ -13,6 +13,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from ..errors import KafkaError
+from ..metric_names import FENCED_FETCHES
 from ..replication.partition import PartitionReplica, Role, TruncationMode
 
 if TYPE_CHECKING:
@@ -152,7 +153,7 @@ class Fetcher:
                 if r["error"] in ("FENCED_LEADER_EPOCH", "UNKNOWN_LEADER_EPOCH"):
                     # Kafka logs these at INFO: the follower waits for the controller's
                     # LeaderAndIsr with the new epoch before fetching again
-                    self.broker.metrics.count("fenced_fetches")
+                    self.broker.metrics.count(FENCED_FETCHES)
                     log.info("%s-%d: fetch from broker %d at leader epoch %d refused: %s (%s); waiting for the new "
                              "LeaderAndIsr", tp[0], tp[1], self.leader_id, epoch, r["error"], r["message"])
                 else:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import functools
 import inspect
 import json
 import logging
@@ -57,7 +58,9 @@ from .kafka.server import KafkaServer
 from .listeners import Listeners
 from .producer_ids import ProducerIdManager
 from .metadata_cache import MetadataCache
-from .metrics import Metrics, render_prometheus
+from ..metric_names import (CLUSTER_AUTHORIZATION_FAILURES, FORGED_CONTROLLER_EPOCHS, REQUEST_ERRORS,
+                            STALE_BROKER_EPOCH_REQUESTS)
+from .metrics import Metrics, MetricSources, render_prometheus
 from .replica_manager import ReplicaManager
 from .ports import Ports, real_ports
 from . import cluster_auth
@@ -152,7 +155,18 @@ class Broker:
             cluster_id=lambda: self.cluster_id,
             controller_epoch=lambda: ctl.epoch if (ctl := self.controller) is not None else None,
             local_replicas=lambda: self.replica_state({"partitions": None, "checksum_upto": None}),
-            local_events=lambda: list(self.events), call=self.call, prometheus=lambda: render_prometheus(self),
+            local_events=lambda: list(self.events), call=self.call,
+            prometheus=functools.partial(render_prometheus, self.metrics, MetricSources(
+                info=lambda: {"broker_id": self.broker_id, "storage": self.config.storage, "cluster_id": self.cluster_id},
+                replicas=lambda: self.replica_manager.partitions,
+                min_insync_replicas=lambda topic: int(self.replica_manager.setting(topic, "min.insync.replicas")),
+                controller_epoch=lambda: self.metadata.controller_epoch,
+                live_brokers=lambda: len(self.metadata.brokers),
+                cluster_counts=self.kafka_controller.cluster_counts,
+                controller_queue_size=lambda: self.kafka_controller.queue_size,
+                zookeeper_watches=lambda: len(self.zk.watches),
+                acls=lambda: len(self.security.authorizer.bindings),
+                groups=self.coordinator.list_groups)),
             acls_enabled=self.security.enabled)
 
     # -- events --------------------------------------------------------------------
@@ -301,7 +315,7 @@ class Broker:
             # as in Kafka, ApiVersions needs no authentication
             current_principal.set(ANONYMOUS if api == "api_versions" else principal())
             if cluster_auth.needs_cluster_action(api, msg) and not cluster_auth.allowed(self.config.cluster_secret, credential):
-                self.metrics.count("cluster_authorization_failures")
+                self.metrics.count(CLUSTER_AUTHORIZATION_FAILURES)
                 log.warning("refused %s from %s: no valid cluster credential", api, remote)
                 raise ClusterAuthorizationFailedError(
                     f"{api} is a controller or replica request: it needs the cluster credential")
@@ -309,10 +323,10 @@ class Broker:
             resp = await self.handlers[api](msg)
             self.metrics.observe_request(api, time.monotonic() - started)
         except KafkaError as exc:
-            self.metrics.count(f"errors_{exc.code.name}")
+            self.metrics.count(REQUEST_ERRORS, error=exc.code.name)
             resp = codec.error_response(exc)
         except ZK_UNREACHABLE as exc:  # ZooKeeper is down or the session moved: retriable
-            self.metrics.count("errors_REQUEST_TIMED_OUT")
+            self.metrics.count(REQUEST_ERRORS, error="REQUEST_TIMED_OUT")
             resp = codec.error_response(RequestTimedOutError(
                 f"{api} needs ZooKeeper, which does not answer ({exc.__class__.__name__}); try again"))
         except Exception as exc:  # a bug: answer UNKNOWN_SERVER_ERROR, keep serving
@@ -445,7 +459,7 @@ class Broker:
         got = await self.zk.get(layout.CONTROLLER_EPOCH)
         current = int(got[0]) if got else 0
         if epoch > current:
-            self.metrics.count("forged_controller_epochs")
+            self.metrics.count(FORGED_CONTROLLER_EPOCHS)
             log.warning("refused a request from controller epoch %d: /controller_epoch is %d", epoch, current)
             raise StaleControllerEpochError(f"controller epoch {epoch} is newer than /controller_epoch ({current}): "
                                             "no controller has it")
@@ -462,7 +476,7 @@ class Broker:
         before its session expired), or this process has not registered yet.  Obeying
         it would make a restarted broker, which may have lost its log, a leader."""
         if epoch >= 0 and epoch != self.broker_epoch:
-            self.metrics.count("stale_broker_epoch_requests")
+            self.metrics.count(STALE_BROKER_EPOCH_REQUESTS)
             raise StaleBrokerEpochError(
                 f"broker {self.broker_id}: request for broker epoch {epoch}, but this broker's epoch is "
                 f"{self.broker_epoch if self.broker_epoch >= 0 else 'not known yet (not registered)'}")
