@@ -18,7 +18,7 @@ import bisect
 import collections
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Protocol, Sized
 
 from .. import metric_names as M
 from ..metric_names import COUNTER, GAUGE, HISTOGRAM, LATENCY_BUCKETS, Metric
@@ -103,7 +103,7 @@ class Metrics:
             raise UndeclaredMetricError(f"{metric!r} is not a declared counter")
         return self._counters[metric].get(self._key(metric, labels), 0)
 
-    def counter_samples(self, metric: Metric) -> list[tuple[dict[str, Any] | None, float]]:
+    def counter_samples(self, metric: Metric) -> Samples:
         values = self._counters[metric]
         if not metric.labels:
             return [(None, values.get((), 0))]
@@ -139,38 +139,54 @@ class Metrics:
 # ---------------------------------------------------------------- what /metrics reads
 
 class LogView(Protocol):
-    log_start_offset: int
-    size_bytes: int
-    segments: Any  # sized
+    @property
+    def log_start_offset(self) -> int: ...
+    @property
+    def size_bytes(self) -> int: ...
+    @property
+    def segments(self) -> Sized: ...
 
 
 class RemoteView(Protocol):
-    leo: int
+    @property
+    def leo(self) -> int: ...
 
 
 class ReplicaView(Protocol):
     """What the gauges read of a local replica."""
-    is_leader: bool
-    isr: Any  # sized
-    replicas: Any  # sized
-    log_end_offset: int
-    high_watermark: int
-    leader_epoch: int
-    remotes: Mapping[int, RemoteView]
-    log: LogView
+    @property
+    def is_leader(self) -> bool: ...
+    @property
+    def isr(self) -> Sized: ...
+    @property
+    def replicas(self) -> Sized: ...
+    @property
+    def log_end_offset(self) -> int: ...
+    @property
+    def high_watermark(self) -> int: ...
+    @property
+    def leader_epoch(self) -> int: ...
+    @property
+    def remotes(self) -> Mapping[int, RemoteView]: ...
+    @property
+    def log(self) -> LogView: ...
 
 
 class OffsetView(Protocol):
-    offset: int
+    @property
+    def offset(self) -> int: ...
 
 
 class GroupView(Protocol):
     """What the gauges read of a group this broker coordinates."""
-    group_id: str
-    generation: int
-    members: Any  # sized
-    offsets: Mapping[TP, OffsetView]
-
+    @property
+    def group_id(self) -> str: ...
+    @property
+    def generation(self) -> int: ...
+    @property
+    def members(self) -> Sized: ...
+    @property
+    def offsets(self) -> Mapping[TP, OffsetView]: ...
     @property
     def state(self) -> Any: ...  # an enum whose value is the state's name
 
