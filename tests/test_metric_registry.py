@@ -218,3 +218,12 @@ def test_docs_list_every_declared_metric_and_nothing_else():
         assert set(m.labels) - {"topic", "partition"} <= shown_labels <= set(m.labels), f"labels of {m.name} in the docs"
     for name in set(re.findall(r"`(minikafka_[a-z0-9_]+)", text)):
         assert name.removesuffix("_bucket") in M.BY_NAME, f"docs/metrics.md names {name}, which is not declared"
+
+
+def test_observe_request_is_count_of_requests_and_observe_of_its_time():
+    fast, plain = Metrics(), Metrics()
+    for api, s in (("produce", 0.003), ("fetch", 0.7), ("produce", 99.0)):
+        fast.observe_request(api, s)
+        plain.count(M.REQUESTS, api=api)
+        plain.observe(M.REQUEST_SECONDS, s, api=api)
+    assert render_prometheus(fast, sources()) == render_prometheus(plain, sources())
