@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import pytest
 
+from minikafka import metric_names
 from minikafka.config import BrokerConfig
 from minikafka.controller import core
 from minikafka.controller.core import (CREATE, AssignmentWrite, BrokersChanged, CheckImbalance, ControlledShutdown,
@@ -102,7 +103,7 @@ def test_leader_death_elects_the_next_isr_replica_and_bumps_the_epoch_once():
     assert plan.writes == [StateWrite(("t", 0), LeaderIsr(2, 5, (2, 3), EPOCH), 3)]
     assert plan.channels_removed == [1]
     assert set(sends(plan, "leader_and_isr")) == {2, 3}
-    assert "leader_elections" in plan.counters
+    assert metric_names.LEADER_ELECTIONS in plan.counters
     assert [n.kind for n in plan.notes] == ["broker_lost", "leader_elected"]
 
 
@@ -129,7 +130,7 @@ def test_unclean_election_enabled_on_a_topic_elects_its_offline_partitions():
     assert state(c).leader == -1
     plan = run(c, TopicConfigChanged("t", {"unclean.leader.election.enable": "true"}))
     assert state(c) == LeaderIsr(2, 3, (2,), EPOCH)
-    assert "unclean_leader_elections" in plan.counters
+    assert metric_names.UNCLEAN_LEADER_ELECTIONS in plan.counters
     assert run(c, TopicConfigChanged("t", {"unclean.leader.election.enable": "true"})).writes == []
 
 

@@ -7,7 +7,7 @@ import asyncio
 
 from minikafka.config import BrokerConfig
 from minikafka.controller import core
-from minikafka.controller.controller import ControllerHost, KafkaController
+from minikafka.controller.controller import ClusterCounts, ControllerHost, KafkaController
 from minikafka.controller.store import Fenced, StateConflict
 from minikafka.errors import NotControllerError
 from minikafka.zk.layout import BrokerInfo, LeaderIsr
@@ -141,3 +141,13 @@ def test_endless_conflicts_move_the_controller_instead_of_dropping_the_event():
     assert len(store.executed) == 10
     assert store.deleted_controller == [5]
     assert "conflicts on every one of 10 tries" in events[0][1]
+
+
+def test_the_controller_tells_metrics_its_cluster_counts_and_queue_size():
+    ctl, _, _, _ = make([])
+    assert ctl.cluster_counts() == ClusterCounts(topics=1, partitions=1, offline_partitions=0)
+    assert ctl.queue_size == 0
+    ctl.put("startup")
+    assert ctl.queue_size == 1
+    ctl.core = None  # not the active controller
+    assert ctl.cluster_counts() is None

@@ -4,15 +4,14 @@ offline partitions after a leader is killed."""
 from __future__ import annotations
 
 import re
-import types
 import urllib.error
 import urllib.request
 
 import pytest
 
 from minikafka import Admin, Producer
-from minikafka.broker.metadata_cache import MetadataCache
-from minikafka.broker.metrics import LATENCY_BUCKETS, Metrics, render_prometheus
+from minikafka.broker.metrics import LATENCY_BUCKETS, Metrics, MetricSources, render_prometheus
+from minikafka.metric_names import REQUEST_ERRORS
 from process_helpers import wait_for
 from replica_checks import post
 
@@ -76,21 +75,22 @@ def led_partitions(port: int) -> list[dict]:
 
 # ---------------------------------------------------------------- unit
 
+def sources(**over: object) -> MetricSources:
+    """A broker with no replicas, groups or controller; ``over`` replaces any callable."""
+    base = dict(info=lambda: {"broker_id": 7, "storage": "memory", "cluster_id": "c"}, replicas=dict,
+                min_insync_replicas=lambda topic: 1, controller_epoch=lambda: -1, live_brokers=lambda: 0,
+                cluster_counts=lambda: None, controller_queue_size=lambda: 0, zookeeper_watches=lambda: 0,
+                acls=lambda: 0, groups=list)
+    base.update(over)
+    return MetricSources(**base)
+
+
 def test_request_histogram_is_cumulative_and_matches_count_and_sum():
     m = Metrics()
     for s in (0.0005, 0.003, 0.003, 0.2, 99.0):
         m.observe_request("produce", s)
-    m.count("errors_NOT_LEADER_OR_FOLLOWER")
-    broker = types.SimpleNamespace(
-        broker_id=7, cluster_id="c", metrics=m, controller=None, metadata=MetadataCache(),
-        config=types.SimpleNamespace(storage="memory"),
-        replica_manager=types.SimpleNamespace(partitions={}, setting=lambda topic, name: 1),
-        coordinator=types.SimpleNamespace(list_groups=lambda: []),
-        kafka_controller=types.SimpleNamespace(queue=types.SimpleNamespace(qsize=lambda: 0)),
-        zk=types.SimpleNamespace(watches=set()),
-        security=types.SimpleNamespace(authorizer=types.SimpleNamespace(bindings=[])),
-    )
-    got = parse(render_prometheus(broker))
+    m.count(REQUEST_ERRORS, error="NOT_LEADER_OR_FOLLOWER")
+    got = parse(render_prometheus(m, sources()))
     buckets = [got.value("minikafka_request_seconds_bucket", api="produce", le=repr(b)) for b in LATENCY_BUCKETS]
     assert buckets == sorted(buckets)
     assert got.value("minikafka_request_seconds_bucket", api="produce", le="0.001") == 1

@@ -11,6 +11,7 @@ import pytest
 from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError, RolledBackError, RuntimeInconsistency
 
 from minikafka.errors import KafkaError
+from minikafka.metric_names import STALE_BROKER_EPOCH_REQUESTS
 from minikafka.protocol.records import encode_batch
 from minikafka.sim.disk import SimDisk, SimStorage
 from minikafka.sim.loop import PROCESS, Gate, SimLoop, SimStalled
@@ -185,7 +186,7 @@ def test_a_restarted_broker_refuses_a_leader_and_isr_sent_to_its_previous_proces
             await call(world, "test", HOST, BASE_PORT + 2, "leader_and_isr", body, 5.0)
         assert refused.value.code.name == "STALE_BROKER_EPOCH"
         assert await _wait(world, lambda: world.brokers[2].broker_epoch > old_epoch, 30)
-        return world.brokers[2].metrics.counters.get("stale_broker_epoch_requests", 0)
+        return world.brokers[2].metrics.value(STALE_BROKER_EPOCH_REQUESTS)
 
     assert run_world(world, main) >= 1
 

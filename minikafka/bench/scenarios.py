@@ -15,6 +15,7 @@ import urllib.request
 from dataclasses import dataclass
 
 from .. import errors
+from ..metric_names import BYTES_IN
 from ..client.sync import Admin, Consumer, Producer
 from ..client.types import TopicPartition
 from ..cluster import launcher
@@ -387,9 +388,9 @@ def _bytes_in(host: str, port: int) -> int:
     """A broker's ``minikafka_bytes_in_total`` (batch bytes appended since it started)."""
     with urllib.request.urlopen(f"http://{host}:{port}/metrics", timeout=30) as answer:
         for line in answer.read().decode().splitlines():
-            if line.startswith("minikafka_bytes_in_total"):
+            if line.split(" ", 1)[0] == BYTES_IN.name:
                 return int(float(line.split()[-1]))
-    raise errors.ClientError(f"{host}:{port} reports no minikafka_bytes_in_total")
+    raise errors.ClientError(f"{host}:{port} reports no {BYTES_IN.name}")
 
 
 def spark_count(target: Target, topic: str, runs: int) -> list[dict] | None:

@@ -41,6 +41,7 @@ from ..errors import (
 from ..groups import records as rec
 from ..groups.group import Effects, Group, GroupSettings, GroupState, JoinAnswer, SyncAnswer
 from ..config import BrokerConfig
+from ..metric_names import GROUP_JOINS, GROUP_LEADER_CHANGES, GROUP_LEAVES, GROUP_REBALANCES, OFFSET_COMMITS
 from ..protocol.records import encode_batch, iter_records, split_batches
 from ..protocol.rpc.types import ProducePartition, ProduceRequest
 from ..zk.session import ZkSession
@@ -57,8 +58,8 @@ log = logging.getLogger(__name__)
 
 TICK_S = 0.1
 # group events counted for /metrics
-COUNTED = {"group_rebalance": "group_rebalances", "group_join": "group_joins", "group_leave": "group_leaves",
-           "group_leader": "group_leader_changes"}
+COUNTED = {"group_rebalance": GROUP_REBALANCES, "group_join": GROUP_JOINS, "group_leave": GROUP_LEAVES,
+           "group_leader": GROUP_LEADER_CHANGES}
 
 
 @dataclass
@@ -409,7 +410,7 @@ class GroupCoordinator:
             except KafkaError as exc:
                 return [e if e is not None else exc for e in errs]
             g.offsets.update(good)
-            self.metrics.count("offset_commits")
+            self.metrics.count(OFFSET_COMMITS)
         return errs
 
     def fetch_offsets(self, group_id: str, partitions: list[tuple[str, int]] | None) -> list[tuple[str, int, rec.OffsetValue | None]]:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Callable
 
 from ..config import BrokerConfig
 from ..errors import KafkaError
+from ..metric_names import FENCED_FETCHES
 from ..replication.partition import PartitionReplica, Role, TruncationMode
 from .metrics import Metrics
 from .services import PeerCall, Spawn
@@ -154,7 +155,7 @@ class Fetcher:
                 if r["error"] in ("FENCED_LEADER_EPOCH", "UNKNOWN_LEADER_EPOCH"):
                     # Kafka logs these at INFO: the follower waits for the controller's
                     # LeaderAndIsr with the new epoch before fetching again
-                    self.manager.metrics.count("fenced_fetches")
+                    self.manager.metrics.count(FENCED_FETCHES)
                     log.info("%s-%d: fetch from broker %d at leader epoch %d refused: %s (%s); waiting for the new "
                              "LeaderAndIsr", tp[0], tp[1], self.leader_id, epoch, r["error"], r["message"])
                 else:

@@ -14,6 +14,7 @@ from aiohttp import web
 
 from ..config import BrokerConfig
 from ..errors import InvalidRequestError
+from ..metric_names import REQUEST_ERRORS
 from ..protocol.rpc import codec, http
 from ..rpc import call
 from . import cluster_auth
@@ -73,7 +74,7 @@ class HttpTransport:
         except web.HTTPRequestEntityTooLarge:
             exc = InvalidRequestError(
                 f"request body exceeds socket.request.max.bytes={self.config.get('socket.request.max.bytes')}")
-            broker.metrics.count(f"errors_{exc.code.name}")
+            broker.metrics.count(REQUEST_ERRORS, error=exc.code.name)
             return web.Response(body=codec.pack(codec.error_response(exc)), content_type=http.CONTENT_TYPE)
         listener = current_listener.get()
         peercert = request.transport.get_extra_info("peercert") if request.transport is not None else None

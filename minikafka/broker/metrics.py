@@ -1,53 +1,140 @@
 """Counters and timings a broker keeps; rendered in Prometheus format at /metrics.
 
-Names follow Kafka's JMX metrics in snake case with a ``minikafka_`` prefix
-(``kafka.server:type=ReplicaManager,name=UnderReplicatedPartitions`` becomes
-``minikafka_under_replicated_partitions``).  docs/metrics.md lists every one.
+Every metric is declared once in :mod:`minikafka.metric_names` (name, type, help,
+labels).  :class:`Metrics` keeps the declared counters and the request-latency
+histogram; :func:`render_prometheus` reads the gauges from the broker's state through
+:class:`MetricSources`, a few callables the broker gives it, and writes every declared
+metric in declaration order.  docs/metrics.md lists every one.
+
+A registry of our own rather than prometheus-client: most values are gauges read from
+the broker's state at scrape time, counters must be kept per broker (several brokers run
+in one process in the simulation), the text stays exactly what dashboards and scripts
+read (no ``_created`` series), and counting on the request path stays a dict update
+without locks.
 """
 from __future__ import annotations
 
 import bisect
 import collections
 import math
-from typing import TYPE_CHECKING, Any, Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Protocol, Sized
+
+from .. import metric_names as M
+from ..metric_names import COUNTER, GAUGE, HISTOGRAM, LATENCY_BUCKETS, Metric
 
 if TYPE_CHECKING:
-    from .server import Broker
+    from ..controller.controller import ClusterCounts
 
-# Upper bounds (seconds) of the request latency histogram; fetches long-poll up to
-# max_wait_ms (500 ms by default) and acks=all produces wait for replication.
-LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
+__all__ = ["LATENCY_BUCKETS", "Metrics", "MetricSources", "UndeclaredMetricError", "render_prometheus"]
+
+TP = tuple[str, int]
+
+
+class UndeclaredMetricError(KeyError):
+    """Counting something that :mod:`minikafka.metric_names` does not declare as a counter,
+    or with other labels than it declares."""
+
+
+class _ConsumerFetched:
+    """(topic, partition) -> (records, bytes) served to consumers, read by ``replica_state``
+    for the dashboard's fetch rates; a view of two labelled counters."""
+
+    def __init__(self, records: dict[tuple, float], bytes_: dict[tuple, float]) -> None:
+        self._records, self._bytes = records, bytes_
+
+    def get(self, tp: TP, default: Any = None) -> Any:
+        if tp not in self._records:
+            return default
+        return self._records[tp], self._bytes.get(tp, 0)
 
 
 class Metrics:
-    """Named counters plus per-API request counts, latency sums and latency histograms."""
+    """The declared counters (per label values) and histograms of one broker."""
 
     def __init__(self) -> None:
-        self.counters: collections.Counter[str] = collections.Counter()
-        self.request_counts: collections.Counter[str] = collections.Counter()
-        self.request_seconds: collections.Counter[str] = collections.Counter()
-        # api -> count per bucket of LATENCY_BUCKETS (not cumulative; the last slot is +Inf)
-        self.request_buckets: dict[str, list[int]] = {}
-        self.bytes_in = 0
-        self.bytes_out = 0
-        # (topic, partition) -> [records, bytes] this broker served to consumers as leader
-        # (the dashboard's per-partition fetch rates come from two readings of these)
-        self.consumer_fetched: dict[tuple[str, int], list[int]] = {}
+        # counter -> label values (in declared order; () without labels) -> value
+        self._counters: dict[Metric, dict[tuple, float]] = {m: {} for m in M.COUNTERS}
+        # histogram -> label values -> per bucket counts (not cumulative; the last slot is +Inf)
+        self._buckets: dict[Metric, dict[tuple, list[int]]] = {m: {} for m in M.HISTOGRAMS}
+        self._sums: dict[Metric, dict[tuple, float]] = {m: {} for m in M.HISTOGRAMS}
+        self.consumer_fetched = _ConsumerFetched(self._counters[M.CONSUMER_FETCH_RECORDS],
+                                                 self._counters[M.CONSUMER_FETCH_BYTES])
 
-    def count(self, name: str, n: int = 1) -> None:
-        self.counters[name] += n
+    @staticmethod
+    def _key(metric: Metric, labels: dict[str, Any]) -> tuple:
+        if not labels:
+            if metric.labels:
+                raise UndeclaredMetricError(f"{metric.name} needs the labels {metric.labels}")
+            return ()
+        if len(labels) != len(metric.labels) or not all(name in labels for name in metric.labels):
+            raise UndeclaredMetricError(f"{metric.name} has labels {metric.labels}, not {tuple(labels)}")
+        return tuple(labels[name] for name in metric.labels)
+
+    def count(self, metric: Metric, n: float = 1, **labels: Any) -> None:
+        """Add ``n`` to a declared counter (labelled counters take their labels by name)."""
+        try:
+            values = self._counters[metric]
+        except (KeyError, TypeError):
+            raise UndeclaredMetricError(f"{metric!r} is not a counter declared in minikafka.metric_names") from None
+        key = self._key(metric, labels)
+        values[key] = values.get(key, 0) + n
+
+    def observe(self, metric: Metric, value: float, **labels: Any) -> None:
+        """Add one observation to a declared histogram."""
+        try:
+            per_key = self._buckets[metric]
+        except (KeyError, TypeError):
+            raise UndeclaredMetricError(f"{metric!r} is not a histogram declared in minikafka.metric_names") from None
+        key = self._key(metric, labels)
+        buckets = per_key.get(key)
+        if buckets is None:
+            buckets = per_key[key] = [0] * (len(metric.buckets) + 1)
+        buckets[bisect.bisect_left(metric.buckets, value)] += 1
+        sums = self._sums[metric]
+        sums[key] = sums.get(key, 0.0) + value
+
+    def observe_request(self, api: str, seconds: float) -> None:
+        """A request answered without a top-level error, and its time: count(REQUESTS,
+        api=api) and observe(REQUEST_SECONDS, seconds, api=api), inlined (every request
+        passes here)."""
+        key = (api,)
+        counts = self._counters[M.REQUESTS]
+        counts[key] = counts.get(key, 0) + 1
+        buckets = self._buckets[M.REQUEST_SECONDS].get(key)
+        if buckets is None:
+            buckets = self._buckets[M.REQUEST_SECONDS][key] = [0] * (len(M.REQUEST_SECONDS.buckets) + 1)
+        buckets[bisect.bisect_left(M.REQUEST_SECONDS.buckets, seconds)] += 1
+        sums = self._sums[M.REQUEST_SECONDS]
+        sums[key] = sums.get(key, 0.0) + seconds
+
+    def value(self, metric: Metric, **labels: Any) -> float:
+        """A counter's current value (0 before the first count)."""
+        if metric not in self._counters:
+            raise UndeclaredMetricError(f"{metric!r} is not a declared counter")
+        return self._counters[metric].get(self._key(metric, labels), 0)
+
+    def counter_samples(self, metric: Metric) -> Samples:
+        values = self._counters[metric]
+        if not metric.labels:
+            return [(None, values.get((), 0))]
+        return [(dict(zip(metric.labels, key)), v) for key, v in sorted(values.items())]
+
+    def histogram_samples(self, metric: Metric) -> list[tuple[tuple, list[int], float]]:
+        """(label values, per-bucket counts, sum) per label values, sorted."""
+        return [(key, buckets, self._sums[metric][key]) for key, buckets in sorted(self._buckets[metric].items())]
 
     def count_consumer_fetch(self, starts: dict[tuple[str, int], int], answered: list[tuple[tuple[str, int], bytes]]) -> None:
-        """Add a consumer fetch's answer to :attr:`consumer_fetched`: the batch bytes
-        returned per partition, and as records the offsets from the fetch offset
-        (``starts``) to the end of the last batch returned (whole batches come back, the
-        first one may start below the fetch offset).  ``answered``: (partition, records)
-        of the partitions answered without error."""
+        """Count a consumer fetch's answer per partition: the batch bytes returned, and as
+        records the offsets from the fetch offset (``starts``) to the end of the last batch
+        returned (whole batches come back, the first one may start below the fetch
+        offset).  ``answered``: (partition, records) of the partitions answered without error."""
         from ..protocol.records import HEADER_SIZE, read_header
 
         for tp, data in answered:
             if not data:
                 continue
+            t, p = tp
             pos, end = 0, starts.get(tp, 0)
             while pos + HEADER_SIZE <= len(data):
                 h = read_header(data, pos)
@@ -55,17 +142,79 @@ class Metrics:
                     break
                 end = max(end, h.next_offset)
                 pos += h.size
-            counts = self.consumer_fetched.setdefault(tp, [0, 0])
-            counts[0] += max(0, end - starts.get(tp, 0))
-            counts[1] += len(data)
+            self.count(M.CONSUMER_FETCH_RECORDS, max(0, end - starts.get((t, p), 0)), topic=t, partition=p)
+            self.count(M.CONSUMER_FETCH_BYTES, len(data), topic=t, partition=p)
 
-    def observe_request(self, api: str, seconds: float) -> None:
-        self.request_counts[api] += 1
-        self.request_seconds[api] += seconds
-        buckets = self.request_buckets.get(api)
-        if buckets is None:
-            buckets = self.request_buckets[api] = [0] * (len(LATENCY_BUCKETS) + 1)
-        buckets[bisect.bisect_left(LATENCY_BUCKETS, seconds)] += 1
+
+# ---------------------------------------------------------------- what /metrics reads
+
+class LogView(Protocol):
+    @property
+    def log_start_offset(self) -> int: ...
+    @property
+    def size_bytes(self) -> int: ...
+    @property
+    def segments(self) -> Sized: ...
+
+
+class RemoteView(Protocol):
+    @property
+    def leo(self) -> int: ...
+
+
+class ReplicaView(Protocol):
+    """What the gauges read of a local replica."""
+    @property
+    def is_leader(self) -> bool: ...
+    @property
+    def isr(self) -> Sized: ...
+    @property
+    def replicas(self) -> Sized: ...
+    @property
+    def log_end_offset(self) -> int: ...
+    @property
+    def high_watermark(self) -> int: ...
+    @property
+    def leader_epoch(self) -> int: ...
+    @property
+    def remotes(self) -> Mapping[int, RemoteView]: ...
+    @property
+    def log(self) -> LogView: ...
+
+
+class OffsetView(Protocol):
+    @property
+    def offset(self) -> int: ...
+
+
+class GroupView(Protocol):
+    """What the gauges read of a group this broker coordinates."""
+    @property
+    def group_id(self) -> str: ...
+    @property
+    def generation(self) -> int: ...
+    @property
+    def members(self) -> Sized: ...
+    @property
+    def offsets(self) -> Mapping[TP, OffsetView]: ...
+    @property
+    def state(self) -> Any: ...  # an enum whose value is the state's name
+
+
+@dataclass(frozen=True)
+class MetricSources:
+    """What :func:`render_prometheus` reads besides the counters, each read at scrape time."""
+
+    info: Callable[[], Mapping[str, Any]]  # labels of minikafka_broker_info: broker_id, storage, cluster_id
+    replicas: Callable[[], Mapping[TP, ReplicaView]]  # the local replicas
+    min_insync_replicas: Callable[[str], int]  # a topic's effective min.insync.replicas
+    controller_epoch: Callable[[], int]  # from the metadata cache
+    live_brokers: Callable[[], int]  # in the metadata cache
+    cluster_counts: Callable[[], "ClusterCounts | None"]  # the active controller's; None elsewhere
+    controller_queue_size: Callable[[], int]
+    zookeeper_watches: Callable[[], int]
+    acls: Callable[[], int]
+    groups: Callable[[], Iterable[GroupView]]  # the groups this broker coordinates
 
 
 # ---------------------------------------------------------------- Prometheus text format
@@ -74,7 +223,7 @@ def _escape(value: Any) -> str:
     return str(value).replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
 
 
-def _labels(labels: dict[str, Any] | None) -> str:
+def _labels(labels: Mapping[str, Any] | None) -> str:
     if not labels:
         return ""
     return "{" + ",".join(f'{k}="{_escape(v)}"' for k, v in labels.items()) + "}"
@@ -90,245 +239,119 @@ def _number(value: float) -> str:
     return repr(float(value))
 
 
+Samples = list[tuple[Mapping[str, Any] | None, float]]
+
+
 class _Writer:
     """Collects metric families: one HELP and TYPE line, then the samples."""
 
     def __init__(self) -> None:
         self.lines: list[str] = []
 
-    def family(self, name: str, kind: str, help: str,
-               samples: Iterable[tuple[dict[str, Any] | None, float]] | float) -> None:
-        self.lines.append(f"# HELP {name} {help}")
-        self.lines.append(f"# TYPE {name} {kind}")
-        if isinstance(samples, (int, float)):
-            samples = [(None, samples)]
+    def family(self, m: Metric, samples: Samples) -> None:
+        self.lines.append(f"# HELP {m.name} {m.help}")
+        self.lines.append(f"# TYPE {m.name} {m.kind}")
         for labels, value in samples:
-            self.lines.append(f"{name}{_labels(labels)} {_number(value)}")
+            self.lines.append(f"{m.name}{_labels(labels)} {_number(value)}")
 
-    def histogram(self, name: str, help: str, per_label: dict[str, tuple[list[int], float, int]], label: str) -> None:
-        self.lines.append(f"# HELP {name} {help}")
-        self.lines.append(f"# TYPE {name} histogram")
-        for key, (buckets, total, count) in sorted(per_label.items()):
+    def histogram(self, m: Metric, per_key: list[tuple[tuple, list[int], float]]) -> None:
+        self.lines.append(f"# HELP {m.name} {m.help}")
+        self.lines.append(f"# TYPE {m.name} histogram")
+        for key, buckets, total in per_key:
+            labels = ",".join(f'{k}="{_escape(v)}"' for k, v in zip(m.labels, key))
+            sep = "," if labels else ""
+            own = "{" + labels + "}" if labels else ""
             running = 0
-            for bound, n in zip((*LATENCY_BUCKETS, math.inf), buckets):
+            for bound, n in zip((*m.buckets, math.inf), buckets):
                 running += n
                 le = "+Inf" if math.isinf(bound) else repr(bound)
-                self.lines.append(f'{name}_bucket{{{label}="{_escape(key)}",le="{le}"}} {running}')
-            self.lines.append(f'{name}_sum{{{label}="{_escape(key)}"}} {_number(float(total))}')
-            self.lines.append(f'{name}_count{{{label}="{_escape(key)}"}} {count}')
+                self.lines.append(f'{m.name}_bucket{{{labels}{sep}le="{le}"}} {running}')
+            self.lines.append(f"{m.name}_sum{own} {_number(float(total))}")
+            self.lines.append(f"{m.name}_count{own} {running}")
 
     def text(self) -> str:
         return "\n".join(self.lines) + "\n"
 
 
-def follower_lags(p: Any) -> dict[int, int]:
+def follower_lags(p: ReplicaView) -> dict[int, int]:
     """On a leader: follower id -> leader LEO minus the follower's LEO as last reported
     (records); followers that have not fetched since this leadership began are left out."""
     leo = p.log_end_offset
     return {b: max(0, leo - r.leo) for b, r in sorted(p.remotes.items()) if r.leo >= 0}
 
 
-def render_prometheus(broker: "Broker") -> str:
-    """The broker's metrics in the Prometheus text exposition format (version 0.0.4).
-
-    Reads the broker's state without awaiting, so every value comes from one instant.
-    """
-    m = broker.metrics
-    rm = broker.replica_manager
-    controller = broker.controller
-    w = _Writer()
-
-    w.family("minikafka_broker_info", "gauge", "Always 1; labels name this broker and its log storage.",
-             [({"broker_id": broker.broker_id, "storage": broker.config.storage, "cluster_id": broker.cluster_id}, 1)])
-
-    # -- ReplicaManager -------------------------------------------------------------------
-    parts = sorted(rm.partitions.items())
+def gauges(src: MetricSources) -> dict[Metric, Samples]:
+    """Every declared gauge's samples, read from ``src`` without awaiting (one instant)."""
+    parts = sorted(src.replicas().items())
     led = [(tp, p) for tp, p in parts if p.is_leader]
-    under_replicated = [(tp, p) for tp, p in led if len(p.isr) < len(p.replicas)]
-    under_min_isr = [(tp, p) for tp, p in led if len(p.isr) < int(rm.setting(tp[0], "min.insync.replicas"))]
-    w.family("minikafka_partition_count", "gauge", "Partitions with a replica on this broker (ReplicaManager PartitionCount).",
-             len(parts))
-    w.family("minikafka_leader_count", "gauge", "Partitions this broker leads (ReplicaManager LeaderCount).", len(led))
-    w.family("minikafka_under_replicated_partitions", "gauge",
-             "Partitions this broker leads whose ISR is smaller than their replica list "
-             "(ReplicaManager UnderReplicatedPartitions).", len(under_replicated))
-    w.family("minikafka_under_min_isr_partition_count", "gauge",
-             "Partitions this broker leads whose ISR is smaller than min.insync.replicas "
-             "(ReplicaManager UnderMinIsrPartitionCount).", len(under_min_isr))
-    w.family("minikafka_isr_shrinks_total", "counter",
-             "ISR shrinks this broker wrote to ZooKeeper as partition leader (ReplicaManager IsrShrinksPerSec).",
-             m.counters["isr_shrink"])
-    w.family("minikafka_isr_expands_total", "counter",
-             "ISR expansions this broker wrote to ZooKeeper as partition leader (ReplicaManager IsrExpandsPerSec).",
-             m.counters["isr_expand"])
     lags = [lag for _, p in led for lag in follower_lags(p).values()]
-    w.family("minikafka_max_follower_lag", "gauge",
-             "Largest leader LEO minus follower LEO (records) over the partitions this broker leads "
-             "(leader-side view of ReplicaFetcherManager MaxLag).", max(lags, default=0))
-
-    # -- KafkaController ------------------------------------------------------------------
-    offline = 0
-    global_partitions = 0
-    if controller is not None:
-        live = set(controller.ctx.live)
-        for _, info in controller.ctx.partitions():
-            global_partitions += 1
-            if info.state is None or info.state.leader < 0 or info.state.leader not in live:
-                offline += 1
-    w.family("minikafka_active_controller_count", "gauge",
-             "1 on the broker that is the active controller, 0 elsewhere (KafkaController ActiveControllerCount).",
-             1 if controller is not None else 0)
-    w.family("minikafka_controller_epoch", "gauge", "The controller epoch this broker knows (from UpdateMetadata).",
-             broker.metadata.controller_epoch)
-    w.family("minikafka_offline_partitions_count", "gauge",
-             "On the controller: partitions without a live leader (KafkaController OfflinePartitionsCount); "
-             "0 on other brokers.", offline)
-    w.family("minikafka_global_partition_count", "gauge",
-             "On the controller: partitions in the cluster (KafkaController GlobalPartitionCount); 0 elsewhere.",
-             global_partitions)
-    w.family("minikafka_global_topic_count", "gauge",
-             "On the controller: topics in the cluster (KafkaController GlobalTopicCount); 0 elsewhere.",
-             len(controller.ctx.topics) if controller is not None else 0)
-    w.family("minikafka_live_broker_count", "gauge",
-             "Live brokers in this broker's metadata cache.", len(broker.metadata.brokers))
-    w.family("minikafka_log_cleanings_total", "counter",
-             "Log cleaner passes that compacted a log on this broker (cleanup.policy=compact).",
-             m.counters["log_cleanings"])
-    w.family("minikafka_log_cleaner_records_removed_total", "counter",
-             "Records the log cleaner removed (superseded by a later record with the same key, or expired tombstones).",
-             m.counters["log_cleaner_records_removed"])
-    w.family("minikafka_leader_elections_total", "counter",
-             "Partition leader elections this broker made as controller (ControllerStats LeaderElectionRateAndTimeMs).",
-             m.counters["leader_elections"])
-    w.family("minikafka_unclean_leader_elections_total", "counter",
-             "Unclean leader elections this broker made as controller (ControllerStats UncleanLeaderElectionsPerSec).",
-             m.counters["unclean_leader_elections"])
-    w.family("minikafka_preferred_leader_elections_total", "counter",
-             "Preferred replica elections this broker made as controller.", m.counters["preferred_elections"])
-    w.family("minikafka_controller_elections_total", "counter",
-             "Times this broker won the controller election (KafkaController ControllerChangeRate, local side).",
-             m.counters["controller_elections"])
-    w.family("minikafka_controller_moves_total", "counter",
-             "Times a controller event failed on this broker and it resigned, deleting /controller so another "
-             "broker takes over (Kafka's triggerControllerMove).", m.counters["controller_moves"])
-    w.family("minikafka_controller_write_conflicts_total", "counter",
-             "Controller transactions that lost a race on a partition state version and were planned again "
-             "from fresh state.", m.counters["controller_write_conflicts"])
-    w.family("minikafka_controller_event_queue_size", "gauge",
-             "Events waiting in this broker's controller event queue (ControllerEventManager EventQueueSize).",
-             broker.kafka_controller.queue.qsize())
-    w.family("minikafka_zookeeper_watches", "gauge",
-             "ZooKeeper watches this broker holds (the controller's are cancelled when it resigns).",
-             len(broker.zk.watches))
-    w.family("minikafka_cluster_authorization_failures_total", "counter",
-             "Controller and replica requests refused with CLUSTER_AUTHORIZATION_FAILED: they did not carry the "
-             "cluster credential.", m.counters["cluster_authorization_failures"])
-    w.family("minikafka_authentication_failures_total", "counter",
-             "Clients refused with SASL_AUTHENTICATION_FAILED (unknown user, wrong password) or for sending "
-             "requests before authenticating on a SASL listener.", m.counters["authentication_failures"])
-    w.family("minikafka_authorization_failures_total", "counter",
-             "Operations an ACL did not allow (TOPIC_, GROUP_ or CLUSTER_AUTHORIZATION_FAILED, or a topic left "
-             "out of a metadata answer).", m.counters["authorization_failures"])
-    w.family("minikafka_acls", "gauge", "ACLs this broker's authorizer holds (from ZooKeeper's /kafka-acl).",
-             len(broker.security.authorizer.bindings))
-    w.family("minikafka_forged_controller_epochs_total", "counter",
-             "Controller requests refused because their controller epoch is newer than /controller_epoch.",
-             m.counters["forged_controller_epochs"])
-    w.family("minikafka_fenced_fetches_total", "counter",
-             "Follower fetches this broker sent that the leader refused with FENCED_LEADER_EPOCH or "
-             "UNKNOWN_LEADER_EPOCH (the two disagree on the leader epoch until LeaderAndIsr arrives).",
-             m.counters["fenced_fetches"])
-    w.family("minikafka_duplicate_batches_total", "counter",
-             "Retried batches of idempotent producers this broker, as leader, answered with their original "
-             "offsets instead of writing them again.", m.counters["duplicate_batches"])
-    w.family("minikafka_kafka_frames_rejected_total", "counter",
-             "Kafka-protocol connections closed for a malformed or oversized frame.",
-             m.counters["kafka_frames_rejected"])
-    w.family("minikafka_kafka_unsupported_requests_total", "counter",
-             "Kafka-protocol requests of an API or version this broker does not serve.",
-             m.counters["kafka_unsupported_requests"])
-    w.family("minikafka_become_leader_total", "counter",
-             "LeaderAndIsr requests that made this broker the leader of a partition.",
-             m.counters["leader_elections_seen"])
-
-    # -- GroupCoordinator / GroupMetadataManager ---------------------------------------------
-    groups = broker.coordinator.list_groups()
+    counts = src.cluster_counts()
+    groups = list(src.groups())
     states = collections.Counter(g.state.value for g in groups)
-    w.family("minikafka_group_count", "gauge",
-             "Consumer groups this broker coordinates, per state (GroupMetadataManager NumGroups, "
-             "NumGroupsStable, NumGroupsPreparingRebalance, ...).",
-             [({"state": st}, states.get(st, 0)) for st in ("Empty", "PreparingRebalance", "CompletingRebalance", "Stable")])
-    w.family("minikafka_group_offsets_count", "gauge",
-             "Committed offsets held by this broker's groups (GroupMetadataManager NumOffsets).",
-             sum(len(g.offsets) for g in groups))
-    w.family("minikafka_group_members", "gauge", "Members of each group this broker coordinates.",
-             [({"group": g.group_id}, len(g.members)) for g in groups])
-    w.family("minikafka_group_generation", "gauge", "Generation of each group this broker coordinates.",
-             [({"group": g.group_id}, g.generation) for g in groups])
-    w.family("minikafka_offset_commits_total", "counter", "Offset commits this broker wrote as coordinator.",
-             m.counters["offset_commits"])
-    for name, help in (("group_rebalances", "Rebalances this broker started as coordinator."),
-                       ("group_joins", "Members that joined groups this broker coordinates."),
-                       ("group_leaves", "Members that left or were evicted (session timeout) from those groups."),
-                       ("group_leader_changes", "Times a group this broker coordinates got a new group leader.")):
-        w.family(f"minikafka_{name}_total", "counter", help, m.counters[name])
-    lag = []
+    replicas = dict(parts)
+    group_lag: Samples = []
     for g in groups:
         for (t, p), v in sorted(g.offsets.items()):
-            r = rm.partitions.get((t, p))
+            r = replicas.get((t, p))
             if r is not None and r.is_leader:
-                lag.append(({"group": g.group_id, "topic": t, "partition": p}, max(0, r.high_watermark - v.offset)))
-    w.family("minikafka_group_lag", "gauge",
-             "High watermark minus the group's committed offset, for partitions this broker both coordinates "
-             "the group of and leads (a consumer's records-lag as the brokers see it).", lag)
+                group_lag.append(({"group": g.group_id, "topic": t, "partition": p},
+                                  max(0, r.high_watermark - v.offset)))
 
-    # -- network / BrokerTopicMetrics ------------------------------------------------------
-    w.family("minikafka_bytes_in_total", "counter",
-             "Record-batch bytes appended to this broker's logs, by producers on leaders and by replication "
-             "on followers (BrokerTopicMetrics BytesInPerSec + ReplicationBytesInPerSec).", m.bytes_in)
-    w.family("minikafka_bytes_out_total", "counter",
-             "Record-batch bytes sent in fetch answers, to consumers and followers "
-             "(BrokerTopicMetrics BytesOutPerSec + ReplicationBytesOutPerSec).", m.bytes_out)
-    apis = sorted(set(m.request_counts) | set(m.request_buckets))
-    w.family("minikafka_requests_total", "counter",
-             "Requests answered without a top-level error, per API (RequestMetrics RequestsPerSec).",
-             [({"api": a}, m.request_counts[a]) for a in apis])
-    w.histogram("minikafka_request_seconds", "Time from decoding a request to its answer, per API "
-                "(RequestMetrics TotalTimeMs), in seconds.",
-                {a: (m.request_buckets.get(a, [0] * (len(LATENCY_BUCKETS) + 1)), m.request_seconds[a], m.request_counts[a])
-                 for a in apis}, "api")
-    errors = sorted((name.removeprefix("errors_"), n) for name, n in m.counters.items() if name.startswith("errors_"))
-    w.family("minikafka_request_errors_total", "counter",
-             "Requests answered with a top-level error, per error name (RequestMetrics ErrorsPerSec).",
-             [({"error": e}, n) for e, n in errors])
+    def one(value: float) -> Samples:
+        return [(None, value)]
 
-    # -- per partition (kafka.log:type=Log and kafka.cluster:type=Partition) ------------------
-    def per(fn: Any, items: list = parts) -> list[tuple[dict, float]]:
+    def per(fn: Callable[[Any], float], items: list = parts) -> Samples:
         return [({"topic": t, "partition": p}, fn(r)) for (t, p), r in items]
 
-    w.family("minikafka_log_end_offset", "gauge", "LEO of each local replica (Log LogEndOffset).",
-             per(lambda r: r.log_end_offset))
-    w.family("minikafka_log_start_offset", "gauge", "Log start offset of each local replica (Log LogStartOffset).",
-             per(lambda r: r.log.log_start_offset))
-    w.family("minikafka_log_size_bytes", "gauge", "Bytes of record batches in each local replica's log (Log Size).",
-             per(lambda r: r.log.size_bytes))
-    w.family("minikafka_log_segments", "gauge", "Segments of each local replica's log (Log NumLogSegments).",
-             per(lambda r: len(r.log.segments)))
-    w.family("minikafka_high_watermark", "gauge", "High watermark of each local replica.",
-             per(lambda r: r.high_watermark))
-    w.family("minikafka_partition_leader_epoch", "gauge", "Leader epoch each local replica knows.",
-             per(lambda r: r.leader_epoch))
-    w.family("minikafka_partition_is_leader", "gauge", "1 where this broker leads the partition.",
-             per(lambda r: 1 if r.is_leader else 0))
-    w.family("minikafka_partition_under_replicated", "gauge",
-             "On the leader: 1 when the ISR is smaller than the replica list (Partition UnderReplicated).",
-             per(lambda r: 1 if len(r.isr) < len(r.replicas) else 0, led))
-    w.family("minikafka_partition_in_sync_replicas_count", "gauge",
-             "On the leader: ISR size (Partition InSyncReplicasCount).", per(lambda r: len(r.isr), led))
-    w.family("minikafka_partition_replicas_count", "gauge",
-             "On the leader: replica list size (Partition ReplicasCount).", per(lambda r: len(r.replicas), led))
-    w.family("minikafka_partition_follower_lag", "gauge",
-             "On the leader: leader LEO minus the follower's last reported LEO, in records.",
-             [({"topic": t, "partition": p, "replica": b}, lag) for (t, p), r in led
-              for b, lag in follower_lags(r).items()])
+    return {
+        M.BROKER_INFO: [(dict(src.info()), 1)],
+        M.PARTITION_COUNT: one(len(parts)),
+        M.LEADER_COUNT: one(len(led)),
+        M.UNDER_REPLICATED_PARTITIONS: one(sum(1 for _, p in led if len(p.isr) < len(p.replicas))),
+        M.UNDER_MIN_ISR_PARTITION_COUNT: one(sum(1 for tp, p in led if len(p.isr) < src.min_insync_replicas(tp[0]))),
+        M.MAX_FOLLOWER_LAG: one(max(lags, default=0)),
+        M.ACTIVE_CONTROLLER_COUNT: one(1 if counts is not None else 0),
+        M.CONTROLLER_EPOCH: one(src.controller_epoch()),
+        M.OFFLINE_PARTITIONS_COUNT: one(counts.offline_partitions if counts is not None else 0),
+        M.GLOBAL_PARTITION_COUNT: one(counts.partitions if counts is not None else 0),
+        M.GLOBAL_TOPIC_COUNT: one(counts.topics if counts is not None else 0),
+        M.LIVE_BROKER_COUNT: one(src.live_brokers()),
+        M.CONTROLLER_EVENT_QUEUE_SIZE: one(src.controller_queue_size()),
+        M.ZOOKEEPER_WATCHES: one(src.zookeeper_watches()),
+        M.ACLS: one(src.acls()),
+        M.GROUP_COUNT: [({"state": st}, states.get(st, 0))
+                        for st in ("Empty", "PreparingRebalance", "CompletingRebalance", "Stable")],
+        M.GROUP_OFFSETS_COUNT: one(sum(len(g.offsets) for g in groups)),
+        M.GROUP_MEMBERS: [({"group": g.group_id}, len(g.members)) for g in groups],
+        M.GROUP_GENERATION: [({"group": g.group_id}, g.generation) for g in groups],
+        M.GROUP_LAG: group_lag,
+        M.LOG_END_OFFSET: per(lambda r: r.log_end_offset),
+        M.LOG_START_OFFSET: per(lambda r: r.log.log_start_offset),
+        M.LOG_SIZE_BYTES: per(lambda r: r.log.size_bytes),
+        M.LOG_SEGMENTS: per(lambda r: len(r.log.segments)),
+        M.HIGH_WATERMARK: per(lambda r: r.high_watermark),
+        M.PARTITION_LEADER_EPOCH: per(lambda r: r.leader_epoch),
+        M.PARTITION_IS_LEADER: per(lambda r: 1 if r.is_leader else 0),
+        M.PARTITION_UNDER_REPLICATED: per(lambda r: 1 if len(r.isr) < len(r.replicas) else 0, led),
+        M.PARTITION_IN_SYNC_REPLICAS_COUNT: per(lambda r: len(r.isr), led),
+        M.PARTITION_REPLICAS_COUNT: per(lambda r: len(r.replicas), led),
+        M.PARTITION_FOLLOWER_LAG: [({"topic": t, "partition": p, "replica": b}, lag) for (t, p), r in led
+                                   for b, lag in follower_lags(r).items()],
+    }
+
+
+def render_prometheus(metrics: Metrics, sources: MetricSources) -> str:
+    """Every declared metric, in declaration order, in the Prometheus text exposition
+    format (version 0.0.4).  Reads the broker's state without awaiting, so every value
+    comes from one instant."""
+    read = gauges(sources)
+    w = _Writer()
+    for m in M.REGISTRY:
+        if m.kind == GAUGE:
+            w.family(m, read[m])
+        elif m.kind == COUNTER:
+            w.family(m, metrics.counter_samples(m))
+        else:
+            assert m.kind == HISTOGRAM
+            w.histogram(m, metrics.histogram_samples(m))
     return w.text()

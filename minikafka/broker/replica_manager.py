@@ -24,6 +24,8 @@ from ..errors import (
     UnknownTopicOrPartitionError,
 )
 from ..groups.records import OFFSETS_TOPIC
+from ..metric_names import (BECOME_LEADER, BYTES_IN, BYTES_OUT, DUPLICATE_BATCHES, ISR_EXPANDS, ISR_SHRINKS,
+                            LOG_CLEANER_RECORDS_REMOVED, LOG_CLEANINGS)
 from ..log import cleaner
 from ..protocol.rpc.messages import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, MAX_TIMESTAMP
 from ..protocol.rpc.types import (
@@ -176,11 +178,11 @@ class ReplicaManager:
             self._starts_changed = True
         if eff.cleaned is not None:
             storage.replace_segments(p.topic, p.partition, p.log, *eff.cleaned)
-            self.metrics.count("log_cleanings")
-            self.metrics.count("log_cleaner_records_removed", eff.cleaned_records)
+            self.metrics.count(LOG_CLEANINGS)
+            self.metrics.count(LOG_CLEANER_RECORDS_REMOVED, eff.cleaned_records)
         if eff.appended:
             storage.append(p.topic, p.partition, eff.appended, p.log)
-            self.metrics.bytes_in += sum(len(b) for b in eff.appended)
+            self.metrics.count(BYTES_IN, sum(len(b) for b in eff.appended))
         if eff.isr_update is not None:
             task = asyncio.get_running_loop().create_task(self._write_isr(p, eff.isr_update))
             self._isr_tasks.add(task)
@@ -191,7 +193,7 @@ class ReplicaManager:
             self.produce_purgatory.wake(tp)
         for kind, text in eff.events:
             if kind == "duplicate":
-                self.metrics.count("duplicate_batches")
+                self.metrics.count(DUPLICATE_BATCHES)
             self.record_event(kind, text)
 
     async def _write_isr(self, p: PartitionReplica, isr: tuple[int, ...]) -> None:
@@ -226,8 +228,9 @@ class ReplicaManager:
         before = list(p.isr)
         if p.role is Role.LEADER and p.leader_epoch == state.leader_epoch:
             self.apply(p, p.isr_update_done(isr, stat.version))
-        kind = "isr_shrink" if len(isr) < len(before) else "isr_expand"
-        self.metrics.count(kind)
+        shrink = len(isr) < len(before)
+        kind = "isr_shrink" if shrink else "isr_expand"
+        self.metrics.count(ISR_SHRINKS if shrink else ISR_EXPANDS)
         self.record_event(kind + "_done", f"{p.topic}-{p.partition}: ISR {before} -> {list(isr)} "
                                                  f"written (zk version {stat.version}) by leader {self.broker_id}")
         try:
@@ -283,7 +286,7 @@ class ReplicaManager:
             elif st.leader == self.broker_id:
                 self.fetchers.remove_partitions([(topic, part)])
                 self.apply(p, p.become_leader(st, t))
-                self.metrics.count("leader_elections_seen")
+                self.metrics.count(BECOME_LEADER)
                 if topic == OFFSETS_TOPIC:
                     self.on_offsets_leadership(part, True)
             else:
@@ -503,7 +506,7 @@ class ReplicaManager:
                 entry.records = b""
                 n = 0
             size += n
-            self.metrics.bytes_out += n
+            self.metrics.count(BYTES_OUT, n)
             out.append(entry)
         return out
 

@@ -16,6 +16,7 @@ from typing import Any, Callable
 from ..auth.acls import ANONYMOUS
 from ..config import BrokerConfig
 from ..errors import ClusterAuthorizationFailedError, KafkaError, RequestTimedOutError, UnknownServerError
+from ..metric_names import CLUSTER_AUTHORIZATION_FAILURES, REQUEST_ERRORS
 from ..protocol.rpc import codec
 from ..protocol.rpc.types import DECODE_REQUEST, ENCODE_RESPONSE
 from . import cluster_auth
@@ -60,7 +61,7 @@ class RpcListener:
             who = ANONYMOUS if api == "api_versions" else principal()
             current_principal.set(who)
             if cluster_auth.needs_cluster_action(api, msg) and not cluster_auth.allowed(self.config.cluster_secret, credential):
-                self.metrics.count("cluster_authorization_failures")
+                self.metrics.count(CLUSTER_AUTHORIZATION_FAILURES)
                 log.warning("refused %s from %s: no valid cluster credential", api, remote)
                 raise ClusterAuthorizationFailedError(
                     f"{api} is a controller or replica request: it needs the cluster credential")
@@ -70,10 +71,10 @@ class RpcListener:
             self.metrics.observe_request(api, self.clock.monotonic() - started)
             return resp
         except KafkaError as exc:
-            self.metrics.count(f"errors_{exc.code.name}")
+            self.metrics.count(REQUEST_ERRORS, error=exc.code.name)
             return codec.error_response(exc)
         except ZK_UNREACHABLE as exc:  # ZooKeeper is down or the session moved: retriable
-            self.metrics.count("errors_REQUEST_TIMED_OUT")
+            self.metrics.count(REQUEST_ERRORS, error="REQUEST_TIMED_OUT")
             return codec.error_response(RequestTimedOutError(
                 f"{api} needs ZooKeeper, which does not answer ({exc.__class__.__name__}); try again"))
         except Exception as exc:  # a bug: answer UNKNOWN_SERVER_ERROR, keep serving

@@ -29,6 +29,7 @@ from .. import errors
 from ..auth import users as users_mod
 from ..auth.acls import ANONYMOUS, Authorizer, parse_super_users
 from ..config import BrokerConfig, security_protocol
+from ..metric_names import AUTHENTICATION_FAILURES, AUTHORIZATION_FAILURES
 from . import cluster_auth
 
 if TYPE_CHECKING:
@@ -130,10 +131,10 @@ class Security:
             try:
                 return self.users.check(*users_mod.parse_basic(auth))
             except errors.SaslAuthenticationFailedError:
-                self.metrics.count("authentication_failures")
+                self.metrics.count(AUTHENTICATION_FAILURES)
                 raise
         if self.sasl(listener):
-            self.metrics.count("authentication_failures")
+            self.metrics.count(AUTHENTICATION_FAILURES)
             raise errors.SaslAuthenticationFailedError(
                 f"the {listener} listener is {self.protocols[listener]}: send a user and password "
                 f"(Authorization: Basic)")
@@ -144,7 +145,7 @@ class Security:
         try:
             return self.users.check(*users_mod.parse_plain(token))
         except errors.SaslAuthenticationFailedError:
-            self.metrics.count("authentication_failures")
+            self.metrics.count(AUTHENTICATION_FAILURES)
             raise
 
     # -- authorization ----------------------------------------------------------------------
@@ -161,7 +162,7 @@ class Security:
             return True
         if quiet:
             return False
-        self.metrics.count("authorization_failures")
+        self.metrics.count(AUTHORIZATION_FAILURES)
         log.info("denied %s %s on %s:%s from %s", who, operation, resource_type, name, current_host.get())
         return False
 

@@ -9,6 +9,7 @@ owns (:class:`~.tasks.TaskOwner`).
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import json
 import logging
@@ -21,7 +22,7 @@ from ..web.view import BrokerView
 from ..zk import layout
 from ..zk.session import NodeExistsError
 from .assembly import ZK_ACL_USER, Services, assemble
-from .metrics import render_prometheus
+from .metrics import MetricSources, render_prometheus
 from .ports import Ports, real_ports
 from .served import ServedBroker
 
@@ -79,7 +80,18 @@ class Broker:
             controller_epoch=lambda: ctl.epoch if (ctl := self.controller) is not None else None,
             local_replicas=lambda: s.layer.cluster.replica_state(None, None),
             local_events=lambda: list(s.timeline.events), call=s.transport.call,
-            prometheus=lambda: render_prometheus(self), acls_enabled=s.security.enabled)
+            prometheus=functools.partial(render_prometheus, s.metrics, MetricSources(
+                info=lambda: {"broker_id": self.broker_id, "storage": self.config.storage, "cluster_id": self.cluster_id},
+                replicas=lambda: s.replica_manager.partitions,
+                min_insync_replicas=lambda topic: int(s.replica_manager.setting(topic, "min.insync.replicas")),
+                controller_epoch=lambda: s.metadata.controller_epoch,
+                live_brokers=lambda: len(s.metadata.brokers),
+                cluster_counts=s.kafka_controller.cluster_counts,
+                controller_queue_size=lambda: s.kafka_controller.queue_size,
+                zookeeper_watches=lambda: len(s.zk.watches),
+                acls=lambda: len(s.security.authorizer.bindings),
+                groups=s.coordinator.list_groups)),
+            acls_enabled=s.security.enabled)
 
     # -- lifecycle -----------------------------------------------------------------
     async def start(self) -> None:

@@ -42,6 +42,7 @@ from typing import Any, Callable
 from ..cluster import launcher
 from ..cluster.state import load
 from ..errors import CorruptMessageError
+from ..metric_names import FENCED_FETCHES
 from ..protocol.records import iter_records, validate_batch
 from .checker import compare_replicas, read_final_log
 from .cluster import FAST_SETTINGS, ZkReader, post, start_cluster
@@ -49,7 +50,7 @@ from .links import ClusterLinks, Cut, Links, check_available
 
 TRUNCATIONS = ("leader_epoch", "high_watermark")
 TOPIC = "live"
-FENCED = "minikafka_fenced_fetches_total"  # a follower's fetches the leader refused (KIP-320)
+FENCED = FENCED_FETCHES.name  # a follower's fetches the leader refused (KIP-320)
 
 # Scenario broker settings (on top of FAST_SETTINGS):
 # * followers that cannot fetch stay in the ISR for the whole scenario (a leader

@@ -25,10 +25,11 @@ import asyncio
 import logging
 import time
 from dataclasses import dataclass
-from typing import Any, Awaitable, Callable
+from typing import Any, Awaitable, Callable, NamedTuple
 
 from ..config import BrokerConfig
 from ..errors import NotControllerError
+from ..metric_names import CONTROLLER_ELECTIONS, CONTROLLER_MOVES, CONTROLLER_WRITE_CONFLICTS, Metric
 from ..zk import layout
 from ..zk.session import Watch, ZkSession
 from . import core
@@ -41,6 +42,14 @@ MAX_TRIES = 10  # plans of one event before a persistent write conflict moves th
 MOVE_BACKOFF_S = 2.0  # a broker whose controller failed lets the others race first
 
 
+class ClusterCounts(NamedTuple):
+    """The cluster as the active controller knows it (for /metrics)."""
+
+    topics: int
+    partitions: int
+    offline_partitions: int  # without a live leader
+
+
 @dataclass(frozen=True)
 class ControllerHost:
     """What the controller needs from its broker, and nothing more."""
@@ -49,7 +58,7 @@ class ControllerHost:
     config: BrokerConfig
     zk: ZkSession
     record_event: Callable[..., None]
-    count: Callable[[str], None]
+    count: Callable[[Metric], None]  # add one to a counter declared in minikafka.metric_names
     call: Callable[[str, int, str, dict, float], Awaitable[dict]]  # (host, port, api, body, timeout_s)
     stopping: Callable[[], bool]
     now_ms: Callable[[], int] = lambda: int(time.time() * 1000)  # the broker's wall clock, ms
@@ -85,6 +94,25 @@ class KafkaController:
     def ctx(self) -> core.Context:
         assert self.core is not None
         return self.core.ctx
+
+    @property
+    def queue_size(self) -> int:
+        """Events waiting in the queue (Kafka's EventQueueSize)."""
+        return self.queue.qsize()
+
+    def cluster_counts(self) -> ClusterCounts | None:
+        """Topics, partitions and offline partitions while this broker is the active
+        controller; None elsewhere."""
+        if self.core is None:
+            return None
+        ctx = self.core.ctx
+        live = set(ctx.live)
+        partitions = offline = 0
+        for _, info in ctx.partitions():
+            partitions += 1
+            if info.state is None or info.state.leader < 0 or info.state.leader not in live:
+                offline += 1
+        return ClusterCounts(len(ctx.topics), partitions, offline)
 
     def start(self) -> None:
         """Start the event loop; it watches /controller and races for it."""
@@ -195,7 +223,7 @@ class KafkaController:
         self.channels = ChannelManager(h.call, h.config.get("request.timeout.ms") / 1000.0, self._tg)
         h.record_event("controller_elected", f"broker {h.broker_id} became controller with controller epoch {self.epoch}",
                        controller_epoch=self.epoch)
-        h.count("controller_elections")
+        h.count(CONTROLLER_ELECTIONS)
         self._watch()
         if h.config.get("auto.leader.rebalance.enable"):
             self._timers.append(self._tg.create_task(self._rebalance_timer()))
@@ -256,7 +284,7 @@ class KafkaController:
         version = self.epoch_zk_version
         h.record_event("controller_moved", f"broker {h.broker_id}: controller event failed ({why}); "
                                            f"resigning and deleting /controller")
-        h.count("controller_moves")
+        h.count(CONTROLLER_MOVES)
         await self._resign(f"event failed: {why}")
         self._race_after = asyncio.get_running_loop().time() + MOVE_BACKOFF_S
         assert self._tg is not None
@@ -301,7 +329,7 @@ class KafkaController:
                 try:
                     zxid = await self.store.execute(plan, self.epoch_zk_version)
                 except StateConflict as conflict:
-                    self.host.count("controller_write_conflicts")
+                    self.host.count(CONTROLLER_WRITE_CONFLICTS)
                     self.core.refresh({tp: await self.store.read_state(tp) for tp in conflict.tps})
                     continue
                 self.core.commit(plan, zxid)

@@ -53,6 +53,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..config import BrokerConfig, topic_setting
+from ..metric_names import LEADER_ELECTIONS, PREFERRED_LEADER_ELECTIONS, UNCLEAN_LEADER_ELECTIONS, Metric
 from ..replication import rules
 from ..zk import layout
 
@@ -273,7 +274,7 @@ class Plan:
     channels_added: dict[int, tuple[str, int]] = field(default_factory=dict)
     channels_removed: list[int] = field(default_factory=list)
     notes: list[Note] = field(default_factory=list)
-    counters: list[str] = field(default_factory=list)
+    counters: list[Metric] = field(default_factory=list)  # declared in minikafka.metric_names
     reply: Any = None
     created: list[TP] = field(default_factory=list)  # partitions whose znodes this plan creates
 
@@ -371,9 +372,9 @@ class ControllerCore:
             return False
         new = layout.LeaderIsr(e.leader, st.leader_epoch + 1, tuple(isr), d.epoch)
         self._write(p, tp, new)
-        p.counters.append("leader_elections")
+        p.counters.append(LEADER_ELECTIONS)
         if e.unclean:
-            p.counters.append("unclean_leader_elections")
+            p.counters.append(UNCLEAN_LEADER_ELECTIONS)
             p.note("unclean_election", f"{tp[0]}-{tp[1]}: UNCLEAN election of broker {e.leader} (no ISR replica alive; "
                                        f"data may be lost), epoch {new.leader_epoch}",
                    topic=tp[0], partition=tp[1], leader=e.leader, leader_epoch=new.leader_epoch)
@@ -434,7 +435,7 @@ class ControllerCore:
                                             f"the last state change: out of the ISR -> {list(new.isr)}, leader {new.leader} "
                                             f"at epoch {new.leader_epoch}", topic=tp[0], partition=tp[1])
             if new.leader != st.leader:
-                p.counters.append("leader_elections")
+                p.counters.append(LEADER_ELECTIONS)
             changed.append(tp)
         return changed
 
@@ -753,7 +754,7 @@ class ControllerCore:
                 continue
             new = layout.LeaderIsr(preferred, st.leader_epoch + 1, st.isr, d.epoch)
             self._write(p, tp, new)
-            p.counters += ["leader_elections", "preferred_elections"]
+            p.counters += [LEADER_ELECTIONS, PREFERRED_LEADER_ELECTIONS]
             p.note("leader_elected", f"{tp[0]}-{tp[1]}: preferred leader {preferred} at epoch {new.leader_epoch}",
                    topic=tp[0], partition=tp[1], leader=preferred, leader_epoch=new.leader_epoch)
             changed.append(tp)
@@ -786,7 +787,7 @@ class ControllerCore:
                     continue
                 new = layout.LeaderIsr(e.leader, st.leader_epoch + 1, e.isr, d.epoch)
                 self._write(p, tp, new)
-                p.counters.append("leader_elections")
+                p.counters.append(LEADER_ELECTIONS)
                 p.note("leader_elected", f"{tp[0]}-{tp[1]}: leader {e.leader} at epoch {new.leader_epoch}, ISR "
                                          f"{list(e.isr)} (controlled shutdown of broker {broker_id})",
                        topic=tp[0], partition=tp[1], leader=e.leader, leader_epoch=new.leader_epoch)

@@ -14,6 +14,7 @@ from ...auth.acls import CLUSTER_NAME
 from ...controller.controller import KafkaController
 from ...controller.core import ControlledShutdown, PreferredElection
 from ...errors import NotControllerError, StaleBrokerEpochError, StaleControllerEpochError
+from ...metric_names import FORGED_CONTROLLER_EPOCHS, STALE_BROKER_EPOCH_REQUESTS
 from ...protocol.rpc.types import (
     ControlledShutdownRequest,
     ControlledShutdownResponse,
@@ -104,7 +105,7 @@ class ControlApis:
         got = await self.zk.get(layout.CONTROLLER_EPOCH)
         current = int(got[0]) if got else 0
         if epoch > current:
-            self.metrics.count("forged_controller_epochs")
+            self.metrics.count(FORGED_CONTROLLER_EPOCHS)
             log.warning("refused a request from controller epoch %d: /controller_epoch is %d", epoch, current)
             raise StaleControllerEpochError(f"controller epoch {epoch} is newer than /controller_epoch ({current}): "
                                             "no controller has it")
@@ -117,7 +118,7 @@ class ControlApis:
         it would make a restarted broker, which may have lost its log, a leader."""
         mine = self.broker_epoch()
         if epoch >= 0 and epoch != mine:
-            self.metrics.count("stale_broker_epoch_requests")
+            self.metrics.count(STALE_BROKER_EPOCH_REQUESTS)
             raise StaleBrokerEpochError(
                 f"broker {self.broker_id}: request for broker epoch {epoch}, but this broker's epoch is "
                 f"{mine if mine >= 0 else 'not known yet (not registered)'}")

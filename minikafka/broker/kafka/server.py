@@ -23,6 +23,7 @@ from ...protocol.kafka import frames
 from ...protocol.kafka.apis import API_VERSIONS
 from ...protocol.kafka.wire import MalformedFrame
 from ...auth.users import ANONYMOUS, cert_principal
+from ...metric_names import AUTHENTICATION_FAILURES, KAFKA_FRAMES_REJECTED, KAFKA_UNSUPPORTED_REQUESTS
 from ...errors import KafkaError
 from ..metrics import Metrics
 from ..security import Security, current_host, current_principal
@@ -119,7 +120,7 @@ class KafkaServer:
             if size < 8 or size > self.max_frame:
                 log.warning("closing Kafka connection from %s: frame of %d bytes (must be 8..%d, "
                             "socket.request.max.bytes)", conn.peer, size, self.max_frame)
-                metrics.count("kafka_frames_rejected")
+                metrics.count(KAFKA_FRAMES_REJECTED)
                 return
             payload = await reader.readexactly(size)
             try:
@@ -130,17 +131,17 @@ class KafkaServer:
                     await writer.drain()
                     continue
                 log.warning("closing Kafka connection from %s (client %r): %s", conn.peer, exc.header.client_id, exc)
-                metrics.count("kafka_unsupported_requests")
+                metrics.count(KAFKA_UNSUPPORTED_REQUESTS)
                 return
             except MalformedFrame as exc:
                 log.warning("closing Kafka connection from %s: malformed request: %s", conn.peer, exc)
-                metrics.count("kafka_frames_rejected")
+                metrics.count(KAFKA_FRAMES_REJECTED)
                 return
             conn.client_id = header.client_id
             if conn.sasl and not conn.authenticated and api.key not in PRE_AUTHENTICATION_APIS:
                 log.warning("closing Kafka connection from %s (client %r): %s before SASL authentication on the "
                             "%s listener (ILLEGAL_SASL_STATE)", conn.peer, header.client_id, api.name, conn.listener)
-                metrics.count("authentication_failures")
+                metrics.count(AUTHENTICATION_FAILURES)
                 return
             response = await self.handlers.handle(api, header, body, conn)
             if conn.close_after:
