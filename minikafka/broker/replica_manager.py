@@ -227,9 +227,7 @@ class ReplicaManager:
                 err = StaleControllerEpochError(f"leader epoch {st.leader_epoch} is older than {p.leader_epoch}")
             elif st.leader_epoch == p.leader_epoch and p.role is not Role.NONE:
                 # Same epoch (e.g. a new controller re-sending state): refresh ISR/version only.
-                if st.zk_version > p.zk_version:
-                    p.isr, p.zk_version = st.isr, st.zk_version
-                    p.replicas = st.replicas
+                self.apply(p, p.refresh_state(st))
             elif st.leader == self.broker_id:
                 self.broker.fetchers.remove_partitions([(topic, part)])
                 self.apply(p, p.become_leader(st, t))

@@ -265,6 +265,15 @@ class PartitionReplica:
                 self.needs_truncation = self.log_end_offset > self.log.log_start_offset
         return eff
 
+    def refresh_state(self, st: LeaderState) -> Effects:
+        """A LeaderAndIsr at the leader epoch this replica already has (a new controller
+        re-sending state): take its ISR, replicas and znode version when its znode version
+        is newer; role, leader and log stay as they are."""
+        if st.zk_version > self.zk_version:
+            self.isr, self.zk_version = st.isr, st.zk_version
+            self.replicas = st.replicas
+        return Effects()
+
     def become_none(self) -> Effects:
         """StopReplica: no longer leader or follower (the log stays unless deleted)."""
         self.role = Role.NONE
