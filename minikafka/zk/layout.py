@@ -154,13 +154,13 @@ class BrokerInfo:
             named = [("PLAINTEXT", self.kafka), (KAFKA_EXTERNAL_LISTENER, self.kafka_external),
                      (HTTP_LISTENER, (self.host, self.port)), (HTTP_EXTERNAL_LISTENER, self.external)]
             host, port = self.kafka
-        named = [(n, hp) for n, hp in named if hp is not None]
+        listed = [(n, hp) for n, hp in named if hp is not None]
         # With a Kafka listener, PLAINTEXT names it; the protocol map says what each speaks.
         ours = {**_OUR_LISTENER, "PLAINTEXT": "KAFKA" if self.kafka is not None else "INTERNAL"}
         data = {
             "version": 4, "host": host, "port": port, "jmx_port": -1, "storage": self.storage,
-            "endpoints": [f"{n}://{_join_host_port(*hp)}" for n, hp in named],
-            "listener_security_protocol_map": {n: (self.protocols or {}).get(ours[n], "PLAINTEXT") for n, _ in named},
+            "endpoints": [f"{n}://{_join_host_port(*hp)}" for n, hp in listed],
+            "listener_security_protocol_map": {n: (self.protocols or {}).get(ours[n], "PLAINTEXT") for n, _ in listed},
             "timestamp": _timestamp(now_ms),
         }
         if self.log_since >= 0:
@@ -175,9 +175,9 @@ class BrokerInfo:
         endpoints: dict[str, tuple[str, int]] = {}
         for endpoint in d.get("endpoints") or ():
             name, sep, address = str(endpoint).partition("://")
-            host, colon, port = address.rpartition(":")
-            if sep and colon and port.isdigit():
-                endpoints[name] = (host.strip("[]"), int(port))
+            at, colon, port_text = address.rpartition(":")
+            if sep and colon and port_text.isdigit():
+                endpoints[name] = (at.strip("[]"), int(port_text))
         if HTTP_LISTENER in endpoints:
             host, port = endpoints[HTTP_LISTENER]
             return cls(broker_id, host, port, epoch, d.get("rack"), d.get("storage", "disk"),
