@@ -485,7 +485,8 @@ def topic_config_default_text(name: str) -> str:
 
 def sample_text(c: ConfigDef) -> str:
     """A valid value text for config ``c`` (to check a name without a value)."""
-    return {_bool: "true", _cleanup_policy: "delete", _ratio: "0.5"}.get(c.parse, "1")
+    samples: dict[Callable[[str], Any], str] = {_bool: "true", _cleanup_policy: "delete", _ratio: "0.5"}
+    return samples.get(c.parse, "1")
 
 
 def broker_config_sample_text(name: str) -> str:

@@ -192,3 +192,11 @@ def test_a_group_restored_from_its_record_is_stable_with_its_members():
     assert back.state is GroupState.STABLE and back.generation == 1 and back.leader == "m1"
     assert back.heartbeat("m1", None, 1, 200) is None
     assert back.sync("m1", None, 1, None, 201)[0].assignment == b"A"
+
+
+def test_committed_offsets_are_kept_by_partition_and_the_last_one_wins():
+    g = Group("g", 0)
+    first, second = rec.OffsetValue(5, 0, "", 1), rec.OffsetValue(9, 1, "m", 2)
+    g.offsets_committed([(("t", 0), first), (("t", 1), first)])
+    g.offsets_committed([(("t", 0), second)])
+    assert g.offsets == {("t", 0): second, ("t", 1): first}

@@ -36,19 +36,20 @@ BROKERS = (1, 2, 3)
 
 def test_registration_lists_the_external_listener_and_reads_back():
     info = layout.BrokerInfo(2, "broker-2", 19092, epoch=7, storage="disk", external=("localhost", 9093))
-    d = json.loads(info.encode())
+    d = json.loads(info.encode(1700000000000))
     assert (d["host"], d["port"]) == ("broker-2", 19092)  # inter-broker endpoint, as in Kafka
     assert d["endpoints"] == ["PLAINTEXT://broker-2:19092", "EXTERNAL://localhost:9093"]
     assert d["listener_security_protocol_map"] == {"PLAINTEXT": "PLAINTEXT", "EXTERNAL": "PLAINTEXT"}
-    assert layout.BrokerInfo.decode(2, info.encode(), 7) == info
+    assert d["timestamp"] == "1700000000000"  # the writer's clock, passed in
+    assert layout.BrokerInfo.decode(2, info.encode(1700000000000), 7) == info
 
 
 def test_registration_without_external_listener_is_unchanged():
     info = layout.BrokerInfo(1, "127.0.0.1", 9092, storage="memory")
-    d = json.loads(info.encode())
+    d = json.loads(info.encode(1700000000000))
     assert d["endpoints"] == ["PLAINTEXT://127.0.0.1:9092"]
     assert d["listener_security_protocol_map"] == {"PLAINTEXT": "PLAINTEXT"}
-    assert layout.BrokerInfo.decode(1, info.encode()).external is None
+    assert layout.BrokerInfo.decode(1, info.encode(1700000000000)).external is None
     # A registration written before external listeners existed still reads.
     old = b'{"version":4,"host":"h","port":1,"jmx_port":-1,"endpoints":["PLAINTEXT://h:1"],"rack":null}'
     assert layout.BrokerInfo.decode(1, old) == layout.BrokerInfo(1, "h", 1)
@@ -56,11 +57,11 @@ def test_registration_without_external_listener_is_unchanged():
 
 def test_a_memory_registration_says_whether_its_log_is_new():
     first = layout.BrokerInfo(1, "h", 1, epoch=40, storage="memory")
-    assert "log_since" not in json.loads(first.encode())
-    assert layout.BrokerInfo.decode(1, first.encode(), 40).memory_log_is_new
+    assert "log_since" not in json.loads(first.encode(1700000000000))
+    assert layout.BrokerInfo.decode(1, first.encode(1700000000000), 40).memory_log_is_new
     # the same process registering again after its session expired: its log is kept
     again = layout.BrokerInfo(1, "h", 1, storage="memory", log_since=40)
-    read = layout.BrokerInfo.decode(1, again.encode(), 77)
+    read = layout.BrokerInfo.decode(1, again.encode(1700000000000), 77)
     assert (read.log_since, read.log_born, read.memory_log_is_new) == (40, 40, False)
     assert not layout.BrokerInfo(1, "h", 1, epoch=40, storage="disk").memory_log_is_new
 
@@ -68,13 +69,13 @@ def test_a_memory_registration_says_whether_its_log_is_new():
 def test_registration_with_a_kafka_listener_names_it_plaintext():
     info = layout.BrokerInfo(3, "broker-3", 19092, storage="disk", external=("localhost", 9094),
                              kafka=("broker-3", 39092), kafka_external=("localhost", 29094))
-    d = json.loads(info.encode())
+    d = json.loads(info.encode(1700000000000))
     # Kafka's tools read host/port and PLAINTEXT as the Kafka-protocol endpoint
     assert (d["host"], d["port"]) == ("broker-3", 39092)
     assert d["endpoints"] == ["PLAINTEXT://broker-3:39092", "KAFKA_EXTERNAL://localhost:29094",
                               "MINIKAFKA://broker-3:19092", "MINIKAFKA_EXTERNAL://localhost:9094"]
     assert set(d["listener_security_protocol_map"].values()) == {"PLAINTEXT"}
-    assert layout.BrokerInfo.decode(3, info.encode()) == info
+    assert layout.BrokerInfo.decode(3, info.encode(1700000000000)) == info
 
 
 def test_kafka_listener_flags_are_checked():

@@ -630,3 +630,15 @@ def test_an_isr_follower_fetching_below_the_hw_leaves_the_isr_at_once(mode, shri
     fetch(leader2, fs2[F], 0)
     leader2.append_as_leader(batch("a"), -1, 1)
     assert leader2.update_follower_fetch(F, 1, 1).isr_update is None
+
+
+def test_same_epoch_state_refreshes_isr_replicas_and_version_only_when_newer():
+    leader, followers = pair()
+    f = followers[F]
+    for r in (leader, f):
+        eff = r.refresh_state(state(isr=(L,), replicas=(L, F, G), zk_version=3))
+        assert not eff.hw_changed and eff.isr_update is None and not eff.events
+        assert (r.isr, r.replicas, r.zk_version, r.leader_epoch) == ((L,), (L, F, G), 3, 0)
+    assert leader.role is Role.LEADER and f.role is Role.FOLLOWER and f.leader_id == L
+    leader.refresh_state(state(isr=(L, F), replicas=(L, F), zk_version=2))  # an older znode version
+    assert (leader.isr, leader.replicas, leader.zk_version) == ((L,), (L, F, G), 3)

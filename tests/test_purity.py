@@ -1,5 +1,8 @@
-"""The pure core (protocol/, log/, replication/, controller/core.py) does no I/O: no network, clock,
-randomness, processes, threads, environment or files."""
+"""The pure core (protocol/, log/, replication/, groups/, auth/, controller/core.py, zk/layout.py)
+does no I/O: no network, clock, randomness, processes, threads, environment or files.
+
+This file checks each pure module's own source; tests/test_imports.py checks, with the same
+lists, every module the pure core reaches through its imports."""
 from __future__ import annotations
 
 import ast
@@ -9,7 +12,7 @@ import pytest
 
 import minikafka
 
-PURE_PACKAGES = ("protocol", "log", "replication")
+PURE_PACKAGES = ("protocol", "log", "replication", "groups", "auth")
 FORBIDDEN_MODULES = {"asyncio", "aiohttp", "kazoo", "time", "random", "socket", "os", "threading", "subprocess",
                      "importlib"}
 # file I/O (builtin open, io.open, Path.open and friends), console I/O and dynamic code
@@ -17,7 +20,7 @@ FORBIDDEN_CALLS = {"open", "read_text", "write_text", "read_bytes", "write_bytes
                    "breakpoint", "exec", "eval", "__import__"}
 
 ROOT = Path(minikafka.__file__).resolve().parent
-PURE_MODULES = ("controller/core.py",)  # the controller's decision core
+PURE_MODULES = ("controller/core.py", "zk/layout.py")  # the controller's decision core, the znode layout
 FILES = sorted([p for pkg in PURE_PACKAGES for p in (ROOT / pkg).rglob("*.py")] + [ROOT / m for m in PURE_MODULES])
 
 
@@ -44,7 +47,8 @@ def violations(source: str, filename: str = "<string>") -> list[str]:
 def test_the_pure_packages_exist():
     names = {p.relative_to(ROOT).as_posix() for p in FILES}
     for expected in ("protocol/records.py", "log/partition_log.py", "log/epoch_cache.py", "log/checkpoint.py",
-                     "replication/rules.py", "replication/partition.py", "controller/core.py"):
+                     "replication/rules.py", "replication/partition.py", "controller/core.py",
+                     "groups/group.py", "groups/records.py", "auth/acls.py", "auth/users.py", "zk/layout.py"):
         assert expected in names
 
 

@@ -207,7 +207,7 @@ class GroupCoordinator:
         for k, v in offsets.items():
             if k.group not in shard.groups:
                 shard.groups[k.group] = Group(k.group, now)
-            shard.groups[k.group].offsets[(k.topic, k.partition)] = v
+            shard.groups[k.group].offsets_committed([((k.topic, k.partition), v)])
         shard.loaded = True
         self.record_event("coordinator_loaded", f"broker {self.broker_id} coordinates the groups of "
                                                        f"{rec.OFFSETS_TOPIC}-{shard.partition}: {len(shard.groups)} groups "
@@ -409,7 +409,7 @@ class GroupCoordinator:
                                               for (t, p), v in good])
             except KafkaError as exc:
                 return [e if e is not None else exc for e in errs]
-            g.offsets.update(good)
+            g.offsets_committed(good)
             self.metrics.count(OFFSET_COMMITS)
         return errs
 

@@ -280,9 +280,7 @@ class ReplicaManager:
                 err = StaleControllerEpochError(f"leader epoch {st.leader_epoch} is older than {p.leader_epoch}")
             elif st.leader_epoch == p.leader_epoch and p.role is not Role.NONE:
                 # Same epoch (e.g. a new controller re-sending state): refresh ISR/version only.
-                if st.zk_version > p.zk_version:
-                    p.isr, p.zk_version = st.isr, st.zk_version
-                    p.replicas = st.replicas
+                self.apply(p, p.refresh_state(st))
             elif st.leader == self.broker_id:
                 self.fetchers.remove_partitions([(topic, part)])
                 self.apply(p, p.become_leader(st, t))
@@ -630,7 +628,8 @@ class ReplicaManager:
             if inp is None:
                 continue
             plan = await asyncio.to_thread(cleaner.compute, inp, now, self.setting(p.topic, "delete.retention.ms"))
-            if self.partitions.get((p.topic, p.partition)) is p and p.role is not Role.NONE:
+            # the replica may have been stopped while the cleaner ran in its thread
+            if self.partitions.get((p.topic, p.partition)) is p and p.is_hosted:
                 self.apply(p, p.apply_clean(inp, plan))
 
     def under_replicated(self) -> int:

@@ -47,11 +47,10 @@ class FetcherControl(Protocol):
     def remove_partitions(self, tps: list[TP]) -> None: ...
 
 
-class LeadershipListener(Protocol):
-    """Told when this broker becomes or stops being leader of a ``__consumer_offsets``
-    partition (Kafka's onLeadershipChange: the group coordinator loads or unloads it)."""
-
-    def __call__(self, partition: int, leader: bool) -> None: ...
+# Told when this broker becomes (True) or stops being (False) leader of a
+# ``__consumer_offsets`` partition (Kafka's onLeadershipChange: the group coordinator
+# loads or unloads its groups).
+LeadershipListener = Callable[[int, bool], None]
 
 
 class Identity(Protocol):

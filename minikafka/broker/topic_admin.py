@@ -149,7 +149,7 @@ class TopicAdmin:
             broker_value = self.config.get(broker_name)
             broker_default = cfg.broker_default(broker_name)
             broker_source = self._broker_source(broker_name)
-            synonyms = []
+            synonyms: list[tuple[str, str | None, int]] = []
             if c.name in overrides:
                 synonyms.append((c.name, overrides[c.name], SOURCE_TOPIC))
             if broker_source != SOURCE_DEFAULT:

@@ -50,7 +50,7 @@ BrokerConfigChanged        the same for every topic (dynamic broker configs chan
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import AbstractSet, Any
 
 from ..config import BrokerConfig, topic_setting
 from ..metric_names import LEADER_ELECTIONS, PREFERRED_LEADER_ELECTIONS, UNCLEAN_LEADER_ELECTIONS, Metric
@@ -461,7 +461,8 @@ class ControllerCore:
     def _header(self, d: Context) -> dict:
         return {"controller_id": d.controller_id, "controller_epoch": d.epoch}
 
-    def _leader_and_isr(self, p: Plan, tps: list[TP], new: set[TP] = frozenset(), exclude: set[int] = frozenset()) -> None:
+    def _leader_and_isr(self, p: Plan, tps: list[TP], new: AbstractSet[TP] = frozenset(),
+                        exclude: AbstractSet[int] = frozenset()) -> None:
         d = p.draft
         per_broker: dict[int, list[dict]] = {}
         for tp in sorted(set(tps)):
@@ -502,8 +503,8 @@ class ControllerCore:
         d.topics, d.configs = {}, {}
         for topic, read in sorted(ev.topics.items()):
             self._load_topic(d, topic, read)
-        for b, info in sorted(d.live.items()):
-            p.channels_added[b] = (info.host, info.port)
+        for b, live in sorted(d.live.items()):
+            p.channels_added[b] = (live.host, live.port)
         p.note("controller_loaded", f"controller {d.controller_id} (epoch {d.epoch}) loaded {len(d.topics)} topics, "
                                     f"live brokers {sorted(d.live)}")
         new = [tp for tp, info in d.partitions() if info.state is None]

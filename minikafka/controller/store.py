@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from typing import Any, Callable
 
 from kazoo.exceptions import RolledBackError
@@ -252,7 +253,7 @@ class ControllerStore:
         version = got[1].version
 
         def build(tx: Any) -> None:
-            tx.create(layout.CONTROLLER, layout.encode_controller(broker_id, self.now_ms() if self.now_ms else None),
+            tx.create(layout.CONTROLLER, layout.encode_controller(broker_id, self.now_ms() if self.now_ms else int(time.time() * 1000)),
                       ephemeral=True)
             tx.set_data(layout.CONTROLLER_EPOCH, str(epoch).encode(), version)
         try:

@@ -10,6 +10,7 @@ can share one group when they agree on an assignor.
 """
 from __future__ import annotations
 
+import builtins
 import struct
 from dataclasses import dataclass, field
 
@@ -103,7 +104,7 @@ class _Reader:
             raise InconsistentGroupProtocolError(f"consumer protocol metadata has a bad array length {n}")
         return max(n, 0)
 
-    def grouped(self) -> list[tuple[str, int]]:
+    def grouped(self) -> list[tuple[builtins.str, int]]:
         out = []
         for _ in range(self.count()):
             topic = self.str() or ""

@@ -25,6 +25,7 @@ static member (group.instance.id) replaced by a newer instance FENCED_INSTANCE_I
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from ..errors import (
@@ -463,6 +464,11 @@ class Group:
         except KafkaError as exc:
             return exc, Effects()
         return None, self._lose(m, now, "LeaveGroup")
+
+    def offsets_committed(self, offsets: Iterable[tuple[tuple[str, int], OffsetValue]]) -> None:
+        """Committed offsets now in the offsets log, by (topic, partition): a commit that was
+        written, or records replayed when the coordinator loads the group."""
+        self.offsets.update(offsets)
 
     def check_commit(self, member_id: str, instance_id: str | None, generation: int, now: int) -> None:
         """Raise unless this member may commit offsets now.  Generation -1 with no member

@@ -183,6 +183,11 @@ class PartitionReplica:
     def is_leader(self) -> bool:
         return self.role is Role.LEADER
 
+    @property
+    def is_hosted(self) -> bool:
+        """Leader or follower: not stopped (StopReplica) or never told its role."""
+        return self.role is not Role.NONE
+
     def check_leader_epoch(self, current_leader_epoch: int) -> None:
         """KIP-320 fencing: an older epoch is FENCED_LEADER_EPOCH, a newer one UNKNOWN_LEADER_EPOCH."""
         if current_leader_epoch < 0:
@@ -264,6 +269,15 @@ class PartitionReplica:
             else:
                 self.needs_truncation = self.log_end_offset > self.log.log_start_offset
         return eff
+
+    def refresh_state(self, st: LeaderState) -> Effects:
+        """A LeaderAndIsr at the leader epoch this replica already has (a new controller
+        re-sending state): take its ISR, replicas and znode version when its znode version
+        is newer; role, leader and log stay as they are."""
+        if st.zk_version > self.zk_version:
+            self.isr, self.zk_version = st.isr, st.zk_version
+            self.replicas = st.replicas
+        return Effects()
 
     def become_none(self) -> Effects:
         """StopReplica: no longer leader or follower (the log stays unless deleted)."""

@@ -1,12 +1,12 @@
 """Kafka's ZooKeeper znode layout and JSON values (ZooKeeper-era Kafka, 2.x).
 
-Pure: paths and (de)serialisers only; zk/session.py does the I/O.
+Pure: paths and (de)serialisers only, with no clock (the caller passes the time of a
+``timestamp`` field); zk/session.py does the I/O.
 """
 from __future__ import annotations
 
 import json
 import re
-import time
 from dataclasses import dataclass, field
 
 from ..errors import InvalidTopicExceptionError
@@ -80,9 +80,9 @@ def _dumps(obj: dict) -> bytes:
     return json.dumps(obj, separators=(",", ":")).encode()
 
 
-def _timestamp(now_ms: int | None = None) -> str:
-    """Kafka's informational ``timestamp`` field: ``now_ms`` (the broker's clock) or the machine's."""
-    return str(now_ms if now_ms is not None else int(time.time() * 1000))
+def _timestamp(now_ms: int) -> str:
+    """Kafka's informational ``timestamp`` field: ``now_ms``, the writer's clock in milliseconds."""
+    return str(int(now_ms))
 
 
 EXTERNAL_LISTENER = "EXTERNAL"  # listener name of a broker's optional second endpoint in /brokers/ids/N
@@ -143,7 +143,7 @@ class BrokerInfo:
         """The broker epoch from which this broker's log is known to be kept."""
         return self.log_since if self.log_since >= 0 else self.epoch
 
-    def encode(self, now_ms: int | None = None) -> bytes:
+    def encode(self, now_ms: int) -> bytes:
         # "storage" and "log_since" are minikafka's own fields: a broker with memory
         # storage comes back empty after a restart (not after a re-registration by the
         # same process), so the controller must not trust its old ISR entries.
@@ -154,13 +154,13 @@ class BrokerInfo:
             named = [("PLAINTEXT", self.kafka), (KAFKA_EXTERNAL_LISTENER, self.kafka_external),
                      (HTTP_LISTENER, (self.host, self.port)), (HTTP_EXTERNAL_LISTENER, self.external)]
             host, port = self.kafka
-        named = [(n, hp) for n, hp in named if hp is not None]
+        listed = [(n, hp) for n, hp in named if hp is not None]
         # With a Kafka listener, PLAINTEXT names it; the protocol map says what each speaks.
         ours = {**_OUR_LISTENER, "PLAINTEXT": "KAFKA" if self.kafka is not None else "INTERNAL"}
         data = {
             "version": 4, "host": host, "port": port, "jmx_port": -1, "storage": self.storage,
-            "endpoints": [f"{n}://{_join_host_port(*hp)}" for n, hp in named],
-            "listener_security_protocol_map": {n: (self.protocols or {}).get(ours[n], "PLAINTEXT") for n, _ in named},
+            "endpoints": [f"{n}://{_join_host_port(*hp)}" for n, hp in listed],
+            "listener_security_protocol_map": {n: (self.protocols or {}).get(ours[n], "PLAINTEXT") for n, _ in listed},
             "timestamp": _timestamp(now_ms),
         }
         if self.log_since >= 0:
@@ -175,9 +175,9 @@ class BrokerInfo:
         endpoints: dict[str, tuple[str, int]] = {}
         for endpoint in d.get("endpoints") or ():
             name, sep, address = str(endpoint).partition("://")
-            host, colon, port = address.rpartition(":")
-            if sep and colon and port.isdigit():
-                endpoints[name] = (host.strip("[]"), int(port))
+            at, colon, port_text = address.rpartition(":")
+            if sep and colon and port_text.isdigit():
+                endpoints[name] = (at.strip("[]"), int(port_text))
         if HTTP_LISTENER in endpoints:
             host, port = endpoints[HTTP_LISTENER]
             return cls(broker_id, host, port, epoch, d.get("rack"), d.get("storage", "disk"),
@@ -206,7 +206,7 @@ class LeaderIsr:
         return cls(int(d["leader"]), int(d["leader_epoch"]), tuple(int(b) for b in d["isr"]), int(d["controller_epoch"]))
 
 
-def encode_controller(broker_id: int, now_ms: int | None = None) -> bytes:
+def encode_controller(broker_id: int, now_ms: int) -> bytes:
     return _dumps({"version": 1, "brokerid": broker_id, "timestamp": _timestamp(now_ms)})
 
 

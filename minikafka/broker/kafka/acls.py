@@ -32,6 +32,13 @@ def _word(kind: str, code: int, any_ok: bool) -> str | None:
     return None if name == "Any" else name
 
 
+def _required(kind: str, code: int) -> str:
+    """A Kafka enum code as a word, where ANY is not allowed (a binding to create)."""
+    word = _word(kind, code, False)
+    assert word is not None
+    return word
+
+
 def _error(exc: KafkaError | None) -> dict:
     return {"error_code": exc.code.code if exc else 0, "error_message": exc.message if exc else None}
 
@@ -78,9 +85,9 @@ class KafkaAcls:
         for c in req["creations"]:
             try:
                 good.append(AclBinding.make(
-                    _word("resource_type", c["resource_type"], False), c["resource_name"], c["principal"],
-                    _word("operation", c["operation"], False), _word("permission", c["permission_type"], False),
-                    c["host"], _word("pattern_type", c["resource_pattern_type"], False)))
+                    _required("resource_type", c["resource_type"]), c["resource_name"], c["principal"],
+                    _required("operation", c["operation"]), _required("permission", c["permission_type"]),
+                    c["host"], _required("pattern_type", c["resource_pattern_type"])))
                 results.append(_error(None))
             except KafkaError as exc:
                 results.append(_error(exc))

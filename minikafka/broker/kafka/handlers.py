@@ -13,7 +13,7 @@ replica requests this listener refuses (replication stays on the msgpack listene
 from __future__ import annotations
 
 import logging
-from typing import Awaitable, Callable
+from typing import Awaitable, Callable, Iterable, Protocol, TypeVar
 
 from ...errors import (
     ClusterAuthorizationFailedError,
@@ -56,15 +56,23 @@ MAX_WAIT_MS = 300_000
 PRE_AUTHENTICATION_APIS = frozenset({apis.API_VERSIONS.key, apis.SASL_HANDSHAKE.key, apis.SASL_AUTHENTICATE.key})
 
 
+class _PerTopic(Protocol):
+    @property
+    def topic(self) -> str: ...
+
+
+E = TypeVar("E", bound=_PerTopic)
+
+
 def _code(exc: KafkaError | None) -> int:
     return 0 if exc is None else exc.code.code
 
 
-def _by_topic(entries: list, make: Callable[[object], dict]) -> dict[str, list[dict]]:
-    """Entries with a ``topic`` attribute, made into Kafka's per-topic lists."""
+def _by_topic(entries: Iterable[E], make: Callable[[E], dict]) -> dict[str, list[dict]]:
+    """Entries with a ``topic``, made into Kafka's per-topic lists (in first-seen order)."""
     out: dict[str, list[dict]] = {}
     for e in entries:
-        out.setdefault(e.topic, []).append(make(e))  # type: ignore[attr-defined]
+        out.setdefault(e.topic, []).append(make(e))
     return out
 
 
@@ -240,7 +248,7 @@ class KafkaHandlers:
             refused = ClusterAuthorizationFailedError(
                 "replica fetches are served on the inter-broker (msgpack/HTTP) listener only")
             topics = _by_topic(parts, lambda m: {
-                "partition_index": m.partition, "error_code": _code(refused),  # type: ignore[attr-defined]
+                "partition_index": m.partition, "error_code": _code(refused),
                 "high_watermark": -1, "last_stable_offset": -1, "log_start_offset": -1,
                 "aborted_transactions": None, "preferred_read_replica": -1, "records": None})
         else:
@@ -249,10 +257,10 @@ class KafkaHandlers:
                 min_bytes=max(0, req["min_bytes"]), max_bytes=max(0, req["max_bytes"]), partitions=parts),
                 conn.context())
             topics = _by_topic(answer.partitions, lambda e: {
-                "partition_index": e.partition, "error_code": _code(e.error),  # type: ignore[attr-defined]
-                "high_watermark": e.high_watermark, "last_stable_offset": e.high_watermark,  # type: ignore[attr-defined]
-                "log_start_offset": e.log_start_offset, "aborted_transactions": None,  # type: ignore[attr-defined]
-                "preferred_read_replica": -1, "records": e.records if e.error is None else None})  # type: ignore[attr-defined]
+                "partition_index": e.partition, "error_code": _code(e.error),
+                "high_watermark": e.high_watermark, "last_stable_offset": e.high_watermark,
+                "log_start_offset": e.log_start_offset, "aborted_transactions": None,
+                "preferred_read_replica": -1, "records": e.records if e.error is None else None})
         return {"error_code": 0, "session_id": 0,
                 "responses": [{"topic": t, "partitions": ps} for t, ps in topics.items()]}
 
@@ -265,9 +273,9 @@ class KafkaHandlers:
         # whatever replica id it claims (a replica's view needs the cluster credential).
         answer = await self.layer.data.list_offsets(ListOffsetsRequest(replica_id=-1, partitions=parts), conn.context())
         topics = _by_topic(answer.partitions, lambda e: {
-            "partition_index": e.partition, "error_code": _code(e.error),  # type: ignore[attr-defined]
-            "old_style_offsets": [e.offset] if e.error is None and e.offset >= 0 else [],  # type: ignore[attr-defined]
-            "timestamp": e.timestamp, "offset": e.offset, "leader_epoch": e.leader_epoch})  # type: ignore[attr-defined]
+            "partition_index": e.partition, "error_code": _code(e.error),
+            "old_style_offsets": [e.offset] if e.error is None and e.offset >= 0 else [],
+            "timestamp": e.timestamp, "offset": e.offset, "leader_epoch": e.leader_epoch})
         return {"topics": [{"name": t, "partitions": ps} for t, ps in topics.items()]}
 
     async def offset_for_leader_epoch(self, version: int, req: dict, conn: Connection) -> dict:
@@ -277,6 +285,6 @@ class KafkaHandlers:
         answer = await self.layer.data.offsets_for_leader_epoch(  # everyone is a consumer, as in list_offsets
             OffsetsForLeaderEpochRequest(replica_id=-1, partitions=parts), conn.context())
         topics = _by_topic(answer.partitions, lambda e: {
-            "error_code": _code(e.error), "partition": e.partition,  # type: ignore[attr-defined]
-            "leader_epoch": e.leader_epoch, "end_offset": e.end_offset})  # type: ignore[attr-defined]
+            "error_code": _code(e.error), "partition": e.partition,
+            "leader_epoch": e.leader_epoch, "end_offset": e.end_offset})
         return {"topics": [{"topic": t, "partitions": ps} for t, ps in topics.items()]}

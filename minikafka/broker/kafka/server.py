@@ -17,6 +17,7 @@ Kafka does.  The connection's principal is the request principal of every handle
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from ...config import BrokerConfig
 from ...protocol.kafka import frames
@@ -60,7 +61,7 @@ class KafkaServer:
         security = self.security
         for host, port, listener in self.endpoints():
             server = await asyncio.start_server(
-                lambda r, w, listener=listener: self._accept(r, w, listener), host, port, reuse_address=True,
+                functools.partial(self._accept, listener=listener), host, port, reuse_address=True,
                 ssl=security.server_ssl() if security.tls(listener) else None)
             self._servers.append(server)
 

@@ -260,7 +260,7 @@ SASL_AUTHENTICATE = _api(
     ),
 )
 
-def _acl_filter(name: str) -> S:
+def _acl_filter(name: str) -> Struct:
     return S(name,
         F("resource_type_filter", "int8"),
         F("resource_name_filter", "string", nullable="0+"),

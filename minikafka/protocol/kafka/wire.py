@@ -8,6 +8,7 @@ copied) and joins them once.  "Compact" forms are those of flexible versions
 """
 from __future__ import annotations
 
+import builtins
 import struct
 import uuid
 
@@ -104,7 +105,7 @@ class Reader:
         except UnicodeDecodeError:
             raise MalformedFrame(f"string at byte {self.pos - n} is not UTF-8") from None
 
-    def string(self, nullable: bool) -> str | None:
+    def string(self, nullable: builtins.bool) -> str | None:
         n = self.int16()
         if n < 0:
             if nullable and n == -1:
@@ -112,7 +113,7 @@ class Reader:
             raise MalformedFrame(f"null or negative string length {n} at byte {self.pos - 2}")
         return self._text(n)
 
-    def compact_string(self, nullable: bool) -> str | None:
+    def compact_string(self, nullable: builtins.bool) -> str | None:
         n = self.uvarint() - 1
         if n < 0:
             if nullable:
@@ -120,7 +121,7 @@ class Reader:
             raise MalformedFrame(f"null string at byte {self.pos - 1} where one is required")
         return self._text(n)
 
-    def bytes_(self, nullable: bool) -> bytes | None:
+    def bytes_(self, nullable: builtins.bool) -> bytes | None:
         n = self.int32()
         if n < 0:
             if nullable and n == -1:
@@ -128,7 +129,7 @@ class Reader:
             raise MalformedFrame(f"null or negative bytes length {n} at byte {self.pos - 4}")
         return bytes(self._take(n))
 
-    def compact_bytes(self, nullable: bool) -> bytes | None:
+    def compact_bytes(self, nullable: builtins.bool) -> bytes | None:
         n = self.uvarint() - 1
         if n < 0:
             if nullable:
@@ -136,7 +137,7 @@ class Reader:
             raise MalformedFrame(f"null bytes at byte {self.pos - 1} where a value is required")
         return bytes(self._take(n))
 
-    def array_length(self, compact: bool) -> int:
+    def array_length(self, compact: builtins.bool) -> int:
         """Element count, or -1 for a null array."""
         n = self.uvarint() - 1 if compact else self.int32()
         if n < -1:
@@ -237,7 +238,7 @@ class Writer:
         self.uvarint(len(v) + 1)
         self.raw(v)
 
-    def array_length(self, n: int | None, compact: bool) -> None:
+    def array_length(self, n: int | None, compact: builtins.bool) -> None:
         if compact:
             self.uvarint(0 if n is None else n + 1)
         else:

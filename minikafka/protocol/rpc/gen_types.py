@@ -160,7 +160,7 @@ Generated from :mod:`minikafka.protocol.rpc.messages` by
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from ...errors import KafkaError, error_class
 
@@ -185,8 +185,8 @@ def render() -> str:
         parts.append(_decoder(s))
         parts.append(_encoder(s))
     parts.append("\n\n\n# Each API's request decoder and response encoder, by its name in ``POST /v1/<api>``.\n")
-    parts.append("DECODE_REQUEST = {\n" + "".join(f"    {n!r}: decode_{a.request.name},\n" for n, a in APIS.items()) + "}\n")
-    parts.append("ENCODE_RESPONSE = {\n" + "".join(f"    {n!r}: encode_{a.response.name},\n" for n, a in APIS.items()) + "}\n")
+    parts.append("DECODE_REQUEST: dict[str, Callable[[dict], Any]] = {\n" + "".join(f"    {n!r}: decode_{a.request.name},\n" for n, a in APIS.items()) + "}\n")
+    parts.append("ENCODE_RESPONSE: dict[str, Callable[[Any], dict]] = {\n" + "".join(f"    {n!r}: encode_{a.response.name},\n" for n, a in APIS.items()) + "}\n")
     return "".join(parts)
 
 

@@ -8,7 +8,7 @@ Generated from :mod:`minikafka.protocol.rpc.messages` by
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from ...errors import KafkaError, error_class
 
@@ -1871,7 +1871,7 @@ def encode_DeleteGroupsResponse(o: DeleteGroupsResponse) -> dict:
 
 
 # Each API's request decoder and response encoder, by its name in ``POST /v1/<api>``.
-DECODE_REQUEST = {
+DECODE_REQUEST: dict[str, Callable[[dict], Any]] = {
     'metadata': decode_MetadataRequest,
     'produce': decode_ProduceRequest,
     'init_producer_id': decode_InitProducerIdRequest,
@@ -1907,7 +1907,7 @@ DECODE_REQUEST = {
     'describe_groups': decode_DescribeGroupsRequest,
     'delete_groups': decode_DeleteGroupsRequest,
 }
-ENCODE_RESPONSE = {
+ENCODE_RESPONSE: dict[str, Callable[[Any], dict]] = {
     'metadata': encode_MetadataResponse,
     'produce': encode_ProduceResponse,
     'init_producer_id': encode_InitProducerIdResponse,
