@@ -1,5 +1,6 @@
-"""The pure core (protocol/, log/, replication/, controller/core.py) does no I/O: no network, clock,
-randomness, processes, threads, environment or files."""
+"""The pure core (protocol/, log/, replication/, controller/core.py) and the single-partition
+model of the KIP scenarios (sim/partition_model.py,
+sim/scenarios.py) do no I/O: no network, clock, randomness, processes, threads, environment or files."""
 from __future__ import annotations
 
 import ast
@@ -17,7 +18,8 @@ FORBIDDEN_CALLS = {"open", "read_text", "write_text", "read_bytes", "write_bytes
                    "breakpoint", "exec", "eval", "__import__"}
 
 ROOT = Path(minikafka.__file__).resolve().parent
-PURE_MODULES = ("controller/core.py",)  # the controller's decision core
+PURE_MODULES = ("controller/core.py",  # the controller's decision core
+                "sim/partition_model.py", "sim/scenarios.py")  # the KIP scenarios' model of one partition
 FILES = sorted([p for pkg in PURE_PACKAGES for p in (ROOT / pkg).rglob("*.py")] + [ROOT / m for m in PURE_MODULES])
 
 
