@@ -1,5 +1,5 @@
-"""The pure core (protocol/, log/, replication/, controller/core.py) and the single-partition
-model of the KIP scenarios (sim/partition_model.py,
+"""The pure core (protocol/, log/, replication/, controller/core.py), the fault-testing vocabulary
+(faults/) and the single-partition model of the KIP scenarios (sim/partition_model.py,
 sim/scenarios.py) do no I/O: no network, clock, randomness, processes, threads, environment or files."""
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 
 import minikafka
 
-PURE_PACKAGES = ("protocol", "log", "replication")
+PURE_PACKAGES = ("protocol", "log", "replication", "faults")
 FORBIDDEN_MODULES = {"asyncio", "aiohttp", "kazoo", "time", "random", "socket", "os", "threading", "subprocess",
                      "importlib"}
 # file I/O (builtin open, io.open, Path.open and friends), console I/O and dynamic code
