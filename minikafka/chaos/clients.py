@@ -4,6 +4,7 @@ brokers and record it in the :class:`~minikafka.faults.history.History` (under a
 the history is not thread-safe)."""
 from __future__ import annotations
 
+import functools
 import threading
 import time
 from typing import Any, Callable
@@ -93,7 +94,7 @@ class Clients:
                         self.history.fail(op, time.monotonic(), type(exc).__name__)
                     self.problems.append(f"producer {index}: send failed: {exc}")
                     break
-                fut.add_done_callback(lambda f, op=op: self._on_done(f, op, window))
+                fut.add_done_callback(functools.partial(self._on_done, op=op, window=window))
                 seq += 1
                 if interval:
                     next_at = max(next_at + interval, time.monotonic() - 1.0)

@@ -107,7 +107,7 @@ def check_records(history: History, final: dict[TP, dict[int, str]], duplicates_
 def _reordered(acked: list[Produce]) -> list[tuple[TP, str, int, str, int]]:
     """Pairs (a, b) of one producer and partition where a was acknowledged before b was
     sent, yet b's offset is not above a's."""
-    out = []
+    out: list = []
     by: dict[tuple[str, TP], list[Produce]] = {}
     for op in acked:
         by.setdefault((op.process, op.tp), []).append(op)

@@ -40,6 +40,7 @@ class Client:
         self.errors = 0
 
     async def call(self, broker_id: int, api: str, body: dict, timeout_s: float) -> dict:
+        """Call ``api`` on broker ``broker_id`` over the simulated network."""
         return await call(self.world, self.name, HOST, BASE_PORT + broker_id, api, body, timeout_s)
 
     async def refresh(self) -> None:
@@ -71,6 +72,7 @@ class Producer(Client):
         self.acked = 0
 
     async def run(self, until: float) -> None:
+        """Produce until virtual time ``until``."""
         loop = asyncio.get_running_loop()
         seq = 0
         while loop.time() < until:
@@ -115,6 +117,7 @@ class Consumer(Client):
         self.records = 0
 
     async def run(self, until: float) -> None:
+        """Fetch until virtual time ``until``."""
         loop = asyncio.get_running_loop()
         while loop.time() < until:
             if len(self.leaders) < len(self.offsets):
@@ -125,6 +128,7 @@ class Consumer(Client):
             await self.fetch_round()
 
     async def fetch_round(self) -> None:
+        """One fetch from each leader of the partitions it leads, recording every record handed out."""
         by_leader: dict[int, list[int]] = {}
         for p, (leader, _) in sorted(self.leaders.items()):
             by_leader.setdefault(leader, []).append(p)
@@ -168,6 +172,7 @@ class Committer(Client):
         self.commits = 0
 
     async def find(self) -> int | None:
+        """The group's coordinator (FindCoordinator to each live broker in turn), or None."""
         for b in self.world.live_brokers():
             try:
                 r = await self.call(b, "find_coordinator", {"key": self.group}, 2.0)
@@ -177,6 +182,7 @@ class Committer(Client):
         return None
 
     async def run(self, until: float) -> None:
+        """Commit the consumer's progress every half second until virtual time ``until``."""
         loop = asyncio.get_running_loop()
         while loop.time() < until:
             await asyncio.sleep(0.5)
@@ -187,8 +193,8 @@ class Committer(Client):
                 if self.coordinator is None:
                     continue
             offsets = [{"topic": self.topic, "partition": p, "offset": o} for p, o in sorted(self.best.items())]
-            op = self.history.invoke_commit(self.name, self.group, {(self.topic, x["partition"]): x["offset"]
-                                                                    for x in offsets}, loop.time())
+            op = self.history.invoke_commit(self.name, self.group, {(self.topic, p): o for p, o in sorted(self.best.items())},
+                                            loop.time())
             try:
                 r = await self.call(self.coordinator, "offset_commit", {"group_id": self.group, "generation_id": -1,
                                                                         "offsets": offsets}, 5.0)

@@ -134,7 +134,8 @@ async def _scenario(world: World, checker: Checker, history: History, result: Re
     end = world.loop.time() + run_for
     consumer = Consumer(world, w.consumers[0], history)
     committer = Committer(world, "g1", history, consumer, w.group or "sim-group")
-    clients = [*(Producer(world, plan, history) for plan in w.producers), consumer, committer]
+    clients: list[Producer | Consumer | Committer] = [*(Producer(world, plan, history) for plan in w.producers),
+                                                      consumer, committer]
     tasks = [world.loop.create_task(c.run(end)) for c in clients]
     nemesis = Nemesis(world, o.faults)
     await nemesis.run(o.steps, o.step_s)
