@@ -6,7 +6,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from minikafka.replication.simulation import BIG, Cluster, log_values
+from minikafka.sim.partition_model import BIG, Cluster, log_values
 
 from minikafka.errors import NotEnoughReplicasError
 from minikafka.log.epoch_cache import LeaderEpochCache

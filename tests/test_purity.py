@@ -1,5 +1,7 @@
-"""The pure core (protocol/, log/, replication/, groups/, auth/, controller/core.py, zk/layout.py)
-does no I/O: no network, clock, randomness, processes, threads, environment or files.
+"""The pure core (protocol/, log/, replication/, groups/, auth/, controller/core.py, zk/layout.py),
+the fault-testing vocabulary (faults/) and the single-partition model of the KIP scenarios
+(sim/partition_model.py, sim/scenarios.py) do no I/O: no network, clock, randomness,
+processes, threads, environment or files.
 
 This file checks each pure module's own source; tests/test_imports.py checks, with the same
 lists, every module the pure core reaches through its imports."""
@@ -12,7 +14,7 @@ import pytest
 
 import minikafka
 
-PURE_PACKAGES = ("protocol", "log", "replication", "groups", "auth")
+PURE_PACKAGES = ("protocol", "log", "replication", "groups", "auth", "faults")
 FORBIDDEN_MODULES = {"asyncio", "aiohttp", "kazoo", "time", "random", "socket", "os", "threading", "subprocess",
                      "importlib"}
 # file I/O (builtin open, io.open, Path.open and friends), console I/O and dynamic code
@@ -20,7 +22,8 @@ FORBIDDEN_CALLS = {"open", "read_text", "write_text", "read_bytes", "write_bytes
                    "breakpoint", "exec", "eval", "__import__"}
 
 ROOT = Path(minikafka.__file__).resolve().parent
-PURE_MODULES = ("controller/core.py", "zk/layout.py")  # the controller's decision core, the znode layout
+PURE_MODULES = ("controller/core.py", "zk/layout.py",  # the controller's decision core, the znode layout
+                "sim/partition_model.py", "sim/scenarios.py")  # the KIP scenarios' model of one partition
 FILES = sorted([p for pkg in PURE_PACKAGES for p in (ROOT / pkg).rglob("*.py")] + [ROOT / m for m in PURE_MODULES])
 
 

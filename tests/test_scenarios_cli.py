@@ -2,7 +2,7 @@
 import pytest
 
 from minikafka.replication.partition import TruncationMode
-from minikafka.replication.scenarios import SCENARIOS
+from minikafka.sim.scenarios import SCENARIOS
 from process_helpers import run_cli
 
 

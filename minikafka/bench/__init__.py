@@ -7,4 +7,5 @@
   batch bytes through a bare aiohttp handler) and ``mock`` (librdkafka's built-in mock
   cluster, through kcat).
 * :mod:`.suite` - runs every scenario on its own cluster (or a given one) and prints the table.
+* :mod:`.soak` - a long-running load that prints each broker's RSS every minute (``scripts/soak.py``).
 """

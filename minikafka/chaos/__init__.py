@@ -1,12 +1,15 @@
 """Fault injection against a live local cluster: does any acknowledged record get lost?
 
-The package separates the parts as Jepsen does: :mod:`.workload` (producers and
-consumers recording acknowledgements and reads), :mod:`.nemesis` (the faults),
-:mod:`.checker` (lost, duplicated, replica comparison, consumer reads),
-:mod:`.report` (the summary, its one line, the timeline dump), :mod:`.runner` (one
-run), :mod:`.cluster` (starting and reading the cluster), :mod:`.links` (link faults
-with iptables and cgroups) and :mod:`.live` (the named live scenarios of
-``minikafka scenario --live``).
+The workload, the history and the checker are shared with the simulation
+(:mod:`minikafka.faults`, in Jepsen's split).  What is this package's own:
+:mod:`.clients` (threads that carry out the workload with the real client library and
+record the history), :mod:`.nemesis` (the faults on processes), :mod:`.checker`
+(reading the healed cluster: replica comparison, the final log), :mod:`.report` (the
+summary, its one line, the timeline dump), :mod:`.events` (the brokers' event
+timelines), :mod:`.runner` (one run), :mod:`.cluster` (starting and reading the
+cluster), :mod:`.links` (link faults with iptables and cgroups), :mod:`.live` (the
+named live scenarios of ``minikafka scenario --live``) and :mod:`.command` (the
+command line of ``scripts/chaos.py``).
 
 :func:`run` starts (or uses) a 3-broker cluster, creates a topic with
 replication factor 3 and ``min.insync.replicas=2`` (unclean election off), and
@@ -34,7 +37,9 @@ partition has all three replicas in its ISR) and checks that
 2. the replicas of every partition are identical up to the high watermark
    (checksums of the ``replica_state`` API);
 3. no consumer read a record that later vanished: every ``(partition, offset,
-   value)`` a consumer saw is in the final log at that offset.
+   value)`` a consumer saw is in the final log at that offset;
+4. acknowledged records keep their order: a record acknowledged before its producer
+   sent the next one to that partition is at a lower offset (``reordered``).
 
 The outcome is a :class:`Summary`; ``Summary.line()`` is the one-line report of
 ``scripts/chaos.py``::
@@ -52,16 +57,16 @@ successful produce acknowledgement.
 """
 from __future__ import annotations
 
-from .checker import check_records, compare_replicas, read_final_log, replica_states
+from .checker import compare_replicas, fill_summary, read_final_log, replica_states
+from .clients import Clients
 from .cluster import FAST_SETTINGS, ZkReader, post
 from .events import EventCollector
 from .nemesis import DEAD, PAUSED, STARTING, TERMINATING, UP, Nemesis
 from .report import Summary, dump_timeline
 from .runner import SCENARIOS, STALL_S, TRUNCATIONS, run
-from .workload import Workload
 
 __all__ = [
-    "DEAD", "EventCollector", "FAST_SETTINGS", "Nemesis", "PAUSED", "SCENARIOS", "STALL_S", "STARTING",
-    "Summary", "TERMINATING", "TRUNCATIONS", "UP", "Workload", "ZkReader", "check_records", "compare_replicas",
-    "dump_timeline", "post", "read_final_log", "replica_states", "run",
+    "Clients", "DEAD", "EventCollector", "FAST_SETTINGS", "Nemesis", "PAUSED", "SCENARIOS", "STALL_S", "STARTING",
+    "Summary", "TERMINATING", "TRUNCATIONS", "UP", "ZkReader", "compare_replicas", "dump_timeline", "fill_summary",
+    "post", "read_final_log", "replica_states", "run",
 ]

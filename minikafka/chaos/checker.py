@@ -1,20 +1,16 @@
-"""The checks of a fault-injection run (Jepsen's checker), on what the workload
-recorded and what the cluster holds once healed:
-
-1. every acknowledged record is in the final log at its acknowledged
-   ``(partition, offset)`` with its value (``lost`` counts those that are not);
-2. no value is in the final log more than once (``duplicated``; a failure only for
-   idempotent producers);
-3. the replicas of every partition are identical up to the high watermark
-   (checksums of the ``replica_state`` API);
-4. no consumer read a record that later vanished: every ``(partition, offset, value)``
-   a consumer saw is in the final log at that offset.
+"""How the live fault suite reads the healed cluster for the checks: every replica's
+state through the ``replica_state`` API (:func:`compare_replicas`: identical up to the
+high watermark, by checksum) and the final log through a consumer
+(:func:`read_final_log`).  The checks of the history against that final log (lost,
+duplicated, reordered and vanished records) are :mod:`minikafka.faults.checker`'s;
+:func:`fill_summary` puts its verdict into the run's :class:`~.report.Summary`.
 """
 from __future__ import annotations
 
 import time
 
 from ..errors import KafkaError
+from ..faults.checker import RecordsVerdict
 from .cluster import post
 from .report import Summary
 
@@ -81,24 +77,15 @@ def read_final_log(bootstrap: str, topic: str, partitions: int, timeout_s: float
     return out
 
 
-def check_records(summary: Summary, acked: list[tuple[int, int, str, float]], final: dict[int, dict[int, str]],
-                  reads: dict[tuple[int, int], set[str]]) -> None:
-    """Fill ``summary`` with checks 1, 2 and 4: lost acknowledged records, values written
-    more than once, consumer reads that are not in the final log."""
+def fill_summary(summary: Summary, verdict: RecordsVerdict, final: dict[int, dict[int, str]]) -> None:
+    """Put the shared checker's verdict (lost acknowledged records, values written more
+    than once, consumer reads that are not in the final log) into ``summary``."""
     summary.final_offsets = {p: len(final[p]) for p in final}
-    summary.acked = len(acked)
-    for p, off, value, _ in acked:
-        if final[p].get(off) != value:
-            summary.lost += 1
-            summary.lost_records.append((p, off, value))
-    counts: dict[str, int] = {}
-    for recs in final.values():
-        for v in recs.values():
-            counts[v] = counts.get(v, 0) + 1
-    summary.duplicated = sum(1 for n in counts.values() if n > 1)
-    summary.consumed = len(reads)
-    for (p, off), values in sorted(reads.items()):
-        for value in sorted(values):
-            if final[p].get(off) != value:
-                summary.vanished.append((p, off, value, final[p].get(off)))
+    summary.acked = verdict.acked
+    summary.lost = len(verdict.lost)
+    summary.lost_records = [(tp[1], o, v) for tp, o, v, _ in verdict.lost]
+    summary.duplicated = len(verdict.duplicated)
+    summary.reordered = len(verdict.reordered)
+    summary.consumed = verdict.consumed
+    summary.vanished = [(tp[1], o, v, has) for tp, o, v, has in verdict.vanished]
     summary.vanished_reads = len(summary.vanished)

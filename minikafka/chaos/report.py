@@ -32,6 +32,7 @@ class Summary:
     unresolved: int = 0  # neither acknowledged nor failed when the producers stopped
     consumed: int = 0  # distinct (partition, offset) pairs the consumers read
     vanished_reads: int = 0  # distinct (partition, offset, value) reads that are not in the final log
+    reordered: int = 0  # acknowledged records at a lower offset than one of their producer's acknowledged before
     divergent: list[str] = field(default_factory=list)
     healed: bool = False
     lost_records: list[tuple[int, int, str]] = field(default_factory=list)
@@ -56,7 +57,7 @@ class Summary:
         """Several lines: the faults injected and every problem found."""
         out = [f"seed={self.seed} truncation={self.truncation} storage={self.storage} elapsed_s={self.elapsed_s:.1f} "
                f"failed={self.failed} unresolved={self.unresolved} consumed={self.consumed} "
-               f"vanished_reads={self.vanished_reads} epoch_bumps={self.epoch_bumps} healed={self.healed} "
+               f"vanished_reads={self.vanished_reads} reordered={self.reordered} epoch_bumps={self.epoch_bumps} healed={self.healed} "
                f"final_offsets={self.final_offsets} dir={self.dir}"]
         out += [f"fault: {f}" for f in self.fault_log]
         out += [f"problem: {p}" for p in self.problems]

@@ -2,11 +2,15 @@
 
 :func:`run` starts (or uses) a 3-broker cluster, creates a topic with replication
 factor 3 and ``min.insync.replicas=2`` (unclean election off), and runs at the same
-time the :class:`~minikafka.chaos.workload.Workload` (acks=all producers, consumers)
-and the :class:`~minikafka.chaos.nemesis.Nemesis` (a fault every few seconds from a
-seeded generator).  Then it heals the cluster (resume and restart everything, wait
-until every partition has all three replicas in its ISR) and runs the checks of
-:mod:`minikafka.chaos.checker`.  The outcome is a :class:`~minikafka.chaos.report.Summary`.
+time the :class:`~minikafka.faults.workload.Workload` (acks=all producers, consumers),
+carried out by :class:`~minikafka.chaos.clients.Clients` into a
+:class:`~minikafka.faults.history.History`, and the
+:class:`~minikafka.chaos.nemesis.Nemesis` (a fault every few seconds from a seeded
+generator).  Then it heals the cluster (resume and restart everything, wait until every
+partition has all three replicas in its ISR), compares the replicas
+(:func:`~minikafka.chaos.checker.compare_replicas`), reads the final log and runs the
+shared checks of :mod:`minikafka.faults.checker` on the history.  The outcome is a
+:class:`~minikafka.chaos.report.Summary`.
 """
 from __future__ import annotations
 
@@ -18,13 +22,15 @@ from typing import Callable
 
 from ..cluster import launcher
 from ..cluster.state import load
-from .checker import check_records, compare_replicas, read_final_log
+from ..faults.checker import check_records
+from ..faults.workload import Workload
+from .checker import compare_replicas, fill_summary, read_final_log
+from .clients import Clients
 from .cluster import FAST_SETTINGS, ZkReader, broker_setting, cluster_running, start_cluster, wait
 from .events import EventCollector
 from .links import ClusterLinks, LinkFaultError, Links, check_available, unavailable
 from .nemesis import Nemesis
 from .report import Summary, dump_timeline
-from .workload import Workload
 
 SCENARIOS = ("random", "kip101")
 TRUNCATIONS = ("leader_epoch", "high_watermark")
@@ -112,7 +118,8 @@ def run(*, dir: str | None = None, storage: str = "disk", truncation: str = "lea
                           links=ClusterLinks(links, state) if links is not None else None)
         events = EventCollector(brokers, since=time.time(), skip=nemesis.unreachable)
         events.start()
-        workload = Workload(bootstrap, topic, partitions, producers, consumers, rate, log, idempotence)
+        plan = Workload.spread(topic, partitions, producers, consumers, rate=rate, duplicates_allowed=not idempotence)
+        workload = Clients(bootstrap, plan, log)
         workload.start()
 
         # -- fault phase
@@ -179,10 +186,11 @@ def run(*, dir: str | None = None, storage: str = "disk", truncation: str = "lea
         workload.stop_consumers()
         events.finish()
         with workload.lock:
-            reads = {k: set(v) for k, v in workload.reads.items()}
-        check_records(summary, list(workload.acked), final, reads)
-        summary.failed = workload.failed
-        summary.unresolved = workload.sent - summary.acked - workload.failed
+            history = workload.history
+            verdict = check_records(history, {(topic, p): log for p, log in final.items()}, plan.duplicates_allowed)
+            summary.failed = history.failed
+            summary.unresolved = history.unresolved
+        fill_summary(summary, verdict, final)
         summary.leader_elections = events.count("leader_elected")
         summary.unclean = events.count("unclean_election")
         final_epochs = {p: zk.partition_state(topic, p).leader_epoch for p in range(partitions)}
@@ -197,8 +205,11 @@ def run(*, dir: str | None = None, storage: str = "disk", truncation: str = "lea
         if idempotence and summary.duplicated:
             summary.problems.append(f"{summary.duplicated} values are in the log more than once although "
                                     f"the producers are idempotent")
-        summary.ok = (summary.lost == 0 and not summary.divergent and summary.vanished_reads == 0
-                      and (summary.duplicated == 0 or not idempotence)
+        if summary.reordered:
+            summary.problems.append(f"{summary.reordered} acknowledged records are at a lower offset than a record "
+                                    f"their producer had acknowledged before sending them")
+        summary.ok = (verdict.ok and not summary.divergent
+
                       and summary.healed and summary.acked > 0 and not workload.problems and not nemesis.problems)
     except Exception as exc:
         summary.ok = False

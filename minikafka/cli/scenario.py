@@ -18,7 +18,7 @@ import sys
 
 from ..errors import ClientError
 from ..replication.partition import TruncationMode
-from ..replication.scenarios import SCENARIOS
+from ..sim.scenarios import SCENARIOS
 
 
 def add_parsers(subparsers: argparse._SubParsersAction) -> None:

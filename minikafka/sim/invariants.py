@@ -1,4 +1,8 @@
-"""The invariants, checked after every step of the loop and at the end of a run.
+"""The simulation's own invariants: what only a simulation sees, the state of every
+replica after every step of the loop.  The history checks both runners share (lost,
+duplicated, reordered and vanished records, lost offset commits) are
+:mod:`minikafka.faults.checker`'s; the runner applies them to the logs :meth:`Checker.final`
+returns and adds their problems here (:meth:`Checker.add`).
 
 After every step (:meth:`Checker.after_step`), over every live replica of every broker:
 
@@ -15,18 +19,17 @@ On events:
    truncated away — the storage reports every truncation's removed batches
    (:meth:`on_truncate`);
 5. consumers only see committed records: each offset a consumer is handed is below the
-   highest HW, with the value committed there (:meth:`on_consume`).
+   highest HW, with the value committed there (:meth:`on_read`, watching the history's
+   reads as they are recorded).
 
-At the end (:meth:`final`), after healing: every acknowledged acks=all record is in the
-log at its offset, every record a consumer saw is still there, and the replicas of each
-partition have converged (same records, same LEO, HW at the LEO, full ISR); and every
-offset commit the group coordinator acknowledged is what OffsetFetch answers (or
-later) (:meth:`check_offset_commits`).
+At the end (:meth:`final`), after healing: the replicas of each partition have
+converged (one leader, same records, same LEO, HW at the LEO, full ISR).
 """
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..faults.history import History, Op, Read
 from ..protocol.records import iter_records, read_header
 from ..replication.partition import Role
 
@@ -40,22 +43,26 @@ BIG = 1 << 30
 class Checker:
     """Collects violations (the first few in full) and the run's figures."""
 
-    def __init__(self, world: "World") -> None:
+    def __init__(self, world: "World", history: History | None = None) -> None:
         self.world = world
         self.violations: list[str] = []
         self.leader_of_epoch: dict[tuple[TP, int], int] = {}
         self.leader_hw: dict[tuple[int, int, TP, int], int] = {}
         self.max_hw: dict[TP, int] = {}
         self.committed: dict[TP, dict[int, bytes]] = {}  # offset -> value, below max_hw
-        self.offset_commits: dict[TP, int] = {}  # last acknowledged offset commit of the group
-        self.acked: dict[tuple[TP, int], str] = {}
-        self.consumed: dict[tuple[TP, int], str] = {}
-        self.lost = 0
+        if history is not None:
+            history.watch(self.on_op)
 
     def violate(self, text: str) -> None:
+        """Record a violation (in the trace too; the first 20 are kept)."""
         if len(self.violations) < 20:
             self.world.note(f"VIOLATION {text}")
             self.violations.append(f"t={self.world.loop.time():.3f} {text}")
+
+    def add(self, problems: list[str]) -> None:
+        """Record the shared checker's problems as violations."""
+        for text in problems:
+            self.violate(text)
 
     # -- after every step ------------------------------------------------------------------------------
     def after_step(self) -> None:
@@ -122,36 +129,24 @@ class Checker:
                                  f"(below the HW {self.max_hw.get(tp, 0)})")
                     return
 
-    def on_ack(self, tp: TP, offset: int, value: str) -> None:
-        self.acked[(tp, offset)] = value
+    def on_op(self, op: Op) -> None:
+        """The history recorded ``op``: check each read as it happens."""
+        if isinstance(op, Read):
+            self.on_read(op.tp, op.offset, op.value)
 
-    def on_consume(self, tp: TP, offset: int, value: str) -> None:
+    def on_read(self, tp: TP, offset: int, value: str) -> None:
+        """A consumer was handed ``value`` at ``offset``: it must be committed there."""
         hw = self.max_hw.get(tp, 0)
         if offset >= hw:
             self.violate(f"a consumer read {tp[0]}-{tp[1]} offset {offset}, not below the HW {hw}")
         elif self.committed.get(tp, {}).get(offset, value.encode()) != value.encode():
             self.violate(f"a consumer read {value!r} at {tp[0]}-{tp[1]} offset {offset}, "
                          f"where {self.committed[tp][offset].decode(errors='replace')!r} was committed")
-        self.consumed[(tp, offset)] = value
-
-    def on_offset_commit(self, tp: TP, offset: int) -> None:
-        """The group coordinator acknowledged a commit of ``offset`` (they only grow)."""
-        self.offset_commits[tp] = max(offset, self.offset_commits.get(tp, 0))
-
-    def check_offset_commits(self, fetched: dict[TP, int] | None) -> None:
-        """At the end: the group's committed offsets (OffsetFetch) hold every acknowledged commit."""
-        if fetched is None:
-            if self.offset_commits:
-                self.violate("the group's committed offsets could not be fetched after healing")
-            return
-        for tp, offset in sorted(self.offset_commits.items()):
-            if fetched.get(tp, -1) < offset:
-                self.violate(f"acknowledged offset commit {offset} of {tp[0]}-{tp[1]} is lost "
-                             f"(the coordinator has {fetched.get(tp, -1)})")
 
     # -- at the end -------------------------------------------------------------------------------------------------
     def final(self, partitions: list[TP]) -> dict[TP, dict[int, str]]:
-        """The end checks; returns the final log of each partition (its leader's)."""
+        """The convergence checks; returns the final log of each partition (its leader's;
+        none for a partition without exactly one leader), for the shared checker."""
         world = self.world
         logs: dict[TP, dict[int, str]] = {}
         for tp in partitions:
@@ -174,15 +169,6 @@ class Checker:
                 self.violate(f"{tp[0]}-{tp[1]}: HW {leader.high_watermark} below LEO {leader.log_end_offset} after healing")
             if len(leader.isr) != len(replicas):
                 self.violate(f"{tp[0]}-{tp[1]}: ISR {list(leader.isr)} not full after healing")
-        lost = [(tp, o, v) for (tp, o), v in sorted(self.acked.items()) if tp in logs and logs[tp].get(o) != v]
-        for tp, o, v in lost[:5]:
-            self.violate(f"acknowledged record {v!r} at {tp[0]}-{tp[1]} offset {o} is lost "
-                         f"(the log has {logs[tp].get(o)!r})")
-        if lost:
-            self.lost = len(lost)
-        vanished = [(tp, o, v) for (tp, o), v in sorted(self.consumed.items()) if tp in logs and logs[tp].get(o) != v]
-        for tp, o, v in vanished[:5]:
-            self.violate(f"consumed record {v!r} at {tp[0]}-{tp[1]} offset {o} vanished")
         return logs
 
 

@@ -11,13 +11,16 @@ HTTP, handled by the destination's ``Broker.dispatch`` in the destination's proc
 Like a TCP connection, a call belongs to one incarnation of each end: when the callee
 crashes or restarts, the caller gets NETWORK_EXCEPTION (a reset); when the request or
 its answer is lost, the caller waits for its timeout (REQUEST_TIMED_OUT).
+
+What a call needs of the world is :class:`Nodes` (the world provides it): the network,
+which process runs on which node, who serves there and the calls open to each process.
 """
 from __future__ import annotations
 
 import asyncio
 import contextvars
 import random
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 from ..auth.acls import ANONYMOUS
 from ..protocol.rpc import http
@@ -25,7 +28,6 @@ from ..rpc import BrokerUnreachableError, NoResponseError
 
 if TYPE_CHECKING:
     from ..broker.server import Broker
-    from .world import World
 
 
 class Network:
@@ -79,10 +81,21 @@ class Network:
         return True
 
 
+class Nodes(Protocol):
+    """What the network's calls use of the world (:class:`~minikafka.sim.world.World`)."""
+
+    network: Network
+    processes: dict[str, tuple[str, int]]  # live node -> its current process
+    contexts: dict[str, contextvars.Context]  # node -> its current process's context
+    serving: dict[str, "Broker"]  # node -> the broker serving there
+    address_book: dict[tuple[str, int], str]  # (host, port) -> node
+    open_calls: dict[tuple[str, int], dict[object, Any]]  # process -> its open calls' resets
+
+
 class SimTransport:
     """A broker's transport on the simulated network (see the module docstring)."""
 
-    def __init__(self, world: "World", node: str) -> None:
+    def __init__(self, world: Nodes, node: str) -> None:
         self.world = world
         self.node = node
 
@@ -96,7 +109,7 @@ class SimTransport:
         return await call(self.world, self.node, host, port, api, body, timeout_s)
 
 
-async def call(world: "World", src: str, host: str, port: int, api: str, body: dict, timeout_s: float | None) -> dict:
+async def call(world: Nodes, src: str, host: str, port: int, api: str, body: dict, timeout_s: float | None) -> dict:
     """``src`` calls ``api`` on the broker at ``host:port`` over the simulated network."""
     where = f"{api} request to {host}:{port}"
     loop = asyncio.get_running_loop()

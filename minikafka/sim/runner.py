@@ -1,10 +1,13 @@
 """Run one seed, sweep many, check determinism.
 
 :func:`run_seed` builds a :class:`~.world.World`, starts ZooKeeper's twin and the
-brokers, creates a topic (replication factor 3, ``min.insync.replicas=2``), runs two
-producers (acks=all), a consumer and a committer of the consumer's offsets while the nemesis injects a fault every couple of
-virtual seconds, then heals everything, lets the cluster settle and runs the end checks.
-The invariants are checked after every loop step.  The result's ``trace`` is the
+brokers, creates a topic (replication factor 3, ``min.insync.replicas=2``), runs the
+:data:`WORKLOAD` (two acks=all producers, a consumer and a committer of the consumer's
+offsets, :mod:`.clients`) while the nemesis injects a fault every couple of virtual
+seconds, then heals everything, lets the cluster settle and runs the end checks: the
+convergence of the replicas (:meth:`.invariants.Checker.final`) and the shared checks of
+the run's :class:`~minikafka.faults.history.History` (:mod:`minikafka.faults.checker`).
+The simulation's own invariants are checked after every loop step.  The result's ``trace`` is the
 nemesis's and the checker's lines merged with the brokers' own event timelines; two
 runs of one seed give the same trace (:func:`check_determinism`).
 """
@@ -20,12 +23,23 @@ from dataclasses import dataclass, field, replace
 from typing import Awaitable, Callable, TypeVar
 
 from .. import errors
+from ..faults import checker as shared
+from ..faults.history import History
+from ..faults.workload import ProducerPlan, Workload
+from .clients import Committer, Consumer, Producer
 from .invariants import Checker
 from .loop import SimStalled
 from .nemesis import Nemesis
 from .network import call
-from .workload import Committer, Consumer, Producer
 from .world import BASE_PORT, HOST, Options, World, quiet_logs
+
+
+def workload(opts: Options) -> Workload:
+    """The simulation's workload: producers ``p1`` and ``p2`` (acks=all, one request at a
+    time, both starting at partition 0; a value is never sent twice), consumer ``c1`` and
+    committer ``g1`` of group ``sim-group``."""
+    return Workload(opts.topic, opts.partitions, (ProducerPlan("p1", opts.partitions), ProducerPlan("p2", opts.partitions)),
+                    ("c1",), group="sim-group", duplicates_allowed=False)
 
 
 @dataclass
@@ -103,7 +117,7 @@ def _converged(world: World, tps: list) -> bool:
     return True
 
 
-async def _scenario(world: World, checker: Checker, result: Result) -> None:
+async def _scenario(world: World, checker: Checker, history: History, result: Result) -> None:
     o = world.opts
     world.start_zookeeper()
     for b in range(1, o.brokers + 1):
@@ -114,12 +128,14 @@ async def _scenario(world: World, checker: Checker, result: Result) -> None:
     if not await _create_topic(world):
         checker.violate(f"topic {o.topic} could not be created")
         return
-    tps = [(o.topic, p) for p in range(o.partitions)]
+    w = workload(o)
+    tps = w.tps
     run_for = o.steps * o.step_s
     end = world.loop.time() + run_for
-    consumer = Consumer(world, "c1", checker)
-    committer = Committer(world, "g1", checker, consumer)
-    clients = [Producer(world, "p1", checker), Producer(world, "p2", checker), consumer, committer]
+    consumer = Consumer(world, w.consumers[0], history)
+    committer = Committer(world, "g1", history, consumer, w.group or "sim-group")
+    clients: list[Producer | Consumer | Committer] = [*(Producer(world, plan, history) for plan in w.producers),
+                                                      consumer, committer]
     tasks = [world.loop.create_task(c.run(end)) for c in clients]
     nemesis = Nemesis(world, o.faults)
     await nemesis.run(o.steps, o.step_s)
@@ -131,12 +147,13 @@ async def _scenario(world: World, checker: Checker, result: Result) -> None:
     # a follower whose fetch was lost waits out its request timeout (request.timeout.ms)
     # and may leave the ISR meanwhile: converged means converged after that, too
     await _wait(world, lambda: _converged(world, tps), o.settle_s, 0.25)
-    checker.final(tps)
-    checker.check_offset_commits(await committer.fetch_committed(o.settle_s))
+    records = shared.check_records(history, checker.final(tps), w.duplicates_allowed)
+    checker.add(records.problems())
+    checker.add(shared.check_offset_commits(history, await committer.fetch_committed(o.settle_s)).problems())
     result.commits = committer.commits
-    result.acked = sum(c.acked for c in clients if isinstance(c, Producer))
-    result.consumed = len(checker.consumed)
-    result.lost = checker.lost
+    result.acked = history.acked
+    result.consumed = records.consumed
+    result.lost = len(records.lost)
     result.faults = nemesis.faults
     result.fault_counts = dict(nemesis.counts)
 
@@ -146,12 +163,13 @@ def run_seed(opts: Options) -> Result:
     quiet_logs()
     started = time.monotonic()
     world = World(opts)
-    checker = Checker(world)
-    world.checker = checker
+    history = History()
+    checker = Checker(world, history)
+    world.on_truncate = checker.on_truncate
     world.loop.after_step = checker.after_step
     result = Result(opts.seed, False, [], [])
     try:
-        run_world(world, lambda: _scenario(world, checker, result))
+        run_world(world, lambda: _scenario(world, checker, history, result))
     except SimStalled as exc:
         checker.violate(f"the simulation stalled: {exc}")
     result.violations = list(checker.violations)

@@ -17,7 +17,7 @@ import contextvars
 import logging
 import random
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from ..broker.ports import Ports
 from ..broker.server import Broker
@@ -91,7 +91,8 @@ class World:
         self.incarnations_started: list[tuple[int, Broker]] = []  # every incarnation, for the trace
         self.disks: dict[int, SimDisk] = {b: SimDisk() for b in range(1, opts.brokers + 1)}
         self.trace: list[str] = []
-        self.checker: Any = None  # set by the runner (invariants.Checker)
+        # every truncation's removed batches, reported by the storage (the runner sets the invariant checker's)
+        self.on_truncate: Callable[[int, tuple[str, int], list[bytes]], None] | None = None
         self._zk_sweeper: asyncio.TimerHandle | None = None
         for b in range(1, opts.brokers + 1):
             self.address_book[(HOST, BASE_PORT + b)] = broker_name(b)
@@ -147,8 +148,8 @@ class World:
         if self.opts.storage == "memory":
             self.disks[broker_id] = SimDisk()
         config = self.broker_config(broker_id)
-        on_truncate = (lambda tp, removed, b=broker_id: self.checker.on_truncate(b, tp, removed)) \
-            if self.checker is not None else (lambda tp, removed: None)
+        on_truncate = (lambda tp, removed, b=broker_id, report=self.on_truncate: report(b, tp, removed)) \
+            if self.on_truncate is not None else (lambda tp, removed: None)
         ports = Ports(
             clock=SimClock(self.loop),
             transport=SimTransport(self, name),

@@ -16,13 +16,15 @@ SUSPENDED (requests in flight fail with ConnectionLoss, new ones wait); reconnec
 within the timeout means CONNECTED again; after expiry it reports LOST, opens a new
 session and reports CONNECTED.  Watches behave like kazoo's DataWatch and
 ChildrenWatch: the callback runs with the current value at once and after every change,
-and again after a reconnection when the value changed meanwhile.
+and again after a reconnection when the value changed meanwhile.  What a session needs
+of the world is :class:`SessionHost` (the world provides it).
 """
 from __future__ import annotations
 
 import asyncio
+import contextvars
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable, Protocol
 
 from kazoo.exceptions import (
     BadArgumentsError,
@@ -40,9 +42,7 @@ from kazoo.exceptions import (
 from kazoo.protocol.states import ZnodeStat
 
 from ..zk.session import Watch
-
-if TYPE_CHECKING:
-    from .world import World
+from .network import Network
 
 ZK = "zk"  # the ensemble's node name on the simulated network
 
@@ -331,10 +331,18 @@ class _Tx:
 CONNECTING, CONNECTED, SUSPENDED, CLOSED = "CONNECTING", "CONNECTED", "SUSPENDED", "CLOSED"
 
 
+class SessionHost(Protocol):
+    """What a session uses of the world (:class:`~minikafka.sim.world.World`)."""
+
+    network: Network
+    zk: ZkServer
+    contexts: dict[str, contextvars.Context]  # node -> its current process's context
+
+
 class SimZkSession:
     """A broker's ZooKeeper session in the simulation (ZkSession's methods and errors)."""
 
-    def __init__(self, world: "World", node: str, session_timeout_ms: int = 6000) -> None:
+    def __init__(self, world: SessionHost, node: str, session_timeout_ms: int = 6000) -> None:
         self.world = world
         self.node = node
         # the process that made this session: a restarted broker's new session must not

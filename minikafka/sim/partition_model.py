@@ -1,5 +1,7 @@
-"""A deterministic single-partition cluster around PartitionReplica, for scenarios.
+"""A model of one replicated partition around PartitionReplica, for the KIP scenarios.
 
+The smallest of the fault-testing stacks: the replica state machine alone, no broker,
+network or event loop (the simulation of the whole cluster is :mod:`minikafka.sim.runner`).
 No I/O, no clock, no randomness: a :class:`Cluster` holds one PartitionReplica per
 live broker of a single partition and the brokers' own controller decision core
 (:class:`~minikafka.controller.core.ControllerCore`, with ZooKeeper reduced to a
@@ -21,9 +23,9 @@ from ..errors import OffsetOutOfRangeError
 from ..log.epoch_cache import LeaderEpochCache
 from ..log.partition_log import PartitionLog
 from ..protocol.records import encode_batch, iter_records
+from ..replication import rules
+from ..replication.partition import Effects, LeaderState, PartitionReplica, Role, TruncationMode
 from ..zk.layout import BrokerInfo, LeaderIsr
-from . import rules
-from .partition import Effects, LeaderState, PartitionReplica, Role, TruncationMode
 
 BIG = 1 << 30
 NO_LEADER = rules.NO_LEADER

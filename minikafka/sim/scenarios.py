@@ -1,7 +1,7 @@
 """Narrated replication scenarios on the deterministic simulation (KIP-101 and KIP-279).
 
 Each scenario plays the steps of the original write-ups on
-:class:`~minikafka.replication.simulation.Cluster` and reports, after every step, each
+:class:`~minikafka.sim.partition_model.Cluster` and reports, after every step, each
 replica's role, LEO, HW and records, so ``minikafka scenario NAME --truncation MODE``
 shows step by step why truncating to the high watermark loses or forks committed
 data and why leader epochs do not.  Pure: the narration is returned as lines.
@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
-from .partition import TruncationMode
-from .simulation import Cluster
+from ..replication.partition import TruncationMode
+from .partition_model import Cluster
 
 A, B = 1, 2
 

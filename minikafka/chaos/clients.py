@@ -1,38 +1,41 @@
-"""The workload of a fault-injection run: producers and consumers recording what the
-cluster acknowledged and what it handed out (Jepsen's client history)."""
+"""The live fault suite's clients: threads that carry out the
+:class:`~minikafka.faults.workload.Workload` with the real client library against live
+brokers and record it in the :class:`~minikafka.faults.history.History` (under a lock:
+the history is not thread-safe)."""
 from __future__ import annotations
 
+import functools
 import threading
 import time
 from typing import Any, Callable
 
+from ..errors import KafkaError
+from ..faults.history import History, Produce
+from ..faults.workload import ProducerPlan, Workload
 
-class Workload:
+
+class Clients:
     """Producer and consumer threads and what they observed.
 
-    Producers (acks=all) write unique values ``p{producer}-{seq}`` and record each
-    acknowledgement in ``acked`` as ``(partition, offset, value, monotonic time)``;
-    consumers read every partition from the beginning and record every value read at
-    each ``(partition, offset)`` in ``reads``."""
+    Each producer (acks=all, idempotent unless the workload allows duplicates) follows its
+    :class:`~minikafka.faults.workload.ProducerPlan` (unique values ``p{producer}-{seq}``)
+    and records each send, and its acknowledgement (``ok`` at the offset) or error
+    (``fail`` when definite, else ``info``), in ``history``; consumers read every partition from the beginning and
+    record every record they are handed.  Times are ``time.monotonic()``."""
 
-    def __init__(self, bootstrap: str, topic: str, partitions: int, producers: int, consumers: int,
-                 rate_per_producer: float, log: Callable[[str], None], idempotence: bool = True) -> None:
+    def __init__(self, bootstrap: str, workload: Workload, log: Callable[[str], None]) -> None:
         self.bootstrap = bootstrap
-        self.idempotence = idempotence
-        self.topic = topic
-        self.partitions = partitions
-        self.n_producers = producers
-        self.n_consumers = consumers
-        self.rate = rate_per_producer
+        self.workload = workload
+        self.idempotence = not workload.duplicates_allowed
+        self.topic = workload.topic
+        self.partitions = workload.partitions
+        self.rate = workload.rate or 0.0
         self.log = log
         self.stop_producing = threading.Event()
         self.stop_consuming = threading.Event()
-        self.lock = threading.Lock()
-        self.acked: list[tuple[int, int, str, float]] = []  # partition, offset, value, monotonic time
-        self.failed = 0
-        self.sent = 0
+        self.lock = threading.Lock()  # guards history and errors
+        self.history = History()
         self.errors: dict[str, int] = {}
-        self.reads: dict[tuple[int, int], set[str]] = {}  # (partition, offset) -> every value read there
         self.threads: list[threading.Thread] = []
         self.started_at = 0.0
         self.stopped_at = 0.0
@@ -41,28 +44,27 @@ class Workload:
     def start(self) -> None:
         """Start the producer and consumer threads."""
         self.started_at = time.monotonic()
-        for i in range(self.n_producers):
-            t = threading.Thread(target=self._produce, args=(i,), name=f"chaos-producer-{i}", daemon=True)
+        for i, plan in enumerate(self.workload.producers):
+            t = threading.Thread(target=self._produce, args=(i, plan), name=f"chaos-producer-{i}", daemon=True)
             t.start()
             self.threads.append(t)
-        for i in range(self.n_consumers):
-            t = threading.Thread(target=self._consume, args=(i,), name=f"chaos-consumer-{i}", daemon=True)
+        for i, name in enumerate(self.workload.consumers):
+            t = threading.Thread(target=self._consume, args=(i, name), name=f"chaos-consumer-{i}", daemon=True)
             t.start()
             self.threads.append(t)
 
-    def _on_done(self, fut: Any, partition: int, value: str, window: threading.Semaphore) -> None:
+    def _on_done(self, fut: Any, op: Produce, window: threading.Semaphore) -> None:
         window.release()
         exc = fut.exception()
         with self.lock:
             if exc is None:
-                md = fut.result()
-                self.acked.append((md.partition, md.offset, value, time.monotonic()))
+                self.history.ok(op, time.monotonic(), fut.result().offset)
             else:
-                self.failed += 1
                 name = type(exc).__name__
+                self.history.error(op, time.monotonic(), name, isinstance(exc, KafkaError) and exc.definite)
                 self.errors[name] = self.errors.get(name, 0) + 1
 
-    def _produce(self, index: int) -> None:
+    def _produce(self, index: int, plan: ProducerPlan) -> None:
         from ..client.sync import Producer
 
         window = threading.Semaphore(200)
@@ -80,17 +82,19 @@ class Workload:
             while not self.stop_producing.is_set():
                 if not window.acquire(timeout=0.2):
                     continue
-                value = f"p{index}-{seq}"
-                partition = (seq + index) % self.partitions
+                value = plan.value(seq)
+                partition = plan.partition(seq)
+                with self.lock:
+                    op = self.history.invoke_produce(plan.name, (self.topic, partition), value, time.monotonic())
                 try:
                     fut = producer.send(self.topic, value, partition=partition)
                 except Exception as exc:
                     window.release()
+                    with self.lock:
+                        self.history.fail(op, time.monotonic(), type(exc).__name__)
                     self.problems.append(f"producer {index}: send failed: {exc}")
                     break
-                with self.lock:
-                    self.sent += 1
-                fut.add_done_callback(lambda f, p=partition, v=value: self._on_done(f, p, v, window))
+                fut.add_done_callback(functools.partial(self._on_done, op=op, window=window))
                 seq += 1
                 if interval:
                     next_at = max(next_at + interval, time.monotonic() - 1.0)
@@ -107,7 +111,7 @@ class Workload:
             except Exception:
                 pass
 
-    def _consume(self, index: int) -> None:
+    def _consume(self, index: int, name: str) -> None:
         from ..client.sync import Consumer
         from ..client.types import TopicPartition
 
@@ -129,9 +133,8 @@ class Workload:
                 while not self.stop_consuming.is_set():
                     for r in consumer.poll(timeout_ms=300):
                         value = r.value.decode() if r.value is not None else ""
-                        key = (r.partition, r.offset)
                         with self.lock:
-                            self.reads.setdefault(key, set()).add(value)
+                            self.history.read(name, (self.topic, r.partition), r.offset, value, time.monotonic())
                         positions[r.partition] = r.offset + 1
             except Exception as exc:
                 self.log(f"consumer {index}: {type(exc).__name__}: {exc}; restarting it")
@@ -161,8 +164,6 @@ class Workload:
 
     def longest_gap_ms(self) -> int:
         """Longest time without any acknowledgement between the start and the stop of producing."""
-        with self.lock:
-            times = sorted(a[3] for a in self.acked)
         end = self.stopped_at or time.monotonic()
-        points = [self.started_at] + [t for t in times if self.started_at <= t <= end] + [end]
-        return int(max(b - a for a, b in zip(points, points[1:])) * 1000) if len(points) > 1 else 0
+        with self.lock:
+            return int(self.history.longest_without_ack(self.started_at, end) * 1000)
