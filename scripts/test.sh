@@ -1,13 +1,25 @@
 #!/usr/bin/env bash
-# Run the whole test suite in a fresh virtual environment (.venv-test).
-#   scripts/test.sh                 # everything
+# Run the test suite in a virtual environment (.venv-test).
+#   scripts/test.sh                 # everything, in a fresh .venv-test (what CI runs)
 #   scripts/test.sh tests/test_cli_errors.py -k config   # pytest arguments pass through
+#   scripts/test.sh --fast          # the tests that start no process (-m "not process"),
+#                                   # reusing .venv-test when it exists: a minute or two
 # Needs Python 3.11+ and Java 17+ (ZooKeeper and Spark run on it).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 PYTHON="${PYTHON:-python3}"
-rm -rf .venv-test
-"$PYTHON" -m venv .venv-test
-.venv-test/bin/python -m pip install --quiet -e '.[dev,spark]'
+fast=0
+if [ "${1:-}" = "--fast" ]; then
+  fast=1
+  shift
+fi
+if [ "$fast" = 0 ] || [ ! -x .venv-test/bin/python ]; then
+  rm -rf .venv-test
+  "$PYTHON" -m venv .venv-test
+  .venv-test/bin/python -m pip install --quiet -e '.[dev,spark]'
+fi
+if [ "$fast" = 1 ]; then
+  exec .venv-test/bin/python -m pytest -q -m "not process" "$@"
+fi
 exec .venv-test/bin/python -m pytest -q "$@"
