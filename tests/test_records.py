@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from minikafka.errors import CorruptMessageError, InvalidRecordError, UnsupportedCompressionTypeError
-from minikafka.protocol.records import (
+from minikafka.protocol.records.batch import (
     COMPRESSION_TYPES,
     CRC_START,
     HEADER,
@@ -542,7 +542,7 @@ def test_split_without_validation_rejects_a_length_shorter_than_a_header():
 
 # The leader's check walks a records section without building records; it must accept and
 # refuse exactly what decoding (plus the offset-delta rule) accepts and refuses.
-from minikafka.protocol import records as _rec  # noqa: E402
+from minikafka.protocol.records import batch as _rec  # noqa: E402
 
 _record = st.tuples(st.one_of(st.none(), st.binary(max_size=40)), st.one_of(st.none(), st.binary(max_size=300)),
                     st.lists(st.tuples(st.text(max_size=5), st.one_of(st.none(), st.binary(max_size=5))), max_size=2),
@@ -601,7 +601,7 @@ def test_the_column_wise_check_of_same_shaped_records_agrees_with_decoding(
     assert _uniform(bytes(data), n) == (len(widths) == 1)  # uniform ts widths: the fast path
     assert _check_ok(bytes(data), n) and _decode_ok(bytes(data), n)
     # the column-wise decoder (cut by strided slices when uniform) agrees with the row-wise one
-    from minikafka.protocol.columns import decode_records
+    from minikafka.protocol.records.columns import decode_records
     rows = _rec._walk_records(bytes(data), n, "b")
     assert _rec._decode_records(bytes(data), n, "b") == rows
     assert decode_records(bytes(data), n, True) == tuple(

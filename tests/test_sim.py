@@ -11,7 +11,7 @@ import pytest
 from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError, RolledBackError, RuntimeInconsistency
 
 from minikafka.errors import KafkaError
-from minikafka.protocol.records import encode_batch
+from minikafka.protocol.records.batch import encode_batch
 from minikafka.sim.disk import SimDisk, SimStorage
 from minikafka.sim.loop import PROCESS, Gate, SimLoop, SimStalled
 from minikafka.sim.network import call

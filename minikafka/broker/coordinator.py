@@ -38,7 +38,7 @@ from ..errors import (
 )
 from ..groups import records as rec
 from ..groups.group import Effects, Group, GroupSettings, GroupState, JoinAnswer, SyncAnswer
-from ..protocol.records import encode_batch, iter_records, split_batches
+from ..protocol.records.batch import encode_batch, iter_records, split_batches
 
 from .security import refusal
 

@@ -42,7 +42,7 @@ class Metrics:
         returned per partition, and as records the offsets from the fetch offset to the
         end of the last batch returned (whole batches come back, the first one may
         start below the fetch offset)."""
-        from ..protocol.records import HEADER_SIZE, read_header
+        from ..protocol.records.batch import HEADER_SIZE, read_header
 
         starts = {(m["topic"], m["partition"]): m["fetch_offset"] for m in requested}
         for e in answered:

@@ -30,7 +30,7 @@ from ..errors import ClientError, CorruptMessageError, KafkaStorageError
 from ..log import checkpoint
 from ..log.epoch_cache import LeaderEpochCache
 from ..log.partition_log import PartitionLog
-from ..protocol.records import HEADER_SIZE, read_header, validate_batch
+from ..protocol.records.batch import HEADER_SIZE, read_header, validate_batch
 
 log = logging.getLogger(__name__)
 

@@ -42,7 +42,7 @@ from typing import Any, Callable
 from ..cluster import launcher
 from ..cluster.state import load
 from ..errors import CorruptMessageError
-from ..protocol.records import iter_records, validate_batch
+from ..protocol.records.batch import iter_records, validate_batch
 from .checker import compare_replicas, read_final_log
 from .cluster import FAST_SETTINGS, ZkReader, post, start_cluster
 from .links import ClusterLinks, Cut, Links, check_available

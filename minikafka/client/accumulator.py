@@ -14,7 +14,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator
 
-from ..protocol.records import COMPRESSION_TYPES, HEADER_SIZE, encode_batch
+from ..protocol.records.batch import COMPRESSION_TYPES, HEADER_SIZE, encode_batch
 from .futures import RecordFuture, fail_batch, resolve_batch
 from .types import RecordMetadata
 

@@ -21,8 +21,8 @@ from bisect import bisect_left
 from operator import attrgetter
 from typing import Any
 
-from ..protocol.columns import decode_records
-from ..protocol.records import (
+from ..protocol.records.columns import decode_records
+from ..protocol.records.batch import (
     COMPRESSION_MASK,
     HEADER_SIZE,
     TIMESTAMP_TYPE_MASK,

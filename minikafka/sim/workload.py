@@ -13,7 +13,7 @@ import asyncio
 from typing import TYPE_CHECKING
 
 from ..errors import KafkaError
-from ..protocol.records import encode_batch, iter_records
+from ..protocol.records.batch import encode_batch, iter_records
 from .network import call
 from .world import BASE_PORT, HOST
 

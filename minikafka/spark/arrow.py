@@ -32,8 +32,8 @@ from pyspark.sql.types import (
 )
 
 from ..errors import CorruptMessageError
-from ..protocol.columns import BatchRef, scan, walk_records
-from ..protocol.records import (
+from ..protocol.records.columns import BatchRef, scan, walk_records
+from ..protocol.records.batch import (
     COMPRESSION_MASK,
     CONTROL_MASK,
     CRC_START,

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..errors import CorruptMessageError
-from .records import HEADER, HEADER_SIZE, LENGTH_OVERHEAD, MAGIC, decode_uniform, uniform_runs, varint_tail
+from ...errors import CorruptMessageError
+from .batch import HEADER, HEADER_SIZE, LENGTH_OVERHEAD, MAGIC, decode_uniform, uniform_runs, varint_tail
 
 
 @dataclass(frozen=True)

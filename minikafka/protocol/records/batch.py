@@ -64,7 +64,7 @@ from typing import Callable, Iterator, NamedTuple, Sequence
 import cramjam
 import crc32c
 
-from ..errors import CorruptMessageError, InvalidRecordError, UnsupportedCompressionTypeError
+from ...errors import CorruptMessageError, InvalidRecordError, UnsupportedCompressionTypeError
 
 HEADER = struct.Struct(">qiibIhiqqqhii")
 HEADER_SIZE = HEADER.size  # 61
