@@ -117,8 +117,8 @@ def test_decode_gives_the_arrow_schema_spark_expects_and_honours_the_range(heade
 
 @pytest.mark.parametrize("headers", [False, True])
 def test_same_shaped_records_cut_column_wise_decode_as_record_by_record(headers, monkeypatch):
-    import minikafka.spark.arrow as arrow_mod
-    from minikafka.protocol.records.batch import uniform_runs
+    from minikafka.protocol.records import section as section_mod
+    from minikafka.protocol.records.section import uniform_runs
 
     data = b""
     offset = 0
@@ -136,7 +136,7 @@ def test_same_shaped_records_cut_column_wise_decode_as_record_by_record(headers,
         offset += n
     schema = arrow_schema(spark_schema(headers))
     fast = [decode(data, lo, hi, "t", 0, schema, headers) for lo, hi in [(0, offset), (50, 9150), (171, 172)]]
-    monkeypatch.setattr(arrow_mod, "uniform_runs", lambda section, count: None)  # record by record
+    monkeypatch.setattr(section_mod, "uniform_runs", lambda section, count: None)  # record by record
     slow = [decode(data, lo, hi, "t", 0, schema, headers) for lo, hi in [(0, offset), (50, 9150), (171, 172)]]
     for f, s in zip(fast, slow):
         assert f.equals(s)
@@ -184,7 +184,7 @@ def test_decode_refuses_records_that_do_not_match_the_header():
     struct.pack_into(">i", good, 23, 3)  # lastOffsetDelta 3 ...
     struct.pack_into(">i", good, 57, 4)  # ... recordsCount 4, but 3 records follow
     struct.pack_into(">I", good, 17, crc32c.crc32c(bytes(good[21:])))
-    with pytest.raises(CorruptMessageError, match="ends inside a record"):
+    with pytest.raises(CorruptMessageError, match="records section ends inside record 3"):
         decode(bytes(good), 0, 4, "t", 0, arrow_schema(spark_schema(False)))
 
 

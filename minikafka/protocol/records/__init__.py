@@ -2,15 +2,17 @@
 checks and stores, and followers, consumers and the Spark source read.
 
 * :mod:`.batch`: the 61-byte batch header; encode, check, stamp, split and decode batches.
-* :mod:`.columns`: the batches of a fetch answer by header, for column-wise decoding.
+* :mod:`.section`: the records section after the header: its encoder and the one
+  parser that the leader's check, the consumer and the Spark source all go through.
+* :mod:`.varint`: the zigzag varints of the records.
+* :mod:`.compression`: Kafka's codecs (gzip, snappy, lz4, zstd) for a records section.
+* :mod:`.columns`: the batches of a fetch answer by header, and same-shaped records
+  cut into numpy columns (the Spark source).
 
-The public names of :mod:`.batch` are re-exported here.
+The names a batch's users need are re-exported here.
 """
 from .batch import (
-    COMPRESSION_CODECS,
     COMPRESSION_MASK,
-    COMPRESSION_NAMES,
-    COMPRESSION_TYPES,
     CONTROL_MASK,
     CRC_START,
     HEADER,
@@ -22,8 +24,6 @@ from .batch import (
     BatchHeader,
     Record,
     batch_records,
-    compress,
-    decompress,
     encode_batch,
     iter_records,
     read_header,
@@ -33,6 +33,7 @@ from .batch import (
     validate_batch,
     validate_records,
 )
+from .compression import COMPRESSION_CODECS, COMPRESSION_NAMES, COMPRESSION_TYPES, compress, decompress
 
 __all__ = [
     "COMPRESSION_CODECS", "COMPRESSION_MASK", "COMPRESSION_NAMES", "COMPRESSION_TYPES", "CONTROL_MASK",

@@ -1,17 +1,19 @@
-"""Record batches decoded column-wise, without an object per record.
+"""Record batches read column-wise, for the Spark source's Arrow columns.
 
-:func:`scan` walks the headers of concatenated record batches (a fetch answer) and
-:func:`decode_records` decodes one uncompressed records section in one pass, with
-local-variable varint decoding, into per-column lists (offset deltas, timestamp
-deltas, keys, values, headers).  The Spark source builds its Arrow columns from them,
-and so does the consumer's ``ConsumerBatch.to_arrow()``.  Pure: no I/O.
+:func:`scan` walks the headers of concatenated record batches (a fetch answer);
+each batch's records section then goes through the one parser
+(:func:`~.section.parse_section`).  A section of same-shaped records comes back as
+runs, which :func:`run_arrays` cuts into numpy columns; any other comes back as
+per-column lists.  Pure: no I/O.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 from ...errors import CorruptMessageError
-from .batch import HEADER, HEADER_SIZE, LENGTH_OVERHEAD, MAGIC, decode_uniform, uniform_runs, varint_tail
+from .batch import HEADER, HEADER_SIZE, LENGTH_OVERHEAD, MAGIC
+from .section import UniformRun
 
 
 @dataclass(frozen=True)
@@ -49,115 +51,35 @@ def scan(data: bytes | memoryview) -> list[BatchRef]:
     return out
 
 
-def decode_records(buf: bytes, count: int, include_headers: bool, where: str = "batch"):
-    """Decode ``count`` v2 records of an uncompressed records section in one pass.
+class RunArrays(NamedTuple):
+    """The columns of a section of same-shaped records as numpy arrays (see
+    :func:`run_arrays`)."""
 
-    Returns ``(offset_deltas, timestamp_deltas, keys, values, headers)`` lists
-    (``headers`` empty unless ``include_headers``; each entry a tuple of
-    ``(name, value)`` pairs).  CORRUPT_MESSAGE when the section does not hold
-    exactly ``count`` well-formed records.  A section of same-shaped records
-    (:func:`~minikafka.protocol.records.uniform_runs`) is cut by strided slices
-    instead of walked record by record.
-    """
-    runs = uniform_runs(buf, count)
-    if runs is not None:
-        return decode_uniform(buf, runs, include_headers)
-    return walk_records(buf, count, include_headers, where)
+    offset_deltas: Any  # np.ndarray of int64
+    timestamp_deltas: Any  # np.ndarray of int64
+    #: per run, the keys as a 2-D uint8 array (one row per record), or None for null keys
+    keys: list[Any]
+    #: per run, the values likewise
+    values: list[Any]
 
 
-def walk_records(buf: bytes, count: int, include_headers: bool, where: str = "batch"):
-    """:func:`decode_records` record by record, for a section already known not to be
-    made of same-shaped runs."""
-    deltas: list[int] = []
-    ts_deltas: list[int] = []
-    keys: list = []
-    values: list = []
-    headers: list = []
-    add_delta, add_ts, add_key, add_value, add_headers = (
-        deltas.append, ts_deltas.append, keys.append, values.append, headers.append)
-    tail = varint_tail
-    n = len(buf)
-    pos = 0
-    try:
-        for _ in range(count):
-            # length
-            b = buf[pos]
-            pos += 1
-            if b >= 0x80:
-                b, pos = tail(buf, pos, b)
-            end = pos + ((b >> 1) ^ -(b & 1))
-            pos += 1  # record attributes
-            # timestampDelta (varlong)
-            b = buf[pos]
-            pos += 1
-            if b >= 0x80:
-                b, pos = tail(buf, pos, b)
-            add_ts((b >> 1) ^ -(b & 1))
-            # offsetDelta
-            b = buf[pos]
-            pos += 1
-            if b >= 0x80:
-                b, pos = tail(buf, pos, b)
-            add_delta((b >> 1) ^ -(b & 1))
-            # key
-            b = buf[pos]
-            pos += 1
-            if b >= 0x80:
-                b, pos = tail(buf, pos, b)
-            if b == 1:
-                add_key(None)
-            else:
-                k = (b >> 1) ^ -(b & 1)
-                add_key(buf[pos:pos + k])
-                pos += k
-            # value
-            b = buf[pos]
-            pos += 1
-            if b >= 0x80:
-                b, pos = tail(buf, pos, b)
-            if b == 1:
-                add_value(None)
-            else:
-                k = (b >> 1) ^ -(b & 1)
-                add_value(buf[pos:pos + k])
-                pos += k
-            # headers
-            b = buf[pos]
-            pos += 1
-            if b >= 0x80:
-                b, pos = tail(buf, pos, b)
-            if b == 0:
-                if include_headers:
-                    add_headers(())
-            else:
-                hs = []
-                for _h in range((b >> 1) ^ -(b & 1)):
-                    b = buf[pos]
-                    pos += 1
-                    if b >= 0x80:
-                        b, pos = tail(buf, pos, b)
-                    k = (b >> 1) ^ -(b & 1)
-                    name = buf[pos:pos + k].decode("utf-8")
-                    pos += k
-                    b = buf[pos]
-                    pos += 1
-                    if b >= 0x80:
-                        b, pos = tail(buf, pos, b)
-                    if b == 1:
-                        hs.append((name, None))
-                    else:
-                        k = (b >> 1) ^ -(b & 1)
-                        hs.append((name, buf[pos:pos + k]))
-                        pos += k
-                if include_headers:
-                    add_headers(tuple(hs))
-            if pos != end:
-                raise CorruptMessageError(f"{where}: a record's fields do not match its declared length")
-    except IndexError:
-        raise CorruptMessageError(f"{where}: records section ends inside a record") from None
-    except UnicodeDecodeError:
-        raise CorruptMessageError(f"{where}: a header key is not UTF-8") from None
-    if pos != n:
-        raise CorruptMessageError(f"{where}: {n - pos} bytes remain after the {count} records the header declares")
-    return deltas, ts_deltas, keys, values, headers
+def run_arrays(section: bytes, runs: list[UniformRun]) -> RunArrays:
+    """Cut a section that :func:`~.section.uniform_runs` found made of ``runs`` into
+    numpy columns, seeing each run as a 2-D array of records (one row per record): no
+    Python per record.  A timestamp delta of one or two bytes is decoded as whole
+    columns.  numpy is imported here: only the Spark source (an extra) needs it."""
+    import numpy as np
 
+    whole = np.frombuffer(section, dtype=np.uint8)
+    ts_parts, keys, values = [], [], []
+    for r in runs:
+        rows = whole[r.pos:r.pos + r.count * r.size].reshape(r.count, r.size)
+        raw = rows[:, r.ts_at].astype(np.int64)
+        if r.ts_width == 2:
+            raw = (raw & 0x7F) | (rows[:, r.ts_at + 1].astype(np.int64) << 7)
+        ts_parts.append((raw >> 1) ^ -(raw & 1))
+        keys.append(None if r.key_len < 0 else rows[:, r.key_at:r.key_at + r.key_len])
+        values.append(None if r.value_len < 0 else rows[:, r.value_at:r.value_at + r.value_len])
+    count = runs[-1].first + runs[-1].count
+    ts = ts_parts[0] if len(ts_parts) == 1 else np.concatenate(ts_parts)
+    return RunArrays(np.arange(count, dtype=np.int64), ts, keys, values)
