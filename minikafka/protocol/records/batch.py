@@ -292,13 +292,13 @@ def batch_records(h: BatchHeader, raw: bytes | bytearray | memoryview) -> list[t
     if h.attributes & CONTROL_MASK:
         return []
     base = h.base_offset
-    deltas, ts_deltas, keys, values, headers = section_of(raw, h)
+    cols = section_of(raw, h)
     if h.attributes & TIMESTAMP_TYPE_MASK:
         ts = h.max_timestamp
-        return [(base + delta, ts, key, value, hs) for delta, key, value, hs in zip(deltas, keys, values, headers)]
+        return [(base + delta, ts, key, value, headers) for delta, _, key, value, headers in zip(*cols)]
     base_ts = h.base_timestamp
-    return [(base + delta, base_ts + ts_delta, key, value, hs)
-            for delta, ts_delta, key, value, hs in zip(deltas, ts_deltas, keys, values, headers)]
+    return [(base + delta, base_ts + ts_delta, key, value, headers)
+            for delta, ts_delta, key, value, headers in zip(*cols)]
 
 
 def iter_records(buf: bytes | bytearray | memoryview, min_offset: int = 0, validate: bool = True) -> Iterator[Record]:

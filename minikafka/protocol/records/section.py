@@ -105,7 +105,7 @@ def encode_records(records: Sequence[tuple[bytes | None, bytes | None, Sequence[
 
 # -- the one parser --------------------------------------------------------------------
 
-def parse_section(data: bytes, count: int, where: str, *, produced: bool = False, keep: bool = True,
+def parse_section(data: bytes, count: int, where: str, produced: bool = False, keep: bool = True,
                   include_headers: bool = True) -> list[UniformRun] | Columns | None:
     """Parse a records section that its batch header says holds ``count`` records.
 
@@ -121,9 +121,10 @@ def parse_section(data: bytes, count: int, where: str, *, produced: bool = False
     disagrees with the record's fields, a negative length other than -1 (null), a
     negative header count, a null or non-UTF-8 header key, bytes after the last record.
     """
-    runs = uniform_runs(data, count)
-    if runs is not None:
-        return runs
+    if count >= _UNIFORM_MIN:
+        runs = uniform_runs(data, count)
+        if runs is not None:
+            return runs
     return _walk(data, count, where, produced, keep, include_headers)
 
 
@@ -131,13 +132,13 @@ def check_section(data: bytes, count: int, where: str) -> None:
     """The leader's check of a produced records section (Kafka's LogValidator): exactly
     ``count`` well-formed records with offset deltas 0..count-1, nothing decoded or
     copied.  Raises CORRUPT_MESSAGE (see :func:`parse_section`)."""
-    parse_section(data, count, where, produced=True, keep=False)
+    parse_section(data, count, where, True, False)
 
 
 def decode_section(data: bytes, count: int, where: str, include_headers: bool = True) -> Columns:
     """The records of a section as :class:`Columns` (see :func:`parse_section`)."""
-    parsed = parse_section(data, count, where, include_headers=include_headers)
-    if isinstance(parsed, Columns):
+    parsed = parse_section(data, count, where, False, True, include_headers)
+    if type(parsed) is Columns:
         return parsed
     return cut_runs(data, parsed, include_headers)
 
@@ -154,13 +155,12 @@ def _walk(data: bytes, count: int, where: str, produced: bool, keep: bool, inclu
     n = len(data)
     pos = 0
     tail = varint_tail
+    # lst.append(x) is a specialised instruction (CPython 3.11+), faster than a bound method
     deltas: list[int] = []
     ts_deltas: list[int] = []
-    keys: list = []
-    values: list = []
-    headers: list = []
-    add_delta, add_ts, add_key, add_value, add_headers = (
-        deltas.append, ts_deltas.append, keys.append, values.append, headers.append)
+    keys: list[bytes | None] = []
+    values: list[bytes | None] = []
+    headers: list[list[Header]] = []
     keep_headers = keep and include_headers
     i = 0
     try:
@@ -212,11 +212,11 @@ def _walk(data: bytes, count: int, where: str, produced: bool, keep: bool, inclu
                 if b != 1:
                     raise CorruptMessageError(f"{where}: record {i} has key length {unzigzag(b)}")
                 if keep:
-                    add_key(None)
+                    keys.append(None)
             else:
                 b >>= 1
                 if keep:
-                    add_key(data[pos:pos + b])
+                    keys.append(data[pos:pos + b])
                 pos += b
             b = data[pos]  # value
             pos += 1
@@ -231,17 +231,17 @@ def _walk(data: bytes, count: int, where: str, produced: bool, keep: bool, inclu
                 if b != 1:
                     raise CorruptMessageError(f"{where}: record {i} has value length {unzigzag(b)}")
                 if keep:
-                    add_value(None)
+                    values.append(None)
             else:
                 b >>= 1
                 if keep:
-                    add_value(data[pos:pos + b])
+                    values.append(data[pos:pos + b])
                 pos += b
             b = data[pos]  # header count
             pos += 1
             if b == 0:
                 if keep_headers:
-                    add_headers([])
+                    headers.append([])
             else:
                 if b >= 0x80:
                     b, pos = tail(data, pos, b)
@@ -263,20 +263,21 @@ def _walk(data: bytes, count: int, where: str, produced: bool, keep: bool, inclu
                         hs.append((name, data[pos:pos + hvlen]))
                         pos += hvlen
                 if keep_headers:
-                    add_headers(hs)
+                    headers.append(hs)
             if pos != end:
                 raise CorruptMessageError(f"{where}: record {i} declares {length} bytes but its fields "
                                           f"take {length + pos - end}")
             if keep:
-                add_delta((d >> 1) ^ -(d & 1))
-                add_ts((t >> 1) ^ -(t & 1))
+                deltas.append((d >> 1) ^ -(d & 1))
+                ts_deltas.append((t >> 1) ^ -(t & 1))
     except IndexError:
         raise CorruptMessageError(f"{where}: records section ends inside record {i}") from None
     except UnicodeDecodeError:
         raise CorruptMessageError(f"{where}: record {i} has a header key that is not UTF-8") from None
     if pos != n:
         raise CorruptMessageError(f"{where}: {n - pos} bytes remain after the {count} records the header declares")
-    return Columns(deltas, ts_deltas, keys, values, headers) if keep else None
+    # NamedTuple's own __new__ is slower than tuple's
+    return tuple.__new__(Columns, (deltas, ts_deltas, keys, values, headers)) if keep else None
 
 
 # -- the fast path: runs of same-shaped records ----------------------------------------
