@@ -15,6 +15,11 @@ from ...errors import CorruptMessageError
 from .batch import HEADER, HEADER_SIZE, LENGTH_OVERHEAD, MAGIC
 from .section import UniformRun
 
+try:  # only the Spark source (an extra, which brings numpy) cuts runs into numpy columns
+    import numpy as np
+except ImportError:  # pragma: no cover - without the spark extra
+    np = None
+
 
 @dataclass(frozen=True)
 class BatchRef:
@@ -67,9 +72,7 @@ def run_arrays(section: bytes, runs: list[UniformRun]) -> RunArrays:
     """Cut a section that :func:`~.section.uniform_runs` found made of ``runs`` into
     numpy columns, seeing each run as a 2-D array of records (one row per record): no
     Python per record.  A timestamp delta of one or two bytes is decoded as whole
-    columns.  numpy is imported here: only the Spark source (an extra) needs it."""
-    import numpy as np
-
+    columns."""
     whole = np.frombuffer(section, dtype=np.uint8)
     ts_parts, keys, values = [], [], []
     for r in runs:
@@ -82,4 +85,4 @@ def run_arrays(section: bytes, runs: list[UniformRun]) -> RunArrays:
         values.append(None if r.value_len < 0 else rows[:, r.value_at:r.value_at + r.value_len])
     count = runs[-1].first + runs[-1].count
     ts = ts_parts[0] if len(ts_parts) == 1 else np.concatenate(ts_parts)
-    return RunArrays(np.arange(count, dtype=np.int64), ts, keys, values)
+    return tuple.__new__(RunArrays, (np.arange(count, dtype=np.int64), ts, keys, values))
