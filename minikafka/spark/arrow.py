@@ -37,7 +37,6 @@ from ..errors import CorruptMessageError
 from ..protocol.records.batch import COMPRESSION_MASK, CONTROL_MASK, CRC_START, HEADER_SIZE, TIMESTAMP_TYPE_MASK
 from ..protocol.records.columns import BatchRef, run_arrays, scan
 from ..protocol.records.compression import decompress
-from ..protocol.records.section import Columns as SectionColumns
 from ..protocol.records.section import parse_section
 
 CREATE_TIME = 0  # timestampType: Kafka's CreateTime
@@ -95,20 +94,22 @@ class Columns:
         section = decompress(ref.attributes & COMPRESSION_MASK, data[ref.pos + HEADER_SIZE:end])
         key_type, value_type = self.schema.field("key").type, self.schema.field("value").type
         parsed = parse_section(section, ref.record_count, where, include_headers=self.include_headers)
-        if isinstance(parsed, SectionColumns):
-            deltas, ts_list, key_list, value_list, headers = parsed
-            if not deltas:
-                return
-            offs = np.asarray(deltas, dtype=np.int64) + ref.base_offset
-            ts_deltas = np.asarray(ts_list, dtype=np.int64)
-            keys, values = pa.array(key_list, type=key_type), pa.array(value_list, type=value_type)
-        else:  # same-shaped runs, no headers: each record's list is empty
+        headers: Sequence[Sequence]
+        if isinstance(parsed, list):  # same-shaped runs, no headers: each record's list is empty
             arrays = run_arrays(section, parsed)
             offs = arrays.offset_deltas + ref.base_offset
             ts_deltas = arrays.timestamp_deltas
             keys = _concat([_fixed_width_binary(m, r.count, key_type) for r, m in zip(parsed, arrays.keys)])
             values = _concat([_fixed_width_binary(m, r.count, value_type) for r, m in zip(parsed, arrays.values)])
             headers = [()] * len(offs) if self.include_headers else ()
+        else:
+            assert parsed is not None  # kept: never None
+            deltas, ts_list, key_list, value_list, headers = parsed
+            if not deltas:
+                return
+            offs = np.asarray(deltas, dtype=np.int64) + ref.base_offset
+            ts_deltas = np.asarray(ts_list, dtype=np.int64)
+            keys, values = pa.array(key_list, type=key_type), pa.array(value_list, type=value_type)
         if ref.base_offset < lo or ref.last_offset >= hi:
             i, j = np.searchsorted(offs, [lo, hi])
             i, j = int(i), int(j)
@@ -173,7 +174,7 @@ def _fixed_width_binary(matrix: np.ndarray | None, n: int, typ: pa.DataType) -> 
     return pa.Array.from_buffers(typ, n, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
 
 
-def _headers_array(chunks: Sequence[tuple], typ: pa.DataType) -> pa.Array:
+def _headers_array(chunks: Sequence[Sequence], typ: pa.DataType) -> pa.Array:
     """Per-record ``[[name, value], ...]`` lists -> ``list<struct<key, value>>``."""
     list_offsets = [0]
     names: list = []

@@ -18,7 +18,7 @@ from .section import UniformRun
 try:  # only the Spark source (an extra, which brings numpy) cuts runs into numpy columns
     import numpy as np
 except ImportError:  # pragma: no cover - without the spark extra
-    np = None
+    np = None  # type: ignore[assignment]
 
 
 @dataclass(frozen=True)

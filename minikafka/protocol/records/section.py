@@ -138,9 +138,10 @@ def check_section(data: bytes, count: int, where: str) -> None:
 def decode_section(data: bytes, count: int, where: str, include_headers: bool = True) -> Columns:
     """The records of a section as :class:`Columns` (see :func:`parse_section`)."""
     parsed = parse_section(data, count, where, False, True, include_headers)
-    if type(parsed) is Columns:
-        return parsed
-    return cut_runs(data, parsed, include_headers)
+    if isinstance(parsed, list):
+        return cut_runs(data, parsed, include_headers)
+    assert parsed is not None  # kept: never None
+    return parsed
 
 
 def _walk(data: bytes, count: int, where: str, produced: bool, keep: bool, include_headers: bool) -> Columns | None:
@@ -247,7 +248,7 @@ def _walk(data: bytes, count: int, where: str, produced: bool, keep: bool, inclu
                     b, pos = tail(data, pos, b)
                 if b & 1:
                     raise CorruptMessageError(f"{where}: record {i} has header count {unzigzag(b)}")
-                hs = []
+                hs: list[Header] = []
                 for _ in range(b >> 1):
                     hklen, pos = read_varint(data, pos)
                     if hklen < 0:
