@@ -41,7 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from minikafka import Admin, Consumer, Producer, TopicPartition  # noqa: E402
 from minikafka.protocol.rpc import codec, http  # noqa: E402
 from minikafka.protocol.rpc.messages import APIS  # noqa: E402
-from minikafka.protocol.records import encode_batch  # noqa: E402
+from minikafka.protocol.records.batch import encode_batch  # noqa: E402
 from minikafka.protocol.rpc.schema import Struct  # noqa: E402
 
 READ_APIS = {"fetch", "list_offsets", "offsets_for_leader_epoch", "metadata", "produce", "replica_state"}

@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from minikafka import Admin  # noqa: E402
 from minikafka.protocol.rpc import codec, http  # noqa: E402
-from minikafka.protocol.records import encode_batch  # noqa: E402
+from minikafka.protocol.records.batch import encode_batch  # noqa: E402
 
 TOPIC = "overload"
 

@@ -12,7 +12,7 @@ from minikafka import config as cfg
 from minikafka.errors import InvalidConfigError, InvalidRecordError
 from minikafka.log import cleaner
 from minikafka.log.partition_log import PartitionLog
-from minikafka.protocol.records import (
+from minikafka.protocol.records.batch import (
     encode_batch, iter_records, read_header, rewrite_batch, split_batches, stamp, validate_batch,
 )
 from minikafka.replication.partition import LeaderState, PartitionReplica

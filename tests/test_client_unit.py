@@ -25,7 +25,7 @@ from minikafka.client.consumer import AIOConsumer
 from minikafka.client.partitioner import partition_for_key
 from minikafka.client.producer import normalize_acks, normalize_headers, to_bytes
 from minikafka.protocol.rpc import codec
-from minikafka.protocol.records import encode_batch, iter_records, split_batches, stamp
+from minikafka.protocol.records.batch import encode_batch, iter_records, split_batches, stamp
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -125,7 +125,7 @@ def test_malformed_requests_are_answered_with_errors_and_change_nothing(cluster)
     assert r["partitions"][0]["error"] == "UNKNOWN_TOPIC_OR_PARTITION"
     r = post_leader("produce", {"acks": 1, "partitions": [{"topic": "raw", "partition": 0, "records": b"\x00" * 60}]})
     assert r["partitions"][0]["error"] == "CORRUPT_MESSAGE"
-    from minikafka.protocol.records import encode_batch
+    from minikafka.protocol.records.batch import encode_batch
     good = bytearray(encode_batch([(None, b"x", None, 1)]))
     good[-1] ^= 0xFF  # flip a bit in the records: CRC mismatch
     r = post_leader("produce", {"acks": 1, "partitions": [{"topic": "raw", "partition": 0, "records": bytes(good)}]})

@@ -8,7 +8,7 @@ import pytest
 
 from minikafka import Admin, Producer
 from minikafka.cluster.state import load
-from minikafka.protocol.records import read_header
+from minikafka.protocol.records.batch import read_header
 from process_helpers import wait_for
 from replica_checks import replica_states, wait_identical
 

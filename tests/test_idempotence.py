@@ -14,7 +14,7 @@ import pytest
 
 from minikafka import Admin, Consumer, Producer, TopicPartition
 from minikafka.protocol.rpc.codec import pack, unpack
-from minikafka.protocol.records import encode_batch
+from minikafka.protocol.records.batch import encode_batch
 from minikafka.zk import layout
 from process_helpers import wait_for
 

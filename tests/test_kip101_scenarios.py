@@ -11,7 +11,7 @@ from minikafka.sim.partition_model import BIG, Cluster, log_values
 from minikafka.errors import NotEnoughReplicasError
 from minikafka.log.epoch_cache import LeaderEpochCache
 from minikafka.log.partition_log import PartitionLog
-from minikafka.protocol.records import encode_batch, iter_records, read_header, stamp
+from minikafka.protocol.records.batch import encode_batch, iter_records, read_header, stamp
 from minikafka.replication.partition import LeaderState, PartitionReplica, Role, TruncationMode
 
 HW = TruncationMode.HIGH_WATERMARK

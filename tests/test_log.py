@@ -9,7 +9,7 @@ from minikafka.errors import CorruptMessageError, KafkaStorageError, OffsetOutOf
 from minikafka.log import checkpoint
 from minikafka.log.epoch_cache import UNDEFINED_EPOCH, UNDEFINED_OFFSET, LeaderEpochCache
 from minikafka.log.partition_log import PartitionLog
-from minikafka.protocol.records import encode_batch, iter_records, read_header, split_batches, stamp
+from minikafka.protocol.records.batch import encode_batch, iter_records, read_header, split_batches, stamp
 from minikafka.replication import rules
 
 BIG = 1 << 30

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from minikafka.log.partition_log import PartitionLog
-from minikafka.protocol.records import encode_batch, read_header, stamp
+from minikafka.protocol.records.batch import encode_batch, read_header, stamp
 
 
 def log_with(*batches: list[int]) -> PartitionLog:

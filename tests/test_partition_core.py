@@ -17,7 +17,7 @@ from minikafka.errors import (
 )
 from minikafka.log.epoch_cache import LeaderEpochCache
 from minikafka.log.partition_log import PartitionLog
-from minikafka.protocol.records import encode_batch, iter_records, read_header, stamp
+from minikafka.protocol.records.batch import encode_batch, iter_records, read_header, stamp
 from minikafka.replication.partition import LeaderState, PartitionReplica, Role, TruncationMode
 
 BIG = 1 << 30
@@ -588,7 +588,7 @@ def test_checkpointed_hw_is_clamped_into_the_log_range():
 
 
 def test_follower_whose_log_end_falls_inside_a_leader_batch_takes_the_leader_batch():
-    from minikafka.protocol.records import encode_batch, iter_records
+    from minikafka.protocol.records.batch import encode_batch, iter_records
     from minikafka.replication.partition import LeaderState, PartitionReplica, TruncationMode
 
     st = LeaderState(1, 0, (1, 2), (1, 2), 0, 1)
@@ -598,7 +598,7 @@ def test_follower_whose_log_end_falls_inside_a_leader_batch_takes_the_leader_bat
     follower.become_follower(st, 0)
     # the follower holds one record of its own at offset 0; the leader a 2-record batch at 0-1
     own = follower.log
-    from minikafka.protocol.records import read_header, stamp
+    from minikafka.protocol.records.batch import read_header, stamp
     mine = stamp(encode_batch([(None, b"mine", None, 1)]), 0, 0)
     own.append(read_header(mine), mine)
     leader.append_as_leader(encode_batch([(None, b"a", None, 1), (None, b"b", None, 1)]), 1, 1)

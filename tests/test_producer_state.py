@@ -9,7 +9,7 @@ from minikafka.errors import (
     UnknownProducerIdError,
 )
 from minikafka.log.partition_log import PartitionLog
-from minikafka.protocol.records import encode_batch, read_header
+from minikafka.protocol.records.batch import encode_batch, read_header
 from minikafka.replication.partition import LeaderState, PartitionReplica
 from minikafka.replication.producer_state import BATCH_WINDOW, MAX_SEQUENCE, ProducerStateManager, next_sequence
 
@@ -143,7 +143,7 @@ def test_producer_state_is_rebuilt_from_a_loaded_log():
     old = leader()
     old.append_as_leader(batch(0, pid=3), required_acks=1, min_insync_replicas=1)
     log = PartitionLog()
-    from minikafka.protocol.records import split_batches
+    from minikafka.protocol.records.batch import split_batches
     for h, raw in split_batches(old.read(0, 1 << 20, for_follower=True)):
         log.append(h, raw)
     r = PartitionReplica("t", 0, 1, log)

@@ -11,14 +11,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from minikafka.errors import CorruptMessageError, InvalidRecordError, UnsupportedCompressionTypeError
-from minikafka.protocol.records import (
-    COMPRESSION_TYPES,
+from minikafka.protocol.records.batch import (
     CRC_START,
     HEADER,
     HEADER_SIZE,
     LENGTH_OVERHEAD,
     MAGIC,
-    compress,
     encode_batch,
     iter_records,
     read_header,
@@ -27,6 +25,7 @@ from minikafka.protocol.records import (
     validate_batch,
     validate_records,
 )
+from minikafka.protocol.records.compression import COMPRESSION_TYPES, compress
 
 CODECS = {"none": 0, "gzip": 1, "snappy": 2, "lz4": 3, "zstd": 4}
 
@@ -540,29 +539,128 @@ def test_split_without_validation_rejects_a_length_shorter_than_a_header():
         split_batches(bytes(bad), validate=False)
 
 
-# The leader's check walks a records section without building records; it must accept and
-# refuse exactly what decoding (plus the offset-delta rule) accepts and refuses.
-from minikafka.protocol import records as _rec  # noqa: E402
+# One parser reads every records section (protocol/records/section.py): the leader's check,
+# the consumer's decoding and the Spark source's columns.  It walks a section record by
+# record, or, for same-shaped records, cuts it column by column with strided slices (the
+# fast path).  Both are held to a plain reference decoder written here from the format.
+from minikafka.protocol.records import section as _sec  # noqa: E402
+from minikafka.protocol.records.varint import varint_bytes  # noqa: E402
 
-_record = st.tuples(st.one_of(st.none(), st.binary(max_size=40)), st.one_of(st.none(), st.binary(max_size=300)),
-                    st.lists(st.tuples(st.text(max_size=5), st.one_of(st.none(), st.binary(max_size=5))), max_size=2),
-                    st.integers(0, 10_000))
+
+def _ref_varint(data: bytes, pos: int) -> tuple[int, int]:
+    raw = shift = 0
+    while True:
+        b = data[pos]
+        pos += 1
+        raw |= (b & 0x7F) << shift
+        if b < 0x80:
+            return (raw >> 1) ^ -(raw & 1), pos
+        shift += 7
+        if shift >= 70:
+            raise ValueError("varint longer than 10 bytes")
 
 
-def _decode_ok(data: bytes, count: int) -> bool:
+def _reference(data: bytes, count: int) -> tuple[list, ...] | None:
+    """The section's columns (deltas, timestamp deltas, keys, values, headers), decoded
+    plainly field by field as Kafka's DefaultRecord.readFrom does; None when invalid."""
+    cols: tuple[list, ...] = ([], [], [], [], [])
+    pos, n = 0, len(data)
+
+    def nullable(pos: int) -> tuple[bytes | None, int]:
+        ln, pos = _ref_varint(data, pos)
+        if ln < -1 or pos + ln > n:
+            raise ValueError("bad length")
+        return (None, pos) if ln == -1 else (data[pos:pos + ln], pos + ln)
+
     try:
-        entries = _rec._walk_records(data, count, "b")  # record by record: the reference
-    except CorruptMessageError:
-        return False
-    return all(e[0] == i for i, e in enumerate(entries))
+        for _ in range(count):
+            length, pos = _ref_varint(data, pos)
+            if length < 0 or pos + length > n:
+                return None
+            end = pos + length
+            pos += 1  # attributes
+            ts_delta, pos = _ref_varint(data, pos)
+            delta, pos = _ref_varint(data, pos)
+            key, pos = nullable(pos)
+            value, pos = nullable(pos)
+            nh, pos = _ref_varint(data, pos)
+            if nh < 0:
+                return None
+            headers = []
+            for _ in range(nh):
+                name, pos = nullable(pos)
+                if name is None:
+                    return None
+                hv, pos = nullable(pos)
+                headers.append((name.decode("utf-8"), hv))
+            if pos != end:
+                return None
+            for col, v in zip(cols, (delta, ts_delta, key, value, headers)):
+                col.append(v)
+    except (IndexError, ValueError, UnicodeDecodeError):
+        return None
+    return cols if pos == n else None
+
+
+def _produced(data: bytes, count: int) -> bool:
+    """Valid as a producer writes it: decodes, with offset deltas 0..count-1."""
+    cols = _reference(data, count)
+    return cols is not None and cols[0] == list(range(count))
 
 
 def _check_ok(data: bytes, count: int) -> bool:
     try:
-        _rec._check_records(data, count, "b")
+        _sec.check_section(data, count, "b")
     except CorruptMessageError:
         return False
     return True
+
+
+def _decoded(data: bytes, count: int) -> tuple[list, ...] | None:
+    try:
+        return tuple(_sec.decode_section(data, count, "b"))
+    except CorruptMessageError:
+        return None
+
+
+def _walked(data: bytes, count: int) -> tuple[list, ...] | None:
+    """The record walk alone (the fast path not tried)."""
+    try:
+        return tuple(_sec._walk(data, count, "b", False, True, True))
+    except CorruptMessageError:
+        return None
+
+
+def _agree(data: bytes, count: int) -> None:
+    """Check, decode and the walk alone all say what the reference says; and when the
+    fast path takes the section, its cut (lists and numpy columns) is the reference's."""
+    ref = _reference(data, count)
+    assert _check_ok(data, count) == _produced(data, count)
+    assert _decoded(data, count) == ref
+    assert _walked(data, count) == ref
+    runs = _sec.uniform_runs(data, count)
+    if runs is not None:
+        assert _produced(data, count)
+        assert tuple(_sec.cut_runs(data, runs)) == ref
+        assert all(not hs for hs in ref[4])
+        _assert_numpy_cut(data, runs, ref)
+
+
+def _assert_numpy_cut(data: bytes, runs: list, ref: tuple[list, ...]) -> None:
+    from minikafka.protocol.records.columns import run_arrays
+
+    arrays = run_arrays(data, runs)
+    assert arrays.offset_deltas.tolist() == ref[0] and arrays.timestamp_deltas.tolist() == ref[1]
+    for got, want in ((arrays.keys, ref[2]), (arrays.values, ref[3])):
+        cut = []
+        for r, m in zip(runs, got):
+            cut += [None] * r.count if m is None else [bytes(row) for row in m]
+        assert cut == want
+
+
+_record = st.tuples(st.one_of(st.none(), st.binary(max_size=40)), st.one_of(st.none(), st.binary(max_size=300)),
+                    st.lists(st.tuples(st.text(max_size=5), st.one_of(st.none(), st.binary(max_size=5))), max_size=2),
+                    st.integers(0, 10_000))
 
 
 @settings(max_examples=300, deadline=None)
@@ -570,21 +668,28 @@ def _check_ok(data: bytes, count: int) -> bool:
                                                             max_size=3),
        st.integers(-3, 3), st.integers(0, 10_000))
 def test_the_leaders_record_check_agrees_with_decoding(recs, flips, count_change, cut):
-    data = bytearray(_rec._encode_records(recs, 0))
-    assert _check_ok(bytes(data), len(recs)) and _decode_ok(bytes(data), len(recs))
+    data = bytearray(_sec.encode_records(recs, 0))
+    assert _check_ok(bytes(data), len(recs)) and _produced(bytes(data), len(recs))
     for where, value in flips:
         if data:
             data[where % len(data)] = value
     if cut % 4 == 0 and data:
         del data[cut % len(data):]
-    count = max(0, len(recs) + count_change)
-    assert _check_ok(bytes(data), count) == _decode_ok(bytes(data), count)
+    _agree(bytes(data), max(0, len(recs) + count_change))
+
+
+def test_a_compacted_section_decodes_but_fails_the_leaders_check():
+    data = bytes(_sec.encode_records([(None, b"v%d" % i, None, 5) for i in range(20)], 5, list(range(0, 40, 2))))
+    assert _decoded(data, 20)[0] == list(range(0, 40, 2))
+    with pytest.raises(CorruptMessageError, match="record 1 has offset delta 2 \\(expected 1\\)"):
+        _sec.check_section(data, 20, "b")
+    assert _sec.uniform_runs(data, 20) is None
 
 
 # Batches of same-shaped records are checked column by column (uniform_runs); it may
 # say "not uniform" for a valid section, never "valid" for one decoding refuses.
 def _uniform(data: bytes, count: int) -> bool:
-    return _rec.uniform_runs(data, count) is not None
+    return _sec.uniform_runs(data, count) is not None
 
 
 @settings(max_examples=300, deadline=None)
@@ -596,30 +701,51 @@ def test_the_column_wise_check_of_same_shaped_records_agrees_with_decoding(
         n, key_size, value_size, ts_range, rnd, flips, count_change, cut):
     recs = [(None if key_size is None else rnd.randbytes(key_size), rnd.randbytes(value_size), [],
              rnd.randint(*ts_range)) for _ in range(n)]
-    data = bytearray(_rec._encode_records(recs, 0))
-    widths = {len(_rec._varint_bytes(r[3])) for r in recs}
+    data = bytearray(_sec.encode_records(recs, 0))
+    widths = {len(varint_bytes(r[3])) for r in recs}
     assert _uniform(bytes(data), n) == (len(widths) == 1)  # uniform ts widths: the fast path
-    assert _check_ok(bytes(data), n) and _decode_ok(bytes(data), n)
-    # the column-wise decoder (cut by strided slices when uniform) agrees with the row-wise one
-    from minikafka.protocol.columns import decode_records
-    rows = _rec._walk_records(bytes(data), n, "b")
-    assert _rec._decode_records(bytes(data), n, "b") == rows
-    assert decode_records(bytes(data), n, True) == tuple(
-        list(col) for col in zip(*[(d, t, k, v, tuple(h)) for d, t, k, v, h in rows]))
+    _agree(bytes(data), n)
     for where, value in flips:
         data[where % len(data)] = value
     if cut % 3 == 0:
         del data[cut % len(data):]
-    count = max(0, n + count_change)
-    fast = _uniform(bytes(data), count)
-    assert _check_ok(bytes(data), count) == _decode_ok(bytes(data), count)
-    assert not fast or _decode_ok(bytes(data), count)
+    _agree(bytes(data), max(0, n + count_change))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(16, 120), st.one_of(st.none(), st.integers(0, 9)), st.integers(0, 90),
+                          st.sampled_from([(0, 0), (0, 63), (64, 8191), (-64, -1), (-8192, -65)])),
+                min_size=1, max_size=3),
+       st.randoms(use_true_random=False), st.lists(st.integers(0, 1 << 20), max_size=4))
+def test_the_strided_cut_decodes_what_the_record_walk_decodes(shapes, rnd, payload_flips):
+    """Sections the fast path takes (one or more batches of same-shaped records, the
+    payload bytes changed so that they stay same-shaped) decode to the same columns
+    by strided slices, by numpy and record by record."""
+    for n, key_size, value_size, ts_range in shapes:
+        recs = [(None if key_size is None else rnd.randbytes(key_size), rnd.randbytes(value_size), [],
+                 rnd.randint(*ts_range)) for _ in range(n)]
+        widths = {len(varint_bytes(r[3])) for r in recs}
+        if len(widths) != 1:
+            recs = [(k, v, h, ts_range[0]) for k, v, h, _ in recs]
+        data = bytearray(_sec.encode_records(recs, 0))
+        runs = _sec.uniform_runs(bytes(data), n)
+        assert runs is not None
+        for flip in payload_flips:  # a byte of a key or value changes: still same-shaped
+            r = runs[flip % len(runs)]
+            j = flip % r.count
+            fields = [(r.key_at, r.key_len), (r.value_at, r.value_len)]
+            at, length = fields[flip % 2]
+            if length > 0:
+                data[r.pos + j * r.size + at + flip % length] ^= 0xFF
+        assert _uniform(bytes(data), n)
+        _agree(bytes(data), n)
 
 
 def test_the_column_wise_check_covers_offset_deltas_of_one_two_and_three_bytes():
     for n in (64, 65, 8192, 8193, 9000):
-        data = _rec._encode_records([(None, b"v" * 20, [], 1) for _ in range(n)], 0)
+        data = bytes(_sec.encode_records([(None, b"v" * 20, [], 1) for _ in range(n)], 0))
         assert _uniform(data, n)
+        _agree(data, n)
         assert not _uniform(data, n - 1) and not _uniform(data + b"\0", n)
         swapped = bytearray(data)  # two records' offset deltas swapped: lengths all fine, order wrong
         first, second = 0, len(data) // n

@@ -11,7 +11,7 @@ from minikafka.errors import OffsetOutOfRangeError
 from minikafka.log import retention
 from minikafka.log.epoch_cache import LeaderEpochCache
 from minikafka.log.partition_log import PartitionLog
-from minikafka.protocol.records import encode_batch, iter_records, read_header, stamp
+from minikafka.protocol.records.batch import encode_batch, iter_records, read_header, stamp
 from minikafka.replication.partition import LeaderState, PartitionReplica
 
 BIG = 1 << 30

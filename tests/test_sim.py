@@ -12,7 +12,7 @@ from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError, Roll
 
 from minikafka.errors import KafkaError
 from minikafka.metric_names import STALE_BROKER_EPOCH_REQUESTS
-from minikafka.protocol.records import encode_batch
+from minikafka.protocol.records.batch import encode_batch
 from minikafka.sim.disk import SimDisk, SimStorage
 from minikafka.sim.loop import PROCESS, Gate, SimLoop, SimStalled
 from minikafka.sim.network import call

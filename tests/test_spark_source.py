@@ -16,7 +16,7 @@ import pyarrow as pa  # noqa: E402  (the spark extra installs it)
 
 from minikafka import Admin, Consumer, Producer, TopicPartition  # noqa: E402
 from minikafka.errors import CorruptMessageError  # noqa: E402
-from minikafka.protocol.records import encode_batch, stamp  # noqa: E402
+from minikafka.protocol.records.batch import encode_batch, stamp  # noqa: E402
 from minikafka.spark.arrow import arrow_schema, decode, spark_schema  # noqa: E402
 from minikafka.spark.cluster import SourceClient  # noqa: E402
 from minikafka.spark.offsets import DataLossError, OffsetRange  # noqa: E402
@@ -117,8 +117,8 @@ def test_decode_gives_the_arrow_schema_spark_expects_and_honours_the_range(heade
 
 @pytest.mark.parametrize("headers", [False, True])
 def test_same_shaped_records_cut_column_wise_decode_as_record_by_record(headers, monkeypatch):
-    import minikafka.spark.arrow as arrow_mod
-    from minikafka.protocol.records import uniform_runs
+    from minikafka.protocol.records import section as section_mod
+    from minikafka.protocol.records.section import uniform_runs
 
     data = b""
     offset = 0
@@ -136,7 +136,7 @@ def test_same_shaped_records_cut_column_wise_decode_as_record_by_record(headers,
         offset += n
     schema = arrow_schema(spark_schema(headers))
     fast = [decode(data, lo, hi, "t", 0, schema, headers) for lo, hi in [(0, offset), (50, 9150), (171, 172)]]
-    monkeypatch.setattr(arrow_mod, "uniform_runs", lambda section, count: None)  # record by record
+    monkeypatch.setattr(section_mod, "uniform_runs", lambda section, count: None)  # record by record
     slow = [decode(data, lo, hi, "t", 0, schema, headers) for lo, hi in [(0, offset), (50, 9150), (171, 172)]]
     for f, s in zip(fast, slow):
         assert f.equals(s)
@@ -161,7 +161,7 @@ def test_decode_of_compressed_batches_equals_uncompressed(compression):
 
 
 def test_decode_skips_control_batches_and_matches_iter_records():
-    from minikafka.protocol.records import iter_records
+    from minikafka.protocol.records.batch import iter_records
 
     data = (_batches(1, 3) + stamp(encode_batch([(b"\0\0\0\0", b"\0" * 6, None, 5)], is_control=True,
                                                  is_transactional=True), 3, 0)
@@ -184,7 +184,7 @@ def test_decode_refuses_records_that_do_not_match_the_header():
     struct.pack_into(">i", good, 23, 3)  # lastOffsetDelta 3 ...
     struct.pack_into(">i", good, 57, 4)  # ... recordsCount 4, but 3 records follow
     struct.pack_into(">I", good, 17, crc32c.crc32c(bytes(good[21:])))
-    with pytest.raises(CorruptMessageError, match="ends inside a record"):
+    with pytest.raises(CorruptMessageError, match="records section ends inside record 3"):
         decode(bytes(good), 0, 4, "t", 0, arrow_schema(spark_schema(False)))
 
 

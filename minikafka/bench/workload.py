@@ -10,7 +10,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass
 
-from ..protocol.records import encode_batch
+from ..protocol.records.batch import encode_batch
 
 # The producer's default batch.size: the yardsticks send batches of this size too.
 BATCH_SIZE = 65536

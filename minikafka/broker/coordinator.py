@@ -42,7 +42,7 @@ from ..groups import records as rec
 from ..groups.group import Effects, Group, GroupSettings, GroupState, JoinAnswer, SyncAnswer
 from ..config import BrokerConfig
 from ..metric_names import GROUP_JOINS, GROUP_LEADER_CHANGES, GROUP_LEAVES, GROUP_REBALANCES, OFFSET_COMMITS
-from ..protocol.records import encode_batch, iter_records, split_batches
+from ..protocol.records.batch import encode_batch, iter_records, split_batches
 from ..protocol.rpc.types import ProducePartition, ProduceRequest
 from ..zk.session import ZkSession
 from .metadata_cache import MetadataCache

@@ -129,7 +129,7 @@ class Metrics:
         records the offsets from the fetch offset (``starts``) to the end of the last batch
         returned (whole batches come back, the first one may start below the fetch
         offset).  ``answered``: (partition, records) of the partitions answered without error."""
-        from ..protocol.records import HEADER_SIZE, read_header
+        from ..protocol.records.batch import HEADER_SIZE, read_header
 
         for tp, data in answered:
             if not data:

@@ -30,7 +30,7 @@ from ..errors import ClientError, CorruptMessageError, KafkaStorageError
 from ..log import checkpoint
 from ..log.epoch_cache import LeaderEpochCache
 from ..log.partition_log import PartitionLog
-from ..protocol.records import HEADER_SIZE, read_header, validate_batch
+from ..protocol.records.batch import HEADER_SIZE, read_header, validate_batch
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +40,7 @@ EPOCH_CHECKPOINT = "leader-epoch-checkpoint"
 SEGMENT_SUFFIX = ".log"
 META_PROPERTIES = "meta.properties"
 RECORD_FORMAT_KEY = "minikafka.record.format"
-RECORD_FORMAT = "2"  # Kafka's record batch v2 (magic 2), see protocol/records.py
+RECORD_FORMAT = "2"  # Kafka's record batch v2 (magic 2), see protocol/records/batch.py
 MAX_OPEN_SEGMENTS = 256  # active segment files kept open for appends (least recently appended closed first)
 _IOV_MAX = 512  # buffers per writev (the OS limit is 1024 on Linux)
 _APPEND_FLAGS = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)

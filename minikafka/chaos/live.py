@@ -43,7 +43,7 @@ from ..cluster import launcher
 from ..cluster.state import load
 from ..errors import CorruptMessageError
 from ..metric_names import FENCED_FETCHES
-from ..protocol.records import iter_records, validate_batch
+from ..protocol.records.batch import iter_records, validate_batch
 from .checker import compare_replicas, read_final_log
 from .cluster import FAST_SETTINGS, ZkReader, post, start_cluster
 from .links import ClusterLinks, Cut, Links, check_available

@@ -14,7 +14,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator
 
-from ..protocol.records import COMPRESSION_TYPES, HEADER_SIZE, encode_batch
+from ..protocol.records.batch import HEADER_SIZE, encode_batch
+from ..protocol.records.compression import COMPRESSION_TYPES
 from .futures import RecordFuture, fail_batch, resolve_batch
 from .types import RecordMetadata
 

@@ -21,15 +21,9 @@ from bisect import bisect_left
 from operator import attrgetter
 from typing import Any
 
-from ..protocol.columns import decode_records
-from ..protocol.records import (
-    COMPRESSION_MASK,
-    HEADER_SIZE,
-    TIMESTAMP_TYPE_MASK,
-    BatchHeader,
-    batch_records,
-    decompress,
-)
+from ..protocol.records.batch import COMPRESSION_MASK, HEADER_SIZE, TIMESTAMP_TYPE_MASK, BatchHeader, batch_records
+from ..protocol.records.compression import decompress
+from ..protocol.records.section import decode_section
 from .types import ConsumerRecord, consumer_record
 
 _offset_of = attrgetter("offset")
@@ -111,8 +105,8 @@ class ConsumerBatch:
         if h.is_control:
             return [], [], [], [], []
         section = decompress(h.attributes & COMPRESSION_MASK, memoryview(self.raw)[HEADER_SIZE:h.size])
-        deltas, ts_deltas, keys, values, headers = decode_records(
-            section, h.record_count, include_headers, f"batch at offset {h.base_offset} of {self.topic}-{self.partition}")
+        deltas, ts_deltas, keys, values, headers = decode_section(
+            section, h.record_count, f"batch at offset {h.base_offset} of {self.topic}-{self.partition}", include_headers)
         base = h.base_offset
         offsets = [base + d for d in deltas]
         if h.attributes & TIMESTAMP_TYPE_MASK:  # LogAppendTime: the batch's max for every record

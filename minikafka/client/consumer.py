@@ -24,7 +24,7 @@ from typing import Any, Callable, Iterable
 
 from .. import errors
 from ..protocol.rpc.messages import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
-from ..protocol.records import split_batches
+from ..protocol.records.batch import split_batches
 from .batches import ConsumerBatch
 from .connection import ClientSecurity, Connection
 from .group_member import GroupMember

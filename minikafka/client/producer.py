@@ -26,7 +26,7 @@ from collections import deque
 from typing import Any, Callable, Iterable
 
 from .. import errors
-from ..protocol.records import COMPRESSION_TYPES
+from ..protocol.records.compression import COMPRESSION_TYPES
 from .accumulator import ProducerBatch, RecordAccumulator, _settle, record_size
 from .connection import ClientSecurity, Connection
 from .metadata import Metadata, needs_refresh, now_ms

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..protocol.records import iter_records, read_header, rewrite_batch
+from ..protocol.records.batch import iter_records, read_header, rewrite_batch
 from .partition_log import PartitionLog, StoredBatch
 
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Iterator
 
 from ..errors import CorruptMessageError, OffsetOutOfRangeError
-from ..protocol.records import BatchHeader, iter_records
+from ..protocol.records.batch import BatchHeader, iter_records
 
 
 @dataclass(frozen=True)

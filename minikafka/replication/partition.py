@@ -40,7 +40,7 @@ from ..errors import (
 from ..log.epoch_cache import UNDEFINED_EPOCH, LeaderEpochCache
 from ..log import cleaner, retention
 from ..log.partition_log import PartitionLog
-from ..protocol.records import iter_records, read_header, split_batches, stamp
+from ..protocol.records.batch import iter_records, read_header, split_batches, stamp
 from . import rules
 from .producer_state import ProducerStateManager
 

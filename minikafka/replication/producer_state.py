@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from typing import Iterable
 
 from ..errors import InvalidProducerEpochError, OutOfOrderSequenceNumberError, UnknownProducerIdError
-from ..protocol.records import BatchHeader
+from ..protocol.records.batch import BatchHeader
 
 NO_PRODUCER_ID = -1
 BATCH_WINDOW = 5  # batches remembered per producer (max.in.flight.requests.per.connection <= 5)

@@ -20,7 +20,7 @@ from .. import errors
 from ..errors import KafkaError
 from ..faults.history import History
 from ..faults.workload import ProducerPlan
-from ..protocol.records import encode_batch, iter_records
+from ..protocol.records.batch import encode_batch, iter_records
 from .network import call
 from .world import BASE_PORT, HOST
 

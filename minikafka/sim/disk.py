@@ -22,7 +22,7 @@ from typing import Callable, Iterable
 from ..broker.storage import Storage
 from ..log.epoch_cache import LeaderEpochCache
 from ..log.partition_log import PartitionLog
-from ..protocol.records import validate_batch
+from ..protocol.records.batch import validate_batch
 
 TP = tuple[str, int]
 WRITEBACK_S = 30.0  # the OS writes dirty pages back after this long

@@ -30,7 +30,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..faults.history import History, Op, Read
-from ..protocol.records import iter_records, read_header
+from ..protocol.records.batch import iter_records, read_header
 from ..replication.partition import Role
 
 if TYPE_CHECKING:

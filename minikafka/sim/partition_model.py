@@ -22,7 +22,7 @@ from ..controller.core import BrokersChanged, ControllerCore, Event, Failover, I
 from ..errors import OffsetOutOfRangeError
 from ..log.epoch_cache import LeaderEpochCache
 from ..log.partition_log import PartitionLog
-from ..protocol.records import encode_batch, iter_records
+from ..protocol.records.batch import encode_batch, iter_records
 from ..replication import rules
 from ..replication.partition import Effects, LeaderState, PartitionReplica, Role, TruncationMode
 from ..zk.layout import BrokerInfo, LeaderIsr

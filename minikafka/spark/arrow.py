@@ -1,12 +1,14 @@
 """Record batches (the bytes of a fetch answer) to ``pyarrow.RecordBatch`` columns.
 
-A fetch answer is a run of Kafka record batches v2 (``protocol/records.py``): a
+A fetch answer is a run of Kafka record batches v2 (``protocol/records/``): a
 61-byte header and the records, compressed as a whole when the batch's attributes
-name a codec.  Each batch's records section is decompressed if needed.  A section of
-same-shaped records (same key and value sizes, no headers: ``uniform_runs`` in
-``protocol/records.py``) is cut into columns by numpy, as a 2-D array of records,
-with no Python per record; any other is decoded in one pass into per-column lists
-(``protocol/columns.py``).  The columns are then built by pyarrow and numpy in bulk.
+name a codec.  Each batch's records section is decompressed if needed and goes
+through the one parser of records sections (``parse_section`` in
+``protocol/records/section.py``).  A section of same-shaped records (same key and
+value sizes, no headers) comes back as runs, cut into columns by numpy as a 2-D array
+of records, with no Python per record (``run_arrays`` in
+``protocol/records/columns.py``); any other is decoded in one pass into per-column
+lists.  The columns are then built by pyarrow and numpy in bulk.
 Control batches (transaction markers) carry no records for the source and are skipped.
 
 The Arrow schema is the one Spark expects for the source's schema
@@ -32,17 +34,10 @@ from pyspark.sql.types import (
 )
 
 from ..errors import CorruptMessageError
-from ..protocol.columns import BatchRef, scan, walk_records
-from ..protocol.records import (
-    COMPRESSION_MASK,
-    CONTROL_MASK,
-    CRC_START,
-    HEADER_SIZE,
-    TIMESTAMP_TYPE_MASK,
-    UniformRun,
-    decompress,
-    uniform_runs,
-)
+from ..protocol.records.batch import COMPRESSION_MASK, CONTROL_MASK, CRC_START, HEADER_SIZE, TIMESTAMP_TYPE_MASK
+from ..protocol.records.columns import BatchRef, run_arrays, scan
+from ..protocol.records.compression import decompress
+from ..protocol.records.section import parse_section
 
 CREATE_TIME = 0  # timestampType: Kafka's CreateTime
 LOG_APPEND_TIME = 1  # timestampType: Kafka's LogAppendTime
@@ -98,14 +93,18 @@ class Columns:
                 raise CorruptMessageError(f"{where}: CRC-32C mismatch (header {ref.crc:#010x}, content {actual:#010x})")
         section = decompress(ref.attributes & COMPRESSION_MASK, data[ref.pos + HEADER_SIZE:end])
         key_type, value_type = self.schema.field("key").type, self.schema.field("value").type
-        runs = uniform_runs(section, ref.record_count)
-        if runs is not None:  # no headers: each record's list is empty
-            offs, ts_deltas, keys, values = _uniform_columns(section, runs, key_type, value_type)
-            offs += ref.base_offset
-            headers: Sequence = [()] * len(offs) if self.include_headers else ()
+        parsed = parse_section(section, ref.record_count, where, include_headers=self.include_headers)
+        headers: Sequence[Sequence]
+        if isinstance(parsed, list):  # same-shaped runs, no headers: each record's list is empty
+            arrays = run_arrays(section, parsed)
+            offs = arrays.offset_deltas + ref.base_offset
+            ts_deltas = arrays.timestamp_deltas
+            keys = _concat([_fixed_width_binary(m, r.count, key_type) for r, m in zip(parsed, arrays.keys)])
+            values = _concat([_fixed_width_binary(m, r.count, value_type) for r, m in zip(parsed, arrays.values)])
+            headers = [()] * len(offs) if self.include_headers else ()
         else:
-            deltas, ts_list, key_list, value_list, headers = walk_records(
-                section, ref.record_count, self.include_headers, where)
+            assert parsed is not None  # kept: never None
+            deltas, ts_list, key_list, value_list, headers = parsed
             if not deltas:
                 return
             offs = np.asarray(deltas, dtype=np.int64) + ref.base_offset
@@ -163,37 +162,19 @@ def _concat(chunks: list[pa.Array]) -> pa.Array:
     return chunks[0] if len(chunks) == 1 else pa.concat_arrays(chunks)
 
 
-def _uniform_columns(section: bytes, runs: list[UniformRun], key_type: pa.DataType,
-                     value_type: pa.DataType) -> tuple[np.ndarray, np.ndarray, pa.Array, pa.Array]:
-    """Offset deltas, timestamp deltas, keys and values of a section of same-shaped
-    records, cut out of the records seen as a 2-D array (one row per record)."""
-    whole = np.frombuffer(section, dtype=np.uint8)
-    ts_parts, keys, values = [], [], []
-    for r in runs:
-        rows = whole[r.pos:r.pos + r.count * r.size].reshape(r.count, r.size)
-        raw = rows[:, r.ts_at].astype(np.int64)
-        if r.ts_width == 2:
-            raw = (raw & 0x7F) | (rows[:, r.ts_at + 1].astype(np.int64) << 7)
-        ts_parts.append((raw >> 1) ^ -(raw & 1))
-        keys.append(_fixed_width_binary(rows, r.key_at, r.key_len, key_type))
-        values.append(_fixed_width_binary(rows, r.value_at, r.value_len, value_type))
-    count = runs[-1].first + runs[-1].count
-    ts = ts_parts[0] if len(ts_parts) == 1 else np.concatenate(ts_parts)
-    return np.arange(count, dtype=np.int64), ts, _concat(keys), _concat(values)
-
-
-def _fixed_width_binary(rows: np.ndarray, at: int, length: int, typ: pa.DataType) -> pa.Array:
-    """Column ``[at, at + length)`` of every row as a binary array (null when -1)."""
-    n = len(rows)
-    if length < 0:
+def _fixed_width_binary(matrix: np.ndarray | None, n: int, typ: pa.DataType) -> pa.Array:
+    """The rows of a 2-D uint8 array (one fixed-width key or value per row) as a binary
+    array of ``n`` entries; ``n`` nulls when ``matrix`` is None."""
+    if matrix is None:
         return pa.nulls(n, type=typ)
+    length = matrix.shape[1]
     offset_type = np.int64 if pa.types.is_large_binary(typ) else np.int32
     offsets = np.arange(n + 1, dtype=offset_type) * length
-    data = np.ascontiguousarray(rows[:, at:at + length])
+    data = np.ascontiguousarray(matrix)
     return pa.Array.from_buffers(typ, n, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
 
 
-def _headers_array(chunks: Sequence[tuple], typ: pa.DataType) -> pa.Array:
+def _headers_array(chunks: Sequence[Sequence], typ: pa.DataType) -> pa.Array:
     """Per-record ``[[name, value], ...]`` lists -> ``list<struct<key, value>>``."""
     list_offsets = [0]
     names: list = []

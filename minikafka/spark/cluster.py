@@ -24,7 +24,7 @@ from .. import errors
 from ..client.connection import ClientSecurity, Connection, TRANSPORT_ERRORS
 from ..client.metadata import Metadata, needs_refresh
 from ..client.sync import LoopThread
-from ..protocol.columns import scan
+from ..protocol.records.columns import scan
 from ..protocol.rpc.messages import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
 from .offsets import OffsetRange, offset_changed, report_data_loss
 from .options import SourceOptions, TopicPartitionKey

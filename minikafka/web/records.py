@@ -30,7 +30,7 @@ from ..errors import (
     UnknownTopicOrPartitionError,
     error_for,
 )
-from ..protocol.records import CONTROL_MASK, batch_records, split_batches
+from ..protocol.records.batch import CONTROL_MASK, batch_records, split_batches
 
 if TYPE_CHECKING:
     from .view import BrokerView, Endpoint

@@ -22,7 +22,7 @@ mistyped fields, negative offsets, bodies that are not msgpack or are larger tha
 `socket.request.max.bytes` are answered with `INVALID_REQUEST` and change nothing.
 
 Record batches travel as bytes in Kafka's own record batch v2 format (magic 2), byte
-for byte, as described in [`minikafka/protocol/records.py`](../minikafka/protocol/records.py):
+for byte, as described in [`minikafka/protocol/records/`](../minikafka/protocol/records/):
 a 61-byte header (base offset, length, partition leader epoch, magic 2, CRC-32C,
 attributes, last offset delta, base and max timestamps, producer id, producer epoch,
 base sequence, record count) and the varint-encoded records, compressed as a whole with

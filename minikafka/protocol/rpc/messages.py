@@ -119,7 +119,7 @@ _api(
         F("timeout_ms", "int", "how long acks=-1 may wait for replication", default=30000, minimum=0),
         F("partitions", [Struct("ProducePartition", (
             F("topic", "str"), F("partition", "int", minimum=0),
-            F("records", "bytes", "one or more Kafka record batches v2, possibly compressed (protocol/records.py)"),
+            F("records", "bytes", "one or more Kafka record batches v2, possibly compressed (protocol/records/)"),
         ))]),
     ),
     (
