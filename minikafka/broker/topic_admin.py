@@ -165,12 +165,16 @@ class TopicAdmin:
             return _DYNAMIC_SOURCES[config.dynamic_sources[name]]
         return SOURCE_DEFAULT if config.get(name) == cfg.broker_default(name) else SOURCE_STATIC_BROKER
 
-    def describe_broker(self, name: str) -> list[ConfigEntry]:
-        """This broker's settings: static (--config at start) or dynamic (the topic defaults,
-        changed live through /config/brokers); read_only marks the static-only ones."""
+    def check_broker_name(self, name: str) -> None:
+        """A DescribeConfigs of broker settings may name this broker or none ("")."""
         self.security.require("DescribeConfigs", "Cluster", CLUSTER_NAME)
         if name not in ("", str(self.broker_id)):
             raise InvalidRequestError(f"broker {self.broker_id} describes its own configs, not broker {name!r}")
+
+    def describe_broker(self, name: str) -> list[ConfigEntry]:
+        """This broker's settings: static (--config at start) or dynamic (the topic defaults,
+        changed live through /config/brokers); read_only marks the static-only ones."""
+        self.check_broker_name(name)
         config = self.config
         out = []
         for c in cfg.BROKER_CONFIGS:

@@ -1,0 +1,100 @@
+"""Kafka behaviours that third-party clients and tools rely on, checked through those
+clients: kafka-python, confluent-kafka (librdkafka), and our own Admin."""
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from minikafka import Admin
+from process_helpers import wait_for
+
+pytestmark = pytest.mark.process
+
+
+def new_topic(cluster, partitions=1, rf=3, **config) -> str:
+    name = f"fid-{uuid.uuid4().hex[:8]}"
+    with Admin(cluster.bootstrap) as admin:
+        admin.create_topic(name, partitions=partitions, replication_factor=rf, config=config or None)
+    return name
+
+
+def confluent_admin(cluster):
+    from confluent_kafka.admin import AdminClient
+
+    return AdminClient({"bootstrap.servers": cluster.kafka_bootstrap})
+
+
+def kafka_python_admin(cluster, **kw):
+    from kafka import KafkaAdminClient
+
+    return KafkaAdminClient(bootstrap_servers=cluster.kafka_bootstrap, **kw)
+
+
+# -- dynamic broker configs --------------------------------------------------------------
+def test_describe_configs_shows_a_dynamic_broker_config_as_soon_as_alter_configs_answered(cluster):
+    """No wait for the /config/changes watch: the answering broker applies the change
+    before it answers, and every broker re-reads its dynamic configs before describing."""
+    from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource
+
+    admin = confluent_admin(cluster)
+
+    def change(broker: str, value: str | None, op: AlterConfigOpType) -> None:
+        if broker == "":  # librdkafka and kafka-python refuse the default entity: our Admin, through any broker
+            with Admin(cluster.bootstrap) as ours:
+                ours.alter_broker_configs(None, set={"log.retention.ms": value} if value else None,
+                                          delete=() if value else ("log.retention.ms",))
+            return
+        res = ConfigResource(ConfigResource.Type.BROKER, broker, incremental_configs=[
+            ConfigEntry("log.retention.ms", value, incremental_operation=op)])
+        admin.incremental_alter_configs([res])[res].result(30)
+
+    def value(broker: str) -> str:
+        res = ConfigResource(ConfigResource.Type.BROKER, broker)
+        return admin.describe_configs([res])[res].result(30)["log.retention.ms"].value
+
+    try:
+        for i in range(3):
+            change("2", str(3600000 + i), AlterConfigOpType.SET)  # sent to broker 2 itself
+            assert value("2") == str(3600000 + i)
+        change("", "7200000", AlterConfigOpType.SET)  # every broker's default, answered by any one
+        assert [value(b) for b in ("1", "3")] == ["7200000", "7200000"]
+        assert value("2") == "3600002"  # its own setting wins over the default
+    finally:
+        change("2", None, AlterConfigOpType.DELETE)
+        change("", None, AlterConfigOpType.DELETE)
+    assert value("2") != "3600002" and value("1") != "7200000"
+
+
+# -- groups --------------------------------------------------------------------------------
+def test_an_empty_group_keeps_protocol_type_consumer(cluster):
+    """After its last member left, ListGroups and DescribeGroups still say ``consumer``
+    (kafka-python's and Kafka's tools filter consumer groups on it)."""
+    from kafka import KafkaConsumer
+
+    topic = new_topic(cluster)
+    group = f"g-{uuid.uuid4().hex[:8]}"
+    consumer = KafkaConsumer(topic, bootstrap_servers=cluster.kafka_bootstrap, group_id=group,
+                             auto_offset_reset="earliest")
+    wait_for(lambda: consumer.poll(timeout_ms=200) is not None and consumer.assignment(), 60,
+             message="the consumer to join its group")
+    consumer.commit()
+    consumer.close()  # leaves the group: it is Empty now, with its offsets
+    admin = confluent_admin(cluster)
+
+    def described():
+        d = admin.describe_consumer_groups([group])[group].result(30)
+        return d if d.state.name == "EMPTY" else None
+
+    d = wait_for(described, 30, message="the group to be empty")
+    assert d.is_simple_consumer_group is False  # librdkafka: a non-empty protocol type
+    listed = {g.group_id: g for g in admin.list_consumer_groups().result(30).valid}
+    assert group in listed and listed[group].is_simple_consumer_group is False
+    kp = kafka_python_admin(cluster)
+    try:
+        desc = kp.describe_groups([group])[group]
+        assert (desc["group_state"], desc["protocol_type"]) == ("Empty", "consumer"), desc
+        listed = {g["group_id"]: g for g in kp.list_groups()}
+        assert listed[group]["protocol_type"] == "consumer", listed[group]
+    finally:
+        kp.close()
