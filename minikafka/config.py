@@ -475,6 +475,17 @@ def topic_setting(name: str, topic_config: dict[str, str], broker: BrokerConfig)
     return broker.get(broker_name)
 
 
+# Settings whose value is a comma-separated list (Kafka's Type.LIST): IncrementalAlterConfigs
+# may APPEND items to them and SUBTRACT items from them.
+LIST_CONFIGS = frozenset({"cleanup.policy", "log.cleanup.policy", "leader.replication.throttled.replicas",
+                          "follower.replication.throttled.replicas"})
+
+
+def list_items(text: str | None) -> list[str]:
+    """The items of a list setting's value ("" and None: none)."""
+    return [p.strip() for p in (text or "").split(",") if p.strip()]
+
+
 def topic_config_default_text(name: str) -> str:
     """A valid text for topic setting ``name`` (used to check a name is known); raises INVALID_CONFIG."""
     c = _TOPIC_BY_NAME.get(name)

@@ -98,3 +98,57 @@ def test_an_empty_group_keeps_protocol_type_consumer(cluster):
         assert listed[group]["protocol_type"] == "consumer", listed[group]
     finally:
         kp.close()
+
+
+# -- IncrementalAlterConfigs and min.insync.replicas ---------------------------------------
+def test_append_and_subtract_change_list_settings_and_nothing_else(cluster):
+    from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource
+
+    admin = confluent_admin(cluster)
+    topic = new_topic(cluster)
+    res = ConfigResource(ConfigResource.Type.TOPIC, topic)
+
+    def alter(name: str, value: str, op: AlterConfigOpType) -> None:
+        admin.incremental_alter_configs([ConfigResource(ConfigResource.Type.TOPIC, topic, incremental_configs=[
+            ConfigEntry(name, value, incremental_operation=op)])])[res].result(30)
+
+    def value(name: str) -> str:
+        return admin.describe_configs([res])[res].result(30)[name].value
+
+    assert value("cleanup.policy") == "delete"
+    alter("cleanup.policy", "compact", AlterConfigOpType.APPEND)  # on the value in effect (the broker's delete)
+    assert value("cleanup.policy") == "compact,delete"
+    alter("cleanup.policy", "compact", AlterConfigOpType.APPEND)  # already there: unchanged
+    assert value("cleanup.policy") == "compact,delete"
+    alter("cleanup.policy", "delete", AlterConfigOpType.SUBTRACT)
+    assert value("cleanup.policy") == "compact"
+    with pytest.raises(Exception, match="INVALID_CONFIG"):
+        alter("cleanup.policy", "compact", AlterConfigOpType.SUBTRACT)  # an empty policy
+    with pytest.raises(Exception, match="INVALID_CONFIG"):
+        alter("min.insync.replicas", "2", AlterConfigOpType.APPEND)  # not a list
+    assert (value("cleanup.policy"), value("min.insync.replicas")) == ("compact", "1")  # nothing changed
+
+
+def test_min_insync_replicas_above_the_replication_factor_is_accepted_and_acks_all_is_refused(cluster):
+    from confluent_kafka import Producer
+    from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource, NewTopic
+
+    admin = confluent_admin(cluster)
+    topic = f"fid-{uuid.uuid4().hex[:8]}"
+    admin.create_topics([NewTopic(topic, 1, 1, config={"min.insync.replicas": "2"})])[topic].result(30)
+    res = ConfigResource(ConfigResource.Type.TOPIC, topic)
+    admin.incremental_alter_configs([ConfigResource(ConfigResource.Type.TOPIC, topic, incremental_configs=[
+        ConfigEntry("min.insync.replicas", "3", incremental_operation=AlterConfigOpType.SET)])])[res].result(30)
+    assert admin.describe_configs([res])[res].result(30)["min.insync.replicas"].value == "3"
+
+    def produce(acks: str):
+        p = Producer({"bootstrap.servers": cluster.kafka_bootstrap, "acks": acks, "retries": 0,
+                      "message.timeout.ms": 20000})
+        got = []
+        p.produce(topic, b"v", on_delivery=lambda err, msg: got.append(err))
+        p.flush(30)
+        return got
+
+    (err,) = produce("all")
+    assert err is not None and err.name() == "NOT_ENOUGH_REPLICAS", err
+    assert produce("1") == [None]

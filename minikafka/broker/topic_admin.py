@@ -25,7 +25,6 @@ from .. import config as cfg
 from ..auth.acls import CLUSTER_NAME
 from ..config import BrokerConfig, validate_topic_config
 from ..errors import (
-    InvalidConfigError,
     InvalidPartitionsError,
     InvalidReplicaAssignmentError,
     InvalidReplicationFactorError,
@@ -233,10 +232,8 @@ class TopicAdmin:
             if got is None or assignment is None:
                 raise UnknownTopicOrPartitionError(f"topic {topic!r} does not exist")
             new = cfg.validate_topic_config(change(layout.decode_topic_config(got[0])))
-            rf = len(next(iter(layout.decode_assignment(assignment[0]).values()), []))
-            if "min.insync.replicas" in new and int(new["min.insync.replicas"]) > rf:
-                raise InvalidConfigError(f"min.insync.replicas={new['min.insync.replicas']} is larger than "
-                                         f"the replication factor {rf}")
+            # min.insync.replicas may exceed the replication factor, as in Kafka: acks=all
+            # produces are then refused with NOT_ENOUGH_REPLICAS
             if validate_only:
                 return
             try:
@@ -338,9 +335,6 @@ class TopicAdmin:
                         raise InvalidReplicationFactorError(
                             f"replication factor {t.replication_factor} is larger than the {len(live)} live brokers {live}")
                     assignment = rules.assign_replicas(live, t.num_partitions, t.replication_factor)
-                if "min.insync.replicas" in config and int(config["min.insync.replicas"]) > len(next(iter(assignment.values()))):
-                    raise InvalidConfigError(
-                        f"min.insync.replicas={config['min.insync.replicas']} is larger than the replication factor")
                 if await self.zk.exists(layout.topic_path(name)) is not None:
                     raise TopicAlreadyExistsError(f"topic {name!r} already exists")
                 if not validate_only:
