@@ -152,3 +152,41 @@ def test_min_insync_replicas_above_the_replication_factor_is_accepted_and_acks_a
     (err,) = produce("all")
     assert err is not None and err.name() == "NOT_ENOUGH_REPLICAS", err
     assert produce("1") == [None]
+
+
+# -- Metadata v0 ----------------------------------------------------------------------------
+def test_metadata_v0_answers_replica_not_available_and_leaves_dead_replicas_out(cluster):
+    """kafka-python speaking Metadata v0 (api_version 0.8.2), as kafka-utils' kafka-check
+    does: with broker 3 dead, its partition is REPLICA_NOT_AVAILABLE with broker 3 left
+    out of replicas and ISR (Kafka's ZooKeeper-mode broker); v1+ keep the full lists."""
+    from kafka import KafkaProducer
+
+    topic = f"fid-{uuid.uuid4().hex[:8]}"
+    with Admin(cluster.bootstrap) as admin:
+        admin.create_topic(topic, 1, 3, assignment={0: [1, 2, 3]})
+
+    def partition(api_version):
+        p = KafkaProducer(bootstrap_servers=cluster.kafka_bootstrap, api_version=api_version)
+        try:
+            assert p.partitions_for(topic) == {0}
+            return p._metadata._partitions[topic][0]  # the MetadataResponse partition as received
+        finally:
+            p.close()
+
+    wait_for(lambda: partition((0, 8, 2)).isr_nodes == [1, 2, 3], 30, message="a full ISR")
+    before = partition((0, 8, 2))
+    assert (before.error_code, before.leader_id, before.replica_nodes) == (0, 1, [1, 2, 3])
+    cluster.kill(3)
+    try:
+        def without_3():
+            p = partition((0, 8, 2))
+            return p if 3 not in p.replica_nodes else None
+
+        got = wait_for(without_3, 30, message="broker 3 out of the v0 answer")
+        assert (got.error_code, got.leader_id, got.replica_nodes) == (9, 1, [1, 2])  # REPLICA_NOT_AVAILABLE
+        assert 3 not in got.isr_nodes
+        newer = partition((2, 6))
+        assert newer.version >= 1 and (newer.error_code, newer.replica_nodes) == (0, [1, 2, 3])
+    finally:
+        cluster.start(3)
+    wait_for(lambda: partition((0, 8, 2)).error_code == 0, 60, message="broker 3 back in the v0 answer")
