@@ -190,3 +190,117 @@ def test_metadata_v0_answers_replica_not_available_and_leaves_dead_replicas_out(
     finally:
         cluster.start(3)
     wait_for(lambda: partition((0, 8, 2)).error_code == 0, 60, message="broker 3 back in the v0 answer")
+
+
+# -- topic configs ----------------------------------------------------------------------------
+KAFKA_TOPIC_CONFIGS = {  # each of these was refused before; values other than Kafka's defaults
+    "compression.type": "zstd", "message.timestamp.type": "LogAppendTime", "flush.ms": "1000",
+    "flush.messages": "100", "index.interval.bytes": "8192", "segment.index.bytes": "1048576",
+    "preallocate": "true", "segment.jitter.ms": "10", "max.compaction.lag.ms": "600000",
+    "message.downconversion.enable": "false", "file.delete.delay.ms": "1000",
+    "leader.replication.throttled.replicas": "0:1", "follower.replication.throttled.replicas": "0:2",
+    "message.timestamp.difference.max.ms": "3600000", "message.timestamp.before.max.ms": "3600000",
+    "message.timestamp.after.max.ms": "3600000", "unclean.leader.election.enable": "true",
+    "min.compaction.lag.ms": "1000",
+}
+
+
+def test_create_topics_and_alter_configs_accept_kafkas_topic_configs(cluster):
+    from confluent_kafka.admin import ConfigResource, NewTopic
+
+    admin = confluent_admin(cluster)
+    topic = f"fid-{uuid.uuid4().hex[:8]}"
+    admin.create_topics([NewTopic(topic, 1, 3, config=KAFKA_TOPIC_CONFIGS)])[topic].result(30)
+    res = ConfigResource(ConfigResource.Type.TOPIC, topic)
+    described = admin.describe_configs([res])[res].result(30)
+    assert {k: described[k].value for k in KAFKA_TOPIC_CONFIGS} == KAFKA_TOPIC_CONFIGS
+    assert described["remote.storage.enable"].value == "false" and described["remote.storage.enable"].is_default
+
+    # AlterConfigs (not incremental: replaces every override), through kafka-python
+    from kafka.admin import ConfigResource as KpResource, ConfigResourceType
+
+    kp = kafka_python_admin(cluster)
+    try:
+        changed = {"compression.type": "uncompressed", "preallocate": "false", "flush.messages": "7"}
+        assert kp.alter_configs([KpResource(ConfigResourceType.TOPIC, topic, configs=changed)],
+                                raise_on_unknown=False, incremental=False) == {"topic": {topic: "OK"}}
+        described = admin.describe_configs([res])[res].result(30)
+        assert {k: described[k].value for k in changed} == changed
+        # kafka-python re-sends the other overrides (AlterConfigs replaces them all)
+        assert described["message.timestamp.type"].value == "LogAppendTime"
+        for bad in ({"compression.type": "brotli"}, {"message.timestamp.type": "Now"},
+                    {"leader.replication.throttled.replicas": "all"}):
+            answer = kp.alter_configs([KpResource(ConfigResourceType.TOPIC, topic, configs=bad)],
+                                      raise_on_unknown=False, incremental=False)
+            assert "InvalidConfig" in str(answer["topic"][topic]), answer
+        described = admin.describe_configs([res])[res].result(30)
+        assert {k: described[k].value for k in changed} == changed  # nothing changed
+    finally:
+        kp.close()
+
+
+def _stored_batches(cluster, topic: str) -> list:
+    """The batches partition 0's leader (broker 1) stores, as its followers fetch them."""
+    from minikafka.protocol.records import split_batches
+    from replica_checks import post
+
+    r = post(cluster.brokers[1], "fetch", {"replica_id": -1, "max_wait_ms": 0, "partitions": [
+        {"topic": topic, "partition": 0, "fetch_offset": 0}]})
+    return [h for h, _ in split_batches(r["partitions"][0]["records"])]
+
+
+@pytest.mark.parametrize("topic_codec, stored", [("zstd", "zstd"), ("producer", "gzip"), ("uncompressed", "none")])
+def test_the_leader_stores_batches_in_the_topics_compression_type(cluster, topic_codec, stored):
+    from kafka import KafkaConsumer, KafkaProducer
+
+    topic = f"fid-{uuid.uuid4().hex[:8]}"
+    with Admin(cluster.bootstrap) as admin:
+        admin.create_topic(topic, 1, 3, config={"compression.type": topic_codec}, assignment={0: [1, 2, 3]})
+    producer = KafkaProducer(bootstrap_servers=cluster.kafka_bootstrap, acks="all", compression_type="gzip",
+                             linger_ms=50)
+    for i in range(20):
+        producer.send(topic, key=b"k%d" % i, value=b"value-%d" % i * 10)
+    producer.flush(30)
+    producer.close()
+    batches = wait_for(lambda: _stored_batches(cluster, topic) or None, 30, message="the stored batches")
+    assert {h.compression for h in batches} == {stored}
+    consumer = KafkaConsumer(topic, bootstrap_servers=cluster.kafka_bootstrap, auto_offset_reset="earliest",
+                             consumer_timeout_ms=10000)
+    values = [m.value for m in consumer]
+    consumer.close()
+    assert values == [b"value-%d" % i * 10 for i in range(20)]
+
+
+def test_log_append_time_is_stamped_by_the_leader_and_answered_on_both_listeners(cluster):
+    import time
+
+    from confluent_kafka import TIMESTAMP_LOG_APPEND_TIME, Consumer, Producer
+    from minikafka.protocol.records import encode_batch
+    from replica_checks import post
+
+    topic = f"fid-{uuid.uuid4().hex[:8]}"
+    with Admin(cluster.bootstrap) as admin:
+        admin.create_topic(topic, 1, 3, config={"message.timestamp.type": "LogAppendTime"},
+                           assignment={0: [1, 2, 3]})
+    before = int(time.time() * 1000)
+    producer = Producer({"bootstrap.servers": cluster.kafka_bootstrap, "acks": "all"})
+    delivered = []
+    producer.produce(topic, b"old", timestamp=1_000, on_delivery=lambda err, msg: delivered.append((err, msg)))
+    producer.flush(30)
+    ((err, msg),) = delivered
+    assert err is None
+    kind, stamped = msg.timestamp()  # librdkafka takes it from the produce answer's log_append_time
+    assert kind == TIMESTAMP_LOG_APPEND_TIME and before - 1000 <= stamped <= int(time.time() * 1000) + 1000
+    answer = post(cluster.brokers[1], "produce", {"acks": -1, "partitions": [
+        {"topic": topic, "partition": 0, "records": encode_batch([(None, b"ours", None, 2_000)])}]})
+    (p,) = answer["partitions"]
+    assert p["error_code"] == 0 and p["log_append_time"] >= stamped
+    consumer = Consumer({"bootstrap.servers": cluster.kafka_bootstrap, "group.id": f"g-{uuid.uuid4().hex[:6]}",
+                         "auto.offset.reset": "earliest"})
+    consumer.subscribe([topic])
+    got = []
+    wait_for(lambda: got.extend(m for m in [consumer.poll(0.5)] if m is not None and not m.error()) or len(got) >= 2,
+             30, message="both records")
+    consumer.close()
+    assert [(m.value(), m.timestamp()) for m in got] == [
+        (b"old", (TIMESTAMP_LOG_APPEND_TIME, stamped)), (b"ours", (TIMESTAMP_LOG_APPEND_TIME, p["log_append_time"]))]

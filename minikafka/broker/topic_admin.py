@@ -96,7 +96,7 @@ def _text(value: Any) -> str | None:
 def _type_of(c: cfg.ConfigDef) -> int:
     if c.parse is int:
         return TYPE_INT
-    if c.name.endswith("cleanup.policy"):
+    if c.name in cfg.LIST_CONFIGS:
         return TYPE_LIST
     if c.name.endswith("ratio"):
         return TYPE_DOUBLE
@@ -139,6 +139,12 @@ class TopicAdmin:
         overrides = layout.decode_topic_config(got[0])
         out = []
         for c in cfg.TOPIC_CONFIGS:
+            if cfg.topic_only(c.name):  # no broker-wide default: the override, else Kafka's default
+                default = _text(c.default)
+                synonyms_only = [(c.name, overrides[c.name], SOURCE_TOPIC)] if c.name in overrides else []
+                value, source = (overrides[c.name], SOURCE_TOPIC) if c.name in overrides else (default, SOURCE_DEFAULT)
+                out.append(ConfigEntry(c.name, value, source, False, _type_of(c), c.doc, tuple(synonyms_only)))
+                continue
             broker_name = cfg.BROKER_NAME_OF_TOPIC_CONFIG.get(c.name, c.name)
             effective = self.config.get(broker_name)
             if effective is None and broker_name in cfg.MS_FALLBACKS:

@@ -232,7 +232,8 @@ class KafkaHandlers:
                                                                   partitions=ok), conn.context())
             results = [{"topic": e.topic, "index": e.partition, "error_code": _code(e.error),
                         "error_message": e.error.message if e.error else None, "base_offset": e.base_offset,
-                        "log_start_offset": e.log_start_offset} for e in answer.partitions]
+                        "log_start_offset": e.log_start_offset, "log_append_time_ms": e.log_append_time}
+                       for e in answer.partitions]
             missing = InvalidRecordError("no records")
             results += [{"topic": t, "index": p, "error_code": _code(missing), "error_message": missing.message,
                          "base_offset": -1, "log_start_offset": -1} for t, p, r in flat if r is None]
@@ -245,7 +246,7 @@ class KafkaHandlers:
         by_topic: dict[str, list[dict]] = {}
         for r in results:
             topic = r.pop("topic")
-            r["log_append_time_ms"] = -1
+            r.setdefault("log_append_time_ms", -1)
             by_topic.setdefault(topic, []).append(r)
         return {"responses": [{"name": t, "partition_responses": ps} for t, ps in by_topic.items()]}
 
