@@ -53,6 +53,29 @@ def _ratio(text: str) -> float:
     return v
 
 
+LONG_MAX = 9223372036854775807  # Kafka's Long.MAX_VALUE: "never" for the flush and lag settings
+
+# Kafka's topic compression.type: "producer" keeps the producer's codec, "uncompressed" none.
+TOPIC_COMPRESSION_TYPES = ("producer", "uncompressed", "gzip", "snappy", "lz4", "zstd")
+
+
+def _throttled_replicas(text: str) -> str:
+    """Kafka's leader/follower.replication.throttled.replicas: "" (none), "*" (all) or
+    PARTITION:BROKER pairs."""
+    items = [p.strip() for p in str(text).split(",") if p.strip()]
+    if items == ["*"]:
+        return "*"
+    for item in items:
+        part, sep, broker = item.partition(":")
+        if not sep or not part.strip().isdigit() or not broker.strip().isdigit():
+            raise ValueError(f"expected '*' or PARTITION:BROKER pairs such as 0:1,1:2, got {text!r}")
+    return ",".join(items)
+
+
+def _text_value(text: str) -> str:
+    return str(text)
+
+
 LISTENER_NAMES = ("INTERNAL", "EXTERNAL", "KAFKA", "KAFKA_EXTERNAL")
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 
@@ -213,6 +236,43 @@ BROKER_CONFIGS: tuple[ConfigDef, ...] = (
               "when at least this share of its cleanable bytes was written since the last cleaning."),
     ConfigDef("log.cleaner.min.compaction.lag.ms", int, 0, "Default for topics: records younger than this "
               "(by timestamp) are not compacted.", 0),
+    ConfigDef("log.cleaner.max.compaction.lag.ms", int, LONG_MAX, "Default for topics: a compacted log is "
+              "cleaned once its oldest uncleaned record is older than this, whatever its dirty ratio.", 1),
+    ConfigDef("compression.type", _choice(*TOPIC_COMPRESSION_TYPES), "producer", "Default for topics: the "
+              "codec the leader stores batches with: producer (the producer's), uncompressed, gzip, snappy, lz4 "
+              "or zstd (the leader recompresses other batches)."),
+    ConfigDef("compression.gzip.level", int, -1, "Default for topics: gzip level. Accepted and described; no effect here (the default level is used).", -1),
+    ConfigDef("compression.lz4.level", int, 9, "Default for topics: lz4 level. Accepted and described; no effect here (the default level is used).", 1),
+    ConfigDef("compression.zstd.level", int, 3, "Default for topics: zstd level. Accepted and described; no effect here (the default level is used).", -131072),
+    ConfigDef("log.message.timestamp.type", _choice("CreateTime", "LogAppendTime"), "CreateTime", "Default for "
+              "topics: CreateTime keeps the producer's timestamps; LogAppendTime has the leader stamp each batch "
+              "with its clock (the batch's max timestamp and timestamp type bit)."),
+    ConfigDef("log.message.timestamp.difference.max.ms", int, LONG_MAX, "Default for topics (deprecated in "
+              "Kafka). Accepted and described; no effect here: timestamps are not checked.", 0),
+    ConfigDef("log.message.timestamp.before.max.ms", int, LONG_MAX, "Default for topics. Accepted and described; no effect here: "
+              "timestamps are not checked.", 0),
+    ConfigDef("log.message.timestamp.after.max.ms", int, LONG_MAX, "Default for topics. Accepted and described; no effect here: "
+              "timestamps are not checked.", 0),
+    ConfigDef("log.message.downconversion.enable", _bool, True, "Default for topics. Accepted and described; no effect here: "
+              "only record batch v2 is served, to clients that all read it.", None),
+    ConfigDef("log.message.format.version", _text_value, "3.0-IV1", "Default for topics (deprecated in Kafka). "
+              "Accepted and described; no effect here: batches are always v2.", None),
+    ConfigDef("log.flush.interval.messages", int, LONG_MAX, "Default for topics. Accepted and described; no effect here: "
+              "memory storage never flushes; disk storage writes through at each append.", 1),
+    ConfigDef("log.flush.interval.ms", int, LONG_MAX, "Default for topics. Accepted and described; no effect here (see "
+              "log.flush.interval.messages).", 0),
+    ConfigDef("log.index.interval.bytes", int, 4096, "Default for topics. Accepted and described; no effect here: the log "
+              "indexes every batch in memory.", 0),
+    ConfigDef("log.index.size.max.bytes", int, 10485760, "Default for topics. Accepted and described; no effect here (no "
+              "index files).", 4),
+    ConfigDef("log.preallocate", _bool, False, "Default for topics. Accepted and described; no effect here (no segment files "
+              "are preallocated).", None),
+    ConfigDef("log.roll.jitter.ms", int, 0, "Default for topics. Accepted and described; no effect here: segments roll at "
+              "segment.ms exactly.", 0),
+    ConfigDef("log.segment.delete.delay.ms", int, 60000, "Default for topics. Accepted and described; no effect here: deleted "
+              "segments go at once.", 0),
+    ConfigDef("log.local.retention.ms", int, -2, "Default for topics (tiered storage). Accepted and described; no effect here.", -2),
+    ConfigDef("log.local.retention.bytes", int, -2, "Default for topics (tiered storage). Accepted and described; no effect here.", -2),
     ConfigDef("offsets.topic.segment.bytes", int, 104857600, "segment.bytes of __consumer_offsets (a compacted "
               "topic: only closed segments are compacted).", 1024),
     ConfigDef("offsets.topic.num.partitions", int, 10, "Partitions of __consumer_offsets, created on first use "
@@ -250,6 +310,49 @@ TOPIC_CONFIGS: tuple[ConfigDef, ...] = (
               "its last cleaning that makes it due (broker log.cleaner.min.cleanable.ratio if unset)."),
     ConfigDef("min.compaction.lag.ms", int, None, "Records younger than this are not compacted (broker "
               "log.cleaner.min.compaction.lag.ms if unset).", 0),
+    ConfigDef("max.compaction.lag.ms", int, None, "A compacted log is cleaned once its oldest uncleaned record "
+              "is older than this, even below min.cleanable.dirty.ratio (broker "
+              "log.cleaner.max.compaction.lag.ms if unset).", 1),
+    ConfigDef("compression.type", _choice(*TOPIC_COMPRESSION_TYPES), None, "Codec the leader stores batches "
+              "with: producer (the producer's codec), uncompressed, gzip, snappy, lz4 or zstd; the leader "
+              "recompresses batches in another codec (broker compression.type if unset)."),
+    ConfigDef("compression.gzip.level", int, None, "Accepted and described; no effect here (broker compression.gzip.level if unset).", -1),
+    ConfigDef("compression.lz4.level", int, None, "Accepted and described; no effect here (broker compression.lz4.level if unset).", 1),
+    ConfigDef("compression.zstd.level", int, None, "Accepted and described; no effect here (broker compression.zstd.level if unset).", -131072),
+    ConfigDef("message.timestamp.type", _choice("CreateTime", "LogAppendTime"), None, "CreateTime (the "
+              "producer's timestamps) or LogAppendTime (the leader stamps each batch with its clock; produce "
+              "answers carry it as log_append_time) (broker log.message.timestamp.type if unset)."),
+    ConfigDef("message.timestamp.difference.max.ms", int, None, "Accepted and described; no effect here: timestamps are not "
+              "checked (broker log.message.timestamp.difference.max.ms if unset).", 0),
+    ConfigDef("message.timestamp.before.max.ms", int, None, "Accepted and described; no effect here: timestamps are not "
+              "checked (broker log.message.timestamp.before.max.ms if unset).", 0),
+    ConfigDef("message.timestamp.after.max.ms", int, None, "Accepted and described; no effect here: timestamps are not "
+              "checked (broker log.message.timestamp.after.max.ms if unset).", 0),
+    ConfigDef("message.downconversion.enable", _bool, None, "Accepted and described; no effect here: only record batch v2 is "
+              "served (broker log.message.downconversion.enable if unset).", None),
+    ConfigDef("message.format.version", _text_value, None, "Deprecated in Kafka. Accepted and described; no effect here "
+              "(broker log.message.format.version if unset)."),
+    ConfigDef("flush.messages", int, None, "Accepted and described; no effect here: memory storage never flushes, disk "
+              "storage writes through (broker log.flush.interval.messages if unset).", 1),
+    ConfigDef("flush.ms", int, None, "Accepted and described; no effect here (broker log.flush.interval.ms if unset).", 0),
+    ConfigDef("index.interval.bytes", int, None, "Accepted and described; no effect here: every batch is indexed in memory "
+              "(broker log.index.interval.bytes if unset).", 0),
+    ConfigDef("segment.index.bytes", int, None, "Accepted and described; no effect here: no index files (broker "
+              "log.index.size.max.bytes if unset).", 4),
+    ConfigDef("preallocate", _bool, None, "Accepted and described; no effect here (broker log.preallocate if unset).", None),
+    ConfigDef("segment.jitter.ms", int, None, "Accepted and described; no effect here: segments roll at segment.ms exactly "
+              "(broker log.roll.jitter.ms if unset).", 0),
+    ConfigDef("file.delete.delay.ms", int, None, "Accepted and described; no effect here: deleted segments go at once (broker "
+              "log.segment.delete.delay.ms if unset).", 0),
+    ConfigDef("local.retention.ms", int, None, "Tiered storage. Accepted and described; no effect here (broker "
+              "log.local.retention.ms if unset).", -2),
+    ConfigDef("local.retention.bytes", int, None, "Tiered storage. Accepted and described; no effect here (broker "
+              "log.local.retention.bytes if unset).", -2),
+    ConfigDef("remote.storage.enable", _bool, False, "Tiered storage. Accepted and described; no effect here.", None),
+    ConfigDef("leader.replication.throttled.replicas", _throttled_replicas, "", "Replicas whose leader side "
+              "is throttled ('*' or PARTITION:BROKER pairs). Accepted and described; no effect here: no replication quotas.", None),
+    ConfigDef("follower.replication.throttled.replicas", _throttled_replicas, "", "Replicas whose follower "
+              "side is throttled ('*' or PARTITION:BROKER pairs). Accepted and described; no effect here: no replication quotas.", None),
 )
 
 _BROKER_BY_NAME = {c.name: c for c in BROKER_CONFIGS}
@@ -422,7 +525,27 @@ BROKER_NAME_OF_TOPIC_CONFIG = {"max.message.bytes": "message.max.bytes", "segmen
                                "retention.bytes": "log.retention.bytes", "cleanup.policy": "log.cleanup.policy",
                                "delete.retention.ms": "log.cleaner.delete.retention.ms",
                                "min.cleanable.dirty.ratio": "log.cleaner.min.cleanable.ratio",
-                               "min.compaction.lag.ms": "log.cleaner.min.compaction.lag.ms"}
+                               "min.compaction.lag.ms": "log.cleaner.min.compaction.lag.ms",
+                               "max.compaction.lag.ms": "log.cleaner.max.compaction.lag.ms",
+                               "message.timestamp.type": "log.message.timestamp.type",
+                               "message.timestamp.difference.max.ms": "log.message.timestamp.difference.max.ms",
+                               "message.timestamp.before.max.ms": "log.message.timestamp.before.max.ms",
+                               "message.timestamp.after.max.ms": "log.message.timestamp.after.max.ms",
+                               "message.downconversion.enable": "log.message.downconversion.enable",
+                               "message.format.version": "log.message.format.version",
+                               "flush.messages": "log.flush.interval.messages", "flush.ms": "log.flush.interval.ms",
+                               "index.interval.bytes": "log.index.interval.bytes",
+                               "segment.index.bytes": "log.index.size.max.bytes", "preallocate": "log.preallocate",
+                               "segment.jitter.ms": "log.roll.jitter.ms",
+                               "file.delete.delay.ms": "log.segment.delete.delay.ms",
+                               "local.retention.ms": "log.local.retention.ms",
+                               "local.retention.bytes": "log.local.retention.bytes"}
+
+
+def topic_only(name: str) -> bool:
+    """A topic setting without a broker-wide default (Kafka's throttled replica lists,
+    remote.storage.enable): its own default applies."""
+    return BROKER_NAME_OF_TOPIC_CONFIG.get(name, name) not in _BROKER_BY_NAME
 
 # Broker settings given in ms or, when unset, in coarser units (Kafka's log.retention.ms >
 # log.retention.minutes > log.retention.hours, log.roll.ms > log.roll.hours).
@@ -445,7 +568,8 @@ def broker_ms_setting(broker: "BrokerConfig", name: str) -> int:
 # Broker settings that change while brokers run (Kafka's dynamic broker configs that
 # minikafka has): the defaults of topic settings.  They live in /config/brokers/<default>
 # (every broker) and /config/brokers/<id> (one broker), announced on /config/changes.
-DYNAMIC_BROKER_CONFIGS = frozenset(BROKER_NAME_OF_TOPIC_CONFIG.get(c.name, c.name) for c in TOPIC_CONFIGS)
+DYNAMIC_BROKER_CONFIGS = frozenset(BROKER_NAME_OF_TOPIC_CONFIG.get(c.name, c.name) for c in TOPIC_CONFIGS
+                                   if not topic_only(c.name))
 
 
 def validate_dynamic_broker_config(config: dict[str, Any]) -> dict[str, str]:
@@ -469,10 +593,23 @@ def topic_setting(name: str, topic_config: dict[str, str], broker: BrokerConfig)
     """A topic's effective setting: its own config if set, else the broker default."""
     if name in topic_config:
         return _TOPIC_BY_NAME[name].convert(topic_config[name])
+    if topic_only(name):
+        return _TOPIC_BY_NAME[name].default
     broker_name = BROKER_NAME_OF_TOPIC_CONFIG.get(name, name)
     if broker_name in MS_FALLBACKS:
         return broker_ms_setting(broker, broker_name)
     return broker.get(broker_name)
+
+
+# Settings whose value is a comma-separated list (Kafka's Type.LIST): IncrementalAlterConfigs
+# may APPEND items to them and SUBTRACT items from them.
+LIST_CONFIGS = frozenset({"cleanup.policy", "log.cleanup.policy", "leader.replication.throttled.replicas",
+                          "follower.replication.throttled.replicas"})
+
+
+def list_items(text: str | None) -> list[str]:
+    """The items of a list setting's value ("" and None: none)."""
+    return [p.strip() for p in (text or "").split(",") if p.strip()]
 
 
 def topic_config_default_text(name: str) -> str:
@@ -485,8 +622,13 @@ def topic_config_default_text(name: str) -> str:
 
 def sample_text(c: ConfigDef) -> str:
     """A valid value text for config ``c`` (to check a name without a value)."""
-    samples: dict[Callable[[str], Any], str] = {_bool: "true", _cleanup_policy: "delete", _ratio: "0.5"}
-    return samples.get(c.parse, "1")
+    samples: dict[Callable[[str], Any], str] = {_bool: "true", _cleanup_policy: "delete", _ratio: "0.5",
+                                                _throttled_replicas: "", _text_value: "x"}
+    if c.parse in samples:
+        return samples[c.parse]
+    if c.parse is int:
+        return str(c.minimum if c.minimum is not None else 1)
+    return c.parse.__name__.split("|")[0] if c.parse.__name__.count("|") else "1"
 
 
 def broker_config_sample_text(name: str) -> str:

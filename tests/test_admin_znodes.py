@@ -86,7 +86,8 @@ def test_an_empty_preferred_election_elects_nothing(make_cluster):
 
 def test_kafka_top_level_znodes_exist_and_registrations_leave_out_an_unset_rack(cluster, zk):
     for path in ("/brokers/seqid", "/config/changes", "/config/brokers", "/config/clients", "/config/users",
-                 "/consumers", "/log_dir_event_notification", "/admin/delete_topics", "/isr_change_notification"):
+                 "/consumers", "/log_dir_event_notification", "/admin/delete_topics", "/isr_change_notification",
+                 "/latest_producer_id_block"):
         assert zk.exists(path) is not None, path
     registration = json.loads(zk.get(layout.broker_path(1))[0])
     assert "rack" not in registration

@@ -35,9 +35,10 @@ def content(log: PartitionLog) -> list[tuple[int, str | None, str | None]]:
 
 
 def clean(log: PartitionLog, hw: int | None = None, now: int = 0, ratio: float = 0.0, tombstone_ms: int = DAY,
-          lag_ms: int = 0):
+          lag_ms: int = 0, max_lag_ms: int | None = None):
     plan = cleaner.plan(log, log.log_end_offset if hw is None else hw, now, clean_upto=log.cleaned_upto,
-                        delete_retention_ms=tombstone_ms, min_cleanable_ratio=ratio, min_compaction_lag_ms=lag_ms)
+                        delete_retention_ms=tombstone_ms, min_cleanable_ratio=ratio, min_compaction_lag_ms=lag_ms,
+                        max_compaction_lag_ms=max_lag_ms)
     if plan is not None:
         log.replace_head(plan.replaced, [(g.base_offset, list(g.batches)) for g in plan.segments])
         log.cleaned_upto = plan.clean_upto
@@ -137,6 +138,21 @@ def test_min_compaction_lag_keeps_young_segments_uncleaned():
     plan = clean(log, now=40_000, lag_ms=20_000)
     assert plan is not None and 0 < plan.clean_upto <= 21  # only records at least 20 s old
     assert [o for o, _, _ in content(log) if o >= plan.clean_upto] == list(range(plan.clean_upto, 40))
+
+
+def test_max_compaction_lag_cleans_an_old_dirty_segment_below_the_dirty_ratio():
+    log = PartitionLog(segment_bytes=1024)
+    for i in range(40):
+        put(log, (f"k{i % 4}", f"v{i}"), ts=1000)
+    assert clean(log, now=1000, ratio=0.5) is not None
+    for i in range(3):
+        put(log, (f"k{i}", "x" * 300), ts=1000)  # a little new data: the dirty share is small
+    put(log, ("k0", "last"), ts=1000)
+    assert clean(log, now=11_000, ratio=0.9) is None  # below the ratio
+    assert clean(log, now=11_000, ratio=0.9, max_lag_ms=10_000) is None  # the oldest dirty record is not older yet
+    plan = clean(log, now=11_001, ratio=0.9, max_lag_ms=10_000)
+    assert plan is not None and plan.records_removed > 0
+    assert ("k0", "last") in [(k, v) for _, k, v in content(log)]
 
 
 def test_keyless_records_go_and_control_batches_stay():

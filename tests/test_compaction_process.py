@@ -156,3 +156,25 @@ def test_a_restarted_broker_reloads_its_compacted_segments(compacting):
             return len(admin.describe_topics(["latest"])[0].partitions[0].isr)
     wait_for(lambda: isr() == 3, timeout_s=60, message="the follower is back in the ISR")
     assert _read_all(compacting, "latest") == before
+
+
+def test_max_compaction_lag_cleans_a_log_below_its_dirty_ratio(compacting):
+    """min.cleanable.dirty.ratio 1.0: once a log has a cleaned part it is never dirty
+    enough again; with max.compaction.lag.ms its new records are compacted all the same
+    once the oldest of them is that old (KIP-354)."""
+    config = {"cleanup.policy": "compact", "segment.bytes": str(SEGMENT), "min.cleanable.dirty.ratio": "1.0"}
+    with Admin(compacting.bootstrap) as admin:
+        admin.create_topic("lagged", partitions=1, replication_factor=3,
+                           config={**config, "max.compaction.lag.ms": "2000"})
+        admin.create_topic("unlagged", partitions=1, replication_factor=3, config=config)
+    rounds = [[(b"key-%d" % (i % KEYS), b"round-%d-%04d" % (r, i)) for i in range(300)] for r in (1, 2)]
+    for topic in ("lagged", "unlagged"):
+        _produce(compacting, topic, rounds[0])
+    wait_for(lambda: len(_read_all(compacting, "lagged")) < 100, timeout_s=60, message="the first round compacted")
+    for topic in ("lagged", "unlagged"):
+        _produce(compacting, topic, rounds[1])
+    wait_for(lambda: len(_read_all(compacting, "lagged")) < 100, timeout_s=60,
+             message="the second round compacted by max.compaction.lag.ms")
+    assert len(_read_all(compacting, "unlagged")) >= 300  # below the ratio, without the lag: round 2 stays
+    latest = {k: v for _, k, v in _read_all(compacting, "lagged")}
+    assert latest == {b"key-%d" % k: b"round-2-%04d" % (299 - (299 - k) % KEYS) for k in range(KEYS)}

@@ -118,6 +118,19 @@ def test_a_silent_member_is_evicted_after_its_session_timeout():
     assert g.state is GroupState.EMPTY and g.generation == 2 and eff.write_metadata
 
 
+def test_an_empty_group_keeps_its_protocol_type_and_a_new_member_sets_it_again():
+    g = Group("g")
+    join(g, new_id="m1")
+    g.sync("m1", None, 1, {"m1": b""}, 0)
+    g.metadata_written(1, None, 0)
+    err, _ = g.leave("m1", None, 1)
+    assert err is None and g.state is GroupState.EMPTY
+    assert g.protocol_type == "consumer" and g.protocol is None  # as Kafka's GroupMetadata keeps it
+    assert g.describe()["protocol_type"] == "consumer"
+    a, _ = g.join("", None, "c", "h", 10000, 30000, "connect", [("sessioned", b"")], 2, "m2", S, False)
+    assert a.error is None and g.protocol_type == "connect"  # an empty group takes any type
+
+
 def test_a_member_that_does_not_rejoin_is_dropped_when_the_rebalance_timeout_runs_out():
     g = Group("g")
     join(g, new_id="m1", rebalance=5000)

@@ -379,3 +379,46 @@ def test_example_job_writes_key_counts_and_records_per_minute(spark, cluster, tm
     assert f"topic {topic}: 100 committed records" in capsys.readouterr().out
     written = {(r[3].decode() if r[3] is not None else None): r[4] for r in consume_committed(cluster.bootstrap, counts_topic)}
     assert written == {"user-0": b"30", "user-1": b"30", "user-2": b"30", None: b"10"}
+
+
+DOCS_SNIPPET = """
+import sys
+from pyspark.sql import SparkSession
+import minikafka.spark
+
+spark = SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false") \\
+    .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1").getOrCreate()
+spark.sparkContext.setLogLevel("ERROR")
+minikafka.spark.register(spark)                       # adds the "minikafka" format
+
+df = (spark.read.format("minikafka")
+      .option("kafka.bootstrap.servers", sys.argv[1])
+      .option("subscribe", sys.argv[2])
+      .load())
+print("COUNT", df.count())
+spark.stop()
+"""
+
+
+@pytest.mark.process
+def test_the_docs_snippet_runs_with_a_python_that_is_not_on_the_path(cluster, tmp_path):
+    """docs/spark.md's snippet with a session built before register(): the workers run
+    this interpreter, not the ``python3`` of the PATH (here one that cannot run anything)."""
+    import os
+    import subprocess
+    import sys
+
+    topic = new_topic(cluster.bootstrap, partitions=2, rf=1, prefix="snippet")
+    produce(cluster.bootstrap, topic, [{"value": b"v%d" % i} for i in range(10)])
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "python3").write_text("#!/bin/sh\necho 'No module named minikafka' >&2\nexit 1\n")
+    (fake / "python3").chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON")}
+    env["PATH"] = f"{fake}{os.pathsep}{env.get('PATH', '')}"
+    script = tmp_path / "snippet.py"
+    script.write_text(DOCS_SNIPPET)
+    out = subprocess.run([sys.executable, str(script), cluster.bootstrap, topic], env=env, capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert "COUNT 10" in out.stdout

@@ -124,7 +124,7 @@ def assemble(config: BrokerConfig, ports: Ports) -> Services:
         data=DataApis(config.broker_id, replica_manager, producer_ids),
         cluster=ClusterApis(config, metadata, endpoints, security, topic_admin, replica_manager, metrics,
                             timeline.events, lambda: identity.cluster_id, transport.call),
-        admin=AdminApis(topic_admin),
+        admin=AdminApis(topic_admin, config_changes.load_broker_configs),
         control=ControlApis(config.broker_id, lambda: identity.broker_epoch, zk, metrics, replica_manager, metadata,
                             listeners, fetchers, controller, security, transport.call),
         groups=GroupApis(coordinator, endpoints),

@@ -8,6 +8,7 @@ entity.  Dynamic broker configs are also read once at start, before the broker r
 """
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from typing import TYPE_CHECKING, Callable
@@ -39,6 +40,7 @@ class ConfigChangeListener:
         self.on_topic_config = on_topic_config
         self.on_broker_config = on_broker_config
         self._seen: set[str] = set()
+        self._loading = asyncio.Lock()  # one read-and-apply at a time: the last one reads the newest znodes
         self._follower = ChangeFollower(zk, "config-changes", (layout.CONFIG_CHANGES,), self._process)
 
     async def start(self) -> None:
@@ -83,7 +85,13 @@ class ConfigChangeListener:
                                                         f"overrides now {overrides}")
 
     async def load_broker_configs(self) -> None:
-        """Read /config/brokers/<default> and /config/brokers/<own id> and apply them."""
+        """Read /config/brokers/<default> and /config/brokers/<own id> and apply them (also
+        called by the request layer after an AlterConfigs and before a DescribeConfigs of
+        broker settings, so neither waits for the /config/changes watch)."""
+        async with self._loading:
+            await self._load_broker_configs()
+
+    async def _load_broker_configs(self) -> None:
         zk = self.zk
         layers = []
         for entity in (layout.BROKER_DEFAULT_ENTITY, str(self.broker_id)):

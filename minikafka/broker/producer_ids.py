@@ -59,7 +59,10 @@ class ProducerIdManager:
                 except NodeExistsError:
                     continue
             data, stat = got
-            _, _, last_end = decode_block(data)
+            if data:
+                _, _, last_end = decode_block(data)
+            else:  # the empty znode made at startup (a persistent path): no block taken yet
+                last_end = -1
             start, end = last_end + 1, last_end + BLOCK_SIZE
             try:
                 await self.zk.set(layout.PRODUCER_ID_BLOCK, encode_block(self.broker_id, start, end), stat.version)

@@ -152,10 +152,15 @@ class ReplicaManager:
         return topic_setting(name, self.topic_configs.get(topic, {}), self.config)
 
     def _configure_log(self, p: PartitionReplica) -> None:
-        """Give the log its topic's segment.bytes and segment.ms (where segments start)."""
+        """Give the log its topic's segment.bytes and segment.ms (where segments start); a
+        compacted log rolls by max.compaction.lag.ms too when that is sooner (Kafka's
+        LogConfig.maxSegmentMs), so its records can become cleanable in time."""
         p.log.segment_bytes = self.setting(p.topic, "segment.bytes")
-        p.log.roll_ms = self.setting(p.topic, "segment.ms")
         p.compacted = cfg.compacts(self.setting(p.topic, "cleanup.policy"))
+        roll_ms = self.setting(p.topic, "segment.ms")
+        if p.compacted:
+            roll_ms = min(roll_ms, self.setting(p.topic, "max.compaction.lag.ms"))
+        p.log.roll_ms = roll_ms
 
     def configs_changed(self, topic: str | None = None) -> None:
         """Topic configs (``topic``, or every topic's broker defaults when None) changed:
@@ -338,9 +343,14 @@ class ReplicaManager:
                     self.security.require("Write", "Topic", topic)
                 p = self.leader_of(topic, part)
                 min_isr = self.setting(topic, "min.insync.replicas")
-                res, eff = p.append_as_leader(m.records, acks, min_isr, self.setting(topic, "max.message.bytes"))
+                log_append_time = None
+                if self.setting(topic, "message.timestamp.type") == "LogAppendTime":
+                    log_append_time = int(self.clock.time() * 1000)
+                res, eff = p.append_as_leader(m.records, acks, min_isr, self.setting(topic, "max.message.bytes"),
+                                              self.setting(topic, "compression.type"), log_append_time)
                 self.apply(p, eff)
                 entry.base_offset, entry.log_start_offset = res.base_offset, p.log.log_start_offset
+                entry.log_append_time = res.log_append_time
                 if acks == -1:
                     waits.append((entry, p, res.last_offset + 1, p.leader_term))
             except KafkaError as exc:
@@ -624,7 +634,8 @@ class ReplicaManager:
             if p.role is Role.NONE or not p.compacted:
                 continue
             inp = p.clean_input(now, self.setting(p.topic, "min.cleanable.dirty.ratio"),
-                                self.setting(p.topic, "min.compaction.lag.ms"))
+                                self.setting(p.topic, "min.compaction.lag.ms"),
+                                self.setting(p.topic, "max.compaction.lag.ms"))
             if inp is None:
                 continue
             plan = await asyncio.to_thread(cleaner.compute, inp, now, self.setting(p.topic, "delete.retention.ms"))

@@ -25,7 +25,6 @@ from .. import config as cfg
 from ..auth.acls import CLUSTER_NAME
 from ..config import BrokerConfig, validate_topic_config
 from ..errors import (
-    InvalidConfigError,
     InvalidPartitionsError,
     InvalidReplicaAssignmentError,
     InvalidReplicationFactorError,
@@ -97,7 +96,7 @@ def _text(value: Any) -> str | None:
 def _type_of(c: cfg.ConfigDef) -> int:
     if c.parse is int:
         return TYPE_INT
-    if c.name.endswith("cleanup.policy"):
+    if c.name in cfg.LIST_CONFIGS:
         return TYPE_LIST
     if c.name.endswith("ratio"):
         return TYPE_DOUBLE
@@ -140,6 +139,12 @@ class TopicAdmin:
         overrides = layout.decode_topic_config(got[0])
         out = []
         for c in cfg.TOPIC_CONFIGS:
+            if cfg.topic_only(c.name):  # no broker-wide default: the override, else Kafka's default
+                default = _text(c.default)
+                synonyms_only = [(c.name, overrides[c.name], SOURCE_TOPIC)] if c.name in overrides else []
+                value, source = (overrides[c.name], SOURCE_TOPIC) if c.name in overrides else (default, SOURCE_DEFAULT)
+                out.append(ConfigEntry(c.name, value, source, False, _type_of(c), c.doc, tuple(synonyms_only)))
+                continue
             broker_name = cfg.BROKER_NAME_OF_TOPIC_CONFIG.get(c.name, c.name)
             effective = self.config.get(broker_name)
             if effective is None and broker_name in cfg.MS_FALLBACKS:
@@ -165,12 +170,16 @@ class TopicAdmin:
             return _DYNAMIC_SOURCES[config.dynamic_sources[name]]
         return SOURCE_DEFAULT if config.get(name) == cfg.broker_default(name) else SOURCE_STATIC_BROKER
 
-    def describe_broker(self, name: str) -> list[ConfigEntry]:
-        """This broker's settings: static (--config at start) or dynamic (the topic defaults,
-        changed live through /config/brokers); read_only marks the static-only ones."""
+    def check_broker_name(self, name: str) -> None:
+        """A DescribeConfigs of broker settings may name this broker or none ("")."""
         self.security.require("DescribeConfigs", "Cluster", CLUSTER_NAME)
         if name not in ("", str(self.broker_id)):
             raise InvalidRequestError(f"broker {self.broker_id} describes its own configs, not broker {name!r}")
+
+    def describe_broker(self, name: str) -> list[ConfigEntry]:
+        """This broker's settings: static (--config at start) or dynamic (the topic defaults,
+        changed live through /config/brokers); read_only marks the static-only ones."""
+        self.check_broker_name(name)
         config = self.config
         out = []
         for c in cfg.BROKER_CONFIGS:
@@ -229,10 +238,8 @@ class TopicAdmin:
             if got is None or assignment is None:
                 raise UnknownTopicOrPartitionError(f"topic {topic!r} does not exist")
             new = cfg.validate_topic_config(change(layout.decode_topic_config(got[0])))
-            rf = len(next(iter(layout.decode_assignment(assignment[0]).values()), []))
-            if "min.insync.replicas" in new and int(new["min.insync.replicas"]) > rf:
-                raise InvalidConfigError(f"min.insync.replicas={new['min.insync.replicas']} is larger than "
-                                         f"the replication factor {rf}")
+            # min.insync.replicas may exceed the replication factor, as in Kafka: acks=all
+            # produces are then refused with NOT_ENOUGH_REPLICAS
             if validate_only:
                 return
             try:
@@ -334,9 +341,6 @@ class TopicAdmin:
                         raise InvalidReplicationFactorError(
                             f"replication factor {t.replication_factor} is larger than the {len(live)} live brokers {live}")
                     assignment = rules.assign_replicas(live, t.num_partitions, t.replication_factor)
-                if "min.insync.replicas" in config and int(config["min.insync.replicas"]) > len(next(iter(assignment.values()))):
-                    raise InvalidConfigError(
-                        f"min.insync.replicas={config['min.insync.replicas']} is larger than the replication factor")
                 if await self.zk.exists(layout.topic_path(name)) is not None:
                     raise TopicAlreadyExistsError(f"topic {name!r} already exists")
                 if not validate_only:

@@ -102,8 +102,9 @@ class ProducerBatch:
             self.closed = True
         return self._encoded
 
-    def complete(self, base_offset: int) -> None:
-        """Resolve every record's future; ``base_offset`` -1 gives offset -1 to all (acks=0).
+    def complete(self, base_offset: int, log_append_time: int = -1) -> None:
+        """Resolve every record's future; ``base_offset`` -1 gives offset -1 to all (acks=0);
+        a ``log_append_time`` (the topic uses LogAppendTime) is every record's timestamp.
 
         The blocking producer's :class:`RecordFuture` handles are resolved together
         (one lock, one wake-up, no RecordMetadata built until asked); asyncio futures
@@ -111,11 +112,12 @@ class ProducerBatch:
         """
         futures, self.futures = self.futures, []
         if futures and type(futures[0]) is RecordFuture:
-            resolve_batch(futures, self.topic, self.partition, base_offset)
+            resolve_batch(futures, self.topic, self.partition, base_offset, log_append_time)
             return
         for i, (fut, rec) in enumerate(zip(futures, self.records)):
             off = -1 if base_offset < 0 else base_offset + i
-            _settle(fut, RecordMetadata(self.topic, self.partition, off, rec[3]))
+            _settle(fut, RecordMetadata(self.topic, self.partition, off,
+                                        rec[3] if log_append_time < 0 else log_append_time))
 
     def fail(self, exc: BaseException) -> None:
         futures, self.futures = self.futures, []

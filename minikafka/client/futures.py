@@ -141,13 +141,17 @@ def _settle_batch(futures: Iterable[RecordFuture], settle: Callable[[int, Record
         _run_callbacks(called)
 
 
-def resolve_batch(futures: Iterable[RecordFuture], topic: str, partition: int, base_offset: int) -> None:
+def resolve_batch(futures: Iterable[RecordFuture], topic: str, partition: int, base_offset: int,
+                  log_append_time: int = -1) -> None:
     """Resolve a batch's records: record i gets ``base_offset + i`` (-1 for all when
-    ``base_offset`` is -1, acks=0). One lock acquisition and one wake-up per batch."""
+    ``base_offset`` is -1, acks=0), and the broker's ``log_append_time`` as its timestamp
+    when the topic uses LogAppendTime (not -1). One lock acquisition and one wake-up per batch."""
     def settle(i: int, fut: RecordFuture) -> None:
         fut._topic = topic
         fut._partition = partition
         fut._offset = -1 if base_offset < 0 else base_offset + i
+        if log_append_time >= 0:
+            fut._timestamp = log_append_time
 
     _settle_batch(futures, settle)
 

@@ -526,7 +526,7 @@ class AIOProducer:
                 elif p.get("error_code", 0):
                     self._handle_error(b, errors.error_for(p["error_code"], p.get("message") or ""))
                 else:
-                    b.complete(p.get("base_offset", -1))
+                    b.complete(p.get("base_offset", -1), p.get("log_append_time", -1))
         except asyncio.CancelledError:
             for b in batches:
                 b.fail(errors.ClientError("the producer was closed before the answer arrived"))

@@ -20,7 +20,9 @@ class RecordMetadata:
     """Where an acknowledged record went.
 
     ``offset`` is -1 when the producer used acks=0 (no answer is awaited).
-    ``timestamp`` is the record's create time in ms.
+    ``timestamp`` is the record's create time in ms, or the time the partition leader
+    stamped it with when the topic uses message.timestamp.type=LogAppendTime (as Kafka's
+    producer reports it).
     """
 
     topic: str

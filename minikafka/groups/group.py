@@ -238,11 +238,11 @@ class Group:
         if m is None:
             m = Member(member_id, instance_id, client_id, host, session_ms, rebalance_ms, protocol_type, list(protocols),
                        joined_at=now)
+            if not self.members:  # the first member sets the type (an empty group keeps its last one, as Kafka's)
+                self.protocol_type = protocol_type
             self.members[member_id] = m
             if instance_id is not None:
                 self.static[instance_id] = member_id
-            if self.protocol_type is None:
-                self.protocol_type = protocol_type
             eff.events.append(("group_join", f"group {self.group_id}: member {member_id} ({client_id}) joins"))
             changed = True
         else:
@@ -338,7 +338,6 @@ class Group:
         self.initial_delay = False
         if not self.members:
             self.protocol, self.leader = None, None
-            self.protocol_type = None
             self._transition(GroupState.EMPTY, now)
             eff.write_metadata = True
             eff.events.append(("group_empty", f"group {self.group_id}: empty at generation {self.generation}"))

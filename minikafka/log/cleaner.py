@@ -24,8 +24,11 @@ Simplified from Kafka, and documented in docs/retention.md: the key map covers t
 whole cleanable part (Kafka maps only the dirty part, an optimisation with the same
 result once the clean part has been cleaned); tombstone age is measured by record
 timestamps rather than by when the segment was cleaned; there is no
-max.compaction.lag.ms and no cleaner-offset-checkpoint (after a restart the whole log
-counts as dirty once).
+cleaner-offset-checkpoint (after a restart the whole log counts as dirty once).
+
+``max.compaction.lag.ms`` (KIP-354): a log whose oldest dirty cleanable segment has a
+first record older than it is cleaned whatever its dirty ratio; the broker also rolls a
+compacted log's active segment by it when it is sooner than segment.ms, as Kafka does.
 """
 from __future__ import annotations
 
@@ -110,15 +113,31 @@ class CleanInput:
         return len(current) == len(self.batches) and all(a is b for a, b in zip(current, self.batches))
 
 
+def overdue(log: PartitionLog, cleanable: int, clean_upto: int, now_ms: int, max_compaction_lag_ms: int | None) -> bool:
+    """True when the first dirty segment among the ``cleanable`` ones has a first record
+    more than ``max_compaction_lag_ms`` old (Kafka's max.compaction.lag.ms, KIP-354)."""
+    if max_compaction_lag_ms is None:
+        return False
+    ends = log.segment_ends()
+    for i, seg in enumerate(log.segments[:cleanable]):
+        if ends[i] > clean_upto:
+            return seg.first_timestamp >= 0 and now_ms - seg.first_timestamp > max_compaction_lag_ms
+    return False
+
+
 def select(log: PartitionLog, high_watermark: int, now_ms: int, *, clean_upto: int, min_cleanable_ratio: float,
-           min_compaction_lag_ms: int = 0) -> CleanInput | None:
+           min_compaction_lag_ms: int = 0, max_compaction_lag_ms: int | None = None) -> CleanInput | None:
     """The cleaning pass due on ``log`` now (cheap: no record is decoded), or None when
-    nothing is cleanable or the dirty ratio is below ``min_cleanable_ratio``."""
+    nothing is cleanable or the dirty ratio is below ``min_cleanable_ratio`` and no dirty
+    segment is older than ``max_compaction_lag_ms``."""
     cleanable = first_uncleanable_segment(log, high_watermark, now_ms, min_compaction_lag_ms)
     if not cleanable:
         return None
     end = log.segment_ends()[cleanable - 1]
-    if end <= clean_upto or dirty_ratio(log, cleanable, clean_upto) < min_cleanable_ratio:
+    if end <= clean_upto:
+        return None
+    if dirty_ratio(log, cleanable, clean_upto) < min_cleanable_ratio and \
+            not overdue(log, cleanable, clean_upto, now_ms, max_compaction_lag_ms):
         return None
     segments = log.segments[:cleanable]
     batches = tuple(b for b in log.batches_from(segments[0].base_offset) if b.base_offset < end)
@@ -169,10 +188,11 @@ def compute(inp: CleanInput, now_ms: int, delete_retention_ms: int) -> CleanPlan
 
 
 def plan(log: PartitionLog, high_watermark: int, now_ms: int, *, clean_upto: int, delete_retention_ms: int,
-         min_cleanable_ratio: float, min_compaction_lag_ms: int = 0) -> CleanPlan | None:
+         min_cleanable_ratio: float, min_compaction_lag_ms: int = 0,
+         max_compaction_lag_ms: int | None = None) -> CleanPlan | None:
     """:func:`select` then :func:`compute`, in one step."""
     inp = select(log, high_watermark, now_ms, clean_upto=clean_upto, min_cleanable_ratio=min_cleanable_ratio,
-                 min_compaction_lag_ms=min_compaction_lag_ms)
+                 min_compaction_lag_ms=min_compaction_lag_ms, max_compaction_lag_ms=max_compaction_lag_ms)
     return None if inp is None else compute(inp, now_ms, delete_retention_ms)
 
 

@@ -40,6 +40,7 @@ from ..errors import (
 from ..log.epoch_cache import UNDEFINED_EPOCH, LeaderEpochCache
 from ..log import cleaner, retention
 from ..log.partition_log import PartitionLog
+from ..protocol.batch_convert import convert as convert_batch
 from ..protocol.records.batch import iter_records, read_header, split_batches, stamp
 from . import rules
 from .producer_state import ProducerStateManager
@@ -134,6 +135,7 @@ class LeaderState:
 class AppendResult:
     base_offset: int
     last_offset: int
+    log_append_time: int = -1  # the leader's stamp under LogAppendTime, else -1
 
 
 class PartitionReplica:
@@ -297,11 +299,15 @@ class PartitionReplica:
 
     # -- leader side ----------------------------------------------------------------
     def append_as_leader(self, records: bytes, required_acks: int, min_insync_replicas: int,
-                         max_batch_bytes: int | None = None) -> tuple[AppendResult, Effects]:
+                         max_batch_bytes: int | None = None, compression_type: str = "producer",
+                         log_append_time_ms: int | None = None) -> tuple[AppendResult, Effects]:
         """Validate, stamp (offset, leader epoch) and append producer batches.
 
         acks=all with ISR smaller than min.insync.replicas is refused with
-        NOT_ENOUGH_REPLICAS before anything is written.
+        NOT_ENOUGH_REPLICAS before anything is written.  As Kafka's LogValidator, a batch
+        is recompressed to the topic's ``compression_type`` (``producer``: as sent) and,
+        with ``log_append_time_ms`` (the topic's message.timestamp.type is
+        LogAppendTime; the caller's clock), stamped with that time.
         """
         self._require_leader()
         if required_acks == -1 and len(self.isr) < min_insync_replicas:
@@ -339,6 +345,8 @@ class PartitionReplica:
                                      f"and request, not {len(batches)}")
         base = self.log_end_offset
         for h, raw in batches:
+            if compression_type != "producer" or log_append_time_ms is not None:
+                h, raw = convert_batch(raw, compression_type, log_append_time_ms)
             offset = self.log_end_offset
             data = stamp(raw, offset, self.leader_epoch)
             header = replace(h, base_offset=offset, leader_epoch=self.leader_epoch)
@@ -347,7 +355,8 @@ class PartitionReplica:
             eff.appended.append(data)
         eff.leo_changed = True
         self._maybe_increment_hw(eff)
-        return AppendResult(base, self.log_end_offset - 1), eff
+        return AppendResult(base, self.log_end_offset - 1,
+                            -1 if log_append_time_ms is None else log_append_time_ms), eff
 
     def read(self, fetch_offset: int, max_bytes: int, for_follower: bool) -> bytes:
         """Batches from ``fetch_offset``: followers may read up to the LEO, consumers only
@@ -590,12 +599,13 @@ class PartitionReplica:
             return Effects()
         return self.advance_log_start(verdict.log_start_offset, verdict.reason)
 
-    def clean_input(self, now_ms: int, min_cleanable_ratio: float, min_compaction_lag_ms: int = 0
-                    ) -> cleaner.CleanInput | None:
+    def clean_input(self, now_ms: int, min_cleanable_ratio: float, min_compaction_lag_ms: int = 0,
+                    max_compaction_lag_ms: int | None = None) -> cleaner.CleanInput | None:
         """The log cleaner's next pass over this compacted log, when one is due: a snapshot
         that :func:`minikafka.log.cleaner.compute` may work on away from the log."""
         return cleaner.select(self.log, self.high_watermark, now_ms, clean_upto=self.log.cleaned_upto,
-                              min_cleanable_ratio=min_cleanable_ratio, min_compaction_lag_ms=min_compaction_lag_ms)
+                              min_cleanable_ratio=min_cleanable_ratio, min_compaction_lag_ms=min_compaction_lag_ms,
+                              max_compaction_lag_ms=max_compaction_lag_ms)
 
     def apply_clean(self, inp: cleaner.CleanInput, plan: cleaner.CleanPlan) -> Effects:
         """Put the cleaned segments in place of the ones ``inp`` snapshotted, unless the

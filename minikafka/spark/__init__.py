@@ -23,9 +23,26 @@ __all__ = ["DataLossError", "MiniKafkaDataSource", "OptionError", "SourceOptions
 
 
 def register(spark: Any) -> None:
-    """Register the ``minikafka`` format with a SparkSession (``spark.dataSource.register``)."""
+    """Register the ``minikafka`` format with a SparkSession (``spark.dataSource.register``).
+
+    As :func:`local_session`, Python workers run this interpreter unless
+    ``PYSPARK_PYTHON`` is set (and ``PYSPARK_DRIVER_PYTHON`` is this interpreter unless
+    set): a session built before the call, whose workers would run ``python3`` from the
+    PATH, is pointed at this interpreter too, so the format's code is importable there."""
+    import os
+    import sys
+
     from .source import MiniKafkaDataSource
 
+    if "PYSPARK_PYTHON" not in os.environ:
+        os.environ["PYSPARK_PYTHON"] = sys.executable
+        try:
+            sc = spark.sparkContext  # absent on Spark Connect
+        except Exception:  # noqa: BLE001 - a Connect session has no SparkContext
+            sc = None
+        if sc is not None and getattr(sc, "pythonExec", None) == "python3":  # PySpark's default without the variable
+            sc.pythonExec = sys.executable
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     spark.dataSource.register(MiniKafkaDataSource)
 
 

@@ -28,7 +28,7 @@ PRODUCER_ID_BLOCK = "/latest_producer_id_block"  # producer id blocks (idempoten
 # that read or watch them expect them to exist).
 PERSISTENT_PATHS = (BROKER_IDS, BROKER_TOPICS, ISR_CHANGE_NOTIFICATION, CONFIG_TOPICS, DELETE_TOPICS, "/cluster",
                     "/brokers/seqid", "/config/changes", "/config/brokers", "/config/clients", "/config/users",
-                    "/admin", "/consumers", "/log_dir_event_notification")
+                    "/admin", "/consumers", "/log_dir_event_notification", PRODUCER_ID_BLOCK)
 
 
 def broker_path(broker_id: int) -> str:

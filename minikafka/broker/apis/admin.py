@@ -2,7 +2,7 @@
 AlterPartitionReassignments: each a thin step onto :class:`~..topic_admin.TopicAdmin`."""
 from __future__ import annotations
 
-from typing import Callable
+from typing import Awaitable, Callable
 
 from ...errors import InvalidRequestError
 from ...protocol.rpc.types import (
@@ -44,8 +44,13 @@ def changes(set_: dict[str, str], delete: list[str]) -> Callable[[dict], dict]:
 class AdminApis:
     """Topic administration, the same for both listeners."""
 
-    def __init__(self, topic_admin: TopicAdmin) -> None:
+    def __init__(self, topic_admin: TopicAdmin, load_broker_configs: Callable[[], Awaitable[None]] | None = None) -> None:
+        """``load_broker_configs()`` re-reads this broker's dynamic configs from ZooKeeper
+        and applies them: after an AlterConfigs of broker settings and before a
+        DescribeConfigs of them, so the answer shows the change without waiting for the
+        /config/changes watch."""
         self.topic_admin = topic_admin
+        self.load_broker_configs = load_broker_configs
 
     async def create_topics(self, req: CreateTopicsRequest, ctx: RequestContext) -> CreateTopicsResponse:
         topics = [NewTopic(t.name, t.num_partitions, t.replication_factor, t.config, t.assignment) for t in req.topics]
@@ -75,6 +80,9 @@ class AdminApis:
         if topic is not None:
             return await self.topic_admin.describe_topic(topic)
         assert broker is not None
+        self.topic_admin.check_broker_name(broker)
+        if self.load_broker_configs is not None:
+            await self.load_broker_configs()
         return self.topic_admin.describe_broker(broker)
 
     async def alter_configs(self, req: AlterConfigsRequest, ctx: RequestContext) -> AlterConfigsResponse:
@@ -92,6 +100,8 @@ class AdminApis:
         else:
             assert broker is not None
             await self.topic_admin.alter_broker(broker, change, validate_only)
+            if not validate_only and self.load_broker_configs is not None:
+                await self.load_broker_configs()
 
     async def alter_partition_reassignments(self, req: AlterPartitionReassignmentsRequest,
                                             ctx: RequestContext) -> AlterPartitionReassignmentsResponse:

@@ -209,6 +209,16 @@ class KafkaAdmin:
             return lambda current: new
         return await self._alter(req, change_of)
 
+    def _list_in_effect(self, name: str, rtype: int) -> str:
+        """A list setting's value in effect without an override: the broker's."""
+        if rtype == TOPIC:
+            name = cfg.BROKER_NAME_OF_TOPIC_CONFIG.get(name, name)
+        try:
+            value = self.config.get(name)
+        except KeyError:  # a topic-only setting (the throttled replica lists): empty by default
+            return ""
+        return "" if value is None else str(value)
+
     async def incremental_alter_configs(self, version: int, req: dict, conn: "Connection") -> dict:
         def change_of(configs: list[dict], rtype: int) -> Callable[[dict], dict]:
             names = [c["name"] for c in configs]
@@ -216,11 +226,12 @@ class KafkaAdmin:
                 raise InvalidRequestError(f"configs {sorted(_duplicates(names))} appear more than once")
             for c in configs:
                 op = c["config_operation"]
-                if op in (APPEND, SUBTRACT):
-                    raise InvalidConfigError(f"{c['name']}: APPEND and SUBTRACT apply to list settings only")
-                if op not in (SET, DELETE):
+                if op not in (SET, DELETE, APPEND, SUBTRACT):
                     raise InvalidRequestError(f"{c['name']}: unknown config operation {op}")
-                if op == SET and c["value"] is None:
+                if op in (APPEND, SUBTRACT) and c["name"] not in cfg.LIST_CONFIGS:
+                    raise InvalidConfigError(f"{c['name']}: APPEND and SUBTRACT apply to list settings only "
+                                             f"({', '.join(sorted(cfg.LIST_CONFIGS))})")
+                if op != DELETE and c["value"] is None:
                     raise InvalidConfigError(f"config {c['name']!r} has a null value")
                 if op == DELETE and rtype == TOPIC:
                     cfg.validate_topic_config({c["name"]: cfg.topic_config_default_text(c["name"])})
@@ -230,10 +241,17 @@ class KafkaAdmin:
             def change(current: dict) -> dict:
                 new = dict(current)
                 for c in configs:
-                    if c["config_operation"] == SET:
-                        new[c["name"]] = c["value"]
-                    else:
-                        new.pop(c["name"], None)
+                    op, name = c["config_operation"], c["name"]
+                    if op == SET:
+                        new[name] = c["value"]
+                    elif op == DELETE:
+                        new.pop(name, None)
+                    else:  # as Kafka: on the set value, else the value in effect
+                        items = cfg.list_items(new[name] if name in new else self._list_in_effect(name, rtype))
+                        given = cfg.list_items(c["value"])
+                        items = items + [i for i in given if i not in items] if op == APPEND else \
+                            [i for i in items if i not in given]
+                        new[name] = ",".join(items)
                 return new
             return change
         return await self._alter(req, change_of)

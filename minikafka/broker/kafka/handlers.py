@@ -21,6 +21,7 @@ from ...errors import (
     InvalidRecordError,
     InvalidRequiredAcksError,
     KafkaError,
+    ReplicaNotAvailableError,
     UnsupportedSaslMechanismError,
 )
 from ...protocol.kafka import apis
@@ -174,17 +175,29 @@ class KafkaHandlers:
         answer = await self.layer.cluster.metadata_(MetadataRequest(
             topics=names, allow_auto_topic_creation=version < 4 or req["allow_auto_topic_creation"]), conn.context())
         topics = []
+        alive = {b.id for b in answer.brokers}
         for t in answer.topics:
             if t.error is not None:
                 # UNKNOWN_TOPIC_OR_PARTITION, TOPIC_AUTHORIZATION_FAILED, or LEADER_NOT_AVAILABLE
                 # while an auto-created topic gets its leaders (clients ask again)
                 topics.append({"error_code": _code(t.error), "name": t.name, "partitions": []})
                 continue
-            topics.append({"error_code": 0, "name": t.name, "is_internal": t.name.startswith("__"), "partitions": [{
-                "error_code": _code(p.error), "partition_index": p.partition,
-                "leader_id": p.leader if p.error is None else -1, "leader_epoch": p.leader_epoch,
-                "replica_nodes": p.replicas, "isr_nodes": p.isr, "offline_replicas": p.offline_replicas,
-            } for p in t.partitions]})
+            partitions = []
+            for p in t.partitions:
+                error, replicas, isr = p.error, p.replicas, p.isr
+                if version == 0:
+                    # As Kafka's ZooKeeper-mode broker answers v0 (KafkaApis' errorUnavailableEndpoints):
+                    # replicas on brokers that are not alive are left out, and a partition
+                    # with a leader but such a replica is REPLICA_NOT_AVAILABLE.
+                    replicas, isr = [r for r in replicas if r in alive], [r for r in isr if r in alive]
+                    if error is None and (len(replicas) < len(p.replicas) or len(isr) < len(p.isr)):
+                        error = ReplicaNotAvailableError(f"brokers {sorted(set(p.replicas) - alive)} are not available")
+                partitions.append({
+                    "error_code": _code(error), "partition_index": p.partition,
+                    "leader_id": p.leader if p.error is None else -1, "leader_epoch": p.leader_epoch,
+                    "replica_nodes": replicas, "isr_nodes": isr, "offline_replicas": p.offline_replicas})
+            topics.append({"error_code": 0, "name": t.name, "is_internal": t.name.startswith("__"),
+                           "partitions": partitions})
         return {"brokers": [{"node_id": b.id, "host": b.host, "port": b.port} for b in answer.brokers],
                 "cluster_id": answer.cluster_id or None, "controller_id": answer.controller_id, "topics": topics}
 
@@ -219,7 +232,8 @@ class KafkaHandlers:
                                                                   partitions=ok), conn.context())
             results = [{"topic": e.topic, "index": e.partition, "error_code": _code(e.error),
                         "error_message": e.error.message if e.error else None, "base_offset": e.base_offset,
-                        "log_start_offset": e.log_start_offset} for e in answer.partitions]
+                        "log_start_offset": e.log_start_offset, "log_append_time_ms": e.log_append_time}
+                       for e in answer.partitions]
             missing = InvalidRecordError("no records")
             results += [{"topic": t, "index": p, "error_code": _code(missing), "error_message": missing.message,
                          "base_offset": -1, "log_start_offset": -1} for t, p, r in flat if r is None]
@@ -232,7 +246,7 @@ class KafkaHandlers:
         by_topic: dict[str, list[dict]] = {}
         for r in results:
             topic = r.pop("topic")
-            r["log_append_time_ms"] = -1
+            r.setdefault("log_append_time_ms", -1)
             by_topic.setdefault(topic, []).append(r)
         return {"responses": [{"name": t, "partition_responses": ps} for t, ps in by_topic.items()]}
 

@@ -125,7 +125,8 @@ _api(
     (
         F("partitions", [Struct("ProducePartitionResponse", (F("topic", "str"), F("partition", "int")) + PARTITION_ERROR + (
             F("base_offset", "int", "offset given to the first record, -1 on error"),
-            F("log_append_time", "int", "-1 (create time is used)"),
+            F("log_append_time", "int", "the time the leader stamped the batch with when the topic uses "
+              "message.timestamp.type=LogAppendTime, else -1"),
             F("log_start_offset", "int"),
         ))]),
     ),
