@@ -2,7 +2,8 @@
 # Run the whole test suite in a fresh virtual environment (.venv-test).
 #   scripts/test.sh                 # everything
 #   scripts/test.sh tests/test_cli_errors.py -k config   # pytest arguments pass through
-# Needs Python 3.11+ and Java 17+ (ZooKeeper and Spark run on it).
+# Needs Python 3.11+, Java 17+ (ZooKeeper and Spark run on it) and Maven Central (Spark's
+# Kafka connector, fetched once into Ivy's cache).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -10,4 +11,7 @@ PYTHON="${PYTHON:-python3}"
 rm -rf .venv-test
 "$PYTHON" -m venv .venv-test
 .venv-test/bin/python -m pip install --quiet -e '.[dev,spark]'
+# Spark's Kafka connector (spark-sql-kafka-0-10 and kafka-clients) from Maven Central into
+# Ivy's cache (~/.ivy2.5.2), before the tests: the first SparkSession then starts in its usual time.
+.venv-test/bin/python -m minikafka.spark.kafka_jars
 exec .venv-test/bin/python -m pytest -q "$@"
