@@ -80,6 +80,9 @@ def resolve(into: str | os.PathLike | None = None, ivy_home: str | os.PathLike |
         if home is not None:
             cmd += ["--conf", f"spark.jars.ivy={home}"]
         env = dict(os.environ, PYSPARK_PYTHON=os.environ.get("PYSPARK_PYTHON", sys.executable))
+        # spark-submit looks up this host's name; in a container build it may not resolve
+        env.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+        env.setdefault("SPARK_LOCAL_HOSTNAME", "localhost")
         out = subprocess.run([*cmd, str(empty)], capture_output=True, text=True, timeout=timeout_s, env=env)
         if out.returncode != 0:
             raise RuntimeError(f"resolving {package()} failed ({out.returncode}):\n{out.stderr[-3000:]}")
