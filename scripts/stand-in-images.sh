@@ -8,7 +8,9 @@
 #
 # * python:3.11-slim-bookworm  Debian's python3 (3.11) and pip; pip may install into the
 #   system Python (PIP_BREAK_SYSTEM_PACKAGES), as in the official image.  The host's CA
-#   bundle is copied in, so builds reach PyPI and apt through a proxy the host trusts.
+#   bundle is copied in, so builds reach PyPI and apt through a proxy the host trusts; the
+#   CAs in it that Debian lacks are installed as local CAs too, so that a JRE installed on
+#   top (the spark image) trusts them and Spark's Ivy reaches Maven Central.
 # * zookeeper:3.8              Debian's zookeeper (3.8) on its JRE, started like the
 #   official image: zoo.cfg from ZOO_* variables, data in /data and /datalog.
 # Needs root and debootstrap (apt-get install debootstrap).
