@@ -1,7 +1,7 @@
 # minikafka images, two targets of one file:
 #
 #   docker build --target broker -t minikafka:local .        # brokers and the CLI (~200 MB)
-#   docker build --target spark -t minikafka-spark:local .   # + Java 17 and PySpark, for the Spark job
+#   docker build --target spark -t minikafka-spark:local .   # + Java 17, PySpark and Spark's Kafka connector
 #   docker run --rm minikafka:local --help
 #
 # docker-compose.yml builds both (one build per image). Versions are pinned by
@@ -40,7 +40,11 @@ COPY scripts ./scripts
 USER minikafka
 
 
-# The Spark job's image: Java 17 and PySpark (with pyarrow and pandas) on top.
+# The Spark job's image: Java 17 and PySpark (with pyarrow and pandas) on top, and
+# Spark's own Kafka connector for format("kafka"): spark-sql-kafka-0-10 for the pinned
+# PySpark and its dependencies, resolved from Maven Central by Spark's Ivy at build time
+# into /opt/spark-kafka-jars (only the jars PySpark does not ship); sessions take them
+# from there (MINIKAFKA_SPARK_KAFKA_JARS: spark.jars, no download when a job runs).
 # /usr/share/man/man1 is missing in slim images and the JRE's postinst wants it.
 FROM base AS spark
 RUN set -eux; \
@@ -49,7 +53,10 @@ RUN set -eux; \
     apt-get install -y --no-install-recommends openjdk-17-jre-headless; \
     apt-get clean; \
     rm -rf /var/lib/apt/lists/*; \
-    pip install --no-cache-dir -c /opt/constraints.txt 'pyspark>=4.0,<5' 'pyarrow>=14' 'pandas<3'; \
-    java -version
+    pip install --no-cache-dir -c /opt/constraints.txt pyspark 'pyarrow>=14' 'pandas<3'; \
+    java -version; \
+    python -m minikafka.spark.kafka_jars --into /opt/spark-kafka-jars; \
+    rm -rf /root/.ivy2*
+ENV MINIKAFKA_SPARK_KAFKA_JARS=/opt/spark-kafka-jars
 COPY scripts ./scripts
 USER minikafka

@@ -3,7 +3,8 @@
 # a topic, produce 1,000 records with acks=all, kill a broker and see its leaderships and
 # ISR places move, start it and see it rejoin, reach the dashboards and the Kafka listener
 # on the published ports, run the spark profile's job over the 1,000 committed records,
-# and tear everything down (down -v).  Prints the time of each step and the image sizes.
+# with format("minikafka") and with Spark's own format("kafka") (the image resolved
+# spark-sql-kafka-0-10 from Maven Central when it was built), and tear everything down (down -v).  Prints the time of each step and the image sizes.
 #
 #   scripts/compose-test.sh
 #
@@ -183,6 +184,9 @@ wait_until 120 "every broker healthy again (the spark service depends on it)" al
 out=$(c --profile spark run --rm spark 2>&1) || { echo "$out" | tail -30; fail "the spark job"; }
 echo "$out" | grep -q "topic demo: 1000 committed records" || { echo "$out" | tail -30; fail "spark did not read 1000 records"; }
 step "spark profile: the job read 1,000 committed records"
+out=$(c --profile spark run --rm spark-kafka 2>&1) || { echo "$out" | tail -30; fail "the spark-kafka job"; }
+echo "$out" | grep -q "topic demo: 1000 committed records .*(format kafka)" || { echo "$out" | tail -30; fail "Spark's format(\"kafka\") did not read 1000 records"; }
+step "spark profile: format(\"kafka\") read the same 1,000 records"
 
 echo "compose-test: image sizes:"
 $ENGINE images --format '{{.Repository}}:{{.Tag}} {{.Size}}' | grep -E "minikafka|zookeeper|python" | sed 's/^/    /'

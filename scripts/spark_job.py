@@ -1,18 +1,23 @@
 #!/usr/bin/env python3
-"""Example analytics job on the minikafka Spark source.
+"""Example analytics job on minikafka, with Spark's own Kafka source or minikafka's.
 
     .venv/bin/python scripts/spark_job.py --topic orders --output /tmp/orders-report
     .venv/bin/python scripts/spark_job.py --bootstrap-server 127.0.0.1:9092 --topic orders --output out/
+    .venv/bin/python scripts/spark_job.py --format kafka --bootstrap-server 127.0.0.1:29092 \
+        --topic orders --output out/
 
-Reads every committed record of a topic (``spark.read.format("minikafka")``: offsets
-from the log start up to each partition's high watermark), then computes
+Reads every committed record of a topic (offsets from the log start up to each
+partition's high watermark) with ``spark.read.format("minikafka")`` through the brokers'
+msgpack listeners, or with ``--format kafka`` through Spark's own Kafka source
+(spark-sql-kafka-0-10, fetched by ``spark.jars.packages``) and the brokers' Kafka
+listeners, then computes
 
 * per-key counts (the key decoded as UTF-8; records without a key count as ``null``),
 * records per minute of record timestamp,
 
 writes both as Parquet under --output (``key_counts/`` and ``per_minute/``, replaced
 if present), with --output-topic also writes the per-key counts back to the cluster
-(``df.write.format("minikafka")``: key = the key, value = the count as text), and
+(``df.write.format(...)`` with the same format: key = the key, value = the count as text), and
 prints a summary.  The cluster is the one recorded in --dir (default
 ``.minikafka``, as written by ``minikafka cluster up``) unless --bootstrap-server is given.
 """
@@ -37,6 +42,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--output", required=True, help="folder for the Parquet results")
     p.add_argument("--output-topic", dest="output_topic", default=None,
                    help="also write the per-key counts to this topic (it must exist)")
+    p.add_argument("--format", dest="fmt", choices=("minikafka", "kafka"), default="minikafka",
+                   help="minikafka (default; no jar needed, the msgpack listeners) or kafka (Spark's own "
+                        "source and sink; --bootstrap-server names the Kafka listeners)")
     p.add_argument("--master", default="local[2]", help="Spark master (default local[2])")
     p.add_argument("--top", type=int, default=10, help="how many keys the summary lists (default 10)")
     return p.parse_args(argv)
@@ -45,10 +53,15 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def resolve_bootstrap(args: argparse.Namespace) -> str:
     if args.bootstrap_server:
         return args.bootstrap_server
-    from minikafka.cluster.state import bootstrap_servers
+    from minikafka.cluster.state import bootstrap_servers, load
     from minikafka.errors import ClientError
 
     try:
+        if args.fmt == "kafka":
+            kafka = [f"{b.host}:{b.kafka_port}" for _, b in sorted(load(args.dir).brokers.items()) if b.kafka_port]
+            if not kafka:
+                raise ClientError(f"the cluster in {args.dir} has no Kafka listeners")
+            return ",".join(kafka)
         return bootstrap_servers(args.dir)
     except (ClientError, OSError) as exc:
         print(f"spark_job.py: error: {exc} (or pass --bootstrap-server)", file=sys.stderr)
@@ -56,18 +69,24 @@ def resolve_bootstrap(args: argparse.Namespace) -> str:
 
 
 def run_job(spark, bootstrap: str, topic: str, output: str | os.PathLike, top: int = 10,
-            output_topic: str | None = None) -> dict:
+            output_topic: str | None = None, fmt: str = "minikafka") -> dict:
     """Read ``topic``, write ``key_counts/`` and ``per_minute/`` Parquet under ``output``
-    (and the key counts to ``output_topic``); return the summary (also printed)."""
+    (and the key counts to ``output_topic``); return the summary (also printed).
+    ``fmt`` "kafka" reads and writes with Spark's own Kafka source and sink (the session
+    needs spark-sql-kafka-0-10: ``minikafka.spark.local_session(kafka=True)``)."""
     from pyspark.sql import functions as F
 
     import minikafka.spark
 
     started = time.perf_counter()
     minikafka.spark.register(spark)
-    records = (spark.read.format("minikafka")
+    # the same options for both: Spark's Kafka source reads earliest..latest in batch
+    # (latest = each partition's high watermark), minikafka's reads only committed records
+    records = (spark.read.format(fmt)
                .option("kafka.bootstrap.servers", bootstrap)
                .option("subscribe", topic)
+               .option("startingOffsets", "earliest")
+               .option("endingOffsets", "latest")
                .load()
                .select(F.col("key").cast("string").alias("key"), "topic", "partition", "offset", "timestamp")
                .cache())
@@ -84,7 +103,7 @@ def run_job(spark, bootstrap: str, topic: str, output: str | os.PathLike, top: i
         per_minute.write.mode("overwrite").parquet(str(out / "per_minute"))
         if output_topic:
             (key_counts.select("key", F.col("records").cast("string").alias("value"))
-             .write.format("minikafka").option("kafka.bootstrap.servers", bootstrap)
+             .write.format(fmt).option("kafka.bootstrap.servers", bootstrap)
              .option("topic", output_topic).mode("append").save())
         top_keys = key_counts.limit(top).collect()
         distinct_keys = key_counts.count()
@@ -93,7 +112,7 @@ def run_job(spark, bootstrap: str, topic: str, output: str | os.PathLike, top: i
         records.unpersist()
     took = time.perf_counter() - started
 
-    print(f"topic {topic}: {total} committed records from {bootstrap}")
+    print(f"topic {topic}: {total} committed records from {bootstrap} (format {fmt})")
     for r in ranges:
         print(f"  {r.topic}-{r.partition}: {r.records} records, offsets {r.first}..{r.last}")
     print(f"distinct keys: {distinct_keys}; top {len(top_keys)}:")
@@ -119,9 +138,9 @@ def main(argv: list[str] | None = None) -> int:
     bootstrap = resolve_bootstrap(args)
     import minikafka.spark
 
-    spark = minikafka.spark.local_session("minikafka-spark-job", args.master)
+    spark = minikafka.spark.local_session("minikafka-spark-job", args.master, kafka=args.fmt == "kafka")
     try:
-        run_job(spark, bootstrap, args.topic, args.output, args.top, args.output_topic)
+        run_job(spark, bootstrap, args.topic, args.output, args.top, args.output_topic, args.fmt)
     finally:
         spark.stop()
     return 0

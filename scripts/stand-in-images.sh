@@ -8,7 +8,9 @@
 #
 # * python:3.11-slim-bookworm  Debian's python3 (3.11) and pip; pip may install into the
 #   system Python (PIP_BREAK_SYSTEM_PACKAGES), as in the official image.  The host's CA
-#   bundle is copied in, so builds reach PyPI and apt through a proxy the host trusts.
+#   bundle is copied in, so builds reach PyPI and apt through a proxy the host trusts; the
+#   CAs in it that Debian lacks are installed as local CAs too, so that a JRE installed on
+#   top (the spark image) trusts them and Spark's Ivy reaches Maven Central.
 # * zookeeper:3.8              Debian's zookeeper (3.8) on its JRE, started like the
 #   official image: zoo.cfg from ZOO_* variables, data in /data and /datalog.
 # Needs root and debootstrap (apt-get install debootstrap).
@@ -21,9 +23,30 @@ trap 'rm -rf "$work"' EXIT
 
 have() { "$ENGINE" image inspect "$1" >/dev/null 2>&1; }
 
+extra_cas() {  # extra_cas DEBIAN_BUNDLE DIR: the host bundle's CAs not in DEBIAN_BUNDLE, one .crt each in DIR
+  python3 - "$1" "$2" <<'PY'
+import re, sys
+from pathlib import Path
+pem = re.compile(r"-----BEGIN CERTIFICATE-----.+?-----END CERTIFICATE-----", re.S)
+def certs(path):
+    return [re.sub(r"\s+", "", c) for c in pem.findall(Path(path).read_text())]
+known = set(certs(sys.argv[1]))
+out = Path(sys.argv[2])
+out.mkdir(parents=True, exist_ok=True)
+for i, c in enumerate(pem.findall(Path("/etc/ssl/certs/ca-certificates.crt").read_text())):
+    if re.sub(r"\s+", "", c) not in known:
+        (out / f"host-ca-{i}.crt").write_text(c + "\n")
+PY
+}
+
 rootfs() {  # rootfs DIR PACKAGES
   debootstrap --variant=minbase --include="$2" "$SUITE" "$1" "$MIRROR" >"$work/debootstrap.log" 2>&1 || {
     tail -20 "$work/debootstrap.log" >&2; return 1; }
+  # The host's CA bundle, and each CA in it that Debian's ca-certificates lacks (a proxy's)
+  # as a local CA: update-ca-certificates links it, so that a JRE installed in an image
+  # built on this one trusts it too (ca-certificates-java imports local CAs into cacerts).
+  extra_cas "$1/etc/ssl/certs/ca-certificates.crt" "$1/usr/local/share/ca-certificates"
+  chroot "$1" update-ca-certificates >/dev/null 2>&1 || true
   cp /etc/ssl/certs/ca-certificates.crt "$1/etc/ssl/certs/ca-certificates.crt"
   rm -rf "$1"/var/cache/apt/archives/*.deb "$1"/var/lib/apt/lists/* "$1"/usr/share/doc/* "$1"/usr/share/man/*
   # the image's apt reads the same mirror as debootstrap did

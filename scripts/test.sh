@@ -3,8 +3,9 @@
 #   scripts/test.sh                 # everything, in a fresh .venv-test (what CI runs)
 #   scripts/test.sh tests/test_cli_errors.py -k config   # pytest arguments pass through
 #   scripts/test.sh --fast          # the tests that start no process (-m "not process"),
-#                                   # reusing .venv-test when it exists: a minute or two
-# Needs Python 3.11+ and Java 17+ (ZooKeeper and Spark run on it).
+#                                   # reusing .venv-test when it exists: about a minute
+# Needs Python 3.11+, Java 17+ (ZooKeeper and Spark run on it) and Maven Central (Spark's
+# Kafka connector, fetched once into Ivy's cache).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -22,4 +23,7 @@ fi
 if [ "$fast" = 1 ]; then
   exec .venv-test/bin/python -m pytest -q -m "not process" "$@"
 fi
+# Spark's Kafka connector (spark-sql-kafka-0-10 and kafka-clients) from Maven Central into
+# Ivy's cache (~/.ivy2.5.2), before the tests: the first SparkSession then starts in its usual time.
+.venv-test/bin/python -m minikafka.spark.kafka_jars
 exec .venv-test/bin/python -m pytest -q "$@"

@@ -78,7 +78,8 @@ def make_cluster(tmp_path_factory, request):
 
 @pytest.fixture(scope="session")
 def spark():
-    """One SparkSession (local[2]) for the whole run, with the ``minikafka`` source registered.
+    """One SparkSession (local[2]) for the whole run, with the ``minikafka`` source registered
+    and Spark's own ``kafka`` source and sink (spark-sql-kafka-0-10 from ``spark.jars.packages``).
 
     Its Python workers run this interpreter; the UI is off and the driver binds to loopback.
     """
@@ -92,7 +93,7 @@ def spark():
     os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
     import minikafka.spark
 
-    session = minikafka.spark.local_session("minikafka-tests")
+    session = minikafka.spark.local_session("minikafka-tests", kafka=True)
     try:
         yield session
     finally:

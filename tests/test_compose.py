@@ -67,7 +67,8 @@ def test_docker_compose_config_accepts_the_file_offline(tmp_path):
     r = _docker_compose(tmp_path, "config")
     assert r.returncode == 0, r.stderr
     normalized = yaml.safe_load(r.stdout)
-    assert set(normalized["services"]) == {"zookeeper", "cluster-secret", "broker-1", "broker-2", "broker-3", "spark"}
+    assert set(normalized["services"]) == {"zookeeper", "cluster-secret", "broker-1", "broker-2", "broker-3", "spark",
+                                        "spark-kafka"}
     for name, (_, port) in BROKERS.items():
         ports = normalized["services"][name]["ports"]
         assert [(p["published"], p["target"]) for p in ports] == [(port, port), (port + 20000, port + 20000)]
@@ -76,7 +77,8 @@ def test_docker_compose_config_accepts_the_file_offline(tmp_path):
 def test_docker_compose_knows_the_spark_profile(tmp_path):
     r = _docker_compose(tmp_path, "--profile", "spark", "config", "--services")
     assert r.returncode == 0, r.stderr
-    assert set(r.stdout.split()) == {"zookeeper", "cluster-secret", "broker-1", "broker-2", "broker-3", "spark"}
+    assert set(r.stdout.split()) == {"zookeeper", "cluster-secret", "broker-1", "broker-2", "broker-3", "spark",
+                                        "spark-kafka"}
 
 
 def test_docker_compose_is_installed():
@@ -88,8 +90,9 @@ def test_docker_compose_is_installed():
 
 def test_services_and_profiles(compose):
     services = compose["services"]
-    assert set(services) == {"zookeeper", "cluster-secret", "broker-1", "broker-2", "broker-3", "spark"}
-    assert services["spark"]["profiles"] == ["spark"]
+    assert set(services) == {"zookeeper", "cluster-secret", "broker-1", "broker-2", "broker-3", "spark",
+                                        "spark-kafka"}
+    assert services["spark"]["profiles"] == services["spark-kafka"]["profiles"] == ["spark"]
     for name in ("zookeeper", *BROKERS):
         assert "profiles" not in services[name], f"{name} must start with a plain `docker compose up`"
     for name, service in services.items():
@@ -193,6 +196,18 @@ def test_spark_job_service(compose):
         assert spark["depends_on"][name]["condition"] == "service_healthy"
 
 
+def test_spark_kafka_job_service(compose):
+    """The same job with Spark's own format("kafka"), through the Kafka listeners, on the spark image."""
+    job, spark = compose["services"]["spark-kafka"], compose["services"]["spark"]
+    assert job["image"] == spark["image"] == "minikafka-spark:local" and "build" not in job
+    assert job["entrypoint"] == spark["entrypoint"]
+    command = job["command"]
+    opts = dict(zip(command[::2], command[1::2]))
+    assert opts["--format"] == "kafka" and opts["--topic"] == "demo"
+    assert opts["--bootstrap-server"].split(",") == [f"{name}:39092" for name in sorted(BROKERS)]
+    assert job["depends_on"] == spark["depends_on"] and job["volumes"] == spark["volumes"]
+
+
 # ---------------------------------------------------------------- the Dockerfile
 
 def test_each_image_is_built_once_from_its_dockerfile_target(compose):
@@ -222,3 +237,6 @@ def test_dockerfile():
     assert {"aiohttp", "kazoo", "msgpack", "pyspark", "pyarrow"} <= {line.split("==")[0] for line in pins}
     assert 'ENTRYPOINT ["minikafka"]' in base
     assert "COPY scripts" in spark, "the Spark service runs scripts/spark_job.py from the image"
+    # Spark's Kafka connector is resolved at build time, and sessions take it from the image
+    assert "python -m minikafka.spark.kafka_jars --into /opt/spark-kafka-jars" in spark
+    assert "ENV MINIKAFKA_SPARK_KAFKA_JARS=/opt/spark-kafka-jars" in spark

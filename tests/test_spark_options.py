@@ -273,3 +273,22 @@ def test_security_options_take_the_java_clients_names():
         parse_options({**BOOT, "subscribe": "t", "kafka.security.protocol": "SASL_PLAINTEXT"})
     with pytest.raises(OptionError, match="kafka.security.protocol"):
         parse_options({**BOOT, "subscribe": "t", "kafka.client.id": "x"})
+
+
+# ----- Spark's own Kafka connector (format("kafka")) ------------------------------------
+def test_kafka_connector_matches_the_installed_pyspark(monkeypatch, tmp_path):
+    import pyspark
+
+    from minikafka.spark import kafka_package
+    from minikafka.spark.kafka_jars import JARS_ENV, session_configs
+
+    assert kafka_package() == f"org.apache.spark:spark-sql-kafka-0-10_2.13:{pyspark.__version__}"
+    monkeypatch.delenv(JARS_ENV, raising=False)
+    assert session_configs() == {"spark.jars.packages": kafka_package()}
+    # a folder of resolved jars (the spark image): spark.jars, no download
+    (tmp_path / "b.jar").write_bytes(b"")
+    (tmp_path / "a.jar").write_bytes(b"")
+    monkeypatch.setenv(JARS_ENV, str(tmp_path))
+    assert session_configs() == {"spark.jars": f"{tmp_path / 'a.jar'},{tmp_path / 'b.jar'}"}
+    with pytest.raises(FileNotFoundError, match="no jar files"):
+        session_configs(tmp_path / "missing")

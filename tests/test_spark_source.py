@@ -354,7 +354,8 @@ def test_offsets_truncated_away_are_data_loss(cluster, caplog):
 
 # ----- the example job ------------------------------------------------------------------------------
 @pytest.mark.process
-def test_example_job_writes_key_counts_and_records_per_minute(spark, cluster, tmp_path, capsys):
+@pytest.mark.parametrize("fmt", ["minikafka", "kafka"])
+def test_example_job_writes_key_counts_and_records_per_minute(spark, cluster, tmp_path, capsys, fmt):
     import importlib.util
     from pathlib import Path
 
@@ -369,7 +370,8 @@ def test_example_job_writes_key_counts_and_records_per_minute(spark, cluster, tm
                 "timestamp_ms": base + (i % 2) * 60_000} for i in range(100)]
     produce(cluster.bootstrap, topic, records)
     counts_topic = new_topic(cluster.bootstrap, partitions=1, prefix="job-counts")
-    summary = job.run_job(spark, cluster.bootstrap, topic, tmp_path / "out", output_topic=counts_topic)
+    bootstrap = cluster.kafka_bootstrap if fmt == "kafka" else cluster.bootstrap  # Spark's own: the Kafka listeners
+    summary = job.run_job(spark, bootstrap, topic, tmp_path / "out", output_topic=counts_topic, fmt=fmt)
     assert summary["records"] == 100
     assert dict(summary["top_keys"]) == {"user-0": 30, "user-1": 30, "user-2": 30, None: 10}
     assert [n for _, n in summary["minutes"]] == [50, 50]

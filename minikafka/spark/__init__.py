@@ -18,8 +18,16 @@ from typing import Any
 from .offsets import DataLossError
 from .options import OptionError, SourceOptions, parse_options
 
-__all__ = ["DataLossError", "MiniKafkaDataSource", "OptionError", "SourceOptions", "local_session", "parse_options",
-           "register"]
+__all__ = ["DataLossError", "MiniKafkaDataSource", "OptionError", "SourceOptions", "kafka_package", "local_session",
+           "parse_options", "register"]
+
+
+def kafka_package() -> str:
+    """The Maven coordinate of Spark's own Kafka source and sink for the installed PySpark
+    (``org.apache.spark:spark-sql-kafka-0-10_2.13:<version>``), for ``spark.jars.packages``."""
+    from .kafka_jars import package
+
+    return package()
 
 
 def register(spark: Any) -> None:
@@ -46,11 +54,15 @@ def register(spark: Any) -> None:
     spark.dataSource.register(MiniKafkaDataSource)
 
 
-def local_session(app_name: str = "minikafka", master: str = "local[2]") -> Any:
+def local_session(app_name: str = "minikafka", master: str = "local[2]", kafka: bool = False) -> Any:
     """A SparkSession on this machine with the ``minikafka`` format registered.
 
     Python workers run this interpreter (``PYSPARK_PYTHON``, unless already set), the UI
-    is off, the driver binds to 127.0.0.1 and shuffles use 2 partitions; logs at ERROR."""
+    is off, the driver binds to 127.0.0.1 and shuffles use 2 partitions; logs at ERROR.
+    With ``kafka=True`` it also has Spark's own ``format("kafka")``: spark-sql-kafka-0-10
+    for this PySpark, from ``spark.jars.packages`` or a folder of jars
+    (``minikafka.spark.kafka_jars``).  Only the JVM's first session takes configs: ask
+    for ``kafka=True`` in the first one."""
     import os
     import sys
 
@@ -58,7 +70,13 @@ def local_session(app_name: str = "minikafka", master: str = "local[2]") -> Any:
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
 
-    spark = (SparkSession.builder.master(master).appName(app_name)
+    builder = SparkSession.builder
+    if kafka:
+        from .kafka_jars import session_configs
+
+        for key, value in session_configs().items():
+            builder = builder.config(key, value)
+    spark = (builder.master(master).appName(app_name)
              .config("spark.ui.enabled", "false")
              .config("spark.ui.showConsoleProgress", "false")
              .config("spark.sql.shuffle.partitions", "2")
