@@ -43,6 +43,14 @@ def _cleanup_policy(text: str) -> str:
     return ",".join(p for p in ("compact", "delete") if p in parts)
 
 
+def _timestamp_type(text: str) -> str:
+    """message.timestamp.type: only CreateTime (the producer's timestamps are kept); the leader
+    does not stamp batches, so LogAppendTime is refused rather than silently not applied."""
+    if str(text).strip() != "CreateTime":
+        raise ValueError(f"only CreateTime is supported, got {text!r}")
+    return "CreateTime"
+
+
 def _ratio(text: str) -> float:
     try:
         v = float(text)
@@ -204,6 +212,8 @@ BROKER_CONFIGS: tuple[ConfigDef, ...] = (
               "replicas' logs.", 1),
     ConfigDef("log.cleanup.policy", _cleanup_policy, "delete", "Default for topics: delete old segments by "
               "retention, compact (keep the last record per key), or compact,delete (both)."),
+    ConfigDef("log.message.timestamp.type", _timestamp_type, "CreateTime", "Default for topics: record timestamps "
+              "are the producer's (CreateTime; LogAppendTime is not supported)."),
     ConfigDef("log.cleaner.enable", _bool, True, "Run the log cleaner, which compacts topics with "
               "cleanup.policy=compact.", None),
     ConfigDef("log.cleaner.backoff.ms", int, 15000, "How often the log cleaner looks for logs to compact.", 1),
@@ -250,6 +260,8 @@ TOPIC_CONFIGS: tuple[ConfigDef, ...] = (
               "its last cleaning that makes it due (broker log.cleaner.min.cleanable.ratio if unset)."),
     ConfigDef("min.compaction.lag.ms", int, None, "Records younger than this are not compacted (broker "
               "log.cleaner.min.compaction.lag.ms if unset).", 0),
+    ConfigDef("message.timestamp.type", _timestamp_type, None, "CreateTime: records keep the producer's timestamps "
+              "(Kafka Streams sets it on its internal topics; LogAppendTime is not supported)."),
 )
 
 _BROKER_BY_NAME = {c.name: c for c in BROKER_CONFIGS}
@@ -422,7 +434,8 @@ BROKER_NAME_OF_TOPIC_CONFIG = {"max.message.bytes": "message.max.bytes", "segmen
                                "retention.bytes": "log.retention.bytes", "cleanup.policy": "log.cleanup.policy",
                                "delete.retention.ms": "log.cleaner.delete.retention.ms",
                                "min.cleanable.dirty.ratio": "log.cleaner.min.cleanable.ratio",
-                               "min.compaction.lag.ms": "log.cleaner.min.compaction.lag.ms"}
+                               "min.compaction.lag.ms": "log.cleaner.min.compaction.lag.ms",
+                               "message.timestamp.type": "log.message.timestamp.type"}
 
 # Broker settings given in ms or, when unset, in coarser units (Kafka's log.retention.ms >
 # log.retention.minutes > log.retention.hours, log.roll.ms > log.roll.hours).
@@ -485,7 +498,8 @@ def topic_config_default_text(name: str) -> str:
 
 def sample_text(c: ConfigDef) -> str:
     """A valid value text for config ``c`` (to check a name without a value)."""
-    samples: dict[Callable[[str], Any], str] = {_bool: "true", _cleanup_policy: "delete", _ratio: "0.5"}
+    samples: dict[Callable[[str], Any], str] = {_bool: "true", _cleanup_policy: "delete", _ratio: "0.5",
+                                                   _timestamp_type: "CreateTime"}
     return samples.get(c.parse, "1")
 
 
