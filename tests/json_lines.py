@@ -22,6 +22,7 @@ class JsonLinesProcess:
                  cwd: str | os.PathLike | None = None) -> None:
         self.log = Path(log)
         self._err = open(self.log, "wb")
+        self._out = open(self.log.with_suffix(".out"), "w")  # stdout as read, for a look after a failure
         self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                      stderr=self._err, env=env, cwd=cwd, start_new_session=True)
         self.events: list[dict] = []
@@ -35,6 +36,7 @@ class JsonLinesProcess:
         assert self.proc.stdout is not None
         for raw in self.proc.stdout:
             line = raw.decode("utf-8", "replace").strip()
+            self._out.write(line + "\n")
             try:
                 event = json.loads(line)
             except ValueError:
@@ -45,6 +47,7 @@ class JsonLinesProcess:
                 elif line:
                     self.other_lines.append(line)
                 self._changed.notify_all()
+        self._out.close()
         with self._changed:
             self._eof = True
             self._changed.notify_all()
