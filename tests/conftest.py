@@ -7,6 +7,8 @@
 * ``make_cluster`` (function): ``make_cluster(brokers=3, broker_configs=None,
   storage="memory")`` starts an extra independent cluster, stopped after the test.
 * ``spark`` (session): one SparkSession on local[2] with the ``minikafka`` source registered.
+* ``kafka_tools_jars`` (session): the folder of Kafka 4.x's jars (kafka-tools, kafka-clients and
+  what they need) that scripts/kafka-jars.sh fetches from Maven Central.
 
 Clusters are always stopped by ``down`` and then any pid still recorded in
 cluster.json is SIGKILLed, even when a test fails.
@@ -103,3 +105,22 @@ def spark():
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
+
+
+@pytest.fixture(scope="session")
+def kafka_tools_jars() -> Path:
+    """Kafka 4.x's jars: ``scripts/kafka-jars.sh 4`` (it fetches them once into its cache), else
+    the newest version already in that cache; a test that needs them fails without them."""
+    import subprocess
+
+    from minikafka.bench.scenarios import kafka_tools_jars as cached
+
+    script = Path(__file__).resolve().parent.parent / "scripts" / "kafka-jars.sh"
+    if script.exists():
+        done = subprocess.run(["bash", str(script), "4"], capture_output=True, text=True, timeout=900,
+                              stdin=subprocess.DEVNULL)
+        assert done.returncode == 0, done.stderr[-3000:]
+        return Path(done.stdout.strip().splitlines()[-1])
+    found = cached()
+    assert found, "Kafka's jars are missing: run scripts/kafka-jars.sh 4"
+    return Path(found)

@@ -5,19 +5,21 @@ from __future__ import annotations
 
 import json
 import math
+import os
 
 import pytest
 
+from minikafka.bench.scenarios import JARS_ENV
 from process_helpers import kill_recorded_pids, run_cli
 
 
 @pytest.mark.process
-def test_the_quick_suite_measures_every_scenario_against_both_yardsticks(tmp_path):
+def test_the_quick_suite_measures_every_scenario_against_both_yardsticks(tmp_path, kafka_tools_jars):
     out = tmp_path / "figures.json"
     folder = tmp_path / "cluster"
     try:
         done = run_cli("bench", "suite", "--quick", "--runs", "1", "--json", str(out), "--dir", str(folder),
-                       timeout_s=280)
+                       timeout_s=280, env={**os.environ, JARS_ENV: str(kafka_tools_jars)})
     finally:
         kill_recorded_pids(folder)
     assert done.returncode == 0, done.stderr[-2000:]
@@ -25,7 +27,8 @@ def test_the_quick_suite_measures_every_scenario_against_both_yardsticks(tmp_pat
     table = done.stdout
     for scenario in ("produce RF1 acks=1", "produce RF3 acks=1", "produce RF3 acks=all min.isr=2", "consume",
                      "latency acks=all RF3", "failover: leader SIGKILL", "failover: controller SIGKILL",
-                     "failover: controlled shutdown of the leader", "memory", "catch-up", "spark count"):
+                     "failover: controlled shutdown of the leader", "memory", "catch-up", "spark count",
+                     "end-to-end latency acks=all RF3, one record at a time"):
         assert scenario in table, f"{scenario} missing from\n{table}"
     assert "skipped" not in table, table
     rows = json.loads(out.read_text())["rows"]
@@ -34,7 +37,8 @@ def test_the_quick_suite_measures_every_scenario_against_both_yardsticks(tmp_pat
         ("produce RF3 acks=all min.isr=2", "python"), ("produce RF3 acks=all min.isr=2", "kcat (C)"),
         ("produce RF3 acks=all min.isr=2", "python send_many"),
         ("consume", "python"), ("consume", "kcat (C)"), ("consume", "python poll_batches+values"),
-        ("consume", "python poll_batches+to_arrow")}
+        ("consume", "python poll_batches+to_arrow"),
+        ("produce RF3 acks=all min.isr=2", "ProducerPerformance (Java)"), ("consume", "ConsumerPerformance (Java)")}
     for r in throughput:
         assert r["records_per_s"]["median"] > 0
         if r["scenario"].startswith("spark"):
@@ -52,6 +56,9 @@ def test_the_quick_suite_measures_every_scenario_against_both_yardsticks(tmp_pat
     assert catchup["refetched_mb"]["median"] >= 5, "the follower refetched at least the topic's 50,000 records"
     (latency,) = [r for r in rows if r["scenario"].startswith("latency")]
     assert 0 < latency["p50_ms"]["median"] <= latency["p99_ms"]["median"] <= latency["p999_ms"]["median"]
+    (e2e,) = [r for r in rows if r["client"] == "EndToEndLatency (Java)"]
+    assert 0 <= e2e["p50_ms"]["median"] <= e2e["p99_ms"]["median"] <= e2e["p999_ms"]["median"]
+    assert e2e["avg_ms"]["median"] > 0
 
 
 def test_a_bad_run_count_is_one_line_and_exit_2():

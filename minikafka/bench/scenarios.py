@@ -6,7 +6,11 @@ the failover and memory scenarios can kill brokers and read their memory.
 """
 from __future__ import annotations
 
+import glob
 import importlib.util
+import os
+import re
+import shutil
 import struct
 import subprocess
 import threading
@@ -416,3 +420,120 @@ def spark_count(target: Target, topic: str, runs: int) -> list[dict] | None:
         return out
     finally:
         spark.stop()
+
+
+# ----- Kafka's own performance tools (Java) ------------------------------------------------
+JARS_ENV = "MINIKAFKA_KAFKA_JARS"
+JAR_CACHE_ENV = "MINIKAFKA_JAR_CACHE"
+NEEDS_JAVA = "needs Java and Kafka's jars (scripts/kafka-jars.sh 4, or MINIKAFKA_KAFKA_JARS=DIR)"
+
+
+def kafka_tools_jars() -> str | None:
+    """A folder holding kafka-tools and everything it needs: ``$MINIKAFKA_KAFKA_JARS``, else the
+    newest version in the cache scripts/kafka-jars.sh fills (``$MINIKAFKA_JAR_CACHE``, by default
+    ~/.cache/minikafka/jars/<version>/); None without Java or without such a folder."""
+    if shutil.which("java") is None:
+        return None
+    given = os.environ.get(JARS_ENV)
+    if given:
+        return given if glob.glob(os.path.join(given, "kafka-tools-*.jar")) else None
+    cache = os.environ.get(JAR_CACHE_ENV) or os.path.join(os.path.expanduser("~"), ".cache", "minikafka", "jars")
+    found = [d for d in glob.glob(os.path.join(cache, "*")) if glob.glob(os.path.join(d, "kafka-tools-*.jar"))]
+
+    def version(path: str) -> tuple:
+        return tuple(int(p) if p.isdigit() else -1 for p in re.split(r"[.-]", os.path.basename(path)))
+    return max(found, key=version) if found else None
+
+
+def _kafka_tool(jars: str, cls: str, *args: str, timeout_s: float = 600) -> str:
+    """Run org.apache.kafka.tools.``cls`` unchanged; its stdout (ClientError when it fails)."""
+    done = subprocess.run(["java", "-cp", os.path.join(jars, "*"), f"org.apache.kafka.tools.{cls}", *args],
+                          capture_output=True, text=True, timeout=timeout_s, stdin=subprocess.DEVNULL)
+    if done.returncode != 0:
+        raise errors.ClientError(f"{cls} exited {done.returncode}: {(done.stderr or done.stdout).strip()[-500:]}")
+    return done.stdout
+
+
+_PRODUCER_PERF = re.compile(
+    r"(\d+) records sent, ([\d.]+) records/sec \(([\d.]+) MB/sec\), ([\d.]+) ms avg latency, ([\d.]+) ms max "
+    r"latency, (\d+) ms 50th, (\d+) ms 95th, (\d+) ms 99th, (\d+) ms 99.9th")
+
+
+def parse_producer_performance(out: str) -> dict:
+    """ProducerPerformance's closing line: records/s, MB/s and its send-to-ack latencies."""
+    found = _PRODUCER_PERF.findall(out)
+    if not found:
+        raise errors.ClientError(f"no summary line in ProducerPerformance's output: {out.strip()[-300:]}")
+    n, rps, mbps, avg, mx, p50, p95, p99, p999 = found[-1]
+    return {"records": int(n), "records_per_s": float(rps), "mb_per_s": float(mbps), "avg_ms": float(avg),
+            "max_ms": float(mx), "p50_ms": float(p50), "p95_ms": float(p95), "p99_ms": float(p99),
+            "p999_ms": float(p999)}
+
+
+def producer_performance(target: Target, topic: str, records: int, value_size: int, acks: str) -> dict | None:
+    """Kafka's ProducerPerformance (Java, the class behind kafka-producer-perf-test.sh) through the
+    Kafka listener, as fast as it goes; None without Java, the jars or a Kafka listener.
+    Checks the records arrived."""
+    jars = kafka_tools_jars()
+    if jars is None or not target.kafka_bootstrap:
+        return None
+    before = sum(end_offsets(target, topic).values())
+    out = _kafka_tool(jars, "ProducerPerformance", "--topic", topic, "--num-records", str(records),
+                      "--record-size", str(value_size), "--throughput", "-1", "--producer-props",
+                      f"bootstrap.servers={target.kafka_bootstrap}", f"acks={acks}", "linger.ms=5")
+    figures = parse_producer_performance(out)
+    written = sum(end_offsets(target, topic).values()) - before
+    if figures["records"] != records or written != records:
+        raise errors.ClientError(f"ProducerPerformance sent {figures['records']} and wrote {written} of {records}")
+    return figures
+
+
+def parse_consumer_performance(out: str) -> dict:
+    """ConsumerPerformance's CSV (a header line, then one line of figures)."""
+    lines = [line for line in out.splitlines() if line.count(",") >= 5]
+    if len(lines) < 2 or not lines[0].startswith("start.time"):
+        raise errors.ClientError(f"no figures in ConsumerPerformance's output: {out.strip()[-300:]}")
+    row = dict(zip((h.strip() for h in lines[0].split(",")), (v.strip() for v in lines[-1].split(","))))
+    return {"records": int(float(row["data.consumed.in.nMsg"])), "records_per_s": float(row["fetch.nMsg.sec"]),
+            "mb_per_s": float(row["fetch.MB.sec"]), "with_join_records_per_s": float(row["nMsg.sec"]),
+            "join_ms": float(row["rebalance.time.ms"]), "fetch_ms": float(row["fetch.time.ms"])}
+
+
+def consumer_performance(target: Target, topic: str) -> dict | None:
+    """Kafka's ConsumerPerformance (kafka-consumer-perf-test.sh) reading ``topic`` from the start to
+    its end offsets in a new group; records/s of its fetching (without the group join, reported
+    apart). None without Java, the jars or a Kafka listener."""
+    jars = kafka_tools_jars()
+    if jars is None or not target.kafka_bootstrap:
+        return None
+    total = sum(end_offsets(target, topic).values())
+    out = _kafka_tool(jars, "ConsumerPerformance", "--bootstrap-server", target.kafka_bootstrap, "--topic", topic,
+                      "--messages", str(total), "--group", f"bench-consumer-perf-{time.time_ns()}",
+                      "--timeout", "60000")
+    figures = parse_consumer_performance(out)
+    if figures["records"] != total:
+        raise errors.ClientError(f"ConsumerPerformance read {figures['records']} of {total} records")
+    return figures
+
+
+_E2E_AVG = re.compile(r"Avg latency: ([\d.]+) ms")
+_E2E_PERCENTILES = re.compile(r"Percentiles: 50th = ([\d.]+), 99th = ([\d.]+), 99.9th = ([\d.]+)")
+
+
+def parse_end_to_end_latency(out: str) -> dict:
+    avg, pct = _E2E_AVG.search(out), _E2E_PERCENTILES.search(out)
+    if avg is None or pct is None:
+        raise errors.ClientError(f"no latencies in EndToEndLatency's output: {out.strip()[-300:]}")
+    return {"avg_ms": float(avg.group(1)), "p50_ms": float(pct.group(1)), "p99_ms": float(pct.group(2)),
+            "p999_ms": float(pct.group(3))}
+
+
+def end_to_end_latency(target: Target, topic: str, records: int, value_size: int) -> dict | None:
+    """Kafka's EndToEndLatency (kafka-e2e-latency.sh): one record at a time, acks=all, each sent
+    only after the consumer read the one before; the round trip's average and percentiles
+    (whole ms). None without Java, the jars or a Kafka listener."""
+    jars = kafka_tools_jars()
+    if jars is None or not target.kafka_bootstrap:
+        return None
+    out = _kafka_tool(jars, "EndToEndLatency", target.kafka_bootstrap, topic, str(records), "all", str(value_size))
+    return {**parse_end_to_end_latency(out), "records": records}

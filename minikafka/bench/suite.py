@@ -40,6 +40,7 @@ class Sizes:
     latency_seconds: float
     memory_records: int
     catchup_records: int
+    e2e_records: int = 2_000  # Kafka's EndToEndLatency: one record at a time
     value_size: int = 100
     runs: int = 3
 
@@ -47,7 +48,7 @@ class Sizes:
 FULL = Sizes(produce_records=200_000, consume_records=2_000_000, latency_rate=10_000, latency_seconds=10,
              memory_records=500_000, catchup_records=1_000_000)
 QUICK = Sizes(produce_records=20_000, consume_records=100_000, latency_rate=2_000, latency_seconds=2,
-              memory_records=50_000, catchup_records=50_000)
+              memory_records=50_000, catchup_records=50_000, e2e_records=300)
 
 
 @dataclass
@@ -188,6 +189,14 @@ class Suite:
                     target, work, self._topic("produce", target, 3, rf, 2 if rf == 3 else None), acks))
                 self.rows.append(self._row_or_skip(f"produce {name}", "kcat (C)", kc, limit_p, mock_fig,
                                                    "needs kcat and the Kafka listener"))
+                if acks == "all":
+                    pp = self._repeat(f"produce {name} ProducerPerformance", lambda i, rf=rf: sc.producer_performance(
+                        target, self._topic("produce", target, 3, rf, 2), s.produce_records, s.value_size, "all"))
+                    row = self._row_or_skip(f"produce {name}", "ProducerPerformance (Java)", pp, limit_p, mock_fig,
+                                            sc.NEEDS_JAVA)
+                    if pp:
+                        row.extra["p99_ms"] = collect("p99_ms", "ms", pp, "p99_ms")
+                    self.rows.append(row)
             self.say(f"consume: writing {s.consume_records:,} records")
             ctopic = self._topic("consume", target, 3, 3, 2)
             sc.produce_python(target, consume_work, ctopic, "all")
@@ -203,6 +212,12 @@ class Suite:
             kc = self._repeat("consume kcat", lambda i: sc.consume_kcat(target, ctopic))
             self.rows.append(self._row_or_skip("consume", "kcat (C)", kc, limit_c, None,
                                                "needs kcat and the Kafka listener"))
+            cp = self._repeat("consume ConsumerPerformance", lambda i: sc.consumer_performance(target, ctopic))
+            row = self._row_or_skip("consume", "ConsumerPerformance (Java)", cp, limit_c, None, sc.NEEDS_JAVA)
+            if cp:
+                row.extra["with_join_records_per_s"] = collect("with_join_records_per_s", "records/s", cp,
+                                                               "with_join_records_per_s")
+            self.rows.append(row)
             self.say(f"spark: counting {s.consume_records:,} records {s.runs} times (the session start is not timed)")
             sp = sc.spark_count(target, ctopic, s.runs)
             self.rows.append(self._row_or_skip("spark count (minikafka source)", "spark local[2]", sp, None, None,
@@ -213,6 +228,17 @@ class Suite:
                                  collect("p50_ms", "ms", lat or [], "p50_ms"),
                                  extra={"p99_ms": collect("p99_ms", "ms", lat or [], "p99_ms"),
                                         "p999_ms": collect("p999_ms", "ms", lat or [], "p999_ms")}))
+            e2e = self._repeat("EndToEndLatency", lambda i: sc.end_to_end_latency(
+                target, self._topic("e2e", target, 1, 3, 2), s.e2e_records, s.value_size))
+            e2e_label = f"end-to-end latency acks=all RF3, one record at a time ({s.e2e_records:,})"
+            if e2e is None:
+                self.rows.append(Row(e2e_label, "EndToEndLatency (Java)", Figure("p50_ms", "ms", ()),
+                                     skipped=sc.NEEDS_JAVA))
+            else:
+                self.rows.append(Row(e2e_label, "EndToEndLatency (Java)", collect("p50_ms", "ms", e2e, "p50_ms"),
+                                     extra={"p99_ms": collect("p99_ms", "ms", e2e, "p99_ms"),
+                                            "p999_ms": collect("p999_ms", "ms", e2e, "p999_ms"),
+                                            "avg_ms": collect("avg_ms", "ms", e2e, "avg_ms")}))
             for how, label in (("leader", "leader SIGKILL"), ("controller", "controller SIGKILL"),
                                ("controlled", "controlled shutdown of the leader")):
                 fo = self._repeat(f"failover {how}", lambda i, how=how: sc.failover(
