@@ -6,6 +6,8 @@
   ``kill(id, sig)``, ``start(id)``, ``stop(id)``, ``resume(id)``, ``status()``.
 * ``make_cluster`` (function): ``make_cluster(brokers=3, broker_configs=None,
   storage="memory")`` starts an extra independent cluster, stopped after the test.
+* ``kafka_jars`` (session): ``kafka_jars("4" | "3.9")`` -> the directory of Apache Kafka's
+  Java jars (tests/kafka_tools.py: ``run_tool``, ``tool_class``).
 * ``spark`` (session): one SparkSession on local[2] with the ``minikafka`` source registered.
 
 Clusters are always stopped by ``down`` and then any pid still recorded in
@@ -20,6 +22,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+from kafka_tools import kafka_jars  # noqa: E402,F401  (session fixture: Kafka's Java jars)
 from process_helpers import (  # noqa: E402
     ClusterHandle,
     free_port,
