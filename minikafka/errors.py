@@ -143,6 +143,7 @@ GroupIdNotFoundError = _register(69, "GROUP_ID_NOT_FOUND", False, "The group id 
 MemberIdRequiredError = _register(79, "MEMBER_ID_REQUIRED", False, "The group member needs a valid member id before entering the group: join again with the member id in this answer.")
 FencedInstanceIdError = _register(82, "FENCED_INSTANCE_ID", False, "The broker rejected this static consumer since another consumer with the same group.instance.id has registered with a different member.id.")
 GroupMaxSizeReachedError = _register(81, "GROUP_MAX_SIZE_REACHED", False, "The consumer group has reached its max size (group.max.size).")
+GroupSubscribedToTopicError = _register(86, "GROUP_SUBSCRIBED_TO_TOPIC", False, "The consumer group is actively subscribed to the topic.")
 InvalidRecordError = _register(87, "INVALID_RECORD", False, "A record failed validation on the broker.")
 
 

@@ -6,6 +6,8 @@
   ``kill(id, sig)``, ``start(id)``, ``stop(id)``, ``resume(id)``, ``status()``.
 * ``make_cluster`` (function): ``make_cluster(brokers=3, broker_configs=None,
   storage="memory")`` starts an extra independent cluster, stopped after the test.
+* ``kafka_jars`` (session): ``kafka_jars("4" | "3.9")`` -> the directory of Apache Kafka's
+  Java jars (tests/kafka_tools.py: ``run_tool``, ``tool_class``).
 * ``spark`` (session): one SparkSession on local[2] with the ``minikafka`` source registered.
 * ``kafka_tools_jars`` (session): the folder of Kafka 4.x's jars (kafka-tools, kafka-clients and
   what they need) that scripts/kafka-jars.sh fetches from Maven Central.
@@ -22,6 +24,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+from kafka_tools import kafka_jars  # noqa: E402,F401  (session fixture: Kafka's Java jars)
 from process_helpers import (  # noqa: E402
     ClusterHandle,
     free_port,
@@ -108,19 +111,6 @@ def spark():
 
 
 @pytest.fixture(scope="session")
-def kafka_tools_jars() -> Path:
-    """Kafka 4.x's jars: ``scripts/kafka-jars.sh 4`` (it fetches them once into its cache), else
-    the newest version already in that cache; a test that needs them fails without them."""
-    import subprocess
-
-    from minikafka.bench.scenarios import kafka_tools_jars as cached
-
-    script = Path(__file__).resolve().parent.parent / "scripts" / "kafka-jars.sh"
-    if script.exists():
-        done = subprocess.run(["bash", str(script), "4"], capture_output=True, text=True, timeout=900,
-                              stdin=subprocess.DEVNULL)
-        assert done.returncode == 0, done.stderr[-3000:]
-        return Path(done.stdout.strip().splitlines()[-1])
-    found = cached()
-    assert found, "Kafka's jars are missing: run scripts/kafka-jars.sh 4"
-    return Path(found)
+def kafka_tools_jars(kafka_jars) -> Path:
+    """Kafka 4.x's jars (``scripts/kafka-jars.sh 4``, fetched once into its cache)."""
+    return kafka_jars("4")

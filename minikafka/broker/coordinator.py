@@ -28,6 +28,7 @@ from ..errors import (
     CoordinatorLoadInProgressError,
     CoordinatorNotAvailableError,
     GroupIdNotFoundError,
+    GroupSubscribedToTopicError,
     InvalidGroupIdError,
     InvalidSessionTimeoutError,
     KafkaError,
@@ -457,6 +458,43 @@ class GroupCoordinator:
         if g.members:
             raise NonEmptyGroupError(f"group {group_id!r} has {len(g.members)} active members; stop them first")
         await self._delete(g, "deleted")
+
+    async def delete_offsets(self, group_id: str, partitions: list[tuple[str, int]]) -> list[KafkaError | None]:
+        """Kafka's OffsetDelete: tombstones for the group's committed offsets of ``partitions``;
+        one error (or None) per partition.  GROUP_ID_NOT_FOUND for an unknown group,
+        NON_EMPTY_GROUP for an active group of another protocol type; in an active consumer
+        group, partitions of subscribed topics are GROUP_SUBSCRIBED_TO_TOPIC.  Needs Delete
+        on the group and Read on each topic."""
+        security = self.security
+        security.require("Delete", "Group", group_id)
+        g = self._group(group_id)
+        if g is None or g.state is GroupState.DEAD:
+            raise GroupIdNotFoundError(f"group {group_id!r} does not exist")
+        subscribed: set[str] = set()
+        if g.members:
+            if g.protocol_type != "consumer":
+                raise NonEmptyGroupError(f"group {group_id!r} has {len(g.members)} active members")
+            subscribed = g.subscribed_topics()
+        errs: list[KafkaError | None] = []
+        gone: list[tuple[str, int]] = []
+        for topic, partition in partitions:
+            if not security.allowed("Read", "Topic", topic):
+                errs.append(refusal("Read", "Topic", topic))
+            elif (topic, partition) not in self.metadata.partitions:
+                errs.append(UnknownTopicOrPartitionError(f"{topic}-{partition} does not exist"))
+            elif topic in subscribed:
+                errs.append(GroupSubscribedToTopicError(f"group {group_id!r} is subscribed to {topic!r}"))
+            else:
+                errs.append(None)
+                if (topic, partition) in g.offsets:
+                    gone.append((topic, partition))
+        if gone:
+            await self._append(group_id, [(rec.encode_key(rec.OffsetKey(group_id, t, p)), None) for t, p in gone])
+            for tp in gone:
+                g.offsets.pop(tp, None)
+            self.record_event("offsets_deleted", f"group {group_id}: offsets of {len(gone)} partitions deleted",
+                              group=group_id)
+        return errs
 
     async def _delete(self, g: Group, why: str) -> None:
         entries = [(rec.encode_key(rec.OffsetKey(g.group_id, t, p)), None) for t, p in sorted(g.offsets)]

@@ -430,6 +430,31 @@ class TopicAdmin:
                            for r in results]
         return results
 
+    async def reassignments(self, partitions: list[tuple[str, int]] | None) -> list[tuple[str, int, list[int], list[int], list[int]]]:
+        """The reassignments still moving, as ``(topic, partition, replicas, adding, removing)``:
+        /admin/reassign_partitions holds the targets, the metadata the current replicas
+        (target plus old while moving) and the ISR; adding are target replicas not yet in
+        the ISR, removing the current replicas not in the target."""
+        self.security.require("Describe", "Cluster", CLUSTER_NAME)
+        got = await self.zk.get(layout.REASSIGN_PARTITIONS)
+        if got is None:
+            return []
+        try:
+            entries = json.loads(got[0].decode())["partitions"]
+            targets = {(e["topic"], int(e["partition"])): [int(r) for r in e["replicas"]] for e in entries}
+        except (ValueError, KeyError, TypeError):
+            return []
+        wanted = set(partitions) if partitions is not None else None
+        out = []
+        for (t, p), target in sorted(targets.items()):
+            if wanted is not None and (t, p) not in wanted:
+                continue
+            st = self.metadata.partitions.get((t, p))
+            current = list(st["replicas"]) if st is not None else list(target)
+            isr = set(st["isr"]) if st is not None else set()
+            out.append((t, p, current, [r for r in target if r not in isr], [r for r in current if r not in target]))
+        return out
+
 
 def check_assignment(assignment: dict[str, list[int]], live: list[int]) -> dict[int, list[int]]:
     """An explicit replica assignment, checked: partitions 0..n-1, the same non-zero

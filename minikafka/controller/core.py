@@ -39,6 +39,8 @@ IsrChanged                 [IsrChangeNotification] the leaders' own ISR writes: 
 DeleteTopics               [TopicDeletion] StopReplica(delete) to every replica, znodes removed
 Reassign                   [PartitionReassignment] AR = target + old, then target once it is in sync
 PreferredElection          [PreferredReplicaLeaderElection] leader = first replica when in the ISR
+UncleanElection            [ElectLeaders, UNCLEAN] partitions without a leader: the first live
+                           replica, in the ISR or not (KIP-460)
 ControlledShutdown         [ControlledShutdown] leaderships move off, ISRs drop the broker,
                            StopReplica (logs kept) to it
 CheckImbalance             [AutoPreferredReplicaLeaderElection]
@@ -185,6 +187,15 @@ class PreferredElection:
 
 
 @dataclass(frozen=True)
+class UncleanElection:
+    """Elect a leader for partitions that have none, out of sync if need be (KIP-460's
+    ElectLeaders with election type UNCLEAN).  ``partitions`` None means every partition
+    without a leader."""
+
+    partitions: tuple[TP, ...] | None
+
+
+@dataclass(frozen=True)
 class ControlledShutdown:
     broker_id: int
 
@@ -206,7 +217,7 @@ class BrokerConfigChanged:
 
 
 Event = (Failover | BrokersChanged | TopicsAdded | PartitionsChanged | IsrChanged | DeleteTopics | Reassign
-         | PreferredElection | ControlledShutdown | CheckImbalance | TopicConfigChanged | BrokerConfigChanged)
+         | PreferredElection | UncleanElection | ControlledShutdown | CheckImbalance | TopicConfigChanged | BrokerConfigChanged)
 
 
 # -- decisions ----------------------------------------------------------------------------------
@@ -765,6 +776,50 @@ class ControllerCore:
             self._metadata(p, changed)
         return results
 
+    def _on_UncleanElection(self, p: Plan, ev: UncleanElection) -> None:
+        """A leader for each partition that has none: an ISR replica if one is alive, else
+        the first live replica (unclean: records it lacks are lost), whatever the topic's
+        unclean.leader.election.enable.  The reply maps each partition to NONE,
+        ELECTION_NOT_NEEDED (it has a live leader), ELIGIBLE_LEADERS_NOT_AVAILABLE (no live
+        replica) or UNKNOWN_TOPIC_OR_PARTITION; without a list, only elected partitions."""
+        d = p.draft
+        results: dict[TP, str] = {}
+        changed: list[TP] = []
+        wanted = list(ev.partitions) if ev.partitions is not None else [tp for tp, _ in d.partitions()]
+        live = set(d.live) - d.shutting_down
+        for tp in wanted:
+            if not d.has(tp):
+                results[tp] = "UNKNOWN_TOPIC_OR_PARTITION"
+                continue
+            info = d.info(tp)
+            st = info.state
+            if st is None or (st.leader != NO_LEADER and st.leader in live):
+                if ev.partitions is not None:
+                    results[tp] = "ELECTION_NOT_NEEDED"
+                continue
+            e = rules.elect_leader(info.replicas, st.isr, live, unclean_enabled=True)
+            if e.leader == NO_LEADER:
+                results[tp] = "ELIGIBLE_LEADERS_NOT_AVAILABLE"
+                continue
+            new = layout.LeaderIsr(e.leader, st.leader_epoch + 1, e.isr, d.epoch)
+            self._write(p, tp, new)
+            p.counters.append(LEADER_ELECTIONS)
+            if e.unclean:
+                p.counters.append(UNCLEAN_LEADER_ELECTIONS)
+                p.note("unclean_election", f"{tp[0]}-{tp[1]}: UNCLEAN election of broker {e.leader} (asked by "
+                                           f"ElectLeaders; data may be lost), epoch {new.leader_epoch}",
+                       topic=tp[0], partition=tp[1], leader=e.leader, leader_epoch=new.leader_epoch)
+            else:
+                p.note("leader_elected", f"{tp[0]}-{tp[1]}: leader {e.leader} at epoch {new.leader_epoch}, ISR "
+                                         f"{list(e.isr)} (ElectLeaders)", topic=tp[0], partition=tp[1],
+                       leader=e.leader, leader_epoch=new.leader_epoch)
+            changed.append(tp)
+            results[tp] = "NONE"
+        if changed:
+            self._leader_and_isr(p, changed)
+            self._metadata(p, changed)
+        p.reply = results
+
     def _on_ControlledShutdown(self, p: Plan, ev: ControlledShutdown) -> None:
         """Kafka's ControlledShutdown: for each partition the broker leads, a new leader from
         the rest of the ISR; for each it follows, out of the ISR.  The stopping broker gets
@@ -845,6 +900,6 @@ class ControllerCore:
 __all__ = [
     "AssignmentWrite", "BrokerConfigChanged", "BrokersChanged", "CheckImbalance", "Context", "ControlledShutdown", "ControllerCore", "CREATE",
     "Delete", "DeleteIfPresent", "DeleteTopics", "Event", "Failover", "IsrChanged", "Note", "PartitionInfo",
-    "PartitionsChanged", "Plan", "PreferredElection", "Reassign", "Send", "StateRead", "StateWrite",
+    "PartitionsChanged", "Plan", "PreferredElection", "UncleanElection", "Reassign", "Send", "StateRead", "StateWrite",
     "SyncReassignZnode", "TopicConfigChanged", "TopicRead", "TopicsAdded",
 ]

@@ -37,6 +37,7 @@ from ..errors import (
     RebalanceInProgressError,
     UnknownMemberIdError,
 )
+from .consumer_protocol import decode_subscription
 from .records import GroupValue, MemberValue, OffsetValue
 
 
@@ -155,6 +156,19 @@ class Group:
                              "client_id": m.client_id, "client_host": m.client_host,
                              "metadata": m.metadata(self.protocol) if self.protocol else b"",
                              "assignment": m.assignment} for m in self.members.values()]}
+
+    def subscribed_topics(self) -> set[str]:
+        """The topics the members of a consumer group subscribe to (their subscriptions in
+        the chosen protocol's metadata); empty for other protocol types."""
+        if self.protocol_type != "consumer" or not self.protocol:
+            return set()
+        topics: set[str] = set()
+        for m in self.members.values():
+            try:
+                topics.update(decode_subscription(m.metadata(self.protocol)).topics)
+            except Exception:  # a member's metadata that is not a consumer subscription
+                continue
+        return topics
 
     def value(self, now: int) -> GroupValue:
         """The group's metadata record (written after each rebalance)."""

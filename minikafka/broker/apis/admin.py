@@ -1,5 +1,6 @@
-"""CreateTopics, DeleteTopics, CreatePartitions, DescribeConfigs, AlterConfigs and
-AlterPartitionReassignments: each a thin step onto :class:`~..topic_admin.TopicAdmin`."""
+"""CreateTopics, DeleteTopics, CreatePartitions, DescribeConfigs, AlterConfigs,
+AlterPartitionReassignments and ListPartitionReassignments: each a thin step onto
+:class:`~..topic_admin.TopicAdmin`."""
 from __future__ import annotations
 
 from typing import Awaitable, Callable
@@ -21,6 +22,9 @@ from ...protocol.rpc.types import (
     DeleteTopicsResponse,
     DescribeConfigsRequest,
     DescribeConfigsResponse,
+    ListPartitionReassignmentsRequest,
+    ListPartitionReassignmentsResponse,
+    OngoingReassignment,
     ReassignablePartitionResponse,
 )
 from ..topic_admin import CONFIG_SOURCE_NAMES, ConfigEntry as SettingEntry, NewTopic, TopicAdmin
@@ -109,3 +113,11 @@ class AdminApis:
         errors = await self.topic_admin.reassign(moves)
         return AlterPartitionReassignmentsResponse(partitions=[
             ReassignablePartitionResponse(topic=t, partition=p, error=e) for (t, p, _), e in zip(moves, errors)])
+
+    async def list_partition_reassignments(self, req: ListPartitionReassignmentsRequest,
+                                           ctx: RequestContext) -> ListPartitionReassignmentsResponse:
+        wanted = [(x.topic, x.partition) for x in req.partitions] if req.partitions is not None else None
+        moving = await self.topic_admin.reassignments(wanted)
+        return ListPartitionReassignmentsResponse(partitions=[
+            OngoingReassignment(topic=t, partition=p, replicas=r, adding_replicas=a, removing_replicas=rm)
+            for t, p, r, a, rm in moving])

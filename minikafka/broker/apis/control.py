@@ -12,9 +12,10 @@ from typing import Callable
 from ... import errors
 from ...auth.acls import CLUSTER_NAME
 from ...controller.controller import KafkaController
-from ...controller.core import ControlledShutdown, PreferredElection
+from ...controller.core import ControlledShutdown, PreferredElection, UncleanElection
 from ...errors import NotControllerError, StaleBrokerEpochError, StaleControllerEpochError
 from ...metric_names import FORGED_CONTROLLER_EPOCHS, STALE_BROKER_EPOCH_REQUESTS
+from ...protocol.rpc.messages import UNCLEAN_ELECTION
 from ...protocol.rpc.types import (
     ControlledShutdownRequest,
     ControlledShutdownResponse,
@@ -150,7 +151,8 @@ class ControlApis:
                                                                 for t, p in remaining])
 
     async def elect_leaders(self, req: ElectLeadersRequest, ctx: RequestContext) -> ElectLeadersResponse:
-        """Preferred leader election on the controller; another broker forwards the request."""
+        """Preferred or unclean leader election on the controller; another broker forwards
+        the request."""
         self.security.require("Alter", "Cluster", CLUSTER_NAME)
         if self.controller.active is None:
             cid, host, port = await self.controller.endpoint()
@@ -160,7 +162,8 @@ class ControlApis:
                 return decode_ElectLeadersResponse(answer)
         controller = self.controller.require_active()
         tps = tuple((x.topic, x.partition) for x in req.partitions) if req.partitions is not None else None
-        results = await controller.request(PreferredElection(tps))
+        election = UncleanElection(tps) if req.election_type == UNCLEAN_ELECTION else PreferredElection(tps)
+        results = await controller.request(election)
         out = []
         for (t, p), name in sorted(results.items()):
             exc = None if name == "NONE" else errors.error_class(name)(f"{t}-{p}: {name}")

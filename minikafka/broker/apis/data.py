@@ -1,16 +1,24 @@
-"""Produce, Fetch, ListOffsets, OffsetsForLeaderEpoch, DeleteRecords and InitProducerId."""
+"""Produce, Fetch, ListOffsets, OffsetsForLeaderEpoch, DeleteRecords, InitProducerId and
+DescribeLogDirs."""
 from __future__ import annotations
 
+import os
+
+from ...auth.acls import CLUSTER_NAME
 from ...errors import CoordinatorLoadInProgressError, InvalidRequestError
 from ...protocol.rpc.types import (
     DeleteRecordsRequest,
     DeleteRecordsResponse,
+    DescribeLogDirsRequest,
+    DescribeLogDirsResponse,
     FetchRequest,
     FetchResponse,
     InitProducerIdRequest,
     InitProducerIdResponse,
     ListOffsetsRequest,
     ListOffsetsResponse,
+    LogDir,
+    LogDirPartition,
     OffsetsForLeaderEpochRequest,
     OffsetsForLeaderEpochResponse,
     ProduceRequest,
@@ -66,3 +74,24 @@ class DataApis:
                 f"broker {self.broker_id} has no producer ids left and ZooKeeper, which hands out the next block, "
                 f"does not answer ({exc.__class__.__name__}); try again") from None
         return InitProducerIdResponse(producer_id=pid, producer_epoch=0)
+
+    async def describe_log_dirs(self, req: DescribeLogDirsRequest, ctx: RequestContext) -> DescribeLogDirsResponse:
+        """The broker's one log directory and its local replicas' sizes (Describe on the
+        cluster, as in Kafka); with in-memory storage the directory is named ``memory``."""
+        rm = self.replicas
+        rm.security.require("Describe", "Cluster", CLUSTER_NAME)
+        wanted = {(x.topic, x.partition) for x in req.partitions} if req.partitions is not None else None
+        parts = [LogDirPartition(topic=t, partition=p, size=r.log.size_bytes,
+                                 offset_lag=max(0, r.high_watermark - r.log_end_offset))
+                 for (t, p), r in sorted(rm.partitions.items()) if wanted is None or (t, p) in wanted]
+        if rm.config.storage == "disk":
+            path = os.path.abspath(rm.config.data_dir)
+            try:
+                st = os.statvfs(path)
+                total, usable = st.f_blocks * st.f_frsize, st.f_bavail * st.f_frsize
+            except OSError:
+                total = usable = -1
+        else:
+            path, total, usable = "memory", -1, -1
+        return DescribeLogDirsResponse(log_dirs=[LogDir(log_dir=path, total_bytes=total, usable_bytes=usable,
+                                                        partitions=parts)])

@@ -26,6 +26,9 @@ from ...protocol.rpc.types import (
     OffsetCommitPartitionResponse,
     OffsetCommitRequest,
     OffsetCommitResponse,
+    OffsetDeletePartition,
+    OffsetDeleteRequest,
+    OffsetDeleteResponse,
     OffsetFetchPartition,
     OffsetFetchRequest,
     OffsetFetchResponse,
@@ -44,7 +47,7 @@ def _dead(group_id: str, error: KafkaError | None) -> DescribedGroup:
 
 class GroupApis:
     """FindCoordinator, JoinGroup, SyncGroup, Heartbeat, LeaveGroup, OffsetCommit,
-    OffsetFetch, ListGroups, DescribeGroups and DeleteGroups."""
+    OffsetFetch, ListGroups, DescribeGroups, DeleteGroups and OffsetDelete."""
 
     def __init__(self, coordinator: GroupCoordinator, endpoints: Endpoints) -> None:
         self.c = coordinator
@@ -131,3 +134,9 @@ class GroupApis:
             except KafkaError as exc:
                 out.append(DeletedGroup(group_id=gid, error=exc))
         return DeleteGroupsResponse(groups=out)
+
+    async def offset_delete(self, req: OffsetDeleteRequest, ctx: RequestContext) -> OffsetDeleteResponse:
+        tps = [(x.topic, x.partition) for x in req.partitions]
+        errs = await self.c.delete_offsets(req.group_id, tps)
+        return OffsetDeleteResponse(partitions=[OffsetDeletePartition(topic=t, partition=p, error=e)
+                                                for (t, p), e in zip(tps, errs)])

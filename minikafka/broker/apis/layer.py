@@ -29,12 +29,13 @@ class RequestLayer:
         self.handlers: dict[str, Handler] = {
             "produce": data.produce, "fetch": data.fetch, "list_offsets": data.list_offsets,
             "offsets_for_leader_epoch": data.offsets_for_leader_epoch, "delete_records": data.delete_records,
-            "init_producer_id": data.init_producer_id,
+            "init_producer_id": data.init_producer_id, "describe_log_dirs": data.describe_log_dirs,
             "metadata": cluster.metadata_, "api_versions": cluster.api_versions, "events": cluster.events,
             "replica_state": cluster.replica_state_,
             "create_topics": admin.create_topics, "delete_topics": admin.delete_topics,
             "create_partitions": admin.create_partitions, "describe_configs": admin.describe_configs,
             "alter_configs": admin.alter_configs, "alter_partition_reassignments": admin.alter_partition_reassignments,
+            "list_partition_reassignments": admin.list_partition_reassignments,
             "leader_and_isr": control.leader_and_isr, "update_metadata": control.update_metadata,
             "stop_replica": control.stop_replica, "controlled_shutdown": control.controlled_shutdown,
             "elect_leaders": control.elect_leaders,
@@ -42,7 +43,7 @@ class RequestLayer:
             "sync_group": groups.sync_group, "heartbeat": groups.heartbeat, "leave_group": groups.leave_group,
             "offset_commit": groups.offset_commit, "offset_fetch": groups.offset_fetch,
             "list_groups": groups.list_groups, "describe_groups": groups.describe_groups,
-            "delete_groups": groups.delete_groups,
+            "delete_groups": groups.delete_groups, "offset_delete": groups.offset_delete,
             "create_acls": acls.create_acls, "describe_acls": acls.describe_acls, "delete_acls": acls.delete_acls,
         }
         assert set(self.handlers) == set(APIS), set(APIS) ^ set(self.handlers)

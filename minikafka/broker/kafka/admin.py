@@ -1,4 +1,4 @@
-"""Kafka's topic administration APIs on the Kafka listener.
+"""Kafka's topic and cluster administration APIs on the Kafka listener.
 
 Each runs the request layer's handler the msgpack API runs (:mod:`minikafka.broker.apis.admin`:
 the same validation, ZooKeeper writes and controller reaction); IncrementalAlterConfigs
@@ -12,20 +12,31 @@ from typing import TYPE_CHECKING, Any, Callable
 from ... import config as cfg
 from ...errors import (
     InvalidConfigError,
+    InvalidReplicaAssignmentError,
+    InvalidReplicationFactorError as _InvalidRF,
+    NoReassignmentInProgressError,
     InvalidPartitionsError,
     InvalidReplicationFactorError,
     InvalidRequestError,
     KafkaError,
     OffsetOutOfRangeError,
 )
+from ...protocol.rpc.messages import PREFERRED_ELECTION, UNCLEAN_ELECTION
 from ...protocol.rpc.types import (
+    AlterPartitionReassignmentsRequest,
     CreatableTopic,
     CreateTopicsRequest,
     DeleteRecordsPartition,
     DeleteRecordsRequest,
     DeleteTopicsRequest,
+    DescribeLogDirsRequest,
+    ElectLeadersRequest,
+    ListPartitionReassignmentsRequest,
+    ReassignablePartition,
+    TopicPartition,
 )
 from ..apis.admin import AdminApis
+from ..apis.control import ControlApis
 from ..apis.data import DataApis
 from ..topic_admin import APPEND, BROKER, DELETE, SET, SUBTRACT, TOPIC
 
@@ -43,11 +54,13 @@ def _duplicates(names: list[str]) -> set[str]:
 
 
 class KafkaAdmin:
-    """CreateTopics, DeleteTopics, CreatePartitions and the config APIs."""
+    """CreateTopics, DeleteTopics, CreatePartitions, the config APIs, DeleteRecords,
+    ElectLeaders, the partition reassignment APIs and DescribeLogDirs."""
 
-    def __init__(self, admin: AdminApis, data: DataApis) -> None:
+    def __init__(self, admin: AdminApis, data: DataApis, control: ControlApis) -> None:
         self.admin = admin
         self.data = data
+        self.control = control
         self.config = admin.topic_admin.config
 
     # -- topics ---------------------------------------------------------------------
@@ -255,3 +268,102 @@ class KafkaAdmin:
                 return new
             return change
         return await self._alter(req, change_of)
+
+    # -- leaders, reassignments, log dirs ------------------------------------------------
+    async def elect_leaders(self, version: int, req: dict, conn: "Connection") -> dict:
+        """ElectLeaders (KIP-183, KIP-460): preferred or unclean, run by the controller."""
+        kind = req["election_type"] if version >= 1 else PREFERRED_ELECTION
+        parts = None if req["topic_partitions"] is None else [
+            TopicPartition(topic=t["topic"], partition=p) for t in req["topic_partitions"] for p in t["partitions"]]
+        try:
+            if kind not in (PREFERRED_ELECTION, UNCLEAN_ELECTION):
+                raise InvalidRequestError(f"unknown election type {kind} (0 preferred, 1 unclean)")
+            resp = await self.control.elect_leaders(ElectLeadersRequest(
+                partitions=parts, election_type=kind, timeout_ms=max(0, req["timeout_ms"])), conn.context())
+        except KafkaError as exc:
+            code, _ = _err(exc)
+            return {"error_code": code, "replica_election_results": []}
+        topics: dict[str, list] = {}
+        for r in resp.partitions:
+            code, msg = _err(r.error)
+            topics.setdefault(r.topic, []).append({"partition_id": r.partition, "error_code": code, "error_message": msg})
+        return {"error_code": 0, "replica_election_results": [
+            {"topic": t, "partition_result": ps} for t, ps in topics.items()]}
+
+    async def alter_partition_reassignments(self, version: int, req: dict, conn: "Connection") -> dict:
+        """AlterPartitionReassignments (KIP-455) onto the msgpack API's reassignment; a
+        cancellation (null replicas) is refused, and with allow_replication_factor_change
+        false (v1) a new replica count is INVALID_REPLICATION_FACTOR."""
+        entries = [(t["name"], p["partition_index"], p["replicas"]) for t in req["topics"] for p in t["partitions"]]
+        answers: dict[tuple[str, int], KafkaError | None] = {}
+        moves = []
+        try:
+            moving = {(t, p) for t, p, *_ in await self.admin.topic_admin.reassignments(None)}
+        except KafkaError as exc:
+            code, msg = _err(exc)
+            return {"error_code": code, "error_message": msg, "responses": []}
+        current = self.admin.topic_admin.metadata.partitions
+        for t, p, replicas in entries:
+            if replicas is None:
+                answers[(t, p)] = (InvalidReplicaAssignmentError(
+                    f"{t}-{p}: a reassignment in progress cannot be cancelled here") if (t, p) in moving
+                    else NoReassignmentInProgressError(f"{t}-{p} is not being reassigned"))
+            elif (version >= 1 and not req["allow_replication_factor_change"] and (t, p) in current
+                  and len(replicas) != len(current[(t, p)]["replicas"])):
+                answers[(t, p)] = _InvalidRF(f"{t}-{p}: the replication factor would change from "
+                                             f"{len(current[(t, p)]['replicas'])} to {len(replicas)}")
+            else:
+                moves.append(ReassignablePartition(topic=t, partition=p, replicas=list(replicas)))
+        if moves:
+            try:
+                resp = await self.admin.alter_partition_reassignments(
+                    AlterPartitionReassignmentsRequest(partitions=moves), conn.context())
+            except KafkaError as exc:
+                code, msg = _err(exc)
+                return {"error_code": code, "error_message": msg, "responses": []}
+            for r in resp.partitions:
+                answers[(r.topic, r.partition)] = r.error
+        topics: dict[str, list] = {}
+        for t, p, _ in entries:
+            code, msg = _err(answers[(t, p)])
+            topics.setdefault(t, []).append({"partition_index": p, "error_code": code, "error_message": msg})
+        return {"error_code": 0, "error_message": None, "allow_replication_factor_change": req["allow_replication_factor_change"],
+                "responses": [{"name": t, "partitions": ps} for t, ps in topics.items()]}
+
+    async def list_partition_reassignments(self, version: int, req: dict, conn: "Connection") -> dict:
+        parts = None if req["topics"] is None else [
+            TopicPartition(topic=t["name"], partition=p) for t in req["topics"] for p in t["partition_indexes"]]
+        try:
+            resp = await self.admin.list_partition_reassignments(
+                ListPartitionReassignmentsRequest(partitions=parts), conn.context())
+        except KafkaError as exc:
+            code, msg = _err(exc)
+            return {"error_code": code, "error_message": msg, "topics": []}
+        topics: dict[str, list] = {}
+        for r in resp.partitions:
+            topics.setdefault(r.topic, []).append({
+                "partition_index": r.partition, "replicas": r.replicas,
+                "adding_replicas": r.adding_replicas, "removing_replicas": r.removing_replicas})
+        return {"error_code": 0, "error_message": None,
+                "topics": [{"name": t, "partitions": ps} for t, ps in topics.items()]}
+
+    async def describe_log_dirs(self, version: int, req: dict, conn: "Connection") -> dict:
+        parts = None if req["topics"] is None else [
+            TopicPartition(topic=t["topic"], partition=p) for t in req["topics"] for p in t["partitions"]]
+        try:
+            resp = await self.data.describe_log_dirs(DescribeLogDirsRequest(partitions=parts), conn.context())
+        except KafkaError as exc:
+            code, _ = _err(exc)
+            if version >= 3:
+                return {"error_code": code, "results": []}
+            return {"results": [{"error_code": code, "log_dir": "", "topics": []}]}
+        results = []
+        for d in resp.log_dirs:
+            topics: dict[str, list] = {}
+            for p in d.partitions:
+                topics.setdefault(p.topic, []).append({"partition_index": p.partition, "partition_size": p.size,
+                                                       "offset_lag": p.offset_lag, "is_future_key": False})
+            results.append({"error_code": 0, "log_dir": d.log_dir, "total_bytes": d.total_bytes,
+                            "usable_bytes": d.usable_bytes,
+                            "topics": [{"name": t, "partitions": ps} for t, ps in topics.items()]})
+        return {"error_code": 0, "results": results}

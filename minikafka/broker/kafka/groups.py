@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING
 
 from ...errors import CoordinatorNotAvailableError, KafkaError
 from ...protocol.rpc.types import (
+    OffsetDeleteRequest,
+    TopicPartition,
     DeleteGroupsRequest,
     FindCoordinatorRequest,
     HeartbeatRequest,
@@ -165,3 +167,16 @@ class KafkaGroupHandlers:
     async def delete_groups(self, version: int, req: dict, conn: "Connection") -> dict:
         a = await self.groups.delete_groups(DeleteGroupsRequest(groups=list(req["groups_names"])), conn.context())
         return {"results": [{"group_id": g.group_id, "error_code": _code(g.error)} for g in a.groups]}
+
+    async def offset_delete(self, version: int, req: dict, conn: "Connection") -> dict:
+        parts = [TopicPartition(topic=t["name"], partition=p["partition_index"])
+                 for t in req["topics"] for p in t["partitions"]]
+        try:
+            a = await self.groups.offset_delete(OffsetDeleteRequest(group_id=req["group_id"], partitions=parts),
+                                                conn.context())
+        except KafkaError as exc:
+            return {"error_code": _code(exc), "topics": []}
+        topics: dict[str, list] = {}
+        for r in a.partitions:
+            topics.setdefault(r.topic, []).append({"partition_index": r.partition, "error_code": _code(r.error)})
+        return {"error_code": 0, "topics": [{"name": t, "partitions": ps} for t, ps in topics.items()]}

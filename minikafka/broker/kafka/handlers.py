@@ -85,7 +85,7 @@ class KafkaHandlers:
         self.security = security
         self.metrics = metrics
         self.clock = clock
-        self.admin = KafkaAdmin(layer.admin, layer.data)
+        self.admin = KafkaAdmin(layer.admin, layer.data, layer.control)
         self.groups = KafkaGroupHandlers(layer.groups)
         self.acls = KafkaAcls(layer.acls)
         self.table: dict[int, Callable[[int, dict, Connection], Awaitable[dict | None]]] = {
@@ -116,6 +116,11 @@ class KafkaHandlers:
             apis.LIST_GROUPS.key: self.groups.list_groups,
             apis.DESCRIBE_GROUPS.key: self.groups.describe_groups,
             apis.DELETE_GROUPS.key: self.groups.delete_groups,
+            apis.OFFSET_DELETE.key: self.groups.offset_delete,
+            apis.ELECT_LEADERS.key: self.admin.elect_leaders,
+            apis.ALTER_PARTITION_REASSIGNMENTS.key: self.admin.alter_partition_reassignments,
+            apis.LIST_PARTITION_REASSIGNMENTS.key: self.admin.list_partition_reassignments,
+            apis.DESCRIBE_LOG_DIRS.key: self.admin.describe_log_dirs,
             apis.DESCRIBE_ACLS.key: self.acls.describe_acls,
             apis.CREATE_ACLS.key: self.acls.create_acls,
             apis.DELETE_ACLS.key: self.acls.delete_acls,

@@ -848,4 +848,145 @@ DELETE_GROUPS = _api(
     ),
 )
 
+OFFSET_DELETE = _api(
+    47, "OffsetDelete", (0, 0), 99,
+    "Delete a group's committed offsets of some partitions (KIP-496); GROUP_SUBSCRIBED_TO_TOPIC for a "
+    "topic an active member subscribes to.",
+    (
+        F("group_id", "string"),
+        F("topics", [S("OffsetDeleteRequestTopic",
+            F("name", "string"),
+            F("partitions", [S("OffsetDeleteRequestPartition",
+                F("partition_index", "int32"),
+            )]),
+        )]),
+    ),
+    (
+        F("error_code", "int16"),
+        F("throttle_time_ms", "int32"),
+        F("topics", [S("OffsetDeleteResponseTopic",
+            F("name", "string"),
+            F("partitions", [S("OffsetDeleteResponsePartition",
+                F("partition_index", "int32"),
+                F("error_code", "int16"),
+            )]),
+        )]),
+    ),
+)
+
+ELECT_LEADERS = _api(
+    43, "ElectLeaders", (0, 2), 2,
+    "Preferred (0) or unclean (1) leader election on the controller (KIP-183, KIP-460); null partitions: "
+    "every partition that needs one.",
+    (
+        F("election_type", "int8", "1+", default=0),
+        F("topic_partitions", [S("TopicPartitions",
+            F("topic", "string"),
+            F("partitions", ["int32"]),
+        )], nullable="0+", default=None),
+        F("timeout_ms", "int32", default=60000),
+    ),
+    (
+        F("throttle_time_ms", "int32"),
+        F("error_code", "int16", "1+"),
+        F("replica_election_results", [S("ReplicaElectionResult",
+            F("topic", "string"),
+            F("partition_result", [S("PartitionResult",
+                F("partition_id", "int32"),
+                F("error_code", "int16"),
+                F("error_message", "string", nullable="0+", default=None),
+            )]),
+        )]),
+    ),
+)
+
+ALTER_PARTITION_REASSIGNMENTS = _api(
+    45, "AlterPartitionReassignments", (0, 1), 0,
+    "Move partitions to new replica lists (KIP-455): written to /admin/reassign_partitions, carried out "
+    "by the controller. Cancelling (null replicas) answers NO_REASSIGNMENT_IN_PROGRESS or "
+    "INVALID_REPLICA_ASSIGNMENT: a move cannot be cancelled here.",
+    (
+        F("timeout_ms", "int32", default=60000),
+        F("allow_replication_factor_change", "bool", "1+", default=True),
+        F("topics", [S("ReassignableTopic",
+            F("name", "string"),
+            F("partitions", [S("ReassignablePartition",
+                F("partition_index", "int32"),
+                F("replicas", ["int32"], nullable="0+", default=None),
+            )]),
+        )]),
+    ),
+    (
+        F("throttle_time_ms", "int32"),
+        F("allow_replication_factor_change", "bool", "1+", default=True),
+        F("error_code", "int16"),
+        F("error_message", "string", nullable="0+", default=None),
+        F("responses", [S("ReassignableTopicResponse",
+            F("name", "string"),
+            F("partitions", [S("ReassignablePartitionResponse",
+                F("partition_index", "int32"),
+                F("error_code", "int16"),
+                F("error_message", "string", nullable="0+", default=None),
+            )]),
+        )]),
+    ),
+)
+
+LIST_PARTITION_REASSIGNMENTS = _api(
+    46, "ListPartitionReassignments", (0, 0), 0,
+    "The reassignments in progress: current replicas, replicas being added (not yet in the ISR) and "
+    "replicas being removed.",
+    (
+        F("timeout_ms", "int32", default=60000),
+        F("topics", [S("ListPartitionReassignmentsTopics",
+            F("name", "string"),
+            F("partition_indexes", ["int32"]),
+        )], nullable="0+", default=None),
+    ),
+    (
+        F("throttle_time_ms", "int32"),
+        F("error_code", "int16"),
+        F("error_message", "string", nullable="0+", default=None),
+        F("topics", [S("OngoingTopicReassignment",
+            F("name", "string"),
+            F("partitions", [S("OngoingPartitionReassignment",
+                F("partition_index", "int32"),
+                F("replicas", ["int32"]),
+                F("adding_replicas", ["int32"]),
+                F("removing_replicas", ["int32"]),
+            )]),
+        )]),
+    ),
+)
+
+DESCRIBE_LOG_DIRS = _api(
+    35, "DescribeLogDirs", (1, 4), 2,
+    "The broker's one log directory (its data directory, or 'memory') and its replicas' sizes.",
+    (
+        F("topics", [S("DescribableLogDirTopic",
+            F("topic", "string"),
+            F("partitions", ["int32"]),
+        )], nullable="0+", default=None),
+    ),
+    (
+        F("throttle_time_ms", "int32"),
+        F("error_code", "int16", "3+"),
+        F("results", [S("DescribeLogDirsResult",
+            F("error_code", "int16"),
+            F("log_dir", "string"),
+            F("topics", [S("DescribeLogDirsTopic",
+                F("name", "string"),
+                F("partitions", [S("DescribeLogDirsPartition",
+                    F("partition_index", "int32"),
+                    F("partition_size", "int64"),
+                    F("offset_lag", "int64"),
+                    F("is_future_key", "bool"),
+                )]),
+            )]),
+            F("total_bytes", "int64", "4+", default=-1),
+            F("usable_bytes", "int64", "4+", default=-1),
+        )]),
+    ),
+)
+
 assert all(api.max_version < MAX_VERSION for api in APIS.values())

@@ -18,6 +18,7 @@ EARLIEST_TIMESTAMP = -2
 MAX_TIMESTAMP = -3  # ListOffsets: the record with the largest timestamp (KIP-734)
 CONSUMER_REPLICA_ID = -1
 NO_LEADER = -1
+PREFERRED_ELECTION, UNCLEAN_ELECTION = 0, 1  # ElectLeaders' election_type (Kafka's ElectionType)
 
 TOP_LEVEL = (
     F("error_code", "int", "0 or Kafka's error code for the whole request"),
@@ -364,10 +365,14 @@ _api(
 
 _api(
     "elect_leaders",
-    "To the controller (any broker forwards it): preferred leader election. Partitions nil means every "
-    "partition whose leader is not its preferred (first) replica.",
+    "To the controller (any broker forwards it): leader election (KIP-460). election_type 0 (preferred): "
+    "the preferred (first) replica where it is alive and in the ISR; partitions nil means every partition "
+    "whose leader is not its preferred replica. election_type 1 (unclean): a leader for partitions that have "
+    "none, an out-of-sync live replica if no ISR replica is alive (records it lacks are lost); partitions nil "
+    "means every partition without a leader.",
     (
         F("partitions", [TP], default=None, nullable=True),
+        F("election_type", "int", "0 preferred, 1 unclean", default=0, minimum=0, maximum=1),
         F("timeout_ms", "int", default=30000, minimum=0),
     ),
     (
@@ -516,6 +521,41 @@ _api(
     ),
 )
 
+_api(
+    "list_partition_reassignments",
+    "The reassignments still in progress (what /admin/reassign_partitions holds): per partition its current "
+    "replicas, the target replicas not yet in the ISR (adding) and the replicas to drop (removing).",
+    (
+        F("partitions", [TP], "nil for every partition being reassigned", default=None, nullable=True),
+    ),
+    (
+        F("partitions", [Struct("OngoingReassignment", (
+            F("topic", "str"), F("partition", "int"),
+            F("replicas", ["int"], "the current replica list (old and new replicas while moving)"),
+            F("adding_replicas", ["int"]), F("removing_replicas", ["int"]),
+        ))]),
+    ),
+)
+
+_api(
+    "describe_log_dirs",
+    "This broker's log directory (its data directory, or 'memory' with in-memory storage) and the size of "
+    "each local replica in it (Kafka's DescribeLogDirs). offset_lag is how far a follower is behind its "
+    "leader's high watermark (0 on the leader).",
+    (
+        F("partitions", [TP], "nil for every local replica", default=None, nullable=True),
+    ),
+    (
+        F("log_dirs", [Struct("LogDir", (
+            F("log_dir", "str"),
+            F("total_bytes", "int", "-1: unknown"), F("usable_bytes", "int", "-1: unknown"),
+            F("partitions", [Struct("LogDirPartition", (
+                F("topic", "str"), F("partition", "int"), F("size", "int"), F("offset_lag", "int"),
+            ))]),
+        ))]),
+    ),
+)
+
 # -- consumer groups (the coordinator of a group is the leader of its partition of
 # __consumer_offsets; any other broker answers NOT_COORDINATOR) ----------------------
 
@@ -634,6 +674,16 @@ _api(
     "while members remain.",
     (F("groups", ["str"]),),
     (F("groups", [Struct("DeletedGroup", (F("group_id", "str"),) + PARTITION_ERROR)]),),
+)
+
+
+_api(
+    "offset_delete",
+    "Delete a group's committed offsets of some partitions (Kafka's OffsetDelete, KIP-496): tombstones in "
+    "__consumer_offsets. GROUP_ID_NOT_FOUND for an unknown group; GROUP_SUBSCRIBED_TO_TOPIC for a partition "
+    "of a topic that a member of the (non-empty) group subscribes to.",
+    (F("group_id", "str"), F("partitions", [TP])),
+    (F("partitions", [Struct("OffsetDeletePartition", (F("topic", "str"), F("partition", "int")) + PARTITION_ERROR)]),),
 )
 
 

@@ -887,15 +887,16 @@ def encode_ControlledShutdownResponse(o: ControlledShutdownResponse) -> dict:
 class ElectLeadersRequest:
     """The msgpack API's ElectLeadersRequest."""
     partitions: list[TopicPartition] | None = None
+    election_type: int = 0
     timeout_ms: int = 30000
 
 
 def decode_ElectLeadersRequest(m: dict) -> ElectLeadersRequest:
-    return ElectLeadersRequest(partitions=None if m['partitions'] is None else [decode_TopicPartition(x0) for x0 in m['partitions']], timeout_ms=m['timeout_ms'])
+    return ElectLeadersRequest(partitions=None if m['partitions'] is None else [decode_TopicPartition(x0) for x0 in m['partitions']], election_type=m['election_type'], timeout_ms=m['timeout_ms'])
 
 
 def encode_ElectLeadersRequest(o: ElectLeadersRequest) -> dict:
-    return {'partitions': None if o.partitions is None else [encode_TopicPartition(x0) for x0 in o.partitions], 'timeout_ms': o.timeout_ms}
+    return {'partitions': None if o.partitions is None else [encode_TopicPartition(x0) for x0 in o.partitions], 'election_type': o.election_type, 'timeout_ms': o.timeout_ms}
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1349,6 +1350,116 @@ def decode_AlterPartitionReassignmentsResponse(m: dict) -> AlterPartitionReassig
 
 def encode_AlterPartitionReassignmentsResponse(o: AlterPartitionReassignmentsResponse) -> dict:
     return {'partitions': [encode_ReassignablePartitionResponse(x0) for x0 in o.partitions], **_error_fields(o.error)}
+
+
+@dataclass(slots=True, kw_only=True)
+class ListPartitionReassignmentsRequest:
+    """The msgpack API's ListPartitionReassignmentsRequest."""
+    partitions: list[TopicPartition] | None = None
+
+
+def decode_ListPartitionReassignmentsRequest(m: dict) -> ListPartitionReassignmentsRequest:
+    return ListPartitionReassignmentsRequest(partitions=None if m['partitions'] is None else [decode_TopicPartition(x0) for x0 in m['partitions']])
+
+
+def encode_ListPartitionReassignmentsRequest(o: ListPartitionReassignmentsRequest) -> dict:
+    return {'partitions': None if o.partitions is None else [encode_TopicPartition(x0) for x0 in o.partitions]}
+
+
+@dataclass(slots=True, kw_only=True)
+class OngoingReassignment:
+    """The msgpack API's OngoingReassignment."""
+    topic: str
+    partition: int
+    replicas: list[int]
+    adding_replicas: list[int]
+    removing_replicas: list[int]
+
+
+def decode_OngoingReassignment(m: dict) -> OngoingReassignment:
+    return OngoingReassignment(topic=m['topic'], partition=m['partition'], replicas=m['replicas'], adding_replicas=m['adding_replicas'], removing_replicas=m['removing_replicas'])
+
+
+def encode_OngoingReassignment(o: OngoingReassignment) -> dict:
+    return {'topic': o.topic, 'partition': o.partition, 'replicas': o.replicas, 'adding_replicas': o.adding_replicas, 'removing_replicas': o.removing_replicas}
+
+
+@dataclass(slots=True, kw_only=True)
+class ListPartitionReassignmentsResponse:
+    """The msgpack API's ListPartitionReassignmentsResponse."""
+    partitions: list[OngoingReassignment]
+    error: KafkaError | None = None
+
+
+def decode_ListPartitionReassignmentsResponse(m: dict) -> ListPartitionReassignmentsResponse:
+    return ListPartitionReassignmentsResponse(partitions=[decode_OngoingReassignment(x0) for x0 in m['partitions']], error=_error_of(m))
+
+
+def encode_ListPartitionReassignmentsResponse(o: ListPartitionReassignmentsResponse) -> dict:
+    return {'partitions': [encode_OngoingReassignment(x0) for x0 in o.partitions], **_error_fields(o.error)}
+
+
+@dataclass(slots=True, kw_only=True)
+class DescribeLogDirsRequest:
+    """The msgpack API's DescribeLogDirsRequest."""
+    partitions: list[TopicPartition] | None = None
+
+
+def decode_DescribeLogDirsRequest(m: dict) -> DescribeLogDirsRequest:
+    return DescribeLogDirsRequest(partitions=None if m['partitions'] is None else [decode_TopicPartition(x0) for x0 in m['partitions']])
+
+
+def encode_DescribeLogDirsRequest(o: DescribeLogDirsRequest) -> dict:
+    return {'partitions': None if o.partitions is None else [encode_TopicPartition(x0) for x0 in o.partitions]}
+
+
+@dataclass(slots=True, kw_only=True)
+class LogDirPartition:
+    """The msgpack API's LogDirPartition."""
+    topic: str
+    partition: int
+    size: int
+    offset_lag: int
+
+
+def decode_LogDirPartition(m: dict) -> LogDirPartition:
+    return LogDirPartition(topic=m['topic'], partition=m['partition'], size=m['size'], offset_lag=m['offset_lag'])
+
+
+def encode_LogDirPartition(o: LogDirPartition) -> dict:
+    return {'topic': o.topic, 'partition': o.partition, 'size': o.size, 'offset_lag': o.offset_lag}
+
+
+@dataclass(slots=True, kw_only=True)
+class LogDir:
+    """The msgpack API's LogDir."""
+    log_dir: str
+    total_bytes: int
+    usable_bytes: int
+    partitions: list[LogDirPartition]
+
+
+def decode_LogDir(m: dict) -> LogDir:
+    return LogDir(log_dir=m['log_dir'], total_bytes=m['total_bytes'], usable_bytes=m['usable_bytes'], partitions=[decode_LogDirPartition(x0) for x0 in m['partitions']])
+
+
+def encode_LogDir(o: LogDir) -> dict:
+    return {'log_dir': o.log_dir, 'total_bytes': o.total_bytes, 'usable_bytes': o.usable_bytes, 'partitions': [encode_LogDirPartition(x0) for x0 in o.partitions]}
+
+
+@dataclass(slots=True, kw_only=True)
+class DescribeLogDirsResponse:
+    """The msgpack API's DescribeLogDirsResponse."""
+    log_dirs: list[LogDir]
+    error: KafkaError | None = None
+
+
+def decode_DescribeLogDirsResponse(m: dict) -> DescribeLogDirsResponse:
+    return DescribeLogDirsResponse(log_dirs=[decode_LogDir(x0) for x0 in m['log_dirs']], error=_error_of(m))
+
+
+def encode_DescribeLogDirsResponse(o: DescribeLogDirsResponse) -> dict:
+    return {'log_dirs': [encode_LogDir(x0) for x0 in o.log_dirs], **_error_fields(o.error)}
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1870,6 +1981,52 @@ def encode_DeleteGroupsResponse(o: DeleteGroupsResponse) -> dict:
     return {'groups': [encode_DeletedGroup(x0) for x0 in o.groups], **_error_fields(o.error)}
 
 
+@dataclass(slots=True, kw_only=True)
+class OffsetDeleteRequest:
+    """The msgpack API's OffsetDeleteRequest."""
+    group_id: str
+    partitions: list[TopicPartition]
+
+
+def decode_OffsetDeleteRequest(m: dict) -> OffsetDeleteRequest:
+    return OffsetDeleteRequest(group_id=m['group_id'], partitions=[decode_TopicPartition(x0) for x0 in m['partitions']])
+
+
+def encode_OffsetDeleteRequest(o: OffsetDeleteRequest) -> dict:
+    return {'group_id': o.group_id, 'partitions': [encode_TopicPartition(x0) for x0 in o.partitions]}
+
+
+@dataclass(slots=True, kw_only=True)
+class OffsetDeletePartition:
+    """The msgpack API's OffsetDeletePartition."""
+    topic: str
+    partition: int
+    error: KafkaError | None = None
+
+
+def decode_OffsetDeletePartition(m: dict) -> OffsetDeletePartition:
+    return OffsetDeletePartition(topic=m['topic'], partition=m['partition'], error=_error_of(m))
+
+
+def encode_OffsetDeletePartition(o: OffsetDeletePartition) -> dict:
+    return {'topic': o.topic, 'partition': o.partition, **_error_fields(o.error)}
+
+
+@dataclass(slots=True, kw_only=True)
+class OffsetDeleteResponse:
+    """The msgpack API's OffsetDeleteResponse."""
+    partitions: list[OffsetDeletePartition]
+    error: KafkaError | None = None
+
+
+def decode_OffsetDeleteResponse(m: dict) -> OffsetDeleteResponse:
+    return OffsetDeleteResponse(partitions=[decode_OffsetDeletePartition(x0) for x0 in m['partitions']], error=_error_of(m))
+
+
+def encode_OffsetDeleteResponse(o: OffsetDeleteResponse) -> dict:
+    return {'partitions': [encode_OffsetDeletePartition(x0) for x0 in o.partitions], **_error_fields(o.error)}
+
+
 # Each API's request decoder and response encoder, by its name in ``POST /v1/<api>``.
 DECODE_REQUEST: dict[str, Callable[[dict], Any]] = {
     'metadata': decode_MetadataRequest,
@@ -1896,6 +2053,8 @@ DECODE_REQUEST: dict[str, Callable[[dict], Any]] = {
     'describe_configs': decode_DescribeConfigsRequest,
     'alter_configs': decode_AlterConfigsRequest,
     'alter_partition_reassignments': decode_AlterPartitionReassignmentsRequest,
+    'list_partition_reassignments': decode_ListPartitionReassignmentsRequest,
+    'describe_log_dirs': decode_DescribeLogDirsRequest,
     'find_coordinator': decode_FindCoordinatorRequest,
     'join_group': decode_JoinGroupRequest,
     'sync_group': decode_SyncGroupRequest,
@@ -1906,6 +2065,7 @@ DECODE_REQUEST: dict[str, Callable[[dict], Any]] = {
     'list_groups': decode_ListGroupsRequest,
     'describe_groups': decode_DescribeGroupsRequest,
     'delete_groups': decode_DeleteGroupsRequest,
+    'offset_delete': decode_OffsetDeleteRequest,
 }
 ENCODE_RESPONSE: dict[str, Callable[[Any], dict]] = {
     'metadata': encode_MetadataResponse,
@@ -1932,6 +2092,8 @@ ENCODE_RESPONSE: dict[str, Callable[[Any], dict]] = {
     'describe_configs': encode_DescribeConfigsResponse,
     'alter_configs': encode_AlterConfigsResponse,
     'alter_partition_reassignments': encode_AlterPartitionReassignmentsResponse,
+    'list_partition_reassignments': encode_ListPartitionReassignmentsResponse,
+    'describe_log_dirs': encode_DescribeLogDirsResponse,
     'find_coordinator': encode_FindCoordinatorResponse,
     'join_group': encode_JoinGroupResponse,
     'sync_group': encode_SyncGroupResponse,
@@ -1942,4 +2104,5 @@ ENCODE_RESPONSE: dict[str, Callable[[Any], dict]] = {
     'list_groups': encode_ListGroupsResponse,
     'describe_groups': encode_DescribeGroupsResponse,
     'delete_groups': encode_DeleteGroupsResponse,
+    'offset_delete': encode_OffsetDeleteResponse,
 }
