@@ -3,7 +3,7 @@
     python -m minikafka.docgen          # rewrite docs/protocol.md, configuration.md, kafka-protocol.md
     python -m minikafka.docgen --check  # exit 1 if any is out of date
 
-tests/test_docs.py runs the check, so the reference cannot drift from the code.
+tests/docs/test_docs.py runs the check, so the reference cannot drift from the code.
 """
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Run the test suite in a virtual environment (.venv-test).
 #   scripts/test.sh                 # everything, in a fresh .venv-test (what CI runs)
-#   scripts/test.sh tests/test_cli_errors.py -k config   # pytest arguments pass through
+#   scripts/test.sh tests/process/test_cli_errors.py -k config   # pytest arguments pass through
 #   scripts/test.sh --fast          # the tests that start no process (-m "not process"),
 #                                   # reusing .venv-test when it exists: about a minute
 # Needs Python 3.11+, Java 17+ (ZooKeeper and Spark run on it) and Maven Central (Spark's

@@ -160,7 +160,11 @@ async def _scenario(world: World, checker: Checker, history: History, result: Re
 
 def run_seed(opts: Options) -> Result:
     """Simulate one seed (see the module docstring)."""
-    quiet_logs()
+    with quiet_logs():
+        return _run_seed(opts)
+
+
+def _run_seed(opts: Options) -> Result:
     started = time.monotonic()
     world = World(opts)
     history = History()

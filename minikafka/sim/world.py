@@ -13,11 +13,12 @@ defer it (paused) or drop it (crashed).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import logging
 import random
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from ..broker.ports import Ports
 from ..broker.server import Broker
@@ -244,7 +245,17 @@ class World:
         return [f"{ts:10.3f} b{b} {kind}: {text}" for ts, b, kind, text in sorted(out)]
 
 
-def quiet_logs() -> None:
-    """The brokers log at INFO; a simulation of thousands of seeds wants errors only."""
-    logging.getLogger("minikafka").setLevel(logging.CRITICAL)
-    logging.getLogger("asyncio").setLevel(logging.CRITICAL)
+@contextlib.contextmanager
+def quiet_logs() -> Iterator[None]:
+    """The brokers log at INFO; a simulation of thousands of seeds wants errors only.
+    The loggers' levels are put back afterwards (a simulation run inside another
+    program, a test run, must not silence it for good)."""
+    loggers = [logging.getLogger("minikafka"), logging.getLogger("asyncio")]
+    saved = [lg.level for lg in loggers]
+    for lg in loggers:
+        lg.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        for lg, level in zip(loggers, saved):
+            lg.setLevel(level)

@@ -26,7 +26,7 @@ same-shaped records (same key and value sizes, no headers) is checked column by 
 with strided slices, at C speed; any other section is walked record by record, field
 by field, by :func:`_walk`.  Both accept exactly the same sections (the fast path may
 decline a valid one, never accept an invalid one) and give the same columns: the
-property tests in ``tests/test_records.py`` tie them together.  Pure: no I/O.
+property tests in ``tests/unit/test_records.py`` tie them together.  Pure: no I/O.
 """
 from __future__ import annotations
 

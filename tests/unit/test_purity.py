@@ -3,7 +3,7 @@ the fault-testing vocabulary (faults/) and the single-partition model of the KIP
 (sim/partition_model.py, sim/scenarios.py) do no I/O: no network, clock, randomness,
 processes, threads, environment or files.
 
-This file checks each pure module's own source; tests/test_imports.py checks, with the same
+This file checks each pure module's own source; tests/unit/test_imports.py checks, with the same
 lists, every module the pure core reaches through its imports."""
 from __future__ import annotations
 

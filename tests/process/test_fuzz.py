@@ -12,7 +12,7 @@ from minikafka.cluster.state import load
 
 pytestmark = pytest.mark.process
 
-SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "fuzz.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "fuzz.py"
 
 
 def test_a_brief_fuzz_run_finds_nothing(make_cluster):

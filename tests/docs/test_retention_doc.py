@@ -11,7 +11,7 @@ from test_tutorial import run_console_doc
 
 pytestmark = pytest.mark.process
 
-RETENTION = Path(__file__).resolve().parent.parent / "docs" / "retention.md"
+RETENTION = Path(__file__).resolve().parents[2] / "docs" / "retention.md"
 
 
 def test_retention_page_commands_print_what_it_promises(tmp_path):

@@ -22,7 +22,7 @@ import yaml
 from minikafka.cli.main import build_parser
 from process_helpers import run_cli
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 COMPOSE_FILE = ROOT / "docker-compose.yml"
 DOCKERFILE = ROOT / "Dockerfile"
 BROKERS = {"broker-1": (1, 9092), "broker-2": (2, 9093), "broker-3": (3, 9094)}

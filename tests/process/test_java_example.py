@@ -22,7 +22,7 @@ from json_lines import JsonLinesProcess
 
 pytestmark = pytest.mark.process
 
-EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "java"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "java"
 RECORDS = 3000
 
 

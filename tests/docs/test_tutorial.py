@@ -13,8 +13,8 @@ Rules of the format (so the tutorial stays readable):
 * a process a page starts in the background saves its pid in a `*.pid` file, and is
   SIGKILLed when the test ends.
 
-docs/groups.md and docs/retention.md are run the same way (tests/test_groups_doc.py,
-tests/test_retention_doc.py).
+docs/groups.md and docs/retention.md are run the same way (tests/docs/test_groups_doc.py,
+tests/docs/test_retention_doc.py).
 """
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ from pathlib import Path
 
 from process_helpers import free_port, free_port_block, stop_cluster
 
-TUTORIAL = Path(__file__).resolve().parent.parent / "docs" / "tutorial.md"
+TUTORIAL = Path(__file__).resolve().parents[2] / "docs" / "tutorial.md"
 LOOKING = ("topics describe", "topics list", "groups describe", "groups list", "cluster status", "consume", "scenario", "grep", "curl", "cat ")
 
 

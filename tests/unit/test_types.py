@@ -7,7 +7,7 @@ import sys
 import tomllib
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 CORES = ["minikafka/protocol", "minikafka/log", "minikafka/replication", "minikafka/controller/core.py",
          "minikafka/groups", "minikafka/auth", "minikafka/zk/layout.py", "minikafka/errors.py", "minikafka/config.py"]
 

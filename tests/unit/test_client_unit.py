@@ -27,7 +27,7 @@ from minikafka.client.producer import normalize_acks, normalize_headers, to_byte
 from minikafka.protocol.rpc import codec
 from minikafka.protocol.records.batch import encode_batch, iter_records, split_batches, stamp
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 # ---------------------------------------------------------------- accumulator

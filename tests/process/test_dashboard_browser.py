@@ -30,7 +30,7 @@ expect = sync_api.expect
 CHROMIUM = os.environ.get("MINIKAFKA_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 # Failover waits for the dead broker's ZooKeeper session to expire (6 s by default).
 FAILOVER_MS = 30_000
 

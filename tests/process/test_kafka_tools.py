@@ -1,7 +1,7 @@
 """Apache Kafka's own command-line tools, unchanged, against a 3-broker cluster through
 the Kafka listener, for both client generations (tests/kafka_tools.py; the jars come
 from scripts/kafka-jars.sh).  One cluster for the module: no test here kills a broker
-(tests/test_kafka_tools_failover.py does).  Each test asserts what the tool prints."""
+(tests/process/test_kafka_tools_failover.py does).  Each test asserts what the tool prints."""
 from __future__ import annotations
 
 import json

@@ -22,7 +22,7 @@ from replica_checks import post
 
 pytestmark = pytest.mark.process
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parents[1]  # tests/, beside the helpers
 
 
 def _name(prefix: str) -> str:

@@ -359,7 +359,7 @@ def test_example_job_writes_key_counts_and_records_per_minute(spark, cluster, tm
     import importlib.util
     from pathlib import Path
 
-    path = Path(__file__).resolve().parent.parent / "scripts" / "spark_job.py"
+    path = Path(__file__).resolve().parents[2] / "scripts" / "spark_job.py"
     spec = importlib.util.spec_from_file_location("spark_job", path)
     job = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(job)

@@ -10,7 +10,7 @@ from test_tutorial import run_console_doc
 
 pytestmark = pytest.mark.process
 
-GROUPS = Path(__file__).resolve().parent.parent / "docs" / "groups.md"
+GROUPS = Path(__file__).resolve().parents[2] / "docs" / "groups.md"
 
 
 def test_groups_page_commands_print_what_it_promises(tmp_path):

@@ -17,7 +17,7 @@ from replica_checks import replica_states, wait_identical
 
 pytestmark = pytest.mark.process
 
-SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "overload.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "overload.py"
 
 
 def test_overload_answers_every_request_while_a_follower_catches_up(make_cluster):

@@ -16,7 +16,7 @@ from minikafka.broker.metrics import Metrics, UndeclaredMetricError, gauges, ren
 from minikafka.controller.controller import ClusterCounts
 from test_metrics import parse, sources
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "minikafka"
 
 
