@@ -227,6 +227,17 @@ BROKER_CONFIGS: tuple[ConfigDef, ...] = (
               "replicas' logs.", 1),
     ConfigDef("log.cleanup.policy", _cleanup_policy, "delete", "Default for topics: delete old segments by "
               "retention, compact (keep the last record per key), or compact,delete (both)."),
+    ConfigDef("log.cleaner.threads", int, 1, "Threads of the log cleaner (dynamic). Accepted and described; "
+              "each broker cleans one log at a time here.", 0),
+    ConfigDef("leader.replication.throttled.rate", int, LONG_MAX, "Bytes per second a leader may send to the "
+              "throttled replicas of a reassignment (dynamic; kafka-reassign-partitions --throttle sets it and "
+              "--verify clears it). Accepted and described; no effect here: replication is not throttled.", 0),
+    ConfigDef("follower.replication.throttled.rate", int, LONG_MAX, "Bytes per second a follower may fetch "
+              "for throttled replicas (dynamic). Accepted and described; no effect here: replication is not "
+              "throttled.", 0),
+    ConfigDef("replica.alter.log.dirs.io.max.bytes.per.second", int, LONG_MAX, "Bytes per second of moves "
+              "between log directories (dynamic). Accepted and described; no effect here: a broker has one "
+              "log directory.", 0),
     ConfigDef("log.cleaner.enable", _bool, True, "Run the log cleaner, which compacts topics with "
               "cleanup.policy=compact.", None),
     ConfigDef("log.cleaner.backoff.ms", int, 15000, "How often the log cleaner looks for logs to compact.", 1),
@@ -568,8 +579,13 @@ def broker_ms_setting(broker: "BrokerConfig", name: str) -> int:
 # Broker settings that change while brokers run (Kafka's dynamic broker configs that
 # minikafka has): the defaults of topic settings.  They live in /config/brokers/<default>
 # (every broker) and /config/brokers/<id> (one broker), announced on /config/changes.
+# Broker settings that change live besides the topic defaults: the replication throttles
+# Kafka's reassignment tool sets and clears, and the cleaner's threads.
+BROKER_ONLY_DYNAMIC_CONFIGS = frozenset({"log.cleaner.threads", "leader.replication.throttled.rate",
+                                         "follower.replication.throttled.rate",
+                                         "replica.alter.log.dirs.io.max.bytes.per.second"})
 DYNAMIC_BROKER_CONFIGS = frozenset(BROKER_NAME_OF_TOPIC_CONFIG.get(c.name, c.name) for c in TOPIC_CONFIGS
-                                   if not topic_only(c.name))
+                                   if not topic_only(c.name)) | BROKER_ONLY_DYNAMIC_CONFIGS
 
 
 def validate_dynamic_broker_config(config: dict[str, Any]) -> dict[str, str]:

@@ -269,9 +269,9 @@ def test_reassign_partitions_generate_execute_verify(tools, generation, tmp_path
     plan.write_text(json.dumps({"version": 1, "partitions": [{"topic": t, "partition": 0, "replicas": [3, 1]}]}))
     out = tools.run("kafka-reassign-partitions", "--reassignment-json-file", str(plan), "--execute").stdout
     assert f"Successfully started partition reassignment for {t}-0" in out, out
-    # --preserve-throttles: without it, --verify also clears the replication throttle
-    # configs, which the broker does not accept yet (the config acceptance of issue 30).
-    verify = ("--reassignment-json-file", str(plan), "--verify", "--preserve-throttles")
+    # --verify also clears the replication throttles (the brokers' throttled rates and the
+    # topic's throttled replica lists), as after a reassignment run with --throttle
+    verify = ("--reassignment-json-file", str(plan), "--verify")
     wait_for(lambda: f"Reassignment of partition {t}-0 is completed." in
              tools.run("kafka-reassign-partitions", *verify).stdout, 90, 0.5, "the reassignment to complete")
     out = tools.run("kafka-topics", "--describe", "--topic", t).stdout
