@@ -1,7 +1,7 @@
 """Kafka's own performance tools, unchanged, through the Kafka listener of a 3-broker cluster:
 ProducerPerformance, ConsumerPerformance and EndToEndLatency (org.apache.kafka.tools, the
 classes behind kafka-producer-perf-test.sh, kafka-consumer-perf-test.sh and
-kafka-e2e-latency.sh). They run as ``minikafka bench suite`` runs them (minikafka/bench/
+kafka-e2e-latency.sh), of both client generations (4.4.0 and 3.9.2). They run as ``minikafka bench suite`` runs them (minikafka/bench/
 scenarios.py); the test asserts that they finish, that the records arrived, and that the
 figures they print are plausible. Speed is never asserted."""
 from __future__ import annotations
@@ -16,8 +16,9 @@ from minikafka.bench import scenarios as sc
 pytestmark = pytest.mark.process
 
 
-def test_producer_consumer_and_end_to_end_performance_tools(cluster, kafka_tools_jars, monkeypatch):
-    monkeypatch.setenv(sc.JARS_ENV, str(kafka_tools_jars))
+@pytest.mark.parametrize("generation", ["4", "3.9"])
+def test_producer_consumer_and_end_to_end_performance_tools(cluster, kafka_jars, generation, monkeypatch):
+    monkeypatch.setenv(sc.JARS_ENV, str(kafka_jars(generation)))
     target = sc.Target(cluster.bootstrap, cluster.kafka_bootstrap)
     topic = f"perf-{uuid.uuid4().hex[:8]}"
     sc.create_topic(target, topic, 3, 3, 2)
