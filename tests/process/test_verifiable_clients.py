@@ -62,8 +62,10 @@ def _victim(c, kind: str, topic: str, group: str) -> int:
         return -1
 
 
-@pytest.mark.parametrize("kill", ["leader", "controller", "coordinator"])
-def test_verifiable_producer_and_consumers_through_a_kill(vcluster, kafka_tools_jars, kill, tmp_path):
+@pytest.mark.parametrize("kill,generation", [("leader", "4"), ("controller", "4"), ("coordinator", "4"),
+                                             ("leader", "3.9")])
+def test_verifiable_producer_and_consumers_through_a_kill(vcluster, kafka_jars, kill, generation, tmp_path):
+    kafka_tools_jars = kafka_jars(generation)
     c = vcluster
     topic, group = f"verifiable-{kill}-{uuid.uuid4().hex[:6]}", f"verifiable-group-{kill}"
     with Admin(c.bootstrap) as admin:
