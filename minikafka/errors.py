@@ -146,6 +146,17 @@ GroupMaxSizeReachedError = _register(81, "GROUP_MAX_SIZE_REACHED", False, "The c
 GroupSubscribedToTopicError = _register(86, "GROUP_SUBSCRIBED_TO_TOPIC", False, "The consumer group is actively subscribed to the topic.")
 InvalidRecordError = _register(87, "INVALID_RECORD", False, "A record failed validation on the broker.")
 
+# Transactions (KIP-98, KIP-360, KIP-447, KIP-588, KIP-664), with Kafka's codes.
+InvalidTxnStateError = _register(48, "INVALID_TXN_STATE", False, "The producer attempted a transactional operation in an invalid state.")
+InvalidProducerIdMappingError = _register(49, "INVALID_PRODUCER_ID_MAPPING", False, "The producer attempted to use a producer id which is not currently assigned to its transactional id.")
+InvalidTransactionTimeoutError = _register(50, "INVALID_TRANSACTION_TIMEOUT", False, "The transaction timeout is larger than transaction.max.timeout.ms or not positive.")
+ConcurrentTransactionsError = _register(51, "CONCURRENT_TRANSACTIONS", True, "The producer attempted to update a transaction while another concurrent operation on the same transaction was ongoing.")
+TransactionCoordinatorFencedError = _register(52, "TRANSACTION_COORDINATOR_FENCED", False, "A transaction marker came from a coordinator older than one the partition already heard from.")
+TransactionalIdAuthorizationFailedError = _register(53, "TRANSACTIONAL_ID_AUTHORIZATION_FAILED", False, "Transactional id authorization failed.")
+OperationNotAttemptedError = _register(55, "OPERATION_NOT_ATTEMPTED", False, "The broker did not attempt this operation: another part of the request failed.")
+ProducerFencedError = _register(90, "PRODUCER_FENCED", False, "A newer producer with the same transactional id (a higher epoch) fenced this one.")
+TransactionalIdNotFoundError = _register(105, "TRANSACTIONAL_ID_NOT_FOUND", False, "The transactional id does not exist.")
+
 
 def error_for(code: int, message: str = "") -> KafkaError:
     """The exception instance for a wire error code (UNKNOWN_SERVER_ERROR if unknown)."""

@@ -14,7 +14,8 @@ import hmac
 from ..protocol.rpc.http import CLUSTER_CREDENTIAL_HEADER
 
 # controller-to-broker and broker-to-controller requests
-CLUSTER_ACTION_APIS = frozenset({"leader_and_isr", "update_metadata", "stop_replica", "controlled_shutdown"})
+CLUSTER_ACTION_APIS = frozenset({"leader_and_isr", "update_metadata", "stop_replica", "controlled_shutdown",
+                                 "write_txn_markers"})
 # requests that are replica requests when they carry a replica id (>= 0)
 REPLICA_APIS = frozenset({"fetch", "offsets_for_leader_epoch", "list_offsets"})
 

@@ -27,7 +27,8 @@ from ..groups.records import OFFSETS_TOPIC
 from ..metric_names import (BECOME_LEADER, BYTES_IN, BYTES_OUT, DUPLICATE_BATCHES, ISR_EXPANDS, ISR_SHRINKS,
                             LOG_CLEANER_RECORDS_REMOVED, LOG_CLEANINGS)
 from ..log import cleaner
-from ..protocol.rpc.messages import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, MAX_TIMESTAMP
+from ..protocol.rpc.messages import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, MAX_TIMESTAMP, READ_COMMITTED
+from ..protocol.rpc.types import AbortedTransaction
 from ..protocol.rpc.types import (
     DeleteRecordsPartitionResult,
     DeleteRecordsRequest,
@@ -44,6 +45,10 @@ from ..protocol.rpc.types import (
     ProduceRequest,
     StopReplicaPartitionResponse,
     StopReplicaRequest,
+    WritableTxnMarker,
+    WritableTxnMarkerPartitionResult,
+    WritableTxnMarkerResult,
+    WriteTxnMarkersRequest,
 )
 from ..replication.partition import Effects, LeaderState, PartitionReplica, Role, TruncationMode
 from ..zk import layout
@@ -51,7 +56,7 @@ from ..zk.session import BadVersionError, ZkSession
 from .metrics import Metrics
 from .purgatory import Purgatory
 from .security import Security
-from .services import Clock, EventLog, FetcherControl, LeadershipListener
+from .services import Clock, EventLog, FetcherControl, LeadershipListener, TxnMarkerListener
 
 if TYPE_CHECKING:
     from .storage import Storage
@@ -73,6 +78,10 @@ class _NoFetchers:
 
 
 def _no_listener(partition: int, leader: bool) -> None:
+    pass
+
+
+def _no_marker_listener(partition: int, producer_id: int, committed: bool) -> None:
     pass
 
 
@@ -104,12 +113,16 @@ class ReplicaManager:
         self._starts_changed = False
         self.fetchers: FetcherControl = _NO_FETCHERS
         self.on_offsets_leadership: LeadershipListener = _no_listener
+        self.on_offsets_marker: TxnMarkerListener = _no_marker_listener
 
-    def connect(self, fetchers: FetcherControl, on_offsets_leadership: LeadershipListener) -> None:
-        """Wire the two services that depend on the replica manager as it depends on them:
-        the follower fetchers and the group coordinator's leadership hook."""
+    def connect(self, fetchers: FetcherControl, on_offsets_leadership: LeadershipListener,
+                on_offsets_marker: TxnMarkerListener = _no_marker_listener) -> None:
+        """Wire the services that depend on the replica manager as it depends on them:
+        the follower fetchers, and the group coordinator's hooks for the leadership of
+        ``__consumer_offsets`` partitions and for transaction markers written to them."""
         self.fetchers = fetchers
         self.on_offsets_leadership = on_offsets_leadership
+        self.on_offsets_marker = on_offsets_marker
 
     # -- helpers ------------------------------------------------------------------
     def now_ms(self) -> int:
@@ -395,6 +408,44 @@ class ReplicaManager:
             f"{p.topic}-{p.partition}: not committed within {timeout_ms} ms (HW {p.high_watermark}, needed {target}); "
             "it may still be committed")
 
+    # -- transaction markers ----------------------------------------------------------------
+    async def write_txn_markers(self, req: WriteTxnMarkersRequest) -> list[WritableTxnMarkerResult]:
+        """WriteTxnMarkers on the leaders: append each marker to each of its partitions,
+        then wait until the markers are committed (acks=all) or ``timeout_ms``.  A committed
+        marker on ``__consumer_offsets`` completes the producer's pending offsets in the
+        group coordinator."""
+        now = int(self.clock.time() * 1000)
+        results: list[WritableTxnMarkerResult] = []
+        waits = []
+        for marker in req.markers:
+            res = WritableTxnMarkerResult(producer_id=marker.producer_id, partitions=[])
+            for tp in marker.partitions:
+                entry = WritableTxnMarkerPartitionResult(topic=tp.topic, partition=tp.partition)
+                try:
+                    p = self.leader_of(tp.topic, tp.partition)
+                    appended, eff = p.append_marker(marker.producer_id, marker.producer_epoch, marker.committed,
+                                                    marker.coordinator_epoch, now)
+                    self.apply(p, eff)
+                    waits.append((entry, p, appended.last_offset + 1, p.leader_term, marker))
+                except KafkaError as exc:
+                    entry.error = exc
+                res.partitions.append(entry)
+            results.append(res)
+
+        async def commit(entry: WritableTxnMarkerPartitionResult, p: PartitionReplica, target: int, term: int,
+                         marker: WritableTxnMarker) -> None:
+            ack = ProducePartitionResponse(topic=p.topic, partition=p.partition, base_offset=target - 1,
+                                           log_append_time=-1, log_start_offset=-1)
+            await self._await_commit(ack, p, target, term, req.timeout_ms)
+            if isinstance(ack.error, NotEnoughReplicasAfterAppendError):
+                ack.error = None  # written and committed: the marker is in place
+            entry.error = ack.error
+            if entry.error is None and p.topic == OFFSETS_TOPIC:
+                self.on_offsets_marker(p.partition, marker.producer_id, marker.committed)
+
+        await asyncio.gather(*(commit(*w) for w in waits))
+        return results
+
     # -- delete records -------------------------------------------------------------------
     async def delete_records(self, req: DeleteRecordsRequest) -> list[DeleteRecordsPartitionResult]:
         """DeleteRecords on the leaders: move each log start, then wait (the delete-records
@@ -434,7 +485,8 @@ class ReplicaManager:
         entry.low_watermark = p.low_watermark
 
     # -- fetch --------------------------------------------------------------------------
-    def _read_one(self, m: FetchPartition, replica_id: int, t: int) -> tuple[FetchPartitionResponse, int]:
+    def _read_one(self, m: FetchPartition, replica_id: int, t: int,
+                  committed: bool = False) -> tuple[FetchPartitionResponse, int]:
         topic, part = m.topic, m.partition
         entry = FetchPartitionResponse(topic=topic, partition=part, high_watermark=-1, log_start_offset=-1,
                                        log_end_offset=-1, leader_epoch=-1, records=b"")
@@ -446,7 +498,12 @@ class ReplicaManager:
             entry.log_end_offset = p.log_end_offset
             entry.log_start_offset = p.log.log_start_offset
             is_follower = replica_id >= 0
-            data = p.read(m.fetch_offset, m.partition_max_bytes, for_follower=is_follower)
+            if committed and not is_follower:
+                data, aborted = p.read_committed(m.fetch_offset, m.partition_max_bytes)
+                entry.aborted_transactions = [AbortedTransaction(producer_id=a.producer_id,
+                                                                 first_offset=a.first_offset) for a in aborted]
+            else:
+                data = p.read(m.fetch_offset, m.partition_max_bytes, for_follower=is_follower)
             if is_follower:
                 low = p.low_watermark
                 self.apply(p, p.update_follower_fetch(replica_id, m.fetch_offset, t,
@@ -455,6 +512,7 @@ class ReplicaManager:
                 if p.low_watermark != low:  # a DeleteRecords may be waiting for it
                     self.fetch_purgatory.wake((topic, part))
             entry.high_watermark = p.high_watermark
+            entry.last_stable_offset = p.last_stable_offset
             entry.records = data
             return entry, len(data)
         except KafkaError as exc:
@@ -476,12 +534,14 @@ class ReplicaManager:
         replica_id = req.replica_id
         parts = req.partitions
         t = self.now_ms()
-        results = [self._read_one(m, replica_id, t) for m in parts]
+        committed = req.isolation_level == READ_COMMITTED
+        results = [self._read_one(m, replica_id, t, committed) for m in parts]
         total = sum(n for _, n in results)
         has_error = any(r.error is not None for r, _ in results)
         if total >= req.min_bytes or has_error or req.max_wait_ms == 0 or not parts:
             return self._bound(results, req.max_bytes, parts)
-        hws = {(r.topic, r.partition): r.high_watermark for r, _ in results}
+        # what a consumer may read up to: the HW, or the LSO for read_committed
+        hws = {(r.topic, r.partition): r.last_stable_offset if committed else r.high_watermark for r, _ in results}
         keys = list(hws)
 
         def ready() -> bool:
@@ -494,13 +554,15 @@ class ReplicaManager:
                     # only (a moved HW reaches the follower with its next fetch)
                     if p.log_end_offset > m.fetch_offset:
                         return True
-                elif p.high_watermark != hws[(m.topic, m.partition)] or p.high_watermark > m.fetch_offset:
-                    return True
+                else:
+                    bound = p.last_stable_offset if committed else p.high_watermark
+                    if bound != hws[(m.topic, m.partition)] or bound > m.fetch_offset:
+                        return True
             return False
 
         await self.fetch_purgatory.wait_until(keys, ready, req.max_wait_ms / 1000.0)
         t = self.now_ms()
-        return self._bound([self._read_one(m, replica_id, t) for m in parts], req.max_bytes, parts)
+        return self._bound([self._read_one(m, replica_id, t, committed) for m in parts], req.max_bytes, parts)
 
     def _bound(self, results: list[tuple[FetchPartitionResponse, int]], max_bytes: int,
                asked: list[FetchPartition]) -> list[FetchPartitionResponse]:
@@ -528,7 +590,8 @@ class ReplicaManager:
                 p = self.leader_of(m.topic, m.partition)
                 p.check_leader_epoch(m.current_leader_epoch)
                 ts = m.timestamp
-                upto = p.log_end_offset if req.replica_id >= 0 else p.high_watermark
+                upto = p.log_end_offset if req.replica_id >= 0 else \
+                    p.last_stable_offset if req.isolation_level == READ_COMMITTED else p.high_watermark
                 if ts == EARLIEST_TIMESTAMP:
                     off = p.log.log_start_offset
                 elif ts == LATEST_TIMESTAMP:

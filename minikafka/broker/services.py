@@ -51,6 +51,8 @@ class FetcherControl(Protocol):
 # ``__consumer_offsets`` partition (Kafka's onLeadershipChange: the group coordinator
 # loads or unloads its groups).
 LeadershipListener = Callable[[int, bool], None]
+# A transaction marker reached __consumer_offsets-N: (N, producer id, committed)
+TxnMarkerListener = Callable[[int, int, bool], None]
 
 
 class Identity(Protocol):

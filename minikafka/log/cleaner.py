@@ -13,7 +13,10 @@ with ``cleanup.policy=compact`` keeps, for every key, at least its last record:
   the cleanable part.  A **tombstone** (null value) stays while its batch's newest
   timestamp is less than ``delete.retention.ms`` old, so consumers that read the log
   slowly still see the delete; then it goes too.  Records without a key (written
-  before the topic became compacted) go.  Transaction markers (control batches) stay.
+  before the topic became compacted) go.  Transaction markers (control batches) stay,
+  and the records of aborted transactions go first: they never count as a key's last
+  record.  Nothing at or past the last stable offset is cleaned (an open transaction
+  may still abort).
 * **Offsets never move.** A rewritten batch keeps its base offset and its last offset;
   a batch with nothing left is dropped, leaving a gap in the offsets (readers skip it,
   as with Kafka).  Segments whose cleaned sizes fit in ``segment.bytes`` together are
@@ -102,6 +105,13 @@ class CleanInput:
     batches: tuple[StoredBatch, ...]
     end: int  # the first uncleanable offset
     segment_bytes: int
+    # aborted transactions as (producer id, first offset, marker offset)
+    aborted: tuple[tuple[int, int, int], ...] = ()
+
+    def is_aborted(self, producer_id: int, offset: int) -> bool:
+        """Whether the batch of ``producer_id`` at ``offset`` belongs to an aborted transaction."""
+        return producer_id >= 0 and any(pid == producer_id and first <= offset < last
+                                        for pid, first, last in self.aborted)
 
     def still_matches(self, log: PartitionLog) -> bool:
         n = len(self.bases)
@@ -126,10 +136,13 @@ def overdue(log: PartitionLog, cleanable: int, clean_upto: int, now_ms: int, max
 
 
 def select(log: PartitionLog, high_watermark: int, now_ms: int, *, clean_upto: int, min_cleanable_ratio: float,
-           min_compaction_lag_ms: int = 0, max_compaction_lag_ms: int | None = None) -> CleanInput | None:
+           min_compaction_lag_ms: int = 0, max_compaction_lag_ms: int | None = None,
+           aborted: tuple[tuple[int, int, int], ...] = ()) -> CleanInput | None:
     """The cleaning pass due on ``log`` now (cheap: no record is decoded), or None when
     nothing is cleanable or the dirty ratio is below ``min_cleanable_ratio`` and no dirty
-    segment is older than ``max_compaction_lag_ms``."""
+    segment is older than ``max_compaction_lag_ms``.  ``high_watermark`` is the bound of
+    what may be cleaned: the caller passes its last stable offset.  ``aborted`` lists the
+    log's aborted transactions as ``(producer id, first offset, marker offset)``."""
     cleanable = first_uncleanable_segment(log, high_watermark, now_ms, min_compaction_lag_ms)
     if not cleanable:
         return None
@@ -142,7 +155,7 @@ def select(log: PartitionLog, high_watermark: int, now_ms: int, *, clean_upto: i
     segments = log.segments[:cleanable]
     batches = tuple(b for b in log.batches_from(segments[0].base_offset) if b.base_offset < end)
     return CleanInput(tuple(s.base_offset for s in segments), tuple(s.size_bytes for s in segments), batches, end,
-                      log.segment_bytes)
+                      log.segment_bytes, tuple(a for a in aborted if a[1] < end))
 
 
 def compute(inp: CleanInput, now_ms: int, delete_retention_ms: int) -> CleanPlan:
@@ -151,7 +164,10 @@ def compute(inp: CleanInput, now_ms: int, delete_retention_ms: int) -> CleanPlan
     # each key's last record in the cleanable part; which offsets hold tombstones
     last: dict[bytes, int] = {}
     tombstone_at: set[int] = set()
-    for b in batches:
+    headers = [read_header(b.data) for b in batches]
+    for b, h in zip(batches, headers):
+        if inp.is_aborted(h.producer_id, h.base_offset):
+            continue
         for r in iter_records(b.data, validate=False):
             if r.key is not None:
                 last[bytes(r.key)] = r.offset
@@ -163,9 +179,12 @@ def compute(inp: CleanInput, now_ms: int, delete_retention_ms: int) -> CleanPlan
     cleanable = len(bases)
     out_segments: list[list[StoredBatch]] = [[] for _ in bases]
     seg = 0
-    for b in batches:
+    for b, h in zip(batches, headers):
         while seg + 1 < cleanable and b.base_offset >= bases[seg + 1]:
             seg += 1
+        if h.is_control:
+            out_segments[seg].append(b)  # a transaction marker stays
+            continue
         expired = now_ms - b.max_timestamp > delete_retention_ms
         dropped: list[int] = []
 
@@ -175,7 +194,7 @@ def compute(inp: CleanInput, now_ms: int, delete_retention_ms: int) -> CleanPlan
                 dropped.append(offset)
             return kept
 
-        data = rewrite_batch(read_header(b.data), b.data, keep)
+        data = rewrite_batch(h, b.data, keep)
         removed += len(dropped)
         tombstones += sum(1 for off in dropped if off in tombstone_at)
         if data is None:

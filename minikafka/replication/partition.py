@@ -41,9 +41,10 @@ from ..log.epoch_cache import UNDEFINED_EPOCH, LeaderEpochCache
 from ..log import cleaner, retention
 from ..log.partition_log import PartitionLog
 from ..protocol.batch_convert import convert as convert_batch
-from ..protocol.records.batch import iter_records, read_header, split_batches, stamp
+from ..protocol.records.batch import BatchHeader, iter_records, read_header, split_batches, stamp
+from ..protocol.records.control import encode_marker, read_marker
 from . import rules
-from .producer_state import ProducerStateManager
+from .producer_state import AbortedTxn, ProducerStateManager
 
 UNKNOWN_OFFSET = -1
 
@@ -174,7 +175,9 @@ class PartitionReplica:
         self._rebuild_producers()
 
     def _rebuild_producers(self) -> None:
-        self.producers.rebuild(read_header(b.data) for b in self.log.batches_from(self.log.log_start_offset))
+        self.producers.rebuild(_with_marker(read_header(b.data), b.data)
+                               for b in self.log.batches_from(self.log.log_start_offset))
+        self.producers.forget_aborted_below(self.log.log_start_offset)
 
     # -- common -----------------------------------------------------------------
     @property
@@ -184,6 +187,14 @@ class PartitionReplica:
     @property
     def is_leader(self) -> bool:
         return self.role is Role.LEADER
+
+    @property
+    def last_stable_offset(self) -> int:
+        """The LSO: the first offset of the oldest open transaction, or the HW when none
+        is open or all open ones start at or above it.  read_committed consumers read
+        below it."""
+        first = self.producers.first_unstable_offset
+        return self.high_watermark if first is None else min(first, self.high_watermark)
 
     @property
     def is_hosted(self) -> bool:
@@ -319,6 +330,9 @@ class PartitionReplica:
         batches = split_batches(records, validate=True, deep=True)
         if not batches:
             raise InvalidRecordError("produce request carries no record batch")
+        if any(h.is_control for h, _ in batches):
+            raise InvalidRecordError(f"{self.topic}-{self.partition}: a producer cannot write control batches "
+                                     "(transaction markers come from the transaction coordinator)")
         if max_batch_bytes is not None:
             for h, raw in batches:
                 if len(raw) > max_batch_bytes:
@@ -358,10 +372,47 @@ class PartitionReplica:
         return AppendResult(base, self.log_end_offset - 1,
                             -1 if log_append_time_ms is None else log_append_time_ms), eff
 
+    def append_marker(self, producer_id: int, producer_epoch: int, committed: bool, coordinator_epoch: int,
+                      now_ms: int) -> tuple[AppendResult, Effects]:
+        """WriteTxnMarkers on the leader: append the COMMIT or ABORT control batch that ends
+        ``producer_id``'s transaction here (stamped with ``now_ms``).  The LSO passes the
+        transaction; an abort enters the aborted-transaction index.  A marker of an older
+        producer epoch or from an older coordinator than this partition saw is refused."""
+        self._require_leader()
+        where = f"{self.topic}-{self.partition}"
+        self.producers.check_marker(producer_id, producer_epoch, coordinator_epoch, where)
+        raw = encode_marker(producer_id, producer_epoch, committed, coordinator_epoch, now_ms)
+        offset = self.log_end_offset
+        data = stamp(raw, offset, self.leader_epoch)
+        header = replace(read_header(data), base_offset=offset, leader_epoch=self.leader_epoch)
+        eff = Effects()
+        first = self.producers.ongoing.get(producer_id)
+        self.log.append(header, data)
+        self.producers.update(header, read_marker(header, data))
+        eff.appended.append(data)
+        eff.leo_changed = True
+        kind = "txn_commit_marker" if committed else "txn_abort_marker"
+        eff.events.append((kind, f"{where}: {'COMMIT' if committed else 'ABORT'} marker of producer {producer_id} "
+                                 f"epoch {producer_epoch} at offset {offset}"
+                                 + (f" (its transaction began at offset {first})" if first is not None else
+                                    " (no records of it here)")))
+        self._maybe_increment_hw(eff)
+        return AppendResult(offset, offset), eff
+
     def read(self, fetch_offset: int, max_bytes: int, for_follower: bool) -> bytes:
         """Batches from ``fetch_offset``: followers may read up to the LEO, consumers only
         below the HW.  OFFSET_OUT_OF_RANGE outside [log start, LEO]."""
         return self.log.read(fetch_offset, max_bytes, None if for_follower else self.high_watermark)
+
+    def read_committed(self, fetch_offset: int, max_bytes: int) -> tuple[bytes, list[AbortedTxn]]:
+        """A read_committed consumer's read: batches below the LSO, and the aborted
+        transactions that have records among them (the consumer drops those records)."""
+        lso = self.last_stable_offset
+        data = self.log.read(fetch_offset, max_bytes, lso)
+        if not data:
+            return data, []
+        end = max(h.next_offset for h, _ in split_batches(data, validate=False))
+        return data, self.producers.aborted_between(fetch_offset, end)
 
     def update_follower_fetch(self, replica_id: int, fetch_offset: int, now_ms: int,
                               lag_max_messages: int = 0, log_start_offset: int = UNKNOWN_OFFSET) -> Effects:
@@ -561,7 +612,7 @@ class PartitionReplica:
                 if self.epochs.assign(h.leader_epoch, h.base_offset):
                     eff.epoch_cache_changed = True
             self.log.append(h, raw, allow_gap=True)  # a compacted leader log has gaps
-            self.producers.update(h)
+            self.producers.update(h, _with_marker(h, raw)[1])
             eff.appended.append(raw)
             eff.leo_changed = True
         self._set_hw(rules.follower_hw(self.log_end_offset, leader_hw), eff)
@@ -585,6 +636,7 @@ class PartitionReplica:
             eff.epoch_cache_changed = True
         if dropped:
             self._rebuild_producers()
+        self.producers.forget_aborted_below(self.log.log_start_offset)
         if self.high_watermark < self.log.log_start_offset:
             self._set_hw(self.log.log_start_offset, eff)
         eff.events.append(("log_start", f"broker {self.broker_id} moved the log start of {self.topic}-{self.partition} "
@@ -603,9 +655,12 @@ class PartitionReplica:
                     max_compaction_lag_ms: int | None = None) -> cleaner.CleanInput | None:
         """The log cleaner's next pass over this compacted log, when one is due: a snapshot
         that :func:`minikafka.log.cleaner.compute` may work on away from the log."""
-        return cleaner.select(self.log, self.high_watermark, now_ms, clean_upto=self.log.cleaned_upto,
+        # never past the LSO: an open transaction may still abort
+        return cleaner.select(self.log, self.last_stable_offset, now_ms, clean_upto=self.log.cleaned_upto,
                               min_cleanable_ratio=min_cleanable_ratio, min_compaction_lag_ms=min_compaction_lag_ms,
-                              max_compaction_lag_ms=max_compaction_lag_ms)
+                              max_compaction_lag_ms=max_compaction_lag_ms,
+                              aborted=tuple((a.producer_id, a.first_offset, a.last_offset)
+                                            for a in self.producers.aborted))
 
     def apply_clean(self, inp: cleaner.CleanInput, plan: cleaner.CleanPlan) -> Effects:
         """Put the cleaned segments in place of the ones ``inp`` snapshotted, unless the
@@ -681,13 +736,22 @@ class PartitionReplica:
             "leader": self.leader_id, "leader_epoch": self.leader_epoch,
             "log_start_offset": self.log.log_start_offset, "log_end_offset": self.log_end_offset,
             "size_bytes": self.log.size_bytes, "segments": len(self.log.segments),
-            "high_watermark": self.high_watermark, "isr": list(self.isr), "replicas": list(self.replicas),
+            "high_watermark": self.high_watermark, "last_stable_offset": self.last_stable_offset,
+            "isr": list(self.isr), "replicas": list(self.replicas),
             "remote_leos": {r.broker_id: r.leo for r in self.remotes.values()},
             "epochs": [list(e) for e in self.epochs.entries],
             "producers": self.producers.describe(),
+            "ongoing_transactions": [{"producer_id": pid, "first_offset": first}
+                                     for pid, first in sorted(self.producers.ongoing.items(), key=lambda x: x[1])],
+            "aborted_transactions": len(self.producers.aborted),
             "checksum": self.log.checksum(upto) if checksum_upto is not None else None,
             "checksum_upto": upto if checksum_upto is not None else None,
         }
+
+
+def _with_marker(h: BatchHeader, raw: bytes) -> tuple[BatchHeader, tuple[int, int] | None]:
+    """A batch header with its transaction marker (None unless a control batch holds one)."""
+    return h, (read_marker(h, raw) if h.is_control else None)
 
 
 def leos_of(replicas: Sequence[PartitionReplica]) -> list[int]:

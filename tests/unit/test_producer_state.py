@@ -37,7 +37,8 @@ def test_in_order_batches_are_appended_and_a_retry_is_a_duplicate():
     dup = s.check(header(3, 2))
     assert (dup.first_offset, dup.last_offset) == (3, 4)
     assert s.describe() == [{"producer_id": 7, "producer_epoch": 0, "last_sequence": 4, "last_offset": 4,
-                             "last_timestamp": 1001}]
+                             "last_timestamp": 1001, "current_txn_start_offset": -1,
+                             "coordinator_epoch": -1}]
 
 
 def test_a_gap_is_out_of_order():

@@ -1,5 +1,5 @@
-"""Produce, Fetch, ListOffsets, OffsetsForLeaderEpoch, DeleteRecords, InitProducerId and
-DescribeLogDirs."""
+"""Produce, Fetch, ListOffsets, OffsetsForLeaderEpoch, DeleteRecords, InitProducerId,
+DescribeLogDirs and WriteTxnMarkers."""
 from __future__ import annotations
 
 import os
@@ -23,6 +23,8 @@ from ...protocol.rpc.types import (
     OffsetsForLeaderEpochResponse,
     ProduceRequest,
     ProduceResponse,
+    WriteTxnMarkersRequest,
+    WriteTxnMarkersResponse,
 )
 from ..producer_ids import ProducerIdManager
 from ..replica_manager import ReplicaManager
@@ -74,6 +76,11 @@ class DataApis:
                 f"broker {self.broker_id} has no producer ids left and ZooKeeper, which hands out the next block, "
                 f"does not answer ({exc.__class__.__name__}); try again") from None
         return InitProducerIdResponse(producer_id=pid, producer_epoch=0)
+
+    async def write_txn_markers(self, req: WriteTxnMarkersRequest, ctx: RequestContext) -> WriteTxnMarkersResponse:
+        """The transaction coordinator's COMMIT and ABORT markers, appended by the leaders
+        here (the listener lets only holders of the cluster credential send them)."""
+        return WriteTxnMarkersResponse(markers=await self.replicas.write_txn_markers(req))
 
     async def describe_log_dirs(self, req: DescribeLogDirsRequest, ctx: RequestContext) -> DescribeLogDirsResponse:
         """The broker's one log directory and its local replicas' sizes (Describe on the

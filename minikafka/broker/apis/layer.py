@@ -30,6 +30,7 @@ class RequestLayer:
             "produce": data.produce, "fetch": data.fetch, "list_offsets": data.list_offsets,
             "offsets_for_leader_epoch": data.offsets_for_leader_epoch, "delete_records": data.delete_records,
             "init_producer_id": data.init_producer_id, "describe_log_dirs": data.describe_log_dirs,
+            "write_txn_markers": data.write_txn_markers,
             "metadata": cluster.metadata_, "api_versions": cluster.api_versions, "events": cluster.events,
             "replica_state": cluster.replica_state_,
             "create_topics": admin.create_topics, "delete_topics": admin.delete_topics,

@@ -63,6 +63,13 @@ PARTITION_STATE = Struct("PartitionState", (
 
 TP = Struct("TopicPartition", (F("topic", "str"), F("partition", "int", minimum=0)))
 
+ABORTED_TXN = Struct("AbortedTransaction", (
+    F("producer_id", "int"),
+    F("first_offset", "int", "offset of the transaction's first record in this partition"),
+))
+
+READ_UNCOMMITTED, READ_COMMITTED = 0, 1  # Fetch and ListOffsets isolation_level, as Kafka's
+
 
 @dataclass(frozen=True)
 class Api:
@@ -158,6 +165,8 @@ _api(
         F("max_wait_ms", "int", default=500, minimum=0, maximum=300000),
         F("min_bytes", "int", default=1, minimum=0),
         F("max_bytes", "int", "response size bound (at least one batch is returned)", default=52428800, minimum=0),
+        F("isolation_level", "int", "0 read_uncommitted: up to the high watermark; 1 read_committed: up to the "
+          "last stable offset, with the aborted transactions of the range returned", default=0, minimum=0, maximum=1),
         F("partitions", [Struct("FetchPartition", (
             F("topic", "str"), F("partition", "int", minimum=0),
             F("fetch_offset", "int", minimum=0),
@@ -174,6 +183,11 @@ _api(
         F("partitions", [Struct("FetchPartitionResponse", (F("topic", "str"), F("partition", "int")) + PARTITION_ERROR + (
             F("high_watermark", "int"), F("log_start_offset", "int"), F("log_end_offset", "int", "leader's LEO"),
             F("leader_epoch", "int", "leader's current epoch"),
+            F("last_stable_offset", "int", "the first offset of the oldest open transaction, or the high "
+              "watermark when none is open (-1 on error)", default=-1),
+            F("aborted_transactions", [ABORTED_TXN], "read_committed: the aborted transactions whose records "
+              "overlap the answer (skip records of that producer from first_offset until its ABORT marker); "
+              "nil for read_uncommitted", default=None, nullable=True),
             F("records", "bytes", "concatenated batches, may be empty"),
         ))]),
     ),
@@ -182,9 +196,11 @@ _api(
 _api(
     "list_offsets",
     "Earliest (timestamp -2) or latest (-1) offset of partitions, from their leader. For consumers "
-    "(replica_id -1) latest is the high watermark, never the LEO.",
+    "(replica_id -1) latest is the high watermark (read_committed: the last stable offset), never the LEO.",
     (
         F("replica_id", "int", default=-1),
+        F("isolation_level", "int", "1 (read_committed): latest is the last stable offset", default=0,
+          minimum=0, maximum=1),
         F("partitions", [Struct("ListOffsetsPartition", (
             F("topic", "str"), F("partition", "int", minimum=0),
             F("timestamp", "int", "-1 latest (HW for consumers), -2 earliest, -3 largest timestamp, or a time in ms: "
@@ -690,3 +706,30 @@ _api(
 def tp_key(topic: str, partition: int) -> tuple[str, int]:
     """The key used for a topic-partition in dicts throughout the code."""
     return (topic, partition)
+
+_api(
+    "write_txn_markers",
+    "Transaction coordinator to partition leaders (KIP-98): end transactions by appending a control batch "
+    "(a COMMIT or ABORT marker) of each producer to each partition, with acks=all. The partition's last stable "
+    "offset then passes the transaction; an ABORT also enters the partition's aborted-transaction index. "
+    "A marker to a __consumer_offsets partition also completes the producer's pending transactional offsets. "
+    "Needs the cluster credential.",
+    (
+        F("markers", [Struct("WritableTxnMarker", (
+            F("producer_id", "int", minimum=0),
+            F("producer_epoch", "int", minimum=0),
+            F("committed", "bool", "true: COMMIT, false: ABORT"),
+            F("coordinator_epoch", "int", "the coordinator's leader epoch of its __transaction_state partition",
+              minimum=0),
+            F("partitions", [TP]),
+        ))]),
+        F("timeout_ms", "int", "how long to wait for the markers' high watermark", default=30000, minimum=0),
+    ),
+    (
+        F("markers", [Struct("WritableTxnMarkerResult", (
+            F("producer_id", "int"),
+            F("partitions", [Struct("WritableTxnMarkerPartitionResult",
+                                    (F("topic", "str"), F("partition", "int")) + PARTITION_ERROR)]),
+        ))]),
+    ),
+)

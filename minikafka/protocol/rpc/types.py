@@ -236,15 +236,31 @@ class FetchRequest:
     max_wait_ms: int = 500
     min_bytes: int = 1
     max_bytes: int = 52428800
+    isolation_level: int = 0
     partitions: list[FetchPartition]
 
 
 def decode_FetchRequest(m: dict) -> FetchRequest:
-    return FetchRequest(replica_id=m['replica_id'], broker_epoch=m['broker_epoch'], max_wait_ms=m['max_wait_ms'], min_bytes=m['min_bytes'], max_bytes=m['max_bytes'], partitions=[decode_FetchPartition(x0) for x0 in m['partitions']])
+    return FetchRequest(replica_id=m['replica_id'], broker_epoch=m['broker_epoch'], max_wait_ms=m['max_wait_ms'], min_bytes=m['min_bytes'], max_bytes=m['max_bytes'], isolation_level=m['isolation_level'], partitions=[decode_FetchPartition(x0) for x0 in m['partitions']])
 
 
 def encode_FetchRequest(o: FetchRequest) -> dict:
-    return {'replica_id': o.replica_id, 'broker_epoch': o.broker_epoch, 'max_wait_ms': o.max_wait_ms, 'min_bytes': o.min_bytes, 'max_bytes': o.max_bytes, 'partitions': [encode_FetchPartition(x0) for x0 in o.partitions]}
+    return {'replica_id': o.replica_id, 'broker_epoch': o.broker_epoch, 'max_wait_ms': o.max_wait_ms, 'min_bytes': o.min_bytes, 'max_bytes': o.max_bytes, 'isolation_level': o.isolation_level, 'partitions': [encode_FetchPartition(x0) for x0 in o.partitions]}
+
+
+@dataclass(slots=True, kw_only=True)
+class AbortedTransaction:
+    """The msgpack API's AbortedTransaction."""
+    producer_id: int
+    first_offset: int
+
+
+def decode_AbortedTransaction(m: dict) -> AbortedTransaction:
+    return AbortedTransaction(producer_id=m['producer_id'], first_offset=m['first_offset'])
+
+
+def encode_AbortedTransaction(o: AbortedTransaction) -> dict:
+    return {'producer_id': o.producer_id, 'first_offset': o.first_offset}
 
 
 @dataclass(slots=True, kw_only=True)
@@ -256,16 +272,18 @@ class FetchPartitionResponse:
     log_start_offset: int
     log_end_offset: int
     leader_epoch: int
+    last_stable_offset: int = -1
+    aborted_transactions: list[AbortedTransaction] | None = None
     records: bytes
     error: KafkaError | None = None
 
 
 def decode_FetchPartitionResponse(m: dict) -> FetchPartitionResponse:
-    return FetchPartitionResponse(topic=m['topic'], partition=m['partition'], high_watermark=m['high_watermark'], log_start_offset=m['log_start_offset'], log_end_offset=m['log_end_offset'], leader_epoch=m['leader_epoch'], records=m['records'], error=_error_of(m))
+    return FetchPartitionResponse(topic=m['topic'], partition=m['partition'], high_watermark=m['high_watermark'], log_start_offset=m['log_start_offset'], log_end_offset=m['log_end_offset'], leader_epoch=m['leader_epoch'], last_stable_offset=m['last_stable_offset'], aborted_transactions=None if m['aborted_transactions'] is None else [decode_AbortedTransaction(x0) for x0 in m['aborted_transactions']], records=m['records'], error=_error_of(m))
 
 
 def encode_FetchPartitionResponse(o: FetchPartitionResponse) -> dict:
-    return {'topic': o.topic, 'partition': o.partition, 'high_watermark': o.high_watermark, 'log_start_offset': o.log_start_offset, 'log_end_offset': o.log_end_offset, 'leader_epoch': o.leader_epoch, 'records': o.records, **_error_fields(o.error)}
+    return {'topic': o.topic, 'partition': o.partition, 'high_watermark': o.high_watermark, 'log_start_offset': o.log_start_offset, 'log_end_offset': o.log_end_offset, 'leader_epoch': o.leader_epoch, 'last_stable_offset': o.last_stable_offset, 'aborted_transactions': None if o.aborted_transactions is None else [encode_AbortedTransaction(x0) for x0 in o.aborted_transactions], 'records': o.records, **_error_fields(o.error)}
 
 
 @dataclass(slots=True, kw_only=True)
@@ -304,15 +322,16 @@ def encode_ListOffsetsPartition(o: ListOffsetsPartition) -> dict:
 class ListOffsetsRequest:
     """The msgpack API's ListOffsetsRequest."""
     replica_id: int = -1
+    isolation_level: int = 0
     partitions: list[ListOffsetsPartition]
 
 
 def decode_ListOffsetsRequest(m: dict) -> ListOffsetsRequest:
-    return ListOffsetsRequest(replica_id=m['replica_id'], partitions=[decode_ListOffsetsPartition(x0) for x0 in m['partitions']])
+    return ListOffsetsRequest(replica_id=m['replica_id'], isolation_level=m['isolation_level'], partitions=[decode_ListOffsetsPartition(x0) for x0 in m['partitions']])
 
 
 def encode_ListOffsetsRequest(o: ListOffsetsRequest) -> dict:
-    return {'replica_id': o.replica_id, 'partitions': [encode_ListOffsetsPartition(x0) for x0 in o.partitions]}
+    return {'replica_id': o.replica_id, 'isolation_level': o.isolation_level, 'partitions': [encode_ListOffsetsPartition(x0) for x0 in o.partitions]}
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2027,6 +2046,85 @@ def encode_OffsetDeleteResponse(o: OffsetDeleteResponse) -> dict:
     return {'partitions': [encode_OffsetDeletePartition(x0) for x0 in o.partitions], **_error_fields(o.error)}
 
 
+@dataclass(slots=True, kw_only=True)
+class WritableTxnMarker:
+    """The msgpack API's WritableTxnMarker."""
+    producer_id: int
+    producer_epoch: int
+    committed: bool
+    coordinator_epoch: int
+    partitions: list[TopicPartition]
+
+
+def decode_WritableTxnMarker(m: dict) -> WritableTxnMarker:
+    return WritableTxnMarker(producer_id=m['producer_id'], producer_epoch=m['producer_epoch'], committed=m['committed'], coordinator_epoch=m['coordinator_epoch'], partitions=[decode_TopicPartition(x0) for x0 in m['partitions']])
+
+
+def encode_WritableTxnMarker(o: WritableTxnMarker) -> dict:
+    return {'producer_id': o.producer_id, 'producer_epoch': o.producer_epoch, 'committed': o.committed, 'coordinator_epoch': o.coordinator_epoch, 'partitions': [encode_TopicPartition(x0) for x0 in o.partitions]}
+
+
+@dataclass(slots=True, kw_only=True)
+class WriteTxnMarkersRequest:
+    """The msgpack API's WriteTxnMarkersRequest."""
+    markers: list[WritableTxnMarker]
+    timeout_ms: int = 30000
+
+
+def decode_WriteTxnMarkersRequest(m: dict) -> WriteTxnMarkersRequest:
+    return WriteTxnMarkersRequest(markers=[decode_WritableTxnMarker(x0) for x0 in m['markers']], timeout_ms=m['timeout_ms'])
+
+
+def encode_WriteTxnMarkersRequest(o: WriteTxnMarkersRequest) -> dict:
+    return {'markers': [encode_WritableTxnMarker(x0) for x0 in o.markers], 'timeout_ms': o.timeout_ms}
+
+
+@dataclass(slots=True, kw_only=True)
+class WritableTxnMarkerPartitionResult:
+    """The msgpack API's WritableTxnMarkerPartitionResult."""
+    topic: str
+    partition: int
+    error: KafkaError | None = None
+
+
+def decode_WritableTxnMarkerPartitionResult(m: dict) -> WritableTxnMarkerPartitionResult:
+    return WritableTxnMarkerPartitionResult(topic=m['topic'], partition=m['partition'], error=_error_of(m))
+
+
+def encode_WritableTxnMarkerPartitionResult(o: WritableTxnMarkerPartitionResult) -> dict:
+    return {'topic': o.topic, 'partition': o.partition, **_error_fields(o.error)}
+
+
+@dataclass(slots=True, kw_only=True)
+class WritableTxnMarkerResult:
+    """The msgpack API's WritableTxnMarkerResult."""
+    producer_id: int
+    partitions: list[WritableTxnMarkerPartitionResult]
+
+
+def decode_WritableTxnMarkerResult(m: dict) -> WritableTxnMarkerResult:
+    return WritableTxnMarkerResult(producer_id=m['producer_id'], partitions=[decode_WritableTxnMarkerPartitionResult(x0) for x0 in m['partitions']])
+
+
+def encode_WritableTxnMarkerResult(o: WritableTxnMarkerResult) -> dict:
+    return {'producer_id': o.producer_id, 'partitions': [encode_WritableTxnMarkerPartitionResult(x0) for x0 in o.partitions]}
+
+
+@dataclass(slots=True, kw_only=True)
+class WriteTxnMarkersResponse:
+    """The msgpack API's WriteTxnMarkersResponse."""
+    markers: list[WritableTxnMarkerResult]
+    error: KafkaError | None = None
+
+
+def decode_WriteTxnMarkersResponse(m: dict) -> WriteTxnMarkersResponse:
+    return WriteTxnMarkersResponse(markers=[decode_WritableTxnMarkerResult(x0) for x0 in m['markers']], error=_error_of(m))
+
+
+def encode_WriteTxnMarkersResponse(o: WriteTxnMarkersResponse) -> dict:
+    return {'markers': [encode_WritableTxnMarkerResult(x0) for x0 in o.markers], **_error_fields(o.error)}
+
+
 # Each API's request decoder and response encoder, by its name in ``POST /v1/<api>``.
 DECODE_REQUEST: dict[str, Callable[[dict], Any]] = {
     'metadata': decode_MetadataRequest,
@@ -2066,6 +2164,7 @@ DECODE_REQUEST: dict[str, Callable[[dict], Any]] = {
     'describe_groups': decode_DescribeGroupsRequest,
     'delete_groups': decode_DeleteGroupsRequest,
     'offset_delete': decode_OffsetDeleteRequest,
+    'write_txn_markers': decode_WriteTxnMarkersRequest,
 }
 ENCODE_RESPONSE: dict[str, Callable[[Any], dict]] = {
     'metadata': encode_MetadataResponse,
@@ -2105,4 +2204,5 @@ ENCODE_RESPONSE: dict[str, Callable[[Any], dict]] = {
     'describe_groups': encode_DescribeGroupsResponse,
     'delete_groups': encode_DeleteGroupsResponse,
     'offset_delete': encode_OffsetDeleteResponse,
+    'write_txn_markers': encode_WriteTxnMarkersResponse,
 }
