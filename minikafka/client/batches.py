@@ -32,15 +32,17 @@ _offset_of = attrgetter("offset")
 class ConsumerBatch:
     """One record batch of a partition as fetched (see the module docstring)."""
 
-    __slots__ = ("topic", "partition", "header", "raw", "first_offset", "_records")
+    __slots__ = ("topic", "partition", "header", "raw", "first_offset", "aborted", "_records")
 
     def __init__(self, topic: str, partition: int, header: BatchHeader, raw: bytes | memoryview,
-                 first_offset: int) -> None:
+                 first_offset: int, aborted: bool = False) -> None:
         self.topic = topic
         self.partition = partition
         self.header = header
         self.raw = raw
         self.first_offset = first_offset  # the first record handed out (>= base_offset)
+        # a read_committed consumer's batch of an aborted transaction: no records either
+        self.aborted = aborted
         self._records: list[ConsumerRecord] | None = None
 
     # -- the header's facts ---------------------------------------------------------------
@@ -68,12 +70,18 @@ class ConsumerBatch:
         return self.header.is_control
 
     @property
+    def hidden(self) -> bool:
+        """No records for applications: a transaction marker, or (read_committed) a batch
+        of an aborted transaction.  The position still moves past it."""
+        return self.aborted or self.header.is_control
+
+    @property
     def compression(self) -> str:
         return self.header.compression
 
     def __len__(self) -> int:
         """The number of records handed out (from ``first_offset`` on)."""
-        if self.is_control:
+        if self.hidden:
             return 0
         if self.first_offset <= self.header.base_offset:
             return self.header.record_count
@@ -86,6 +94,8 @@ class ConsumerBatch:
     # -- decoded views -------------------------------------------------------------------------
     def records(self) -> list[ConsumerRecord]:
         """The records from ``first_offset`` on, as ``poll()`` returns them (decoded once)."""
+        if self._records is None and self.aborted:
+            self._records = []
         if self._records is None:
             topic, partition, first = self.topic, self.partition, self.first_offset
             self._records = [consumer_record(topic, partition, off, key, value, ts, headers)
@@ -102,7 +112,7 @@ class ConsumerBatch:
     def _columns(self, include_headers: bool = False) -> tuple[list[int], list[int], list, list, list]:
         """``(offsets, timestamps, keys, values, headers)`` from ``first_offset`` on."""
         h = self.header
-        if h.is_control:
+        if self.hidden:
             return [], [], [], [], []
         section = decompress(h.attributes & COMPRESSION_MASK, memoryview(self.raw)[HEADER_SIZE:h.size])
         deltas, ts_deltas, keys, values, headers = decode_section(

@@ -25,6 +25,7 @@ from typing import Any, Callable, Iterable
 from .. import errors
 from ..protocol.rpc.messages import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
 from ..protocol.records.batch import split_batches
+from .aborted import AbortedFilter
 from .batches import ConsumerBatch
 from .connection import ClientSecurity, Connection
 from .group_member import GroupMember
@@ -34,6 +35,7 @@ from .types import ConsumerRecord, OffsetAndTimestamp, TopicPartition
 log = logging.getLogger(__name__)
 
 RESETS = ("earliest", "latest", "none")
+ISOLATION_LEVELS = {"read_uncommitted": 0, "read_committed": 1}  # Kafka's isolation.level
 _RESET_TS = {"earliest": EARLIEST_TIMESTAMP, "latest": LATEST_TIMESTAMP}
 
 
@@ -87,8 +89,12 @@ class AIOConsumer:
         max_poll_interval_ms: int = 300000,
         partition_assignment_strategy: Iterable[str] = ("range",),
         group_instance_id: str | None = None,
+        isolation_level: str = "read_uncommitted",
         **security: Any,
     ) -> None:
+        if isolation_level not in ISOLATION_LEVELS:
+            raise errors.ClientError(f"isolation_level must be one of {', '.join(ISOLATION_LEVELS)}, "
+                                     f"got {isolation_level!r}")
         if auto_offset_reset not in RESETS:
             raise errors.ClientError(f"auto_offset_reset must be one of {', '.join(RESETS)}, got {auto_offset_reset!r}")
         if group_id is not None and (not isinstance(group_id, str) or not group_id):
@@ -103,6 +109,10 @@ class AIOConsumer:
         self.request_timeout_ms = int(request_timeout_ms)
         self.retry_backoff_ms = int(retry_backoff_ms)
         self.check_crcs = check_crcs
+        # Kafka's isolation.level: read_committed reads below the last stable offset and
+        # drops the records of aborted transactions
+        self.isolation_level = isolation_level
+        self._isolation = ISOLATION_LEVELS[isolation_level]
         self._conn = Connection(client_id, ClientSecurity.of(security))
         self._meta = Metadata(self._conn, bootstrap_servers, self.request_timeout_ms)
         self._state: dict[TopicPartition, _PartitionState] = {}
@@ -506,7 +516,7 @@ class AIOConsumer:
             while buf and (max_batches is None or len(out) < max_batches):
                 batch = buf.popleft()
                 st.position = max(st.position, batch.next_offset)
-                if not batch.is_control:
+                if not batch.hidden:
                     out.append(batch)
                     st.epoch = batch.leader_epoch
             if max_batches is not None and len(out) >= max_batches:
@@ -554,6 +564,7 @@ class AIOConsumer:
                 "max_wait_ms": self.fetch_max_wait_ms,
                 "min_bytes": self.fetch_min_bytes,
                 "max_bytes": self.fetch_max_bytes,
+                "isolation_level": self._isolation,
                 "partitions": parts,
             }
             self._fetches[leader] = loop.create_task(self._fetch(host, port, body, sent))
@@ -602,9 +613,11 @@ class AIOConsumer:
                     position = st.position
                     append = st.buffer.append
                     topic, partition = tp.topic, tp.partition
+                    aborted = AbortedFilter(p.get("aborted_transactions"))
                     for h, raw in split_batches(data, validate=self.check_crcs):
+                        skip = aborted.skips(h, raw)
                         if h.last_offset >= position:  # decoded when handed out
-                            append(ConsumerBatch(topic, partition, h, raw, max(position, h.base_offset)))
+                            append(ConsumerBatch(topic, partition, h, raw, max(position, h.base_offset), skip))
                 continue
             exc = errors.error_for(code, p.get("message") or "")
             if isinstance(exc, errors.OffsetOutOfRangeError):
@@ -754,7 +767,7 @@ class AIOConsumer:
 
         async def ask(leader: int, items: list[tuple[str, int]]) -> dict:
             host, port = self._meta.brokers[leader]
-            body = {"replica_id": -1, "partitions": [
+            body = {"replica_id": -1, "isolation_level": self._isolation, "partitions": [
                 {"topic": t, "partition": p, "timestamp": timestamp,
                  "current_leader_epoch": (self._meta.partition(t, p).leader_epoch if self._meta.partition(t, p) else -1)}
                 for t, p in items]}

@@ -21,9 +21,11 @@ import time
 from typing import Any, Iterable, Iterator
 
 from .. import errors
+from ..client.aborted import AbortedFilter
 from ..client.connection import ClientSecurity, Connection, TRANSPORT_ERRORS
 from ..client.metadata import Metadata, needs_refresh
 from ..client.sync import LoopThread
+from ..protocol.records.batch import split_batches
 from ..protocol.records.columns import scan
 from ..protocol.rpc.messages import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
 from .offsets import OffsetRange, offset_changed, report_data_loss
@@ -49,8 +51,10 @@ class SourceClient:
 
     def __init__(self, bootstrap_servers: str, poll_timeout_ms: int = 120_000,
                  request_timeout_ms: int = REQUEST_TIMEOUT_MS, retry_backoff_ms: int = 100,
-                 security: dict[str, Any] | None = None) -> None:
+                 security: dict[str, Any] | None = None, isolation_level: str = "read_uncommitted") -> None:
         self.poll_timeout_ms = poll_timeout_ms
+        # 1: read_committed (latest is the last stable offset; aborted records are dropped)
+        self.isolation = 1 if isolation_level == "read_committed" else 0
         self.request_timeout_ms = request_timeout_ms
         self.retry_backoff_ms = retry_backoff_ms
         self._lt = LoopThread("minikafka-spark")
@@ -200,7 +204,7 @@ class SourceClient:
 
         async def ask(leader: int, group: list[TopicPartitionKey]) -> dict:
             host, port = meta.brokers[leader]
-            body = {"replica_id": -1, "partitions": [
+            body = {"replica_id": -1, "isolation_level": self.isolation, "partitions": [
                 {"topic": t, "partition": p, "timestamp": timestamp,
                  "current_leader_epoch": meta.partition(t, p).leader_epoch} for t, p in group]}
             return await self._conn.call(host, port, "list_offsets", body, self.request_timeout_ms / 1000)
@@ -267,6 +271,7 @@ class SourceClient:
             "max_wait_ms": max_wait_ms,
             "min_bytes": 1,
             "max_bytes": max_bytes,
+            "isolation_level": self.isolation,
             "partitions": [{"topic": tp[0], "partition": tp[1], "fetch_offset": offset,
                             "current_leader_epoch": info.leader_epoch if info else -1,
                             "partition_max_bytes": max_bytes}],
@@ -364,6 +369,8 @@ class SourceClient:
                             f"{self.poll_timeout_ms} ms (kafkaConsumer.pollTimeoutMs): {last_problem}")
                     continue
                 next_pos = _next_offset(data)
+                if res.get("aborted_transactions"):
+                    data = _without_aborted(data, res["aborted_transactions"])
                 if next_pos <= pos:
                     raise errors.CorruptMessageError(f"{topic}-{partition}: fetch at {pos} returned batches ending at {next_pos}")
                 if next_pos < end:
@@ -374,6 +381,12 @@ class SourceClient:
         finally:
             if pending is not None:
                 pending[1].cancel()
+
+
+def _without_aborted(data: bytes, aborted: list) -> bytes:
+    """The batches of ``data`` minus those of aborted transactions (read_committed)."""
+    keep = AbortedFilter(aborted)
+    return b"".join(bytes(raw) for h, raw in split_batches(data, validate=False) if not keep.skips(h, raw))
 
 
 def _next_offset(data: bytes) -> int:

@@ -52,6 +52,7 @@ KNOWN = {
     "maxrecordsperpartition": "maxRecordsPerPartition",
     "minoffsetspertrigger": "minOffsetsPerTrigger",
     "maxtriggerdelay": "maxTriggerDelay",
+    "kafka.isolation.level": "kafka.isolation.level",
 }
 
 # Options of Spark's Kafka source this source does not implement: named in the error.
@@ -117,6 +118,9 @@ class SourceOptions:
     max_records_per_partition: int | None = None
     min_offsets_per_trigger: int | None = None
     max_trigger_delay_ms: int = 15 * 60 * 1000
+    # kafka.isolation.level: read_committed plans up to the last stable offset and drops
+    # the records of aborted transactions
+    isolation_level: str = "read_uncommitted"
     # security options of the client (ClientSecurity's keyword arguments), from the
     # kafka.security.protocol, kafka.sasl.jaas.config, kafka.ssl.truststore.location... options
     security: dict[str, Any] = field(default_factory=dict, hash=False)
@@ -317,7 +321,8 @@ def parse_options(options: Mapping[str, Any], mode: str | None = None) -> Source
         if k not in KNOWN:
             if k.startswith("kafka."):
                 raise OptionError(f"option '{key}' is not supported: the Kafka client settings the minikafka "
-                                  f"source takes are 'kafka.bootstrap.servers' and the security ones "
+                                  f"source takes are 'kafka.bootstrap.servers', 'kafka.isolation.level' and the "
+                                  f"security ones "
                                   f"({', '.join('kafka.' + p for p in sorted(SECURITY_PROPERTIES))})")
             raise OptionError(f"unknown option '{key}' for the minikafka source (known options: "
                               f"{', '.join(sorted(set(KNOWN.values()), key=str.lower))})")
@@ -435,6 +440,10 @@ def parse_options(options: Mapping[str, Any], mode: str | None = None) -> Source
             max_delay_ms = _duration_ms("maxTriggerDelay", params["maxtriggerdelay"])
     fail = _bool("failOnDataLoss", params["failondataloss"]) if "failondataloss" in params else True
     headers = _bool("includeHeaders", params["includeheaders"]) if "includeheaders" in params else False
+    isolation = params.get("kafka.isolation.level", "read_uncommitted").strip().lower()
+    if isolation not in ("read_uncommitted", "read_committed"):
+        raise OptionError("option 'kafka.isolation.level' must be 'read_uncommitted' or 'read_committed', "
+                          f"got {params['kafka.isolation.level']!r}")
 
     return SourceOptions(
         bootstrap_servers=bootstrap,
@@ -454,6 +463,7 @@ def parse_options(options: Mapping[str, Any], mode: str | None = None) -> Source
         max_records_per_partition=max_records,
         min_offsets_per_trigger=min_offsets,
         max_trigger_delay_ms=max_delay_ms,
+        isolation_level=isolation,
     )
 
 

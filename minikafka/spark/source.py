@@ -85,7 +85,8 @@ def read_range(opts: SourceOptions, schema: StructType, partition: InputPartitio
         return
     aschema = arrow_schema(schema)
     topic, part = partition.topic, partition.partition
-    client = SourceClient(opts.bootstrap_servers, opts.poll_timeout_ms, security=opts.security)
+    client = SourceClient(opts.bootstrap_servers, opts.poll_timeout_ms, security=opts.security,
+                          isolation_level=opts.isolation_level)
     try:
         for data, lo, hi in client.read(partition.range, opts.fail_on_data_loss):
             batch = decode(data, lo, hi, topic, part, aschema, opts.include_headers)
@@ -209,7 +210,8 @@ class MiniKafkaBatchReader(DataSourceReader):
     def plan(self) -> list[OffsetRange]:
         """The offset ranges of this read (one per topic-partition, before minPartitions)."""
         opts = self.opts
-        with SourceClient(opts.bootstrap_servers, opts.poll_timeout_ms, security=opts.security) as client:
+        with SourceClient(opts.bootstrap_servers, opts.poll_timeout_ms, security=opts.security,
+                          isolation_level=opts.isolation_level) as client:
             tps = client.partitions(opts)
             if not tps:
                 return []
@@ -266,7 +268,8 @@ class MiniKafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
     @property
     def client(self) -> SourceClient:
         if self._client is None:
-            self._client = SourceClient(self.opts.bootstrap_servers, self.opts.poll_timeout_ms, security=self.opts.security)
+            self._client = SourceClient(self.opts.bootstrap_servers, self.opts.poll_timeout_ms,
+                                        security=self.opts.security, isolation_level=self.opts.isolation_level)
         return self._client
 
     def _subscribed(self) -> list[TopicPartitionKey]:

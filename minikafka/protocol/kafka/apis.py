@@ -89,7 +89,8 @@ PRODUCE = _api(
 FETCH = _api(
     1, "Fetch", (4, 12), 12,
     "Read record batches from partition leaders. Consumers (replica_id -1) read only below the high "
-    "watermark; waits up to max_wait_ms for min_bytes. Fetch sessions are declined (session_id 0), "
+    "watermark, or with isolation_level 1 (read_committed) below the last stable offset, with the aborted "
+    "transactions of the range; waits up to max_wait_ms for min_bytes. Fetch sessions are declined (session_id 0), "
     "so every fetch is a full fetch, as KIP-227 allows.",
     (
         F("replica_id", "int32"),
@@ -141,7 +142,8 @@ FETCH = _api(
 
 LIST_OFFSETS = _api(
     2, "ListOffsets", (0, 7), 6,
-    "The offset for a timestamp: -1 latest (the high watermark for consumers), -2 earliest (log start), "
+    "The offset for a timestamp: -1 latest (the high watermark for consumers, the last stable offset for "
+    "read_committed ones), -2 earliest (log start), "
     "-3 the record with the largest timestamp, or the first offset whose timestamp is at least the one given.",
     (
         F("replica_id", "int32"),
