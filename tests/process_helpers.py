@@ -149,6 +149,18 @@ class ClusterHandle:
         stop_cluster(self.dir)
 
 
+def secret_path(cluster: "ClusterHandle") -> Path:
+    """Where ``cluster up`` keeps the cluster credential of a test cluster."""
+    path = Path(cluster.dir) / "minikafka" / "cluster-secret"
+    return path if path.exists() else Path(cluster.dir) / "cluster-secret"
+
+
+def cluster_secret(cluster: "ClusterHandle") -> str:
+    """The cluster credential brokers present to each other (controller, replica and
+    transaction-marker requests need it)."""
+    return secret_path(cluster).read_text().strip()
+
+
 def start_cluster(dir: str | os.PathLike, brokers: int = 3, broker_configs: dict[str, str] | None = None,
                   storage: str = "memory", timeout_s: float = 90, attempts: int = 3,
                   client_options: dict[str, Any] | None = None) -> ClusterHandle:

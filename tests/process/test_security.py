@@ -6,23 +6,20 @@ from __future__ import annotations
 import os
 import stat
 import uuid
-from pathlib import Path
 
 import pytest
 
 from minikafka import Admin, Consumer, Producer, TopicPartition
 from minikafka.protocol.rpc.http import CLUSTER_CREDENTIAL_HEADER
-from process_helpers import wait_for
+from process_helpers import cluster_secret, secret_path, wait_for
 
 pytestmark = pytest.mark.process
 
 
 def secret_of(cluster) -> str:
-    path = Path(cluster.dir) / "minikafka" / "cluster-secret"
-    if not path.exists():
-        path = Path(cluster.dir) / "cluster-secret"
-    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600  # readable by the owner only
-    return path.read_text().strip()
+    secret = cluster_secret(cluster)
+    assert stat.S_IMODE(os.stat(secret_path(cluster)).st_mode) == 0o600  # readable by the owner only
+    return secret
 
 
 def post(port: int, api: str, body: dict, secret: str | None = None) -> dict:
