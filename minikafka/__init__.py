@@ -36,6 +36,7 @@ _CLIENT_NAMES = {
     "RecordMetadata": "minikafka.client.types",
     "ConsumerRecord": "minikafka.client.types",
     "ConsumerBatch": "minikafka.client.batches",
+    "ConsumerGroupMetadata": "minikafka.client.types",
 }
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -10,6 +10,7 @@ from .sync import Admin, Consumer, Producer
 from .types import (
     BrokerInfo,
     ClusterDescription,
+    ConsumerGroupMetadata,
     ConsumerRecord,
     OffsetAndTimestamp,
     PartitionDescription,
@@ -20,6 +21,7 @@ from .types import (
 
 __all__ = [
     "AIOAdmin", "AIOConsumer", "AIOProducer", "Admin", "BrokerInfo", "ClusterDescription", "Consumer",
+    "ConsumerGroupMetadata",
     "ConsumerBatch", "ConsumerRecord", "OffsetAndTimestamp", "PartitionDescription", "Producer", "RecordMetadata", "TopicDescription",
     "TopicPartition", "murmur2", "partition_for_key",
 ]

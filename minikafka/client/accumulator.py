@@ -69,6 +69,7 @@ class ProducerBatch:
     producer_id: int = -1
     producer_epoch: int = -1
     base_sequence: int = -1
+    transactional: bool = False  # a transactional producer's batch
     # Whether an earlier batch of the partition was in flight when this one was last sent.
     sent_behind: bool = False
     _encoded: bytes | None = None
@@ -98,7 +99,8 @@ class ProducerBatch:
         """The batch bytes (encoded once, reused by retries)."""
         if self._encoded is None:
             self._encoded = encode_batch(self.records, compression=self.compression, producer_id=self.producer_id,
-                                         producer_epoch=self.producer_epoch, base_sequence=self.base_sequence)
+                                         producer_epoch=self.producer_epoch, base_sequence=self.base_sequence,
+                                         is_transactional=self.transactional)
             self.closed = True
         return self._encoded
 

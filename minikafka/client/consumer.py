@@ -30,7 +30,7 @@ from .batches import ConsumerBatch
 from .connection import ClientSecurity, Connection
 from .group_member import GroupMember
 from .metadata import Metadata, group_by_leader, needs_refresh
-from .types import ConsumerRecord, OffsetAndTimestamp, TopicPartition
+from .types import ConsumerGroupMetadata, ConsumerRecord, OffsetAndTimestamp, TopicPartition
 
 log = logging.getLogger(__name__)
 
@@ -271,6 +271,14 @@ class AIOConsumer:
                 todo[as_tp(tp)] = (off, st.epoch if st is not None and st.position == off else -1, meta or "")
         await self._group.commit(todo)
         self._last_commit = time.monotonic()
+
+    def group_metadata(self) -> ConsumerGroupMetadata:
+        """This member's group id, generation and member id (for a transactional producer's
+        ``send_offsets_to_transaction``)."""
+        if self.group_id is None or self._group is None:
+            raise errors.ClientError("group_metadata needs a consumer with a group_id")
+        g = self._group
+        return ConsumerGroupMetadata(self.group_id, g.generation, g.member_id, g.group_instance_id)
 
     async def committed(self, tp: Any) -> int | None:
         """The group's committed offset of ``tp`` (None when nothing is committed)."""

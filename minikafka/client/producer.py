@@ -29,6 +29,7 @@ from .. import errors
 from ..protocol.records.compression import COMPRESSION_TYPES
 from .accumulator import ProducerBatch, RecordAccumulator, _settle, record_size
 from .connection import ClientSecurity, Connection
+from .transactions import TransactionManager, TxnState
 from .metadata import Metadata, needs_refresh, now_ms
 from .partitioner import StickyPartitioner, partition_for_key
 from .types import RecordMetadata
@@ -116,9 +117,16 @@ class AIOProducer:
         compression_type: str | None = "none",
         enable_idempotence: bool | None = None,
         max_in_flight_requests_per_connection: int = 5,
+        transactional_id: str | None = None,
+        transaction_timeout_ms: int = 60000,
         **security: Any,
     ) -> None:
         self.acks = normalize_acks(acks)
+        if transactional_id is not None:
+            # Kafka: a transactional producer is idempotent, with acks=all
+            if enable_idempotence is False or self.acks != -1:
+                raise errors.ClientError("a transactional producer needs acks='all' and enable_idempotence")
+            enable_idempotence = True
         if enable_idempotence is None:
             # Kafka 3.x: on by default unless acks or retries conflict with it
             enable_idempotence = self.acks == -1 and int(retries) >= 1
@@ -156,6 +164,10 @@ class AIOProducer:
         self.client_id = client_id
         self._conn = Connection(client_id, ClientSecurity.of(security))
         self._meta = Metadata(self._conn, bootstrap_servers, self.request_timeout_ms)
+        self._txn: TransactionManager | None = None
+        if transactional_id is not None:
+            self._txn = TransactionManager(self._meta, transactional_id, transaction_timeout_ms,
+                                           self.request_timeout_ms, self.retry_backoff_ms, self.max_block_ms)
         self._acc = RecordAccumulator(batch_size, self.linger_ms, compression_type)
         self._sticky = StickyPartitioner()
         # Records of topics without metadata yet: topic -> deque of (seq, enqueue_ms, args).
@@ -188,7 +200,7 @@ class AIOProducer:
         self._wake = asyncio.Event()
         try:
             await self._meta.refresh()
-            if self.enable_idempotence:
+            if self.enable_idempotence and self._txn is None:  # transactional: init_transactions()
                 try:
                     await self._init_producer_id()
                 except errors.KafkaError as exc:
@@ -234,6 +246,8 @@ class AIOProducer:
                 if task is not None:
                     task.cancel()
                     await asyncio.gather(task, return_exceptions=True)
+            if self._txn is not None:
+                await self._txn.close()
             self._abort(errors.ClientError("the producer is closed"))
             self._closed = True
             await self._conn.close()
@@ -249,6 +263,8 @@ class AIOProducer:
         timestamp_ms: int | None = None,
     ) -> asyncio.Future:
         """Queue one record; returns a future of its :class:`RecordMetadata`."""
+        if self._txn is not None:
+            self._txn.check_send()
         fut = asyncio.get_running_loop().create_future()
         self.append(
             check_topic(topic),
@@ -293,6 +309,70 @@ class AIOProducer:
         if info is None:
             raise errors.UnknownTopicOrPartitionError(f"topic {topic!r} does not exist")
         return set(info.partition_ids)
+
+    # ----- transactions (KIP-98) -------------------------------------------
+    def _transactional(self) -> TransactionManager:
+        self._check_started()
+        if self._txn is None:
+            raise errors.ClientError("this producer has no transactional_id")
+        return self._txn
+
+    async def init_transactions(self) -> None:
+        """Register the transactional id with its coordinator: fences every older producer
+        with the same id and aborts its open transaction; sequences restart at 0."""
+        txn = self._transactional()
+        await txn.init()
+        self.producer_id, self.producer_epoch = txn.producer_id, txn.producer_epoch
+        self._next_seq.clear()
+
+    def begin_transaction(self) -> None:
+        """Start a transaction: the records sent until commit or abort belong to it."""
+        self._transactional().begin()
+
+    async def send_offsets_to_transaction(self, offsets: dict[Any, Any], group_id: Any) -> None:
+        """Commit a consumer group's offsets with the transaction (consume-transform-produce).
+        ``offsets`` maps TopicPartition (or ``(topic, partition)``) to the next offset to
+        read (an int or an object with ``offset`` and optional ``metadata``); ``group_id``
+        is the group's id or the consumer's ``group_metadata()`` (its generation and member
+        id then fence a zombie consumer, KIP-447)."""
+        txn = self._transactional()
+        entries = []
+        for tp, off in offsets.items():
+            topic, partition = (tp.topic, tp.partition) if hasattr(tp, "topic") else tp
+            offset = off if isinstance(off, int) else off.offset
+            entries.append({"topic": topic, "partition": int(partition), "offset": int(offset),
+                            "leader_epoch": -1, "metadata": getattr(off, "metadata", "") or ""})
+        if isinstance(group_id, str):
+            await txn.send_offsets(entries, group_id)
+        else:
+            await txn.send_offsets(entries, group_id.group_id, group_id.generation_id, group_id.member_id,
+                                   group_id.group_instance_id)
+
+    async def commit_transaction(self, timeout: float | None = None) -> None:
+        """Send every record of the transaction, then commit it (EndTxn).  Raises the error
+        of a record or request that failed: the transaction must then be aborted."""
+        txn = self._transactional()
+        if txn.state is TxnState.IN_TRANSACTION:
+            await self.flush(timeout)
+        await txn.end(committed=True)
+
+    async def abort_transaction(self, timeout: float | None = None) -> None:
+        """Drop the records not sent yet, wait for those in flight, then abort (EndTxn);
+        read_committed consumers never see the transaction's records."""
+        txn = self._transactional()
+        if txn.state not in (TxnState.IN_TRANSACTION, TxnState.ABORTABLE_ERROR):
+            await txn.end(committed=False)  # raises the state error
+        self._acc.abort(errors.ClientError("the transaction was aborted before the record was sent"))
+        self._notify_progress()
+        await self.flush(timeout)
+        await txn.end(committed=False)
+        if txn.needs_epoch_bump:
+            await self.init_transactions()
+
+    @property
+    def transaction_state(self) -> str:
+        """The transactional producer's state (READY, IN_TRANSACTION, ABORTABLE_ERROR, ...)."""
+        return self._txn.state.value if self._txn is not None else "NON_TRANSACTIONAL"
 
     # ----- appending (loop thread only) -----------------------------------
     def append(self, topic: str, value: bytes | None, key: bytes | None, partition: int | None,
@@ -412,8 +492,12 @@ class AIOProducer:
                 f"expired {len(batch.records)} record(s) for {batch.topic}-{batch.partition}: "
                 f"{now - batch.created_ms} ms passed since the batch was created"))
             self._notify_progress()
+        txn = self._txn
+        if txn is not None:
+            self.producer_id, self.producer_epoch = txn.producer_id, txn.producer_epoch
         if self.enable_idempotence and self.producer_id < 0:
-            self._maybe_init_producer_id()
+            if txn is None:
+                self._maybe_init_producer_id()
             return max(1, self.retry_backoff_ms)
         ready, delay = self._acc.ready(now, self._muted(), flushing=bool(self._flushing or self._closing))
         if not ready:
@@ -424,10 +508,19 @@ class AIOProducer:
             if la is None:
                 self._need_meta = True
                 continue
+            if txn is not None and not txn.ready_to_send(tp, self._wake.set):
+                if txn.state is TxnState.IN_TRANSACTION:
+                    continue  # AddPartitionsToTxn first; the sender is woken when it is done
+                batch = self._acc.pop(tp)  # the transaction failed: its records fail too
+                batch.fail(txn.error if isinstance(txn.error, errors.KafkaError) else
+                           errors.ClientError(f"the transaction is {txn.state.value}"))
+                self._notify_progress()
+                continue
             batch = self._acc.pop(tp)
             if self.enable_idempotence and batch.base_sequence < 0:
                 seq = self._next_seq.get(tp, 0)
                 batch.producer_id, batch.producer_epoch, batch.base_sequence = self.producer_id, self.producer_epoch, seq
+                batch.transactional = txn is not None
                 self._next_seq[tp] = (seq + len(batch.records)) % 2**31
             if batch.attempts == 0:
                 info = self._meta.topic(tp[0])
@@ -602,7 +695,9 @@ class AIOProducer:
             # new producer id (sequences from 0) once the batches sent with this one
             # are answered.
             batch.fail(exc)
-            if batch.producer_id == self.producer_id:
+            if self._txn is not None:
+                self._txn.fail(exc, sequence_broken=True)  # abort, then a bumped epoch (KIP-360)
+            elif batch.producer_id == self.producer_id:
                 self.producer_id = -1
             return
         if needs_refresh(exc):
@@ -619,7 +714,10 @@ class AIOProducer:
             self._acc.reenqueue(batch)
         else:
             batch.fail(exc)
-            if self.enable_idempotence and batch.base_sequence >= 0 and batch.producer_id == self.producer_id:
+            if self._txn is not None:
+                # the transaction aborts; the gap in its sequences needs a bumped epoch
+                self._txn.fail(exc, sequence_broken=batch.base_sequence >= 0)
+            elif self.enable_idempotence and batch.base_sequence >= 0 and batch.producer_id == self.producer_id:
                 # Refused and not written (MESSAGE_TOO_LARGE, CORRUPT_MESSAGE, ...): its
                 # sequence numbers are a gap the leader would refuse every later batch for.
                 # Continue under a new producer id, sequences from 0, as Kafka's producer

@@ -25,7 +25,7 @@ from .consumer import AIOConsumer
 from .futures import Completion, RecordFuture
 from .metadata import now_ms
 from .producer import AIOProducer, check_topic, normalize_headers, to_bytes
-from .types import ClusterDescription, ConsumerRecord, GroupDescription, TopicDescription, TopicPartition
+from .types import ClusterDescription, ConsumerGroupMetadata, ConsumerRecord, GroupDescription, TopicDescription, TopicPartition
 
 T = TypeVar("T")
 
@@ -192,6 +192,8 @@ class Producer:
         """
         if self._closed:
             raise errors.ClientError("the producer is closed")
+        if self._core._txn is not None:
+            self._core._txn.check_send()
         ts = int(time.time() * 1000) if timestamp_ms is None else int(timestamp_ms)
         fut = RecordFuture(self._completion, ts)
         topic = check_topic(topic)
@@ -220,6 +222,8 @@ class Producer:
         """
         if self._closed:
             raise errors.ClientError("the producer is closed")
+        if self._core._txn is not None:
+            self._core._txn.check_send()
         topic = check_topic(topic)
         values = list(values)
         if keys is None:
@@ -305,6 +309,40 @@ class Producer:
     def partitions_for(self, topic: str) -> set[int]:
         """Partition numbers of ``topic`` (UNKNOWN_TOPIC_OR_PARTITION if it does not exist)."""
         return self._lt.run(self._core.partitions_for(topic))
+
+    # -- transactions (a producer made with transactional_id) ------------------------
+    def init_transactions(self) -> None:
+        """Register the transactional id: fences older producers with the same id."""
+        self._lt.run(self._core.init_transactions())
+
+    def begin_transaction(self) -> None:
+        """Start a transaction: records sent until commit or abort belong to it."""
+        self._lt.run(_call(self._core.begin_transaction))
+
+    def send_offsets_to_transaction(self, offsets: dict[Any, Any], group_id: Any) -> None:
+        """Commit a group's offsets with the transaction (``group_id``: the id or the
+        consumer's ``group_metadata()``)."""
+        self._lt.run(self._core.send_offsets_to_transaction(offsets, group_id))
+
+    async def _end(self, committed: bool, timeout: float | None) -> None:
+        self._drain()
+        if committed:
+            await self._core.commit_transaction(timeout)
+        else:
+            await self._core.abort_transaction(timeout)
+
+    def commit_transaction(self, timeout: float | None = None) -> None:
+        """Send the transaction's records and commit it; raises the error of a record or
+        request that failed (abort the transaction then)."""
+        self._lt.run(self._end(True, timeout))
+
+    def abort_transaction(self, timeout: float | None = None) -> None:
+        """Abort the transaction: read_committed consumers never see its records."""
+        self._lt.run(self._end(False, timeout))
+
+    @property
+    def transaction_state(self) -> str:
+        return self._core.transaction_state
 
     async def _close(self, timeout: float | None) -> None:
         self._drain()
@@ -411,6 +449,11 @@ class Consumer(_BlockingClient):
     def committed(self, tp: Any) -> int | None:
         """The group's committed offset of ``tp`` (None when nothing is committed)."""
         return self._lt.run(self._core.committed(tp))
+
+    def group_metadata(self) -> ConsumerGroupMetadata:
+        """This member's group id, generation and member id, for a transactional producer's
+        ``send_offsets_to_transaction``."""
+        return self._lt.run(_call(self._core.group_metadata))
 
     def pause(self, *tps: Any) -> None:
         self._lt.run(_call(self._core.pause, *tps))

@@ -75,6 +75,18 @@ class OffsetAndTimestamp:
 
 
 @dataclass(frozen=True)
+class ConsumerGroupMetadata:
+    """A group member's identity as ``Consumer.group_metadata()`` gives it, for a
+    transactional producer's ``send_offsets_to_transaction`` (KIP-447): the coordinator
+    refuses the offsets of a member that is no longer in the group's current generation."""
+
+    group_id: str
+    generation_id: int = -1
+    member_id: str = ""
+    group_instance_id: str | None = None
+
+
+@dataclass(frozen=True)
 class BrokerInfo:
     """A live broker as listed in metadata."""
 
