@@ -50,14 +50,16 @@ def compare_replicas(brokers: dict[int, tuple[str, int]], topic: str, partition:
     return same, f"{topic}-{partition} up to HW {hw}: {desc}"
 
 
-def read_final_log(bootstrap: str, topic: str, partitions: int, timeout_s: float = 120.0) -> dict[int, dict[int, str]]:
-    """Every committed record of every partition: partition -> offset -> value."""
+def read_final_log(bootstrap: str, topic: str, partitions: int, timeout_s: float = 120.0,
+                   isolation_level: str = "read_uncommitted") -> dict[int, dict[int, str]]:
+    """Every committed record of every partition: partition -> offset -> value (with
+    read_committed: up to the last stable offsets, without aborted transactions)."""
     from ..client.sync import Consumer
     from ..client.types import TopicPartition
 
     out: dict[int, dict[int, str]] = {p: {} for p in range(partitions)}
     tps = [TopicPartition(topic, p) for p in range(partitions)]
-    with Consumer(bootstrap, auto_offset_reset="earliest", fetch_max_wait_ms=100) as c:
+    with Consumer(bootstrap, auto_offset_reset="earliest", fetch_max_wait_ms=100, isolation_level=isolation_level) as c:
         c.assign(tps)
         deadline = time.monotonic() + timeout_s
         while True:  # the broker asked for metadata may not know the latest leaders yet

@@ -48,6 +48,11 @@ def main(argv: list[str] | None = None) -> int:
                         help="an extra broker setting for a cluster started here (repeatable)")
     parser.add_argument("--no-idempotence", dest="idempotence", action="store_false",
                         help="non-idempotent producers: duplicates from retries are then allowed")
+    parser.add_argument("--transactions", type=int, default=0, metavar="N",
+                        help="run the transactional consume-transform-produce workload instead of the producers "
+                             "and consumers: N input records per partition, copied exactly once by --copiers "
+                             "transactional copiers (checks read_committed, all-or-nothing and offsets)")
+    parser.add_argument("--copiers", type=int, default=2, help="transactional copiers (default 2)")
     links = parser.add_mutually_exclusive_group()
     links.add_argument("--link-faults", dest="link_faults", action="store_true", default=None,
                        help="also cut links with iptables (needs root; default: on when running as root)")
@@ -77,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
                   producers=args.producers, consumers=args.consumers, rate=args.rate,
                   scenario=args.scenario, interval_s=tuple(args.interval), keep=args.keep,
                   broker_configs=configs, log=log, idempotence=args.idempotence,
-                  link_faults=args.link_faults)
+                  link_faults=args.link_faults, transactions=args.transactions, copiers=args.copiers)
     print(summary.line(), flush=True)
     if not summary.ok or args.verbose:
         print(summary.details(), file=sys.stderr, flush=True)

@@ -46,10 +46,20 @@ class Summary:
     seed: int = 0
     truncation: str = "leader_epoch"
     storage: str = "disk"
+    # the transactional workload (-1: not run): transactions committed and aborted on
+    # purpose, transactions that failed, producers replaced, invariant violations
+    txn_commits: int = -1
+    txn_aborts: int = 0
+    txn_failures: int = 0
+    txn_fenced: int = 0
+    txn_violations: int = 0
 
     def line(self) -> str:
         """The one-line report."""
-        return (f"acked={self.acked} lost={self.lost} duplicated={self.duplicated} faults={self.faults} "
+        txn = "" if self.txn_commits < 0 else (
+            f"transactions={self.txn_commits} aborted={self.txn_aborts} failed={self.txn_failures} "
+            f"fenced={self.txn_fenced} violations={self.txn_violations} ")
+        return (f"acked={self.acked} lost={self.lost} duplicated={self.duplicated} {txn}faults={self.faults} "
                 f"leader_elections={self.leader_elections} unclean={self.unclean} "
                 f"longest_unavailable_ms={self.longest_unavailable_ms} ok={'true' if self.ok else 'false'}")
 

@@ -23,9 +23,11 @@ from typing import Callable
 from ..cluster import launcher
 from ..cluster.state import load
 from ..faults.checker import check_records
+from ..faults.txn_checker import check_transactions
 from ..faults.workload import Workload
 from .checker import compare_replicas, fill_summary, read_final_log
 from .clients import Clients
+from .copier import Copiers, fill_input
 from .cluster import FAST_SETTINGS, ZkReader, broker_setting, cluster_running, start_cluster, wait
 from .events import EventCollector
 from .links import ClusterLinks, LinkFaultError, Links, check_available, unavailable
@@ -45,7 +47,8 @@ def run(*, dir: str | None = None, storage: str = "disk", truncation: str = "lea
         consumers: int = 1, rate: float = 150.0, scenario: str = "random", interval_s: tuple[float, float] = (2.0, 5.0),
         heal_timeout_s: float = 120.0, topic: str | None = None, keep: bool = False,
         broker_configs: dict[str, str] | None = None, log: Callable[[str], None] | None = None,
-        idempotence: bool = True, link_faults: bool | None = None) -> Summary:
+        idempotence: bool = True, link_faults: bool | None = None, transactions: int = 0,
+        copiers: int = 2) -> Summary:
     """Run the fault-injection suite and return its :class:`Summary`.
 
     ``dir``: use the cluster recorded there (started there if none runs); default a new
@@ -55,6 +58,10 @@ def run(*, dir: str | None = None, storage: str = "disk", truncation: str = "lea
     link faults too (see :mod:`minikafka.chaos.links`); None (the default) does when
     running as root with iptables and a cgroup v2 hierarchy, on a cluster started here
     (its brokers start in cgroups of their own); True refuses to run without them.
+    ``transactions``: instead of the producers and consumers, run the transactional
+    consume-transform-produce workload (:mod:`minikafka.chaos.copier`) over that many
+    input records per partition, with ``copiers`` copiers, and check exactly-once
+    (:mod:`minikafka.faults.txn_checker`).
     """
     if truncation not in TRUNCATIONS:
         raise ValueError(f"truncation must be one of {TRUNCATIONS}")
@@ -78,7 +85,8 @@ def run(*, dir: str | None = None, storage: str = "disk", truncation: str = "lea
     configs.update(broker_configs or {})
     t_start = time.monotonic()
     zk = None
-    workload = None
+    workload: Clients | None = None
+    copy: Copiers | None = None
     events = None
     nemesis = None
     links = None
@@ -111,16 +119,28 @@ def run(*, dir: str | None = None, storage: str = "disk", truncation: str = "lea
         with Admin(bootstrap) as admin:
             admin.create_topic(topic, partitions, 3, config={"min.insync.replicas": "2",
                                                              "unclean.leader.election.enable": "false"})
+            if transactions:
+                admin.create_topic(f"{topic}-out", partitions, 3, config={
+                    "min.insync.replicas": "2", "unclean.leader.election.enable": "false"})
         initial_epochs = {p: zk.partition_state(topic, p).leader_epoch for p in range(partitions)}
         log(f"topic {topic}: {partitions} partitions, RF 3, min.insync.replicas 2; seed {seed}")
+        inputs: dict[int, list[str]] = {}
+        if transactions:
+            inputs = fill_input(bootstrap, topic, partitions, transactions)
+            log(f"{transactions} input records per partition written; {copiers} transactional copiers to {topic}-out")
 
         nemesis = Nemesis(dir, zk, topic, partitions, rng, storage, session_ms, log, scenario, interval_s,
                           links=ClusterLinks(links, state) if links is not None else None)
         events = EventCollector(brokers, since=time.time(), skip=nemesis.unreachable)
         events.start()
         plan = Workload.spread(topic, partitions, producers, consumers, rate=rate, duplicates_allowed=not idempotence)
-        workload = Clients(bootstrap, plan, log)
-        workload.start()
+        if transactions:
+            copy = Copiers(bootstrap, topic, f"{topic}-out", partitions, copiers,
+                           {p: len(v) for p, v in inputs.items()}, seed, log)
+            copy.start()
+        else:
+            workload = Clients(bootstrap, plan, log)
+            workload.start()
 
         # -- fault phase
         stalled = False
@@ -165,21 +185,38 @@ def run(*, dir: str | None = None, storage: str = "disk", truncation: str = "lea
             summary.healed = False
             states = {p: zk.partition_state(topic, p) for p in range(partitions)}
             summary.problems.append(f"not every partition has all 3 replicas in its ISR: {states}")
-        log("stopping producers")
-        workload.stop_producers()
-        summary.longest_unavailable_ms = workload.longest_gap_ms()
+        if copy is not None:
+            log("waiting for the copiers to commit every input record")
+            if not copy.wait_done(heal_timeout_s * 2):
+                summary.problems.append(f"the copiers did not commit every input record within {heal_timeout_s * 2:g}s")
+            copy.close()
+        else:
+            assert workload is not None
+            log("stopping producers")
+            workload.stop_producers()
+            summary.longest_unavailable_ms = workload.longest_gap_ms()
 
         # -- replicas identical up to the HW (they converge once producing stops)
-        for p in range(partitions):
-            result: list[str] = [""]
+        for t in [topic, f"{topic}-out"] if copy is not None else [topic]:
+            for p in range(partitions):
+                result: list[str] = [""]
 
-            def identical(p: int = p) -> bool:
-                same, desc = compare_replicas(brokers, topic, p, nemesis.brokers)
-                result[0] = desc
-                return same
-            if not wait(identical, 30.0):
-                summary.divergent.append(result[0])
-                summary.problems.append(f"replicas differ: {result[0]}")
+                def identical(p: int = p, t: str = t) -> bool:
+                    same, desc = compare_replicas(brokers, t, p, nemesis.brokers)
+                    result[0] = desc
+                    return same
+                if not wait(identical, 30.0):
+                    summary.divergent.append(result[0])
+                    summary.problems.append(f"replicas differ: {result[0]}")
+
+        if copy is not None:
+            _check_copy(summary, copy, bootstrap, topic, partitions, inputs)
+            events.finish()
+            summary.leader_elections = events.count("leader_elected")
+            summary.unclean = events.count("unclean_election")
+            summary.problems += copy.problems + nemesis.problems
+            summary.ok = (not summary.problems and not summary.divergent and summary.healed)
+            return summary
 
         # -- final log and the checks
         final = read_final_log(bootstrap, topic, partitions)
@@ -223,6 +260,8 @@ def run(*, dir: str | None = None, storage: str = "disk", truncation: str = "lea
         if workload is not None:
             workload.stop_producing.set()
             workload.stop_consuming.set()
+        if copy is not None:
+            copy.stop.set()
         if events is not None:
             events.stop.set()
         if zk is not None:
@@ -243,3 +282,28 @@ def run(*, dir: str | None = None, storage: str = "disk", truncation: str = "lea
             shutil.rmtree(tmp, ignore_errors=True)
             summary.dir = ""
     return summary
+
+
+def _check_copy(summary: Summary, copy: Copiers, bootstrap: str, topic: str, partitions: int,
+                inputs: dict[int, list[str]]) -> None:
+    """The transactional checks of a copier run (see :mod:`minikafka.faults.txn_checker`)."""
+    from ..client.sync import Consumer
+    from ..client.types import TopicPartition
+
+    final = read_final_log(bootstrap, f"{topic}-out", partitions, isolation_level="read_committed")
+    outputs = {p: [v for _, v in sorted(log.items())] for p, log in final.items()}
+    with Consumer(bootstrap, group_id=copy.group, isolation_level="read_committed", enable_auto_commit=False) as c:
+        committed = {p: c.committed(TopicPartition(topic, p)) or 0 for p in range(partitions)}
+    with copy.lock:
+        verdict = check_transactions(inputs, committed, outputs, partitions, set(copy.aborted))
+        summary.txn_commits, summary.txn_aborts = copy.commits, copy.aborts
+        summary.txn_failures, summary.txn_fenced = copy.failures, copy.fenced
+    summary.acked = verdict.committed_inputs
+    summary.lost = len(verdict.missing)
+    summary.duplicated = len(verdict.duplicated)
+    summary.txn_violations = verdict.violations
+    summary.final_offsets = {p: len(v) for p, v in outputs.items()}
+    summary.problems += verdict.problems()
+    if verdict.committed_inputs != sum(len(v) for v in inputs.values()):
+        summary.problems.append(f"{verdict.committed_inputs} of {sum(len(v) for v in inputs.values())} input records "
+                                f"committed (committed offsets {committed})")

@@ -284,7 +284,7 @@ class AIOConsumer:
         """The group's committed offset of ``tp`` (None when nothing is committed)."""
         if self._group is None:
             raise errors.ClientError("committed() needs a group_id")
-        got = await self._group.committed([as_tp(tp)])
+        got = await self._group.committed([as_tp(tp)], require_stable=self._isolation == 1)
         v = got.get(as_tp(tp))
         return None if v is None else v[0]
 
@@ -705,7 +705,7 @@ class AIOConsumer:
         from_group = [tp for tp, st in self._state.items() if st.position is None and st.use_committed]
         if from_group and self._group is not None:
             try:
-                committed = await self._group.committed(from_group)
+                committed = await self._group.committed(from_group, require_stable=self._isolation == 1)
             except errors.KafkaError:
                 if raise_errors:
                     raise

@@ -264,8 +264,24 @@ class GroupMember:
                     self.need_rejoin = True
                 raise err
 
-    async def committed(self, tps: list[TopicPartition]) -> dict[TopicPartition, tuple[int, int, str] | None]:
-        got = await self.call("offset_fetch", {"partitions": [{"topic": tp.topic, "partition": tp.partition} for tp in tps]})
+    async def committed(self, tps: list[TopicPartition],
+                        require_stable: bool = False) -> dict[TopicPartition, tuple[int, int, str] | None]:
+        """The committed offsets of ``tps``.  ``require_stable`` (read_committed consumers,
+        KIP-447): while a transaction holds offsets of one of them the coordinator answers
+        UNSTABLE_OFFSET_COMMIT, and the request is repeated until the transaction ends."""
+        body: dict = {"partitions": [{"topic": tp.topic, "partition": tp.partition} for tp in tps]}
+        if require_stable:
+            body["require_stable"] = True
+        deadline = time.monotonic() + self.request_timeout_ms / 1000
+        while True:
+            got = await self.call("offset_fetch", body)
+            unstable = [p for p in got["partitions"] if p.get("error") == "UNSTABLE_OFFSET_COMMIT"]
+            if not unstable:
+                break
+            if time.monotonic() > deadline:
+                p = unstable[0]
+                raise errors.error_for(p["error_code"], f"{p['topic']}-{p['partition']}: {p.get('message') or ''}")
+            await asyncio.sleep(self.retry_backoff_ms / 1000)
         out: dict[TopicPartition, tuple[int, int, str] | None] = {}
         for p in got["partitions"]:
             tp = TopicPartition(p["topic"], p["partition"])
