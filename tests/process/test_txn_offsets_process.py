@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import urllib.request
 import uuid
-from pathlib import Path
 
 import pytest
 
@@ -17,7 +16,7 @@ from minikafka.groups.records import OFFSETS_TOPIC, partition_for
 from minikafka.protocol.rpc import http
 from minikafka.protocol.rpc.http import CLUSTER_CREDENTIAL_HEADER
 from minikafka.rpc import TRANSPORT_ERRORS
-from process_helpers import wait_for
+from process_helpers import cluster_secret, wait_for
 from replica_checks import post
 
 pytestmark = pytest.mark.process
@@ -25,13 +24,6 @@ pytestmark = pytest.mark.process
 
 def _name(prefix: str) -> str:
     return f"{prefix}-{uuid.uuid4().hex[:8]}"
-
-
-def _secret(cluster) -> str:
-    for path in (Path(cluster.dir) / "minikafka" / "cluster-secret", Path(cluster.dir) / "cluster-secret"):
-        if path.exists():
-            return path.read_text().strip()
-    raise AssertionError(f"no cluster secret under {cluster.dir}")
 
 
 def _as_broker(port: int, api: str, body: dict, secret: str) -> dict:
@@ -47,7 +39,7 @@ class Txn:
 
     def __init__(self, cluster, group: str, topic: str) -> None:
         self.cluster, self.group, self.topic = cluster, group, topic
-        self.secret = _secret(cluster)
+        self.secret = cluster_secret(cluster)
         r = post(self.coordinator_port(), "init_producer_id", {})
         assert r["error_code"] == 0, r
         self.pid = r["producer_id"]
