@@ -156,6 +156,7 @@ TransactionalIdAuthorizationFailedError = _register(53, "TRANSACTIONAL_ID_AUTHOR
 OperationNotAttemptedError = _register(55, "OPERATION_NOT_ATTEMPTED", False, "The broker did not attempt this operation: another part of the request failed.")
 ProducerFencedError = _register(90, "PRODUCER_FENCED", False, "A newer producer with the same transactional id (a higher epoch) fenced this one.")
 TransactionalIdNotFoundError = _register(105, "TRANSACTIONAL_ID_NOT_FOUND", False, "The transactional id does not exist.")
+UnstableOffsetCommitError = _register(88, "UNSTABLE_OFFSET_COMMIT", True, "There are unstable offsets that need to be cleared: a transaction holds offsets of the partition (OffsetFetch with require_stable).")
 
 
 def error_for(code: int, message: str = "") -> KafkaError:

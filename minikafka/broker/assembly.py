@@ -110,7 +110,7 @@ def assemble(config: BrokerConfig, ports: Ports) -> Services:
     producer_ids = ProducerIdManager(zk, config.broker_id)
     coordinator = GroupCoordinator(config, clock, ports.random, zk, metadata, security, metrics, record, replica_manager,
                                    topic_admin, tasks.spawn)
-    replica_manager.connect(fetchers, coordinator.on_leadership)
+    replica_manager.connect(fetchers, coordinator.on_leadership, coordinator.on_txn_marker)
 
     kafka_controller = KafkaController(ControllerHost(
         broker_id=config.broker_id, config=config, zk=zk, record_event=record, count=metrics.count,

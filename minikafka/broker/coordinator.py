@@ -13,6 +13,10 @@ timers.  Both protocols (msgpack and Kafka's) call the same methods here.
   replayed the partition.
 * The topic is created on the first FindCoordinator (replication factor
   ``min(offsets.topic.replication.factor, live brokers)``).
+* Transactional offset commits (TxnOffsetCommit) are written as records of a
+  transactional batch of the producer and stay pending in the group until the
+  transaction coordinator's marker on the partition is committed
+  (:meth:`GroupCoordinator.on_txn_marker`, called by the replica manager).
 """
 from __future__ import annotations
 
@@ -29,21 +33,29 @@ from ..errors import (
     CoordinatorNotAvailableError,
     GroupIdNotFoundError,
     GroupSubscribedToTopicError,
+    IllegalGenerationError,
     InvalidGroupIdError,
+    InvalidProducerEpochError,
+    InvalidProducerIdMappingError,
     InvalidSessionTimeoutError,
+    InvalidTxnStateError,
     KafkaError,
     NonEmptyGroupError,
     NotCoordinatorError,
     NotLeaderOrFollowerError,
     OffsetMetadataTooLargeError,
+    ProducerFencedError,
     TopicAlreadyExistsError,
+    TransactionalIdAuthorizationFailedError,
     UnknownTopicOrPartitionError,
 )
 from ..groups import records as rec
 from ..groups.group import Effects, Group, GroupSettings, GroupState, JoinAnswer, SyncAnswer
+from ..groups.replay import OffsetsReplay
 from ..config import BrokerConfig
 from ..metric_names import GROUP_JOINS, GROUP_LEADER_CHANGES, GROUP_LEAVES, GROUP_REBALANCES, OFFSET_COMMITS
-from ..protocol.records.batch import encode_batch, iter_records, split_batches
+from ..protocol.records.batch import batch_records, encode_batch, split_batches
+from ..protocol.records.control import COMMIT, read_marker
 from ..protocol.rpc.types import ProducePartition, ProduceRequest
 from ..zk.session import ZkSession
 from .metadata_cache import MetadataCache
@@ -58,6 +70,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 TICK_S = 0.1
+# errors of a transactional offsets write that the producer must see as they are
+PRODUCER_ERRORS = (InvalidProducerEpochError, ProducerFencedError, InvalidTxnStateError)
 # group events counted for /metrics
 COUNTED = {"group_rebalance": GROUP_REBALANCES, "group_join": GROUP_JOINS, "group_leave": GROUP_LEAVES,
            "group_leader": GROUP_LEADER_CHANGES}
@@ -71,6 +85,8 @@ class _Shard:
     loaded: bool = False
     groups: dict[str, Group] = field(default_factory=dict)
     task: asyncio.Task | None = None
+    # transaction markers committed while the partition was being loaded: applied after
+    markers: list[tuple[int, bool]] = field(default_factory=list)
 
 
 class GroupCoordinator:
@@ -170,49 +186,68 @@ class GroupCoordinator:
         return [(g, g.mark_dead()) for g in shard.groups.values()]
 
     async def _load(self, shard: _Shard) -> None:
-        """Replay the partition from its log start to its LEO: the last record per key wins."""
+        """Replay the partition from its log start to its LEO (:class:`OffsetsReplay`: the
+        last record per key wins; transactional offsets wait for their marker)."""
         started = self.clock.monotonic()
         p = self.replica_manager.partitions.get((rec.OFFSETS_TOPIC, shard.partition))
         if p is None:
             return
-        now = self._now()
-        offsets: dict[rec.OffsetKey, rec.OffsetValue] = {}
-        groups: dict[str, rec.GroupValue | None] = {}
-        offset, end, n = p.log.log_start_offset, p.log_end_offset, 0
+        replay = OffsetsReplay()
+        offset, end = p.log.log_start_offset, p.log_end_offset
         while offset < end:
             data = p.log.read(offset, 1 << 20, None)
             if not data:
                 break
-            for r in iter_records(data, offset, validate=False):
-                offset = r.offset + 1
-                if r.key is None:
+            batches = split_batches(data, validate=False)
+            for h, raw in batches:
+                if h.next_offset <= offset:
                     continue
-                try:
-                    key = rec.decode_key(r.key)
-                    if isinstance(key, rec.OffsetKey):
-                        if r.value is None:
-                            offsets.pop(key, None)
-                        else:
-                            offsets[key] = rec.decode_offset(r.value)
-                    else:
-                        groups[key.group] = None if r.value is None else rec.decode_group(r.value)
-                except KafkaError as exc:
-                    log.warning("%s-%d offset %d: unreadable record skipped: %s", rec.OFFSETS_TOPIC, shard.partition, r.offset, exc)
-                n += 1
+                if h.is_control:
+                    self._replay_marker(replay, shard.partition, h, raw)
+                    continue
+                for position, _, key, value, _ in batch_records(h, raw):
+                    if position < offset or key is None:
+                        continue
+                    self._replay_record(replay, shard.partition, position, key, value, h.producer_id,
+                                        h.is_transactional)
             # past the last batch read: a compacted batch may end after its last record
-            offset = max(offset, max(h.next_offset for h, _ in split_batches(data, validate=False)))
+            offset = max(offset, max(h.next_offset for h, _ in batches))
             await asyncio.sleep(0)
-        for gid, v in groups.items():
-            if v is not None:
-                shard.groups[gid] = Group.restore(gid, v, now)
-        for k, v in offsets.items():
-            if k.group not in shard.groups:
-                shard.groups[k.group] = Group(k.group, now)
-            shard.groups[k.group].offsets_committed([((k.topic, k.partition), v)])
+        shard.groups.update(replay.groups(self._now()))
         shard.loaded = True
+        markers, shard.markers = shard.markers, []
+        for producer_id, committed in markers:
+            self._complete_txn(shard, producer_id, committed)
+        pending = sum(len(g.pending_partitions()) for g in shard.groups.values())
         self.record_event("coordinator_loaded", f"broker {self.broker_id} coordinates the groups of "
                                                        f"{rec.OFFSETS_TOPIC}-{shard.partition}: {len(shard.groups)} groups "
-                                                       f"from {n} records in {(self.clock.monotonic() - started) * 1000:.0f} ms")
+                                                       f"from {replay.records} records in "
+                                                       f"{(self.clock.monotonic() - started) * 1000:.0f} ms"
+                                                       + (f", {pending} transactional offsets pending" if pending else ""))
+
+    @staticmethod
+    def _replay_record(replay: OffsetsReplay, partition: int, position: int, key: bytes, value: bytes | None,
+                       producer_id: int, transactional: bool) -> None:
+        try:
+            k = rec.decode_key(key)
+            if isinstance(k, rec.OffsetKey):
+                replay.offset(position, k, None if value is None else rec.decode_offset(value), producer_id,
+                              transactional)
+            else:
+                replay.group(k, None if value is None else rec.decode_group(value))
+        except KafkaError as exc:
+            log.warning("%s-%d offset %d: unreadable record skipped: %s", rec.OFFSETS_TOPIC, partition, position, exc)
+
+    @staticmethod
+    def _replay_marker(replay: OffsetsReplay, partition: int, h: Any, raw: bytes) -> None:
+        try:
+            marker = read_marker(h, raw)
+        except KafkaError as exc:
+            log.warning("%s-%d offset %d: unreadable control batch skipped: %s", rec.OFFSETS_TOPIC, partition,
+                        h.base_offset, exc)
+            return
+        if marker is not None:
+            replay.marker(h.producer_id, marker[0] == COMMIT)
 
     # -- finding groups -------------------------------------------------------------
     def partition_for(self, group_id: str) -> int:
@@ -356,19 +391,26 @@ class GroupCoordinator:
             error = exc
         self._handle(g, g.metadata_written(generation, error, self._now()))
 
-    async def _append(self, group_id: str, entries: list[tuple[bytes, bytes | None]]) -> None:
-        """Write keyed records to the group's partition with acks=all; raise the error a
-        client should see (NOT_COORDINATOR when leadership moved meanwhile)."""
+    async def _append(self, group_id: str, entries: list[tuple[bytes, bytes | None]], producer_id: int = -1,
+                      producer_epoch: int = -1) -> int:
+        """Write keyed records to the group's partition with acks=all and return the log
+        offset of the first; raise the error a client should see (NOT_COORDINATOR when
+        leadership moved meanwhile).  With ``producer_id`` the records form a transactional
+        batch of that producer (a TxnOffsetCommit), epoch-checked by the leader: an older
+        epoch is refused INVALID_PRODUCER_EPOCH, as in Kafka."""
         partition = self.partition_for(group_id)
         ts = self._now()
-        batch = encode_batch([(k, v, None, ts) for k, v in entries])
+        batch = encode_batch([(k, v, None, ts) for k, v in entries], producer_id=producer_id,
+                             producer_epoch=producer_epoch, base_sequence=-1, is_transactional=producer_id >= 0)
         res, = await self.replica_manager.produce(ProduceRequest(
             acks=-1, timeout_ms=self.config.get("offsets.commit.timeout.ms"),
             partitions=[ProducePartition(topic=rec.OFFSETS_TOPIC, partition=partition, records=batch)]), internal=True)
         if res.error is None:
-            return
+            return res.base_offset
         if isinstance(res.error, (NotLeaderOrFollowerError, UnknownTopicOrPartitionError)):
             raise NotCoordinatorError(f"broker {self.broker_id} lost {rec.OFFSETS_TOPIC}-{partition}: {res.error.message}")
+        if isinstance(res.error, PRODUCER_ERRORS):
+            raise res.error
         # Kafka maps a failed group write to COORDINATOR_NOT_AVAILABLE (NOT_ENOUGH_REPLICAS,
         # REQUEST_TIMED_OUT, ...): the client looks for the coordinator again and retries.
         raise CoordinatorNotAvailableError(f"writing to {rec.OFFSETS_TOPIC}-{partition} failed: "
@@ -385,10 +427,26 @@ class GroupCoordinator:
         security.require("Read", "Group", group_id)
         g = self._group(group_id, create=generation < 0 and not member_id)
         if g is None:
-            from ..errors import IllegalGenerationError, UnknownMemberIdError
+            from ..errors import UnknownMemberIdError
             raise (UnknownMemberIdError if member_id else IllegalGenerationError)(f"group {group_id!r} does not exist")
         g.check_commit(member_id, instance_id, generation, self._now())
-        md = self.metadata
+        errs, good = self._check_entries(offsets)
+        if good:
+            try:
+                at = await self._append(group_id, [(rec.encode_key(rec.OffsetKey(group_id, t, p)), rec.encode_offset(v))
+                                                   for (t, p), v in good])
+            except KafkaError as exc:
+                return [e if e is not None else exc for e in errs]
+            g.offsets_committed(good, at)
+            self.metrics.count(OFFSET_COMMITS)
+        return errs
+
+    def _check_entries(self, offsets: list[tuple[str, int, int, int, str | None]]
+                       ) -> tuple[list[KafkaError | None], list[tuple[tuple[str, int], rec.OffsetValue]]]:
+        """Per-entry checks of a commit: Read on the topic, the partition exists, the
+        metadata fits offset.metadata.max.bytes.  One error (or None) per entry, and the
+        values to write for the good ones."""
+        security, md = self.security, self.metadata
         limit = self.config.get("offset.metadata.max.bytes")
         errs: list[KafkaError | None] = []
         good: list[tuple[tuple[str, int], rec.OffsetValue]] = []
@@ -404,15 +462,72 @@ class GroupCoordinator:
             else:
                 errs.append(None)
                 good.append(((topic, partition), rec.OffsetValue(offset, epoch, metadata or "", ts)))
+        return errs, good
+
+    async def txn_commit_offsets(self, transactional_id: str, group_id: str, producer_id: int, producer_epoch: int,
+                                 member_id: str, instance_id: str | None, generation: int,
+                                 offsets: list[tuple[str, int, int, int, str | None]]) -> list[KafkaError | None]:
+        """Kafka's TxnOffsetCommit: stage ``(topic, partition, offset, leader_epoch,
+        metadata)`` entries as pending offsets of the producer's transaction; one error
+        (or None) per entry.  They are written as a transactional batch of the producer
+        (acks=all) and become the group's committed offsets when the transaction's COMMIT
+        marker reaches this partition (:meth:`on_txn_marker`).  Needs Write on the
+        transactional id, Read on the group and on each topic.  With a generation or a
+        member id (v3+, KIP-447) the member must be current; an older producer epoch is
+        INVALID_PRODUCER_EPOCH.  As in Kafka, the group coordinator does not check that
+        the transaction coordinator added the group (AddOffsetsToTxn)."""
+        security = self.security
+        if not security.allowed("Write", "TransactionalId", transactional_id):
+            raise TransactionalIdAuthorizationFailedError(
+                f"not authorized to Write TransactionalId {transactional_id!r}")
+        security.require("Read", "Group", group_id)
+        if producer_id < 0 or producer_epoch < 0:
+            raise InvalidProducerIdMappingError(f"producer id {producer_id} epoch {producer_epoch} is not a "
+                                                f"transactional producer's")
+        shard = self._shard_of(group_id)
+        g = shard.groups.get(group_id)
+        if g is None or g.state is GroupState.DEAD:
+            if generation >= 0:
+                raise IllegalGenerationError(f"group {group_id!r} does not exist; generation {generation} is unknown")
+            g = Group(group_id, self._now())
+        g.check_txn_commit(member_id, instance_id, generation)
+        if shard.groups.get(group_id) is not g:
+            shard.groups[group_id] = g
+        errs, good = self._check_entries(offsets)
         if good:
+            staged = g.stage_txn_offsets(producer_id, good)
             try:
-                await self._append(group_id, [(rec.encode_key(rec.OffsetKey(group_id, t, p)), rec.encode_offset(v))
-                                              for (t, p), v in good])
+                at = await self._append(group_id, [(rec.encode_key(rec.OffsetKey(group_id, t, p)), rec.encode_offset(v))
+                                                   for (t, p), v in good], producer_id, producer_epoch)
             except KafkaError as exc:
+                g.txn_offsets_failed(producer_id, staged)
                 return [e if e is not None else exc for e in errs]
-            g.offsets_committed(good)
+            g.txn_offsets_written(producer_id, staged, at)
             self.metrics.count(OFFSET_COMMITS)
         return errs
+
+    def on_txn_marker(self, partition: int, producer_id: int, committed: bool) -> None:
+        """A COMMIT or ABORT marker of ``producer_id`` is committed on
+        ``__consumer_offsets``-``partition`` (called by the replica manager): the
+        producer's pending offsets in the partition's groups become committed or go."""
+        shard = self.shards.get(partition)
+        if shard is None:
+            return
+        if not shard.loaded:  # the load may have read the log before the marker: apply it after
+            shard.markers.append((producer_id, committed))
+            return
+        self._complete_txn(shard, producer_id, committed)
+
+    def _complete_txn(self, shard: _Shard, producer_id: int, committed: bool) -> None:
+        for g in list(shard.groups.values()):
+            if producer_id not in g.pending_txn:
+                continue
+            n = len(g.pending_txn[producer_id])
+            changed = g.complete_txn(producer_id, committed)
+            what = (f"{len(changed)} of {n} transactional offsets committed" if committed
+                    else f"{n} transactional offsets aborted")
+            self.record_event("txn_offsets_" + ("committed" if committed else "aborted"),
+                              f"group {g.group_id}: producer {producer_id}: {what}", group=g.group_id)
 
     def fetch_offsets(self, group_id: str, partitions: list[tuple[str, int]] | None) -> list[tuple[str, int, rec.OffsetValue | None]]:
         """Committed offsets of ``partitions`` (every committed one when None); None where
@@ -426,16 +541,31 @@ class GroupCoordinator:
             return [(t, p, v) for (t, p), v in sorted(got.items()) if security.allowed("Describe", "Topic", t, quiet=True)]
         return [(t, p, got.get((t, p))) for t, p in partitions]
 
+    def unstable_partitions(self, group_id: str) -> set[tuple[str, int]]:
+        """The group's partitions with pending transactional offsets: OffsetFetch with
+        require_stable answers them UNSTABLE_OFFSET_COMMIT (KIP-447)."""
+        g = self._group(group_id)
+        return g.pending_partitions() if g is not None else set()
+
     async def _expire_offsets(self, now: int) -> None:
-        """offsets.retention.minutes: a group empty that long loses its offsets (tombstones)."""
+        """offsets.retention.minutes: a group empty that long loses its offsets (tombstones),
+        except those of partitions an open transaction holds offsets of; the group goes
+        when nothing is left (:meth:`Group.expired_offsets`)."""
         keep_ms = self.config.get("offsets.retention.minutes") * 60_000
         for shard in list(self.shards.values()):
             if not shard.loaded:
                 continue
             for g in list(shard.groups.values()):
-                if g.state is GroupState.EMPTY and g.offsets and now - g.state_since > keep_ms:
-                    await self._delete(g, f"empty for more than offsets.retention.minutes="
-                                          f"{self.config.get('offsets.retention.minutes')}")
+                expired, whole = g.expired_offsets(now, keep_ms)
+                why = f"empty for more than offsets.retention.minutes={self.config.get('offsets.retention.minutes')}"
+                if whole:
+                    await self._delete(g, why)
+                elif expired:  # the others are held by open transactions (or not old enough)
+                    await self._append(g.group_id, [(rec.encode_key(rec.OffsetKey(g.group_id, t, p)), None)
+                                                    for t, p in expired])
+                    g.offsets_removed(expired)
+                    self.record_event("offsets_expired", f"group {g.group_id}: offsets of {len(expired)} partitions "
+                                                         f"expired ({why})", group=g.group_id)
 
     # -- admin ----------------------------------------------------------------------
     def list_groups(self) -> list[Group]:
@@ -486,18 +616,19 @@ class GroupCoordinator:
                 errs.append(GroupSubscribedToTopicError(f"group {group_id!r} is subscribed to {topic!r}"))
             else:
                 errs.append(None)
-                if (topic, partition) in g.offsets:
+                if (topic, partition) in g.offsets or g.has_pending((topic, partition)):
                     gone.append((topic, partition))
         if gone:
             await self._append(group_id, [(rec.encode_key(rec.OffsetKey(group_id, t, p)), None) for t, p in gone])
-            for tp in gone:
-                g.offsets.pop(tp, None)
+            g.offsets_removed(gone)
             self.record_event("offsets_deleted", f"group {group_id}: offsets of {len(gone)} partitions deleted",
                               group=group_id)
         return errs
 
     async def _delete(self, g: Group, why: str) -> None:
-        entries = [(rec.encode_key(rec.OffsetKey(g.group_id, t, p)), None) for t, p in sorted(g.offsets)]
+        # pending transactional offsets go too (a tombstone drops them, as Kafka's coordinator writes)
+        entries = [(rec.encode_key(rec.OffsetKey(g.group_id, t, p)), None)
+                   for t, p in sorted(set(g.offsets) | g.pending_partitions())]
         entries.append((rec.encode_key(rec.GroupKey(g.group_id)), None))
         await self._append(g.group_id, entries)
         self._handle(g, g.mark_dead())

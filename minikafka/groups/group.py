@@ -21,6 +21,12 @@ calls :meth:`Group.tick` periodically.  States and rules follow Kafka:
 Generations fence stale members: a heartbeat, sync or commit from another
 generation gets ILLEGAL_GENERATION, from an unknown member UNKNOWN_MEMBER_ID, and a
 static member (group.instance.id) replaced by a newer instance FENCED_INSTANCE_ID.
+
+Transactional offset commits (TxnOffsetCommit, KIP-98 and KIP-447) stay *pending*, per
+producer id, until the transaction's marker: a COMMIT makes them the committed offsets
+(unless a commit written later in the log already replaced one), an ABORT drops them.
+Each committed or pending offset remembers the log offset of its record, which decides
+which of a transactional and a plain commit of the same partition is the newer.
 """
 from __future__ import annotations
 
@@ -29,6 +35,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from ..errors import (
+    CoordinatorNotAvailableError,
     FencedInstanceIdError,
     IllegalGenerationError,
     InconsistentGroupProtocolError,
@@ -116,6 +123,17 @@ class Effects:
 
 
 @dataclass(frozen=True)
+class PendingOffset:
+    """A transactional offset commit waiting for its transaction's marker.
+
+    ``position`` is the log offset of its record in ``__consumer_offsets``; None while
+    the write is still on its way (a marker then leaves it out, as Kafka's does)."""
+
+    value: OffsetValue
+    position: int | None = None
+
+
+@dataclass(frozen=True)
 class GroupSettings:
     """The broker's group settings (Kafka's names and defaults)."""
 
@@ -139,6 +157,10 @@ class Group:
         self.static: dict[str, str] = {}  # group.instance.id -> member id
         self.pending_ids: dict[str, int] = {}  # ids handed out with MEMBER_ID_REQUIRED -> deadline
         self.offsets: dict[tuple[str, int], OffsetValue] = {}
+        # log offset of the record of each committed offset (-1: unknown)
+        self.positions: dict[tuple[str, int], int] = {}
+        # producer id -> its transactional offset commits not yet ended by a marker
+        self.pending_txn: dict[int, dict[tuple[str, int], PendingOffset]] = {}
         self.state_since = now
         self.round_deadline = 0  # end of the current join round or sync wait
         self.initial_delay = False
@@ -478,10 +500,118 @@ class Group:
             return exc, Effects()
         return None, self._lose(m, now, "LeaveGroup")
 
-    def offsets_committed(self, offsets: Iterable[tuple[tuple[str, int], OffsetValue]]) -> None:
+    def offsets_committed(self, offsets: Iterable[tuple[tuple[str, int], OffsetValue]],
+                          base_position: int = -1) -> None:
         """Committed offsets now in the offsets log, by (topic, partition): a commit that was
-        written, or records replayed when the coordinator loads the group."""
-        self.offsets.update(offsets)
+        written, or records replayed when the coordinator loads the group.  The i-th
+        entry's record is at log offset ``base_position + i`` (all -1 when unknown)."""
+        for i, (tp, v) in enumerate(offsets):
+            self.offsets[tp] = v
+            self.positions[tp] = base_position + i if base_position >= 0 else -1
+
+    def offsets_removed(self, partitions: Iterable[tuple[str, int]]) -> None:
+        """Tombstones for ``partitions`` are in the log: their committed offsets go, and so
+        do pending transactional ones (as Kafka's coordinator replays a tombstone)."""
+        for tp in partitions:
+            self.offsets.pop(tp, None)
+            self.positions.pop(tp, None)
+            for pid in list(self.pending_txn):
+                self.pending_txn[pid].pop(tp, None)
+                if not self.pending_txn[pid]:
+                    del self.pending_txn[pid]
+
+    # -- transactional offsets (KIP-98, KIP-447) -------------------------------------
+    def check_txn_commit(self, member_id: str, instance_id: str | None, generation: int) -> None:
+        """Raise unless a TxnOffsetCommit may stage offsets now (Kafka's
+        validateOffsetCommit for transactional commits).  With a generation, a member id or
+        a group.instance.id (v3+, KIP-447) the member must be current: FENCED_INSTANCE_ID,
+        UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION as for OffsetCommit.  Without them (v0-v2)
+        the commit is accepted whatever the group's state; no REBALANCE_IN_PROGRESS."""
+        if self.state is GroupState.DEAD:
+            raise CoordinatorNotAvailableError(f"group {self.group_id} is being removed")
+        if generation < 0 and self.state is GroupState.EMPTY:
+            return
+        if generation >= 0 or member_id or instance_id is not None:
+            self._check_member(member_id, instance_id)
+            if generation != self.generation:
+                raise IllegalGenerationError(f"generation {generation} is not group {self.group_id}'s "
+                                             f"current {self.generation}")
+
+    def stage_txn_offsets(self, producer_id: int,
+                          offsets: Iterable[tuple[tuple[str, int], OffsetValue]]) -> list[tuple[tuple[str, int], PendingOffset]]:
+        """Stage a TxnOffsetCommit's offsets as pending for ``producer_id`` before their
+        records are written; returns the entries to pass to :meth:`txn_offsets_written`
+        or :meth:`txn_offsets_failed`."""
+        mine = self.pending_txn.setdefault(producer_id, {})
+        staged = [(tp, PendingOffset(v)) for tp, v in offsets]
+        mine.update(staged)
+        return staged
+
+    def txn_offsets_written(self, producer_id: int, staged: list[tuple[tuple[str, int], PendingOffset]],
+                            base_position: int) -> None:
+        """The staged records are in the log, the i-th at ``base_position + i``.  An entry
+        replaced meanwhile (a later commit of the same producer) or ended by a marker is
+        left alone."""
+        mine = self.pending_txn.get(producer_id, {})
+        for i, (tp, entry) in enumerate(staged):
+            if mine.get(tp) is entry:
+                mine[tp] = PendingOffset(entry.value, base_position + i)
+
+    def txn_offsets_failed(self, producer_id: int, staged: list[tuple[tuple[str, int], PendingOffset]]) -> None:
+        """Writing the staged records failed: they are not pending any more."""
+        mine = self.pending_txn.get(producer_id)
+        if mine is None:
+            return
+        for tp, entry in staged:
+            if mine.get(tp) is entry:
+                del mine[tp]
+        if not mine:
+            del self.pending_txn[producer_id]
+
+    def complete_txn(self, producer_id: int, committed: bool) -> list[tuple[str, int]]:
+        """The producer's transaction ended (its marker is committed in the log).  On
+        COMMIT each pending offset becomes the committed one unless the partition's
+        current offset was written later in the log (Kafka's rule: the newest record
+        wins, a transactional commit does not undo a later plain commit); on ABORT they
+        are dropped.  Returns the partitions whose committed offset changed."""
+        mine = self.pending_txn.pop(producer_id, None)
+        if not committed or not mine:
+            return []
+        changed = []
+        for tp, entry in mine.items():
+            if entry.position is None:
+                continue
+            if tp not in self.offsets or self.positions.get(tp, -1) < entry.position:
+                self.offsets[tp] = entry.value
+                self.positions[tp] = entry.position
+                changed.append(tp)
+        return changed
+
+    def has_pending(self, tp: tuple[str, int]) -> bool:
+        """Whether some open transaction holds an offset of ``tp`` (OffsetFetch with
+        require_stable answers UNSTABLE_OFFSET_COMMIT for it)."""
+        return any(tp in mine for mine in self.pending_txn.values())
+
+    def pending_partitions(self) -> set[tuple[str, int]]:
+        """Every partition with a pending transactional offset."""
+        return {tp for mine in self.pending_txn.values() for tp in mine}
+
+    def expired_offsets(self, now: int, retention_ms: int) -> tuple[list[tuple[str, int]], bool]:
+        """offsets.retention.minutes: the committed offsets to tombstone now, and whether
+        the group itself goes (all its offsets expire and no transaction holds offsets of
+        it).  Only an Empty group's offsets expire; a consumer group's count from when it
+        went empty, a group without a protocol (offsets committed from outside the group
+        protocol) from each offset's commit.  An offset with a pending transactional one
+        for the same partition does not expire yet (as in Kafka)."""
+        if self.state is not GroupState.EMPTY:
+            return [], False
+        expired = []
+        for tp, v in sorted(self.offsets.items()):
+            base = self.state_since if self.protocol_type else max(v.commit_timestamp, self.state_since)
+            if now - base >= retention_ms and not self.has_pending(tp):
+                expired.append(tp)
+        whole = bool(self.offsets) and len(expired) == len(self.offsets) and not self.pending_txn
+        return expired, whole
 
     def check_commit(self, member_id: str, instance_id: str | None, generation: int, now: int) -> None:
         """Raise unless this member may commit offsets now.  Generation -1 with no member

@@ -1,7 +1,7 @@
 """The consumer-group APIs, answered by the broker's :class:`~..coordinator.GroupCoordinator`."""
 from __future__ import annotations
 
-from ...errors import CoordinatorNotAvailableError, KafkaError
+from ...errors import CoordinatorNotAvailableError, KafkaError, UnstableOffsetCommitError
 from ...protocol.rpc.types import (
     DeletedGroup,
     DeleteGroupsRequest,
@@ -34,6 +34,9 @@ from ...protocol.rpc.types import (
     OffsetFetchResponse,
     SyncGroupRequest,
     SyncGroupResponse,
+    TxnOffsetCommitPartitionResponse,
+    TxnOffsetCommitRequest,
+    TxnOffsetCommitResponse,
 )
 from ..coordinator import GroupCoordinator
 from .context import RequestContext
@@ -47,7 +50,7 @@ def _dead(group_id: str, error: KafkaError | None) -> DescribedGroup:
 
 class GroupApis:
     """FindCoordinator, JoinGroup, SyncGroup, Heartbeat, LeaveGroup, OffsetCommit,
-    OffsetFetch, ListGroups, DescribeGroups, DeleteGroups and OffsetDelete."""
+    OffsetFetch, ListGroups, DescribeGroups, DeleteGroups, OffsetDelete and TxnOffsetCommit."""
 
     def __init__(self, coordinator: GroupCoordinator, endpoints: Endpoints) -> None:
         self.c = coordinator
@@ -98,11 +101,29 @@ class GroupApis:
                                                 for (t, p, *_), e in zip(entries, errs)])
 
     async def offset_fetch(self, req: OffsetFetchRequest, ctx: RequestContext) -> OffsetFetchResponse:
+        """With ``require_stable``, partitions an open transaction holds offsets of are
+        answered UNSTABLE_OFFSET_COMMIT with offset -1 (the consumer retries)."""
         wanted = None if req.partitions is None else [(x.topic, x.partition) for x in req.partitions]
         got = self.c.fetch_offsets(req.group_id, wanted)
-        return OffsetFetchResponse(partitions=[OffsetFetchPartition(
-            topic=t, partition=p, offset=v.offset if v else -1, leader_epoch=v.leader_epoch if v else -1,
-            metadata=v.metadata if v else "") for t, p, v in got])
+        unstable = self.c.unstable_partitions(req.group_id) if req.require_stable else set()
+        out = []
+        for t, p, v in got:
+            if (t, p) in unstable:
+                out.append(OffsetFetchPartition(topic=t, partition=p, offset=-1, leader_epoch=-1, metadata="",
+                                                error=UnstableOffsetCommitError(
+                                                    f"a transaction holds offsets of {t}-{p} in group {req.group_id!r}")))
+            else:
+                out.append(OffsetFetchPartition(topic=t, partition=p, offset=v.offset if v else -1,
+                                                leader_epoch=v.leader_epoch if v else -1,
+                                                metadata=v.metadata if v else ""))
+        return OffsetFetchResponse(partitions=out)
+
+    async def txn_offset_commit(self, req: TxnOffsetCommitRequest, ctx: RequestContext) -> TxnOffsetCommitResponse:
+        entries = [(o.topic, o.partition, o.offset, o.leader_epoch, o.metadata) for o in req.offsets]
+        errs = await self.c.txn_commit_offsets(req.transactional_id, req.group_id, req.producer_id, req.producer_epoch,
+                                               req.member_id, req.group_instance_id, req.generation_id, entries)
+        return TxnOffsetCommitResponse(partitions=[TxnOffsetCommitPartitionResponse(topic=t, partition=p, error=e)
+                                                   for (t, p, *_), e in zip(entries, errs)])
 
     async def list_groups(self, req: ListGroupsRequest, ctx: RequestContext) -> ListGroupsResponse:
         return ListGroupsResponse(groups=[

@@ -46,5 +46,6 @@ class RequestLayer:
             "list_groups": groups.list_groups, "describe_groups": groups.describe_groups,
             "delete_groups": groups.delete_groups, "offset_delete": groups.offset_delete,
             "create_acls": acls.create_acls, "describe_acls": acls.describe_acls, "delete_acls": acls.delete_acls,
+            "txn_offset_commit": groups.txn_offset_commit,
         }
         assert set(self.handlers) == set(APIS), set(APIS) ^ set(self.handlers)

@@ -1,6 +1,6 @@
 """Kafka's consumer-group APIs on the Kafka listener: FindCoordinator, JoinGroup,
 SyncGroup, Heartbeat, LeaveGroup, OffsetCommit, OffsetFetch, ListGroups,
-DescribeGroups and DeleteGroups.
+DescribeGroups, DeleteGroups, OffsetDelete and TxnOffsetCommit.
 
 They run the request layer's group handlers (:mod:`minikafka.broker.apis.groups`), the
 same code as the msgpack API, so Kafka's clients (kcat -G, kafka-python,
@@ -28,6 +28,8 @@ from ...protocol.rpc.types import (
     SyncGroupAssignment,
     SyncGroupRequest,
     TopicPartition,
+    TxnOffsetCommitPartition,
+    TxnOffsetCommitRequest,
 )
 from ..apis.groups import GroupApis
 
@@ -132,18 +134,19 @@ class KafkaGroupHandlers:
                                                      for t in req["topics"] for p in t["partition_indexes"]]
         top: KafkaError | None = None
         try:
-            a = await self.groups.offset_fetch(OffsetFetchRequest(group_id=req["group_id"], partitions=wanted),
-                                               conn.context())
-            got = [(x.topic, x.partition, x.offset, x.leader_epoch, x.metadata) for x in a.partitions]
+            a = await self.groups.offset_fetch(OffsetFetchRequest(
+                group_id=req["group_id"], partitions=wanted, require_stable=bool(req.get("require_stable"))),
+                conn.context())
+            got = [(x.topic, x.partition, x.offset, x.leader_epoch, x.metadata, x.error) for x in a.partitions]
         except KafkaError as exc:
-            got, top = [(x.topic, x.partition, -1, -1, "") for x in (wanted or [])], exc
+            got, top = [(x.topic, x.partition, -1, -1, "", None) for x in (wanted or [])], exc
         by_topic: dict[str, list[dict]] = {}
-        for topic, partition, offset, epoch, metadata in got:
+        for topic, partition, offset, epoch, metadata, error in got:
             by_topic.setdefault(topic, []).append({
                 "partition_index": partition, "committed_offset": offset, "committed_leader_epoch": epoch,
                 "metadata": metadata,
                 # v1 has no top-level error: the partitions carry it
-                "error_code": _code(top) if version < 2 else 0})
+                "error_code": _code(error) or (_code(top) if version < 2 else 0)})
         return {"topics": [{"name": t, "partitions": ps} for t, ps in by_topic.items()], "error_code": _code(top)}
 
     async def list_groups(self, version: int, req: dict, conn: "Connection") -> dict:
@@ -180,3 +183,22 @@ class KafkaGroupHandlers:
         for r in a.partitions:
             topics.setdefault(r.topic, []).append({"partition_index": r.partition, "error_code": _code(r.error)})
         return {"error_code": 0, "topics": [{"name": t, "partitions": ps} for t, ps in topics.items()]}
+
+    async def txn_offset_commit(self, version: int, req: dict, conn: "Connection") -> dict:
+        """TxnOffsetCommit v0-v3: errors per partition (a request-wide one on every partition)."""
+        offsets = [TxnOffsetCommitPartition(topic=t["name"], partition=p["partition_index"],
+                                            offset=p["committed_offset"], leader_epoch=p["committed_leader_epoch"],
+                                            metadata=p["committed_metadata"])
+                   for t in req["topics"] for p in t["partitions"]]
+        try:
+            a = await self.groups.txn_offset_commit(TxnOffsetCommitRequest(
+                transactional_id=req["transactional_id"], group_id=req["group_id"], producer_id=req["producer_id"],
+                producer_epoch=req["producer_epoch"], generation_id=req["generation_id"], member_id=req["member_id"],
+                group_instance_id=req["group_instance_id"], offsets=offsets), conn.context())
+            errs = [x.error for x in a.partitions]
+        except KafkaError as exc:
+            errs = [exc] * len(offsets)
+        by_topic: dict[str, list[dict]] = {}
+        for o, e in zip(offsets, errs):
+            by_topic.setdefault(o.topic, []).append({"partition_index": o.partition, "error_code": _code(e)})
+        return {"throttle_time_ms": 0, "topics": [{"name": t, "partitions": ps} for t, ps in by_topic.items()]}

@@ -124,6 +124,7 @@ class KafkaHandlers:
             apis.DESCRIBE_ACLS.key: self.acls.describe_acls,
             apis.CREATE_ACLS.key: self.acls.create_acls,
             apis.DELETE_ACLS.key: self.acls.delete_acls,
+            apis.TXN_OFFSET_COMMIT.key: self.groups.txn_offset_commit,
         }
         assert set(self.table) == set(apis.APIS), set(self.table) ^ set(apis.APIS)
 

@@ -991,4 +991,39 @@ DESCRIBE_LOG_DIRS = _api(
     ),
 )
 
+TXN_OFFSET_COMMIT = _api(
+    28, "TxnOffsetCommit", (0, 3), 3,
+    "A transactional producer commits a group's offsets inside its transaction (KIP-98): pending until the "
+    "transaction's COMMIT marker, dropped on ABORT. v3 carries the consumer's generation, member id and "
+    "group.instance.id, checked as for OffsetCommit (KIP-447).",
+    (
+        F("transactional_id", "string"),
+        F("group_id", "string"),
+        F("producer_id", "int64"),
+        F("producer_epoch", "int16"),
+        F("generation_id", "int32", "3+", default=-1),
+        F("member_id", "string", "3+", default=""),
+        F("group_instance_id", "string", "3+", nullable="3+", default=None),
+        F("topics", [S("TxnOffsetCommitRequestTopic",
+            F("name", "string"),
+            F("partitions", [S("TxnOffsetCommitRequestPartition",
+                F("partition_index", "int32"),
+                F("committed_offset", "int64"),
+                F("committed_leader_epoch", "int32", "2+", default=-1),
+                F("committed_metadata", "string", nullable="0+"),
+            )]),
+        )]),
+    ),
+    (
+        F("throttle_time_ms", "int32"),
+        F("topics", [S("TxnOffsetCommitResponseTopic",
+            F("name", "string"),
+            F("partitions", [S("TxnOffsetCommitResponsePartition",
+                F("partition_index", "int32"),
+                F("error_code", "int16"),
+            )]),
+        )]),
+    ),
+)
+
 assert all(api.max_version < MAX_VERSION for api in APIS.values())

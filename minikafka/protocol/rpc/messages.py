@@ -657,7 +657,9 @@ _api(
 _api(
     "offset_fetch",
     "Committed offsets of a group (offset -1 where none is committed).",
-    (F("group_id", "str"), F("partitions", [TP], "nil for every committed partition", default=None, nullable=True)),
+    (F("group_id", "str"), F("partitions", [TP], "nil for every committed partition", default=None, nullable=True),
+     F("require_stable", "bool", "answer UNSTABLE_OFFSET_COMMIT (retriable, offset -1) for partitions an open "
+       "transaction holds offsets of (KIP-447; read_committed consumers)", default=False)),
     (F("partitions", [Struct("OffsetFetchPartition", (
         F("topic", "str"), F("partition", "int"), F("offset", "int"), F("leader_epoch", "int"), F("metadata", "str"),
     ) + PARTITION_ERROR)]),),
@@ -732,4 +734,31 @@ _api(
                                     (F("topic", "str"), F("partition", "int")) + PARTITION_ERROR)]),
         ))]),
     ),
+)
+
+_api(
+    "txn_offset_commit",
+    "Kafka's TxnOffsetCommit (KIP-98, KIP-447): a transactional producer commits a consumer group's offsets "
+    "inside its transaction (after AddOffsetsToTxn on the transaction coordinator). The group coordinator "
+    "writes them to __consumer_offsets as a transactional batch of the producer (acks=all); they stay pending, "
+    "invisible to OffsetFetch, until the transaction's COMMIT marker makes them the committed offsets (an ABORT "
+    "drops them). With generation_id/member_id/group_instance_id the consumer's membership is checked as for "
+    "OffsetCommit (ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID); an older producer epoch is "
+    "INVALID_PRODUCER_EPOCH. Needs Write on the transactional id and Read on the group and topics.",
+    (
+        F("transactional_id", "str"),
+        F("group_id", "str"),
+        F("producer_id", "int", minimum=0),
+        F("producer_epoch", "int", minimum=0, maximum=32767),
+        F("generation_id", "int", "the consumer's generation; -1 when not given", default=-1),
+        F("member_id", "str", "the consumer's member id; empty when not given", default=""),
+        F("group_instance_id", "str", "the consumer's group.instance.id", default=None, nullable=True),
+        F("offsets", [Struct("TxnOffsetCommitPartition", (
+            F("topic", "str"), F("partition", "int", minimum=0), F("offset", "int", minimum=0),
+            F("leader_epoch", "int", "epoch of the last consumed record, -1 if unknown", default=-1),
+            F("metadata", "str", default="", nullable=True),
+        ))]),
+    ),
+    (F("partitions", [Struct("TxnOffsetCommitPartitionResponse",
+                             (F("topic", "str"), F("partition", "int")) + PARTITION_ERROR)]),),
 )

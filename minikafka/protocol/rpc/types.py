@@ -1798,14 +1798,15 @@ class OffsetFetchRequest:
     """The msgpack API's OffsetFetchRequest."""
     group_id: str
     partitions: list[TopicPartition] | None = None
+    require_stable: bool = False
 
 
 def decode_OffsetFetchRequest(m: dict) -> OffsetFetchRequest:
-    return OffsetFetchRequest(group_id=m['group_id'], partitions=None if m['partitions'] is None else [decode_TopicPartition(x0) for x0 in m['partitions']])
+    return OffsetFetchRequest(group_id=m['group_id'], partitions=None if m['partitions'] is None else [decode_TopicPartition(x0) for x0 in m['partitions']], require_stable=m['require_stable'])
 
 
 def encode_OffsetFetchRequest(o: OffsetFetchRequest) -> dict:
-    return {'group_id': o.group_id, 'partitions': None if o.partitions is None else [encode_TopicPartition(x0) for x0 in o.partitions]}
+    return {'group_id': o.group_id, 'partitions': None if o.partitions is None else [encode_TopicPartition(x0) for x0 in o.partitions], 'require_stable': o.require_stable}
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2125,6 +2126,76 @@ def encode_WriteTxnMarkersResponse(o: WriteTxnMarkersResponse) -> dict:
     return {'markers': [encode_WritableTxnMarkerResult(x0) for x0 in o.markers], **_error_fields(o.error)}
 
 
+@dataclass(slots=True, kw_only=True)
+class TxnOffsetCommitPartition:
+    """The msgpack API's TxnOffsetCommitPartition."""
+    topic: str
+    partition: int
+    offset: int
+    leader_epoch: int = -1
+    metadata: str | None = ''
+
+
+def decode_TxnOffsetCommitPartition(m: dict) -> TxnOffsetCommitPartition:
+    return TxnOffsetCommitPartition(topic=m['topic'], partition=m['partition'], offset=m['offset'], leader_epoch=m['leader_epoch'], metadata=m['metadata'])
+
+
+def encode_TxnOffsetCommitPartition(o: TxnOffsetCommitPartition) -> dict:
+    return {'topic': o.topic, 'partition': o.partition, 'offset': o.offset, 'leader_epoch': o.leader_epoch, 'metadata': o.metadata}
+
+
+@dataclass(slots=True, kw_only=True)
+class TxnOffsetCommitRequest:
+    """The msgpack API's TxnOffsetCommitRequest."""
+    transactional_id: str
+    group_id: str
+    producer_id: int
+    producer_epoch: int
+    generation_id: int = -1
+    member_id: str = ''
+    group_instance_id: str | None = None
+    offsets: list[TxnOffsetCommitPartition]
+
+
+def decode_TxnOffsetCommitRequest(m: dict) -> TxnOffsetCommitRequest:
+    return TxnOffsetCommitRequest(transactional_id=m['transactional_id'], group_id=m['group_id'], producer_id=m['producer_id'], producer_epoch=m['producer_epoch'], generation_id=m['generation_id'], member_id=m['member_id'], group_instance_id=m['group_instance_id'], offsets=[decode_TxnOffsetCommitPartition(x0) for x0 in m['offsets']])
+
+
+def encode_TxnOffsetCommitRequest(o: TxnOffsetCommitRequest) -> dict:
+    return {'transactional_id': o.transactional_id, 'group_id': o.group_id, 'producer_id': o.producer_id, 'producer_epoch': o.producer_epoch, 'generation_id': o.generation_id, 'member_id': o.member_id, 'group_instance_id': o.group_instance_id, 'offsets': [encode_TxnOffsetCommitPartition(x0) for x0 in o.offsets]}
+
+
+@dataclass(slots=True, kw_only=True)
+class TxnOffsetCommitPartitionResponse:
+    """The msgpack API's TxnOffsetCommitPartitionResponse."""
+    topic: str
+    partition: int
+    error: KafkaError | None = None
+
+
+def decode_TxnOffsetCommitPartitionResponse(m: dict) -> TxnOffsetCommitPartitionResponse:
+    return TxnOffsetCommitPartitionResponse(topic=m['topic'], partition=m['partition'], error=_error_of(m))
+
+
+def encode_TxnOffsetCommitPartitionResponse(o: TxnOffsetCommitPartitionResponse) -> dict:
+    return {'topic': o.topic, 'partition': o.partition, **_error_fields(o.error)}
+
+
+@dataclass(slots=True, kw_only=True)
+class TxnOffsetCommitResponse:
+    """The msgpack API's TxnOffsetCommitResponse."""
+    partitions: list[TxnOffsetCommitPartitionResponse]
+    error: KafkaError | None = None
+
+
+def decode_TxnOffsetCommitResponse(m: dict) -> TxnOffsetCommitResponse:
+    return TxnOffsetCommitResponse(partitions=[decode_TxnOffsetCommitPartitionResponse(x0) for x0 in m['partitions']], error=_error_of(m))
+
+
+def encode_TxnOffsetCommitResponse(o: TxnOffsetCommitResponse) -> dict:
+    return {'partitions': [encode_TxnOffsetCommitPartitionResponse(x0) for x0 in o.partitions], **_error_fields(o.error)}
+
+
 # Each API's request decoder and response encoder, by its name in ``POST /v1/<api>``.
 DECODE_REQUEST: dict[str, Callable[[dict], Any]] = {
     'metadata': decode_MetadataRequest,
@@ -2165,6 +2236,7 @@ DECODE_REQUEST: dict[str, Callable[[dict], Any]] = {
     'delete_groups': decode_DeleteGroupsRequest,
     'offset_delete': decode_OffsetDeleteRequest,
     'write_txn_markers': decode_WriteTxnMarkersRequest,
+    'txn_offset_commit': decode_TxnOffsetCommitRequest,
 }
 ENCODE_RESPONSE: dict[str, Callable[[Any], dict]] = {
     'metadata': encode_MetadataResponse,
@@ -2205,4 +2277,5 @@ ENCODE_RESPONSE: dict[str, Callable[[Any], dict]] = {
     'delete_groups': encode_DeleteGroupsResponse,
     'offset_delete': encode_OffsetDeleteResponse,
     'write_txn_markers': encode_WriteTxnMarkersResponse,
+    'txn_offset_commit': encode_TxnOffsetCommitResponse,
 }
