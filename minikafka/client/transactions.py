@@ -132,7 +132,8 @@ class TransactionManager:
     async def _call_coordinator(self, api: str, body: dict) -> dict:
         async def attempt() -> dict:
             _, host, port = await self._find()
-            return await self.meta.conn.call(host, port, api, body, self.request_timeout_ms / 1000)
+            return _raise_partition_error(await self.meta.conn.call(host, port, api, body,
+                                                                    self.request_timeout_ms / 1000))
         return await self._retrying(api, attempt)
 
     def _ids(self) -> dict[str, Any]:
@@ -183,12 +184,8 @@ class TransactionManager:
     async def _add_partitions(self, wake: Callable[[], None]) -> None:
         tps, self._adding = sorted(self._adding), set()
         try:
-            got = await self._call_coordinator("add_partitions_to_txn", {
+            await self._call_coordinator("add_partitions_to_txn", {
                 **self._ids(), "partitions": [{"topic": t, "partition": p} for t, p in tps]})
-            failed = [r for r in got.get("partitions") or () if r.get("error_code", 0)]
-            if failed:
-                raise errors.error_for(failed[0]["error_code"], f"{failed[0]['topic']}-{failed[0]['partition']}: "
-                                       f"{failed[0].get('message') or ''}")
             self.partitions.update(tps)
         except errors.KafkaError as exc:
             self.fail(exc)
@@ -214,18 +211,14 @@ class TransactionManager:
                                                    self.request_timeout_ms / 1000)
                     coordinator.append((got["host"], got["port"]))
                 try:
-                    return await self.meta.conn.call(*coordinator[0], "txn_offset_commit", {
+                    return _raise_partition_error(await self.meta.conn.call(*coordinator[0], "txn_offset_commit", {
                         **self._ids(), "group_id": group_id, "generation_id": generation_id, "member_id": member_id,
-                        "group_instance_id": group_instance_id, "offsets": offsets}, self.request_timeout_ms / 1000)
+                        "group_instance_id": group_instance_id, "offsets": offsets}, self.request_timeout_ms / 1000))
                 except _MOVED:
                     coordinator.clear()
                     raise
 
-            got = await self._retrying("txn_offset_commit", attempt)
-            failed = [r for r in got.get("partitions") or () if r.get("error_code", 0)]
-            if failed:
-                raise errors.error_for(failed[0]["error_code"], f"{failed[0]['topic']}-{failed[0]['partition']}: "
-                                       f"{failed[0].get('message') or ''}")
+            await self._retrying("txn_offset_commit", attempt)
         except errors.KafkaError as exc:
             self.fail(exc)
             raise
@@ -251,3 +244,12 @@ class TransactionManager:
         if self._add_task is not None:
             self._add_task.cancel()
             await asyncio.gather(self._add_task, return_exceptions=True)
+
+
+def _raise_partition_error(answer: dict) -> dict:
+    """Raise the first per-partition error of an answer (the whole request is retried or
+    fails with it, as Kafka's TransactionManager treats them); the answer otherwise."""
+    for r in answer.get("partitions") or ():
+        if r.get("error_code", 0) and r.get("error") != "OPERATION_NOT_ATTEMPTED":
+            raise errors.error_for(r["error_code"], f"{r.get('topic')}-{r.get('partition')}: {r.get('message') or ''}")
+    return answer
