@@ -7,7 +7,7 @@ import socket
 
 import pytest
 
-from minikafka.cluster import free_ports
+from minikafka.cluster import free_ports, launcher
 from minikafka.cluster.launcher import default_kafka_base_port
 
 LINUX = (32768, 60999)
@@ -85,3 +85,22 @@ def test_cluster_up_defaults_keep_kafka_listeners_out_of_the_ephemeral_range():
     assert warning is not None and warning.startswith("ports 40000, 40001 are in this machine's ephemeral range "
                                                       "32768-60999")
     assert "choose ports in 10000-32767 and 61000-65535" in warning
+
+
+def test_cluster_up_warns_when_it_would_listen_in_the_ephemeral_range(monkeypatch, tmp_path):
+    """The warning comes before anything starts (here it aborts ``up`` right there)."""
+    zk, base, kafka = free_ports.free_port(), free_ports.free_port(), free_ports.free_port()
+    monkeypatch.setattr(free_ports, "ephemeral_range", lambda path=free_ports.RANGE_FILE: (1024, 65535))
+
+    class Warned(Exception):
+        pass
+
+    def on_warning(message: str) -> None:
+        raise Warned(message)
+
+    with pytest.raises(Warned) as warned:
+        launcher.up(tmp_path / "c", brokers=1, zookeeper_port=zk, base_port=base, kafka_base_port=kafka,
+                    on_warning=on_warning)
+    assert str(warned.value).startswith(f"ports {', '.join(map(str, sorted((zk, base, kafka))))} are in this "
+                                        "machine's ephemeral range 1024-65535")
+    assert not (tmp_path / "c").exists()
