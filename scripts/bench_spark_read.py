@@ -5,7 +5,8 @@
     .venv/bin/python scripts/bench_spark_read.py --start-cluster --dir /tmp/bench   # starts one, stops it at the end
 
 Uses the cluster given by --bootstrap-server (or the one recorded in --dir; with
---start-cluster a fresh one is started there).  If the topic is empty it first
+--start-cluster a fresh one is started there, on free ports outside the kernel's
+ephemeral range unless --base-port / --zookeeper-port name them).  If the topic is empty it first
 produces --records records of --value-size bytes with ``Producer(acks=1,
 linger_ms=20)`` over --partitions partitions.  Then it times
 ``spark.read.format("minikafka")...load().count()`` --runs times on one
@@ -29,9 +30,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--dir", default=".minikafka", help="cluster folder (default .minikafka)")
     p.add_argument("--start-cluster", action="store_true",
                    help="start a 3-broker cluster in --dir (and stop it at the end)")
-    p.add_argument("--base-port", dest="base_port", type=int, default=9092, help="with --start-cluster (default 9092)")
-    p.add_argument("--zookeeper-port", dest="zookeeper_port", type=int, default=2181,
-                   help="with --start-cluster (default 2181)")
+    p.add_argument("--base-port", dest="base_port", type=int, default=None,
+                   help="with --start-cluster (default: free ports outside the ephemeral range)")
+    p.add_argument("--zookeeper-port", dest="zookeeper_port", type=int, default=None,
+                   help="with --start-cluster (default: a free port outside the ephemeral range)")
     p.add_argument("--topic", default="spark-bench")
     p.add_argument("--records", type=int, default=1_000_000)
     p.add_argument("--value-size", dest="value_size", type=int, default=100)
@@ -90,8 +92,14 @@ def main(argv: list[str] | None = None) -> int:
         from minikafka.cluster.state import bootstrap_servers
 
         if args.start_cluster:
+            from minikafka.cluster import free_ports
+
             # refuses a folder whose cluster is running
-            launcher.up(args.dir, brokers=3, base_port=args.base_port, zookeeper_port=args.zookeeper_port)
+            base = args.base_port or free_ports.free_port_block(3)
+            launcher.up(args.dir, brokers=3, base_port=base,
+                        zookeeper_port=args.zookeeper_port or free_ports.free_port(),
+                        kafka_base_port=None if args.base_port else free_ports.free_port_block(3),
+                        on_warning=lambda message: print(f"warning: {message}", file=sys.stderr))
             started = True
         bootstrap = bootstrap_servers(args.dir)
     try:

@@ -1,13 +1,14 @@
 """Helpers for tests that run real ZooKeeper and broker processes.
 
 Every process is started on free loopback ports and stopped by the pid it was
-started with, also when a test fails.
+started with, also when a test fails.  The ports come from
+:mod:`minikafka.cluster.free_ports`: outside the kernel's ephemeral range, each one
+bound on 127.0.0.1 before it is handed out, never the same twice in one run.
 """
 from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -16,41 +17,11 @@ from pathlib import Path
 from typing import Any, Callable
 
 from minikafka.cluster import launcher
+from minikafka.cluster.free_ports import free_port, free_port_block
 from minikafka.cluster.state import exists, load, pid_alive
 from minikafka.zk.launcher import wait_until_serving, zookeeper_command
 
 PYTHON = sys.executable
-
-
-def port_is_free(port: int, host: str = "127.0.0.1") -> bool:
-    """True when host:port can be bound right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        try:
-            s.bind((host, port))
-        except OSError:
-            return False
-    return True
-
-
-def free_port(host: str = "127.0.0.1") -> int:
-    """A port the kernel says is free now (bind to port 0)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind((host, 0))
-        return s.getsockname()[1]
-
-
-def free_port_block(count: int, avoid: tuple[int, ...] = (), attempts: int = 200) -> int:
-    """The first port of ``count`` consecutive free ports (none of them in ``avoid``)."""
-    for _ in range(attempts):
-        base = free_port()
-        if base + count > 65535:
-            continue
-        ports = range(base, base + count)
-        if any(p in avoid for p in ports):
-            continue
-        if all(port_is_free(p) for p in ports):
-            return base
-    raise RuntimeError(f"no block of {count} consecutive free ports found")
 
 
 def wait_for(condition: Callable[[], Any], timeout_s: float = 10.0, interval_s: float = 0.1,

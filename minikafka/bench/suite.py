@@ -15,13 +15,12 @@ import importlib.util
 import json
 import os
 import shutil
-import socket
 import tempfile
 import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from ..cluster import launcher
+from ..cluster import free_ports, launcher
 from ..cluster.state import load
 from ..errors import ClientError
 from . import scenarios as sc
@@ -83,16 +82,6 @@ class Row:
         return out
 
 
-def _free_block(count: int) -> int:
-    for _ in range(200):
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            base = s.getsockname()[1]
-        if base + count < 65535 and all(launcher.port_free(p) for p in range(base, base + count)):
-            return base
-    raise ClientError("no free block of ports on 127.0.0.1")
-
-
 class Suite:
     """Runs the scenarios; ``say`` gets one progress line per step."""
 
@@ -112,7 +101,10 @@ class Suite:
         if bootstrap:
             return sc.Target(bootstrap, kafka_bootstrap)
         self._dir = self._wanted_dir or tempfile.mkdtemp(prefix="minikafka-bench-")
-        base = _free_block(7)
+        try:
+            base = free_ports.free_port_block(7)  # ZooKeeper, 3 brokers, 3 Kafka listeners
+        except free_ports.NoFreePorts as exc:
+            raise ClientError(str(exc)) from None
         self.say(f"starting a 3-broker cluster in {self._dir}")
         launcher.up(self._dir, brokers=3, zookeeper_port=base, base_port=base + 1, kafka_base_port=base + 4,
                     storage="memory")

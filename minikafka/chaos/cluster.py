@@ -1,18 +1,18 @@
 """Starting and reading the cluster a fault-injection run works on.
 
 A run starts its own cluster with :func:`start_cluster` (free ports chosen at run
-time, the broker settings of :data:`FAST_SETTINGS` so failures show quickly) or uses
-a running one, and reads ZooKeeper through :class:`ZkReader` and each broker through
-:func:`post` (the blocking protocol client used for introspection).
+time by :mod:`minikafka.cluster.free_ports`, outside the ephemeral range; the broker
+settings of :data:`FAST_SETTINGS` so failures show quickly) or uses a running one,
+and reads ZooKeeper through :class:`ZkReader` and each broker through :func:`post`
+(the blocking protocol client used for introspection).
 """
 from __future__ import annotations
 
-import socket
 import threading
 import time
 from typing import Any, Callable
 
-from ..cluster import launcher
+from ..cluster import free_ports, launcher
 from ..cluster.launcher import _ZkReader
 from ..cluster.state import exists, load
 from ..rpc import call_sync
@@ -26,23 +26,6 @@ FAST_SETTINGS = {
     "replica.fetch.backoff.ms": "200",
     "unclean.leader.election.enable": "false",
 }
-
-
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that nothing listens on right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def free_block(count: int, avoid: int) -> int:
-    """The first of ``count`` consecutive free ports, none of them ``avoid``."""
-    for _ in range(200):
-        base = free_port()
-        ports = range(base, base + count)
-        if base + count < 65536 and avoid not in ports and all(launcher.port_free(p) for p in ports):
-            return base
-    raise RuntimeError(f"no block of {count} free ports found")
 
 
 def post(host: str, port: int, api: str, body: dict, timeout_s: float = 3.0) -> dict:
@@ -100,11 +83,12 @@ def start_cluster(dir: str, storage: str, configs: dict[str, str], brokers: int 
     ``wrap``: a command prefix per broker id (see ``launcher.up``)."""
     last: Exception | None = None
     for _ in range(3):
-        zk_port = free_port()
-        base = free_block(brokers, avoid=zk_port)
+        zk_port = free_ports.free_port()
+        base = free_ports.free_port_block(brokers)
+        kafka_base = free_ports.free_port_block(brokers)
         try:
             launcher.up(dir, brokers=brokers, zookeeper_port=zk_port, base_port=base, storage=storage,
-                        broker_configs=configs, timeout_s=90, wrap=wrap)
+                        broker_configs=configs, timeout_s=90, wrap=wrap, kafka_base_port=kafka_base)
             return
         except Exception as exc:
             last = exc

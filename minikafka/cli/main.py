@@ -205,6 +205,7 @@ def cmd_cluster_up(args: argparse.Namespace) -> int:
         zookeeper=args.zookeeper, storage=args.storage, broker_configs=parse_overrides(args.config),
         timeout_s=args.timeout, on_progress=lambda message: print(f"{message} ...", flush=True),
         kafka_base_port=args.kafka_base_port, kafka=not args.no_kafka,
+        on_warning=lambda message: print(f"minikafka: warning: {message}", file=sys.stderr, flush=True),
     )
     zk = state.zookeeper
     zk_note = "external" if zk.external else f"pid {zk.pid}"
@@ -363,7 +364,8 @@ def _add_cluster_parsers(sub: argparse._SubParsersAction) -> None:
                     help="port of broker 1; broker N listens on base+N-1 (default 9092)")
     up.add_argument("--kafka-base-port", type=port_number, default=None,
                     help="Kafka binary-protocol port of broker 1, for kcat and Kafka clients; broker N "
-                         "uses base+N-1 (default --base-port + 20000: 29092)")
+                         "uses base+N-1 (default --base-port + 20000: 29092; --base-port - 20000 when "
+                         "that passes 65535 or lies in the ephemeral range)")
     up.add_argument("--no-kafka", action="store_true", help="do not open Kafka binary-protocol listeners")
     up.add_argument("--zookeeper", metavar="HOST:PORT[/CHROOT]", default=None,
                     help="use this running ZooKeeper instead of starting one")

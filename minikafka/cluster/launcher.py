@@ -18,7 +18,6 @@ import os
 import secrets
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -29,6 +28,7 @@ from ..config import BrokerConfig
 from ..errors import ClientError
 from ..zk import layout
 from ..zk.launcher import probe_client, split_connect, wait_until_serving
+from . import free_ports
 from .state import (
     DEFAULT_DIR,
     BrokerState,
@@ -145,14 +145,9 @@ def log_tail(log: str | None, lines: int = 6) -> str:
 
 
 def port_free(port: int, host: str = HOST) -> bool:
-    """True when nothing listens on host:port (we can bind it)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            s.bind((host, port))
-        except OSError:
-            return False
-    return True
+    """True when nothing listens on host:port (a server can bind it: closed connections
+    still in TIME_WAIT do not count, as the servers set ``SO_REUSEADDR``)."""
+    return free_ports.port_free(port, host, reuse_address=True)
 
 
 def _dir_flag(dir: str | os.PathLike) -> str:
@@ -320,7 +315,8 @@ def up(dir: str | os.PathLike = DEFAULT_DIR, brokers: int = 3, zookeeper_port: i
        base_port: int = 9092, zookeeper: str | None = None, storage: str = "memory",
        broker_configs: dict[str, str] | None = None, timeout_s: float = 60,
        on_progress: Callable[[str], None] | None = None, kafka_base_port: int | None = None,
-       kafka: bool = True, wrap: Callable[[int], list[str]] | None = None) -> ClusterState:
+       kafka: bool = True, wrap: Callable[[int], list[str]] | None = None,
+       on_warning: Callable[[str], None] | None = None) -> ClusterState:
     """Start ZooKeeper (unless ``zookeeper`` names an external one) and ``brokers`` brokers.
 
     Broker ids are 1..N listening on 127.0.0.1 ports ``base_port``..``base_port+N-1``
@@ -332,6 +328,8 @@ def up(dir: str | os.PathLike = DEFAULT_DIR, brokers: int = 3, zookeeper_port: i
     ``wrap`` gives a command prefix for broker N that runs the broker (for example one
     that moves the process into a cgroup, see :mod:`minikafka.chaos.links`); it is
     recorded with the argv, so :func:`start` restarts the broker the same way.
+    ``on_warning`` is called with one line when a port to listen on lies in the
+    machine's ephemeral range, where outgoing connections may take it at any moment.
     On any failure everything started is stopped again and a
     :class:`ClientError` says why (quoting the failing process's log).
     """
@@ -366,6 +364,9 @@ def up(dir: str | os.PathLike = DEFAULT_DIR, brokers: int = 3, zookeeper_port: i
     if busy:
         raise ClientError(f"port(s) {', '.join(map(str, busy))} on {HOST} are in use or invalid: "
                           "choose others with --base-port / --kafka-base-port / --zookeeper-port")
+    warning = free_ports.ephemeral_warning(ports)
+    if warning and on_warning:
+        on_warning(warning)
 
     progress = on_progress or (lambda message: None)
     folder = Path(dir)
@@ -468,10 +469,17 @@ def wipe(dir: str | os.PathLike) -> list[str]:
     return wiped
 
 
-def default_kafka_base_port(base_port: int, brokers: int) -> int:
+def default_kafka_base_port(base_port: int, brokers: int, ephemeral: tuple[int, int] | None = None) -> int:
     """Where the Kafka listeners go without ``--kafka-base-port``: ``base_port + 20000``
-    (9092 -> 29092), or ``base_port - 20000`` when that would pass port 65535."""
-    return base_port + 20000 if base_port + 20000 + brokers - 1 <= 65535 else base_port - 20000
+    (9092 -> 29092), or ``base_port - 20000`` when that would pass port 65535 or put a
+    listener in the machine's ephemeral range (:func:`free_ports.ephemeral_range`) while
+    ``base_port - 20000`` would not."""
+    eph = ephemeral or free_ports.ephemeral_range()
+    candidates = [first for first in (base_port + 20000, base_port - 20000) if 0 < first and first + brokers - 1 <= 65535]
+    for first in candidates:
+        if not any(free_ports.in_ephemeral_range(p, eph) for p in range(first, first + brokers)):
+            return first
+    return candidates[0] if candidates else base_port - 20000
 
 
 def _ensure_chroot(connect: str) -> None:
