@@ -40,7 +40,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--partitions", type=int, default=3, help="partitions of the test topic (default 3)")
     parser.add_argument("--producers", type=int, default=2, help="producer threads (default 2)")
     parser.add_argument("--consumers", type=int, default=1, help="consumer threads (default 1)")
-    parser.add_argument("--rate", type=float, default=150.0, help="records per second per producer (default 150)")
+    parser.add_argument("--rate", type=float, default=150.0, help="records per second per producer, or per copier "
+                                                                   "with --transactions (default 150)")
     parser.add_argument("--interval", type=float, nargs=2, default=(2.0, 5.0), metavar=("MIN", "MAX"),
                         help="seconds between faults, drawn uniformly (default 2 5)")
     parser.add_argument("--keep", action="store_true", help="keep the temporary cluster folder even when ok")

@@ -7,7 +7,8 @@ transactional id, and loops: begin a transaction, read a few records (read_commi
 write two outputs per input (to the output partition of the same number and the next:
 each transaction touches several partitions), commit the input positions inside the
 transaction (``send_offsets_to_transaction``), then commit — or, one time in five,
-abort on purpose.  After an abort or any failure it starts again from the group's
+abort on purpose; at most ``rate`` input records per second, so that the copying lasts
+through the faults.  After an abort or any failure it starts again from the group's
 committed offsets; a fenced or broken producer is replaced by a new instance with the
 same transactional id, which fences the old one and aborts its open transaction.
 Every abort that completed is recorded: its outputs must never be visible
@@ -24,7 +25,7 @@ from ..errors import KafkaError
 from ..faults.txn_checker import output_value
 
 GROUP_PREFIX = "copier"
-BATCH = 20  # input records per transaction at most
+BATCH = 10  # input records per transaction at most
 
 
 def fill_input(bootstrap: str, topic: str, partitions: int, per_partition: int) -> dict[int, list[str]]:
@@ -44,13 +45,14 @@ class Copiers:
     """The copier threads and what they did: aborted attempts, commits, failures."""
 
     def __init__(self, bootstrap: str, input_topic: str, output_topic: str, partitions: int, copiers: int,
-                 ends: dict[int, int], seed: int, log: Callable[[str], None]) -> None:
+                 ends: dict[int, int], seed: int, log: Callable[[str], None], rate: float | None = None) -> None:
         self.bootstrap = bootstrap
         self.input_topic, self.output_topic = input_topic, output_topic
         self.partitions = partitions
         self.ends = ends  # input partition -> its last offset + 1
         self.group = f"{GROUP_PREFIX}-{input_topic}"
         self.log = log
+        self.rate = rate  # input records per second per copier (None: as fast as it goes)
         self.rng = random.Random(seed)
         self.lock = threading.Lock()
         self.aborted: set[tuple[str, int]] = set()  # (transactional id, attempt) whose abort completed
@@ -150,6 +152,8 @@ class Copiers:
                     producer.commit_transaction(60)
                     with self.lock:
                         self.commits += 1
+                    if self.rate and records:
+                        self.stop.wait(len(records) / self.rate)
                 except KafkaError as exc:
                     with self.lock:
                         self.failures += 1

@@ -60,8 +60,8 @@ def run(*, dir: str | None = None, storage: str = "disk", truncation: str = "lea
     (its brokers start in cgroups of their own); True refuses to run without them.
     ``transactions``: instead of the producers and consumers, run the transactional
     consume-transform-produce workload (:mod:`minikafka.chaos.copier`) over that many
-    input records per partition, with ``copiers`` copiers, and check exactly-once
-    (:mod:`minikafka.faults.txn_checker`).
+    input records per partition, with ``copiers`` copiers copying at most ``rate``
+    records per second each, and check exactly-once (:mod:`minikafka.faults.txn_checker`).
     """
     if truncation not in TRUNCATIONS:
         raise ValueError(f"truncation must be one of {TRUNCATIONS}")
@@ -136,7 +136,7 @@ def run(*, dir: str | None = None, storage: str = "disk", truncation: str = "lea
         plan = Workload.spread(topic, partitions, producers, consumers, rate=rate, duplicates_allowed=not idempotence)
         if transactions:
             copy = Copiers(bootstrap, topic, f"{topic}-out", partitions, copiers,
-                           {p: len(v) for p, v in inputs.items()}, seed, log)
+                           {p: len(v) for p, v in inputs.items()}, seed, log, rate=rate)
             copy.start()
         else:
             workload = Clients(bootstrap, plan, log)
