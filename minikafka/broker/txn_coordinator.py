@@ -492,7 +492,7 @@ class TransactionCoordinator:
             raise TransactionalIdNotFoundError(f"transactional id {transactional_id!r} does not exist")
         return meta
 
-    def list(self, states: list[str], producer_ids: list[int], duration_ms: int = -1) -> tuple[list[TransactionMetadata], list[str]]:
+    def list_transactions(self, states: list[str], producer_ids: list[int], duration_ms: int = -1) -> tuple[list[TransactionMetadata], list[str]]:
         """ListTransactions: the ids here that match the filters and that the principal may
         Describe (all with Describe on the cluster), and the state filters that name no state."""
         wanted = {TxnState.by_label(s) for s in states} - {None}

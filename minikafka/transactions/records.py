@@ -53,7 +53,7 @@ def encode_key(transactional_id: str) -> bytes:
 def encode_value(r: TxnRecord) -> bytes:
     """Kafka's TransactionLogValue v0 of ``r`` (its last producer id and epoch live only
     in memory, as in Kafka's v0)."""
-    out = [struct.pack(">qhib", r.producer_id, r.producer_epoch, r.timeout_ms, r.state.id)]
+    out = [struct.pack(">hqhib", VALUE_VERSION, r.producer_id, r.producer_epoch, r.timeout_ms, r.state.id)]
     if r.state in (TxnState.EMPTY, TxnState.COMPLETE_COMMIT, TxnState.COMPLETE_ABORT, TxnState.DEAD) and not r.partitions:
         out.append(struct.pack(">i", -1))  # Kafka writes no partitions for finished transactions
     else:

@@ -92,7 +92,7 @@ class TransactionApis:
         return DescribeTransactionsResponse(transactions=[self.describe(t) for t in req.transactional_ids])
 
     async def list_transactions(self, req: ListTransactionsRequest, ctx: RequestContext) -> ListTransactionsResponse:
-        found, unknown = self.c.list(req.state_filters, req.producer_id_filters, req.duration_filter_ms)
+        found, unknown = self.c.list_transactions(req.state_filters, req.producer_id_filters, req.duration_filter_ms)
         return ListTransactionsResponse(unknown_state_filters=unknown, transactions=[
             ListedTransaction(transactional_id=m.transactional_id, producer_id=m.record.producer_id, state=m.state.label)
             for m in found])

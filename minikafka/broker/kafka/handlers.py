@@ -30,7 +30,6 @@ from ...protocol.kafka.frames import RequestHeader, supported_versions
 from ...protocol.rpc.types import (
     FetchPartition,
     FetchRequest,
-    InitProducerIdRequest,
     ListOffsetsPartition,
     ListOffsetsRequest,
     MetadataRequest,
@@ -47,6 +46,7 @@ from .acls import KafkaAcls
 from .connection import Connection
 from .admin import KafkaAdmin
 from .groups import KafkaGroupHandlers
+from .transactions import KafkaTransactionHandlers
 
 log = logging.getLogger(__name__)
 
@@ -86,8 +86,9 @@ class KafkaHandlers:
         self.metrics = metrics
         self.clock = clock
         self.admin = KafkaAdmin(layer.admin, layer.data, layer.control)
-        self.groups = KafkaGroupHandlers(layer.groups)
+        self.groups = KafkaGroupHandlers(layer.groups, layer.find_coordinator)
         self.acls = KafkaAcls(layer.acls)
+        self.txn = KafkaTransactionHandlers(layer)
         self.table: dict[int, Callable[[int, dict, Connection], Awaitable[dict | None]]] = {
             apis.PRODUCE.key: self.produce,
             apis.FETCH.key: self.fetch,
@@ -105,7 +106,6 @@ class KafkaHandlers:
             apis.CREATE_PARTITIONS.key: self.admin.create_partitions,
             apis.INCREMENTAL_ALTER_CONFIGS.key: self.admin.incremental_alter_configs,
             apis.DESCRIBE_CLUSTER.key: self.describe_cluster,
-            apis.INIT_PRODUCER_ID.key: self.init_producer_id,
             apis.FIND_COORDINATOR.key: self.groups.find_coordinator,
             apis.JOIN_GROUP.key: self.groups.join_group,
             apis.SYNC_GROUP.key: self.groups.sync_group,
@@ -125,6 +125,14 @@ class KafkaHandlers:
             apis.CREATE_ACLS.key: self.acls.create_acls,
             apis.DELETE_ACLS.key: self.acls.delete_acls,
         }
+        self.table.update({  # transactions
+            apis.INIT_PRODUCER_ID.key: self.txn.init_producer_id,
+            apis.ADD_PARTITIONS_TO_TXN.key: self.txn.add_partitions_to_txn,
+            apis.ADD_OFFSETS_TO_TXN.key: self.txn.add_offsets_to_txn,
+            apis.END_TXN.key: self.txn.end_txn,
+            apis.DESCRIBE_TRANSACTIONS.key: self.txn.describe_transactions,
+            apis.LIST_TRANSACTIONS.key: self.txn.list_transactions,
+        })
         assert set(self.table) == set(apis.APIS), set(self.table) ^ set(apis.APIS)
 
     async def handle(self, api: KafkaApi, header: RequestHeader, body: dict, conn: Connection) -> dict | None:
@@ -211,16 +219,6 @@ class KafkaHandlers:
         brokers = [{"broker_id": b.id, "host": b.host, "port": b.port} for b in cluster.endpoints.brokers(conn.context())]
         return {"error_code": 0, "endpoint_type": 1, "cluster_id": cluster.cluster_id(),
                 "controller_id": cluster.metadata.controller_id, "brokers": brokers}
-
-    async def init_producer_id(self, version: int, req: dict, conn: Connection) -> dict:
-        """Idempotent producers get a new producer id with epoch 0, as Kafka does when the
-        transactional id is null (also when an older id and epoch are given, v3+)."""
-        try:
-            answer = await self.layer.data.init_producer_id(
-                InitProducerIdRequest(transactional_id=req["transactional_id"]), conn.context())
-        except KafkaError as exc:
-            return {"error_code": exc.code.code, "producer_id": -1, "producer_epoch": -1}
-        return {"error_code": 0, "producer_id": answer.producer_id, "producer_epoch": answer.producer_epoch}
 
     # -- produce ------------------------------------------------------------------------
     async def produce(self, version: int, req: dict, conn: Connection) -> dict | None:
