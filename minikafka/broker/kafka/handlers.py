@@ -271,12 +271,16 @@ class KafkaHandlers:
         else:
             answer = await self.layer.data.fetch(FetchRequest(
                 replica_id=-1, max_wait_ms=min(max(0, req["max_wait_ms"]), MAX_WAIT_MS),
-                min_bytes=max(0, req["min_bytes"]), max_bytes=max(0, req["max_bytes"]), partitions=parts),
+                min_bytes=max(0, req["min_bytes"]), max_bytes=max(0, req["max_bytes"]),
+                isolation_level=1 if req.get("isolation_level", 0) == 1 else 0, partitions=parts),
                 conn.context())
             topics = _by_topic(answer.partitions, lambda e: {
                 "partition_index": e.partition, "error_code": _code(e.error),
-                "high_watermark": e.high_watermark, "last_stable_offset": e.high_watermark,
-                "log_start_offset": e.log_start_offset, "aborted_transactions": None,
+                "high_watermark": e.high_watermark,
+                "last_stable_offset": e.last_stable_offset if e.last_stable_offset >= 0 else e.high_watermark,
+                "log_start_offset": e.log_start_offset,
+                "aborted_transactions": None if e.aborted_transactions is None else [
+                    {"producer_id": a.producer_id, "first_offset": a.first_offset} for a in e.aborted_transactions],
                 "preferred_read_replica": -1, "records": e.records if e.error is None else None})
         return {"error_code": 0, "session_id": 0,
                 "responses": [{"topic": t, "partitions": ps} for t, ps in topics.items()]}
@@ -288,7 +292,9 @@ class KafkaHandlers:
                  for t in req["topics"] for p in t["partitions"]]
         # Replication stays on the inter-broker listener: here everyone is a consumer (-1),
         # whatever replica id it claims (a replica's view needs the cluster credential).
-        answer = await self.layer.data.list_offsets(ListOffsetsRequest(replica_id=-1, partitions=parts), conn.context())
+        answer = await self.layer.data.list_offsets(ListOffsetsRequest(
+            replica_id=-1, isolation_level=1 if req.get("isolation_level", 0) == 1 else 0, partitions=parts),
+            conn.context())
         topics = _by_topic(answer.partitions, lambda e: {
             "partition_index": e.partition, "error_code": _code(e.error),
             "old_style_offsets": [e.offset] if e.error is None and e.offset >= 0 else [],
