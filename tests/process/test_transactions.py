@@ -181,3 +181,60 @@ def test_the_new_coordinator_finishes_a_prepared_commit(make_cluster):
         assert len(consume(cluster, topic, "read_committed", 7)) == 7
     finally:
         cluster.start(coordinator)
+
+
+# -- views: our CLI and Kafka's kafka-transactions.sh ---------------------------------------
+
+def _open_transaction(cluster, topic: str, tid: str):
+    p = producer(cluster, tid)
+    p.init_transactions(60)
+    p.begin_transaction()
+    p.produce(topic, value=b"open", partition=1)
+    p.flush(30)
+    wait_for(lambda: describe(cluster, tid).state == "Ongoing", 20)
+    return p
+
+
+def test_cli_lists_and_describes_transactions(txn_cluster):
+    from process_helpers import run_cli
+    topic = new_topic(txn_cluster)
+    tid = f"t-{uuid.uuid4().hex[:6]}"
+    p = _open_transaction(txn_cluster, topic, tid)
+    try:
+        r = run_cli("transactions", "list", "--bootstrap", txn_cluster.bootstrap)
+        assert r.returncode == 0, r.stderr
+        lines = r.stdout.splitlines()
+        assert lines[0].split() == ["TransactionalId", "Coordinator", "ProducerId", "TransactionState"]
+        assert any(line.split()[0] == tid and line.split()[3] == "Ongoing" for line in lines[1:])
+        r = run_cli("transactions", "describe", "--transactional-id", tid, "--bootstrap", txn_cluster.bootstrap)
+        assert r.returncode == 0, r.stderr
+        header, row = r.stdout.splitlines()
+        assert header.split()[:5] == ["CoordinatorId", "TransactionalId", "ProducerId", "ProducerEpoch",
+                                      "TransactionState"]
+        assert row.split()[1] == tid and row.split()[4] == "Ongoing" and row.split()[-1] == f"{topic}-1"
+        r = run_cli("transactions", "describe", "--transactional-id", "", "--bootstrap", txn_cluster.bootstrap)
+        assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
+    finally:
+        p.abort_transaction(30)
+
+
+@pytest.mark.parametrize("generation", ["3.9"])
+def test_kafka_transactions_tool_lists_and_describes(txn_cluster, kafka_jars, generation):
+    from kafka_tools import run_tool, tool_class
+    topic = new_topic(txn_cluster)
+    tid = f"t-{uuid.uuid4().hex[:6]}"
+    p = _open_transaction(txn_cluster, topic, tid)
+    try:
+        cls = tool_class(generation, "kafka-transactions")
+        r = run_tool(kafka_jars(generation), cls, "--bootstrap-server", txn_cluster.kafka_bootstrap, "list")
+        assert r.returncode == 0, r.stdout + r.stderr
+        rows = [line.split() for line in r.stdout.splitlines()]
+        assert rows[0] == ["TransactionalId", "Coordinator", "ProducerId", "TransactionState"]
+        assert [tid, "Ongoing"] in [[row[0], row[-1]] for row in rows[1:]]
+        r = run_tool(kafka_jars(generation), cls, "--bootstrap-server", txn_cluster.kafka_bootstrap, "describe",
+                     "--transactional-id", tid)
+        assert r.returncode == 0, r.stdout + r.stderr
+        header, row = r.stdout.splitlines()[:2]
+        assert "TransactionState" in header and tid in row and "Ongoing" in row and f"{topic}-1" in row
+    finally:
+        p.abort_transaction(30)
