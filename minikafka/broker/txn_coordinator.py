@@ -66,6 +66,7 @@ from .metrics import Metrics
 from .security import Security, refusal
 from .services import Clock, EventLog, Spawn
 from .topic_admin import NewTopic, TopicAdmin
+from .zk_errors import ZK_UNREACHABLE
 
 if TYPE_CHECKING:
     from .replica_manager import ReplicaManager
@@ -436,11 +437,20 @@ class TransactionCoordinator:
         now = self._now()
         if meta is None:
             meta = shard.txns[transactional_id] = TransactionMetadata.new(
-                transactional_id, await self.producer_ids(), timeout_ms, now)
-        new_pid = await self.producer_ids() if meta.needs_producer_id(None if expected is None else expected[1]) else None
+                transactional_id, await self._new_producer_id(), timeout_ms, now)
+        new_pid = (await self._new_producer_id() if meta.needs_producer_id(None if expected is None else expected[1])
+                   else None)
         shard = self._shard_of(transactional_id)  # still here after the awaits
         await self._run(shard, meta, meta.init_producer_id(timeout_ms, expected, self._now(), new_pid))
         return meta.record.producer_id, meta.record.producer_epoch
+
+    async def _new_producer_id(self) -> int:
+        try:
+            return await self.producer_ids()
+        except ZK_UNREACHABLE as exc:
+            raise CoordinatorNotAvailableError(
+                f"broker {self.broker_id} has no producer ids left and ZooKeeper, which hands out the next block, "
+                f"does not answer ({exc.__class__.__name__}); try again") from None
 
     async def add_partitions(self, transactional_id: str, producer_id: int, producer_epoch: int,
                              partitions: list[tuple[str, int]]) -> list[KafkaError | None]:
