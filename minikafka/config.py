@@ -300,6 +300,23 @@ BROKER_CONFIGS: tuple[ConfigDef, ...] = (
     ConfigDef("group.min.session.timeout.ms", int, 6000, "Smallest session.timeout.ms a group member may ask for.", 1),
     ConfigDef("group.max.session.timeout.ms", int, 1800000, "Largest session.timeout.ms a group member may ask for.", 1),
     ConfigDef("group.max.size", int, 2147483647, "Most members a group may have.", 1),
+    # -- transactions (KIP-98): the transaction coordinator and __transaction_state
+    ConfigDef("transaction.state.log.num.partitions", int, 50, "Partitions of __transaction_state, created on the "
+              "first FindCoordinator for a transactional id. Fixed once the topic exists.", 1),
+    ConfigDef("transaction.state.log.replication.factor", int, 3, "Replication factor of __transaction_state "
+              "(fewer when fewer brokers are alive at its creation).", 1),
+    ConfigDef("transaction.state.log.min.isr", int, 2, "min.insync.replicas of __transaction_state (capped by "
+              "its replication factor).", 1),
+    ConfigDef("transaction.state.log.segment.bytes", int, 104857600, "segment.bytes of __transaction_state "
+              "(a compacted topic).", 1024),
+    ConfigDef("transaction.max.timeout.ms", int, 900000, "Largest transaction.timeout.ms a producer may ask for "
+              "in InitProducerId (INVALID_TRANSACTION_TIMEOUT above it).", 1),
+    ConfigDef("transaction.abort.timed.out.transaction.cleanup.interval.ms", int, 10000, "How often the "
+              "transaction coordinator aborts transactions that ran past their transaction.timeout.ms.", 1),
+    ConfigDef("transactional.id.expiration.ms", int, 604800000, "A transactional id with no transaction for this "
+              "long is removed (a tombstone in __transaction_state); its next InitProducerId starts afresh.", 1),
+    ConfigDef("transaction.remove.expired.transaction.cleanup.interval.ms", int, 3600000, "How often the "
+              "transaction coordinator looks for expired transactional ids.", 1),
 )
 
 TOPIC_CONFIGS: tuple[ConfigDef, ...] = (

@@ -247,6 +247,15 @@ PARTITION_FOLLOWER_LAG = gauge("minikafka_partition_follower_lag",
                                "On the leader: leader LEO minus the follower's last reported LEO, in records.",
                                (*TP, "replica"))
 
+# -- transactions (kafka.coordinator.transaction) ---------------------------------------------------
+TXN_COMMITS = counter("minikafka_txn_commits_total", "Transactions this broker completed with a commit as "
+                      "transaction coordinator (CompleteCommit written).")
+TXN_ABORTS = counter("minikafka_txn_aborts_total", "Transactions this broker completed with an abort as "
+                     "transaction coordinator (CompleteAbort written), timed out and fenced ones included.")
+TXN_FENCED = counter("minikafka_txn_fenced_total", "Producer epochs this broker fenced as transaction coordinator "
+                     "(a new instance of a transactional id called InitProducerId).")
+TXN_TIMED_OUT = counter("minikafka_txn_timed_out_total", "Transactions this broker aborted as transaction "
+                        "coordinator because they ran past transaction.timeout.ms.")
 COUNTERS = tuple(m for m in REGISTRY if m.kind == COUNTER)
 GAUGES = tuple(m for m in REGISTRY if m.kind == GAUGE)
 HISTOGRAMS = tuple(m for m in REGISTRY if m.kind == HISTOGRAM)

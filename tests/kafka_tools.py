@@ -33,6 +33,7 @@ _TOOLS = {
     "kafka-console-producer": "org.apache.kafka.tools.ConsoleProducer",
     "kafka-configs": "org.apache.kafka.tools.ConfigCommand",
     "kafka-broker-api-versions": "org.apache.kafka.tools.BrokerApiVersionsCommand",
+    "kafka-transactions": "org.apache.kafka.tools.TransactionsCommand",
 }
 _TOOLS_3_9 = {
     "kafka-console-producer": "kafka.tools.ConsoleProducer",

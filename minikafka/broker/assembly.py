@@ -24,6 +24,7 @@ from .apis.data import DataApis
 from .apis.endpoints import Endpoints
 from .apis.groups import GroupApis
 from .apis.layer import RequestLayer
+from .apis.transactions import TransactionApis
 from .config_changes import ConfigChangeListener
 from .coordinator import GroupCoordinator
 from .fetcher import FetcherManager
@@ -42,6 +43,7 @@ from .storage import Storage
 from .tasks import TaskOwner
 from .timeline import Timeline
 from .topic_admin import TopicAdmin
+from .txn_coordinator import TransactionCoordinator
 
 ZK_ACL_USER = "minikafka-broker"  # the digest user of zookeeper.set.acl (docs/security.md)
 
@@ -79,6 +81,7 @@ class Services:
     topic_admin: TopicAdmin
     producer_ids: ProducerIdManager
     coordinator: GroupCoordinator
+    txn_coordinator: TransactionCoordinator
     kafka_controller: KafkaController
     controller: ControllerLink
     config_changes: ConfigChangeListener
@@ -111,6 +114,9 @@ def assemble(config: BrokerConfig, ports: Ports) -> Services:
     coordinator = GroupCoordinator(config, clock, ports.random, zk, metadata, security, metrics, record, replica_manager,
                                    topic_admin, tasks.spawn)
     replica_manager.connect(fetchers, coordinator.on_leadership, coordinator.on_txn_marker)
+    txn_coordinator = TransactionCoordinator(config, clock, zk, metadata, security, metrics, record, replica_manager,
+                                             topic_admin, producer_ids.generate, transport.call, tasks.spawn)
+    replica_manager.connect_transactions(txn_coordinator.on_leadership)
 
     kafka_controller = KafkaController(ControllerHost(
         broker_id=config.broker_id, config=config, zk=zk, record_event=record, count=metrics.count,
@@ -128,12 +134,14 @@ def assemble(config: BrokerConfig, ports: Ports) -> Services:
         control=ControlApis(config.broker_id, lambda: identity.broker_epoch, zk, metrics, replica_manager, metadata,
                             listeners, fetchers, controller, security, transport.call),
         groups=GroupApis(coordinator, endpoints),
-        acls=AclApis(security, acls))
+        acls=AclApis(security, acls),
+        txn=TransactionApis(txn_coordinator, endpoints))
     rpc = RpcListener(config, layer, metrics, clock)
     kafka = KafkaServer(config, security, metrics, KafkaHandlers(layer, security, metrics, clock))
     return Services(config=config, identity=identity, clock=clock, random=ports.random, transport=transport,
                     storage=storage, tasks=tasks, timeline=timeline, metrics=metrics, metadata=metadata, zk=zk,
                     listeners=listeners, security=security, acls=acls, replica_manager=replica_manager,
                     fetchers=fetchers, topic_admin=topic_admin, producer_ids=producer_ids, coordinator=coordinator,
+                    txn_coordinator=txn_coordinator,
                     kafka_controller=kafka_controller, controller=controller, config_changes=config_changes,
                     layer=layer, rpc=rpc, kafka=kafka)

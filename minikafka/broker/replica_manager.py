@@ -24,6 +24,7 @@ from ..errors import (
     UnknownTopicOrPartitionError,
 )
 from ..groups.records import OFFSETS_TOPIC
+from ..transactions.records import TXN_TOPIC
 from ..metric_names import (BECOME_LEADER, BYTES_IN, BYTES_OUT, DUPLICATE_BATCHES, ISR_EXPANDS, ISR_SHRINKS,
                             LOG_CLEANER_RECORDS_REMOVED, LOG_CLEANINGS)
 from ..log import cleaner
@@ -114,6 +115,7 @@ class ReplicaManager:
         self.fetchers: FetcherControl = _NO_FETCHERS
         self.on_offsets_leadership: LeadershipListener = _no_listener
         self.on_offsets_marker: TxnMarkerListener = _no_marker_listener
+        self.on_txn_leadership: LeadershipListener = _no_listener
 
     def connect(self, fetchers: FetcherControl, on_offsets_leadership: LeadershipListener,
                 on_offsets_marker: TxnMarkerListener = _no_marker_listener) -> None:
@@ -123,6 +125,11 @@ class ReplicaManager:
         self.fetchers = fetchers
         self.on_offsets_leadership = on_offsets_leadership
         self.on_offsets_marker = on_offsets_marker
+
+    def connect_transactions(self, on_txn_leadership: LeadershipListener) -> None:
+        """Wire the transaction coordinator's hook for the leadership of
+        ``__transaction_state`` partitions."""
+        self.on_txn_leadership = on_txn_leadership
 
     # -- helpers ------------------------------------------------------------------
     def now_ms(self) -> int:
@@ -305,9 +312,13 @@ class ReplicaManager:
                 self.metrics.count(BECOME_LEADER)
                 if topic == OFFSETS_TOPIC:
                     self.on_offsets_leadership(part, True)
+                if topic == TXN_TOPIC:
+                    self.on_txn_leadership(part, True)
             else:
                 if topic == OFFSETS_TOPIC:
                     self.on_offsets_leadership(part, False)
+                if topic == TXN_TOPIC:
+                    self.on_txn_leadership(part, False)
                 self.apply(p, p.become_follower(st, t))
                 self.fetch_purgatory.wake((topic, part))
                 self.produce_purgatory.wake((topic, part))
@@ -328,6 +339,8 @@ class ReplicaManager:
             if p is not None:
                 if topic == OFFSETS_TOPIC:
                     self.on_offsets_leadership(part, False)
+                if topic == TXN_TOPIC:
+                    self.on_txn_leadership(part, False)
                 p.become_none()
                 self.fetch_purgatory.wake((topic, part))
                 self.produce_purgatory.wake((topic, part))

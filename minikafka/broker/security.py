@@ -182,7 +182,8 @@ class Security:
 
 def refusal(operation: str, resource_type: str, name: str) -> errors.KafkaError:
     """The error Kafka answers when ``operation`` on the resource is not allowed."""
-    cls = {"Topic": errors.TopicAuthorizationFailedError, "Group": errors.GroupAuthorizationFailedError}.get(
+    cls = {"Topic": errors.TopicAuthorizationFailedError, "Group": errors.GroupAuthorizationFailedError,
+           "TransactionalId": errors.TransactionalIdAuthorizationFailedError}.get(
         resource_type, errors.ClusterAuthorizationFailedError)
     return cls(f"not authorized to {operation} {resource_type} {name!r} (principal "
                f"{current_principal.get()})")

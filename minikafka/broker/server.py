@@ -111,6 +111,7 @@ class Broker:
         await self.register()
         self.kafka_controller.start()
         self.coordinator.start()
+        s.txn_coordinator.start()
         rm = self.replica_manager
         self._every("isr-shrink", self.config.get("replica.lag.time.max.ms") / 2000.0, rm.shrink_isr_check)
         self._every("hw-checkpoint", self.config.get("replica.high.watermark.checkpoint.interval.ms") / 1000.0,
@@ -200,6 +201,7 @@ class Broker:
         await s.config_changes.stop()
         await s.acls.stop()
         await self.coordinator.stop()
+        await s.txn_coordinator.stop()
         await self.fetchers.stop()
         await self.kafka_controller.stop()
         await s.tasks.close()

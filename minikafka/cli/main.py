@@ -21,7 +21,7 @@ from typing import Sequence
 
 from ..config import BrokerConfig, parse_overrides
 from ..errors import ClientError, InvalidConfigError, KafkaError
-from . import acl_commands, bench, client_commands, group_commands, scenario, sim, watch
+from . import acl_commands, bench, client_commands, group_commands, scenario, sim, txn_commands, watch
 from .common import broker_id
 
 EXIT_USAGE = 2
@@ -454,6 +454,7 @@ def build_parser() -> ArgumentParser:
     _add_cluster_parsers(sub)
     client_commands.add_parsers(sub)
     group_commands.add_parsers(sub)
+    txn_commands.add_parsers(sub)
     acl_commands.add_parsers(sub)
     bench.add_parsers(sub)
     scenario.add_parsers(sub)

@@ -13,6 +13,7 @@ from .. import errors
 from ..auth.acls import AclBinding
 from .connection import ClientSecurity, Connection
 from .group_admin import GroupAdminMixin
+from .txn_admin import TransactionAdminMixin
 from .metadata import Metadata, group_by_leader, needs_refresh
 from .consumer import as_tp
 from .types import ClusterDescription, PartitionDescription, TopicDescription, TopicPartition
@@ -22,7 +23,7 @@ from .types import ClusterDescription, PartitionDescription, TopicDescription, T
 INTROSPECTION_TIMEOUT_MS = 2000
 
 
-class AIOAdmin(GroupAdminMixin):
+class AIOAdmin(GroupAdminMixin, TransactionAdminMixin):
     """Topic administration and cluster introspection (asyncio)."""
 
     def __init__(self, bootstrap_servers: Any, *, request_timeout_ms: int = 30000, client_id: str | None = None,

@@ -587,6 +587,19 @@ class Admin(_BlockingClient):
     def list_topics(self) -> list[str]:
         return self._lt.run(self._core.list_topics())
 
+    def find_transaction_coordinator(self, transactional_id: str) -> int:
+        """See :meth:`minikafka.client.txn_admin.TransactionAdminMixin.find_transaction_coordinator`."""
+        return self._lt.run(self._core.find_transaction_coordinator(transactional_id))
+
+    def describe_transactions(self, transactional_ids: list[str]) -> list[Any]:
+        """See :meth:`minikafka.client.txn_admin.TransactionAdminMixin.describe_transactions`."""
+        return self._lt.run(self._core.describe_transactions(list(transactional_ids)))
+
+    def list_transactions(self, states: list[str] | None = None, producer_ids: list[int] | None = None,
+                          duration_ms: int = -1) -> list[Any]:
+        """See :meth:`minikafka.client.txn_admin.TransactionAdminMixin.list_transactions`."""
+        return self._lt.run(self._core.list_transactions(states, producer_ids, duration_ms))
+
     def create_acls(self, bindings: Iterable[Any]) -> None:
         """See :meth:`minikafka.client.admin.AIOAdmin.create_acls`."""
         self._lt.run(self._core.create_acls(bindings))

@@ -12,6 +12,7 @@ import pytest
 
 from minikafka import metric_names as M
 from minikafka.broker.coordinator import COUNTED
+from minikafka.broker.txn_coordinator import COUNTED as TXN_COUNTED
 from minikafka.broker.metrics import Metrics, UndeclaredMetricError, gauges, render_prometheus
 from minikafka.controller.controller import ClusterCounts
 from test_metrics import parse, sources
@@ -113,6 +114,7 @@ COUNT_RECEIVER = re.compile(r"(^|\.)(metrics|host|h)$")  # Metrics, and Controll
 DYNAMIC = {
     ("controller/controller.py", "c"),  # for c in plan.counters (the core's appends are scanned below)
     ("broker/coordinator.py", "COUNTED[kind]"),  # checked in test_dynamic_call_sites_use_declared_counters
+    ("broker/txn_coordinator.py", "COUNTED[kind]"),  # the same for the transaction coordinator
 }
 
 
@@ -195,6 +197,7 @@ def test_every_count_call_site_names_a_declared_metric():
 
 def test_dynamic_call_sites_use_declared_counters():
     assert all(v in M.COUNTERS for v in COUNTED.values())
+    assert all(v in M.COUNTERS for v in TXN_COUNTED.values())
 
 
 def test_no_counter_name_is_built_from_strings():

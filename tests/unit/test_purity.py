@@ -1,4 +1,4 @@
-"""The pure core (protocol/, log/, replication/, groups/, auth/, controller/core.py, zk/layout.py),
+"""The pure core (protocol/, log/, replication/, groups/, transactions/, auth/, controller/core.py, zk/layout.py),
 the fault-testing vocabulary (faults/) and the single-partition model of the KIP scenarios
 (sim/partition_model.py, sim/scenarios.py) do no I/O: no network, clock, randomness,
 processes, threads, environment or files.
@@ -14,7 +14,7 @@ import pytest
 
 import minikafka
 
-PURE_PACKAGES = ("protocol", "log", "replication", "groups", "auth", "faults")
+PURE_PACKAGES = ("protocol", "log", "replication", "groups", "auth", "faults", "transactions")
 FORBIDDEN_MODULES = {"asyncio", "aiohttp", "kazoo", "time", "random", "socket", "os", "threading", "subprocess",
                      "importlib"}
 # file I/O (builtin open, io.open, Path.open and friends), console I/O and dynamic code

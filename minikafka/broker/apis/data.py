@@ -64,11 +64,10 @@ class DataApis:
         return DeleteRecordsResponse(partitions=await self.replicas.delete_records(req))
 
     async def init_producer_id(self, req: InitProducerIdRequest, ctx: RequestContext) -> InitProducerIdResponse:
-        """A new producer id with epoch 0 for an idempotent producer (transactions are not
-        served: a transactional id is INVALID_REQUEST)."""
+        """A new producer id with epoch 0 for an idempotent producer (the request layer
+        sends transactional ones to the transaction coordinator)."""
         if req.transactional_id is not None:
-            raise InvalidRequestError("transactions are not supported: only idempotent producers "
-                                      "(transactional_id nil) get a producer id")
+            raise InvalidRequestError("a transactional id is served by its transaction coordinator")
         try:
             pid = await self.producer_ids.generate()
         except ZK_UNREACHABLE as exc:

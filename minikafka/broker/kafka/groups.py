@@ -9,14 +9,15 @@ put where each API version carries them (top level, per group or per partition).
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Awaitable, Callable
 
-from ...errors import CoordinatorNotAvailableError, KafkaError
+from ...errors import KafkaError
 from ...protocol.rpc.types import (
     OffsetDeleteRequest,
     TopicPartition,
     DeleteGroupsRequest,
     FindCoordinatorRequest,
+    FindCoordinatorResponse,
     HeartbeatRequest,
     JoinGroupProtocol,
     JoinGroupRequest,
@@ -31,10 +32,14 @@ from ...protocol.rpc.types import (
     TxnOffsetCommitPartition,
     TxnOffsetCommitRequest,
 )
+from ..apis.context import RequestContext
 from ..apis.groups import GroupApis
 
 if TYPE_CHECKING:
     from .connection import Connection
+
+
+Find = Callable[[FindCoordinatorRequest, RequestContext], Awaitable[FindCoordinatorResponse]]
 
 
 def _code(exc: KafkaError | None) -> int:
@@ -44,14 +49,13 @@ def _code(exc: KafkaError | None) -> int:
 class KafkaGroupHandlers:
     """One broker's group APIs for Kafka clients."""
 
-    def __init__(self, groups: GroupApis) -> None:
+    def __init__(self, groups: GroupApis, find: Find | None = None) -> None:
         self.groups = groups
+        self.find = find or groups.find_coordinator  # the request layer's: groups and transactional ids
 
     async def _find(self, key: str, key_type: int, conn: "Connection") -> dict:
         try:
-            if key_type != 0:
-                raise CoordinatorNotAvailableError("transactions are not supported: there is no transaction coordinator")
-            a = await self.groups.find_coordinator(FindCoordinatorRequest(key=key), conn.context())
+            a = await self.find(FindCoordinatorRequest(key=key, key_type=key_type), conn.context())
             return {"key": key, "node_id": a.node_id, "host": a.host, "port": a.port, "error_code": 0,
                     "error_message": None}
         except KafkaError as exc:

@@ -30,7 +30,6 @@ from ...protocol.kafka.frames import RequestHeader, supported_versions
 from ...protocol.rpc.types import (
     FetchPartition,
     FetchRequest,
-    InitProducerIdRequest,
     ListOffsetsPartition,
     ListOffsetsRequest,
     MetadataRequest,
@@ -47,6 +46,7 @@ from .acls import KafkaAcls
 from .connection import Connection
 from .admin import KafkaAdmin
 from .groups import KafkaGroupHandlers
+from .transactions import KafkaTransactionHandlers
 
 log = logging.getLogger(__name__)
 
@@ -86,8 +86,9 @@ class KafkaHandlers:
         self.metrics = metrics
         self.clock = clock
         self.admin = KafkaAdmin(layer.admin, layer.data, layer.control)
-        self.groups = KafkaGroupHandlers(layer.groups)
+        self.groups = KafkaGroupHandlers(layer.groups, layer.find_coordinator)
         self.acls = KafkaAcls(layer.acls)
+        self.txn = KafkaTransactionHandlers(layer)
         self.table: dict[int, Callable[[int, dict, Connection], Awaitable[dict | None]]] = {
             apis.PRODUCE.key: self.produce,
             apis.FETCH.key: self.fetch,
@@ -105,7 +106,6 @@ class KafkaHandlers:
             apis.CREATE_PARTITIONS.key: self.admin.create_partitions,
             apis.INCREMENTAL_ALTER_CONFIGS.key: self.admin.incremental_alter_configs,
             apis.DESCRIBE_CLUSTER.key: self.describe_cluster,
-            apis.INIT_PRODUCER_ID.key: self.init_producer_id,
             apis.FIND_COORDINATOR.key: self.groups.find_coordinator,
             apis.JOIN_GROUP.key: self.groups.join_group,
             apis.SYNC_GROUP.key: self.groups.sync_group,
@@ -126,6 +126,14 @@ class KafkaHandlers:
             apis.DELETE_ACLS.key: self.acls.delete_acls,
             apis.TXN_OFFSET_COMMIT.key: self.groups.txn_offset_commit,
         }
+        self.table.update({  # transactions
+            apis.INIT_PRODUCER_ID.key: self.txn.init_producer_id,
+            apis.ADD_PARTITIONS_TO_TXN.key: self.txn.add_partitions_to_txn,
+            apis.ADD_OFFSETS_TO_TXN.key: self.txn.add_offsets_to_txn,
+            apis.END_TXN.key: self.txn.end_txn,
+            apis.DESCRIBE_TRANSACTIONS.key: self.txn.describe_transactions,
+            apis.LIST_TRANSACTIONS.key: self.txn.list_transactions,
+        })
         assert set(self.table) == set(apis.APIS), set(self.table) ^ set(apis.APIS)
 
     async def handle(self, api: KafkaApi, header: RequestHeader, body: dict, conn: Connection) -> dict | None:
@@ -213,16 +221,6 @@ class KafkaHandlers:
         return {"error_code": 0, "endpoint_type": 1, "cluster_id": cluster.cluster_id(),
                 "controller_id": cluster.metadata.controller_id, "brokers": brokers}
 
-    async def init_producer_id(self, version: int, req: dict, conn: Connection) -> dict:
-        """Idempotent producers get a new producer id with epoch 0, as Kafka does when the
-        transactional id is null (also when an older id and epoch are given, v3+)."""
-        try:
-            answer = await self.layer.data.init_producer_id(
-                InitProducerIdRequest(transactional_id=req["transactional_id"]), conn.context())
-        except KafkaError as exc:
-            return {"error_code": exc.code.code, "producer_id": -1, "producer_epoch": -1}
-        return {"error_code": 0, "producer_id": answer.producer_id, "producer_epoch": answer.producer_epoch}
-
     # -- produce ------------------------------------------------------------------------
     async def produce(self, version: int, req: dict, conn: Connection) -> dict | None:
         acks = req["acks"]
@@ -275,11 +273,12 @@ class KafkaHandlers:
             answer = await self.layer.data.fetch(FetchRequest(
                 replica_id=-1, max_wait_ms=min(max(0, req["max_wait_ms"]), MAX_WAIT_MS),
                 min_bytes=max(0, req["min_bytes"]), max_bytes=max(0, req["max_bytes"]),
-                isolation_level=1 if req.get("isolation_level") == 1 else 0, partitions=parts),
+                isolation_level=1 if req.get("isolation_level", 0) == 1 else 0, partitions=parts),
                 conn.context())
             topics = _by_topic(answer.partitions, lambda e: {
                 "partition_index": e.partition, "error_code": _code(e.error),
-                "high_watermark": e.high_watermark, "last_stable_offset": e.last_stable_offset,
+                "high_watermark": e.high_watermark,
+                "last_stable_offset": e.last_stable_offset if e.last_stable_offset >= 0 else e.high_watermark,
                 "log_start_offset": e.log_start_offset,
                 "aborted_transactions": None if e.aborted_transactions is None else [
                     {"producer_id": a.producer_id, "first_offset": a.first_offset} for a in e.aborted_transactions],
@@ -295,7 +294,8 @@ class KafkaHandlers:
         # Replication stays on the inter-broker listener: here everyone is a consumer (-1),
         # whatever replica id it claims (a replica's view needs the cluster credential).
         answer = await self.layer.data.list_offsets(ListOffsetsRequest(
-            replica_id=-1, isolation_level=1 if req.get("isolation_level") == 1 else 0, partitions=parts), conn.context())
+            replica_id=-1, isolation_level=1 if req.get("isolation_level", 0) == 1 else 0, partitions=parts),
+            conn.context())
         topics = _by_topic(answer.partitions, lambda e: {
             "partition_index": e.partition, "error_code": _code(e.error),
             "old_style_offsets": [e.offset] if e.error is None and e.offset >= 0 else [],

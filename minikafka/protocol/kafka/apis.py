@@ -593,8 +593,9 @@ DESCRIBE_CLUSTER = _api(
 )
 
 INIT_PRODUCER_ID = _api(
-    22, "InitProducerId", (0, 4), 2,
-    "A producer id and epoch for an idempotent producer (transactional ids are refused).",
+    22, "InitProducerId", (0, 5), 2,
+    "A producer id and epoch for an idempotent producer; with a transactional id, from its transaction "
+    "coordinator (an epoch bump that fences the previous instance; KIP-360 with producer_id/producer_epoch).",
     (
         F("transactional_id", "string", nullable="0+"),
         F("transaction_timeout_ms", "int32"),
@@ -613,8 +614,8 @@ INIT_PRODUCER_ID = _api(
 
 FIND_COORDINATOR = _api(
     10, "FindCoordinator", (0, 4), 3,
-    "The broker coordinating a group (key_type 0); creates __consumer_offsets on first use. "
-    "Transaction coordinators (key_type 1) are not available: transactions are not supported.",
+    "The broker coordinating a group (key_type 0) or a transactional id (key_type 1); creates "
+    "__consumer_offsets or __transaction_state on first use.",
     (
         F("key", "string", "0-3"),
         F("key_type", "int8", "1+"),
@@ -987,6 +988,95 @@ DESCRIBE_LOG_DIRS = _api(
             )]),
             F("total_bytes", "int64", "4+", default=-1),
             F("usable_bytes", "int64", "4+", default=-1),
+        )]),
+    ),
+)
+
+# -- transactions (KIP-98, KIP-664): answered by the transactional id's transaction coordinator
+
+TXN_TOPIC_PARTITIONS = S("AddPartitionsToTxnTopic", F("name", "string"), F("partitions", ["int32"]))
+
+ADD_PARTITIONS_TO_TXN = _api(
+    24, "AddPartitionsToTxn", (0, 3), 3,
+    "Add partitions to the producer's transaction (the first begins it). v4+ (KIP-890's broker-side "
+    "verification) is not served.",
+    (
+        F("v3_and_below_transactional_id", "string"),
+        F("v3_and_below_producer_id", "int64"),
+        F("v3_and_below_producer_epoch", "int16"),
+        F("v3_and_below_topics", [TXN_TOPIC_PARTITIONS]),
+    ),
+    (
+        F("throttle_time_ms", "int32"),
+        F("results_by_topic_v3_and_below", [S("AddPartitionsToTxnTopicResult",
+            F("name", "string"),
+            F("results_by_partition", [S("AddPartitionsToTxnPartitionResult",
+                F("partition_index", "int32"),
+                F("partition_error_code", "int16"),
+            )]),
+        )]),
+    ),
+)
+
+ADD_OFFSETS_TO_TXN = _api(
+    25, "AddOffsetsToTxn", (0, 3), 3,
+    "Add the group's __consumer_offsets partition to the transaction (before TxnOffsetCommit).",
+    (
+        F("transactional_id", "string"),
+        F("producer_id", "int64"),
+        F("producer_epoch", "int16"),
+        F("group_id", "string"),
+    ),
+    (THROTTLE, F("error_code", "int16")),
+)
+
+END_TXN = _api(
+    26, "EndTxn", (0, 3), 3,
+    "Commit or abort the transaction: answered once PrepareCommit/PrepareAbort is written; the markers follow.",
+    (
+        F("transactional_id", "string"),
+        F("producer_id", "int64"),
+        F("producer_epoch", "int16"),
+        F("committed", "bool"),
+    ),
+    (THROTTLE, F("error_code", "int16")),
+)
+
+DESCRIBE_TRANSACTIONS = _api(
+    65, "DescribeTransactions", (0, 0), 0,
+    "State, producer, timeout, start time and partitions of transactional ids this broker coordinates (KIP-664).",
+    (F("transactional_ids", ["string"]),),
+    (
+        THROTTLE,
+        F("transaction_states", [S("DescribedTransactionState",
+            F("error_code", "int16"),
+            F("transactional_id", "string"),
+            F("transaction_state", "string"),
+            F("transaction_timeout_ms", "int32"),
+            F("transaction_start_time_ms", "int64"),
+            F("producer_id", "int64"),
+            F("producer_epoch", "int16"),
+            F("topics", [S("DescribedTransactionTopic", F("topic", "string"), F("partitions", ["int32"]))]),
+        )]),
+    ),
+)
+
+LIST_TRANSACTIONS = _api(
+    66, "ListTransactions", (0, 1), 0,
+    "Transactional ids this broker coordinates, by state, producer id and (v1, KIP-994) duration (KIP-664).",
+    (
+        F("state_filters", ["string"]),
+        F("producer_id_filters", ["int64"]),
+        F("duration_filter", "int64", "1+", default=-1),
+    ),
+    (
+        THROTTLE,
+        F("error_code", "int16"),
+        F("unknown_state_filters", ["string"]),
+        F("transaction_states", [S("ListedTransactionState",
+            F("transactional_id", "string"),
+            F("producer_id", "int64"),
+            F("transaction_state", "string"),
         )]),
     ),
 )

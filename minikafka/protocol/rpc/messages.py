@@ -143,10 +143,16 @@ _api(
 _api(
     "init_producer_id",
     "A new producer id (epoch 0) for an idempotent producer, from a block this broker reserved in "
-    "/latest_producer_id_block. Transactions are not supported: a transactional_id is refused.",
+    "/latest_producer_id_block. With a transactional_id, sent to its transaction coordinator (find_coordinator "
+    "key_type 1): the id's producer id with its epoch bumped, which fences the previous instance and aborts its "
+    "open transaction (a new producer id when the epoch is exhausted); INVALID_TRANSACTION_TIMEOUT when "
+    "transaction_timeout_ms exceeds transaction.max.timeout.ms. KIP-360: producer_id and producer_epoch given "
+    "bump the epoch after a recoverable error; PRODUCER_FENCED when they are not the current ones.",
     (
-        F("transactional_id", "str", "must be nil: transactions are not supported", default=None, nullable=True),
+        F("transactional_id", "str", "nil for an idempotent producer", default=None, nullable=True),
         F("transaction_timeout_ms", "int", default=60000, minimum=0),
+        F("producer_id", "int", "the producer's current id (KIP-360), -1 for none", default=-1, minimum=-1),
+        F("producer_epoch", "int", "the producer's current epoch (KIP-360), -1 for none", default=-1, minimum=-1),
     ),
     (
         F("producer_id", "int"),
@@ -583,9 +589,11 @@ _MEMBER = (
 
 _api(
     "find_coordinator",
-    "The broker that coordinates a group (the leader of its __consumer_offsets partition); creates "
-    "__consumer_offsets on first use and answers COORDINATOR_NOT_AVAILABLE until it has a leader.",
-    (F("key", "str", "the group id"),),
+    "The broker that coordinates a group (the leader of its __consumer_offsets partition; key_type 0) or a "
+    "transactional id (the leader of its __transaction_state partition; key_type 1); creates the topic on "
+    "first use and answers COORDINATOR_NOT_AVAILABLE until it has a leader.",
+    (F("key", "str", "the group id or transactional id"),
+     F("key_type", "int", "0: group, 1: transaction", default=0, minimum=0, maximum=1)),
     (F("node_id", "int"), F("host", "str"), F("port", "int")),
 )
 
@@ -732,6 +740,83 @@ _api(
             F("producer_id", "int"),
             F("partitions", [Struct("WritableTxnMarkerPartitionResult",
                                     (F("topic", "str"), F("partition", "int")) + PARTITION_ERROR)]),
+        ))]),
+    ),
+)
+
+
+# -- transactions (KIP-98): answered by the transaction coordinator of the transactional id
+
+_TXN_PRODUCER = (
+    F("transactional_id", "str"),
+    F("producer_id", "int", "the id InitProducerId gave", minimum=0),
+    F("producer_epoch", "int", "the epoch InitProducerId gave", minimum=0),
+)
+
+_api(
+    "add_partitions_to_txn",
+    "Add partitions to the producer's transaction before it writes to them (the first one begins the "
+    "transaction: Empty/Complete* -> Ongoing, written to __transaction_state with acks=all). "
+    "INVALID_PRODUCER_ID_MAPPING for an unknown id or producer id, PRODUCER_FENCED for an old epoch, "
+    "CONCURRENT_TRANSACTIONS while the previous transaction is completing; per partition "
+    "UNKNOWN_TOPIC_OR_PARTITION, TOPIC_AUTHORIZATION_FAILED, or OPERATION_NOT_ATTEMPTED when another failed. "
+    "Needs Write on the transactional id and on each topic.",
+    _TXN_PRODUCER + (F("partitions", [TP]),),
+    (F("partitions", [Struct("AddPartitionsToTxnResult", (F("topic", "str"), F("partition", "int")) + PARTITION_ERROR)]),),
+)
+
+_api(
+    "add_offsets_to_txn",
+    "Add the group's __consumer_offsets partition to the transaction, before TxnOffsetCommit sends the "
+    "group coordinator the offsets to commit with it. Errors as add_partitions_to_txn; needs Write on the "
+    "transactional id and Read on the group.",
+    _TXN_PRODUCER + (F("group_id", "str"),),
+    (),
+)
+
+_api(
+    "end_txn",
+    "Commit or abort the transaction: PrepareCommit/PrepareAbort is written to __transaction_state (acks=all) "
+    "and answered; the coordinator then sends COMMIT/ABORT markers to every partition of the transaction "
+    "(write_txn_markers) and writes CompleteCommit/CompleteAbort. A retried end_txn of the same outcome "
+    "succeeds; CONCURRENT_TRANSACTIONS while markers are on their way; INVALID_TXN_STATE for the other outcome "
+    "or no open transaction. Needs Write on the transactional id.",
+    _TXN_PRODUCER + (F("committed", "bool", "true: commit, false: abort"),),
+    (),
+)
+
+TXN_STATES_DOC = "Empty, Ongoing, PrepareCommit, PrepareAbort, CompleteCommit, CompleteAbort, PrepareEpochFence or Dead"
+
+_api(
+    "describe_transactions",
+    "State, producer id and epoch, timeout, start time and partitions of transactional ids this broker "
+    "coordinates (Kafka's DescribeTransactions); per id NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS, "
+    "TRANSACTIONAL_ID_NOT_FOUND or TRANSACTIONAL_ID_AUTHORIZATION_FAILED (Describe on the id).",
+    (F("transactional_ids", ["str"]),),
+    (F("transactions", [Struct("DescribedTransaction", PARTITION_ERROR + (
+        F("transactional_id", "str"),
+        F("state", "str", TXN_STATES_DOC),
+        F("producer_id", "int"), F("producer_epoch", "int"),
+        F("transaction_timeout_ms", "int"),
+        F("transaction_start_time_ms", "int", "-1 when no transaction is open"),
+        F("partitions", [TP], "the open transaction's partitions (those still without a marker while it completes)"),
+    ))]),),
+)
+
+_api(
+    "list_transactions",
+    "The transactional ids this broker coordinates (Kafka's ListTransactions), those the principal may "
+    "Describe; filtered by state names and producer ids (empty: all), and by duration (KIP-994: only open "
+    "transactions running longer than duration_filter_ms; -1: all).",
+    (
+        F("state_filters", ["str"], TXN_STATES_DOC, default=[]),
+        F("producer_id_filters", ["int"], default=[]),
+        F("duration_filter_ms", "int", default=-1, minimum=-1),
+    ),
+    (
+        F("unknown_state_filters", ["str"], "state filters that name no state"),
+        F("transactions", [Struct("ListedTransaction", (
+            F("transactional_id", "str"), F("producer_id", "int"), F("state", "str"),
         ))]),
     ),
 )

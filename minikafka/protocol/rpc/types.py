@@ -182,14 +182,16 @@ class InitProducerIdRequest:
     """The msgpack API's InitProducerIdRequest."""
     transactional_id: str | None = None
     transaction_timeout_ms: int = 60000
+    producer_id: int = -1
+    producer_epoch: int = -1
 
 
 def decode_InitProducerIdRequest(m: dict) -> InitProducerIdRequest:
-    return InitProducerIdRequest(transactional_id=m['transactional_id'], transaction_timeout_ms=m['transaction_timeout_ms'])
+    return InitProducerIdRequest(transactional_id=m['transactional_id'], transaction_timeout_ms=m['transaction_timeout_ms'], producer_id=m['producer_id'], producer_epoch=m['producer_epoch'])
 
 
 def encode_InitProducerIdRequest(o: InitProducerIdRequest) -> dict:
-    return {'transactional_id': o.transactional_id, 'transaction_timeout_ms': o.transaction_timeout_ms}
+    return {'transactional_id': o.transactional_id, 'transaction_timeout_ms': o.transaction_timeout_ms, 'producer_id': o.producer_id, 'producer_epoch': o.producer_epoch}
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1485,14 +1487,15 @@ def encode_DescribeLogDirsResponse(o: DescribeLogDirsResponse) -> dict:
 class FindCoordinatorRequest:
     """The msgpack API's FindCoordinatorRequest."""
     key: str
+    key_type: int = 0
 
 
 def decode_FindCoordinatorRequest(m: dict) -> FindCoordinatorRequest:
-    return FindCoordinatorRequest(key=m['key'])
+    return FindCoordinatorRequest(key=m['key'], key_type=m['key_type'])
 
 
 def encode_FindCoordinatorRequest(o: FindCoordinatorRequest) -> dict:
-    return {'key': o.key}
+    return {'key': o.key, 'key_type': o.key_type}
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2127,6 +2130,214 @@ def encode_WriteTxnMarkersResponse(o: WriteTxnMarkersResponse) -> dict:
 
 
 @dataclass(slots=True, kw_only=True)
+class AddPartitionsToTxnRequest:
+    """The msgpack API's AddPartitionsToTxnRequest."""
+    transactional_id: str
+    producer_id: int
+    producer_epoch: int
+    partitions: list[TopicPartition]
+
+
+def decode_AddPartitionsToTxnRequest(m: dict) -> AddPartitionsToTxnRequest:
+    return AddPartitionsToTxnRequest(transactional_id=m['transactional_id'], producer_id=m['producer_id'], producer_epoch=m['producer_epoch'], partitions=[decode_TopicPartition(x0) for x0 in m['partitions']])
+
+
+def encode_AddPartitionsToTxnRequest(o: AddPartitionsToTxnRequest) -> dict:
+    return {'transactional_id': o.transactional_id, 'producer_id': o.producer_id, 'producer_epoch': o.producer_epoch, 'partitions': [encode_TopicPartition(x0) for x0 in o.partitions]}
+
+
+@dataclass(slots=True, kw_only=True)
+class AddPartitionsToTxnResult:
+    """The msgpack API's AddPartitionsToTxnResult."""
+    topic: str
+    partition: int
+    error: KafkaError | None = None
+
+
+def decode_AddPartitionsToTxnResult(m: dict) -> AddPartitionsToTxnResult:
+    return AddPartitionsToTxnResult(topic=m['topic'], partition=m['partition'], error=_error_of(m))
+
+
+def encode_AddPartitionsToTxnResult(o: AddPartitionsToTxnResult) -> dict:
+    return {'topic': o.topic, 'partition': o.partition, **_error_fields(o.error)}
+
+
+@dataclass(slots=True, kw_only=True)
+class AddPartitionsToTxnResponse:
+    """The msgpack API's AddPartitionsToTxnResponse."""
+    partitions: list[AddPartitionsToTxnResult]
+    error: KafkaError | None = None
+
+
+def decode_AddPartitionsToTxnResponse(m: dict) -> AddPartitionsToTxnResponse:
+    return AddPartitionsToTxnResponse(partitions=[decode_AddPartitionsToTxnResult(x0) for x0 in m['partitions']], error=_error_of(m))
+
+
+def encode_AddPartitionsToTxnResponse(o: AddPartitionsToTxnResponse) -> dict:
+    return {'partitions': [encode_AddPartitionsToTxnResult(x0) for x0 in o.partitions], **_error_fields(o.error)}
+
+
+@dataclass(slots=True, kw_only=True)
+class AddOffsetsToTxnRequest:
+    """The msgpack API's AddOffsetsToTxnRequest."""
+    transactional_id: str
+    producer_id: int
+    producer_epoch: int
+    group_id: str
+
+
+def decode_AddOffsetsToTxnRequest(m: dict) -> AddOffsetsToTxnRequest:
+    return AddOffsetsToTxnRequest(transactional_id=m['transactional_id'], producer_id=m['producer_id'], producer_epoch=m['producer_epoch'], group_id=m['group_id'])
+
+
+def encode_AddOffsetsToTxnRequest(o: AddOffsetsToTxnRequest) -> dict:
+    return {'transactional_id': o.transactional_id, 'producer_id': o.producer_id, 'producer_epoch': o.producer_epoch, 'group_id': o.group_id}
+
+
+@dataclass(slots=True, kw_only=True)
+class AddOffsetsToTxnResponse:
+    """The msgpack API's AddOffsetsToTxnResponse."""
+    error: KafkaError | None = None
+
+
+def decode_AddOffsetsToTxnResponse(m: dict) -> AddOffsetsToTxnResponse:
+    return AddOffsetsToTxnResponse(error=_error_of(m))
+
+
+def encode_AddOffsetsToTxnResponse(o: AddOffsetsToTxnResponse) -> dict:
+    return {**_error_fields(o.error)}
+
+
+@dataclass(slots=True, kw_only=True)
+class EndTxnRequest:
+    """The msgpack API's EndTxnRequest."""
+    transactional_id: str
+    producer_id: int
+    producer_epoch: int
+    committed: bool
+
+
+def decode_EndTxnRequest(m: dict) -> EndTxnRequest:
+    return EndTxnRequest(transactional_id=m['transactional_id'], producer_id=m['producer_id'], producer_epoch=m['producer_epoch'], committed=m['committed'])
+
+
+def encode_EndTxnRequest(o: EndTxnRequest) -> dict:
+    return {'transactional_id': o.transactional_id, 'producer_id': o.producer_id, 'producer_epoch': o.producer_epoch, 'committed': o.committed}
+
+
+@dataclass(slots=True, kw_only=True)
+class EndTxnResponse:
+    """The msgpack API's EndTxnResponse."""
+    error: KafkaError | None = None
+
+
+def decode_EndTxnResponse(m: dict) -> EndTxnResponse:
+    return EndTxnResponse(error=_error_of(m))
+
+
+def encode_EndTxnResponse(o: EndTxnResponse) -> dict:
+    return {**_error_fields(o.error)}
+
+
+@dataclass(slots=True, kw_only=True)
+class DescribeTransactionsRequest:
+    """The msgpack API's DescribeTransactionsRequest."""
+    transactional_ids: list[str]
+
+
+def decode_DescribeTransactionsRequest(m: dict) -> DescribeTransactionsRequest:
+    return DescribeTransactionsRequest(transactional_ids=m['transactional_ids'])
+
+
+def encode_DescribeTransactionsRequest(o: DescribeTransactionsRequest) -> dict:
+    return {'transactional_ids': o.transactional_ids}
+
+
+@dataclass(slots=True, kw_only=True)
+class DescribedTransaction:
+    """The msgpack API's DescribedTransaction."""
+    transactional_id: str
+    state: str
+    producer_id: int
+    producer_epoch: int
+    transaction_timeout_ms: int
+    transaction_start_time_ms: int
+    partitions: list[TopicPartition]
+    error: KafkaError | None = None
+
+
+def decode_DescribedTransaction(m: dict) -> DescribedTransaction:
+    return DescribedTransaction(transactional_id=m['transactional_id'], state=m['state'], producer_id=m['producer_id'], producer_epoch=m['producer_epoch'], transaction_timeout_ms=m['transaction_timeout_ms'], transaction_start_time_ms=m['transaction_start_time_ms'], partitions=[decode_TopicPartition(x0) for x0 in m['partitions']], error=_error_of(m))
+
+
+def encode_DescribedTransaction(o: DescribedTransaction) -> dict:
+    return {'transactional_id': o.transactional_id, 'state': o.state, 'producer_id': o.producer_id, 'producer_epoch': o.producer_epoch, 'transaction_timeout_ms': o.transaction_timeout_ms, 'transaction_start_time_ms': o.transaction_start_time_ms, 'partitions': [encode_TopicPartition(x0) for x0 in o.partitions], **_error_fields(o.error)}
+
+
+@dataclass(slots=True, kw_only=True)
+class DescribeTransactionsResponse:
+    """The msgpack API's DescribeTransactionsResponse."""
+    transactions: list[DescribedTransaction]
+    error: KafkaError | None = None
+
+
+def decode_DescribeTransactionsResponse(m: dict) -> DescribeTransactionsResponse:
+    return DescribeTransactionsResponse(transactions=[decode_DescribedTransaction(x0) for x0 in m['transactions']], error=_error_of(m))
+
+
+def encode_DescribeTransactionsResponse(o: DescribeTransactionsResponse) -> dict:
+    return {'transactions': [encode_DescribedTransaction(x0) for x0 in o.transactions], **_error_fields(o.error)}
+
+
+@dataclass(slots=True, kw_only=True)
+class ListTransactionsRequest:
+    """The msgpack API's ListTransactionsRequest."""
+    state_filters: list[str] = field(default_factory=list)
+    producer_id_filters: list[int] = field(default_factory=list)
+    duration_filter_ms: int = -1
+
+
+def decode_ListTransactionsRequest(m: dict) -> ListTransactionsRequest:
+    return ListTransactionsRequest(state_filters=m['state_filters'], producer_id_filters=m['producer_id_filters'], duration_filter_ms=m['duration_filter_ms'])
+
+
+def encode_ListTransactionsRequest(o: ListTransactionsRequest) -> dict:
+    return {'state_filters': o.state_filters, 'producer_id_filters': o.producer_id_filters, 'duration_filter_ms': o.duration_filter_ms}
+
+
+@dataclass(slots=True, kw_only=True)
+class ListedTransaction:
+    """The msgpack API's ListedTransaction."""
+    transactional_id: str
+    producer_id: int
+    state: str
+
+
+def decode_ListedTransaction(m: dict) -> ListedTransaction:
+    return ListedTransaction(transactional_id=m['transactional_id'], producer_id=m['producer_id'], state=m['state'])
+
+
+def encode_ListedTransaction(o: ListedTransaction) -> dict:
+    return {'transactional_id': o.transactional_id, 'producer_id': o.producer_id, 'state': o.state}
+
+
+@dataclass(slots=True, kw_only=True)
+class ListTransactionsResponse:
+    """The msgpack API's ListTransactionsResponse."""
+    unknown_state_filters: list[str]
+    transactions: list[ListedTransaction]
+    error: KafkaError | None = None
+
+
+def decode_ListTransactionsResponse(m: dict) -> ListTransactionsResponse:
+    return ListTransactionsResponse(unknown_state_filters=m['unknown_state_filters'], transactions=[decode_ListedTransaction(x0) for x0 in m['transactions']], error=_error_of(m))
+
+
+def encode_ListTransactionsResponse(o: ListTransactionsResponse) -> dict:
+    return {'unknown_state_filters': o.unknown_state_filters, 'transactions': [encode_ListedTransaction(x0) for x0 in o.transactions], **_error_fields(o.error)}
+
+
+@dataclass(slots=True, kw_only=True)
 class TxnOffsetCommitPartition:
     """The msgpack API's TxnOffsetCommitPartition."""
     topic: str
@@ -2236,6 +2447,11 @@ DECODE_REQUEST: dict[str, Callable[[dict], Any]] = {
     'delete_groups': decode_DeleteGroupsRequest,
     'offset_delete': decode_OffsetDeleteRequest,
     'write_txn_markers': decode_WriteTxnMarkersRequest,
+    'add_partitions_to_txn': decode_AddPartitionsToTxnRequest,
+    'add_offsets_to_txn': decode_AddOffsetsToTxnRequest,
+    'end_txn': decode_EndTxnRequest,
+    'describe_transactions': decode_DescribeTransactionsRequest,
+    'list_transactions': decode_ListTransactionsRequest,
     'txn_offset_commit': decode_TxnOffsetCommitRequest,
 }
 ENCODE_RESPONSE: dict[str, Callable[[Any], dict]] = {
@@ -2277,5 +2493,10 @@ ENCODE_RESPONSE: dict[str, Callable[[Any], dict]] = {
     'delete_groups': encode_DeleteGroupsResponse,
     'offset_delete': encode_OffsetDeleteResponse,
     'write_txn_markers': encode_WriteTxnMarkersResponse,
+    'add_partitions_to_txn': encode_AddPartitionsToTxnResponse,
+    'add_offsets_to_txn': encode_AddOffsetsToTxnResponse,
+    'end_txn': encode_EndTxnResponse,
+    'describe_transactions': encode_DescribeTransactionsResponse,
+    'list_transactions': encode_ListTransactionsResponse,
     'txn_offset_commit': encode_TxnOffsetCommitResponse,
 }

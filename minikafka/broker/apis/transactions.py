@@ -1,0 +1,98 @@
+"""The transaction APIs (KIP-98, KIP-664), answered by the broker's
+:class:`~..txn_coordinator.TransactionCoordinator`: InitProducerId with a transactional
+id, AddPartitionsToTxn, AddOffsetsToTxn, EndTxn, DescribeTransactions and
+ListTransactions."""
+from __future__ import annotations
+
+from ...errors import CoordinatorNotAvailableError, KafkaError
+from ...protocol.rpc.types import (
+    AddOffsetsToTxnRequest,
+    AddOffsetsToTxnResponse,
+    AddPartitionsToTxnRequest,
+    AddPartitionsToTxnResponse,
+    AddPartitionsToTxnResult,
+    DescribedTransaction,
+    DescribeTransactionsRequest,
+    DescribeTransactionsResponse,
+    EndTxnRequest,
+    EndTxnResponse,
+    FindCoordinatorRequest,
+    FindCoordinatorResponse,
+    InitProducerIdRequest,
+    InitProducerIdResponse,
+    ListedTransaction,
+    ListTransactionsRequest,
+    ListTransactionsResponse,
+    TopicPartition,
+)
+from ...transactions.state import TxnState
+from ..txn_coordinator import TransactionCoordinator
+from .context import RequestContext
+from .endpoints import Endpoints
+
+
+def _unknown(transactional_id: str, error: KafkaError) -> DescribedTransaction:
+    return DescribedTransaction(transactional_id=transactional_id, state="", producer_id=-1, producer_epoch=-1,
+                                transaction_timeout_ms=0, transaction_start_time_ms=-1, partitions=[], error=error)
+
+
+class TransactionApis:
+    """The transaction coordinator's requests, for both protocols."""
+
+    def __init__(self, coordinator: TransactionCoordinator, endpoints: Endpoints) -> None:
+        self.c = coordinator
+        self.endpoints = endpoints
+
+    async def find_coordinator(self, req: FindCoordinatorRequest, ctx: RequestContext) -> FindCoordinatorResponse:
+        """FindCoordinator key_type 1: the leader of the id's ``__transaction_state`` partition."""
+        node = await self.c.find_coordinator(req.key)
+        b = self.endpoints.of(node, ctx)
+        if b is None:
+            raise CoordinatorNotAvailableError(f"transaction coordinator broker {node} is not alive"
+                                               + (" or has no Kafka listener" if ctx.kafka else ""))
+        return FindCoordinatorResponse(node_id=node, host=b.host, port=b.port)
+
+    async def init_producer_id(self, req: InitProducerIdRequest, ctx: RequestContext) -> InitProducerIdResponse:
+        """InitProducerId with a transactional id (the data plane hands out idempotent ids)."""
+        assert req.transactional_id is not None
+        pid, epoch = await self.c.init_producer_id(req.transactional_id, req.transaction_timeout_ms,
+                                                    req.producer_id, req.producer_epoch)
+        return InitProducerIdResponse(producer_id=pid, producer_epoch=epoch)
+
+    async def add_partitions_to_txn(self, req: AddPartitionsToTxnRequest, ctx: RequestContext) -> AddPartitionsToTxnResponse:
+        tps = [(x.topic, x.partition) for x in req.partitions]
+        errs = await self.c.add_partitions(req.transactional_id, req.producer_id, req.producer_epoch, tps)
+        return AddPartitionsToTxnResponse(partitions=[AddPartitionsToTxnResult(topic=t, partition=p, error=e)
+                                                      for (t, p), e in zip(tps, errs)])
+
+    async def add_offsets_to_txn(self, req: AddOffsetsToTxnRequest, ctx: RequestContext) -> AddOffsetsToTxnResponse:
+        await self.c.add_offsets(req.transactional_id, req.producer_id, req.producer_epoch, req.group_id)
+        return AddOffsetsToTxnResponse()
+
+    async def end_txn(self, req: EndTxnRequest, ctx: RequestContext) -> EndTxnResponse:
+        await self.c.end_txn(req.transactional_id, req.producer_id, req.producer_epoch, req.committed)
+        return EndTxnResponse()
+
+    def describe(self, transactional_id: str) -> DescribedTransaction:
+        """One transactional id as DescribeTransactions answers it (with its own error)."""
+        try:
+            m = self.c.describe(transactional_id)
+        except KafkaError as exc:
+            return _unknown(transactional_id, exc)
+        r = m.record
+        open_ = r.state not in (TxnState.EMPTY, TxnState.COMPLETE_COMMIT, TxnState.COMPLETE_ABORT)
+        return DescribedTransaction(
+            transactional_id=transactional_id, state=m.state.label, producer_id=r.producer_id,
+            producer_epoch=m.producer_epoch, transaction_timeout_ms=r.timeout_ms,
+            transaction_start_time_ms=r.start_ms if open_ else -1,
+            partitions=[TopicPartition(topic=t, partition=p) for t, p in sorted(r.partitions)])
+
+    async def describe_transactions(self, req: DescribeTransactionsRequest,
+                                    ctx: RequestContext) -> DescribeTransactionsResponse:
+        return DescribeTransactionsResponse(transactions=[self.describe(t) for t in req.transactional_ids])
+
+    async def list_transactions(self, req: ListTransactionsRequest, ctx: RequestContext) -> ListTransactionsResponse:
+        found, unknown = self.c.list_transactions(req.state_filters, req.producer_id_filters, req.duration_filter_ms)
+        return ListTransactionsResponse(unknown_state_filters=unknown, transactions=[
+            ListedTransaction(transactional_id=m.transactional_id, producer_id=m.record.producer_id, state=m.state.label)
+            for m in found])
