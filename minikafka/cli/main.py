@@ -22,7 +22,7 @@ from typing import Sequence
 from ..config import BrokerConfig, parse_overrides
 from ..errors import ClientError, InvalidConfigError, KafkaError
 from . import acl_commands, bench, client_commands, group_commands, scenario, sim, watch
-from .common import broker_id
+from .common import broker_id, merge_named
 
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
@@ -464,6 +464,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
+        merge_named(args)
         return int(args.func(args) or 0)
     except UsageError as exc:
         fail(str(exc))
