@@ -182,9 +182,55 @@ def _earlier_storage(dir: str) -> str | None:
         return None
 
 
+# Linux's default range for the local ports of outgoing connections (net.ipv4.ip_local_port_range)
+EPHEMERAL_PORTS = (32768, 60999)
+
+
+def ephemeral_port_range(path: str = "/proc/sys/net/ipv4/ip_local_port_range") -> tuple[int, int]:
+    """This machine's ephemeral port range (Linux's default where it cannot be read)."""
+    try:
+        with open(path, encoding="ascii") as f:
+            low, high = (int(x) for x in f.read().split()[:2])
+        return low, high
+    except (OSError, ValueError):
+        return EPHEMERAL_PORTS
+
+
+def ephemeral_warning(base_port: int, brokers: int, kafka_base_port: int | None, kafka: bool,
+                      ephemeral: tuple[int, int]) -> str | None:
+    """A warning when the default Kafka ports (``--base-port`` + 20000, no
+    ``--kafka-base-port``) fall inside the ephemeral port range: an outgoing connection
+    may be given such a port while its broker is down, and the broker's restart then
+    fails with "address already in use".  Ports given explicitly are not second-guessed."""
+    from ..cluster.launcher import default_kafka_base_port
+
+    if not kafka or kafka_base_port is not None:
+        return None
+    low, high = ephemeral
+    first = default_kafka_base_port(base_port, brokers)
+
+    def inside(start: int) -> bool:
+        return start <= high and start + brokers - 1 >= low
+
+    if not inside(first):
+        return None
+    what = f"the Kafka ports {first}-{first + brokers - 1} (--base-port + 20000)"
+    if inside(base_port):
+        what = f"the broker ports {base_port}-{base_port + brokers - 1} (--base-port) and {what}"
+    return (f"warning: {what} are in this machine's ephemeral port range {low}-{high}: an outgoing connection "
+            f"can take such a port while its broker is down, and the broker then cannot restart (address already "
+            f"in use); choose ports below {low} (a --base-port of {low - 20000 - brokers} or less, or a "
+            f"--kafka-base-port)")
+
+
 def cmd_cluster_up(args: argparse.Namespace) -> int:
     """Start ZooKeeper and N brokers in the background and print their endpoints."""
     from ..cluster import launcher
+
+    warning = ephemeral_warning(args.base_port, args.brokers, args.kafka_base_port, not args.no_kafka,
+                                ephemeral_port_range())
+    if warning:
+        print(warning, file=sys.stderr, flush=True)
 
     if args.fresh:
         wiped = launcher.wipe(args.dir)
@@ -360,10 +406,13 @@ def _add_cluster_parsers(sub: argparse._SubParsersAction) -> None:
     up.add_argument("--brokers", type=positive_int, default=3, help="number of brokers (default 3)")
     up.add_argument("--zookeeper-port", type=port_number, default=2181, help="ZooKeeper client port (default 2181)")
     up.add_argument("--base-port", type=port_number, default=9092,
-                    help="port of broker 1; broker N listens on base+N-1 (default 9092)")
+                    help="port of broker 1; broker N listens on base+N-1 (default 9092); keep the ports below "
+                         "32768, where Linux's ephemeral port range starts (cluster up warns when the default "
+                         "Kafka ports fall into it)")
     up.add_argument("--kafka-base-port", type=port_number, default=None,
                     help="Kafka binary-protocol port of broker 1, for kcat and Kafka clients; broker N "
-                         "uses base+N-1 (default --base-port + 20000: 29092)")
+                         "uses base+N-1 (default --base-port + 20000: 29092; a --base-port of 12768 or more "
+                         "puts it in the ephemeral range)")
     up.add_argument("--no-kafka", action="store_true", help="do not open Kafka binary-protocol listeners")
     up.add_argument("--zookeeper", metavar="HOST:PORT[/CHROOT]", default=None,
                     help="use this running ZooKeeper instead of starting one")
