@@ -336,11 +336,15 @@ class TopicAdmin:
                 if t.assignment is not None:
                     assignment = check_assignment(t.assignment, live)
                 else:
-                    check_partition_count(t.num_partitions)
-                    if t.replication_factor > len(live):
+                    # -1: the broker's defaults, as Kafka's CreateTopics without a count or a factor
+                    count = self.config.get("num.partitions") if t.num_partitions == -1 else t.num_partitions
+                    factor = (self.config.get("default.replication.factor") if t.replication_factor == -1
+                              else t.replication_factor)
+                    check_partition_count(count)
+                    if factor > len(live):
                         raise InvalidReplicationFactorError(
-                            f"replication factor {t.replication_factor} is larger than the {len(live)} live brokers {live}")
-                    assignment = rules.assign_replicas(live, t.num_partitions, t.replication_factor)
+                            f"replication factor {factor} is larger than the {len(live)} live brokers {live}")
+                    assignment = rules.assign_replicas(live, count, factor)
                 if await self.zk.exists(layout.topic_path(name)) is not None:
                     raise TopicAlreadyExistsError(f"topic {name!r} already exists")
                 if not validate_only:

@@ -15,9 +15,10 @@ import time
 from typing import Any
 
 from ..errors import ClientError
+from ..zk.layout import is_internal_topic
 from . import watch
 from .command_config import client_options
-from .common import add_dir_and_bootstrap, broker_id, group_id, resolve_bootstrap, topic_name, whole_number
+from .common import add_dir_and_bootstrap, add_named, broker_id, group_id, resolve_bootstrap, topic_name, whole_number
 
 
 def add_parsers(subparsers: argparse._SubParsersAction) -> None:
@@ -27,11 +28,15 @@ def add_parsers(subparsers: argparse._SubParsersAction) -> None:
     tsub = topics.add_subparsers(dest="topics_command", metavar="COMMAND", required=True,
                                  parser_class=type(topics))
 
-    create = tsub.add_parser("create", help="create a topic", description="Create a topic.")
-    create.add_argument("name", metavar="NAME", type=topic_name)
-    create.add_argument("--partitions", type=_positive, default=None, help="number of partitions")
+    create = tsub.add_parser("create", help="create a topic",
+                             description="Create a topic. Without --partitions or --replication-factor the broker "
+                                         "uses its num.partitions and default.replication.factor, as in Kafka.")
+    add_named(create, "name", "topic", "NAME", topic_name, "topic name")
+    create.add_argument("--partitions", type=_positive, default=None,
+                        help="number of partitions (default: the broker's num.partitions)")
     create.add_argument("--replication-factor", dest="replication_factor", type=_positive, default=None,
-                        help="replicas per partition (at most the number of live brokers)")
+                        help="replicas per partition, at most the number of live brokers (default: the broker's "
+                             "default.replication.factor)")
     create.add_argument("--replica-assignment", dest="replica_assignment", default=None, metavar="B:B,B:B,...",
                         help="instead of --partitions/--replication-factor, as kafka-topics: one broker list per "
                              "partition, e.g. 1:2,2:3 (partition 0 on 1 and 2, led by 1; partition 1 on 2 and 3)")
@@ -42,15 +47,20 @@ def add_parsers(subparsers: argparse._SubParsersAction) -> None:
     add_dir_and_bootstrap(create)
     create.set_defaults(func=cmd_topics_create)
 
-    lst = tsub.add_parser("list", help="list topic names", description="Print every topic name, one per line.")
+    lst = tsub.add_parser("list", help="list topic names",
+                          description="Print every topic name, one per line; internal topics (names starting "
+                                      "with __, such as __consumer_offsets) come last.")
+    _add_exclude_internal(lst)
     add_dir_and_bootstrap(lst)
     lst.set_defaults(func=cmd_topics_list)
 
     describe = tsub.add_parser(
         "describe", help="leaders, replicas, ISR, epochs, HW and LEOs",
         description="Describe partitions: leader, replicas, ISR, leader epoch, the leader's high watermark "
-                    "and every replica's LEO as the brokers report them.")
-    describe.add_argument("name", metavar="NAME", nargs="?", default=None, type=topic_name, help="topic (default: every topic)")
+                    "and every replica's LEO as the brokers report them. Internal topics (names starting with __, "
+                    "such as __consumer_offsets) come after the others.")
+    add_named(describe, "name", "topic", "NAME", topic_name, "topic (default: every topic)", required=False)
+    _add_exclude_internal(describe)
     describe.add_argument("--json", action="store_true",
                           help="print a JSON document with every field, including each replica's log checksum "
                                "below the leader's HW (replicas agree when the checksums are equal)")
@@ -72,7 +82,7 @@ def add_parsers(subparsers: argparse._SubParsersAction) -> None:
     alter = tsub.add_parser("alter", help="add partitions to a topic",
                             description="Raise a topic's partition count, as kafka-topics.sh --alter --partitions "
                                         "does: the new partitions are placed like a new topic's and get leaders.")
-    alter.add_argument("name", metavar="NAME", type=topic_name)
+    add_named(alter, "name", "topic", "NAME", topic_name, "topic name")
     alter.add_argument("--partitions", type=_positive, required=True, help="the new total number of partitions")
     add_dir_and_bootstrap(alter)
     alter.set_defaults(func=cmd_topics_alter)
@@ -108,7 +118,7 @@ def add_parsers(subparsers: argparse._SubParsersAction) -> None:
 
     delete = tsub.add_parser("delete", help="delete a topic",
                              description="Delete a topic: its replicas are stopped and their logs deleted.")
-    delete.add_argument("name", metavar="NAME", type=topic_name)
+    add_named(delete, "name", "topic", "NAME", topic_name, "topic name")
     add_dir_and_bootstrap(delete)
     delete.set_defaults(func=cmd_topics_delete)
 
@@ -135,7 +145,7 @@ def add_parsers(subparsers: argparse._SubParsersAction) -> None:
     produce = subparsers.add_parser(
         "produce", help="send lines of stdin as records",
         description="Send each line of standard input as one record. Prints nothing on success.")
-    produce.add_argument("topic", metavar="TOPIC", type=topic_name)
+    add_named(produce, "topic", "topic", "TOPIC", topic_name, "topic to send to")
     produce.add_argument("--acks", choices=("all", "-1", "1", "0"), default="all",
                          help="all (-1): wait for the ISR; 1: for the leader; 0: do not wait (default all)")
     produce.add_argument("--key-separator", dest="key_separator", default=None, metavar="SEP",
@@ -161,7 +171,7 @@ def add_parsers(subparsers: argparse._SubParsersAction) -> None:
         description="Print the committed records of a topic (every partition, or one), one per line. It stops "
                     "after --max-messages, after --timeout-ms without a record, or at Ctrl-C (or SIGTERM); then it "
                     "prints 'Processed a total of N messages' on stderr and exits 0.")
-    consume.add_argument("topic", metavar="TOPIC", type=topic_name)
+    add_named(consume, "topic", "topic", "TOPIC", topic_name, "topic to read")
     consume.add_argument("--from-beginning", dest="from_beginning", action="store_true",
                          help="start at the log start instead of the end")
     consume.add_argument("--partition", type=_non_negative, default=None, metavar="P",
@@ -179,8 +189,16 @@ def add_parsers(subparsers: argparse._SubParsersAction) -> None:
                               "start is the group's committed offset, and positions are committed as it goes")
     consume.add_argument("--print-offset", dest="print_offset", action="store_true",
                          help="print partition:offset:key:value")
+    consume.add_argument("--property", dest="properties", action="append", default=[], metavar="NAME=VALUE",
+                         help="a property of kafka-console-consumer's formatter (repeatable): "
+                              + ", ".join(FORMATTER_PROPERTIES) + "; e.g. print.key=true prints KEY<tab>VALUE")
     add_dir_and_bootstrap(consume)
     consume.set_defaults(func=cmd_consume)
+
+
+def _add_exclude_internal(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--exclude-internal", dest="exclude_internal", action="store_true",
+                        help="leave out internal topics (names starting with __, such as __consumer_offsets)")
 
 
 # ---------------------------------------------------------------- argument types
@@ -239,10 +257,9 @@ def cmd_topics_create(args: argparse.Namespace) -> int:
             raise ClientError("--replica-assignment replaces --partitions and --replication-factor: give one or the other")
         assignment = parse_replica_assignment(args.replica_assignment)
         partitions, rf = len(assignment), len(assignment[0])
-    elif args.partitions is None or args.replication_factor is None:
-        raise ClientError("give --partitions and --replication-factor (or --replica-assignment)")
-    else:
-        partitions, rf = args.partitions, args.replication_factor
+    else:  # -1: the broker's num.partitions / default.replication.factor, as kafka-topics
+        partitions = -1 if args.partitions is None else args.partitions
+        rf = -1 if args.replication_factor is None else args.replication_factor
     with Admin(resolve_bootstrap(args), **client_options(args)) as admin:
         try:
             admin.create_topic(args.name, partitions, rf, config=configs, assignment=assignment)
@@ -259,9 +276,23 @@ def cmd_topics_list(args: argparse.Namespace) -> int:
 
     with Admin(resolve_bootstrap(args), **client_options(args)) as admin:
         names = admin.list_topics()
-    for name in names:
-        print(name)
+    for name in sorted(names, key=internal_last):
+        if not (args.exclude_internal and is_internal_topic(name)):
+            print(name)
     return 0
+
+
+def internal_last(name: str) -> tuple[bool, str]:
+    """Sort key: topics by name, internal topics (``__consumer_offsets``) after the others."""
+    return is_internal_topic(name), name
+
+
+def _described(args: argparse.Namespace, admin: Any) -> list[Any]:
+    """The topics ``topics describe`` shows: internal ones last, or not at all with
+    --exclude-internal."""
+    descs = admin.describe_topics(None if args.name is None else [args.name], checksums=args.json)
+    descs = sorted(descs, key=lambda d: internal_last(d.name))
+    return [d for d in descs if not (args.exclude_internal and is_internal_topic(d.name))]
 
 
 def format_topic(desc: Any) -> list[str]:
@@ -286,7 +317,7 @@ def cmd_topics_describe(args: argparse.Namespace) -> int:
     from ..client.sync import Admin
 
     with Admin(resolve_bootstrap(args), **client_options(args)) as admin:
-        descs = admin.describe_topics(None if args.name is None else [args.name], checksums=args.json)
+        descs = _described(args, admin)
     if args.json:
         print(json.dumps({"topics": [d.to_dict() for d in descs]}, indent=2))
         return 0
@@ -324,7 +355,7 @@ def _topics_describe_view(args: argparse.Namespace) -> tuple[watch.View, dict]:
     from ..client.sync import Admin
 
     with Admin(resolve_bootstrap(args), **client_options(args)) as admin:
-        descs = admin.describe_topics(None if args.name is None else [args.name], checksums=args.json)
+        descs = _described(args, admin)
     return topics_view(descs), {"topics": [d.to_dict() for d in descs]}
 
 
@@ -549,6 +580,67 @@ def _show(data: bytes | None) -> bytes:
     return b"null" if data is None else data
 
 
+# kafka-console-consumer's --property names for its DefaultMessageFormatter, and defaults
+FORMATTER_PROPERTIES = {
+    "print.timestamp": "false", "print.key": "false", "print.offset": "false", "print.partition": "false",
+    "print.headers": "false", "print.value": "true", "key.separator": "\t", "line.separator": "\n",
+    "headers.separator": ",", "null.literal": "null",
+}
+
+
+def record_formatter(items: list[str]) -> Any:
+    """``--property NAME=VALUE`` items -> a function ``record -> bytes`` that writes a record
+    as kafka-console-consumer's DefaultMessageFormatter does: the chosen fields of
+    ``[CreateTime:TS] [Partition:P] [Offset:O] [HEADERS] [KEY] [VALUE]`` separated by
+    key.separator and ended by line.separator.  A ClientError for an unknown name or a
+    print.* value other than true/false."""
+    props = {"key.separator": "\t", "line.separator": "\n", "headers.separator": ",", "null.literal": "null"}
+    flags = {k: v == "true" for k, v in FORMATTER_PROPERTIES.items() if k.startswith("print.")}
+    for item in items:
+        name, sep, value = item.partition("=")
+        name = name.strip()
+        if not sep or name not in FORMATTER_PROPERTIES:
+            raise ClientError(f"--property expects NAME=VALUE with NAME one of {', '.join(FORMATTER_PROPERTIES)}, "
+                              f"got {item!r}")
+        if name.startswith("print."):
+            if value.strip().lower() not in ("true", "false"):
+                raise ClientError(f"--property {name} expects true or false, got {value!r}")
+            flags[name] = value.strip().lower() == "true"
+        else:
+            props[name] = value
+    unescape = {"\\t": "\t", "\\n": "\n", "\\r": "\r"}
+
+    def text(name: str) -> bytes:
+        value = props[name]
+        for escaped, char in unescape.items():
+            value = value.replace(escaped, char)
+        return value.encode("utf-8")
+
+    key_sep, line_sep, headers_sep, null = (text("key.separator"), text("line.separator"),
+                                            text("headers.separator"), text("null.literal"))
+    order = ("print.timestamp", "print.partition", "print.offset", "print.headers", "print.key", "print.value")
+    shown = [f for f in order if flags[f]]
+
+    def field(name: str, r: Any) -> bytes:
+        if name == "print.timestamp":
+            return b"NO_TIMESTAMP" if r.timestamp < 0 else f"{r.timestamp_type}:{r.timestamp}".encode()
+        if name == "print.partition":
+            return b"Partition:%d" % r.partition
+        if name == "print.offset":
+            return b"Offset:%d" % r.offset
+        if name == "print.headers":
+            if not r.headers:
+                return b"NO_HEADERS"
+            return headers_sep.join(k.encode("utf-8") + b":" + (null if v is None else v) for k, v in r.headers)
+        data = r.key if name == "print.key" else r.value
+        return null if data is None else data
+
+    def write(r: Any) -> bytes:
+        return key_sep.join(field(f, r) for f in shown) + (line_sep if shown else b"")
+
+    return write
+
+
 def cmd_consume(args: argparse.Namespace) -> int:
     from ..client.sync import Consumer
     from ..client.types import TopicPartition
@@ -568,6 +660,10 @@ def cmd_consume(args: argparse.Namespace) -> int:
                 start = -1
             if start < 0:
                 raise ClientError(f"--offset expects a non-negative offset, earliest or latest, got {args.offset!r}")
+    record_formatter(args.properties)  # a bad --property is refused before connecting
+    if args.properties and args.print_offset:
+        raise ClientError("--print-offset and --property cannot be combined: use --property print.partition=true "
+                          "--property print.offset=true --property print.key=true")
     if args.group is not None:
         return _consume_in_group(args, reset)
     signal.signal(signal.SIGTERM, _interrupt)  # like Ctrl-C: print the summary line
@@ -630,6 +726,7 @@ def _print_records(consumer: Any, args: argparse.Namespace, timeout_ms: int | No
     from ..errors import WakeupError
 
     out = sys.stdout.buffer
+    formatted = record_formatter(args.properties) if getattr(args, "properties", None) else None
     count = 0
     last = time.monotonic()
     with _StopOnSignal(consumer) as stop:
@@ -647,7 +744,9 @@ def _print_records(consumer: Any, args: argparse.Namespace, timeout_ms: int | No
                     continue
                 last = time.monotonic()
                 for r in records:
-                    if args.print_offset:
+                    if formatted is not None:
+                        out.write(formatted(r))
+                    elif args.print_offset:
                         out.write(b"%d:%d:%s:%s\n" % (r.partition, r.offset, _show(r.key), _show(r.value)))
                     else:
                         out.write(_show(r.value) + b"\n")

@@ -5,6 +5,7 @@ import argparse
 import re
 
 from ..cluster.state import DEFAULT_DIR, bootstrap_servers
+from ..errors import ClientError
 from . import command_config
 
 
@@ -70,3 +71,36 @@ def broker_id(text: str) -> int:
     if value < 0:
         raise argparse.ArgumentTypeError(f"expected a broker id (a whole number, 0 or more), got {text!r}")
     return value
+
+
+# ---------------------------------------------------------------- Kafka's option spellings
+# kafka-topics, kafka-console-producer/consumer and kafka-consumer-groups name the topic
+# and the group with --topic T and --group G; ours take them as a positional argument.
+# Both are accepted: add_named() registers the pair, merge_named() (called by main on
+# every parsed command line) puts the one given under the positional's name.
+
+_NAMED = "_named_arguments"
+
+
+def add_named(parser: argparse.ArgumentParser, dest: str, option: str, metavar: str, type_, help: str,
+              required: bool = True) -> None:
+    """A positional ``METAVAR`` and, as in Kafka's tools, ``--OPTION METAVAR`` for the same
+    value (e.g. ``topics create T`` or ``topics create --topic T``)."""
+    parser.add_argument(dest, metavar=metavar, nargs="?", default=None, type=type_, help=help)
+    parser.add_argument(f"--{option}", dest=f"{dest}_option", metavar=metavar, default=None, type=type_,
+                        help=f"the same as {metavar}, as Kafka's tools spell it")
+    named = list(parser.get_default(_NAMED) or [])
+    parser.set_defaults(**{_NAMED: named + [(dest, option, metavar, required)]})
+
+
+def merge_named(args: argparse.Namespace) -> None:
+    """Put ``--topic``/``--group`` under the positional's name; a ClientError when both
+    differ or a required one is missing."""
+    for dest, option, metavar, required in getattr(args, _NAMED, None) or ():
+        positional, flag = getattr(args, dest), getattr(args, f"{dest}_option")
+        if positional is not None and flag is not None and positional != flag:
+            raise ClientError(f"give {metavar} once: {positional!r} and --{option} {flag!r} differ")
+        value = positional if positional is not None else flag
+        if value is None and required:
+            raise ClientError(f"the following arguments are required: {metavar} (or --{option} {metavar})")
+        setattr(args, dest, value)

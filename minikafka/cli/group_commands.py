@@ -10,7 +10,7 @@ from typing import Any
 from ..errors import ClientError
 from . import watch
 from .command_config import client_options
-from .common import add_dir_and_bootstrap, group_id, resolve_bootstrap, topic_name, whole_number
+from .common import add_dir_and_bootstrap, add_named, group_id, resolve_bootstrap, topic_name, whole_number
 
 COLUMNS = ("GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG", "CONSUMER-ID", "HOST", "CLIENT-ID")
 
@@ -28,29 +28,34 @@ def add_parsers(subparsers: argparse._SubParsersAction) -> None:
         "describe", help="members, assignment, committed offsets and lag of a group",
         description="State, generation, assignor, coordinator and group leader, then one line per partition: "
                     "committed offset, log end offset (high watermark), lag and the member that owns it.")
-    describe.add_argument("group", metavar="GROUP", type=group_id)
+    add_named(describe, "group", "group", "GROUP", group_id, "the group id")
     describe.add_argument("--json", action="store_true", help="print one JSON object")
     add_dir_and_bootstrap(describe)
     watch.add_flags(describe)
     describe.set_defaults(func=watch.watchable(cmd_groups_describe, "minikafka groups describe", _group_view))
 
     reset = gsub.add_parser(
-        "reset-offsets", help="move a group's committed offsets (the group must have no active members)",
-        description="Set the committed offsets of a group's partitions of a topic, like "
-                    "kafka-consumer-groups --reset-offsets --execute.")
-    reset.add_argument("group", metavar="GROUP", type=group_id)
+        "reset-offsets", help="plan or (with --execute) move a group's committed offsets",
+        description="Set the committed offsets of a group's partitions of a topic, as kafka-consumer-groups "
+                    "--reset-offsets does: without --execute it is a dry run that prints the new offsets and "
+                    "changes nothing. Refused while the group has active members (state other than Empty). "
+                    "A group that does not exist yet gets these committed offsets with --execute, as in Kafka.")
+    add_named(reset, "group", "group", "GROUP", group_id, "the group id")
     reset.add_argument("--topic", required=True, type=topic_name)
     to = reset.add_mutually_exclusive_group(required=True)
     to.add_argument("--to-earliest", dest="to_earliest", action="store_true", help="the log start offset")
     to.add_argument("--to-latest", dest="to_latest", action="store_true", help="the high watermark")
     to.add_argument("--to-offset", dest="to_offset", type=whole_number, default=None, metavar="N",
                     help="offset N (kept within the log start and the high watermark)")
-    reset.add_argument("--dry-run", dest="dry_run", action="store_true", help="print the new offsets, change nothing")
+    mode = reset.add_mutually_exclusive_group()
+    mode.add_argument("--dry-run", dest="dry_run", action="store_true",
+                      help="print the new offsets, change nothing (the default)")
+    mode.add_argument("--execute", action="store_true", help="commit the new offsets")
     add_dir_and_bootstrap(reset)
     reset.set_defaults(func=cmd_groups_reset)
 
     delete = gsub.add_parser("delete", help="delete an empty group and its committed offsets")
-    delete.add_argument("group", metavar="GROUP", type=group_id)
+    add_named(delete, "group", "group", "GROUP", group_id, "the group id")
     add_dir_and_bootstrap(delete)
     delete.set_defaults(func=cmd_groups_delete)
 
@@ -120,7 +125,7 @@ def group_view(d: dict) -> watch.View:
     group = watch.Grid("group", [
         watch.Column("GROUP", ratio=2, min_width=5), watch.Column("STATE"), watch.Column("GENERATION", justify="right"),
         watch.Column("ASSIGNOR"), watch.Column("COORDINATOR", justify="right"), watch.Column("MEMBERS", justify="right"),
-        watch.Column("GROUP LEADER", ratio=2, min_width=6),
+        watch.Column("GROUP LEADER", ratio=2, min_width=6, overflow="middle"),
     ], [("group", (d["group"], d["state"], str(d["generation"]), cell(d["protocol"]), str(d["coordinator"]),
                    str(len(d["members"])), cell(d["leader"])))])
     if d["state"] == "Dead":
@@ -134,7 +139,7 @@ def group_view(d: dict) -> watch.View:
     offsets = watch.Grid("offsets", [
         watch.Column("TOPIC", ratio=2, min_width=5), watch.Column("PARTITION", justify="right"),
         watch.Column("CURRENT", justify="right"), watch.Column("LOG-END", justify="right"),
-        watch.Column("LAG", justify="right"), watch.Column("CONSUMER-ID", ratio=3, min_width=6),
+        watch.Column("LAG", justify="right"), watch.Column("CONSUMER-ID", ratio=3, min_width=6, overflow="middle"),
         watch.Column("HOST", ratio=1, min_width=4), watch.Column("CLIENT-ID", ratio=2, min_width=5),
     ], rows, empty="no committed offsets and no members")
     return watch.View([group, offsets])
@@ -169,9 +174,10 @@ def cmd_groups_reset(args: argparse.Namespace) -> int:
     bootstrap = resolve_bootstrap(args)
     with Admin(bootstrap, **client_options(args)) as admin, Consumer(bootstrap, **client_options(args)) as consumer:
         g = admin.describe_group(args.group)
-        if g.members:
-            raise ClientError(f"group {args.group!r} has {len(g.members)} active members (state {g.state}): stop them "
-                              "before resetting its offsets")
+        if g.state not in ("Empty", "Dead") or g.members:
+            # kafka-consumer-groups' words; its members would overwrite the new offsets
+            raise ClientError(f"Assignments can only be reset if the group '{args.group}' is inactive, but the "
+                              f"current state is {g.state} ({len(g.members)} active members): stop them first")
         tps = [TopicPartition(args.topic, p) for p in sorted(consumer.partitions_for_topic(args.topic))]
         starts, ends = consumer.beginning_offsets(tps), consumer.end_offsets(tps)
         if args.to_earliest:
@@ -180,13 +186,18 @@ def cmd_groups_reset(args: argparse.Namespace) -> int:
             new = ends
         else:
             new = {tp: min(max(args.to_offset, starts[tp]), ends[tp]) for tp in tps}
-        if not args.dry_run:
+        if args.execute:
             admin.alter_group_offsets(args.group, new)
     rows = [("GROUP", "TOPIC", "PARTITION", "NEW-OFFSET")]
     rows += [(args.group, tp.topic, str(tp.partition), str(new[tp])) for tp in tps]
-    print("\n".join(table(rows)))
-    if args.dry_run:
-        print("(dry run: nothing changed)", file=sys.stderr)
+    print("\n".join(table(rows)), flush=True)
+    new_group = g.state == "Dead"
+    if not args.execute:
+        also = (f"; consumer group '{args.group}' does not exist: --execute would create it with these offsets"
+                if new_group else "")
+        print(f"Dry run: nothing changed (add --execute to commit these offsets){also}.", file=sys.stderr)
+    elif new_group:
+        print(f"Consumer group '{args.group}' did not exist: it now has these committed offsets.", file=sys.stderr)
     return 0
 
 

@@ -22,7 +22,7 @@ from typing import Sequence
 from ..config import BrokerConfig, parse_overrides
 from ..errors import ClientError, InvalidConfigError, KafkaError
 from . import acl_commands, bench, client_commands, group_commands, scenario, sim, txn_commands, watch
-from .common import broker_id
+from .common import broker_id, merge_named
 
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
@@ -361,7 +361,9 @@ def _add_cluster_parsers(sub: argparse._SubParsersAction) -> None:
     up.add_argument("--brokers", type=positive_int, default=3, help="number of brokers (default 3)")
     up.add_argument("--zookeeper-port", type=port_number, default=2181, help="ZooKeeper client port (default 2181)")
     up.add_argument("--base-port", type=port_number, default=9092,
-                    help="port of broker 1; broker N listens on base+N-1 (default 9092)")
+                    help="port of broker 1; broker N listens on base+N-1 (default 9092); keep the ports below "
+                         "32768, where Linux's ephemeral port range starts (cluster up warns when the default "
+                         "Kafka ports fall into it)")
     up.add_argument("--kafka-base-port", type=port_number, default=None,
                     help="Kafka binary-protocol port of broker 1, for kcat and Kafka clients; broker N "
                          "uses base+N-1 (default --base-port + 20000: 29092; --base-port - 20000 when "
@@ -467,6 +469,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
+        merge_named(args)
         return int(args.func(args) or 0)
     except UsageError as exc:
         fail(str(exc))

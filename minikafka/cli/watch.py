@@ -4,8 +4,10 @@ A watchable command has two outputs built from the same answer: its plain output
 (tab-separated or aligned text, for scripts; unchanged by this module) and a
 :class:`View`, its answer as structured rows, which ``--watch`` draws with ``rich``:
 
-* tables that fit the terminal's width: identifiers never wrap, long addresses and
-  member ids end in an ellipsis, lists (replicas, ISR, LEOs) wrap inside their cell;
+* tables that fit the terminal's width: identifiers never wrap, long addresses end in
+  an ellipsis, member ids lose their middle (``minikafka-cons…5d9b3a77``: the client id
+  and the end of the unique part stay, so two members stay distinguishable), lists
+  (replicas, ISR, LEOs) wrap inside their cell;
 * one frame per ``--interval`` seconds, redrawn in place (rich's ``Live``), under a
   header line with the time of the answer;
 * every cell whose value differs from the previous round (leader, ISR, HW, LEO,
@@ -65,7 +67,8 @@ class Column:
     ``ratio``: where the table is wider than the terminal, the column shares the
     width the other columns leave in this proportion (None: always as wide as its
     content, for identifiers and numbers); ``wrap``: a long value may take several
-    lines (lists of LEOs), else it is cut with ``overflow`` ("ellipsis").
+    lines (lists of LEOs), else it is cut with ``overflow``: "ellipsis" cuts the end,
+    "middle" the middle (:func:`shorten_middle`, for ids whose end tells them apart).
     """
 
     header: str
@@ -125,6 +128,20 @@ def changed_cells(previous: Mapping[Hashable, Mapping[str, str]] | None,
 # ---------------------------------------------------------------- rendering
 
 SEPARATOR = 2  # spaces between two columns
+ELLIPSIS = "…"
+
+
+def shorten_middle(text: str, width: int) -> str:
+    """``text`` in at most ``width`` characters: unchanged when it fits, else its start
+    and its end around an ellipsis, the end at least as long as the start (a member id
+    is ``client-id-`` and a UUID: the end is what differs between two members)."""
+    if len(text) <= width:
+        return text
+    if width <= 1:
+        return ELLIPSIS[:width]
+    keep = width - 1
+    head = keep // 2
+    return text[:head] + ELLIPSIS + text[len(text) - (keep - head):]
 
 
 def fit_widths(naturals: Sequence[int], columns: Sequence[Column], width: int) -> list[int | None]:
@@ -173,11 +190,20 @@ class _GridRenderable:
         naturals = [max([cell_len(c.header)] + [cell_len(r[i][0]) for r in rows])
                     for i, c in enumerate(grid.columns)]
         widths = fit_widths(naturals, grid.columns, options.max_width)
+        for i, (c, w) in enumerate(zip(grid.columns, widths)):
+            if c.overflow == "middle" and w is not None:
+                w = max(w, c.min_width or 1)
+                for r in rows:
+                    value, hot = r[i]
+                    marked = hot and self.marks
+                    short = shorten_middle(value[:-len(MARK)] if marked else value, w - (len(MARK) if marked else 0))
+                    r[i] = (short + MARK if marked else short, hot)
         table = Table(box=None, expand=False, padding=(0, SEPARATOR // 2), pad_edge=False, show_edge=False,
                       title=grid.title, title_justify="left", title_style="bold", header_style="bold underline")
         for c, w in zip(grid.columns, widths):
+            overflow = "fold" if c.wrap else ("ellipsis" if c.overflow == "middle" else c.overflow)
             table.add_column(c.header, max_width=w, min_width=c.min_width, no_wrap=not c.wrap,
-                             overflow="fold" if c.wrap else c.overflow, justify=c.justify)  # type: ignore[arg-type]
+                             overflow=overflow, justify=c.justify)  # type: ignore[arg-type]
         for r in rows:
             table.add_row(*(Text(value, style=HIGHLIGHT if hot else "") for value, hot in r))
         yield table

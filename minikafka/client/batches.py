@@ -98,7 +98,8 @@ class ConsumerBatch:
             self._records = []
         if self._records is None:
             topic, partition, first = self.topic, self.partition, self.first_offset
-            self._records = [consumer_record(topic, partition, off, key, value, ts, headers)
+            ts_type = "LogAppendTime" if self.header.attributes & TIMESTAMP_TYPE_MASK else "CreateTime"
+            self._records = [consumer_record(topic, partition, off, key, value, ts, headers, ts_type)
                              for off, ts, key, value, headers in batch_records(self.header, self.raw)
                              if off >= first]
         return self._records

@@ -46,6 +46,8 @@ class ConsumerRecord:
     value: bytes | None
     timestamp: int
     headers: list[tuple[str, bytes | None]] = field(default_factory=list, hash=False, compare=True)
+    # Kafka's TimestampType name: "CreateTime" (the producer's) or "LogAppendTime" (the leader's)
+    timestamp_type: str = "CreateTime"
 
     @property
     def topic_partition(self) -> TopicPartition:
@@ -56,12 +58,12 @@ _new = object.__new__
 
 
 def consumer_record(topic: str, partition: int, offset: int, key: bytes | None, value: bytes | None,
-                    timestamp: int, headers: list) -> ConsumerRecord:
+                    timestamp: int, headers: list, timestamp_type: str = "CreateTime") -> ConsumerRecord:
     """A :class:`ConsumerRecord`, made without the frozen dataclass's field-by-field
     ``__init__`` (the consumer makes one per record; this is about twice as fast)."""
     r = _new(ConsumerRecord)
     r.__dict__.update(topic=topic, partition=partition, offset=offset, key=key, value=value,
-                      timestamp=timestamp, headers=headers)
+                      timestamp=timestamp, headers=headers, timestamp_type=timestamp_type)
     return r
 
 

@@ -144,6 +144,34 @@ def log_tail(log: str | None, lines: int = 6) -> str:
     return " | ".join(kept) if kept else "(log is empty)"
 
 
+def startup_failure(what: str, code: int, log: str | None) -> str:
+    """Why a process exited during start-up, cause first: the last ``minikafka: error:``
+    line it wrote to ``log`` since its latest (re)start, e.g. "broker 2 cannot start:
+    cannot listen on 127.0.0.1:9093: address already in use (exit status 2; log:
+    .minikafka/broker-2.log)"; without such a line, the last lines of the log."""
+    lines: list[str] = []
+    if log:
+        try:
+            with open(log, "rb") as f:
+                f.seek(0, os.SEEK_END)
+                f.seek(max(0, f.tell() - 65536))
+                text = f.read().decode(errors="replace")
+        except OSError:
+            text = ""
+        _, marker, since = text.rpartition("\n--- restarted at ")
+        if marker:  # this start only, not an earlier run's (the marker line itself neither)
+            text = since.partition("\n")[2]
+        lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    errors = [ln for ln in lines if ln.startswith("minikafka: error:")]
+    if errors:
+        cause = errors[-1].removeprefix("minikafka: error:").strip()
+        if not cause.startswith(what):
+            cause = f"{what} cannot start: {cause}"
+        return f"{cause} (exit status {code}; log: {log})"
+    tail = " | ".join(lines[-6:]) if lines else "(log is empty)"
+    return f"{what} exited during start-up (status {code}); last lines of {log}: {tail}"
+
+
 def port_free(port: int, host: str = HOST) -> bool:
     """True when nothing listens on host:port (a server can bind it: closed connections
     still in TIME_WAIT do not count, as the servers set ``SO_REUSEADDR``)."""
@@ -277,9 +305,7 @@ def _check_ready(state: ClusterState, procs: dict[int, subprocess.Popen], deadli
             for bid, proc in procs.items():
                 code = proc.poll()
                 if code is not None:
-                    b = state.brokers[bid]
-                    raise ClientError(f"broker {bid} exited during start-up (status {code}); "
-                                      f"last lines of {b.log}: {log_tail(b.log)}")
+                    raise ClientError(startup_failure(f"broker {bid}", code, state.brokers[bid].log))
             if reader is None or not reader.ok:
                 if reader is not None:
                     reader.close()
@@ -665,8 +691,7 @@ def start(dir: str | os.PathLike, broker_id: int, wait: bool = True, timeout_s: 
         while True:
             code = proc.poll()
             if code is not None:
-                raise ClientError(f"broker {broker_id} exited during start-up (status {code}); "
-                                  f"last lines of {b.log}: {log_tail(b.log)}")
+                raise ClientError(startup_failure(f"broker {broker_id}", code, b.log))
             if not reader.ok:
                 reader.close()
                 reader = _ZkReader(zk.connect, timeout_s=2.0)

@@ -7,6 +7,9 @@ assembled by the broker that serves the page.
   through the ``replica_state`` API (LEO, HW, role, the leader's view of its
   followers), asked concurrently with a short timeout so that a paused or dying
   broker cannot hold the answer.
+* Partitions and topics are in name order, internal topics (names starting with
+  ``__``: ``__consumer_offsets``, ``__transaction_state``) after the others and marked
+  ``internal``; the page hides them behind a toggle.
 * :meth:`WebState.cluster_state` also carries every topic's configs (overrides and
   effective values, from ``describe_configs`` asked again every few seconds), flags the
   partitions under their topic's min.insync.replicas, and gives per-partition produce
@@ -26,6 +29,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from ..errors import KafkaError
+from ..zk.layout import is_internal_topic
 
 if TYPE_CHECKING:
     from .view import BrokerView
@@ -51,6 +55,13 @@ RATE_COUNTERS = (("log_end_offset", "produce_records_per_s"), ("size_bytes", "pr
                  ("fetched_records", "fetch_records_per_s"), ("fetched_bytes", "fetch_bytes_per_s"))
 
 TP_IN_TEXT = re.compile(r"([A-Za-z0-9._-]+)-(\d+)")
+TOPIC_IN_TEXT = re.compile(r"topic ([A-Za-z0-9._-]+)")
+
+
+def _shown_order(item: tuple[tuple[str, int], Any]) -> tuple[bool, str, int]:
+    """Partitions by topic and number, internal topics (__consumer_offsets) after the others."""
+    (topic, partition), _ = item
+    return is_internal_topic(topic), topic, partition
 
 
 def _event_key(e: dict) -> tuple:
@@ -180,11 +191,11 @@ class WebState:
         """Every topic with its partition count, replication factor, overrides and the
         effective value (and its source) of every setting."""
         out = []
-        for topic in sorted({p["topic"] for p in partitions}):
+        for topic in sorted({p["topic"] for p in partitions}, key=lambda t: (is_internal_topic(t), t)):
             parts = [p for p in partitions if p["topic"] == topic]
             entries = self.configs.get(topic, (0.0, None))[1]
             out.append({
-                "topic": topic, "partitions": len(parts),
+                "topic": topic, "internal": is_internal_topic(topic), "partitions": len(parts),
                 "replication_factor": max(len(p["replicas"]) for p in parts),
                 "configs": entries,
                 "overrides": {c["name"]: c["value"] for c in entries if c["source"] == "topic"} if entries is not None else None,
@@ -259,7 +270,7 @@ class WebState:
         b = self.view
         live = self._live()
         controller_id, controller_epoch = self._controller()
-        md_partitions = sorted(b.metadata().partitions.items())
+        md_partitions = sorted(b.metadata().partitions.items(), key=_shown_order)
         self.known.update(live)
         (states, errors), _ = await asyncio.gather(self._replica_states(live),
                                                    self._refresh_configs({t for (t, _), _ in md_partitions}))
@@ -267,7 +278,7 @@ class WebState:
         # (re-read after the await: an UpdateMetadata may have arrived meanwhile)
         live = self._live()
         controller_id, controller_epoch = self._controller()
-        md_partitions = sorted(b.metadata().partitions.items())
+        md_partitions = sorted(b.metadata().partitions.items(), key=_shown_order)
 
         partitions = []
         assigned: set[int] = set()
@@ -314,7 +325,8 @@ class WebState:
             else:
                 rates = {name: None for _, name in RATE_COUNTERS}
             partitions.append({
-                "topic": topic, "partition": part, "leader": leader, "leader_epoch": epoch,
+                "topic": topic, "partition": part, "internal": is_internal_topic(topic),
+                "leader": leader, "leader_epoch": epoch,
                 "replicas": replicas, "isr": isr, "isr_source": isr_source,
                 "high_watermark": hw, "log_end_offset": leader_leo,
                 # retention and DeleteRecords: the leader's log start, bytes and segments
@@ -407,6 +419,10 @@ class WebState:
 
     def _annotate(self, e: dict) -> dict:
         out = {"ts": e["ts"], "broker": e["broker"], "kind": e["kind"], "text": e["text"]}
+        if e["kind"] in ("topic_created", "topic_deleted"):  # "topic T created ...": T, no partition
+            m = TOPIC_IN_TEXT.search(e["text"])
+            if m:
+                out["topic"] = m.group(1)
         known = self.view.metadata().partitions
         for m in TP_IN_TEXT.finditer(e["text"]):
             tp = (m.group(1), int(m.group(2)))

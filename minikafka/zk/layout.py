@@ -47,6 +47,13 @@ def check_topic_name(topic: str) -> str:
     return topic
 
 
+def is_internal_topic(topic: str) -> bool:
+    """An internal topic of the cluster (``__consumer_offsets``, later ``__transaction_state``):
+    a name starting with ``__``, which only the brokers may create.  Views list them after
+    the others, and ``--exclude-internal`` leaves them out, as Kafka's tools do."""
+    return topic.startswith("__")
+
+
 def topic_path(topic: str) -> str:
     return f"{BROKER_TOPICS}/{check_topic_name(topic)}"
 

@@ -117,3 +117,36 @@ def test_a_disk_cluster_up_says_what_it_reuses_and_fresh_starts_anew(tmp_path):
         assert run_cli("topics", "list", "--dir", dir).stdout.split() == []
     finally:
         stop_cluster(dir)
+
+
+def test_cluster_start_says_first_why_a_broker_cannot_start(tmp_path):
+    """A restarted broker whose port is taken: the error line starts with the cause, not
+    with a row of old log lines."""
+    import socket
+
+    dir = str(tmp_path / "cluster")
+    zk_port = free_port()
+    base = free_port_block(1, avoid=(zk_port,))
+    kafka_base = free_port_block(1, avoid=(zk_port, base))
+    try:
+        up = run_cli("cluster", "up", "--dir", dir, "--brokers", "1", "--zookeeper-port", str(zk_port),
+                     "--base-port", str(base), "--kafka-base-port", str(kafka_base))
+        assert up.returncode == 0, up.stdout + up.stderr
+        pid = load(dir).brokers[1].pid
+        assert run_cli("cluster", "kill", "1", "--dir", dir).returncode == 0
+        wait_for(lambda: not pid_alive(pid), timeout_s=10, message="the killed broker gone")
+        with socket.socket() as taken:  # something else listens on the broker's port now
+            taken.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            taken.bind(("127.0.0.1", base))
+            taken.listen()
+            start = run_cli("cluster", "start", "1", "--dir", dir)
+        assert start.returncode == 2, start.stdout + start.stderr
+        (line,) = start.stderr.strip().splitlines()
+        assert line.startswith(f"minikafka: error: broker 1 cannot start: cannot listen on 127.0.0.1:{base}: "
+                               "address already in use"), line
+        assert "(exit status 2; log: " in line and " | " not in line
+        # the port is free again: the broker starts, and an old error in its log is not quoted
+        again = run_cli("cluster", "start", "1", "--dir", dir)
+        assert again.returncode == 0, again.stdout + again.stderr
+    finally:
+        stop_cluster(dir)

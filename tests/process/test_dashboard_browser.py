@@ -1,12 +1,14 @@
 """The dashboard in headless Chromium (Playwright) against live clusters: controller and
 ISRs as the cluster reports them, a leader failover shown with its election event, a
 page served while its broker is the only one alive, under-min-ISR flags, topic configs,
-produce and fetch rates, and the record browser.
+produce and fetch rates, the record browser, internal topics kept out of the way, and
+the layout at 1280, 1400 and 1920 px.
 
 Needs the ``playwright`` Python package (dev extra) and Debian's chromium at
-/usr/bin/chromium; Playwright's own browser download is never used.  With
-MINIKAFKA_SCREENSHOT=1 the failover screenshot is also written to
-docs/images/dashboard.png (the README's picture).
+/usr/bin/chromium; Playwright's own browser download is never used.  The failover test
+writes its screenshot to docs/images/dashboard.png (the picture of the README and
+docs/metrics.md), so the picture is regenerated whenever the browser tests run: commit
+it with a change to the page.
 """
 from __future__ import annotations
 
@@ -84,7 +86,15 @@ def ids(values) -> str:
     return ",".join(str(v) for v in values)
 
 
+def visible_rows(page) -> list[str]:
+    """The topics of the partition table's visible rows, top to bottom."""
+    return page.eval_on_selector_all("tr.partition", "rows => rows.filter((r) => r.offsetParent !== null)"
+                                                     ".map((r) => r.dataset.topic)")
+
+
 def test_dashboard_shows_controller_isr_and_a_leader_failover(make_cluster, page, tmp_path):
+    from minikafka import Consumer, TopicPartition
+
     handle = make_cluster()
     with Admin(handle.bootstrap) as admin:
         admin.create_topic("orders", partitions=3, replication_factor=3)
@@ -93,10 +103,16 @@ def test_dashboard_shows_controller_isr_and_a_leader_failover(make_cluster, page
     with Producer(handle.bootstrap, acks="all", linger_ms=1) as producer:
         for p, n in ((0, 120), (1, 80), (2, 100)):
             for i in range(n):
-                producer.send("orders", b"order-%d" % i, partition=p)
+                producer.send("orders", b"order-%d" % i, key=b"customer-%d" % (i % 7), partition=p)
         for i in range(30):
             producer.send("audit", b"entry-%d" % i, partition=0)
         producer.flush()
+    # a group: __consumer_offsets exists (10 partitions), and its events join the failover's
+    consumer = Consumer(handle.bootstrap, group_id="billing", auto_offset_reset="earliest", enable_auto_commit=False)
+    consumer.subscribe(["orders"])
+    wait_for(lambda: consumer.poll(timeout_ms=200) is not None and len(consumer.assignment()) == 3, timeout_s=60,
+             message="the consumer owning the 3 partitions")
+    consumer.commit({TopicPartition("orders", p): off for p, off in ((0, 100), (1, 80), (2, 64))})
 
     page.goto(f"http://127.0.0.1:{handle.brokers[controller]}/")
 
@@ -127,6 +143,23 @@ def test_dashboard_shows_controller_isr_and_a_leader_failover(make_cluster, page
     expect(row(page, "audit", 0)).to_have_attribute("data-isr", ids(audit.isr))
     expect(page.locator('li.event[data-kind="controller_elected"]').first).to_be_visible()
 
+    # the internal topic's partitions come after the others, hidden until asked for
+    offsets_rows = page.locator('tr.partition[data-topic="__consumer_offsets"]')
+    expect(offsets_rows).to_have_count(10, timeout=30_000)
+    expect(offsets_rows.first).to_be_hidden()
+    assert visible_rows(page) == ["audit", "orders", "orders", "orders"]
+    expect(page.locator("#internal-count")).to_have_attribute("data-hidden", "10")
+    page.check("#show-internal")
+    expect(offsets_rows.first).to_be_visible()
+    assert visible_rows(page) == ["audit"] + ["orders"] * 3 + ["__consumer_offsets"] * 10
+    page.uncheck("#show-internal")
+    expect(offsets_rows.first).to_be_hidden()
+    # the record browser offers the application's topics first, at partition 0
+    expect(page.locator("#rec-topic")).to_have_value("audit")
+    expect(page.locator("#rec-partition")).to_have_value("0")
+    assert page.eval_on_selector_all("#rec-topic option", "os => os.map((o) => o.value)") == \
+        ["audit", "orders", "__consumer_offsets"]
+
     # kill the leader of an "orders" partition (not the broker serving the page)
     victim_part = next(p for p in desc.partitions if p.leader != controller)
     victim = victim_part.leader
@@ -151,6 +184,17 @@ def test_dashboard_shows_controller_isr_and_a_leader_failover(make_cluster, page
     expect(page.locator(f"#broker-{victim}")).to_have_attribute("data-alive", "false")
     expect(page.locator('li.event[data-kind="broker_lost"]').first).to_be_visible()
     expect(page.locator("#summary")).not_to_have_attribute("data-under-replicated", "0")
+    # the internal topic's elections are on the timeline, but only with "show every event":
+    # the broker, controller and leader events of the application's topics stay in view
+    internal_elections = page.locator('li.event[data-kind="leader_elected"][data-topic="__consumer_offsets"]')
+    expect(internal_elections).not_to_have_count(0, timeout=FAILOVER_MS)
+    expect(internal_elections.first).to_be_hidden()
+    expect(page.locator("li.event.internal:visible")).to_have_count(0)
+    for kind in ("broker_lost", "controller_elected", "leader_elected"):
+        expect(page.locator(f'li.event[data-kind="{kind}"]:not(.internal)').first).to_be_visible()
+    page.check("#show-all-events")
+    expect(internal_elections.first).to_be_visible()
+    page.uncheck("#show-all-events")
 
     # new records go to the surviving replicas; the dead one's bar stays behind
     with Producer(f"127.0.0.1:{handle.brokers[controller]}", acks="all", linger_ms=1) as producer:
@@ -161,13 +205,21 @@ def test_dashboard_shows_controller_isr_and_a_leader_failover(make_cluster, page
     expect(r).to_have_attribute("data-hw", str(hw))
     expect(r.locator(f'.replica[data-broker-id="{new.leader}"]')).to_have_attribute("data-leo", str(hw))
 
+    # the README's picture: the failover, a group with its lag, and records of the partition
+    group = page.locator('tr.group[data-group="billing"]')
+    expect(group.locator(".lag")).to_have_count(3, timeout=30_000)
+    page.fill("#rec-limit", "8")
+    r.locator("button.browse").click()
+    expect(page.locator("#records-status")).to_have_attribute("data-state", "ok")
+    expect(page.locator("#record-rows tr.record")).to_have_count(8)
+    page.evaluate("window.scrollTo(0, 0)")
     shot = tmp_path / "dashboard.png"
     page.screenshot(path=str(shot), full_page=True)
     assert shot.stat().st_size > 10_000
-    if os.environ.get("MINIKAFKA_SCREENSHOT") == "1":
-        target = REPO / "docs" / "images" / "dashboard.png"
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(shot, target)
+    consumer.close()
+    target = REPO / "docs" / "images" / "dashboard.png"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(shot, target)
 
 
 def test_dashboard_keeps_working_with_only_its_broker_alive(make_cluster, page):
@@ -402,3 +454,71 @@ def test_dashboard_record_browser_and_rates(make_cluster, page):
             t.join(timeout=30)
     # and back to zero once they stopped
     expect(produce).to_have_attribute("data-records-per-s", "0", timeout=30_000)
+
+
+# Whatever is cut off or pushed out of its panel, per width: sections scrolled sideways,
+# table cells whose content overflows, replica labels ("LEO 1027? · lag 40") cut short,
+# and header cells past their panel's right edge.
+CLIPPED = """() => {
+  const out = [];
+  for (const s of document.querySelectorAll("main section")) {
+    if (s.scrollWidth > s.clientWidth + 1) out.push(`${s.id} scrolls sideways (${s.scrollWidth} > ${s.clientWidth})`);
+    const right = s.getBoundingClientRect().right;
+    for (const th of s.querySelectorAll("th")) {
+      const edge = Math.min(right, window.innerWidth);
+      if (th.offsetParent !== null && th.getBoundingClientRect().right > edge + 1) out.push(`${s.id}: ${th.textContent} past the edge`);
+    }
+  }
+  for (const e of document.querySelectorAll(".replica .nums, td.rate, #groups td, #partitions td")) {
+    if (e.offsetParent !== null && e.scrollWidth > e.clientWidth + 1) out.push(`cut: ${e.textContent.trim()}`);
+  }
+  return out;
+}"""
+
+
+def test_dashboard_layout_fits_1280_to_1920_px(make_cluster, page):
+    """At 1280, 1400 and 1920 px nothing of the page is cut: the Fetch column, the groups'
+    Lag column and a stale replica's label with its lag are all in their panels."""
+    from minikafka import Consumer, TopicPartition
+
+    handle = make_cluster()
+    with Admin(handle.bootstrap) as admin:
+        controller = admin.cluster().controller_id
+        others = [b for b in sorted(handle.brokers) if b != controller]
+        admin.create_topic("payments-settlement-events", partitions=2, replication_factor=3,
+                           assignment={0: [controller, *others], 1: [controller, *reversed(others)]})
+    with Producer(handle.bootstrap, acks="all", linger_ms=5) as producer:
+        for i in range(3000):
+            producer.send("payments-settlement-events", b"settled-%d" % i, partition=i % 2)
+        producer.flush()
+    group = "settlement-reconciliation-service"
+    with Consumer(handle.bootstrap, group_id=group, client_id="reconciliation-worker-with-a-long-client-id",
+                  auto_offset_reset="earliest", enable_auto_commit=False) as c:
+        c.subscribe(["payments-settlement-events"])
+        wait_for(lambda: c.poll(timeout_ms=200) is not None and len(c.assignment()) == 2, timeout_s=60,
+                 message="the consumer owning both partitions")
+        c.commit({TopicPartition("payments-settlement-events", 0): 20, TopicPartition("payments-settlement-events", 1): 7})
+    # a frozen follower: its bar is labelled with the leader's last view of it and its lag
+    frozen = others[-1]
+    handle.kill(frozen, "STOP")
+    try:
+        with Producer(f"127.0.0.1:{handle.brokers[controller]}", acks=1, linger_ms=5) as producer:
+            for i in range(40):
+                producer.send("payments-settlement-events", b"late-%d" % i, partition=0)
+            producer.flush()
+        page.goto(f"http://127.0.0.1:{handle.brokers[controller]}/")
+        stale = row(page, "payments-settlement-events", 0).locator(f'.replica[data-broker-id="{frozen}"] .nums')
+        expect(stale).to_contain_text("?", timeout=30_000)
+        expect(stale).to_contain_text("lag 40")
+        expect(page.locator(f'tr.group[data-group="{group}"] .lag')).to_have_count(2, timeout=30_000)
+        expect(page.locator("#rec-partition")).to_have_value("0")
+        for width in (1280, 1400, 1920):
+            page.set_viewport_size({"width": width, "height": 900})
+            page.wait_for_timeout(600)  # a redraw at the new width
+            assert page.evaluate(CLIPPED) == [], f"cut off at {width} px"
+        # Show without choosing anything: the default partition 0 of the first topic
+        page.click("#rec-show")
+        expect(page.locator("#records-status")).to_have_attribute("data-state", "ok")
+        expect(page.locator("#records-status")).to_contain_text("payments-settlement-events-0")
+    finally:
+        handle.resume(frozen)

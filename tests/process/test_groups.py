@@ -241,9 +241,9 @@ def test_groups_commands_show_lag_reset_and_delete(cluster):
     assert "CURRENT-OFFSET" in text and "LOG-END-OFFSET" in text and "LAG" in text
     again = run_cli("consume", topic, "--group", group, "--max-messages", "2", *boot)
     assert again.stdout.split() == ["c4", "c5"]  # from the committed offset
-    run_cli("groups", "reset-offsets", group, "--topic", topic, "--to-offset", "8", *boot)
+    run_cli("groups", "reset-offsets", group, "--topic", topic, "--to-offset", "8", "--execute", *boot)
     assert json.loads(run_cli("groups", "describe", group, "--json", *boot).stdout)["offsets"][0]["current_offset"] == 8
-    reset = run_cli("groups", "reset-offsets", group, "--topic", topic, "--to-earliest", *boot)
+    reset = run_cli("groups", "reset-offsets", "--group", group, "--topic", topic, "--to-earliest", "--execute", *boot)
     assert reset.returncode == 0 and [line.split() for line in reset.stdout.splitlines()] == [
         ["GROUP", "TOPIC", "PARTITION", "NEW-OFFSET"], [group, topic, "0", "0"]]
     deleted = run_cli("groups", "delete", group, *boot)

@@ -165,3 +165,77 @@ def test_fit_widths_gives_short_columns_what_they_need_and_shares_the_rest():
     # too wide: NAME fits its share (and keeps 10), ADDR gets what is left
     assert watch.fit_widths([2, 10, 90, 3], cols, 80) == [None, 10, 59, None]
     assert watch.fit_widths([2, 50, 90, 3], cols, 80) == [None, 34, 34, None]  # both long: halves
+
+
+def test_shorten_middle_keeps_the_start_and_the_end():
+    member = "minikafka-console-consumer-0f6c8e0a-6a5b-4a33-9d0e-2b1f5d9b3a77"
+    assert watch.shorten_middle(member, len(member)) == member
+    short = watch.shorten_middle(member, 21)
+    assert short == "minikafka-…1f5d9b3a77" and len(short) == 21
+    assert watch.shorten_middle("abc", 1) == "…"
+
+
+def test_two_members_stay_distinguishable_at_100_columns():
+    """CONSUMER-ID and GROUP LEADER lose their middle, not their end: two members of one
+    client id differ only in the end of their UUIDs."""
+    a = "minikafka-console-consumer-0f6c8e0a-6a5b-4a33-9d0e-2b1f5d9b3a77"
+    b = "minikafka-console-consumer-0f6c8e0a-6a5b-4a33-9d0e-77aa00cc11ee"
+    member = {"host": "/127.0.0.1", "client_id": "minikafka-console-consumer"}
+    d = {"group": "billing", "state": "Stable", "generation": 4, "protocol": "range", "leader": b, "coordinator": 1,
+         "members": [{"member_id": m, **member} for m in (a, b)],
+         "offsets": [{"topic": "orders", "partition": p, "current_offset": 10, "log_end_offset": 15, "lag": 5,
+                      "member_id": (a, b)[p], **member} for p in (0, 1)]}
+    for width in (100, 80):
+        console = Console(file=io.StringIO(), width=width, force_terminal=True, record=True)
+        console.print(watch.render(group_view(d), set(), "t"))
+        lines = _text(console)
+        assert all(cell_len(line) <= width for line in lines), lines
+        owners = [line.split()[5] for line in lines if line.startswith("orders ")]
+        assert len(owners) == 2 and owners[0] != owners[1], lines
+        assert owners[0].endswith("5d9b3a77") and owners[1].endswith("00cc11ee"), owners
+        assert all("…" in o and o.startswith("minikaf") for o in owners)
+        leader_line = next(line for line in lines if line.startswith("billing "))
+        assert leader_line.rstrip().endswith("00cc11ee")
+    # not a terminal: a changed id keeps its '*' mark after the shortening
+    console = Console(file=io.StringIO(), width=100, force_terminal=False, record=True)
+    row = ("offsets", ("orders", 1))
+    console.print(watch.render(group_view(d), {(row, "CONSUMER-ID")}, "t", marks=True))
+    assert any(line.split()[5].endswith("11ee*") for line in _text(console) if line.startswith("orders  ") and " 1 " in line)
+
+
+def test_topics_describe_watch_lists_internal_topics_last(monkeypatch):
+    """``topics describe --watch`` (and its plain form): __consumer_offsets after the others,
+    left out with --exclude-internal."""
+    import argparse
+
+    import minikafka.client.sync as sync
+    from minikafka.cli import client_commands
+
+    def desc(name: str) -> TopicDescription:
+        return TopicDescription(name, [PartitionDescription(topic=name, partition=0, leader=1, leader_epoch=0,
+                                                            replicas=[1], isr=[1], offline_replicas=[],
+                                                            high_watermark=0, log_start_offset=0,
+                                                            replica_leos={1: 0})])
+
+    class FakeAdmin:
+        def __init__(self, *args, **kwargs):
+            pass
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def describe_topics(self, names=None, checksums=False):
+            return [desc(n) for n in ("__consumer_offsets", "audit", "orders")]
+
+    monkeypatch.setattr(sync, "Admin", FakeAdmin)
+    args = argparse.Namespace(name=None, json=False, exclude_internal=False, bootstrap_server="127.0.0.1:1",
+                              dir=".minikafka", command_config=None)
+    view, doc = client_commands._topics_describe_view(args)
+    assert [row_id[0] for row_id, _ in view.grids[0].rows] == ["audit", "orders", "__consumer_offsets"]
+    assert [t["name"] for t in doc["topics"]] == ["audit", "orders", "__consumer_offsets"]
+    args.exclude_internal = True
+    view, _ = client_commands._topics_describe_view(args)
+    assert [row_id[0] for row_id, _ in view.grids[0].rows] == ["audit", "orders"]

@@ -231,8 +231,8 @@ _api(
     (
         F("topics", [Struct("CreatableTopic", (
             F("name", "str"),
-            F("num_partitions", "int", minimum=1, maximum=10000),
-            F("replication_factor", "int", minimum=1, maximum=1000),
+            F("num_partitions", "int", "-1: the broker's num.partitions", minimum=-1, maximum=10000),
+            F("replication_factor", "int", "-1: the broker's default.replication.factor", minimum=-1, maximum=1000),
             F("config", {"str": "str"}, "topic configs by Kafka name", default=dict),
             F("assignment", {"str": ["int"]}, "explicit replicas per partition (string keys)", default=None, nullable=True),
         ))]),

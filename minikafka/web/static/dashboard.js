@@ -17,6 +17,9 @@ const KEY_KINDS = new Set([
 ]);
 
 const $ = (id) => document.getElementById(id);
+// Kafka's internal topics (__consumer_offsets, __transaction_state): after the others, hidden
+// behind "show internal topics", and their events only with "show every event"
+const isInternal = (topic) => typeof topic === "string" && topic.startsWith("__");
 
 function el(tag, attrs, ...children) {
   const node = document.createElement(tag);
@@ -114,6 +117,10 @@ function renderState(s) {
 
   const alive = new Set(s.live_brokers);
   const body = $("partition-rows");
+  const internal = s.partitions.filter((p) => isInternal(p.topic)).length;
+  const count = $("internal-count");
+  count.dataset.hidden = internal;
+  count.textContent = internal ? `(${internal} partition${internal === 1 ? "" : "s"})` : "(none yet)";
   if (!s.partitions.length) {
     body.replaceChildren(el("tr", { class: "empty" },
       el("td", { colspan: 10 }, "no topics yet: create one with ", el("code", { text: "minikafka topics create" }))));
@@ -202,7 +209,7 @@ function renderPartition(p, alive) {
   const r = p.rates || {};
   const leaderCell = p.leader >= 0 ? String(p.leader) : "none";
   return el("tr", {
-    class: "partition", id: `p-${p.topic}-${p.partition}`,
+    class: isInternal(p.topic) ? "partition internal" : "partition", id: `p-${p.topic}-${p.partition}`,
     "data-topic": p.topic, "data-partition": p.partition, "data-leader": p.leader,
     "data-leader-epoch": p.leader_epoch, "data-replicas": p.replicas.join(","), "data-isr": p.isr.join(","),
     "data-hw": p.high_watermark, "data-leo": p.log_end_offset, "data-log-start": p.log_start_offset,
@@ -298,13 +305,17 @@ let partitionCounts = new Map();  // topic -> partitions, from the last state
 function updateRecordChoices(partitions) {
   const counts = new Map();
   for (const p of partitions) counts.set(p.topic, Math.max(counts.get(p.topic) || 0, p.partition + 1));
-  const key = JSON.stringify([...counts]);
+  // the application's topics first: the default choice is never __consumer_offsets
+  const topics = [...counts.keys()].sort((a, b) => (isInternal(a) - isInternal(b)) || (a < b ? -1 : a > b ? 1 : 0));
+  const key = JSON.stringify(topics.map((t) => [t, counts.get(t)]));
   if (key === recordChoicesKey) return;
   recordChoicesKey = key;
   const topicSel = $("rec-topic");
   const was = topicSel.value;
-  topicSel.replaceChildren(...[...counts.keys()].map((t) => el("option", { value: t, text: t })));
+  topicSel.replaceChildren(...topics.map((t) => el("option", {
+    value: t, text: t, class: isInternal(t) ? "internal" : null })));
   if (counts.has(was)) topicSel.value = was;
+  else if (topics.length) topicSel.value = topics[0];
   partitionCounts = counts;
   updatePartitionChoices();
 }
@@ -314,7 +325,8 @@ function updatePartitionChoices() {
   const was = partSel.value;
   const n = partitionCounts.get($("rec-topic").value) || 0;
   partSel.replaceChildren(...Array.from({ length: n }, (_, i) => el("option", { value: i, text: i })));
-  if (Number(was) < n) partSel.value = was;
+  // keep the reader's choice; otherwise partition 0 (never a blank choice)
+  if (n) partSel.value = was !== "" && Number(was) < n ? was : "0";
 }
 
 function showBytes(v) {
@@ -466,9 +478,13 @@ let firstBatch = true;
 
 function eventKey(e) { return `${e.ts}|${e.broker}|${e.kind}|${e.text}`; }
 
+function isMinor(e) {
+  return !KEY_KINDS.has(e.kind) || isInternal(e.topic);
+}
+
 function renderEvent(e) {
   const li = el("li", {
-    class: `event${KEY_KINDS.has(e.kind) ? "" : " minor"}${firstBatch ? "" : " fresh"}`,
+    class: `event${isMinor(e) ? " minor" : ""}${isInternal(e.topic) ? " internal" : ""}${firstBatch ? "" : " fresh"}`,
     "data-kind": e.kind, "data-broker": e.broker, "data-ts": e.ts,
     "data-topic": e.topic, "data-partition": e.partition,
   },
@@ -493,10 +509,18 @@ function addEvents(events) {
     while (before && Number(before.dataset.ts) > e.ts) before = before.nextSibling;
     list.insertBefore(node, before);
   }
-  while (list.children.length > MAX_EVENTS) {
-    const last = list.lastChild;
-    seen.delete(`${last.dataset.ts}|${last.dataset.broker}|${last.dataset.kind}|${last.querySelector(".text").textContent}`);
-    list.removeChild(last);
+  // over MAX_EVENTS: drop the oldest minor events (role changes, internal topics) first,
+  // so that a burst of them never pushes out the broker, controller and leader events
+  let excess = list.children.length - MAX_EVENTS;
+  if (excess > 0) {
+    const minor = [...list.querySelectorAll("li.event.minor")].reverse();  // oldest first
+    const key = [...list.children].reverse().filter((n) => !n.classList.contains("minor"));
+    for (const node of minor.concat(key)) {
+      if (excess <= 0) break;
+      seen.delete(`${node.dataset.ts}|${node.dataset.broker}|${node.dataset.kind}|${node.querySelector(".text").textContent}`);
+      list.removeChild(node);
+      excess -= 1;
+    }
   }
   firstBatch = false;
 }
@@ -519,6 +543,9 @@ async function pollEvents() {
 
 $("show-all-events").addEventListener("change", (ev) => {
   $("events").classList.toggle("all", ev.target.checked);
+});
+$("show-internal").addEventListener("change", (ev) => {
+  $("partitions").classList.toggle("show-internal", ev.target.checked);
 });
 $("records-form").addEventListener("submit", (ev) => { ev.preventDefault(); showRecords(); });
 $("rec-topic").addEventListener("change", () => updatePartitionChoices());
