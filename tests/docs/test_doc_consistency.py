@@ -90,4 +90,4 @@ def test_groups_page_shows_the_whole_console_output():
 
 def test_readme_says_which_ports_cluster_up_avoids():
     readme = " ".join(read("README.md").split())
-    assert "32768-60999" in readme and "12768" in readme and "--kafka-base-port" in readme
+    assert "32768-60999" in readme and "--base-port - 20000" in readme and "--kafka-base-port" in readme
