@@ -18,6 +18,7 @@ import struct
 from dataclasses import dataclass, field
 
 from ..errors import CorruptMessageError
+from ..protocol.internal_records import Reader, blob, coordinator_partition, nullable_string, string
 
 OFFSETS_TOPIC = "__consumer_offsets"
 
@@ -27,21 +28,10 @@ OFFSET_VALUE_VERSION = 3
 GROUP_VALUE_VERSION = 3
 
 
-def java_string_hash(s: str) -> int:
-    """Java's ``String.hashCode`` (over UTF-16 code units), as a signed 32-bit int."""
-    h = 0
-    data = s.encode("utf-16-be")
-    for i in range(0, len(data), 2):
-        h = (31 * h + ((data[i] << 8) | data[i + 1])) & 0xFFFFFFFF
-    return h - (1 << 32) if h & 0x80000000 else h
-
-
 def partition_for(group_id: str, partitions: int) -> int:
     """The ``__consumer_offsets`` partition that holds ``group_id`` (Kafka's
-    ``Utils.abs(groupId.hashCode) % groupMetadataTopicPartitionCount``; Kafka's abs
-    maps Integer.MIN_VALUE to 0)."""
-    h = java_string_hash(group_id)
-    return (0 if h == -(1 << 31) else abs(h)) % partitions
+    ``Utils.abs(groupId.hashCode) % groupMetadataTopicPartitionCount``)."""
+    return coordinator_partition(group_id, partitions)
 
 
 @dataclass(frozen=True)
@@ -98,82 +88,32 @@ class GroupValue:
 
 # -- writing ------------------------------------------------------------------------
 
-def _str(s: str) -> bytes:
-    b = s.encode()
-    return struct.pack(">h", len(b)) + b
-
-
-def _nstr(s: str | None) -> bytes:
-    return struct.pack(">h", -1) if s is None else _str(s)
-
-
-def _bytes(b: bytes | None) -> bytes:
-    return struct.pack(">i", -1) if b is None else struct.pack(">i", len(b)) + b
-
-
 def encode_key(key: OffsetKey | GroupKey) -> bytes:
     if isinstance(key, OffsetKey):
-        return struct.pack(">h", OFFSET_KEY_VERSION) + _str(key.group) + _str(key.topic) + struct.pack(">i", key.partition)
-    return struct.pack(">h", GROUP_KEY_VERSION) + _str(key.group)
+        return struct.pack(">h", OFFSET_KEY_VERSION) + string(key.group) + string(key.topic) + struct.pack(">i", key.partition)
+    return struct.pack(">h", GROUP_KEY_VERSION) + string(key.group)
 
 
 def encode_offset(v: OffsetValue) -> bytes:
-    return (struct.pack(">hqi", OFFSET_VALUE_VERSION, v.offset, v.leader_epoch) + _str(v.metadata)
+    return (struct.pack(">hqi", OFFSET_VALUE_VERSION, v.offset, v.leader_epoch) + string(v.metadata)
             + struct.pack(">q", v.commit_timestamp))
 
 
 def encode_group(v: GroupValue) -> bytes:
-    out = [struct.pack(">h", GROUP_VALUE_VERSION), _str(v.protocol_type), struct.pack(">i", v.generation),
-           _nstr(v.protocol), _nstr(v.leader), struct.pack(">q", v.current_state_timestamp),
+    out = [struct.pack(">h", GROUP_VALUE_VERSION), string(v.protocol_type), struct.pack(">i", v.generation),
+           nullable_string(v.protocol), nullable_string(v.leader), struct.pack(">q", v.current_state_timestamp),
            struct.pack(">i", len(v.members))]
     for m in v.members:
-        out += [_str(m.member_id), _nstr(m.group_instance_id), _str(m.client_id), _str(m.client_host),
-                struct.pack(">ii", m.rebalance_timeout_ms, m.session_timeout_ms), _bytes(m.subscription),
-                _bytes(m.assignment)]
+        out += [string(m.member_id), nullable_string(m.group_instance_id), string(m.client_id), string(m.client_host),
+                struct.pack(">ii", m.rebalance_timeout_ms, m.session_timeout_ms), blob(m.subscription),
+                blob(m.assignment)]
     return b"".join(out)
 
 
 # -- reading ------------------------------------------------------------------------
 
-class _Reader:
-    def __init__(self, data: bytes) -> None:
-        self.data, self.pos = data, 0
-
-    def take(self, fmt: str) -> tuple:
-        size = struct.calcsize(fmt)
-        if self.pos + size > len(self.data):
-            raise CorruptMessageError("__consumer_offsets record is truncated")
-        got = struct.unpack_from(fmt, self.data, self.pos)
-        self.pos += size
-        return got
-
-    def int(self, fmt: str) -> int:
-        return self.take(fmt)[0]
-
-    def nstr(self) -> str | None:
-        n = self.int(">h")
-        if n < 0:
-            return None
-        if self.pos + n > len(self.data):
-            raise CorruptMessageError("__consumer_offsets record is truncated")
-        s = self.data[self.pos:self.pos + n].decode()
-        self.pos += n
-        return s
-
-    def str(self) -> str:
-        return self.nstr() or ""
-
-    def bytes(self) -> bytes:
-        n = self.int(">i")
-        if n < 0:
-            return b""
-        b = self.data[self.pos:self.pos + n]
-        self.pos += n
-        return bytes(b)
-
-
 def decode_key(data: bytes) -> OffsetKey | GroupKey:
-    r = _Reader(data)
+    r = Reader(data, OFFSETS_TOPIC)
     version = r.int(">h")
     if version in (0, 1):
         return OffsetKey(r.str(), r.str(), r.int(">i"))
@@ -183,7 +123,7 @@ def decode_key(data: bytes) -> OffsetKey | GroupKey:
 
 
 def decode_offset(data: bytes) -> OffsetValue:
-    r = _Reader(data)
+    r = Reader(data, OFFSETS_TOPIC)
     version = r.int(">h")
     offset = r.int(">q")
     epoch = r.int(">i") if version >= 3 else -1
@@ -193,7 +133,7 @@ def decode_offset(data: bytes) -> OffsetValue:
 
 
 def decode_group(data: bytes) -> GroupValue:
-    r = _Reader(data)
+    r = Reader(data, OFFSETS_TOPIC)
     version = r.int(">h")
     protocol_type, generation = r.str(), r.int(">i")
     protocol, leader = r.nstr(), r.nstr()

@@ -19,7 +19,7 @@ import struct
 from dataclasses import dataclass
 
 from ..errors import CorruptMessageError
-from ..groups.records import partition_for as _partition_for
+from ..protocol.internal_records import Reader, coordinator_partition, string
 from .state import TxnRecord, TxnState
 
 TXN_TOPIC = "__transaction_state"
@@ -31,7 +31,7 @@ VALUE_VERSION = 0
 def partition_for(transactional_id: str, partitions: int) -> int:
     """The ``__transaction_state`` partition of ``transactional_id`` (Kafka's
     ``Utils.abs(transactionalId.hashCode) % transactionTopicPartitionCount``)."""
-    return _partition_for(transactional_id, partitions)
+    return coordinator_partition(transactional_id, partitions)
 
 
 @dataclass(frozen=True)
@@ -41,13 +41,8 @@ class TxnKey:
     transactional_id: str
 
 
-def _str(s: str) -> bytes:
-    b = s.encode()
-    return struct.pack(">h", len(b)) + b
-
-
 def encode_key(transactional_id: str) -> bytes:
-    return struct.pack(">h", KEY_VERSION) + _str(transactional_id)
+    return struct.pack(">h", KEY_VERSION) + string(transactional_id)
 
 
 def encode_value(r: TxnRecord) -> bytes:
@@ -62,46 +57,22 @@ def encode_value(r: TxnRecord) -> bytes:
             topics.setdefault(t, []).append(p)
         out.append(struct.pack(">i", len(topics)))
         for t, ps in topics.items():
-            out.append(_str(t) + struct.pack(">i", len(ps)) + b"".join(struct.pack(">i", p) for p in ps))
+            out.append(string(t) + struct.pack(">i", len(ps)) + b"".join(struct.pack(">i", p) for p in ps))
     out.append(struct.pack(">qq", r.update_ms, r.start_ms))
     return b"".join(out)
 
 
-class _Reader:
-    def __init__(self, data: bytes) -> None:
-        self.data, self.pos = data, 0
-
-    def take(self, fmt: str) -> tuple:
-        size = struct.calcsize(fmt)
-        if self.pos + size > len(self.data):
-            raise CorruptMessageError(f"{TXN_TOPIC} record is truncated")
-        got = struct.unpack_from(fmt, self.data, self.pos)
-        self.pos += size
-        return got
-
-    def int(self, fmt: str) -> int:
-        return self.take(fmt)[0]
-
-    def str(self) -> str:
-        n = self.int(">h")
-        if n < 0 or self.pos + n > len(self.data):
-            raise CorruptMessageError(f"{TXN_TOPIC} record has a bad string")
-        s = self.data[self.pos:self.pos + n].decode()
-        self.pos += n
-        return s
-
-
 def decode_key(data: bytes) -> TxnKey:
-    r = _Reader(data)
+    r = Reader(data, TXN_TOPIC)
     version = r.int(">h")
     if version != KEY_VERSION:
         raise CorruptMessageError(f"unknown {TXN_TOPIC} key version {version}")
-    return TxnKey(r.str())
+    return TxnKey(r.required_str())
 
 
 def decode_value(data: bytes) -> TxnRecord:
     """A TransactionLogValue v0 (CORRUPT_MESSAGE for other versions or truncated data)."""
-    r = _Reader(data)
+    r = Reader(data, TXN_TOPIC)
     version = r.int(">h")
     if version != 0:
         raise CorruptMessageError(f"unsupported {TXN_TOPIC} value version {version}")
@@ -113,7 +84,7 @@ def decode_value(data: bytes) -> TxnRecord:
     n = r.int(">i")
     parts: set[tuple[str, int]] = set()
     for _ in range(max(n, 0)):
-        topic = r.str()
+        topic = r.required_str()
         for _ in range(r.int(">i")):
             parts.add((topic, r.int(">i")))
     update_ms, start_ms = r.take(">qq")
