@@ -1,7 +1,9 @@
 """The live brokers' endpoints a request is answered with, for its listener."""
 from __future__ import annotations
 
+from ...errors import CoordinatorNotAvailableError
 from ...protocol.rpc.types import Broker as BrokerEndpoint
+from ...protocol.rpc.types import FindCoordinatorResponse
 from ..listeners import Listeners
 from ..metadata_cache import MetadataCache
 from .context import RequestContext
@@ -28,3 +30,13 @@ class Endpoints:
         """``broker_id``'s endpoint for this request, None when it is not alive (or has no
         listener of the request's protocol)."""
         return next((b for b in self.brokers(ctx) if b.id == broker_id), None)
+
+    def coordinator(self, node: int, ctx: RequestContext, what: str) -> FindCoordinatorResponse:
+        """FindCoordinator's answer naming broker ``node`` at the endpoint of the listener
+        ``ctx`` came on; COORDINATOR_NOT_AVAILABLE when it is not alive (or has no such
+        listener).  ``what`` names the coordinator in the message."""
+        b = self.of(node, ctx)
+        if b is None:
+            raise CoordinatorNotAvailableError(f"{what} broker {node} is not alive"
+                                               + (" or has no Kafka listener" if ctx.kafka else ""))
+        return FindCoordinatorResponse(node_id=node, host=b.host, port=b.port)

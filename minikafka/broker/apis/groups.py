@@ -1,7 +1,7 @@
 """The consumer-group APIs, answered by the broker's :class:`~..coordinator.GroupCoordinator`."""
 from __future__ import annotations
 
-from ...errors import CoordinatorNotAvailableError, KafkaError, UnstableOffsetCommitError
+from ...errors import KafkaError, UnstableOffsetCommitError
 from ...protocol.rpc.types import (
     DeletedGroup,
     DeleteGroupsRequest,
@@ -57,12 +57,7 @@ class GroupApis:
         self.endpoints = endpoints
 
     async def find_coordinator(self, req: FindCoordinatorRequest, ctx: RequestContext) -> FindCoordinatorResponse:
-        node = await self.c.find_coordinator(req.key)
-        b = self.endpoints.of(node, ctx)
-        if b is None:
-            raise CoordinatorNotAvailableError(f"coordinator broker {node} is not alive"
-                                               + (" or has no Kafka listener" if ctx.kafka else ""))
-        return FindCoordinatorResponse(node_id=node, host=b.host, port=b.port)
+        return self.endpoints.coordinator(await self.c.find_coordinator(req.key), ctx, "coordinator")
 
     async def join_group(self, req: JoinGroupRequest, ctx: RequestContext,
                          require_known_id: bool = False) -> JoinGroupResponse:

@@ -4,7 +4,7 @@ id, AddPartitionsToTxn, AddOffsetsToTxn, EndTxn, DescribeTransactions and
 ListTransactions."""
 from __future__ import annotations
 
-from ...errors import CoordinatorNotAvailableError, KafkaError
+from ...errors import KafkaError
 from ...protocol.rpc.types import (
     AddOffsetsToTxnRequest,
     AddOffsetsToTxnResponse,
@@ -45,12 +45,7 @@ class TransactionApis:
 
     async def find_coordinator(self, req: FindCoordinatorRequest, ctx: RequestContext) -> FindCoordinatorResponse:
         """FindCoordinator key_type 1: the leader of the id's ``__transaction_state`` partition."""
-        node = await self.c.find_coordinator(req.key)
-        b = self.endpoints.of(node, ctx)
-        if b is None:
-            raise CoordinatorNotAvailableError(f"transaction coordinator broker {node} is not alive"
-                                               + (" or has no Kafka listener" if ctx.kafka else ""))
-        return FindCoordinatorResponse(node_id=node, host=b.host, port=b.port)
+        return self.endpoints.coordinator(await self.c.find_coordinator(req.key), ctx, "transaction coordinator")
 
     async def init_producer_id(self, req: InitProducerIdRequest, ctx: RequestContext) -> InitProducerIdResponse:
         """InitProducerId with a transactional id (the data plane hands out idempotent ids)."""

@@ -42,6 +42,14 @@ if TYPE_CHECKING:
 Find = Callable[[FindCoordinatorRequest, RequestContext], Awaitable[FindCoordinatorResponse]]
 
 
+def _commit_answer(offsets: list, errs: list[KafkaError | None]) -> list[dict]:
+    """OffsetCommit's and TxnOffsetCommit's answer: each partition's error, by topic."""
+    by_topic: dict[str, list[dict]] = {}
+    for o, e in zip(offsets, errs):
+        by_topic.setdefault(o.topic, []).append({"partition_index": o.partition, "error_code": _code(e)})
+    return [{"name": t, "partitions": ps} for t, ps in by_topic.items()]
+
+
 def _code(exc: KafkaError | None) -> int:
     return 0 if exc is None else exc.code.code
 
@@ -128,10 +136,7 @@ class KafkaGroupHandlers:
             errs = [x.error for x in a.partitions]
         except KafkaError as exc:
             errs = [exc] * len(offsets)
-        by_topic: dict[str, list[dict]] = {}
-        for o, e in zip(offsets, errs):
-            by_topic.setdefault(o.topic, []).append({"partition_index": o.partition, "error_code": _code(e)})
-        return {"topics": [{"name": t, "partitions": ps} for t, ps in by_topic.items()]}
+        return {"topics": _commit_answer(offsets, errs)}
 
     async def offset_fetch(self, version: int, req: dict, conn: "Connection") -> dict:
         wanted = None if req["topics"] is None else [TopicPartition(topic=t["name"], partition=p)
@@ -202,7 +207,4 @@ class KafkaGroupHandlers:
             errs = [x.error for x in a.partitions]
         except KafkaError as exc:
             errs = [exc] * len(offsets)
-        by_topic: dict[str, list[dict]] = {}
-        for o, e in zip(offsets, errs):
-            by_topic.setdefault(o.topic, []).append({"partition_index": o.partition, "error_code": _code(e)})
-        return {"throttle_time_ms": 0, "topics": [{"name": t, "partitions": ps} for t, ps in by_topic.items()]}
+        return {"throttle_time_ms": 0, "topics": _commit_answer(offsets, errs)}
