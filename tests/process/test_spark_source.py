@@ -208,6 +208,30 @@ def test_batch_read_equals_the_consumer_below_the_hw(spark, cluster):
 
 
 @pytest.mark.process
+def test_read_committed_reads_below_the_lso_without_aborted_records(spark, cluster):
+    topic = new_topic(cluster.bootstrap, partitions=1, prefix="txn")
+    with Producer(cluster.bootstrap, transactional_id=f"spark-{topic}") as p:
+        p.init_transactions()
+        p.begin_transaction()
+        for i in range(5):
+            p.send(topic, f"c{i}")
+        p.commit_transaction()
+        p.begin_transaction()
+        for i in range(3):
+            p.send(topic, f"a{i}")
+        p.flush()
+        p.abort_transaction()
+        p.begin_transaction()
+        p.send(topic, "open").result(30)  # stays open while Spark reads
+        committed = load(spark, cluster.bootstrap, subscribe=topic, **{"kafka.isolation.level": "read_committed"})
+        assert [bytes(r.value).decode() for r in committed.select("value").collect()] == [f"c{i}" for i in range(5)]
+        everything = load(spark, cluster.bootstrap, subscribe=topic)  # read_uncommitted, up to the HW
+        assert [bytes(r.value).decode() for r in everything.select("value").collect()] == \
+            [f"c{i}" for i in range(5)] + [f"a{i}" for i in range(3)] + ["open"]
+        p.abort_transaction()
+
+
+@pytest.mark.process
 def test_offset_options_assign_pattern_and_min_partitions(spark, cluster):
     topic = new_topic(cluster.bootstrap, partitions=2, prefix="offsets")
     produce(cluster.bootstrap, topic, [{"value": b"%d" % i, "partition": i % 2} for i in range(200)])
