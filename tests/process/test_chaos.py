@@ -23,3 +23,18 @@ def test_short_chaos_run_loses_no_acknowledged_record(tmp_path):
     assert summary.healed, report
     assert summary.ok, report
     assert summary.line().endswith("ok=true")
+
+
+def test_short_transactional_chaos_run_copies_exactly_once(tmp_path):
+    """The transactional copiers through kills and pauses: every input copied once, with
+    its offsets, all or nothing, and no aborted output visible."""
+    lines: list[str] = []
+    summary = chaos.run(dir=str(tmp_path / "cluster"), storage="memory", truncation="leader_epoch", seed=5,
+                        faults=6, interval_s=(2.0, 4.0), rate=25.0, transactions=60, log=lines.append)
+    report = summary.line() + "\n" + summary.details()
+    print(report)
+    assert summary.faults == 6, report
+    assert summary.acked == 3 * 60, report  # every input committed
+    assert summary.txn_commits > 0 and summary.txn_aborts > 0, report
+    assert summary.txn_violations == 0 and summary.lost == 0 and summary.duplicated == 0, report
+    assert summary.ok and " violations=0 " in summary.line(), report
