@@ -15,7 +15,7 @@ const [bootstrap, input, output, group, transactionalId] = process.argv.slice(2)
 const kafka = new Kafka({ clientId: 'kafkajs-txn', brokers: bootstrap.split(','), logLevel: logLevel.ERROR })
 
 async function readAll (groupId, readUncommitted, expect) {
-  const consumer = kafka.consumer({ groupId, readUncommitted })
+  const consumer = kafka.consumer({ groupId, readUncommitted, maxWaitTimeInMs: 500 })
   await consumer.connect()
   await consumer.subscribe({ topics: [output], fromBeginning: true })
   const values = []
@@ -42,7 +42,7 @@ async function main () {
   await txn.send({ topic: output, messages: [{ value: 'aborted' }] })
   await txn.abort()
 
-  const consumer = kafka.consumer({ groupId: group })
+  const consumer = kafka.consumer({ groupId: group, maxWaitTimeInMs: 500 })
   await consumer.connect()
   await consumer.subscribe({ topics: [input], fromBeginning: true })
   let copied = 0

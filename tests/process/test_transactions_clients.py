@@ -22,7 +22,7 @@ from process_helpers import wait_for
 
 pytestmark = pytest.mark.process
 
-CONFIGS = {"transaction.state.log.num.partitions": "5"}
+CONFIGS = {"transaction.state.log.num.partitions": "5", "group.initial.rebalance.delay.ms": "200"}
 INPUT = [f"in{i}".encode() for i in range(6)]
 COMMITTED = [f"c{i}".encode() for i in range(5)]
 JS_SCRIPT = Path(__file__).resolve().parents[1] / "js" / "kafkajs_transactions.js"

@@ -23,7 +23,7 @@ from test_java_example import build_example, text_lines
 
 pytestmark = pytest.mark.process
 
-CONFIGS = {"transaction.state.log.num.partitions": "5"}
+CONFIGS = {"transaction.state.log.num.partitions": "5", "group.initial.rebalance.delay.ms": "200"}
 
 
 @pytest.fixture(scope="module")
