@@ -218,7 +218,7 @@ def test_cli_lists_and_describes_transactions(txn_cluster):
         p.abort_transaction(30)
 
 
-@pytest.mark.parametrize("generation", ["3.9"])
+@pytest.mark.parametrize("generation", ["4", "3.9"])
 def test_kafka_transactions_tool_lists_and_describes(txn_cluster, kafka_jars, generation):
     from kafka_tools import run_tool, tool_class
     topic = new_topic(txn_cluster)

@@ -34,17 +34,20 @@ import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.TopicPartitionInfo;
+import org.apache.kafka.common.errors.ProducerFencedException;
 import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.serialization.LongDeserializer;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
+import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.StreamsBuilder;
 import org.apache.kafka.streams.StreamsConfig;
@@ -62,10 +65,15 @@ import org.apache.kafka.streams.kstream.Produced;
  *       a broker can be killed while they are in flight; it reports which were acknowledged;</li>
  *   <li>{@code consume}: a group of 3 KafkaConsumers in this JVM reads them all, committing as it goes;</li>
  *   <li>{@code wordcount}: writes the lines of a text file and counts their words with Kafka Streams
- *       (at-least-once), reading the counts back from the output topic until they are complete.</li>
+ *       ({@code --guarantee at_least_once} by default, or {@code exactly_once_v2}), reading the counts back
+ *       from the output topic until they are complete.</li>
  * </ol>
  *
- * {@code all} runs the four in order. Every result is one JSON object per line on stdout
+ * {@code all} runs the four in order. {@code transactions} (not part of {@code all}) runs a transactional
+ * KafkaProducer: a committed and an aborted transaction, a consume-transform-produce loop that commits its
+ * input offsets inside each transaction (aborting every third one and rewinding), a second instance with the
+ * same {@code transactional.id} that fences the first, and read_committed and read_uncommitted consumers
+ * reading the output back. Every result is one JSON object per line on stdout
  * ({@code {"event": ...}}); Kafka's own logging goes to stderr.
  */
 public final class App {
@@ -73,7 +81,7 @@ public final class App {
 
     public static void main(String[] argv) throws Exception {
         if (argv.length == 0) {
-            System.err.println("usage: App admin|produce|consume|wordcount|all --bootstrap HOST:PORT[,...] [options]");
+            System.err.println("usage: App admin|produce|consume|wordcount|transactions|all --bootstrap HOST:PORT[,...] [options]");
             System.exit(2);
         }
         Options o = new Options(Arrays.copyOfRange(argv, 1, argv.length));
@@ -82,6 +90,7 @@ public final class App {
             case "produce" -> produce(o);
             case "consume" -> consume(o);
             case "wordcount" -> wordcount(o);
+            case "transactions" -> transactions(o);
             case "all" -> {
                 admin(o);
                 Set<Integer> acked = produce(o);
@@ -311,7 +320,8 @@ public final class App {
                 .to(output, Produced.with(Serdes.String(), Serdes.Long()));
         Properties sp = o.props(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, o.bootstrap());
         sp.put(StreamsConfig.APPLICATION_ID_CONFIG, o.value("app-id", "wordcount"));
-        sp.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.AT_LEAST_ONCE);
+        String guarantee = o.value("guarantee", StreamsConfig.AT_LEAST_ONCE);
+        sp.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, guarantee);
         sp.put(StreamsConfig.REPLICATION_FACTOR_CONFIG, o.value("streams-replication-factor", "2"));
         sp.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, "500");
         sp.put(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, "0");
@@ -329,6 +339,9 @@ public final class App {
             cp.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
             cp.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, LongDeserializer.class.getName());
             cp.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+            if (!guarantee.equals(StreamsConfig.AT_LEAST_ONCE)) {  // exactly-once output is read committed
+                cp.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+            }
             try (KafkaConsumer<String, Long> reader = new KafkaConsumer<>(cp)) {
                 List<TopicPartition> tps = reader.partitionsFor(output, Duration.ofSeconds(30)).stream()
                         .map(i -> new TopicPartition(output, i.partition())).toList();
@@ -345,8 +358,164 @@ public final class App {
         }
         synchronized (states) {
             Json.event("wordcount", Map.of("input", input, "output", output, "counts", counts,
-                    "expected", expected, "states", states));
+                    "expected", expected, "states", states, "guarantee", guarantee));
         }
+    }
+
+    // -- a transactional KafkaProducer ------------------------------------------------------------
+    /**
+     * Transactions with Kafka's producer: writes {@code --records} numbered records to {@code --txn-input}
+     * (plain), then with {@code transactional.id} {@code --transactional-id}: one committed transaction of
+     * {@code c-0..c-9} and one aborted of {@code a-0..a-9} to {@code --txn-output}; a consume-transform-produce
+     * loop (group {@code --txn-group}, read_committed) that writes {@code t-<value>} for every input record and
+     * commits its input offsets with {@code sendOffsetsToTransaction}, aborting every third transaction and
+     * rewinding to the committed offsets; then a second producer with the same id, which fences the first.
+     * Reports what read_committed and read_uncommitted consumers read from the output.
+     */
+    static void transactions(Options o) throws Exception {
+        String input = o.value("txn-input", "txn-in");
+        String output = o.value("txn-output", "txn-out");
+        String group = o.value("txn-group", "txn-group");
+        String tid = o.value("transactional-id", "example-txn");
+        int n = o.intValue("records", 300);
+        int partitions = o.intValue("partitions", 3);
+        short rf = (short) o.intValue("replication-factor", 3);
+        try (Admin admin = Admin.create(o.props(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, o.bootstrap()))) {
+            for (String name : List.of(input, output)) {
+                try {
+                    admin.createTopics(List.of(new NewTopic(name, partitions, rf))).all().get();
+                } catch (ExecutionException e) {
+                    if (!(e.getCause() instanceof TopicExistsException)) throw e;
+                }
+            }
+            describe(admin, List.of(input, output));
+        }
+        Properties plain = o.props(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, o.bootstrap());
+        plain.put(ProducerConfig.ACKS_CONFIG, "all");
+        plain.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+        plain.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+        try (KafkaProducer<String, String> producer = new KafkaProducer<>(plain)) {
+            for (int i = 0; i < n; i++) producer.send(new ProducerRecord<>(input, "key-" + i, Integer.toString(i)));
+            producer.flush();
+        }
+
+        Properties tp = o.props(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, o.bootstrap());
+        tp.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, tid);
+        tp.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+        tp.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+        int transactions = 0;
+        int aborted = 0;
+        String fenced = "none";
+        Map<String, Object> offsets = new TreeMap<>();
+        try (KafkaProducer<String, String> producer = new KafkaProducer<>(tp)) {
+            producer.initTransactions();
+            producer.beginTransaction();
+            for (int i = 0; i < 10; i++) producer.send(new ProducerRecord<>(output, "c-" + i, "c-" + i));
+            producer.commitTransaction();
+            producer.beginTransaction();
+            for (int i = 0; i < 10; i++) producer.send(new ProducerRecord<>(output, "a-" + i, "a-" + i));
+            producer.flush();  // in the log, then aborted
+            producer.abortTransaction();
+            Json.event("txn-basic", Map.of("committed", 10, "aborted", 10));
+
+            Properties cp = o.props(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, o.bootstrap());
+            cp.put(ConsumerConfig.GROUP_ID_CONFIG, group);
+            cp.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+            cp.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+            cp.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, IsolationLevel.READ_COMMITTED.toString());
+            cp.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, "50");
+            cp.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+            cp.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+            Set<String> done = new TreeSet<>();
+            try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(cp)) {
+                consumer.subscribe(List.of(input));
+                long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(o.intValue("timeout-ms", 120_000));
+                while (done.size() < n && System.nanoTime() < deadline) {
+                    ConsumerRecords<String, String> batch = consumer.poll(Duration.ofMillis(200));
+                    if (batch.isEmpty()) continue;
+                    producer.beginTransaction();
+                    Map<TopicPartition, OffsetAndMetadata> next = new HashMap<>();
+                    for (ConsumerRecord<String, String> r : batch) {
+                        producer.send(new ProducerRecord<>(output, r.key(), "t-" + r.value()));
+                        next.put(new TopicPartition(r.topic(), r.partition()), new OffsetAndMetadata(r.offset() + 1));
+                    }
+                    producer.sendOffsetsToTransaction(next, consumer.groupMetadata());
+                    transactions++;
+                    if (transactions % 3 == 0) {
+                        producer.abortTransaction();
+                        aborted++;
+                        // the aborted offsets were not committed: read those records again
+                        Map<TopicPartition, OffsetAndMetadata> committed = consumer.committed(next.keySet());
+                        for (TopicPartition p : next.keySet()) {
+                            OffsetAndMetadata c = committed.get(p);
+                            if (c == null) consumer.seekToBeginning(List.of(p));
+                            else consumer.seek(p, c.offset());
+                        }
+                        continue;
+                    }
+                    producer.commitTransaction();
+                    for (ConsumerRecord<String, String> r : batch) done.add(r.value());
+                }
+            }
+            try (Admin admin = Admin.create(o.props(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, o.bootstrap()))) {
+                admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get()
+                        .forEach((p, m) -> offsets.put(Integer.toString(p.partition()), m.offset()));
+            }
+            // a second instance with the same transactional.id fences this one
+            try (KafkaProducer<String, String> second = new KafkaProducer<>(tp)) {
+                second.initTransactions();
+                try {
+                    producer.beginTransaction();
+                    producer.send(new ProducerRecord<>(output, "zombie", "zombie")).get();
+                    producer.commitTransaction();
+                } catch (ProducerFencedException e) {
+                    fenced = e.getClass().getSimpleName();
+                } catch (ExecutionException e) {
+                    fenced = e.getCause().getClass().getSimpleName();
+                } catch (org.apache.kafka.common.KafkaException e) {
+                    fenced = e.getClass().getSimpleName();
+                }
+                second.beginTransaction();
+                second.send(new ProducerRecord<>(output, "winner", "winner"));
+                second.commitTransaction();
+            }
+        }
+        Map<String, Object> inputEnds = new TreeMap<>();
+        List<String> committed = readAll(o, output, "read_committed");
+        List<String> uncommitted = readAll(o, output, "read_uncommitted");
+        try (KafkaConsumer<String, String> c = reader(o, "read_uncommitted")) {
+            List<TopicPartition> tps = c.partitionsFor(input).stream()
+                    .map(i -> new TopicPartition(input, i.partition())).toList();
+            c.endOffsets(tps).forEach((p, off) -> inputEnds.put(Integer.toString(p.partition()), off));
+        }
+        Json.event("transactions", Map.of("transactions", transactions, "aborted", aborted, "fenced", fenced,
+                "read_committed", committed, "read_uncommitted", uncommitted,
+                "group_offsets", offsets, "input_end_offsets", inputEnds));
+    }
+
+    static KafkaConsumer<String, String> reader(Options o, String isolation) {
+        Properties cp = o.props(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, o.bootstrap());
+        cp.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, isolation);
+        cp.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+        cp.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+        return new KafkaConsumer<>(cp);
+    }
+
+    /** Every value of a topic, read from the beginning to its end offsets (the LSO for read_committed). */
+    static List<String> readAll(Options o, String topic, String isolation) {
+        List<String> values = new ArrayList<>();
+        try (KafkaConsumer<String, String> c = reader(o, isolation)) {
+            List<TopicPartition> tps = c.partitionsFor(topic).stream()
+                    .map(i -> new TopicPartition(topic, i.partition())).toList();
+            c.assign(tps);
+            c.seekToBeginning(tps);
+            Map<TopicPartition, Long> ends = c.endOffsets(tps);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            while (System.nanoTime() < deadline && tps.stream().anyMatch(p -> c.position(p) < ends.get(p))) {
+                for (ConsumerRecord<String, String> r : c.poll(Duration.ofMillis(200))) values.add(r.value());
+            }
+        }
+        return values;
     }
 
     static List<String> words(String line) {
