@@ -4,11 +4,27 @@ Kafka keeps delayed produce and fetch requests in purgatories keyed by partition
 and completes them when an append or a high-watermark move touches that key.
 Here a waiter registers a future under its keys; ``wake(key)`` resolves every
 future under that key, and the waiter re-checks its condition.  No polling.
+
+A request that is about to park calls :func:`parking`: the caller that runs it (the
+Kafka listener's connection) may then start on its next request while this one waits,
+as everything the request changes is already in place.
 """
 from __future__ import annotations
 
 import asyncio
+from contextvars import ContextVar
 from typing import Callable, Hashable, Iterable
+
+# Set by whoever runs a request and wants to know when the request only waits any more.
+on_parking: ContextVar[Callable[[], None] | None] = ContextVar("on_parking", default=None)
+
+
+def parking() -> None:
+    """Say that the running request has made all its changes and now only waits in a
+    purgatory (an acks=all produce after its appends)."""
+    hook = on_parking.get()
+    if hook is not None:
+        hook()
 
 
 class Purgatory:
