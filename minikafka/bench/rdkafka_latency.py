@@ -59,14 +59,28 @@ def measure(bootstrap: str, topic: str, rate: int, seconds: float, value_size: i
             return
         acked.append(time.perf_counter() - struct.unpack(">d", msg.value()[:8])[0])
 
+    # Delivery reports run in a thread of their own, as soon as they come; the sending
+    # loop sleeps between records (poll() rounds its timeout down to whole ms, and a
+    # loop of poll(0.0005) would spin a core).
+    sending = threading.Event()
+
+    def deliver() -> None:
+        while sending.is_set() or len(producer):
+            producer.poll(0.05)
+
+    sending.set()
+    reporter = threading.Thread(target=deliver, name="latency-delivery")
+    reporter.start()
     try:
         start = time.perf_counter()
         for i in range(total):
             due = start + i / rate
-            while (now := time.perf_counter()) < due:
-                producer.poll(due - now)  # delivery reports run here, as soon as they come
+            now = time.perf_counter()
+            if due > now:
+                time.sleep(due - now)
             producer.produce(topic, struct.pack(">d", time.perf_counter()) + pad, on_delivery=report)
-            producer.poll(0)
+        sending.clear()
+        reporter.join(60)
         producer.flush(60)
         deadline = time.monotonic() + 30
         while len(arrived) < total and time.monotonic() < deadline:
