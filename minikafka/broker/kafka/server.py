@@ -120,51 +120,56 @@ class KafkaServer:
                 pass
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, conn: Connection) -> None:
-        metrics = self.metrics
         answers = _Answers(writer, conn)
         try:
-            while True:
-                size = int.from_bytes(await reader.readexactly(4), "big", signed=True)
-                if conn.raw_sasl_next and 0 <= size <= self.max_frame:
-                    # after SaslHandshake v0 the client sends the bare SASL/PLAIN token
-                    await self._raw_sasl(await reader.readexactly(size), writer, conn)
-                    continue
-                if size < 8 or size > self.max_frame:
-                    log.warning("closing Kafka connection from %s: frame of %d bytes (must be 8..%d, "
-                                "socket.request.max.bytes)", conn.peer, size, self.max_frame)
-                    metrics.count(KAFKA_FRAMES_REJECTED)
-                    return
-                payload = await reader.readexactly(size)
-                try:
-                    header, api, body = frames.decode_request(payload)
-                except frames.UnsupportedRequest as exc:
-                    if exc.header.api_key == API_VERSIONS.key:
-                        answers.add_bytes(frames.api_versions_error(exc.header.correlation_id))
-                        await writer.drain()
-                        continue
-                    log.warning("closing Kafka connection from %s (client %r): %s", conn.peer, exc.header.client_id, exc)
-                    metrics.count(KAFKA_UNSUPPORTED_REQUESTS)
-                    return
-                except MalformedFrame as exc:
-                    log.warning("closing Kafka connection from %s: malformed request: %s", conn.peer, exc)
-                    metrics.count(KAFKA_FRAMES_REJECTED)
-                    return
-                conn.client_id = header.client_id
-                if conn.sasl and not conn.authenticated and api.key not in PRE_AUTHENTICATION_APIS:
-                    log.warning("closing Kafka connection from %s (client %r): %s before SASL authentication on the "
-                                "%s listener (ILLEGAL_SASL_STATE)", conn.peer, header.client_id, api.name, conn.listener)
-                    metrics.count(AUTHENTICATION_FAILURES)
-                    return
-                if api.key == PRODUCE.key:
-                    await answers.run_until_parked(api, header, self.handlers.handle(api, header, body, conn))
-                else:
-                    answers.add(api, header, await self.handlers.handle(api, header, body, conn))
-                if conn.close_after or conn.close_after_answer:
-                    await answers.written()  # a failed authentication: answered, then closed
-                    return
-                await writer.drain()
+            await self._serve_requests(reader, writer, conn, answers)
         finally:
             await answers.close()
+
+    async def _serve_requests(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, conn: Connection,
+                              answers: "_Answers") -> None:
+        metrics = self.metrics
+        while True:
+            size = int.from_bytes(await reader.readexactly(4), "big", signed=True)
+            if conn.raw_sasl_next and 0 <= size <= self.max_frame:
+                # after SaslHandshake v0 the client sends the bare SASL/PLAIN token
+                await self._raw_sasl(await reader.readexactly(size), writer, conn)
+                continue
+            if size < 8 or size > self.max_frame:
+                log.warning("closing Kafka connection from %s: frame of %d bytes (must be 8..%d, "
+                            "socket.request.max.bytes)", conn.peer, size, self.max_frame)
+                metrics.count(KAFKA_FRAMES_REJECTED)
+                return
+            payload = await reader.readexactly(size)
+            try:
+                header, api, body = frames.decode_request(payload)
+            except frames.UnsupportedRequest as exc:
+                if exc.header.api_key == API_VERSIONS.key:
+                    answers.add_bytes(frames.api_versions_error(exc.header.correlation_id))
+                    await writer.drain()
+                    continue
+                log.warning("closing Kafka connection from %s (client %r): %s", conn.peer, exc.header.client_id, exc)
+                metrics.count(KAFKA_UNSUPPORTED_REQUESTS)
+                return
+            except MalformedFrame as exc:
+                log.warning("closing Kafka connection from %s: malformed request: %s", conn.peer, exc)
+                metrics.count(KAFKA_FRAMES_REJECTED)
+                return
+            conn.client_id = header.client_id
+            if conn.sasl and not conn.authenticated and api.key not in PRE_AUTHENTICATION_APIS:
+                log.warning("closing Kafka connection from %s (client %r): %s before SASL authentication on the "
+                            "%s listener (ILLEGAL_SASL_STATE)", conn.peer, header.client_id, api.name, conn.listener)
+                metrics.count(AUTHENTICATION_FAILURES)
+                return
+            if api.key == PRODUCE.key:
+                await answers.run_until_parked(api, header, self.handlers.handle(api, header, body, conn))
+            else:
+                answers.add(api, header, await self.handlers.handle(api, header, body, conn))
+            if conn.close_after or conn.close_after_answer:
+                # earlier answers leave first; a failed authentication is answered, then closed
+                await answers.written()
+                return
+            await writer.drain()
 
     async def _raw_sasl(self, token: bytes, writer: asyncio.StreamWriter, conn: Connection) -> None:
         """SaslHandshake v0's next frame: the bare token; success is an empty frame, failure
