@@ -161,7 +161,7 @@ class KafkaServer:
                             "%s listener (ILLEGAL_SASL_STATE)", conn.peer, header.client_id, api.name, conn.listener)
                 metrics.count(AUTHENTICATION_FAILURES)
                 return
-            if api.key == PRODUCE.key:
+            if api.key == PRODUCE.key and body.get("acks") == -1:  # may wait for its commit
                 await answers.run_until_parked(api, header, self.handlers.handle(api, header, body, conn))
             else:
                 answers.add(api, header, await self.handlers.handle(api, header, body, conn))
