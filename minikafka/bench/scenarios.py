@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import glob
 import importlib.util
+import json
 import os
 import re
 import shutil
 import struct
 import subprocess
+import sys
 import threading
 import time
 import urllib.request
@@ -203,6 +205,77 @@ def latency(target: Target, topic: str, rate: int, seconds: float, value_size: i
     latencies.sort()
     return {"p50_ms": percentile(latencies, 0.5) * 1000, "p99_ms": percentile(latencies, 0.99) * 1000,
             "p999_ms": percentile(latencies, 0.999) * 1000, "records": len(latencies)}
+
+
+def acks_latency_python(target: Target, topic: str, rate: int, seconds: float, value_size: int) -> dict:
+    """Our Producer at acks=all with ``linger_ms=0`` sending ``rate`` records/s for
+    ``seconds``: each record's time from ``send`` to its acknowledgement (p50, p99, p99.9),
+    and from ``send`` to its arrival at a Consumer of the same topic (msgpack listener,
+    ``fetch_max_wait_ms=500``: a parked fetch that missed the high watermark's move
+    would show as that wait) as ``e2e_*``."""
+    pad = b"x" * max(0, value_size - 8)
+    acked: list[float] = []
+    arrived: list[float] = []
+    total = int(rate * seconds)
+    stop = threading.Event()
+    with Consumer(target.bootstrap, auto_offset_reset="latest", fetch_max_wait_ms=500) as consumer:
+        tps = [TopicPartition(topic, p) for p in sorted(consumer.partitions_for_topic(topic))]
+        consumer.assign(tps)
+        consumer.poll(timeout_ms=100)  # positions at the end before the first record
+
+        def read() -> None:
+            while not stop.is_set() and len(arrived) < total:
+                for r in consumer.poll(timeout_ms=200):
+                    arrived.append(time.perf_counter() - struct.unpack(">d", r.value[:8])[0])
+
+        reader = threading.Thread(target=read, name="bench-acks-latency-reader")
+        reader.start()
+        try:
+            with Producer(target.bootstrap, acks="all", linger_ms=0) as producer:
+                start = time.perf_counter()
+                for i in range(total):
+                    due = start + i / rate
+                    now = time.perf_counter()
+                    if due > now:
+                        time.sleep(due - now)
+                    t = time.perf_counter()
+                    fut = producer.send(topic, struct.pack(">d", t) + pad)
+                    fut.add_done_callback(lambda f, t=t: acked.append(time.perf_counter() - t))
+                producer.flush()
+            deadline = time.monotonic() + 30
+            while len(arrived) < total and time.monotonic() < deadline:
+                time.sleep(0.05)
+        finally:
+            stop.set()
+            reader.join(10)
+    acked.sort()
+    arrived.sort()
+    return {"p50_ms": percentile(acked, 0.5) * 1000, "p99_ms": percentile(acked, 0.99) * 1000,
+            "p999_ms": percentile(acked, 0.999) * 1000, "e2e_p50_ms": percentile(arrived, 0.5) * 1000,
+            "e2e_p99_ms": percentile(arrived, 0.99) * 1000, "e2e_p999_ms": percentile(arrived, 0.999) * 1000,
+            "records": len(acked), "consumed": len(arrived)}
+
+
+NEEDS_CONFLUENT = "needs confluent-kafka (pip install confluent-kafka) and the Kafka listener"
+
+
+def acks_latency_rdkafka(target: Target, topic: str, rate: int, seconds: float, value_size: int) -> dict | None:
+    """The same as :func:`acks_latency_python` with librdkafka (confluent-kafka, ``acks=all``,
+    ``linger.ms=0``) through the Kafka listener, producer and consumer in a process of
+    their own (:mod:`minikafka.bench.rdkafka_latency`).  None without confluent-kafka
+    or a Kafka listener."""
+    if importlib.util.find_spec("confluent_kafka") is None or not target.kafka_bootstrap:
+        return None
+    done = subprocess.run([sys.executable, "-m", "minikafka.bench.rdkafka_latency", "--bootstrap",
+                           target.kafka_bootstrap, "--topic", topic, "--rate", str(rate), "--seconds", str(seconds),
+                           "--value-size", str(value_size)], capture_output=True, text=True, timeout=seconds + 180)
+    if done.returncode != 0:
+        raise errors.ClientError(f"the librdkafka latency run failed: {done.stderr.strip()[-500:]}")
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    if out["failed"] or out["records"] != int(rate * seconds):
+        raise errors.ClientError(f"librdkafka: {out['records']} of {int(rate * seconds)} records acknowledged, "
+                                 f"{out['failed']} failed")
+    return out
 
 
 def leaders_of(target: Target, topic: str) -> dict[int, int]:

@@ -40,6 +40,8 @@ class Sizes:
     memory_records: int
     catchup_records: int
     e2e_records: int = 2_000  # Kafka's EndToEndLatency: one record at a time
+    acks_latency_rate: int = 1_000  # acks=all, linger 0: a record at a time, no batching to hide a wait
+    acks_latency_seconds: float = 10
     value_size: int = 100
     runs: int = 3
 
@@ -47,7 +49,7 @@ class Sizes:
 FULL = Sizes(produce_records=200_000, consume_records=2_000_000, latency_rate=10_000, latency_seconds=10,
              memory_records=500_000, catchup_records=1_000_000)
 QUICK = Sizes(produce_records=20_000, consume_records=100_000, latency_rate=2_000, latency_seconds=2,
-              memory_records=50_000, catchup_records=50_000, e2e_records=300)
+              memory_records=50_000, catchup_records=50_000, e2e_records=300, acks_latency_seconds=2)
 
 
 @dataclass
@@ -220,6 +222,7 @@ class Suite:
                                  collect("p50_ms", "ms", lat or [], "p50_ms"),
                                  extra={"p99_ms": collect("p99_ms", "ms", lat or [], "p99_ms"),
                                         "p999_ms": collect("p999_ms", "ms", lat or [], "p999_ms")}))
+            self._acks_latency_rows(target)
             e2e = self._repeat("EndToEndLatency", lambda i: sc.end_to_end_latency(
                 target, self._topic("e2e", target, 1, 3, 2), s.e2e_records, s.value_size))
             e2e_label = f"end-to-end latency acks=all RF3, one record at a time ({s.e2e_records:,})"
@@ -261,6 +264,23 @@ class Suite:
             consume_work.close()
             self._stop_cluster()
         return self.rows
+
+    def _acks_latency_rows(self, target: sc.Target) -> None:
+        """acks=all at a low fixed rate with linger 0: our Producer, then librdkafka in a
+        process of its own through the Kafka listener (a consumer beside each)."""
+        s = self.sizes
+        label = f"latency acks=all RF3 at {s.acks_latency_rate:,}/s, linger 0 (send to ack)"
+        for client, fn, why in (("python", sc.acks_latency_python, ""),
+                                ("confluent-kafka (C)", sc.acks_latency_rdkafka, sc.NEEDS_CONFLUENT)):
+            runs = self._repeat(f"latency at {s.acks_latency_rate:,}/s {client}", lambda i, fn=fn: fn(
+                target, self._topic("acks-latency", target, 3, 3, 2), s.acks_latency_rate, s.acks_latency_seconds,
+                s.value_size))
+            if runs is None:
+                self.rows.append(Row(label, client, Figure("p50_ms", "ms", ()), skipped=why))
+                continue
+            self.rows.append(Row(label, client, collect("p50_ms", "ms", runs, "p50_ms"), extra={
+                name: collect(name, "ms", runs, name)
+                for name in ("p99_ms", "p999_ms", "e2e_p50_ms", "e2e_p99_ms", "e2e_p999_ms")}))
 
     @staticmethod
     def _row_or_skip(scenario: str, client: str, runs: list[dict] | None, limit: Figure | None,

@@ -55,7 +55,7 @@ from ..replication.partition import Effects, LeaderState, PartitionReplica, Role
 from ..zk import layout
 from ..zk.session import BadVersionError, ZkSession
 from .metrics import Metrics
-from .purgatory import Purgatory
+from .purgatory import Purgatory, parking
 from .security import Security
 from .services import Clock, EventLog, FetcherControl, LeadershipListener, TxnMarkerListener
 
@@ -383,6 +383,7 @@ class ReplicaManager:
                 entry.error = exc
             results.append(entry)
         if waits:
+            parking()  # appended: only the wait for the commit is left
             await asyncio.gather(*(self._await_commit(entry, p, target, term, req.timeout_ms)
                                    for entry, p, target, term in waits))
         return results

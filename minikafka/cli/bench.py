@@ -3,6 +3,7 @@
     minikafka bench suite [--quick] [--runs N] [--json FILE]
     minikafka bench produce --acks all --records 100000 --value-size 100
     minikafka bench consume --topic bench-acks-all
+    minikafka bench latency --rate 1000 --seconds 10 --client confluent
 
 It creates its topic (RF 3 by default, min.insync.replicas=2) when missing and prints
 one line of figures: records/s, MB/s and per-record latency percentiles.
@@ -43,6 +44,20 @@ def add_parsers(subparsers: argparse._SubParsersAction) -> None:
                            "decoded; values: poll_batches() and values(); arrow: poll_batches() and to_arrow()")
     add_dir_and_bootstrap(cons)
     cons.set_defaults(func=cmd_consume)
+    lat = bsub.add_parser("latency", help="acks=all latency at a fixed rate with linger 0 (a new topic)",
+                          description="Send RATE records/s for SECONDS at acks=all with linger 0 to a new topic "
+                                      "(3 partitions, RF 3, min.insync.replicas=2) and print the p50, p99 and "
+                                      "p99.9 from send to acknowledgement and to a consumer's arrival.")
+    lat.add_argument("--rate", type=int, default=1_000)
+    lat.add_argument("--seconds", type=float, default=10)
+    lat.add_argument("--value-size", dest="value_size", type=int, default=100)
+    lat.add_argument("--client", choices=["python", "confluent"], default="python",
+                     help="python: our Producer and Consumer (msgpack listener); confluent: confluent-kafka "
+                          "(librdkafka) in a process of its own through the Kafka listener")
+    lat.add_argument("--kafka-bootstrap-server", dest="kafka_bootstrap", metavar="HOST:PORT[,...]", default=None,
+                     help="the Kafka listeners (default: those of the cluster in --dir)")
+    add_dir_and_bootstrap(lat)
+    lat.set_defaults(func=cmd_latency)
     suite = bsub.add_parser("suite", help="every scenario, each run several times, one table with yardsticks",
                             description="Run every benchmark scenario (produce, consume, latency, failover, "
                                         "memory) several times on a cluster of its own and print one table "
@@ -76,6 +91,28 @@ def cmd_suite(args: argparse.Namespace) -> int:
     print(table(rows, sizes.runs))
     if args.json_file:
         write_json(args.json_file, rows, sizes)
+    return 0
+
+
+def cmd_latency(args: argparse.Namespace) -> int:
+    from ..bench import scenarios as sc
+    from ..cluster.state import load
+    if args.rate < 1 or args.seconds <= 0:
+        raise ClientError("--rate must be >= 1 and --seconds > 0")
+    kafka = args.kafka_bootstrap
+    if kafka is None and args.client == "confluent" and not args.bootstrap_server:
+        state = load(args.dir)
+        kafka = ",".join(f"{b.host}:{b.kafka_port}" for _, b in sorted(state.brokers.items()) if b.kafka_port) or None
+    target = sc.Target(resolve_bootstrap(args), kafka)
+    topic = f"bench-latency-{os.getpid()}-{time.time_ns() % 10**9}"
+    sc.create_topic(target, topic, 3, 3, 2)
+    fn = sc.acks_latency_python if args.client == "python" else sc.acks_latency_rdkafka
+    out = fn(target, topic, args.rate, args.seconds, args.value_size)
+    if out is None:
+        raise ClientError(sc.NEEDS_CONFLUENT)
+    print(f"latency client={args.client} acks=all linger_ms=0 rate={args.rate}/s records={out['records']} "
+          f"ack_ms p50={out['p50_ms']:.1f} p99={out['p99_ms']:.1f} p99.9={out['p999_ms']:.1f} "
+          f"end_to_end_ms p50={out['e2e_p50_ms']:.1f} p99={out['e2e_p99_ms']:.1f} p99.9={out['e2e_p999_ms']:.1f}")
     return 0
 
 

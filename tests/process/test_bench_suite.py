@@ -26,7 +26,8 @@ def test_the_quick_suite_measures_every_scenario_against_both_yardsticks(tmp_pat
     assert not folder.exists(), "the suite removes its cluster folder"
     table = done.stdout
     for scenario in ("produce RF1 acks=1", "produce RF3 acks=1", "produce RF3 acks=all min.isr=2", "consume",
-                     "latency acks=all RF3", "failover: leader SIGKILL", "failover: controller SIGKILL",
+                     "latency acks=all RF3", "latency acks=all RF3 at 1,000/s, linger 0",
+                     "failover: leader SIGKILL", "failover: controller SIGKILL",
                      "failover: controlled shutdown of the leader", "memory", "catch-up", "spark count",
                      "end-to-end latency acks=all RF3, one record at a time"):
         assert scenario in table, f"{scenario} missing from\n{table}"
@@ -54,8 +55,13 @@ def test_the_quick_suite_measures_every_scenario_against_both_yardsticks(tmp_pat
     (catchup,) = [r for r in rows if r["scenario"].startswith("catch-up")]
     assert catchup["mb_per_s"]["median"] > 0
     assert catchup["refetched_mb"]["median"] >= 5, "the follower refetched at least the topic's 50,000 records"
-    (latency,) = [r for r in rows if r["scenario"].startswith("latency")]
+    (latency,) = [r for r in rows if r["scenario"].startswith("latency") and "linger 0" not in r["scenario"]]
     assert 0 < latency["p50_ms"]["median"] <= latency["p99_ms"]["median"] <= latency["p999_ms"]["median"]
+    low_rate = {r["client"]: r for r in rows if r["scenario"].startswith("latency acks=all RF3 at 1,000/s, linger 0")}
+    assert set(low_rate) == {"python", "confluent-kafka (C)"}, rows
+    for r in low_rate.values():
+        assert 0 < r["p50_ms"]["median"] <= r["p99_ms"]["median"] <= r["p999_ms"]["median"], r
+        assert 0 < r["e2e_p50_ms"]["median"] <= r["e2e_p99_ms"]["median"], r
     (e2e,) = [r for r in rows if r["client"] == "EndToEndLatency (Java)"]
     assert 0 <= e2e["p50_ms"]["median"] <= e2e["p99_ms"]["median"] <= e2e["p999_ms"]["median"]
     assert e2e["avg_ms"]["median"] > 0

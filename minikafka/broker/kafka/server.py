@@ -1,12 +1,15 @@
 """The Kafka listener's TCP side: accept connections, read frames, answer in order.
 
 Each connection is served by one task owned by :class:`KafkaServer`.  Requests on a
-connection are handled one at a time and answered in the order they arrived, as a
-Kafka broker does (it mutes a connection while one of its requests is in flight), so
-a client may pipeline.  A frame larger than ``socket.request.max.bytes``, a frame
-that does not decode, or an API or version this broker does not serve closes the
-connection (an ApiVersions request of an unknown version is answered instead, with
-UNSUPPORTED_VERSION and the supported ranges); the broker itself never stops.
+connection are handled in the order they arrived and answered in that order, so a
+client may pipeline.  A Kafka broker mutes a connection while one of its requests is
+in flight; here an acks=all produce releases its connection once its records are
+appended, so the next produce requests of a pipelining client join the same
+replication round instead of waiting one round each (see :class:`_Answers`).  A frame
+larger than ``socket.request.max.bytes``, a frame that does not decode, or an API or
+version this broker does not serve closes the connection (an ApiVersions request of an
+unknown version is answered instead, with UNSUPPORTED_VERSION and the supported
+ranges); the broker itself never stops.
 
 A listener whose protocol is SSL or SASL_SSL (``listener.security.protocol.map``)
 serves TLS.  On a SASL_PLAINTEXT or SASL_SSL listener a client must authenticate
@@ -17,16 +20,22 @@ Kafka does.  The connection's principal is the request principal of every handle
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import functools
 import logging
+from collections import deque
+from typing import Any, Coroutine
+
 from ...config import BrokerConfig
 from ...protocol.kafka import frames
-from ...protocol.kafka.apis import API_VERSIONS
+from ...protocol.kafka.apis import API_VERSIONS, PRODUCE, KafkaApi
+from ...protocol.kafka.frames import RequestHeader
 from ...protocol.kafka.wire import MalformedFrame
 from ...auth.users import ANONYMOUS, cert_principal
 from ...metric_names import AUTHENTICATION_FAILURES, KAFKA_FRAMES_REJECTED, KAFKA_UNSUPPORTED_REQUESTS
 from ...errors import KafkaError
 from ..metrics import Metrics
+from ..purgatory import on_parking
 from ..security import Security, current_host, current_principal
 from .connection import Connection
 from .handlers import PRE_AUTHENTICATION_APIS, KafkaHandlers
@@ -111,6 +120,14 @@ class KafkaServer:
                 pass
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, conn: Connection) -> None:
+        answers = _Answers(writer, conn)
+        try:
+            await self._serve_requests(reader, writer, conn, answers)
+        finally:
+            await answers.close()
+
+    async def _serve_requests(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, conn: Connection,
+                              answers: "_Answers") -> None:
         metrics = self.metrics
         while True:
             size = int.from_bytes(await reader.readexactly(4), "big", signed=True)
@@ -128,7 +145,7 @@ class KafkaServer:
                 header, api, body = frames.decode_request(payload)
             except frames.UnsupportedRequest as exc:
                 if exc.header.api_key == API_VERSIONS.key:
-                    writer.write(frames.api_versions_error(exc.header.correlation_id))
+                    answers.add_bytes(frames.api_versions_error(exc.header.correlation_id))
                     await writer.drain()
                     continue
                 log.warning("closing Kafka connection from %s (client %r): %s", conn.peer, exc.header.client_id, exc)
@@ -144,15 +161,15 @@ class KafkaServer:
                             "%s listener (ILLEGAL_SASL_STATE)", conn.peer, header.client_id, api.name, conn.listener)
                 metrics.count(AUTHENTICATION_FAILURES)
                 return
-            response = await self.handlers.handle(api, header, body, conn)
-            if conn.close_after:
+            if api.key == PRODUCE.key and body.get("acks") == -1:  # may wait for its commit
+                await answers.run_until_parked(api, header, self.handlers.handle(api, header, body, conn))
+            else:
+                answers.add(api, header, await self.handlers.handle(api, header, body, conn))
+            if conn.close_after or conn.close_after_answer:
+                # earlier answers leave first; a failed authentication is answered, then closed
+                await answers.written()
                 return
-            if response is None:  # Produce with acks=0 gets no answer
-                continue
-            writer.write(frames.encode_response(api, header.api_version, header.correlation_id, response))
             await writer.drain()
-            if conn.close_after_answer:  # a failed authentication: answered, then closed
-                return
 
     async def _raw_sasl(self, token: bytes, writer: asyncio.StreamWriter, conn: Connection) -> None:
         """SaslHandshake v0's next frame: the bare token; success is an empty frame, failure
@@ -165,3 +182,115 @@ class KafkaServer:
             raise ConnectionError("SASL authentication failed") from None
         writer.write((0).to_bytes(4, "big"))
         await writer.drain()
+
+
+# An acks=all produce waits for its commit; while it does, its connection's next requests
+# are read and handled (their answers still leave in order).  At most this many wait at once.
+MAX_PARKED_ANSWERS = 100
+
+
+class _Answers:
+    """A connection's answers, written in the order of its requests.
+
+    A Kafka broker handles one request of a connection at a time.  Here an acks=all
+    produce lets the next request start as soon as its records are appended (it calls
+    :func:`~minikafka.broker.purgatory.parking`), so a client with several produce
+    requests in flight on one connection (librdkafka, Kafka's Java producer) has them
+    all appended and replicated together instead of one replication round trip each.
+    Each request is still applied in arrival order, and answers leave in that order.
+    The waiting produce requests are tasks owned by this object, cancelled with the
+    connection."""
+
+    def __init__(self, writer: asyncio.StreamWriter, conn: Connection) -> None:
+        self._writer = writer
+        self._conn = conn
+        self._queue: deque[tuple[KafkaApi | None, RequestHeader | None, asyncio.Future]] = deque()
+        self._tasks: set[asyncio.Task] = set()
+
+    def add(self, api: KafkaApi, header: RequestHeader, response: dict | None) -> None:
+        """A handled request's answer (None: no answer), written now or after those before it."""
+        if not self._queue:
+            self._write(api, header, response)
+            return
+        fut = asyncio.get_running_loop().create_future()
+        fut.set_result(response)
+        self._queue.append((api, header, fut))
+
+    def add_bytes(self, frame: bytes) -> None:
+        """An answer already framed (an ApiVersions of an unknown version)."""
+        if not self._queue:
+            self._writer.write(frame)
+            return
+        fut = asyncio.get_running_loop().create_future()
+        fut.set_result(frame)
+        self._queue.append((None, None, fut))
+
+    async def run_until_parked(self, api: KafkaApi, header: RequestHeader,
+                               handling: Coroutine[Any, Any, dict | None]) -> None:
+        """Run ``handling`` until it is done or only waits (it called ``parking()``); its
+        answer is written when it is ready and every earlier answer has been written."""
+        loop = asyncio.get_running_loop()
+        if len(self._queue) >= MAX_PARKED_ANSWERS:
+            await asyncio.wait([self._queue[0][2]])
+            self._flush()
+        parked = loop.create_future()
+
+        def park() -> None:
+            if not parked.done():
+                parked.set_result(None)
+
+        def done(_: asyncio.Future) -> None:
+            park()
+            self._flush()
+
+        ctx = contextvars.copy_context()
+        ctx.run(on_parking.set, park)
+        task = loop.create_task(handling, context=ctx)
+        self._tasks.add(task)
+        self._queue.append((api, header, task))
+        task.add_done_callback(self._tasks.discard)
+        task.add_done_callback(done)
+        await parked
+
+    async def written(self) -> None:
+        """Wait until every answer so far has been written."""
+        while self._queue:
+            await asyncio.wait([self._queue[0][2]])
+            self._flush()
+
+    def cancel(self) -> None:
+        """The connection ends: requests still waiting get no answer."""
+        for _, _, fut in self._queue:
+            fut.cancel()
+        self._queue.clear()
+
+    async def close(self) -> None:
+        """Cancel what still waits and wait until those tasks have ended."""
+        self.cancel()
+        tasks = list(self._tasks)
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+    def _flush(self) -> None:
+        queue = self._queue
+        while queue and queue[0][2].done():
+            api, header, fut = queue.popleft()
+            if fut.cancelled():
+                self.cancel()
+                return
+            response = fut.result()
+            if api is None or header is None:
+                self._writer.write(response)
+            else:
+                self._write(api, header, response)
+                if response is None and self._conn.close_after:
+                    self.cancel()
+                    self._writer.close()  # the connection's reader ends on the closed socket
+                    return
+
+    def _write(self, api: KafkaApi, header: RequestHeader, response: dict | None) -> None:
+        if response is None or self._writer.is_closing():
+            return  # Produce with acks=0 gets no answer
+        self._writer.write(frames.encode_response(api, header.api_version, header.correlation_id, response))
