@@ -60,11 +60,14 @@ def end_offsets(target: Target, topic: str) -> dict[int, int]:
     return {tp.partition: off for tp, off in ends.items()}
 
 
-def produce_python(target: Target, work: Workload, topic: str, acks: str | int, bulk: bool = False) -> dict:
+def produce_python(target: Target, work: Workload, topic: str, acks: str | int, bulk: bool = False,
+                   enable_idempotence: bool | None = None) -> dict:
     """Our blocking Producer: ``send`` per record (or one ``send_many`` of them all when
-    ``bulk``), then flush; records/s, MB/s."""
+    ``bulk``), then flush; records/s, MB/s.  ``enable_idempotence`` None: the
+    producer's default (on with acks=all)."""
     value = work.value
-    with Producer(target.bootstrap, acks=acks) as producer:
+    config = {} if enable_idempotence is None else {"enable_idempotence": enable_idempotence}
+    with Producer(target.bootstrap, acks=acks, **config) as producer:
         start = time.perf_counter()
         if bulk:
             futures = producer.send_many(topic, [value] * work.records)
@@ -77,6 +80,105 @@ def produce_python(target: Target, work: Workload, topic: str, acks: str | int, 
     if failed:
         raise errors.ClientError(f"{failed} of {work.records} records were not acknowledged")
     return {"records_per_s": work.records / elapsed, "mb_per_s": work.mb / elapsed}
+
+
+# Transactional rows: a commit every this many records (a fixed count, so that both clients
+# commit the same transactions whatever their speed).
+TXN_COMMIT_EVERY = 1_000
+
+
+def produce_transactional(target: Target, work: Workload, topic: str, commit_every: int = TXN_COMMIT_EVERY) -> dict:
+    """Our Producer with a ``transactional_id`` (acks=all, idempotent): the same records as
+    :func:`produce_python`, ``send`` per record, in transactions of ``commit_every``
+    records (``begin_transaction``, the sends, ``commit_transaction``, which flushes and
+    waits for EndTxn).  ``init_transactions`` is not timed.  records/s, MB/s and the
+    number of transactions."""
+    value = work.value
+    with Producer(target.bootstrap, acks="all", transactional_id=f"bench-{topic}") as producer:
+        producer.init_transactions()
+        send = producer.send
+        futures = []
+        transactions = 0
+        start = time.perf_counter()
+        for first in range(0, work.records, commit_every):
+            producer.begin_transaction()
+            futures += [send(topic, value) for _ in range(min(commit_every, work.records - first))]
+            producer.commit_transaction()
+            transactions += 1
+        elapsed = time.perf_counter() - start
+    failed = sum(1 for f in futures if f.exception(0) is not None)
+    if failed:
+        raise errors.ClientError(f"{failed} of {work.records} transactional records were not acknowledged")
+    return {"records_per_s": work.records / elapsed, "mb_per_s": work.mb / elapsed, "transactions": transactions}
+
+
+def produce_confluent(target: Target, work: Workload, topic: str, transactional: bool,
+                      commit_every: int = TXN_COMMIT_EVERY) -> dict | None:
+    """confluent-kafka (librdkafka) through the Kafka listener, acks=all and idempotent
+    (``linger.ms`` 5): the same records, ``produce`` per record, then ``flush``; with
+    ``transactional`` in transactions of ``commit_every`` records (``init_transactions``
+    not timed).  None without confluent-kafka or a Kafka listener.  Checks every record
+    was delivered."""
+    if importlib.util.find_spec("confluent_kafka") is None or not target.kafka_bootstrap:
+        return None
+    import confluent_kafka
+
+    conf = {"bootstrap.servers": target.kafka_bootstrap, "acks": "all", "enable.idempotence": True,
+            "linger.ms": 5, "queue.buffering.max.messages": 1_000_000}
+    if transactional:
+        conf["transactional.id"] = f"bench-confluent-{topic}"
+    producer = confluent_kafka.Producer(conf)
+    failed = [0]
+
+    def delivered(err, msg) -> None:
+        if err is not None:
+            failed[0] += 1
+
+    def produce(n: int) -> None:
+        for _ in range(n):
+            while True:
+                try:
+                    producer.produce(topic, work.value, on_delivery=delivered)
+                    break
+                except BufferError:  # the local queue is full: serve delivery reports
+                    producer.poll(0.05)
+
+    transactions = 0
+    if transactional:
+        producer.init_transactions(60)
+    start = time.perf_counter()
+    if transactional:
+        for first in range(0, work.records, commit_every):
+            producer.begin_transaction()
+            produce(min(commit_every, work.records - first))
+            producer.commit_transaction(60)
+            transactions += 1
+    else:
+        produce(work.records)
+    left = producer.flush(120)
+    elapsed = time.perf_counter() - start
+    if left or failed[0]:
+        raise errors.ClientError(f"confluent-kafka: {failed[0] + left} of {work.records} records not delivered")
+    return {"records_per_s": work.records / elapsed, "mb_per_s": work.mb / elapsed, "transactions": transactions}
+
+
+def transaction_cost(target: Target, work: Workload, topics: tuple[str, str], client: str,
+                     commit_every: int = TXN_COMMIT_EVERY) -> dict | None:
+    """One run of the transactional producer's cost: the idempotent producer, then the
+    transactional one (``client`` "python" or "confluent-kafka"), each to a fresh RF 3
+    acks=all topic of ``topics``; their records/s and ``ratio`` (transactional over
+    idempotent, of this run).  None when the client cannot run."""
+    if client == "python":
+        idem = produce_python(target, work, topics[0], "all", enable_idempotence=True)
+        txn = produce_transactional(target, work, topics[1], commit_every)
+    else:
+        idem = produce_confluent(target, work, topics[0], False)
+        if idem is None:
+            return None
+        txn = produce_confluent(target, work, topics[1], True, commit_every)
+        assert txn is not None
+    return {"idempotent_records_per_s": idem["records_per_s"], "records_per_s": txn["records_per_s"],
+            "ratio": txn["records_per_s"] / idem["records_per_s"], "transactions": txn["transactions"]}
 
 
 def produce_kcat(target: Target, work: Workload, topic: str, acks: str) -> dict | None:

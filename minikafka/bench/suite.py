@@ -8,6 +8,10 @@ their own cluster and are then skipped).
 Every throughput row shows its ratio to the yardsticks measured in the same run (see
 :mod:`.yardsticks`): ``limit`` (the same bytes through a bare aiohttp handler) and
 ``mock`` (librdkafka's mock cluster through kcat, when kcat is installed).
+
+The cost of transactions is a pair of rows per client (ours and confluent-kafka): the
+idempotent producer and the transactional one on the same records, a commit every
+:data:`~.scenarios.TXN_COMMIT_EVERY` records, with the ratio of each run's two figures.
 """
 from __future__ import annotations
 
@@ -191,6 +195,8 @@ class Suite:
                     if pp:
                         row.extra["p99_ms"] = collect("p99_ms", "ms", pp, "p99_ms")
                     self.rows.append(row)
+            self._transaction_rows(target, work, limit_p, collect("records_per_s", "records/s", mocks["all"], "records_per_s")
+                                   if mocks["all"] else None)
             self.say(f"consume: writing {s.consume_records:,} records")
             ctopic = self._topic("consume", target, 3, 3, 2)
             sc.produce_python(target, consume_work, ctopic, "all")
@@ -281,6 +287,27 @@ class Suite:
             self.rows.append(Row(label, client, collect("p50_ms", "ms", runs, "p50_ms"), extra={
                 name: collect(name, "ms", runs, name)
                 for name in ("p99_ms", "p999_ms", "e2e_p50_ms", "e2e_p99_ms", "e2e_p999_ms")}))
+
+    def _transaction_rows(self, target: sc.Target, work: Workload, limit: Figure, mock: Figure | None) -> None:
+        """The cost of transactions: per client, the idempotent producer and the
+        transactional one (a commit every :data:`~.scenarios.TXN_COMMIT_EVERY` records)
+        on the same records, alternating within each run; ``vs_idempotent`` is the
+        transactional figure over the idempotent one of the same run."""
+        every = sc.TXN_COMMIT_EVERY
+        base = "produce RF3 acks=all min.isr=2"
+        for client, label in (("python", "python"), ("confluent-kafka", "confluent-kafka (C)")):
+            runs = self._repeat(f"transactions {client}", lambda i, c=client: sc.transaction_cost(
+                target, work, (self._topic("idempotent", target, 3, 3, 2), self._topic("txn", target, 3, 3, 2)), c))
+            if runs is None:
+                for scenario in (f"{base} idempotent", f"{base} transactional, a commit every {every:,}"):
+                    self.rows.append(Row(scenario, label, Figure("records_per_s", "records/s", ()),
+                                         skipped="needs confluent-kafka and the Kafka listener"))
+                continue
+            self.rows.append(Row(f"{base} idempotent", label, collect(
+                "records_per_s", "records/s", runs, "idempotent_records_per_s"), limit, mock))
+            self.rows.append(Row(f"{base} transactional, a commit every {every:,}", label,
+                                 collect("records_per_s", "records/s", runs, "records_per_s"), limit, mock,
+                                 extra={"vs_idempotent": collect("vs_idempotent", "x", runs, "ratio")}))
 
     @staticmethod
     def _row_or_skip(scenario: str, client: str, runs: list[dict] | None, limit: Figure | None,

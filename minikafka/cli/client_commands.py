@@ -55,9 +55,10 @@ def add_parsers(subparsers: argparse._SubParsersAction) -> None:
     lst.set_defaults(func=cmd_topics_list)
 
     describe = tsub.add_parser(
-        "describe", help="leaders, replicas, ISR, epochs, HW and LEOs",
+        "describe", help="leaders, replicas, ISR, epochs, HW, LSO and LEOs",
         description="Describe partitions: leader, replicas, ISR, leader epoch, the leader's high watermark "
-                    "and every replica's LEO as the brokers report them. Internal topics (names starting with __, "
+                    "(and its last stable offset, LSO, where an open transaction holds it below the high "
+                    "watermark) and every replica's LEO as the brokers report them. Internal topics (names starting with __, "
                     "such as __consumer_offsets) come after the others.")
     add_named(describe, "name", "topic", "NAME", topic_name, "topic (default: every topic)", required=False)
     _add_exclude_internal(describe)
@@ -295,8 +296,15 @@ def _described(args: argparse.Namespace, admin: Any) -> list[Any]:
     return [d for d in descs if not (args.exclude_internal and is_internal_topic(d.name))]
 
 
+def lso_behind(p: Any) -> bool:
+    """True when a partition's last stable offset is known and below its high watermark
+    (a transaction is open on it: read_committed consumers stop at the LSO)."""
+    return 0 <= p.last_stable_offset < p.high_watermark
+
+
 def format_topic(desc: Any) -> list[str]:
-    """kafka-topics style lines for one TopicDescription: a header, then one line per partition."""
+    """kafka-topics style lines for one TopicDescription: a header, then one line per
+    partition (``LastStableOffset`` only where an open transaction holds it below the HW)."""
     lines = [f"Topic: {desc.name}\tPartitionCount: {len(desc.partitions)}\tReplicationFactor: {desc.replication_factor}"]
     for p in desc.partitions:
         leos = ",".join(f"{b}={p.replica_leos.get(b, -1)}" for b in p.replicas)
@@ -304,7 +312,9 @@ def format_topic(desc: Any) -> list[str]:
             f"Topic: {p.topic}\tPartition: {p.partition}\tLeader: {p.leader}"
             f"\tReplicas: {_ids(p.replicas)}\tIsr: {_ids(p.isr)}\tLeaderEpoch: {p.leader_epoch}"
             + (f"\tLogStartOffset: {p.log_start_offset}" if p.log_start_offset > 0 else "")
-            + f"\tHighWatermark: {p.high_watermark}\tLEO: {leos}"
+            + f"\tHighWatermark: {p.high_watermark}"
+            + (f"\tLastStableOffset: {p.last_stable_offset}" if lso_behind(p) else "")
+            + f"\tLEO: {leos}"
         )
     return lines
 
@@ -328,13 +338,18 @@ def cmd_topics_describe(args: argparse.Namespace) -> int:
 
 
 def topics_view(descs: list[Any]) -> watch.View:
-    """``topics describe --watch``: one row per partition (-1: not known, see docs/tutorial.md)."""
+    """``topics describe --watch``: one row per partition (-1: not known, see docs/tutorial.md);
+    an LSO column after HW while an open transaction holds some partition's LSO below its HW."""
     columns = [watch.Column("TOPIC", ratio=1, min_width=5), watch.Column("P", justify="right"),
                watch.Column("LEADER", justify="right"), watch.Column("REPLICAS"), watch.Column("ISR"), watch.Column("EPOCH", justify="right")]
     with_start = any(p.log_start_offset > 0 for d in descs for p in d.partitions)
     if with_start:
         columns.append(watch.Column("START", justify="right"))
-    columns += [watch.Column("HW", justify="right"), watch.Column("LEO", ratio=1, min_width=6, wrap=True)]
+    columns.append(watch.Column("HW", justify="right"))
+    with_lso = any(lso_behind(p) for d in descs for p in d.partitions)
+    if with_lso:
+        columns.append(watch.Column("LSO", justify="right"))
+    columns.append(watch.Column("LEO", ratio=1, min_width=6, wrap=True))
     rows = []
     under = 0
     for d in descs:
@@ -343,11 +358,17 @@ def topics_view(descs: list[Any]) -> watch.View:
             cells = [d.name, str(p.partition), str(p.leader), _ids(p.replicas), _ids(p.isr), str(p.leader_epoch)]
             if with_start:
                 cells.append(str(p.log_start_offset))
-            cells += [str(p.high_watermark), " ".join(f"{b}={p.replica_leos.get(b, -1)}" for b in p.replicas)]
+            cells.append(str(p.high_watermark))
+            if with_lso:
+                cells.append(str(p.last_stable_offset))
+            cells += [" ".join(f"{b}={p.replica_leos.get(b, -1)}" for b in p.replicas)]
             rows.append(((d.name, p.partition), tuple(cells)))
     partitions = len(rows)
     title = (f"{len(descs)} topic{'s' if len(descs) != 1 else ''}, {partitions} partition"
              f"{'s' if partitions != 1 else ''}, {under} under-replicated")
+    if with_lso:
+        held = sum(1 for d in descs for p in d.partitions if lso_behind(p))
+        title += f", {held} with an open transaction (LSO below HW)"
     return watch.View([watch.Grid("partitions", columns, rows, title=title, empty="no topics")])
 
 

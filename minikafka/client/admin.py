@@ -360,6 +360,9 @@ class AIOAdmin(GroupAdminMixin, TransactionAdminMixin):
                     isr=isr,
                     offline_replicas=list(pi.offline_replicas),
                     high_watermark=leader_state.get("high_watermark", -1) if leader_state else -1,
+                    last_stable_offset=leader_state.get("last_stable_offset", leader_state.get("high_watermark", -1))
+                    if leader_state else -1,
+                    ongoing_transactions=list(leader_state.get("ongoing_transactions") or ()) if leader_state else [],
                     log_start_offset=leader_state.get("log_start_offset", -1) if leader_state else -1,
                     log_end_offset=leader_state.get("log_end_offset", -1) if leader_state else -1,
                     replica_leos={b: rep[b].get("log_end_offset", -1) if b in rep else -1 for b in ids},

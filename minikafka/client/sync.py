@@ -149,7 +149,11 @@ class Producer:
     ``max_block_ms``, ``client_id``, ``compression_type`` ("none", "gzip", "snappy", "lz4",
     "zstd"), ``enable_idempotence`` (default: on with acks="all" and retries >= 1),
     ``max_in_flight_requests_per_connection`` (default 5; used by idempotent producers,
-    others keep one batch per partition in flight).
+    others keep one batch per partition in flight), ``transactional_id`` and
+    ``transaction_timeout_ms`` (default 60000): a transactional producer calls
+    ``init_transactions()`` once, then ``begin_transaction()``, ``send``,
+    ``send_offsets_to_transaction`` and ``commit_transaction()`` or
+    ``abort_transaction()`` (docs/transactions.md).
     """
 
     def __init__(self, bootstrap_servers: Any, **config: Any) -> None:

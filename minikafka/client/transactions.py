@@ -15,7 +15,9 @@ ends the transaction (EndTxn).  The client states, as Kafka's::
 
 In FATAL_ERROR only ``close`` is left: a newer instance with the same transactional id
 took over.  Coordinator moves, loading and CONCURRENT_TRANSACTIONS are retried until
-``max_block_ms``.
+``max_block_ms``, after ``retry_backoff_ms``; AddPartitionsToTxn's CONCURRENT_TRANSACTIONS
+(the previous transaction's markers are still being written) after at most 20 ms, as
+Kafka's producer does.
 """
 from __future__ import annotations
 
@@ -32,6 +34,9 @@ _MOVED = (errors.NotCoordinatorError, errors.CoordinatorNotAvailableError, error
           errors.RequestTimedOutError)
 # retried as they are (the coordinator is busy)
 _BUSY = (errors.CoordinatorLoadInProgressError, errors.ConcurrentTransactionsError)
+# Kafka's producer retries AddPartitionsToTxn's CONCURRENT_TRANSACTIONS this soon: the next
+# transaction's first partition usually comes right after the previous commit.
+ADD_PARTITIONS_RETRY_BACKOFF_MS = 20
 # a newer producer took over: nothing but close is left
 FATAL = (errors.ProducerFencedError, errors.InvalidProducerEpochError,
          errors.TransactionalIdAuthorizationFailedError, errors.InvalidProducerIdMappingError)
@@ -115,7 +120,11 @@ class TransactionManager:
             self._coordinator = (got["node_id"], got["host"], got["port"])
         return self._coordinator
 
-    async def _retrying(self, what: str, attempt: Callable[[], Awaitable[dict]]) -> dict:
+    async def _retrying(self, what: str, attempt: Callable[[], Awaitable[dict]],
+                        busy_backoff_ms: int | None = None) -> dict:
+        """``attempt()`` until it succeeds, retrying coordinator moves and a busy
+        coordinator after ``retry_backoff_ms`` (``busy_backoff_ms`` for
+        CONCURRENT_TRANSACTIONS when given) until ``max_block_ms``."""
         deadline = time.monotonic() + self.max_block_ms / 1000
         while True:
             try:
@@ -127,14 +136,17 @@ class TransactionManager:
                     raise errors.RequestTimedOutError(
                         f"{what} of transactional id {self.transactional_id!r} did not succeed within "
                         f"max_block_ms={self.max_block_ms}: {exc}") from None
-                await asyncio.sleep(self.retry_backoff_ms / 1000)
+                backoff = self.retry_backoff_ms
+                if busy_backoff_ms is not None and isinstance(exc, errors.ConcurrentTransactionsError):
+                    backoff = min(backoff, busy_backoff_ms)
+                await asyncio.sleep(backoff / 1000)
 
-    async def _call_coordinator(self, api: str, body: dict) -> dict:
+    async def _call_coordinator(self, api: str, body: dict, busy_backoff_ms: int | None = None) -> dict:
         async def attempt() -> dict:
             _, host, port = await self._find()
             return _raise_partition_error(await self.meta.conn.call(host, port, api, body,
                                                                     self.request_timeout_ms / 1000))
-        return await self._retrying(api, attempt)
+        return await self._retrying(api, attempt, busy_backoff_ms)
 
     def _ids(self) -> dict[str, Any]:
         return {"transactional_id": self.transactional_id, "producer_id": self.producer_id,
@@ -185,7 +197,8 @@ class TransactionManager:
         tps, self._adding = sorted(self._adding), set()
         try:
             await self._call_coordinator("add_partitions_to_txn", {
-                **self._ids(), "partitions": [{"topic": t, "partition": p} for t, p in tps]})
+                **self._ids(), "partitions": [{"topic": t, "partition": p} for t, p in tps]},
+                ADD_PARTITIONS_RETRY_BACKOFF_MS)
             self.partitions.update(tps)
         except errors.KafkaError as exc:
             self.fail(exc)

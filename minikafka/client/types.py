@@ -112,7 +112,10 @@ class PartitionDescription:
 
     ``leader``, ``leader_epoch``, ``replicas``, ``isr`` and ``offline_replicas``
     come from metadata.  ``high_watermark``, ``log_start_offset`` and
-    ``log_end_offset`` are the leader's own values, and ``replica_leos`` /
+    ``log_end_offset`` are the leader's own values, as are ``last_stable_offset``
+    (the LSO: below the high watermark while a transaction is open on the partition,
+    where read_committed consumers stop) and ``ongoing_transactions`` (each open
+    transaction's ``producer_id`` and ``first_offset``); ``replica_leos`` /
     ``replica_hws`` map every assigned replica's broker id to that replica's LEO
     and HW as it reports them itself (``replica_state`` API); -1 marks a value
     that is not known (leader offline, broker not answering).
@@ -126,6 +129,7 @@ class PartitionDescription:
     isr: list[int]
     offline_replicas: list[int]
     high_watermark: int = -1
+    last_stable_offset: int = -1
     log_start_offset: int = -1
     log_end_offset: int = -1
     replica_leos: dict[int, int] = field(default_factory=dict, hash=False)
@@ -141,6 +145,7 @@ class PartitionDescription:
     replica_log_starts: dict[int, int] = field(default_factory=dict, hash=False)
     size_bytes: int = -1
     segments: int = -1
+    ongoing_transactions: list[dict] = field(default_factory=list, hash=False)
 
     @property
     def replicas_agree(self) -> bool | None:
@@ -161,6 +166,8 @@ class PartitionDescription:
             "isr": list(self.isr),
             "offline_replicas": list(self.offline_replicas),
             "high_watermark": self.high_watermark,
+            "last_stable_offset": self.last_stable_offset,
+            "ongoing_transactions": [dict(t) for t in self.ongoing_transactions],
             "log_start_offset": self.log_start_offset,
             "log_end_offset": self.log_end_offset,
             "replica_leos": {str(k): v for k, v in self.replica_leos.items()},

@@ -16,6 +16,9 @@ assembled by the broker that serves the page.
   and fetch rates: the difference of the leader's counters (log end offset and log
   bytes for produce, what consumers fetched for fetch) over the last few seconds of
   this dashboard's own samples.
+* :meth:`WebState.cluster_state` gives each partition's last stable offset (LSO) and
+  open transactions as its leader reports them, and lists the open transactions of every
+  broker's transaction coordinator (``list_transactions`` and ``describe_transactions``).
 * :meth:`WebState.events` merges this broker's events with those of the other live
   brokers (the ``events`` API, as ``cluster=true`` does) and keeps what it fetched, so
   the events of a broker that died later stay on the timeline.
@@ -54,6 +57,11 @@ RATE_MIN_SPAN_S = 0.25
 RATE_COUNTERS = (("log_end_offset", "produce_records_per_s"), ("size_bytes", "produce_bytes_per_s"),
                  ("fetched_records", "fetch_records_per_s"), ("fetched_bytes", "fetch_bytes_per_s"))
 
+# The transaction states in which a transaction is open (its partitions' LSO waits for it).
+OPEN_TXN_STATES = ("Ongoing", "PrepareCommit", "PrepareAbort", "PrepareEpochFence")
+# The transaction coordinator's events: they name a transactional id, not a partition.
+TXN_COORDINATOR_KINDS = ("txn_begin", "txn_commit", "txn_abort", "txn_fenced", "txn_timed_out")
+TXN_ID_IN_TEXT = re.compile(r"^transactional id (.+?): ")
 TP_IN_TEXT = re.compile(r"([A-Za-z0-9._-]+)-(\d+)")
 TOPIC_IN_TEXT = re.compile(r"topic ([A-Za-z0-9._-]+)")
 
@@ -265,6 +273,48 @@ class WebState:
                                "members": members, "partitions": rows})
         return sorted(groups, key=lambda x: x["group"])
 
+    async def _transactions(self, live: dict[int, tuple[str, int]]) -> dict:
+        """The open transactions of every live broker's transaction coordinator (the
+        ``list_transactions`` and ``describe_transactions`` APIs, as ``minikafka
+        transactions`` asks them): transactional id, state, producer id and epoch, start
+        time, timeout and partitions, oldest first; and how many transactional ids have
+        none open."""
+
+        async def ask(bid: int, host: str, port: int) -> tuple[list[dict], int]:
+            listed = await self._call(host, port, "list_transactions",
+                                      {"state_filters": [], "producer_id_filters": [], "duration_filter_ms": -1})
+            ids = [t["transactional_id"] for t in listed["transactions"] if t["state"] in OPEN_TXN_STATES]
+            idle = len(listed["transactions"]) - len(ids)
+            if not ids:
+                return [], idle
+            described = await self._call(host, port, "describe_transactions", {"transactional_ids": ids})
+            out = []
+            for d in described["transactions"]:
+                if d["error_code"] or d["state"] not in OPEN_TXN_STATES:  # moved or finished meanwhile
+                    continue
+                out.append({"transactional_id": d["transactional_id"], "state": d["state"], "coordinator": bid,
+                            "producer_id": d["producer_id"], "producer_epoch": d["producer_epoch"],
+                            "timeout_ms": d["transaction_timeout_ms"], "start_ms": d["transaction_start_time_ms"],
+                            "partitions": [f"{x['topic']}-{x['partition']}" for x in d["partitions"]]})
+            return out, idle
+
+        ids = sorted(live)
+        answers = await asyncio.gather(*(ask(i, *live[i]) for i in ids), return_exceptions=True)
+        open_: list[dict] = []
+        idle = 0
+        for ans in answers:
+            if isinstance(ans, BaseException):
+                if not isinstance(ans, Exception):
+                    raise ans
+                continue
+            open_ += ans[0]
+            idle += ans[1]
+        now_ms = int(time.time() * 1000)
+        for t in open_:
+            t["open_ms"] = max(0, now_ms - t["start_ms"]) if t["start_ms"] >= 0 else None
+        open_.sort(key=lambda t: (t["start_ms"] if t["start_ms"] >= 0 else now_ms, t["transactional_id"]))
+        return {"open": open_, "idle_ids": idle}
+
     # -- /api/state -------------------------------------------------------------------
     async def cluster_state(self) -> dict:
         b = self.view
@@ -297,6 +347,8 @@ class WebState:
                 isr_source = "leader"
             remote_leos = {int(k): int(v) for k, v in (lead or {}).get("remote_leos", {}).items()}
             hw = int(lead["high_watermark"]) if lead is not None else -1
+            # the last stable offset: below it no transaction is open (read_committed stops there)
+            lso = int(lead.get("last_stable_offset", hw)) if lead is not None else -1
             leader_leo = int(lead["log_end_offset"]) if lead is not None else -1
             reps = []
             for r in replicas:
@@ -328,7 +380,11 @@ class WebState:
                 "topic": topic, "partition": part, "internal": is_internal_topic(topic),
                 "leader": leader, "leader_epoch": epoch,
                 "replicas": replicas, "isr": isr, "isr_source": isr_source,
-                "high_watermark": hw, "log_end_offset": leader_leo,
+                "high_watermark": hw, "last_stable_offset": lso, "log_end_offset": leader_leo,
+                # open transactions on the leader (producer id, first offset) and how many
+                # aborted ones its index holds
+                "ongoing_transactions": list((lead or {}).get("ongoing_transactions") or ()),
+                "aborted_transactions": int((lead or {}).get("aborted_transactions") or 0),
                 # retention and DeleteRecords: the leader's log start, bytes and segments
                 "log_start_offset": int(lead["log_start_offset"]) if lead is not None else -1,
                 "size_bytes": int(lead.get("size_bytes", -1)) if lead is not None else -1,
@@ -344,7 +400,9 @@ class WebState:
             })
 
         self.rates.forget_except({(p["topic"], p["partition"]) for p in partitions})
-        groups = await self._groups(live, {(p["topic"], p["partition"]): p["high_watermark"] for p in partitions})
+        groups, transactions = await asyncio.gather(
+            self._groups(live, {(p["topic"], p["partition"]): p["high_watermark"] for p in partitions}),
+            self._transactions(live))
         ids = sorted(set(live) | assigned | set(self.known))
         # A page served on the external listener names the addresses its reader can reach
         # (Docker's host: localhost:9092-9094, not broker-N:19092).
@@ -376,12 +434,14 @@ class WebState:
             "partitions": partitions,
             "topics": self._topics(partitions),
             "groups": groups,
+            "transactions": transactions,
             "summary": {
                 "topics": len({p["topic"] for p in partitions}),
                 "partitions": len(partitions),
                 "under_replicated": sum(1 for p in partitions if p["under_replicated"]),
                 "under_min_isr": sum(1 for p in partitions if p["under_min_isr"]),
                 "offline": sum(1 for p in partitions if p["offline"]),
+                "open_transactions": len(transactions["open"]),
             },
         }
 
@@ -423,6 +483,11 @@ class WebState:
             m = TOPIC_IN_TEXT.search(e["text"])
             if m:
                 out["topic"] = m.group(1)
+        if e["kind"] in TXN_COORDINATOR_KINDS:  # an id such as "copier-1" is no partition
+            m = TXN_ID_IN_TEXT.search(e["text"])
+            if m:
+                out["transactional_id"] = m.group(1)
+            return out
         known = self.view.metadata().partitions
         for m in TP_IN_TEXT.finditer(e["text"]):
             tp = (m.group(1), int(m.group(2)))

@@ -29,7 +29,8 @@ def test_the_quick_suite_measures_every_scenario_against_both_yardsticks(tmp_pat
                      "latency acks=all RF3", "latency acks=all RF3 at 1,000/s, linger 0",
                      "failover: leader SIGKILL", "failover: controller SIGKILL",
                      "failover: controlled shutdown of the leader", "memory", "catch-up", "spark count",
-                     "end-to-end latency acks=all RF3, one record at a time"):
+                     "end-to-end latency acks=all RF3, one record at a time",
+                     "produce RF3 acks=all min.isr=2 idempotent", "produce RF3 acks=all min.isr=2 transactional"):
         assert scenario in table, f"{scenario} missing from\n{table}"
     assert "skipped" not in table, table
     rows = json.loads(out.read_text())["rows"]
@@ -52,6 +53,14 @@ def test_the_quick_suite_measures_every_scenario_against_both_yardsticks(tmp_pat
     for r in failovers:
         assert r["failed"]["median"] == 0, f"acks=all records were lost or failed in {r}"
         assert math.isfinite(r["to_first_ack_ms"]["median"]) and r["to_first_ack_ms"]["median"] >= 0
+    # the cost of transactions: idempotent and transactional rows per client, with their ratio
+    for client in ("python", "confluent-kafka (C)"):
+        (idem,) = [r for r in rows if r["scenario"] == "produce RF3 acks=all min.isr=2 idempotent" and r["client"] == client]
+        (txn,) = [r for r in rows if r["scenario"] == "produce RF3 acks=all min.isr=2 transactional, a commit every 1,000"
+                  and r["client"] == client]
+        assert idem["records_per_s"]["median"] > 0 and txn["records_per_s"]["median"] > 0
+        ratio = txn["vs_idempotent"]["median"]
+        assert ratio == pytest.approx(txn["records_per_s"]["runs"][0] / idem["records_per_s"]["runs"][0]), txn
     (catchup,) = [r for r in rows if r["scenario"].startswith("catch-up")]
     assert catchup["mb_per_s"]["median"] > 0
     assert catchup["refetched_mb"]["median"] >= 5, "the follower refetched at least the topic's 50,000 records"

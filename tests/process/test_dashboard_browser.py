@@ -1,8 +1,10 @@
 """The dashboard in headless Chromium (Playwright) against live clusters: controller and
 ISRs as the cluster reports them, a leader failover shown with its election event, a
 page served while its broker is the only one alive, under-min-ISR flags, topic configs,
-produce and fetch rates, the record browser, internal topics kept out of the way, and
-the layout at 1280, 1400 and 1920 px.
+produce and fetch rates, the record browser, internal topics kept out of the way, an open
+transaction (the partition's LSO below its HW, the transactions panel, the coordinator's
+events on the timeline, and ``topics describe``'s LastStableOffset), and the layout at
+1280, 1400 and 1920 px.
 
 Needs the ``playwright`` Python package (dev extra) and Debian's chromium at
 /usr/bin/chromium; Playwright's own browser download is never used.  The failover test
@@ -23,7 +25,7 @@ from pathlib import Path
 import pytest
 
 from minikafka import Admin, Producer
-from process_helpers import wait_for
+from process_helpers import run_cli, wait_for
 
 import playwright.sync_api as sync_api  # noqa: E402  (installed by the dev extra)
 
@@ -454,6 +456,96 @@ def test_dashboard_record_browser_and_rates(make_cluster, page):
             t.join(timeout=30)
     # and back to zero once they stopped
     expect(produce).to_have_attribute("data-records-per-s", "0", timeout=30_000)
+
+
+def test_dashboard_shows_an_open_transaction_its_lso_and_its_events(make_cluster, page):
+    """An open transaction holds its partition's last stable offset below the HW: the
+    dashboard shows the LSO under the HW and the transaction in its panel, and ``topics
+    describe`` prints LastStableOffset; the commit brings the LSO to the HW and empties
+    the panel.  The coordinator's begin, commit and abort events are on the timeline by
+    default, the partitions' markers and __transaction_state's elections only with
+    "show every event"."""
+    handle = make_cluster(broker_configs={"transaction.state.log.num.partitions": "3"})
+    with Admin(handle.bootstrap) as admin:
+        admin.create_topic("payments", partitions=2, replication_factor=3, config={"min.insync.replicas": "2"})
+    with Producer(handle.bootstrap, acks="all", linger_ms=1) as producer:
+        for i in range(10):
+            producer.send("payments", b"plain-%d" % i, partition=0)
+        producer.flush()
+    page.goto(f"http://127.0.0.1:{handle.brokers[min(handle.brokers)]}/")
+    r = row(page, "payments", 0)
+    expect(r).to_have_attribute("data-hw", "10")
+    expect(r).to_have_attribute("data-lso", "10")
+    expect(r.locator("td.hw .lso")).to_have_count(0)
+    expect(page.locator("tr.txn")).to_have_count(0)
+
+    tid = "payments-writer"
+    with Producer(handle.bootstrap, transactional_id=tid) as tx:
+        tx.init_transactions()
+        tx.begin_transaction()
+        for i in range(5):
+            tx.send("payments", b"in-txn-%d" % i, partition=0)
+        tx.flush()
+        # open: the records are below the HW, the LSO stays where the transaction began
+        expect(r).to_have_attribute("data-hw", "15", timeout=30_000)
+        expect(r).to_have_attribute("data-lso", "10")
+        expect(r).to_have_attribute("data-open-transactions", "1")
+        expect(r.locator("td.hw .lso")).to_have_text("LSO 10")
+        expect(r.locator("td.topic .open-txns")).to_have_text("1 open transaction")
+        expect(r.locator(".lsomark").first).to_be_visible()
+        expect(row(page, "payments", 1).locator("td.hw .lso")).to_have_count(0)
+        txn = page.locator(f'tr.txn[data-transactional-id="{tid}"]')
+        expect(txn).to_have_attribute("data-state", "Ongoing", timeout=30_000)
+        expect(txn).to_have_attribute("data-partitions", "payments-0")
+        expect(txn).to_have_attribute("data-producer-epoch", "0")
+        expect(page.locator("#transactions")).to_have_attribute("data-open", "1")
+        begun = page.locator(f'li.event[data-kind="txn_begin"][data-transactional-id="{tid}"]')
+        expect(begun).to_have_count(1, timeout=30_000)
+        expect(begun).to_be_visible()
+        expect(begun.locator(".kind")).to_contain_text("transaction begun")
+        expect(begun).not_to_have_attribute("data-topic", re.compile(".+"))
+        # the terminal view: Kafka's word for it, only where it differs from the HW
+        bootstrap = f"127.0.0.1:{handle.brokers[min(handle.brokers)]}"
+        done = run_cli("topics", "describe", "--topic", "payments", "--bootstrap-server", bootstrap)
+        assert done.returncode == 0, done.stderr
+        lines = done.stdout.splitlines()
+        assert "\tHighWatermark: 15\tLastStableOffset: 10\t" in lines[1], lines
+        assert "LastStableOffset" not in lines[2], lines
+
+        tx.commit_transaction()
+        # committed: the COMMIT marker took offset 15, the LSO is back at the HW
+        expect(r).to_have_attribute("data-hw", "16", timeout=30_000)
+        expect(r).to_have_attribute("data-lso", "16")
+        expect(r.locator("td.hw .lso")).to_have_count(0)
+        expect(r.locator("td.topic .open-txns")).to_have_count(0)
+        expect(page.locator("tr.txn")).to_have_count(0)
+        expect(page.locator("#transactions")).to_have_attribute("data-open", "0")
+        expect(page.locator("#txn-idle")).to_contain_text("1 transactional id with none open")
+        committed = page.locator(f'li.event[data-kind="txn_commit"][data-transactional-id="{tid}"]')
+        expect(committed).to_be_visible(timeout=30_000)
+        expect(committed.locator(".kind")).to_contain_text("transaction committed")
+        done = run_cli("topics", "describe", "--topic", "payments", "--bootstrap-server", bootstrap)
+        assert done.returncode == 0 and "LastStableOffset" not in done.stdout, done.stdout + done.stderr
+
+        tx.begin_transaction()
+        tx.send("payments", b"dropped", partition=1)
+        tx.flush()
+        expect(row(page, "payments", 1)).to_have_attribute("data-lso", "0", timeout=30_000)
+        expect(row(page, "payments", 1).locator("td.hw .lso")).to_have_text("LSO 0")
+        tx.abort_transaction()
+    aborted = page.locator(f'li.event[data-kind="txn_abort"][data-transactional-id="{tid}"]')
+    expect(aborted).to_be_visible(timeout=30_000)
+    expect(aborted.locator(".kind")).to_contain_text("transaction aborted")
+    expect(row(page, "payments", 1)).to_have_attribute("data-lso", "2", timeout=30_000)
+    # the partitions' markers and the internal topic's events wait for "show every event"
+    markers = page.locator('li.event[data-kind="txn_commit_marker"][data-topic="payments"]')
+    expect(markers).to_have_count(1, timeout=30_000)
+    expect(markers).to_be_hidden()
+    expect(page.locator("li.event.internal:visible")).to_have_count(0)
+    expect(page.locator('li.event[data-topic="__transaction_state"]')).not_to_have_count(0)
+    page.check("#show-all-events")
+    expect(markers).to_be_visible()
+    expect(markers.locator(".kind")).to_contain_text("COMMIT marker written")
 
 
 # Whatever is cut off or pushed out of its panel, per width: sections scrolled sideways,

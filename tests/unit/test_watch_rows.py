@@ -239,3 +239,36 @@ def test_topics_describe_watch_lists_internal_topics_last(monkeypatch):
     args.exclude_internal = True
     view, _ = client_commands._topics_describe_view(args)
     assert [row_id[0] for row_id, _ in view.grids[0].rows] == ["audit", "orders"]
+
+
+def test_topics_describe_shows_the_lso_only_where_an_open_transaction_holds_it_below_the_hw():
+    """Kafka's last stable offset: an LSO column (and ``LastStableOffset`` in the plain
+    lines) while a transaction is open on some partition; nothing otherwise."""
+    from minikafka.cli.client_commands import format_topic
+
+    def topic(lso0: int) -> TopicDescription:
+        parts = [PartitionDescription(topic="payments", partition=p, leader=1, leader_epoch=0, replicas=[1, 2],
+                                      isr=[1, 2], offline_replicas=[], high_watermark=hw, last_stable_offset=lso,
+                                      log_start_offset=0, replica_leos={1: hw, 2: hw})
+                 for p, hw, lso in ((0, 120, lso0), (1, 40, 40))]
+        return TopicDescription("payments", parts)
+
+    settled = topics_view([topic(120)]).grids[0]
+    assert "LSO" not in [c.header for c in settled.columns]
+    assert not any("LastStableOffset" in line for line in format_topic(topic(120)))
+    # an unknown LSO (-1: leader offline, an older broker) is not shown either
+    assert "LSO" not in [c.header for c in topics_view([topic(-1)]).grids[0].columns]
+
+    grid = topics_view([topic(100)]).grids[0]
+    headers = [c.header for c in grid.columns]
+    assert headers[headers.index("HW") + 1] == "LSO"
+    cells = {row_id[1]: dict(zip(headers, values)) for row_id, values in grid.rows}
+    assert (cells[0]["HW"], cells[0]["LSO"]) == ("120", "100")
+    assert (cells[1]["HW"], cells[1]["LSO"]) == ("40", "40")
+    assert grid.title.endswith("1 with an open transaction (LSO below HW)")
+    lines = format_topic(topic(100))
+    assert "\tHighWatermark: 120\tLastStableOffset: 100\tLEO: " in lines[1]
+    assert "LastStableOffset" not in lines[2]
+    # the commit: the column goes away, the highlight of the next round marks nothing new
+    changed = watch.changed_cells(watch.cells_of(topics_view([topic(100)])), watch.cells_of(topics_view([topic(120)])))
+    assert not any(column == "LSO" for _, column in changed)

@@ -341,6 +341,12 @@ _api(
               default=0),
             F("fetched_bytes", "int", "batch bytes consumers fetched from this replica as leader (a counter)",
               default=0),
+            F("last_stable_offset", "int", "the first offset of the oldest open transaction, or the high "
+              "watermark when none is open (read_committed reads below it)", default=-1),
+            F("ongoing_transactions", [Struct("OngoingTransaction", (
+                F("producer_id", "int"), F("first_offset", "int", "offset of the transaction's first record here"),
+            ))], "transactions open in this replica's log, oldest first", default=[]),
+            F("aborted_transactions", "int", "entries of this replica's aborted-transaction index", default=0),
         ))]),
     ),
 )

@@ -749,6 +749,21 @@ def encode_ProducerState(o: ProducerState) -> dict:
 
 
 @dataclass(slots=True, kw_only=True)
+class OngoingTransaction:
+    """The msgpack API's OngoingTransaction."""
+    producer_id: int
+    first_offset: int
+
+
+def decode_OngoingTransaction(m: dict) -> OngoingTransaction:
+    return OngoingTransaction(producer_id=m['producer_id'], first_offset=m['first_offset'])
+
+
+def encode_OngoingTransaction(o: OngoingTransaction) -> dict:
+    return {'producer_id': o.producer_id, 'first_offset': o.first_offset}
+
+
+@dataclass(slots=True, kw_only=True)
 class ReplicaState:
     """The msgpack API's ReplicaState."""
     topic: str
@@ -770,14 +785,17 @@ class ReplicaState:
     producers: list[ProducerState] = field(default_factory=list)
     fetched_records: int = 0
     fetched_bytes: int = 0
+    last_stable_offset: int = -1
+    ongoing_transactions: list[OngoingTransaction] = field(default_factory=list)
+    aborted_transactions: int = 0
 
 
 def decode_ReplicaState(m: dict) -> ReplicaState:
-    return ReplicaState(topic=m['topic'], partition=m['partition'], role=m['role'], leader=m['leader'], leader_epoch=m['leader_epoch'], log_start_offset=m['log_start_offset'], log_end_offset=m['log_end_offset'], high_watermark=m['high_watermark'], isr=m['isr'], replicas=m['replicas'], remote_leos=m['remote_leos'], epochs=m['epochs'], checksum=m['checksum'], checksum_upto=m['checksum_upto'], size_bytes=m['size_bytes'], segments=m['segments'], producers=[decode_ProducerState(x0) for x0 in m['producers']], fetched_records=m['fetched_records'], fetched_bytes=m['fetched_bytes'])
+    return ReplicaState(topic=m['topic'], partition=m['partition'], role=m['role'], leader=m['leader'], leader_epoch=m['leader_epoch'], log_start_offset=m['log_start_offset'], log_end_offset=m['log_end_offset'], high_watermark=m['high_watermark'], isr=m['isr'], replicas=m['replicas'], remote_leos=m['remote_leos'], epochs=m['epochs'], checksum=m['checksum'], checksum_upto=m['checksum_upto'], size_bytes=m['size_bytes'], segments=m['segments'], producers=[decode_ProducerState(x0) for x0 in m['producers']], fetched_records=m['fetched_records'], fetched_bytes=m['fetched_bytes'], last_stable_offset=m['last_stable_offset'], ongoing_transactions=[decode_OngoingTransaction(x0) for x0 in m['ongoing_transactions']], aborted_transactions=m['aborted_transactions'])
 
 
 def encode_ReplicaState(o: ReplicaState) -> dict:
-    return {'topic': o.topic, 'partition': o.partition, 'role': o.role, 'leader': o.leader, 'leader_epoch': o.leader_epoch, 'log_start_offset': o.log_start_offset, 'log_end_offset': o.log_end_offset, 'high_watermark': o.high_watermark, 'isr': o.isr, 'replicas': o.replicas, 'remote_leos': o.remote_leos, 'epochs': o.epochs, 'checksum': o.checksum, 'checksum_upto': o.checksum_upto, 'size_bytes': o.size_bytes, 'segments': o.segments, 'producers': [encode_ProducerState(x0) for x0 in o.producers], 'fetched_records': o.fetched_records, 'fetched_bytes': o.fetched_bytes}
+    return {'topic': o.topic, 'partition': o.partition, 'role': o.role, 'leader': o.leader, 'leader_epoch': o.leader_epoch, 'log_start_offset': o.log_start_offset, 'log_end_offset': o.log_end_offset, 'high_watermark': o.high_watermark, 'isr': o.isr, 'replicas': o.replicas, 'remote_leos': o.remote_leos, 'epochs': o.epochs, 'checksum': o.checksum, 'checksum_upto': o.checksum_upto, 'size_bytes': o.size_bytes, 'segments': o.segments, 'producers': [encode_ProducerState(x0) for x0 in o.producers], 'fetched_records': o.fetched_records, 'fetched_bytes': o.fetched_bytes, 'last_stable_offset': o.last_stable_offset, 'ongoing_transactions': [encode_OngoingTransaction(x0) for x0 in o.ongoing_transactions], 'aborted_transactions': o.aborted_transactions}
 
 
 @dataclass(slots=True, kw_only=True)

@@ -14,7 +14,17 @@ const KEY_KINDS = new Set([
   "leader_elected", "unclean_election", "partition_offline", "leader_rebalance",
   "isr_shrink", "isr_expand", "isr_shrink_controller",
   "truncate", "recovered", "topic_created", "topic_deleted", "reassign_start", "reassign_done",
+  // the transaction coordinator's (each partition's COMMIT/ABORT markers are minor)
+  "txn_begin", "txn_commit", "txn_abort", "txn_fenced", "txn_timed_out",
 ]);
+// Key events that come with every transaction: over MAX_EVENTS they go before the others.
+const ROUTINE_KINDS = new Set(["txn_begin", "txn_commit"]);
+// How an event kind is named on the timeline (otherwise its name with spaces).
+const KIND_LABELS = {
+  txn_begin: "transaction begun", txn_commit: "transaction committed", txn_abort: "transaction aborted",
+  txn_fenced: "producer fenced", txn_timed_out: "transaction timed out",
+  txn_commit_marker: "COMMIT marker written", txn_abort_marker: "ABORT marker written",
+};
 
 const $ = (id) => document.getElementById(id);
 // Kafka's internal topics (__consumer_offsets, __transaction_state): after the others, hidden
@@ -91,7 +101,8 @@ function renderState(s) {
   renderTopics(s.topics || []);
   updateRecordChoices(s.partitions);
 
-  const key = JSON.stringify({ c: s.controller, b: s.brokers, p: s.partitions, g: s.groups });
+  const key = JSON.stringify({ c: s.controller, b: s.brokers, p: s.partitions, g: s.groups,
+                               t: (s.transactions || {}).open });
   if (key === lastStateKey) return;
   lastStateKey = key;
 
@@ -128,6 +139,8 @@ function renderState(s) {
     body.replaceChildren(...s.partitions.map((p) => renderPartition(p, alive)));
   }
 
+  renderTransactions(s.transactions || { open: [], idle_ids: 0 });
+
   const groups = $("group-rows");
   if (!(s.groups || []).length) {
     groups.replaceChildren(el("tr", { class: "empty" },
@@ -163,6 +176,42 @@ function renderGroup(g) {
     el("td", {}, ...members),
     el("td", {}, ...lag),
   );
+}
+
+function duration(ms) {
+  if (ms === null || ms === undefined) return "-";
+  return ms < 10_000 ? `${(ms / 1000).toFixed(1)} s` : ms < 120_000 ? `${Math.round(ms / 1000)} s`
+    : `${Math.round(ms / 60_000)} min`;
+}
+
+function renderTransactions(t) {
+  const body = $("txn-rows");
+  const section = $("transactions");
+  section.dataset.open = t.open.length;
+  $("txn-idle").textContent = t.idle_ids
+    ? `${t.idle_ids} transactional id${t.idle_ids === 1 ? "" : "s"} with none open` : "";
+  if (!t.open.length) {
+    body.replaceChildren(el("tr", { class: "empty" }, el("td", { colspan: 6 },
+      "no open transaction: producers with a ", el("code", { text: "transactional_id" }), " show here between ",
+      el("code", { text: "begin_transaction()" }), " and the commit or abort")));
+    return;
+  }
+  body.replaceChildren(...t.open.map((x) => el("tr", {
+    class: "txn", "data-transactional-id": x.transactional_id, "data-state": x.state,
+    "data-producer-id": x.producer_id, "data-producer-epoch": x.producer_epoch, "data-coordinator": x.coordinator,
+    "data-partitions": x.partitions.join(","),
+  },
+    el("td", { class: "topic" }, x.transactional_id,
+      el("div", { class: "muted" }, `coordinator broker ${x.coordinator}`)),
+    el("td", {}, x.state),
+    el("td", { class: "num" }, `${x.producer_id}`, el("div", { class: "muted" }, `epoch ${x.producer_epoch}`)),
+    el("td", { class: "num", title: x.start_ms >= 0 ? `began ${new Date(x.start_ms).toISOString()}` : null },
+      duration(x.open_ms)),
+    el("td", { class: "num" }, duration(x.timeout_ms)),
+    el("td", { class: "txn-partitions" }, ...(x.partitions.length
+      ? x.partitions.map((tp) => el("span", { class: isInternal(tp) ? "tp internal" : "tp", text: tp }))
+      : [el("span", { class: "muted", text: "none yet" })])),
+  )));
 }
 
 function renderBroker(b) {
@@ -212,7 +261,8 @@ function renderPartition(p, alive) {
     class: isInternal(p.topic) ? "partition internal" : "partition", id: `p-${p.topic}-${p.partition}`,
     "data-topic": p.topic, "data-partition": p.partition, "data-leader": p.leader,
     "data-leader-epoch": p.leader_epoch, "data-replicas": p.replicas.join(","), "data-isr": p.isr.join(","),
-    "data-hw": p.high_watermark, "data-leo": p.log_end_offset, "data-log-start": p.log_start_offset,
+    "data-hw": p.high_watermark, "data-lso": p.last_stable_offset ?? "", "data-leo": p.log_end_offset,
+    "data-log-start": p.log_start_offset, "data-open-transactions": (p.ongoing_transactions || []).length,
     "data-under-replicated": p.under_replicated, "data-offline": p.offline,
     "data-under-min-isr": p.under_min_isr === null ? "unknown" : p.under_min_isr,
     "data-min-isr": p.min_insync_replicas ?? "",
@@ -225,7 +275,12 @@ function renderPartition(p, alive) {
         class: "producers",
         title: p.producers.map((x) => `producer ${x.producer_id} epoch ${x.producer_epoch}: ` +
           `last sequence ${x.last_sequence} at offset ${x.last_offset}`).join("\n"),
-      }, `${p.producers.length} idempotent producer${p.producers.length > 1 ? "s" : ""}`) : null),
+      }, `${p.producers.length} idempotent producer${p.producers.length > 1 ? "s" : ""}`) : null,
+      (p.ongoing_transactions || []).length ? el("div", {
+        class: "open-txns",
+        title: p.ongoing_transactions.map((x) => `producer ${x.producer_id}: open since offset ${x.first_offset}`)
+          .join("\n"),
+      }, `${p.ongoing_transactions.length} open transaction${p.ongoing_transactions.length > 1 ? "s" : ""}`) : null),
     el("td", { class: "num" }, p.partition),
     el("td", { class: "num leader" }, leaderCell),
     el("td", { class: "num epoch" }, p.leader_epoch),
@@ -236,6 +291,11 @@ function renderPartition(p, alive) {
       title: p.size_bytes >= 0 ? `leader's log: start offset ${p.log_start_offset}, ${p.size_bytes} bytes in ` +
         `${p.segments} segment${p.segments === 1 ? "" : "s"}` : "leader unknown",
     }, p.high_watermark >= 0 ? p.high_watermark : "?",
+      lsoBehind(p) ? el("div", {
+        class: "lso", text: `LSO ${p.last_stable_offset}`,
+        title: `last stable offset ${p.last_stable_offset}: a transaction is open from there; ` +
+          "read_committed consumers read only below it",
+      }) : null,
       p.log_start_offset > 0 ? el("div", { class: "logstart", text: `start ${p.log_start_offset}` }) : null),
     el("td", {}, renderReplicaBars(p)),
     el("td", {
@@ -386,6 +446,12 @@ function browse(topic, partition) {
   showRecords();
 }
 
+// The LSO is worth showing only below the HW: an open transaction holds it back.
+function lsoBehind(p) {
+  return typeof p.last_stable_offset === "number" && p.last_stable_offset >= 0 && p.high_watermark >= 0 &&
+    p.last_stable_offset < p.high_watermark;
+}
+
 function renderReplicaBars(p) {
   const hw = p.high_watermark;
   const leaderLeo = p.log_end_offset;
@@ -413,6 +479,10 @@ function renderReplicaBars(p) {
       }
     }
     if (hw >= 0) bar.appendChild(el("div", { class: "hwmark", style: `left:calc(${pct(hw)} - 1px)`, title: `HW ${hw}` }));
+    if (lsoBehind(p)) {
+      bar.appendChild(el("div", { class: "lsomark", style: `left:calc(${pct(p.last_stable_offset)} - 1px)`,
+        title: `LSO ${p.last_stable_offset}` }));
+    }
 
     const tags = [];
     if (r.is_leader) tags.push(el("span", { class: "tag", text: "L", title: "leader" }));
@@ -482,14 +552,18 @@ function isMinor(e) {
   return !KEY_KINDS.has(e.kind) || isInternal(e.topic);
 }
 
+function kindLabel(kind) {
+  return KIND_LABELS[kind] || kind.replace(/_/g, " ");
+}
+
 function renderEvent(e) {
   const li = el("li", {
     class: `event${isMinor(e) ? " minor" : ""}${isInternal(e.topic) ? " internal" : ""}${firstBatch ? "" : " fresh"}`,
     "data-kind": e.kind, "data-broker": e.broker, "data-ts": e.ts,
-    "data-topic": e.topic, "data-partition": e.partition,
+    "data-topic": e.topic, "data-partition": e.partition, "data-transactional-id": e.transactional_id,
   },
     el("time", { datetime: new Date(e.ts * 1000).toISOString() }, clock(e.ts)),
-    el("span", { class: "kind" }, e.kind.replace(/_/g, " "), el("span", { class: "src", text: `broker ${e.broker}` })),
+    el("span", { class: "kind" }, kindLabel(e.kind), el("span", { class: "src", text: `broker ${e.broker}` })),
     el("span", { class: "text" }, e.text),
   );
   return li;
@@ -510,12 +584,15 @@ function addEvents(events) {
     list.insertBefore(node, before);
   }
   // over MAX_EVENTS: drop the oldest minor events (role changes, internal topics) first,
-  // so that a burst of them never pushes out the broker, controller and leader events
+  // then the transactions' begin and commit events, so that a burst of them never pushes
+  // out the broker, controller and leader events
   let excess = list.children.length - MAX_EVENTS;
   if (excess > 0) {
     const minor = [...list.querySelectorAll("li.event.minor")].reverse();  // oldest first
     const key = [...list.children].reverse().filter((n) => !n.classList.contains("minor"));
-    for (const node of minor.concat(key)) {
+    const routine = key.filter((n) => ROUTINE_KINDS.has(n.dataset.kind));
+    const rest = key.filter((n) => !ROUTINE_KINDS.has(n.dataset.kind));
+    for (const node of minor.concat(routine, rest)) {
       if (excess <= 0) break;
       seen.delete(`${node.dataset.ts}|${node.dataset.broker}|${node.dataset.kind}|${node.querySelector(".text").textContent}`);
       list.removeChild(node);
