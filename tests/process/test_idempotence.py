@@ -111,8 +111,14 @@ def test_producer_ids_are_unique_across_brokers_and_blocks_live_in_zookeeper(clu
     assert block["version"] == 1 and block["broker"] in (1, 2, 3)
     assert int(block["block_end"]) - int(block["block_start"]) == 999
     assert max(ids) <= int(block["block_end"])
-    tx = rpc(cluster.brokers[1], "init_producer_id", {"transactional_id": "tx"})
-    assert tx["error"] == "INVALID_REQUEST"
+    # a transactional id is its transaction coordinator's: the other brokers answer NOT_COORDINATOR
+    found: list[dict] = []
+    wait_for(lambda: found.append(rpc(cluster.brokers[1], "find_coordinator", {"key": "tx", "key_type": 1}))
+             or found[-1]["error"] == "NONE", 60, message="the transaction coordinator of 'tx'")
+    coordinator = found[-1]["node_id"]
+    for b in (1, 2, 3):
+        if b != coordinator:
+            assert rpc(cluster.brokers[b], "init_producer_id", {"transactional_id": "tx"})["error"] == "NOT_COORDINATOR"
 
 
 def test_a_new_leader_dedupes_the_retry_of_a_batch_the_killed_leader_wrote(make_cluster):
