@@ -200,21 +200,23 @@ class Copier(SimClient):
         self.sequences: dict[TP, int] = {}  # next sequence per output partition, this epoch
         self.attempt = 0
         self.done = False
-        self.until = 0.0
+        self.until = 0.0  # when to give up (the runner moves it once the faults are over)
+        self.hurry = False  # no pacing any more: the faults are over
 
     def ids(self) -> dict:
         return {"transactional_id": self.tid, "producer_id": self.producer_id, "producer_epoch": self.producer_epoch}
 
     # -- the loop ----------------------------------------------------------------------------------
     async def run(self, until: float) -> None:
-        """Copy until every owned input is committed, or until virtual time ``until``."""
+        """Copy until every owned input is committed, or until virtual time ``until``
+        (:attr:`until` from then on)."""
         self.until = until
         fresh = True
-        while self.now() < until:
+        while self.now() < self.until:
             try:
                 if fresh:
                     await self.init_producer(bump=False)
-                    positions = await self.fetch_committed(GROUP, self.tps, until)
+                    positions = await self.fetch_committed(GROUP, self.tps, self.until)
                     if positions is None:
                         return
                     self.positions = positions
@@ -267,7 +269,8 @@ class Copier(SimClient):
         else:
             self.figures.aborts += 1
             self.figures.aborted.add((self.tid, attempt))
-        await asyncio.sleep(sum(len(v) for v in records.values()) / RATE)
+        if not self.hurry:
+            await asyncio.sleep(sum(len(v) for v in records.values()) / RATE)
 
     async def abort(self, attempt: int, bump: bool) -> None:
         """Abort the failed transaction (recorded once EndTxn acknowledged it), then bump the
