@@ -225,8 +225,9 @@ class Copier(SimClient):
                     self.done = True
                     return
                 await self.transaction(until)
-            except Restart:
+            except Restart as exc:
                 self.figures.restarts += 1
+                self.world.note(f"{self.name}: {self.tid} starts over (a fresh producer, the committed offsets): {exc}")
                 fresh = True
                 await asyncio.sleep(BACKOFF_S)
 
@@ -254,7 +255,7 @@ class Copier(SimClient):
             await self.coordinator_call("add_offsets_to_txn", {**self.ids(), "group_id": GROUP})
             await self.txn_offset_commit(nxt)
         except Abortable as exc:
-            await self.abort(attempt, exc.bump)
+            await self.abort(attempt, exc)
             return
         commit = self.rng.random() >= ABORT_CHANCE
         try:
@@ -263,6 +264,9 @@ class Copier(SimClient):
             # unanswered or refused: whether it committed is unknown (the restart's
             # InitProducerId completes or aborts it; the committed offsets tell)
             raise Restart(f"end_txn: {exc}") from None
+        span = ", ".join(f"{t}-{p} {self.positions[(t, p)]}..{o}" for (t, p), o in sorted(nxt.items()))
+        self.world.note(f"{self.name}: {self.tid} attempt {attempt} (producer {self.producer_id} epoch "
+                        f"{self.producer_epoch}) {'committed' if commit else 'aborted on purpose'}: {span}")
         if commit:
             self.figures.commits += 1
             self.positions = nxt
@@ -272,16 +276,18 @@ class Copier(SimClient):
         if not self.hurry:
             await asyncio.sleep(sum(len(v) for v in records.values()) / RATE)
 
-    async def abort(self, attempt: int, bump: bool) -> None:
+    async def abort(self, attempt: int, why: Abortable) -> None:
         """Abort the failed transaction (recorded once EndTxn acknowledged it), then bump the
         epoch when its sequences may have a gap; a failure of either starts over."""
         try:
             await self.coordinator_call("end_txn", {**self.ids(), "committed": False})
         except KafkaError as exc:
-            raise Restart(f"abort: {exc}") from None
+            raise Restart(f"abort after {why}: {exc}") from None
         self.figures.aborts += 1
         self.figures.aborted.add((self.tid, attempt))
-        if bump:
+        self.world.note(f"{self.name}: {self.tid} attempt {attempt} aborted after {why}"
+                        + ("; the epoch is bumped (KIP-360)" if why.bump else ""))
+        if why.bump:
             self.figures.bumps += 1
             await self.init_producer(bump=True)
 
