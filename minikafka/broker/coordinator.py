@@ -58,6 +58,7 @@ from ..protocol.records.batch import batch_records, encode_batch, split_batches
 from ..protocol.records.control import COMMIT, read_marker
 from ..protocol.rpc.types import ProducePartition, ProduceRequest
 from ..zk.session import ZkSession
+from .coordinator_log import wait_committed
 from .metadata_cache import MetadataCache
 from .metrics import Metrics
 from .security import Security, refusal
@@ -187,11 +188,15 @@ class GroupCoordinator:
 
     async def _load(self, shard: _Shard) -> None:
         """Replay the partition from its log start to its LEO (:class:`OffsetsReplay`: the
-        last record per key wins; transactional offsets wait for their marker)."""
+        last record per key wins; transactional offsets wait for their marker), once the
+        high watermark covers it (:mod:`.coordinator_log`): an offset commit past it was
+        never acknowledged and may be lost with this leader, so OffsetFetch must not
+        return it."""
         started = self.clock.monotonic()
         p = self.replica_manager.partitions.get((rec.OFFSETS_TOPIC, shard.partition))
         if p is None:
             return
+        await wait_committed(p)
         replay = OffsetsReplay()
         offset, end = p.log.log_start_offset, p.log_end_offset
         while offset < end:

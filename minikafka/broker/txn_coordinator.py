@@ -61,6 +61,7 @@ from ..transactions.state import (
     check_timeout,
 )
 from ..zk.session import ZkSession
+from .coordinator_log import wait_committed
 from .metadata_cache import MetadataCache
 from .metrics import Metrics
 from .security import Security, refusal
@@ -212,11 +213,13 @@ class TransactionCoordinator:
 
     async def _load(self, shard: _Shard) -> None:
         """Replay the partition from its log start to its LEO (the last record per
-        transactional id wins), then finish the prepared transactions."""
+        transactional id wins), once the high watermark covers it (:mod:`.coordinator_log`),
+        then finish the prepared transactions."""
         started = self.clock.monotonic()
         p = self.replica_manager.partitions.get((rec.TXN_TOPIC, shard.partition))
         if p is None:
             return
+        await wait_committed(p)
         found: dict[str, TxnRecord | None] = {}
         offset, end, n = p.log.log_start_offset, p.log_end_offset, 0
         while offset < end:

@@ -38,6 +38,9 @@ def add_parsers(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--partitions", type=int, default=2, help="partitions of the simulated topic (default 2)")
     p.add_argument("--faults", metavar="KIND,...",
                    help=f"fault kinds to draw from (default: all but power-loss): {', '.join(KINDS)}")
+    p.add_argument("--transactions", action="store_true",
+                   help="run the transactional consume-transform-produce workload (exactly-once copiers) instead of "
+                        "the plain producers and consumer, and check the transactional invariants")
     p.add_argument("--trace", action="store_true", help="print the event trace (always printed for a failing --seed)")
     p.add_argument("--jobs", type=int, default=1, help="--seeds: simulate this many seeds at once (processes)")
     p.set_defaults(func=cmd_sim)
@@ -67,7 +70,8 @@ def _options(args: argparse.Namespace) -> "object":
     rf = min(3, args.brokers)
     return Options(seed=args.seed if args.seed is not None else 0, brokers=args.brokers, storage=args.storage,
                    truncation=args.truncation, partitions=args.partitions, replication_factor=rf,
-                   min_insync_replicas=min(2, rf), steps=args.steps, faults=faults)
+                   min_insync_replicas=min(2, rf), steps=args.steps, faults=faults,
+                   transactions=args.transactions)
 
 
 def _seed_range(text: str) -> range:

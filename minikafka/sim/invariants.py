@@ -17,7 +17,10 @@ On events:
 
 4. a record below the HW (committed: below the highest HW any leader reached) is never
    truncated away — the storage reports every truncation's removed batches
-   (:meth:`on_truncate`);
+   (:meth:`on_truncate`).  A record is the committed one when its offset, its value and
+   the leader epoch its batch was written in all match: a producer that retries a batch
+   under a new leader may get the same offset for the same value, and the old leader's
+   copy, written in the earlier epoch, was never committed;
 5. consumers only see committed records: each offset a consumer is handed is below the
    highest HW, with the value committed there (:meth:`on_read`, watching the history's
    reads as they are recorded).
@@ -30,7 +33,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..faults.history import History, Op, Read
-from ..protocol.records.batch import iter_records, read_header
+from ..protocol.records.batch import batch_records, iter_records, read_header, split_batches
 from ..replication.partition import Role
 
 if TYPE_CHECKING:
@@ -50,6 +53,7 @@ class Checker:
         self.leader_hw: dict[tuple[int, int, TP, int], int] = {}
         self.max_hw: dict[TP, int] = {}
         self.committed: dict[TP, dict[int, bytes]] = {}  # offset -> value, below max_hw
+        self.committed_epoch: dict[TP, dict[int, int]] = {}  # offset -> the leader epoch its batch was written in
         if history is not None:
             history.watch(self.on_op)
 
@@ -96,11 +100,13 @@ class Checker:
         log = leader.log  # type: ignore[attr-defined]
         start = max(old, log.log_start_offset)
         committed = self.committed.setdefault(tp, {})
+        epochs = self.committed_epoch.setdefault(tp, {})
         if start < hw:
-            for rec in iter_records(log.read(start, BIG, hw), min_offset=start):
-                if rec.offset >= hw:
+            for offset, epoch, value in _records(log.read(start, BIG, hw), start):
+                if offset >= hw:
                     break
-                committed[rec.offset] = rec.value or b""
+                committed[offset] = value
+                epochs[offset] = epoch
         self.max_hw[tp] = hw
 
     def _check_isr(self, b: int, tp: TP, leader: object) -> None:
@@ -122,10 +128,14 @@ class Checker:
     # -- events -------------------------------------------------------------------------------------------------
     def on_truncate(self, broker_id: int, tp: TP, removed: list[bytes]) -> None:
         committed = self.committed.get(tp, {})
+        epochs = self.committed_epoch.get(tp, {})
         for data in removed:
-            for rec in iter_records(data):
-                if rec.offset in committed and committed[rec.offset] == (rec.value or b""):
-                    self.violate(f"b{broker_id} {tp[0]}-{tp[1]}: truncated committed offset {rec.offset} "
+            for offset, epoch, value in _records(data, 0):
+                # the committed record itself: its offset, value and the leader epoch it was
+                # written in (a producer's retry of a batch may land at the same offset with
+                # the same value under a new leader; the old leader's copy is not committed)
+                if committed.get(offset) == value and epochs.get(offset) == epoch:
+                    self.violate(f"b{broker_id} {tp[0]}-{tp[1]}: truncated committed offset {offset} "
                                  f"(below the HW {self.max_hw.get(tp, 0)})")
                     return
 
@@ -170,6 +180,13 @@ class Checker:
             if len(leader.isr) != len(replicas):
                 self.violate(f"{tp[0]}-{tp[1]}: ISR {list(leader.isr)} not full after healing")
         return logs
+
+
+def _records(data: bytes, start: int) -> list[tuple[int, int, bytes]]:
+    """``(offset, leader epoch of its batch, value)`` of each record from ``start`` on
+    (control batches left out)."""
+    return [(offset, h.leader_epoch, value or b"")
+            for h, raw in split_batches(data) for offset, _, _, value, _ in batch_records(h, raw) if offset >= start]
 
 
 def _batch_at(log: object, offset: int) -> int | None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import hashlib
+import random
 import sys
 import time
 import warnings
@@ -25,12 +26,15 @@ from typing import Awaitable, Callable, TypeVar
 from .. import errors
 from ..faults import checker as shared
 from ..faults.history import History
+from ..faults.txn_checker import check_transactions
 from ..faults.workload import ProducerPlan, Workload
 from .clients import Committer, Consumer, Producer
 from .invariants import Checker
 from .loop import SimStalled
 from .nemesis import Nemesis
+from . import txn_clients as txn
 from .network import call
+from .txn_clients import TxnFigures
 from .world import BASE_PORT, HOST, Options, World, quiet_logs
 
 
@@ -57,6 +61,10 @@ class Result:
     faults: int = 0
     fault_counts: dict[str, int] = field(default_factory=dict)
     elections: int = 0
+    txn: TxnFigures | None = None  # the transactional workload's figures (--transactions)
+    copied: int = 0  # input records committed with their outputs
+    inputs: int = 0
+    txn_violations: int = 0
     steps: int = 0
     virtual_s: float = 0.0
     wall_s: float = 0.0
@@ -66,9 +74,14 @@ class Result:
         """The one-line verdict."""
         verdict = "ok" if self.ok else "FAILED"
         first = f" first_violation={self.violations[0]!r}" if self.violations else ""
+        txn = ""
+        if self.txn is not None:
+            t = self.txn
+            txn = (f" copied={self.copied}/{self.inputs} txn_aborts={t.aborts} restarts={t.restarts} "
+                   f"epoch_bumps={t.bumps} txn_violations={self.txn_violations}")
         return (f"seed={self.seed} {verdict} truncation={opts.truncation} storage={opts.storage} "
-                f"brokers={opts.brokers} acked={self.acked} consumed={self.consumed} commits={self.commits} lost={self.lost} "
-                f"faults={self.faults} leader_epochs={self.elections} loop_steps={self.steps} "
+                f"brokers={opts.brokers} acked={self.acked} consumed={self.consumed} commits={self.commits} lost={self.lost}"
+                f"{txn} faults={self.faults} leader_epochs={self.elections} loop_steps={self.steps} "
                 f"virtual_s={self.virtual_s:.0f} wall_s={self.wall_s:.1f} trace={self.digest[:12]}{first}")
 
 
@@ -81,14 +94,14 @@ async def _wait(world: World, cond, timeout_s: float, interval_s: float = 0.1) -
     return True
 
 
-async def _create_topic(world: World) -> bool:
+async def _create_topic(world: World, topic: str | None = None) -> bool:
     o = world.opts
     for _ in range(50):
         live = world.live_brokers()
         if live:
             try:
                 r = await call(world, "admin", HOST, BASE_PORT + live[0], "create_topics", {
-                    "topics": [{"name": o.topic, "num_partitions": o.partitions, "replication_factor": o.replication_factor,
+                    "topics": [{"name": topic or o.topic, "num_partitions": o.partitions, "replication_factor": o.replication_factor,
                                 "config": {"min.insync.replicas": str(o.min_insync_replicas)}, "assignment": None}],
                     "timeout_ms": 10000, "validate_only": False}, 15.0)
                 code = r["topics"][0]["error_code"]
@@ -117,13 +130,23 @@ def _converged(world: World, tps: list) -> bool:
     return True
 
 
-async def _scenario(world: World, checker: Checker, history: History, result: Result) -> None:
-    o = world.opts
+async def _start(world: World, checker: Checker) -> bool:
+    """ZooKeeper's twin and the brokers, until a controller is elected."""
     world.start_zookeeper()
-    for b in range(1, o.brokers + 1):
+    for b in range(1, world.opts.brokers + 1):
         world.start_broker(b)
     if not await _wait(world, lambda: world.controller_id() is not None, 60):
         checker.violate("no controller was elected within 60 s of the start")
+        return False
+    return True
+
+
+async def _scenario(world: World, checker: Checker, history: History, result: Result) -> None:
+    o = world.opts
+    if o.transactions:
+        await _transactional(world, checker, history, result)
+        return
+    if not await _start(world, checker):
         return
     if not await _create_topic(world):
         checker.violate(f"topic {o.topic} could not be created")
@@ -151,6 +174,75 @@ async def _scenario(world: World, checker: Checker, history: History, result: Re
     checker.add(records.problems())
     checker.add(shared.check_offset_commits(history, await committer.fetch_committed(o.settle_s)).problems())
     result.commits = committer.commits
+    result.acked = history.acked
+    result.consumed = records.consumed
+    result.lost = len(records.lost)
+    result.faults = nemesis.faults
+    result.fault_counts = dict(nemesis.counts)
+
+
+async def _transactional(world: World, checker: Checker, history: History, result: Result) -> None:
+    """The transactional workload (:mod:`.txn_clients`): fill the input topic, copy it
+    under the nemesis, heal, let the copiers finish, then check what read_committed
+    returns from the output topic against the group's committed offsets
+    (:func:`~minikafka.faults.txn_checker.check_transactions`), besides the replicas'
+    convergence and the input's acknowledged records."""
+    o = world.opts
+    if not await _start(world, checker):
+        return
+    in_topic, out_topic = txn.input_topic(o.topic), txn.output_topic(o.topic)
+    for topic in (in_topic, out_topic):
+        if not await _create_topic(world, topic):
+            checker.violate(f"topic {topic} could not be created")
+            return
+    in_tps = [(in_topic, p) for p in range(o.partitions)]
+    tps = in_tps + [(out_topic, p) for p in range(o.partitions)]
+    run_for = o.steps * o.step_s
+    per_partition = max(20, int(txn.RATE * run_for))
+    inputs = await txn.fill_input(world, history, per_partition, world.loop.time() + 60)
+    if inputs is None:
+        checker.violate(f"the input topic {in_topic} could not be filled")
+        return
+    figures = TxnFigures()
+    rng = random.Random(f"copiers-{o.seed}")
+    n = min(txn.COPIERS, o.partitions)
+    copiers = [txn.Copier(world, c, [p for p in range(o.partitions) if p % n == c], {p: per_partition for p in inputs},
+                          history, figures, rng) for c in range(n)]
+    tasks = [world.loop.create_task(c.run(float("inf"))) for c in copiers]
+    nemesis = Nemesis(world, o.faults)
+    await nemesis.run(o.steps, o.step_s)
+    nemesis.heal_all()
+    # the faults are over: the copiers go as fast as they can, for a while
+    finish_by = world.loop.time() + 2 * o.settle_s
+    for c in copiers:
+        c.hurry, c.until = True, finish_by
+    await asyncio.gather(*tasks)
+    for c in copiers:
+        if not c.done:
+            checker.violate(f"copier {c.tid} did not copy its input within {2 * o.settle_s:.0f} s of healing: "
+                            f"at {sorted(c.positions.items())} of {per_partition} per partition")
+    if not await _wait(world, lambda: _converged(world, tps), o.settle_s, 0.25):
+        world.note("the cluster did not converge within the settle time")
+    outputs, stuck = await txn.read_committed(world, out_topic, o.partitions, world.loop.time() + o.settle_s)
+    for text in stuck:
+        checker.violate(text)
+    committed = await txn.SimClient(world, "verifier").fetch_committed(txn.GROUP, in_tps,
+                                                                       world.loop.time() + o.settle_s)
+    if committed is None:
+        checker.violate(f"the committed offsets of group {txn.GROUP} could not be read (require_stable)")
+        committed = {}
+    verdict = check_transactions(inputs, {p: off for (_, p), off in committed.items()}, outputs, o.partitions,
+                                 figures.aborted)
+    checker.add(verdict.problems())
+    await _wait(world, lambda: _converged(world, tps), o.settle_s, 0.25)
+    logs = checker.final(tps)
+    records = shared.check_records(history, {tp: logs[tp] for tp in in_tps if tp in logs}, duplicates_allowed=False)
+    checker.add(records.problems())
+    result.txn = figures
+    result.inputs = sum(len(v) for v in inputs.values())
+    result.copied = verdict.committed_inputs
+    result.txn_violations = verdict.violations
+    result.commits = figures.commits
     result.acked = history.acked
     result.consumed = records.consumed
     result.lost = len(records.lost)

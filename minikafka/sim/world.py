@@ -63,6 +63,7 @@ class Options:
     step_s: float = 2.0  # virtual seconds between nemesis steps
     settle_s: float = 60.0  # after healing: time for the cluster to converge (twice)
     faults: tuple[str, ...] = ()  # fault kinds allowed; empty: every kind
+    transactions: bool = False  # the transactional consume-transform-produce workload instead of the plain one
     broker_settings: dict[str, Any] = field(default_factory=dict)
 
 
@@ -130,6 +131,7 @@ class World:
             "offsets.topic.num.partitions": 2,
             "log.cleaner.enable": False,
             "auto.create.topics.enable": False,
+            **({"transaction.state.log.num.partitions": 3} if o.transactions else {}),
             **o.broker_settings,
         }
         return BrokerConfig(broker_id=broker_id, zookeeper_connect=ZK, listen_host=HOST,
