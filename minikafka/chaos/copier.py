@@ -139,8 +139,8 @@ class Copiers:
                     records = consumer.poll(timeout_ms=300, max_records=BATCH)
                     for r in records:
                         out = output_value(r.value.decode(), tid, attempt)
-                        producer.send(self.output_topic, out, partition=r.partition % self.partitions)
-                        producer.send(self.output_topic, out, partition=(r.partition + 1) % self.partitions)
+                        for q in sorted({r.partition % self.partitions, (r.partition + 1) % self.partitions}):
+                            producer.send(self.output_topic, out, partition=q)
                     producer.send_offsets_to_transaction({tp: consumer.position(tp) for tp in tps}, self.group)
                     if records and self.rng.random() < 0.2:
                         producer.abort_transaction(30)
