@@ -250,6 +250,10 @@ def test_groups_commands_show_lag_reset_and_delete(cluster):
     assert deleted.returncode == 0 and "was successful" in deleted.stdout
     gone = json.loads(run_cli("groups", "describe", group, "--json", *boot).stdout)
     assert gone["state"] == "Dead" and gone["offsets"] == []
+    # in words, a group that does not exist is an error (kafka-consumer-groups' sentence), not a "Dead" line
+    described = run_cli("groups", "describe", group, *boot)
+    assert described.returncode == 2 and described.stdout == "", described.stdout
+    assert described.stderr == f"minikafka: error: Consumer group '{group}' does not exist.\n"
     missing = run_cli("groups", "delete", group, *boot)
     assert missing.returncode == 2 and missing.stderr.count("\n") == 1 and "GROUP_ID_NOT_FOUND" in missing.stderr
     both = run_cli("consume", topic, "--group", group, "--partition", "0", *boot)
