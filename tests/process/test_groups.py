@@ -17,7 +17,7 @@ import pytest
 
 from minikafka import Admin, Consumer, Producer, TopicPartition, errors
 from minikafka.groups.records import OFFSETS_TOPIC
-from process_helpers import run_cli, wait_for
+from process_helpers import keeps_running, run_cli, wait_for
 from replica_checks import post
 
 pytestmark = pytest.mark.process
