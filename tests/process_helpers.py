@@ -38,6 +38,29 @@ def wait_for(condition: Callable[[], Any], timeout_s: float = 10.0, interval_s: 
         time.sleep(interval_s)
 
 
+def holds(condition: Callable[[], Any], duration_s: float, interval_s: float = 0.1,
+          message: str = "condition") -> None:
+    """A bounded watch for "nothing happens": poll ``condition`` for ``duration_s`` and fail
+    as soon as it is false (a fixed sleep followed by one look would miss a short-lived change)."""
+    deadline = time.monotonic() + duration_s
+    while True:
+        last = condition()
+        if not last:
+            raise AssertionError(f"{message} stopped holding (last value: {last!r})")
+        if time.monotonic() >= deadline:
+            return
+        time.sleep(interval_s)
+
+
+def keeps_running(proc: subprocess.Popen, duration_s: float, message: str = "the process") -> None:
+    """A bounded watch: fail as soon as ``proc`` exits within ``duration_s``."""
+    try:
+        code = proc.wait(timeout=duration_s)
+    except subprocess.TimeoutExpired:
+        return
+    raise AssertionError(f"{message} exited with status {code} within {duration_s:g} s")
+
+
 def run_cli(*args: str, timeout_s: float = 120, env: dict | None = None) -> subprocess.CompletedProcess:
     """Run ``python -m minikafka ARGS`` and capture its output as text."""
     return subprocess.run([PYTHON, "-m", "minikafka", *args], capture_output=True, text=True,

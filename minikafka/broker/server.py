@@ -173,7 +173,8 @@ class Broker:
             stat = await self.zk.exists(layout.broker_path(self.broker_id))
             if stat is None:
                 await self.register()
-                self.record_event("broker_registered", f"broker {self.broker_id} re-registered with epoch {self.broker_epoch}")
+                self.record_event("broker_registered", f"broker {self.broker_id} re-registered with broker epoch "
+                                                       f"{self.broker_epoch} (the czxid of /brokers/ids/{self.broker_id})")
                 self.kafka_controller.session_regained()
         except Exception as exc:
             log.warning("re-registration failed: %s", exc)

@@ -22,23 +22,36 @@ def add_parsers(subparsers: argparse._SubParsersAction) -> None:
     bench = subparsers.add_parser("bench", help="measure produce/consume throughput",
                                   description="Measure produce or consume throughput on a running cluster.")
     bsub = bench.add_subparsers(dest="bench_command", metavar="COMMAND", required=True, parser_class=type(bench))
-    prod = bsub.add_parser("produce", help="produce N records and time it")
-    prod.add_argument("--acks", choices=["all", "1", "0"], default="all")
-    prod.add_argument("--records", type=int, default=100_000)
-    prod.add_argument("--value-size", dest="value_size", type=int, default=100)
+    prod = bsub.add_parser("produce", help="produce N records and time it",
+                           description="Send N records of one size with our Producer, wait for every "
+                                       "acknowledgement and print records/s, MB/s and the p50 and p99 latency "
+                                       "from send to acknowledgement. The topic is created when missing "
+                                       "(min.insync.replicas=2, or the replication factor when smaller).")
+    prod.add_argument("--acks", choices=["all", "1", "0"], default="all",
+                      help="acknowledgement from all in-sync replicas, the leader only, or none (default all)")
+    prod.add_argument("--records", type=int, default=100_000, metavar="N", help="number of records (default 100000)")
+    prod.add_argument("--value-size", dest="value_size", type=int, default=100, metavar="BYTES",
+                      help="bytes per record value (default 100; no key)")
     prod.add_argument("--topic", default=None, help="default: bench-acks-<acks>")
-    prod.add_argument("--partitions", type=int, default=3)
-    prod.add_argument("--replication-factor", dest="replication_factor", type=int, default=3)
-    prod.add_argument("--linger-ms", dest="linger_ms", type=int, default=5)
-    prod.add_argument("--batch-size", dest="batch_size", type=int, default=65536)
+    prod.add_argument("--partitions", type=int, default=3, metavar="N",
+                      help="partitions of a topic it creates (default 3)")
+    prod.add_argument("--replication-factor", dest="replication_factor", type=int, default=3, metavar="N",
+                      help="replicas of each partition of a topic it creates (default 3)")
+    prod.add_argument("--linger-ms", dest="linger_ms", type=int, default=5, metavar="MS",
+                      help="milliseconds a batch may wait for more records (linger.ms, default 5)")
+    prod.add_argument("--batch-size", dest="batch_size", type=int, default=65536, metavar="BYTES",
+                      help="bytes per batch at most (batch.size, default 65536)")
     prod.add_argument("--compression-type", dest="compression_type", default="none",
-                      choices=("none", "gzip", "snappy", "lz4", "zstd"))
+                      choices=("none", "gzip", "snappy", "lz4", "zstd"), help="batch compression (default none)")
     prod.add_argument("--no-idempotence", dest="idempotence", action="store_false",
                       help="turn off the idempotent producer (on by default with --acks all)")
     add_dir_and_bootstrap(prod)
     prod.set_defaults(func=cmd_produce)
-    cons = bsub.add_parser("consume", help="read a topic from the beginning and time it")
-    cons.add_argument("--topic", required=True)
+    cons = bsub.add_parser("consume", help="read a topic from the beginning and time it",
+                           description="Read every record of a topic from the beginning (up to the high "
+                                       "watermarks at the start) with our Consumer and print records/s and "
+                                       "MB/s; fill the topic first with `bench produce`.")
+    cons.add_argument("--topic", required=True, help="the topic to read, e.g. bench-acks-all")
     cons.add_argument("--read", choices=["records", "batches", "values", "arrow"], default="records",
                       help="records: poll(), a ConsumerRecord each (default); batches: poll_batches(), nothing "
                            "decoded; values: poll_batches() and values(); arrow: poll_batches() and to_arrow()")
@@ -48,9 +61,11 @@ def add_parsers(subparsers: argparse._SubParsersAction) -> None:
                           description="Send RATE records/s for SECONDS at acks=all with linger 0 to a new topic "
                                       "(3 partitions, RF 3, min.insync.replicas=2) and print the p50, p99 and "
                                       "p99.9 from send to acknowledgement and to a consumer's arrival.")
-    lat.add_argument("--rate", type=int, default=1_000)
-    lat.add_argument("--seconds", type=float, default=10)
-    lat.add_argument("--value-size", dest="value_size", type=int, default=100)
+    lat.add_argument("--rate", type=int, default=1_000, metavar="N", help="records per second (default 1000)")
+    lat.add_argument("--seconds", type=float, default=10, metavar="SECONDS",
+                     help="how long to send, in seconds (default 10)")
+    lat.add_argument("--value-size", dest="value_size", type=int, default=100, metavar="BYTES",
+                     help="bytes per record value (default 100)")
     lat.add_argument("--client", choices=["python", "confluent"], default="python",
                      help="python: our Producer and Consumer (msgpack listener); confluent: confluent-kafka "
                           "(librdkafka) in a process of its own through the Kafka listener")
@@ -64,7 +79,7 @@ def add_parsers(subparsers: argparse._SubParsersAction) -> None:
                                         "of medians with min-max, each throughput next to the 'limit' and "
                                         "'mock' yardsticks measured in the same run (docs/performance.md).")
     suite.add_argument("--quick", action="store_true", help="a tenth of the work (a check that all runs)")
-    suite.add_argument("--runs", type=int, default=None, help="runs per scenario (default 3)")
+    suite.add_argument("--runs", type=int, default=None, metavar="N", help="runs per scenario (default 3)")
     suite.add_argument("--json", dest="json_file", metavar="FILE", default=None, help="also write the figures as JSON")
     suite.add_argument("--bootstrap-server", dest="bootstrap_server", metavar="HOST:PORT[,HOST:PORT...]", default=None,
                        help="use this running cluster instead of starting one (failover and memory are skipped)")

@@ -97,7 +97,7 @@ def add_parsers(subparsers: argparse._SubParsersAction) -> None:
                             description="Every setting of a topic (its value and whether it is the topic's "
                                         "override, the broker's value or the default) or of a broker.")
     which = cdesc.add_mutually_exclusive_group(required=True)
-    which.add_argument("--topic", type=topic_name)
+    which.add_argument("--topic", type=topic_name, help="a topic's settings, its own and the defaults")
     which.add_argument("--broker", type=broker_id, metavar="ID", help="a broker's settings, static and dynamic")
     add_dir_and_bootstrap(cdesc)
     cdesc.set_defaults(func=cmd_configs_describe)
@@ -106,7 +106,7 @@ def add_parsers(subparsers: argparse._SubParsersAction) -> None:
                                          "dynamic settings of one broker (--broker) or of every broker "
                                          "(--broker-defaults); the brokers apply the change at once.")
     target = calter.add_mutually_exclusive_group(required=True)
-    target.add_argument("--topic", type=topic_name)
+    target.add_argument("--topic", type=topic_name, help="settings of one topic")
     target.add_argument("--broker", type=broker_id, metavar="ID", help="dynamic settings of one broker")
     target.add_argument("--broker-defaults", dest="broker_defaults", action="store_true",
                         help="dynamic settings of every broker (kafka-configs.sh --entity-default)")
@@ -129,7 +129,8 @@ def add_parsers(subparsers: argparse._SubParsersAction) -> None:
                     "the given offset are gone for consumers (whole segments below it are deleted). The file is "
                     'the JSON of kafka-delete-records: {"partitions": [{"topic": "t", "partition": 0, "offset": 5}], '
                     '"version": 1}; offset -1 means the high watermark.')
-    delrec.add_argument("--offset-json-file", dest="offset_json_file", required=True, metavar="FILE")
+    delrec.add_argument("--offset-json-file", dest="offset_json_file", required=True, metavar="FILE",
+                        help="the partitions and their new log start offsets, in kafka-delete-records' JSON")
     add_dir_and_bootstrap(delrec)
     delrec.set_defaults(func=cmd_topics_delete_records)
 
@@ -137,8 +138,8 @@ def add_parsers(subparsers: argparse._SubParsersAction) -> None:
         "reassign", help="move a partition to other brokers",
         description="Reassign a partition to a new replica list (the first is the preferred leader). The new "
                     "replicas catch up, then the old ones are removed; follow it with `topics describe`.")
-    reassign.add_argument("--topic", required=True, type=topic_name)
-    reassign.add_argument("--partition", type=_non_negative, required=True, metavar="P")
+    reassign.add_argument("--topic", required=True, type=topic_name, help="the partition's topic")
+    reassign.add_argument("--partition", type=_non_negative, required=True, metavar="P", help="the partition")
     reassign.add_argument("--replicas", required=True, metavar="ID,ID,...", help="new broker ids, e.g. 3,2")
     add_dir_and_bootstrap(reassign)
     reassign.set_defaults(func=cmd_topics_reassign)

@@ -41,7 +41,7 @@ def add_parsers(subparsers: argparse._SubParsersAction) -> None:
                     "changes nothing. Refused while the group has active members (state other than Empty). "
                     "A group that does not exist yet gets these committed offsets with --execute, as in Kafka.")
     add_named(reset, "group", "group", "GROUP", group_id, "the group id")
-    reset.add_argument("--topic", required=True, type=topic_name)
+    reset.add_argument("--topic", required=True, type=topic_name, help="the topic whose partitions move")
     to = reset.add_mutually_exclusive_group(required=True)
     to.add_argument("--to-earliest", dest="to_earliest", action="store_true", help="the log start offset")
     to.add_argument("--to-latest", dest="to_latest", action="store_true", help="the high watermark")
@@ -54,7 +54,11 @@ def add_parsers(subparsers: argparse._SubParsersAction) -> None:
     add_dir_and_bootstrap(reset)
     reset.set_defaults(func=cmd_groups_reset)
 
-    delete = gsub.add_parser("delete", help="delete an empty group and its committed offsets")
+    delete = gsub.add_parser("delete", help="delete an empty group and its committed offsets",
+                             description="Delete a consumer group that has no active members, with its "
+                                         "committed offsets, as kafka-consumer-groups --delete does. A group "
+                                         "with members is refused (NON_EMPTY_GROUP), an unknown one too "
+                                         "(GROUP_ID_NOT_FOUND).")
     add_named(delete, "group", "group", "GROUP", group_id, "the group id")
     add_dir_and_bootstrap(delete)
     delete.set_defaults(func=cmd_groups_delete)
@@ -94,15 +98,13 @@ def describe(admin: Any, consumer: Any, group_id: str) -> dict:
 
 
 def format_group(d: dict) -> list[str]:
-    """kafka-consumer-groups --describe lines, after one line about the group itself."""
+    """kafka-consumer-groups --describe lines, after one line about the group itself (a group that
+    exists: ``groups describe`` refuses a Dead one before formatting)."""
     def cell(v: Any) -> str:
         return "-" if v is None or v == "" else str(v)
 
     lines = [f"Group {d['group']}: state {d['state']}, generation {d['generation']}, assignor {cell(d['protocol'])}, "
              f"coordinator broker {d['coordinator']}, {len(d['members'])} members, group leader {cell(d['leader'])}"]
-    if d["state"] == "Dead":
-        lines.append(f"Consumer group '{d['group']}' does not exist.")
-        return lines
     rows = [COLUMNS] + [(d["group"], o["topic"], str(o["partition"]), cell(o["current_offset"]), cell(o["log_end_offset"]),
                          cell(o["lag"]), cell(o["member_id"]), cell(o["host"]), cell(o["client_id"])) for o in d["offsets"]]
     owned = {o["member_id"] for o in d["offsets"]}
@@ -161,7 +163,10 @@ def cmd_groups_describe(args: argparse.Namespace) -> int:
     with Admin(bootstrap, **client_options(args)) as admin, Consumer(bootstrap, **client_options(args)) as consumer:
         d = describe(admin, consumer, args.group)
     if args.json:
-        print(json.dumps(d), flush=True)
+        print(json.dumps(d), flush=True)  # a group that does not exist: state Dead, as Kafka's Admin describes it
+    elif d["state"] == "Dead":
+        # kafka-consumer-groups' words; it prints them as "Error: ..." (and exits 0), ours is a one-line error
+        raise ClientError(f"Consumer group '{args.group}' does not exist.")
     else:
         print("\n".join(format_group(d)), flush=True)
     return 0

@@ -284,7 +284,10 @@ def _cluster_status_view(args: argparse.Namespace) -> tuple[watch.View, dict]:
 def cmd_cluster_down(args: argparse.Namespace) -> int:
     """Stop every process of the cluster; keep its folder and logs."""
     from ..cluster import launcher
+    from ..cluster.state import exists
 
+    if not exists(args.dir):
+        raise ClientError(f"no cluster in {args.dir}: nothing to stop")
     results = launcher.down(args.dir)
     for name, outcome in results.items():
         print(f"{name}: {outcome}")
@@ -333,9 +336,12 @@ def cmd_cluster_stop(args: argparse.Namespace) -> int:
 
 
 def cmd_cluster_resume(args: argparse.Namespace) -> int:
-    """Send SIGCONT to a paused broker."""
+    """Send SIGCONT to a paused broker; a broker that is running is not paused (an error)."""
     from ..cluster import launcher
 
+    b = launcher.load(args.dir).broker(args.broker_id)
+    if launcher.proc_state(b.pid) == "running":
+        raise ClientError(f"broker {args.broker_id} is not paused (pid {b.pid} is running): nothing to resume")
     pid = launcher.resume(args.dir, args.broker_id)
     print(f"sent SIGCONT to broker {args.broker_id} (pid {pid})")
     return 0
@@ -379,32 +385,49 @@ def _add_cluster_parsers(sub: argparse._SubParsersAction) -> None:
     _add_configs(up)
     up.set_defaults(func=cmd_cluster_up)
 
-    status = csub.add_parser("status", parents=[dir_parent], help="show processes, registrations, controller")
+    status = csub.add_parser("status", parents=[dir_parent], help="show processes, registrations, controller",
+                             description="ZooKeeper's process and whether it serves, the controller and its "
+                                         "epoch, then one line per broker: pid, process state (running, "
+                                         "paused, stopped, dead), whether it is registered under /brokers/ids, "
+                                         "whether it is the controller, and its endpoints.")
     status.add_argument("--json", action="store_true", help="print the status as JSON")
     watch.add_flags(status)
     status.set_defaults(func=watch.watchable(cmd_cluster_status, "minikafka cluster status", _cluster_status_view))
 
-    down = csub.add_parser("down", parents=[dir_parent], help="stop every process (logs are kept)")
+    down = csub.add_parser("down", parents=[dir_parent], help="stop every process (logs are kept)",
+                           description="Stop the brokers (SIGTERM, SIGKILL after 15 s; the controller last), "
+                                       "then ZooKeeper. The folder, its logs and (with --storage disk) the "
+                                       "data stay for the next `cluster up`.")
     down.set_defaults(func=cmd_cluster_down)
 
-    kill = csub.add_parser("kill", parents=[dir_parent], help="send SIGKILL (or TERM / STOP) to one broker")
+    kill = csub.add_parser("kill", parents=[dir_parent], help="send SIGKILL (or TERM / STOP) to one broker",
+                           description="Crash one broker (SIGKILL), shut it down in a controlled way (SIGTERM) "
+                                       "or freeze it (SIGSTOP, undone by `cluster resume`).")
     kill.add_argument("broker_id", metavar="ID", help="a broker id, or 'controller' for the current controller")
     kill.add_argument("--signal", default="KILL", type=str.upper, choices=("KILL", "TERM", "STOP"),
                       help="KILL (crash, default), TERM (controlled shutdown) or STOP (freeze; see resume)")
     kill.set_defaults(func=cmd_cluster_kill)
 
-    start = csub.add_parser("start", parents=[dir_parent], help="restart a killed or stopped broker")
-    start.add_argument("broker_id", type=broker_id, metavar="ID")
+    start = csub.add_parser("start", parents=[dir_parent], help="restart a killed or stopped broker",
+                            description="Start a broker that was killed or stopped again, with the command "
+                                        "line it was first started with (its log is appended to), and wait "
+                                        "until it has registered in ZooKeeper and answers.")
+    start.add_argument("broker_id", type=broker_id, metavar="ID", help="the broker id (broker.id), e.g. 2")
     start.add_argument("--no-wait", action="store_true", help="do not wait for it to register")
     start.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for it (default 60)")
     start.set_defaults(func=cmd_cluster_start)
 
-    stop = csub.add_parser("stop", parents=[dir_parent], help="stop one broker gracefully (SIGTERM)")
-    stop.add_argument("broker_id", type=broker_id, metavar="ID")
+    stop = csub.add_parser("stop", parents=[dir_parent], help="stop one broker gracefully (SIGTERM)",
+                           description="Stop one broker with SIGTERM: a controlled shutdown that moves its "
+                                       "leaderships away first (SIGKILL after 15 s). `cluster start` brings it "
+                                       "back.")
+    stop.add_argument("broker_id", type=broker_id, metavar="ID", help="the broker id (broker.id), e.g. 2")
     stop.set_defaults(func=cmd_cluster_stop)
 
-    resume = csub.add_parser("resume", parents=[dir_parent], help="SIGCONT a broker frozen with kill --signal STOP")
-    resume.add_argument("broker_id", type=broker_id, metavar="ID")
+    resume = csub.add_parser("resume", parents=[dir_parent], help="SIGCONT a broker frozen with kill --signal STOP",
+                             description="Let a broker frozen with `cluster kill ID --signal STOP` run again "
+                                         "(SIGCONT). A broker that is not paused is an error.")
+    resume.add_argument("broker_id", type=broker_id, metavar="ID", help="the broker id (broker.id), e.g. 2")
     resume.set_defaults(func=cmd_cluster_resume)
 
 
@@ -416,13 +439,20 @@ def build_parser() -> ArgumentParser:
     parser.add_argument("--version", action="version", version=f"minikafka {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True, parser_class=ArgumentParser)
 
-    zk = sub.add_parser("zookeeper", help="run a standalone ZooKeeper in the foreground")
+    zk = sub.add_parser("zookeeper", help="run a standalone ZooKeeper in the foreground",
+                        description="Run a standalone Apache ZooKeeper (Java: the jars of the spark extra's "
+                                    "pyspark wheel, or Debian's zookeeper package) on 127.0.0.1 in the "
+                                    "foreground, until Ctrl-C; `cluster up` starts one by itself.")
     zk.add_argument("--port", type=port_number, default=2181, help="client port on 127.0.0.1 (default 2181)")
     zk.add_argument("--data-dir", default=os.path.join(DEFAULT_DIR, "zookeeper"),
                     help="snapshots, transaction logs and zoo.cfg (default .minikafka/zookeeper)")
     zk.set_defaults(func=cmd_zookeeper)
 
-    broker = sub.add_parser("broker", help="run one broker in the foreground")
+    broker = sub.add_parser("broker", help="run one broker in the foreground",
+                            description="Run one broker in the foreground: it registers under /brokers/ids in "
+                                        "ZooKeeper, takes part in the controller election and serves clients "
+                                        "until SIGTERM or Ctrl-C (a controlled shutdown). `--check-config` "
+                                        "only checks the command line.")
     broker.add_argument("--id", type=broker_id, required=True, help="broker id (broker.id)")
     broker.add_argument("--zookeeper", required=True, metavar="HOST:PORT[/CHROOT]", help="ZooKeeper to register with")
     broker.add_argument("--listen", type=host_port, required=True, metavar="HOST:PORT", help="address to serve on")

@@ -37,7 +37,8 @@ def add_parsers(subparsers: argparse._SubParsersAction) -> None:
     describe = tsub.add_parser("describe", help="state, producer and partitions of one transactional id",
                                description="Coordinator, producer id and epoch, state, timeout, start time, duration "
                                            "and partitions of the open transaction of a transactional id.")
-    describe.add_argument("--transactional-id", dest="transactional_id", required=True, type=transactional_id)
+    describe.add_argument("--transactional-id", dest="transactional_id", required=True, type=transactional_id,
+                          help="the producer's transactional.id")
     describe.add_argument("--json", action="store_true", help="print one JSON object")
     add_dir_and_bootstrap(describe)
     describe.set_defaults(func=cmd_describe)

@@ -83,6 +83,7 @@ class KafkaController:
         self._timers: list[asyncio.Task] = []
         self._waiting: set[asyncio.Future] = set()
         self._race_after = 0.0  # loop time before which this broker does not race (after a move)
+        self._last_holder: int | None = None  # the broker /controller last named, as seen here
         self.handled = 0  # events handled (for tests and metrics)
 
     # -- public ---------------------------------------------------------------------------------
@@ -190,6 +191,7 @@ class KafkaController:
             holder = layout.decode_controller(data)
         except (ValueError, KeyError, TypeError):
             holder = -1
+        self._last_holder = holder
         if holder != self.host.broker_id and self.active:
             await self._resign(f"broker {holder} holds /controller")
 
@@ -227,7 +229,8 @@ class KafkaController:
         self._watch()
         if h.config.get("auto.leader.rebalance.enable"):
             self._timers.append(self._tg.create_task(self._rebalance_timer()))
-        await self._active(self.store.read_failover)
+        previous = self._last_holder
+        await self._active(lambda: self.store.read_failover(previous))
 
     def _watch(self) -> None:
         """The active controller's watches; their first firing is queued behind the failover

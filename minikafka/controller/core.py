@@ -130,10 +130,12 @@ class TopicRead:
 # -- events -------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Failover:
-    """This broker just became controller and read the cluster."""
+    """This broker just became controller and read the cluster.  ``previous_controller`` is
+    the broker that held /controller before, as this broker last saw it (None: unknown)."""
 
     live: dict[int, layout.BrokerInfo]
     topics: dict[str, TopicRead]
+    previous_controller: int | None = None
 
 
 @dataclass(frozen=True)
@@ -518,6 +520,12 @@ class ControllerCore:
             p.channels_added[b] = (live.host, live.port)
         p.note("controller_loaded", f"controller {d.controller_id} (epoch {d.epoch}) loaded {len(d.topics)} topics, "
                                     f"live brokers {sorted(d.live)}")
+        # The old controller's death reached no controller: its own watch died with it, and
+        # this one starts from the registrations as they are now.  Say it here.
+        gone = ev.previous_controller
+        if gone is not None and gone >= 0 and gone != d.controller_id and gone not in d.live:
+            p.note("broker_lost", f"controller: broker {gone} is gone (it was the controller; its registration "
+                                  f"vanished)", broker_id=gone)
         new = [tp for tp, info in d.partitions() if info.state is None]
         self._initialize(p, new)
         # Memory brokers that restarted since a partition's last state write first: the
@@ -544,7 +552,8 @@ class ControllerCore:
         for b in dead:
             p.note("broker_lost", f"controller: broker {b} is gone (its registration vanished)", broker_id=b)
         for b in bounced:
-            p.note("broker_bounced", f"controller: broker {b} re-registered with a new epoch {current[b].epoch}", broker_id=b)
+            p.note("broker_bounced", f"controller: broker {b} re-registered with a new broker epoch {current[b].epoch} "
+                                     f"(the czxid of /brokers/ids/{b})", broker_id=b)
         if dead or bounced:
             self._broker_failure(p, dead + bounced)
         d.shutting_down -= set(dead)
@@ -555,7 +564,8 @@ class ControllerCore:
                 p.channels_added[b] = (current[b].host, current[b].port)
             for b in born:
                 p.note("broker_registered", f"controller: broker {b} registered at {current[b].host}:{current[b].port} "
-                                            f"epoch {current[b].epoch}", broker_id=b)
+                                            f"with broker epoch {current[b].epoch} (the czxid of /brokers/ids/{b})",
+                       broker_id=b)
             self._broker_startup(p, born + bounced)
 
     def _broker_failure(self, p: Plan, ids: list[int]) -> None:

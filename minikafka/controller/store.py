@@ -109,14 +109,15 @@ class ControllerStore:
                 states[p] = st
         return TopicRead(assignment, layout.decode_topic_config(cfg[0]) if cfg else {}, states)
 
-    async def read_failover(self) -> Failover:
+    async def read_failover(self, previous_controller: int | None = None) -> Failover:
+        """The cluster as a new controller loads it; ``previous_controller`` is passed on."""
         live = await self.read_brokers(await self.zk.children(layout.BROKER_IDS))
         topics = {}
         for topic in await self.zk.children(layout.BROKER_TOPICS):
             read = await self.read_topic(topic)
             if read is not None:
                 topics[topic] = read
-        return Failover(live, topics)
+        return Failover(live, topics, previous_controller)
 
     async def take_isr_notifications(self, children: list[str]) -> dict[TP, StateRead]:
         """Read and delete /isr_change_notification/isr_change_N; the states they name."""

@@ -1,5 +1,5 @@
-"""Issue "runnable mini Kafka cluster": topics, placement, leaders, produce and consume
-on a real ZooKeeper and 3 real broker processes."""
+"""The runnable mini Kafka cluster end to end: topics, placement, leaders, produce and
+consume on a real ZooKeeper and 3 real broker processes."""
 from __future__ import annotations
 
 import msgpack

@@ -54,6 +54,11 @@ def test_cluster_up_status_kill_start_down(tmp_path):
         unknown = run_cli("cluster", "start", "9", "--dir", dir)
         assert unknown.returncode == 2 and unknown.stdout == "" and "no broker 9" in unknown.stderr
 
+        not_paused = run_cli("cluster", "resume", "2", "--dir", dir)
+        assert not_paused.returncode == 2 and not_paused.stdout == "", not_paused.stdout
+        assert not_paused.stderr.strip() == (f"minikafka: error: broker 2 is not paused (pid {load(dir).broker(2).pid} "
+                                             f"is running): nothing to resume")
+
         stopped = run_cli("cluster", "stop", "3", "--dir", dir)
         assert stopped.stdout.strip() == "broker 3: stopped", stopped.stdout + stopped.stderr
         paused = run_cli("cluster", "kill", "1", "--signal", "STOP", "--dir", dir)
@@ -61,7 +66,8 @@ def test_cluster_up_status_kill_start_down(tmp_path):
         try:
             processes = {b["id"]: b["process"] for b in status(dir)["brokers"]}
         finally:
-            assert run_cli("cluster", "resume", "1", "--dir", dir).returncode == 0
+            resumed = run_cli("cluster", "resume", "1", "--dir", dir)
+            assert resumed.returncode == 0 and resumed.stdout.startswith("sent SIGCONT to broker 1"), resumed
         assert processes == {1: "paused", 2: "running", 3: "stopped"}, "a clean stop is not reported as dead"
         assert run_cli("cluster", "start", "3", "--dir", dir).returncode == 0
         started.append(load(dir).broker(3).pid)

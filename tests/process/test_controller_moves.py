@@ -115,6 +115,37 @@ def test_a_fresh_cluster_reports_no_broker_lost(make_cluster):
     assert lost == []
 
 
+def test_the_death_of_the_controller_is_a_broker_lost_event(make_cluster):
+    """SIGKILL the controller: no controller watched it go, so the new one records
+    ``broker_lost`` for it beside ``controller_elected``; a controller that only moved
+    (/controller deleted, the broker still registered) is not lost."""
+    c = make_cluster(brokers=3, broker_configs={"zookeeper.session.timeout.ms": "3000"})
+    zk = KazooClient(hosts=c.zk_connect, timeout=10)
+    zk.start(10)
+    try:
+        first = wait_for(lambda: controller_id(zk), 30, message="a controller")
+        zk.delete(layout.CONTROLLER)
+        moved = wait_for(lambda: (lambda cid: cid if cid not in (None, first) else None)(controller_id(zk)), 30,
+                         message="another controller after /controller was deleted")
+        wait_for(lambda: events(c, moved, "controller_loaded"), 30, message="the new controller loaded")
+        c.kill(moved)
+        new = wait_for(lambda: (lambda cid: cid if cid not in (None, moved) else None)(controller_id(zk)), 60,
+                       message="a controller after the SIGKILL")
+        lost = wait_for(lambda: [e for e in events(c, new, "broker_lost")
+                                 if e["text"].startswith(f"controller: broker {moved} is gone")], 30,
+                        message=f"broker {new} to record broker {moved} lost")
+        assert "it was the controller" in lost[0]["text"], lost
+        elected = events(c, new, "controller_elected")
+        assert elected and elected[-1]["ts"] <= lost[0]["ts"]
+        survivors = [b for b in (1, 2, 3) if b != moved]
+        assert [e for b in survivors for e in events(c, b, "broker_lost")
+                if e["text"].startswith(f"controller: broker {first} is gone")] == [], \
+            "the controller that only moved is not lost"
+    finally:
+        zk.stop()
+        zk.close()
+
+
 def test_plans_too_big_for_one_zookeeper_request_are_written_in_parts(make_cluster):
     """A topic of 10,000 partitions is a plan of 20,000 ZooKeeper creates, over the 1 MB a
     ZooKeeper request may carry: it is written as several fenced transactions."""

@@ -316,6 +316,7 @@ def test_a_paused_memory_follower_whose_session_expired_keeps_its_log_and_rejoin
     values = _values("p", 20)
     _assert_all_there(handle, "pf", _produce(handle, "pf", values), values)
     follower = 3 if _controller(handle)[0] != 3 else 2
+    paused_at = time.time()
     handle.kill(follower, "STOP")
     try:
         wait_for(lambda: follower not in zk.state("pf").isr, timeout_s=40,
@@ -327,10 +328,15 @@ def test_a_paused_memory_follower_whose_session_expired_keeps_its_log_and_rejoin
     wait_for(lambda: zk.client.exists(layout.broker_path(follower)) is not None, timeout_s=30,
              message=f"broker {follower} re-registering")
     wait_for(lambda: _isr_full(zk, "pf"), timeout_s=40, message=f"broker {follower} rejoining the ISR")
-    time.sleep(2)  # the controller's handling of the re-registration would show by now
+    controller = _controller(handle)[0]
+    # The controller handled the re-registration: a registered restarted memory broker would
+    # be pushed out of the ISR in the same plan, with an event recorded beside this one.
+    wait_for(lambda: [e for e in _events(handle, controller) if e["kind"] in ("broker_registered", "broker_bounced")
+                      and e["text"].startswith(f"controller: broker {follower} ") and e["ts"] >= paused_at],
+             timeout_s=30,
+             message=f"the controller handling broker {follower}'s re-registration")
     st = zk.state("pf")
     assert (st.leader, st.leader_epoch, sorted(st.isr)) == (1, 0, ALL)
-    controller = _controller(handle)[0]
     pushed_out = [e for e in _events(handle, controller) if "registered anew" in e["text"]]
     assert not pushed_out, pushed_out
     got = replica_states(handle, "pf", 0)

@@ -17,7 +17,7 @@ import pytest
 
 from minikafka import Admin, Consumer, Producer, TopicPartition, errors
 from minikafka.groups.records import OFFSETS_TOPIC
-from process_helpers import run_cli, wait_for
+from process_helpers import keeps_running, run_cli, wait_for
 from replica_checks import post
 
 pytestmark = pytest.mark.process
@@ -121,9 +121,11 @@ def test_three_members_split_six_partitions_and_take_over_a_killed_ones(cluster,
     before = victim.assignment()
     victim.stop(signal.SIGKILL)
     t0 = time.monotonic()
-    wait_for(lambda: _split(rest, 6, topic) and all(before & m.assignment() or True for m in rest), timeout_s=60,
-             interval_s=0.05, message="the two survivors owning all six partitions")
+    wait_for(lambda: _split(rest, 6, topic) and all(len(m.assignment()) == 3 for m in rest), timeout_s=60,
+             interval_s=0.05, message="the two survivors owning all six partitions, three each")
     took = time.monotonic() - t0
+    assert len(before) == 2 and before <= set().union(*(m.assignment() for m in rest)), \
+        "the killed member's partitions moved to the survivors"
     print(f"rebalance after SIGKILL of a member: {took:.1f} s (session.timeout.ms 6000)")
     assert took < 40
     second = [f"b{i}" for i in range(60)]
@@ -250,6 +252,10 @@ def test_groups_commands_show_lag_reset_and_delete(cluster):
     assert deleted.returncode == 0 and "was successful" in deleted.stdout
     gone = json.loads(run_cli("groups", "describe", group, "--json", *boot).stdout)
     assert gone["state"] == "Dead" and gone["offsets"] == []
+    # in words, a group that does not exist is an error (kafka-consumer-groups' sentence), not a "Dead" line
+    described = run_cli("groups", "describe", group, *boot)
+    assert described.returncode == 2 and described.stdout == "", described.stdout
+    assert described.stderr == f"minikafka: error: Consumer group '{group}' does not exist.\n"
     missing = run_cli("groups", "delete", group, *boot)
     assert missing.returncode == 2 and missing.stderr.count("\n") == 1 and "GROUP_ID_NOT_FOUND" in missing.stderr
     both = run_cli("consume", topic, "--group", group, "--partition", "0", *boot)
@@ -311,8 +317,7 @@ def test_consume_with_a_group_follows_until_interrupted_then_commits_and_leaves(
             line = proc.stdout.readline()
             assert line, proc.stderr.read() if proc.stderr else "consume ended early"
             lines.append(line.strip())
-        time.sleep(0.5)
-        assert proc.poll() is None, "consume --group must keep following the topic"
+        keeps_running(proc, 0.5, "consume --group, which must keep following the topic,")
         _produce(cluster, topic, ["late"])
         assert proc.stdout.readline().strip() == "late"
         proc.send_signal(sig)
@@ -338,8 +343,7 @@ def test_consume_with_timeout_zero_follows_until_ctrl_c_and_prints_the_summary(c
     try:
         assert proc.stdout is not None
         assert [proc.stdout.readline().strip() for _ in range(2)] == ["x1", "x2"]
-        time.sleep(1.5)
-        assert proc.poll() is None, "--timeout-ms 0 must keep following"
+        keeps_running(proc, 1.5, "consume --timeout-ms 0, which must keep following,")
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=30)
     finally:

@@ -6,14 +6,15 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
 import urllib.request
+from pathlib import Path
 
 import pytest
 from kazoo.client import KazooClient
 
 from minikafka import Admin, Producer
 from minikafka.chaos.links import Links, leftovers
+from minikafka.cluster.state import load
 from minikafka.zk import layout
 from process_helpers import wait_for
 from test_controller_moves import controller_id
@@ -120,7 +121,12 @@ def test_a_follower_that_misses_the_controller_s_leader_and_isr_is_fenced_and_co
         links.block_port(c.brokers[follower])  # the controller's requests no longer reach the follower
         c.kill(other)  # the controller takes it out of the ISR: leader epoch + 1
         wait_for(lambda: json.loads(zk.get(state)[0])["leader_epoch"] > epoch, 60, message="a new leader epoch")
-        time.sleep(2)  # the follower keeps fetching at the old epoch meanwhile
+        # The follower keeps fetching at the old epoch, and the leader refuses: its log says so
+        # (its /metrics is behind the blocked port until the heal).
+        log = Path(load(c.dir).broker(follower).log)
+        refused = f"fenced-0: fetch from broker {controller} at leader epoch {epoch} refused: FENCED_LEADER_EPOCH"
+        wait_for(lambda: refused in log.read_text(errors="replace"), 60,
+                 message=f"broker {follower}'s fetch at leader epoch {epoch} refused")
         links.heal()
         wait_for(lambda: metric(c.brokers[follower], "minikafka_fenced_fetches_total") > 0, 30,
                  message="the fenced fetch counted")

@@ -107,6 +107,33 @@ def test_leader_death_elects_the_next_isr_replica_and_bumps_the_epoch_once():
     assert [n.kind for n in plan.notes] == ["broker_lost", "leader_elected"]
 
 
+def test_a_new_controller_records_the_old_controllers_death():
+    # The old controller (3) died with its registration: no controller watched it go, so
+    # the new one says so at failover, naming the broker that held /controller before.
+    c = ControllerCore(1, EPOCH, BrokerConfig(broker_id=1, zookeeper_connect="unused"))
+    plan = c.plan(Failover({b: broker(b) for b in (1, 2)}, T3, previous_controller=3))
+    lost = [n for n in plan.notes if n.kind == "broker_lost"]
+    assert [(n.fields, n.text) for n in lost] == [
+        ({"broker_id": 3}, "controller: broker 3 is gone (it was the controller; its registration vanished)")]
+    assert [n.kind for n in plan.notes][:2] == ["controller_loaded", "broker_lost"]
+    # a controller that is still registered (it resigned), this broker itself, or nobody known: no event
+    for previous in (2, 1, None, -1):
+        again = ControllerCore(1, EPOCH, BrokerConfig(broker_id=1, zookeeper_connect="unused"))
+        notes = again.plan(Failover({b: broker(b) for b in (1, 2)}, T3, previous_controller=previous)).notes
+        assert "broker_lost" not in [n.kind for n in notes], previous
+
+
+def test_registration_events_say_what_the_broker_epoch_is():
+    c = controller(live=(1, 2), topics=T3)
+    (born,) = [n for n in run(c, BrokersChanged({1: broker(1), 2: broker(2), 3: broker(3, epoch=32)})).notes
+               if n.kind == "broker_registered"]
+    assert born.text == ("controller: broker 3 registered at 127.0.0.1:9003 with broker epoch 32 "
+                         "(the czxid of /brokers/ids/3)")
+    (bounced,) = [n for n in run(c, BrokersChanged({1: broker(1), 2: broker(2), 3: broker(3, epoch=40)})).notes
+                  if n.kind == "broker_bounced"]
+    assert "new broker epoch 40 (the czxid of /brokers/ids/3)" in bounced.text
+
+
 def test_follower_death_shrinks_the_isr_but_never_empties_it():
     c = controller(live=(1, 2), topics={"t": topic({0: [1, 2]}, {0: (1, 0, [1, 2])})})
     run(c, BrokersChanged({1: broker(1)}))

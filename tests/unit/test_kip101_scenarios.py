@@ -20,7 +20,7 @@ A, B = 1, 2
 
 
 def records_of(c: Cluster, broker: int) -> dict[int, str]:
-    """{offset: value} read the way the brief asks: iter_records over log.read(0, big, None)."""
+    """{offset: value} of a replica's whole log: iter_records over log.read(0, big, None)."""
     log = c.replica(broker).log
     return {r.offset: r.value.decode() for r in iter_records(log.read(0, BIG, None))}
 
