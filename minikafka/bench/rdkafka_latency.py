@@ -17,6 +17,8 @@ import struct
 import threading
 import time
 
+from .pacing import paced
+
 
 def _pct(values: list[float], q: float) -> float:
     if not values:
@@ -72,12 +74,7 @@ def measure(bootstrap: str, topic: str, rate: int, seconds: float, value_size: i
     reporter = threading.Thread(target=deliver, name="latency-delivery")
     reporter.start()
     try:
-        start = time.perf_counter()
-        for i in range(total):
-            due = start + i / rate
-            now = time.perf_counter()
-            if due > now:
-                time.sleep(due - now)
+        for _ in paced(rate, total):
             producer.produce(topic, struct.pack(">d", time.perf_counter()) + pad, on_delivery=report)
         sending.clear()
         reporter.join(60)

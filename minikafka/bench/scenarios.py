@@ -6,6 +6,7 @@ the failover and memory scenarios can kill brokers and read their memory.
 """
 from __future__ import annotations
 
+import contextlib
 import glob
 import importlib.util
 import json
@@ -19,6 +20,7 @@ import threading
 import time
 import urllib.request
 from dataclasses import dataclass
+from typing import Callable, Iterator
 
 from .. import errors
 from ..metric_names import BYTES_IN
@@ -27,6 +29,7 @@ from ..client.types import TopicPartition
 from ..cluster import launcher
 from ..cluster.state import load
 from .figures import percentile
+from .pacing import paced
 from .workload import Workload, kcat_path
 
 
@@ -267,6 +270,36 @@ def consume_kcat(target: Target, topic: str) -> dict | None:
     return {"records_per_s": lines / elapsed, "mb_per_s": (nbytes - lines) / 1e6 / elapsed}
 
 
+@contextlib.contextmanager
+def _arrivals(target: Target, topic: str, fetch_max_wait_ms: int, total: int) -> Iterator[list[float]]:
+    """A consumer thread on ``topic`` (from its end) noting, for each record, the time since
+    the send time its value starts with; the list it fills, until ``total`` or the exit."""
+    arrived: list[float] = []
+    stop = threading.Event()
+    with Consumer(target.bootstrap, auto_offset_reset="latest", fetch_max_wait_ms=fetch_max_wait_ms) as consumer:
+        consumer.assign([TopicPartition(topic, p) for p in sorted(consumer.partitions_for_topic(topic))])
+        consumer.poll(timeout_ms=100)  # positions at the end before the first record
+
+        def read() -> None:
+            while not stop.is_set() and len(arrived) < total:
+                for r in consumer.poll(timeout_ms=200):
+                    arrived.append(time.perf_counter() - struct.unpack(">d", r.value[:8])[0])
+
+        reader = threading.Thread(target=read, name="bench-latency-reader")
+        reader.start()
+        try:
+            yield arrived
+        finally:
+            stop.set()
+            reader.join(10)
+
+
+def _wait_for(done: Callable[[], bool], timeout_s: float) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not done() and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
 def latency(target: Target, topic: str, rate: int, seconds: float, value_size: int) -> dict:
     """acks=all at a fixed ``rate`` records/s for ``seconds``: produce-to-consume latency.
 
@@ -275,35 +308,13 @@ def latency(target: Target, topic: str, rate: int, seconds: float, value_size: i
     committed record) notes when each arrives.
     """
     pad = b"x" * max(0, value_size - 8)
-    latencies: list[float] = []
     total = int(rate * seconds)
-    stop = threading.Event()
-    with Consumer(target.bootstrap, auto_offset_reset="latest", fetch_max_wait_ms=50) as consumer:
-        tps = [TopicPartition(topic, p) for p in sorted(consumer.partitions_for_topic(topic))]
-        consumer.assign(tps)
-        consumer.poll(timeout_ms=100)  # positions at the end before the first record
-
-        def read() -> None:
-            while not stop.is_set() and len(latencies) < total:
-                for r in consumer.poll(timeout_ms=200):
-                    latencies.append(time.perf_counter() - struct.unpack(">d", r.value[:8])[0])
-
-        reader = threading.Thread(target=read, name="bench-latency-reader")
-        reader.start()
-        try:
-            with Producer(target.bootstrap, acks="all") as producer:  # default linger (5 ms, as librdkafka)
-                start = time.perf_counter()
-                for i in range(total):
-                    due = start + i / rate
-                    now = time.perf_counter()
-                    if due > now:
-                        time.sleep(due - now)
-                    producer.send(topic, struct.pack(">d", time.perf_counter()) + pad)
-                producer.flush()
-            reader.join(60)
-        finally:
-            stop.set()
-            reader.join(10)
+    with _arrivals(target, topic, 50, total) as latencies:
+        with Producer(target.bootstrap, acks="all") as producer:  # default linger (5 ms, as librdkafka)
+            for _ in paced(rate, total):
+                producer.send(topic, struct.pack(">d", time.perf_counter()) + pad)
+            producer.flush()
+        _wait_for(lambda: len(latencies) >= total, 60)
     latencies.sort()
     return {"p50_ms": percentile(latencies, 0.5) * 1000, "p99_ms": percentile(latencies, 0.99) * 1000,
             "p999_ms": percentile(latencies, 0.999) * 1000, "records": len(latencies)}
@@ -317,39 +328,15 @@ def acks_latency_python(target: Target, topic: str, rate: int, seconds: float, v
     would show as that wait) as ``e2e_*``."""
     pad = b"x" * max(0, value_size - 8)
     acked: list[float] = []
-    arrived: list[float] = []
     total = int(rate * seconds)
-    stop = threading.Event()
-    with Consumer(target.bootstrap, auto_offset_reset="latest", fetch_max_wait_ms=500) as consumer:
-        tps = [TopicPartition(topic, p) for p in sorted(consumer.partitions_for_topic(topic))]
-        consumer.assign(tps)
-        consumer.poll(timeout_ms=100)  # positions at the end before the first record
-
-        def read() -> None:
-            while not stop.is_set() and len(arrived) < total:
-                for r in consumer.poll(timeout_ms=200):
-                    arrived.append(time.perf_counter() - struct.unpack(">d", r.value[:8])[0])
-
-        reader = threading.Thread(target=read, name="bench-acks-latency-reader")
-        reader.start()
-        try:
-            with Producer(target.bootstrap, acks="all", linger_ms=0) as producer:
-                start = time.perf_counter()
-                for i in range(total):
-                    due = start + i / rate
-                    now = time.perf_counter()
-                    if due > now:
-                        time.sleep(due - now)
-                    t = time.perf_counter()
-                    fut = producer.send(topic, struct.pack(">d", t) + pad)
-                    fut.add_done_callback(lambda f, t=t: acked.append(time.perf_counter() - t))
-                producer.flush()
-            deadline = time.monotonic() + 30
-            while len(arrived) < total and time.monotonic() < deadline:
-                time.sleep(0.05)
-        finally:
-            stop.set()
-            reader.join(10)
+    with _arrivals(target, topic, 500, total) as arrived:
+        with Producer(target.bootstrap, acks="all", linger_ms=0) as producer:
+            for _ in paced(rate, total):
+                t = time.perf_counter()
+                fut = producer.send(topic, struct.pack(">d", t) + pad)
+                fut.add_done_callback(lambda f, t=t: acked.append(time.perf_counter() - t))
+            producer.flush()
+        _wait_for(lambda: len(arrived) >= total, 30)
     acked.sort()
     arrived.sort()
     return {"p50_ms": percentile(acked, 0.5) * 1000, "p99_ms": percentile(acked, 0.99) * 1000,
