@@ -214,6 +214,15 @@ REQUEST_SECONDS = histogram(
     "minikafka_request_seconds",
     "Time from decoding a request to its answer, per API (RequestMetrics TotalTimeMs), in seconds.",
     LATENCY_BUCKETS, ("api",))
+LOOP_LAG_BUCKETS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
+EVENT_LOOP_LAG_SECONDS = histogram(
+    "minikafka_event_loop_lag_seconds",
+    "How late the broker's event loop woke a 10 ms timer, in seconds: while the loop is held, every "
+    "request, fetch answer and timer of this broker waits (Kafka's RequestHandlerAvgIdlePercent, seen from the other side).",
+    LOOP_LAG_BUCKETS)
+EVENT_LOOP_STALLS = counter(
+    "minikafka_event_loop_stalls_total",
+    "Times the event loop was held for 100 ms or more; the broker's log names what ran (the loop thread's stack).")
 REQUEST_ERRORS = counter(
     "minikafka_request_errors_total",
     "Requests answered with a top-level error, per error name (RequestMetrics ErrorsPerSec).", ("error",))

@@ -38,6 +38,7 @@ class Fetcher:
         self.partitions: set[TP] = set()
         self._changed = asyncio.Event()
         self._task: asyncio.Task | None = None
+        self._parked: asyncio.Task | None = None  # the fetch request out at the leader, if any
         self.rounds = 0
 
     def start(self) -> None:
@@ -51,8 +52,15 @@ class Fetcher:
             await asyncio.wait([self._task])
 
     def add(self, tp: TP) -> None:
+        """Replicate ``tp`` too.  A fetch parked at the leader names only the partitions it
+        was sent with, and would hold a new one back for up to replica.fetch.wait.max.ms
+        (acks=all produces to a just-created topic would wait that long): it is called
+        off, and the next round asks for the new set at once."""
+        new = tp not in self.partitions
         self.partitions.add(tp)
         self._changed.set()
+        if new and self._parked is not None:
+            self._parked.cancel()
 
     def remove(self, tp: TP) -> None:
         self.partitions.discard(tp)
@@ -138,7 +146,16 @@ class Fetcher:
                            for p, epoch, leo in sent.values()],
         }
         # the answer leaves out the partitions with nothing new for us (see the fetch schema)
-        resp = await self._call("fetch", body, wait_ms / 1000.0 + cfg.get("request.timeout.ms") / 1000.0)
+        self._parked = asyncio.ensure_future(self._call("fetch", body, wait_ms / 1000.0 + cfg.get("request.timeout.ms") / 1000.0))
+        try:
+            resp = await self._parked
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if current is not None and current.cancelling():
+                raise  # the fetcher itself stops
+            return  # called off by add(): the next round asks for the new set
+        finally:
+            self._parked = None
         errors = 0
         for r in resp["partitions"]:
             tp = (r["topic"], r["partition"])

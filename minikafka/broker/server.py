@@ -22,6 +22,7 @@ from ..web.view import BrokerView
 from ..zk import layout
 from ..zk.session import NodeExistsError
 from .assembly import ZK_ACL_USER, Services, assemble
+from .loop_monitor import LoopMonitor
 from .metrics import MetricSources, render_prometheus
 from .ports import Ports, real_ports
 from .served import ServedBroker
@@ -99,6 +100,7 @@ class Broker:
         if self.config.get("zookeeper.set.acl") and self.config.cluster_secret is None:
             raise ClientError("zookeeper.set.acl=true needs the cluster credential "
                               "(--cluster-secret-file or MINIKAFKA_CLUSTER_SECRET)")
+        s.tasks.spawn(LoopMonitor(s.metrics).run(), "loop-monitor")
         await self.transport.serve(self._served())
         await self.zk.start()
         self.zk.on_state_change(self._on_zk_state)

@@ -131,6 +131,27 @@ def test_librdkafka_acks_all_record_and_consumer_wake_at_once(slow_waits):
         consumer.close()
 
 
+def test_a_new_partition_joins_the_follower_fetches_already_parked(slow_waits):
+    """Every follower already has a fetch parked at every leader (a 3-partition topic
+    spreads the leaders); a topic created now is in none of them.  Its first acks=all
+    record must not wait for those fetches to run out: the follower calls a parked fetch
+    off when a partition joins its fetcher."""
+    spread = f"spread-{uuid.uuid4().hex[:8]}"
+    with Admin(slow_waits.bootstrap) as admin:
+        admin.create_topic(spread, partitions=3, replication_factor=3)
+        wait_for(lambda: len({p.leader for p in admin.describe_topics([spread])[0].partitions} - {-1}) == 3, 30,
+                 message="three leaders for the spread topic")
+    with Producer(slow_waits.bootstrap, acks="all", linger_ms=0) as producer:
+        producer.send(spread, b"warm-up").result(timeout=30)  # metadata, producer id, connections
+        time.sleep(0.3)  # idle: the follower fetches park
+        topic = _topic(slow_waits)
+        sent = time.monotonic()
+        producer.send(topic, b"first").result(timeout=30)
+        acked = time.monotonic() - sent
+    assert acked < MISSED, f"the new topic's first acks=all record took {acked:.2f} s: the followers " \
+                           "fetched it only when their parked fetches ran out"
+
+
 def _recv_frame(s: socket.socket) -> bytes:
     def exact(n: int) -> bytes:
         buf = b""
