@@ -26,4 +26,4 @@ fi
 # Spark's Kafka connector (spark-sql-kafka-0-10 and kafka-clients) from Maven Central into
 # Ivy's cache (~/.ivy2.5.2), before the tests: the first SparkSession then starts in its usual time.
 .venv-test/bin/python -m minikafka.spark.kafka_jars
-exec .venv-test/bin/python -m pytest -q "$@"
+exec .venv-test/bin/python -m pytest -q --durations=25 "$@"
