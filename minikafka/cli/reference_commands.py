@@ -1,0 +1,113 @@
+"""``minikafka reference``: Apache Kafka 3.9 in ZooKeeper mode beside minikafka, as the reference.
+
+    minikafka reference up                 # ZooKeeper and 3 Kafka 3.9 brokers on free ports
+    minikafka reference status [--json]    # their pids and the bootstrap servers
+    minikafka reference kill 2             # SIGKILL one Kafka broker
+    minikafka reference start 2            # start it again, with its data
+    minikafka reference down               # stop them all by pid
+"""
+from __future__ import annotations
+
+import argparse
+import json
+
+from .client_commands import parse_configs
+from .common import broker_id
+
+
+def _dir(parser: argparse.ArgumentParser) -> None:
+    from ..reference.cluster import DEFAULT_DIR
+    parser.add_argument("--dir", default=DEFAULT_DIR, help=f"folder of the reference cluster (default {DEFAULT_DIR})")
+
+
+def cmd_up(args: argparse.Namespace) -> int:
+    from ..reference import cluster
+
+    state = cluster.up(args.dir, brokers=args.brokers, configs=parse_configs(args.config),
+                       timeout_s=args.timeout, progress=lambda m: print(m, flush=True))
+    print(f"Apache Kafka {state.version}: bootstrap.servers={state.bootstrap}")
+    print(f"ZooKeeper: {state.zookeeper_connect}   logs: {args.dir}/kafka-*.log")
+    print(f"stop it with: minikafka reference down --dir {args.dir}")
+    return 0
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    from ..reference import cluster
+
+    st = cluster.status(args.dir)
+    if args.json:
+        print(json.dumps(st, indent=2))
+        return 0
+    print(f"Apache Kafka {st['version']}  bootstrap.servers={st['bootstrap']}")
+    zk = st["zookeeper"]
+    print(f"zookeeper  {zk['connect']}  pid {zk['pid']}  {zk['state']}")
+    for b in st["brokers"]:
+        print(f"kafka-{b['id']}    127.0.0.1:{b['port']}  pid {b['pid']}  {b['state']}")
+    return 0
+
+
+def cmd_down(args: argparse.Namespace) -> int:
+    from ..reference import cluster
+
+    for name, outcome in cluster.down(args.dir).items():
+        print(f"{name}: {outcome}")
+    return 0
+
+
+def cmd_kill(args: argparse.Namespace) -> int:
+    from ..reference import cluster
+
+    cluster.kill(args.dir, args.broker_id)
+    print(f"killed Kafka broker {args.broker_id}")
+    return 0
+
+
+def cmd_start(args: argparse.Namespace) -> int:
+    from ..reference import cluster
+
+    cluster.start(args.dir, args.broker_id)
+    print(f"started Kafka broker {args.broker_id}")
+    return 0
+
+
+def add_parsers(sub: argparse._SubParsersAction) -> None:
+    ref = sub.add_parser("reference", help="run Apache Kafka 3.9 (ZooKeeper mode) beside minikafka, as the reference",
+                         description="A real Apache Kafka 3.9 cluster in ZooKeeper mode on this machine: its own "
+                                     "ZooKeeper and N brokers (256 MB heaps) on free ports of 127.0.0.1. The jars "
+                                     "come from Maven Central into ~/.cache/minikafka/jars (scripts/kafka-jars.sh "
+                                     "3.9, or MINIKAFKA_KAFKA_3_9_JARS=DIR). Used to compare minikafka with Kafka "
+                                     "(docs/fidelity.md) and to benchmark both side by side.")
+    rsub = ref.add_subparsers(dest="reference_command", metavar="SUBCOMMAND", required=True,
+                              parser_class=type(ref))
+    up = rsub.add_parser("up", help="start ZooKeeper and N Kafka 3.9 brokers",
+                         description="Start a ZooKeeper and N Apache Kafka 3.9 brokers in ZooKeeper mode on free "
+                                     "ports of 127.0.0.1 (the folder is emptied first), and wait until every "
+                                     "broker is registered and a controller is elected.")
+    _dir(up)
+    up.add_argument("--brokers", type=int, default=3, help="number of Kafka brokers (default 3)")
+    up.add_argument("--timeout", type=float, default=120.0, help="seconds to wait for them (default 120)")
+    up.add_argument("--config", action="append", default=[], metavar="KEY=VALUE",
+                    help="a setting for every broker's server.properties (repeatable)")
+    up.set_defaults(func=cmd_up)
+    status = rsub.add_parser("status", help="show the reference cluster's processes",
+                             description="The Kafka version, bootstrap servers, and each process's pid and state "
+                                         "(running, stopped, dead).")
+    _dir(status)
+    status.add_argument("--json", action="store_true", help="print the status as JSON")
+    status.set_defaults(func=cmd_status)
+    down = rsub.add_parser("down", help="stop the brokers (controlled shutdown) and ZooKeeper by pid",
+                           description="SIGTERM each Kafka broker (a controlled shutdown; SIGKILL after 30 s), "
+                                       "then ZooKeeper, by the pids recorded in reference.json. Logs are kept.")
+    _dir(down)
+    down.set_defaults(func=cmd_down)
+    kill = rsub.add_parser("kill", help="SIGKILL one Kafka broker",
+                           description="Crash one Kafka broker with SIGKILL; `reference start ID` brings it back.")
+    _dir(kill)
+    kill.add_argument("broker_id", type=broker_id, metavar="ID", help="the broker id, e.g. 2")
+    kill.set_defaults(func=cmd_kill)
+    start = rsub.add_parser("start", help="start a killed or stopped Kafka broker again",
+                            description="Start a killed or stopped Kafka broker again with its server.properties "
+                                        "and data (its log is appended to); it registers on its own.")
+    _dir(start)
+    start.add_argument("broker_id", type=broker_id, metavar="ID", help="the broker id, e.g. 2")
+    start.set_defaults(func=cmd_start)

@@ -1,0 +1,250 @@
+"""Differential scenarios: the same steps on Apache Kafka 3.9 and on minikafka, compared.
+
+Each scenario runs its steps on both clusters with the same client (confluent-kafka's
+AdminClient through each cluster's Kafka listener) and, after each step, compares the
+ZooKeeper layouts (:mod:`.znodes`).  Every difference must be explained in
+:data:`KNOWN` (a path pattern, the kind of difference and the reason); the page
+docs/fidelity.md is generated from what was observed::
+
+    python -m minikafka.reference.fidelity            # start both clusters, print the page
+    python -m minikafka.reference.fidelity --write    # ... and write docs/fidelity.md
+
+tests/process/test_fidelity.py runs the same scenarios and fails when a difference is
+unexplained or when docs/fidelity.md is not the page they produce.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from . import znodes
+
+PAGE = Path(__file__).resolve().parents[2] / "docs" / "fidelity.md"
+TOPIC = "fidelity"
+
+
+@dataclass(frozen=True)
+class Side:
+    """One cluster as the scenarios reach it."""
+
+    name: str  # "Kafka" or "minikafka"
+    zookeeper: str  # its ZooKeeper connect string
+    bootstrap: str  # its Kafka listeners
+
+
+@dataclass(frozen=True)
+class Known:
+    """An explained difference: znode paths matching ``pattern`` that differ by ``kind``."""
+
+    pattern: str
+    kind: str  # "only in Kafka", "only in minikafka" or "value"
+    reason: str
+
+
+KNOWN: tuple[Known, ...] = (
+    Known(r"/brokers/ids/<id>", "value",
+          "minikafka registers version 4 without the `features` map of version 5 (no broker advertises "
+          "feature versions), adds its own fields (`storage`: memory or disk, and `log_since`), and lists its "
+          "msgpack-over-HTTP listener beside the Kafka listener (`MINIKAFKA` in `endpoints` and in "
+          "`listener_security_protocol_map`). Kafka's tools read the Kafka listener (`PLAINTEXT`) and ignore the rest."),
+    Known(r"/brokers/topics/[^/]+", "value",
+          "minikafka writes the assignment as version 1 (`partitions` only): it has no topic IDs (KIP-516), so "
+          "no `topic_id`, and it keeps a reassignment's moving replicas in /admin/reassign_partitions rather than "
+          "in `adding_replicas`/`removing_replicas`."),
+    Known(r"/controller", "value",
+          "minikafka writes version 1 (`brokerid`, `timestamp`); Kafka 3.x writes version 2 with "
+          "`kraftControllerEpoch` -1, which only a migration to KRaft reads."),
+    Known(r"/feature", "only in Kafka",
+          "Kafka 3.x's controller creates /feature (feature versioning, KIP-584); minikafka has no finalized features."),
+    Known(r"/config/ips", "only in Kafka",
+          "Kafka creates /config/ips for IP connection-rate quotas (KIP-612), which minikafka does not have."),
+)
+
+
+def explain(diff: dict) -> Known | None:
+    """The entry of :data:`KNOWN` that explains ``diff``, if any."""
+    for k in KNOWN:
+        if k.kind == diff["kind"] and re.fullmatch(k.pattern, diff["path"]):
+            return k
+    return None
+
+
+# ----- the scenarios ----------------------------------------------------------------------------
+def _admin(side: Side):  # noqa: ANN202 (confluent_kafka.admin.AdminClient)
+    from confluent_kafka.admin import AdminClient
+    return AdminClient({"bootstrap.servers": side.bootstrap})
+
+
+def _zk(side: Side):  # noqa: ANN202 (a started KazooClient)
+    from kazoo.client import KazooClient
+    zk = KazooClient(hosts=side.zookeeper, timeout=10.0)
+    zk.start(timeout=15)
+    return zk
+
+
+def _wait(what: str, side: Side, done: Callable[[], bool], timeout_s: float = 60) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not done():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{side.name}: {what} within {timeout_s:.0f} s")
+        time.sleep(0.1)
+
+
+def _partition_states(zk, topic: str) -> list[dict]:  # noqa: ANN001
+    base = f"/brokers/topics/{topic}/partitions"
+    if not zk.exists(base):
+        return []
+    out = []
+    for p in zk.get_children(base):
+        got = zk.exists(f"{base}/{p}/state") and zk.get(f"{base}/{p}/state")
+        if got:
+            out.append(json.loads(got[0]))
+    return out
+
+
+def _start_up(side: Side, zk) -> None:  # noqa: ANN001
+    _wait("a controller", side, lambda: zk.exists("/controller") is not None)
+
+
+def _create_topic(side: Side, zk) -> None:  # noqa: ANN001
+    from confluent_kafka.admin import NewTopic
+    admin = _admin(side)  # kept until the answer: the futures die with their client
+    admin.create_topics([NewTopic(TOPIC, 3, 3, config={"min.insync.replicas": "2"})])[TOPIC].result(60)
+    _wait("3 partitions with a full ISR", side,
+          lambda: len(states := _partition_states(zk, TOPIC)) == 3 and all(len(s["isr"]) == 3 for s in states))
+
+
+def _change_config(side: Side, zk) -> None:  # noqa: ANN001
+    from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource
+    resource = ConfigResource("TOPIC", TOPIC, incremental_configs=[
+        ConfigEntry("retention.ms", "3600000", incremental_operation=AlterConfigOpType.SET)])
+    admin = _admin(side)
+    admin.incremental_alter_configs([resource])[resource].result(60)
+    _wait("retention.ms in /config/topics", side,
+          lambda: b"3600000" in (zk.get(f"/config/topics/{TOPIC}")[0] or b""))
+
+
+def _delete_topic(side: Side, zk) -> None:  # noqa: ANN001
+    admin = _admin(side)
+    admin.delete_topics([TOPIC])[TOPIC].result(60)
+    _wait("the topic's znodes gone", side, lambda: zk.exists(f"/brokers/topics/{TOPIC}") is None
+          and not zk.get_children("/admin/delete_topics")
+          and zk.exists(f"/config/topics/{TOPIC}") is None)
+
+
+STEPS: tuple[tuple[str, Callable[[Side, Any], None]], ...] = (
+    ("start-up", _start_up),
+    (f"topic creation ({TOPIC}: 3 partitions, RF 3, min.insync.replicas=2)", _create_topic),
+    ("config change (incremental: retention.ms)", _change_config),
+    ("topic deletion", _delete_topic),
+)
+
+
+def run(kafka: Side, ours: Side) -> list[dict]:
+    """Run every step on both clusters; each difference once, with the first step that
+    showed it (``step``) and its explanation (``known``, or None)."""
+    seen: dict[tuple, dict] = {}
+    zks = {kafka.name: _zk(kafka), ours.name: _zk(ours)}
+    try:
+        for step, action in STEPS:
+            for side in (kafka, ours):
+                action(side, zks[side.name])
+            time.sleep(0.5)  # notification znodes (/config/changes, /isr_change_notification) settle
+            for diff in znodes.compare(znodes.snapshot(zks[kafka.name]), znodes.snapshot(zks[ours.name])):
+                key = (diff["path"], diff["kind"], json.dumps(diff["kafka"], sort_keys=True),
+                       json.dumps(diff["ours"], sort_keys=True))
+                seen.setdefault(key, {**diff, "step": step, "known": explain(diff)})
+    finally:
+        for zk in zks.values():
+            zk.stop()
+            zk.close()
+    return list(seen.values())
+
+
+def unexplained(diffs: list[dict]) -> list[dict]:
+    return [d for d in diffs if d["known"] is None]
+
+
+# ----- the page ---------------------------------------------------------------------------------
+def _cell(value: Any) -> str:
+    text = "(none)" if value is None else json.dumps(value, sort_keys=True)
+    return "`" + text.replace("|", "\\|") + "`"
+
+
+def render(diffs: list[dict], kafka_version: str) -> str:
+    """docs/fidelity.md from the observed differences."""
+    lines = [
+        "# Fidelity: where minikafka differs from Apache Kafka",
+        "",
+        "<!-- Generated by `python -m minikafka.reference.fidelity --write` from a run against Apache Kafka "
+        f"{kafka_version}; tests/process/test_fidelity.py fails when this page is stale. -->",
+        "",
+        f"minikafka is compared with Apache Kafka {kafka_version} in ZooKeeper mode, run on the same machine "
+        "(`minikafka reference up`, see [performance.md](performance.md) and the README). The same steps run "
+        "on both clusters, through the same client (confluent-kafka's AdminClient on each cluster's Kafka "
+        "listener), and after each step the two ZooKeeper trees are compared: every path and its JSON, with "
+        "ids, timestamps, ports, epochs and broker ids masked (list lengths are kept).",
+        "",
+        "Steps: " + "; ".join(step for step, _ in STEPS) + ".",
+        "",
+        "Every difference found is listed here with its reason. A difference without a reason fails the test;",
+        "fixing one removes it from this page.",
+        "",
+        "## ZooKeeper layout",
+        "",
+        "| znode | difference | first seen after | Kafka | minikafka | why |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    for d in sorted(diffs, key=lambda d: (d["path"], d["kind"])):
+        reason = d["known"].reason if d["known"] else "**unexplained**"
+        lines.append(f"| `{d['path']}` | {d['kind']} | {d['step'].split(' (')[0]} | {_cell(d['kafka'])} | "
+                     f"{_cell(d['ours'])} | {reason} |")
+    if not diffs:
+        lines.append("| (none) | | | | | |")
+    return "\n".join(lines) + "\n"
+
+
+# ----- the command ------------------------------------------------------------------------------
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description="Run the differential scenarios against Apache Kafka 3.9 and "
+                                             "minikafka, and print (or --write) docs/fidelity.md.")
+    ap.add_argument("--write", action="store_true", help=f"write {PAGE}")
+    args = ap.parse_args(argv)
+    from ..cluster import free_ports, launcher
+    from . import cluster as reference
+
+    with tempfile.TemporaryDirectory(prefix="minikafka-fidelity-") as tmp:
+        ref = reference.up(Path(tmp) / "kafka", progress=lambda m: print(f"Kafka: {m}", file=sys.stderr))
+        try:
+            zk_port = free_ports.free_port()
+            base = free_ports.free_port_block(3, avoid=(zk_port,))
+            kbase = free_ports.free_port_block(3, avoid=(zk_port, base, base + 1, base + 2))
+            ours = launcher.up(Path(tmp) / "minikafka", zookeeper_port=zk_port, base_port=base, kafka_base_port=kbase)
+            try:
+                diffs = run(Side("Kafka", ref.zookeeper_connect, ref.bootstrap),
+                            Side("minikafka", ours.zookeeper.connect,
+                                 ",".join(f"127.0.0.1:{b.kafka_port}" for b in ours.brokers.values())))
+            finally:
+                launcher.down(Path(tmp) / "minikafka")
+        finally:
+            reference.down(Path(tmp) / "kafka")
+        page = render(diffs, ref.version)
+    if args.write:
+        PAGE.write_text(page)
+    else:
+        sys.stdout.write(page)
+    missing = unexplained(diffs)
+    for d in missing:
+        print(f"unexplained: {d['kind']} {d['path']}", file=sys.stderr)
+    return 1 if missing else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
