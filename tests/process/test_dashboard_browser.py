@@ -760,3 +760,24 @@ def test_the_dashboard_on_a_sasl_listener_asks_for_a_user_and_works_with_one(pla
         assert not errors, errors
     finally:
         chromium.close()
+
+
+def test_the_page_moves_to_a_live_brokers_dashboard_when_its_broker_dies(cluster, page):
+    """The page reads only the broker that served it (no cross-origin reads): when that
+    broker dies it moves to the dashboard of another live broker and goes on there."""
+    with Admin(cluster.bootstrap) as admin:
+        controller = admin.cluster().controller_id
+    serving = next(b for b in sorted(cluster.brokers) if b != controller)
+    page.goto(f"http://127.0.0.1:{cluster.brokers[serving]}/")
+    expect(page.locator("#connection")).to_have_attribute("data-state", "ok")
+    expect(page.locator("body")).to_have_attribute("data-serving-broker", str(serving))
+    others = {f"http://127.0.0.1:{port}/" for b, port in cluster.brokers.items() if b != serving}
+    cluster.kill(serving, "KILL")
+    try:
+        page.wait_for_url(lambda url: url in others, timeout=FAILOVER_MS)
+        moved_to = next(b for b, port in cluster.brokers.items() if page.url == f"http://127.0.0.1:{port}/")
+        expect(page.locator("#connection")).to_have_attribute("data-state", "ok", timeout=FAILOVER_MS)
+        expect(page.locator("body")).to_have_attribute("data-serving-broker", str(moved_to))
+        expect(page.locator(f"#broker-{serving}")).to_have_attribute("data-alive", "false", timeout=FAILOVER_MS)
+    finally:
+        cluster.start(serving)
