@@ -4,8 +4,9 @@ page served while its broker is the only one alive, under-min-ISR flags, topic c
 produce and fetch rates, the record browser, internal topics kept out of the way, an open
 transaction (the partition's LSO below its HW, the transactions panel, the coordinator's
 events on the timeline, and ``topics describe``'s LastStableOffset), the layout at
-1280, 1400 and 1920 px, a page of another site that can neither change a broker nor read
-its records, and the page on a SASL listener (a user and password asked, then used).
+1280, 1400 and 1920 px, the page moving to a live broker's dashboard when its own broker
+dies, a page of another site that can neither change a broker nor read its records, and
+the page on a SASL listener (a user and password asked, then used).
 
 Needs the ``playwright`` Python package (dev extra) and Debian's chromium at
 /usr/bin/chromium; Playwright's own browser download is never used.  The failover test
