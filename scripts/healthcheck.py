@@ -16,7 +16,7 @@ import msgpack
 def main() -> int:
     where = sys.argv[1] if len(sys.argv) > 1 else "127.0.0.1:19092"
     req = urllib.request.Request(f"http://{where}/v1/api_versions", data=msgpack.packb({}),
-                                 headers={"Content-Type": "application/x-msgpack"})
+                                 headers={"Content-Type": "application/msgpack"})
     try:
         with urllib.request.urlopen(req, timeout=3) as r:
             return int(msgpack.unpackb(r.read()).get("error_code", 1))

@@ -17,13 +17,18 @@ from ..errors import InvalidRequestError
 from ..metric_names import REQUEST_ERRORS
 from ..protocol.rpc import codec, http
 from ..rpc import call
-from . import cluster_auth
+from . import cluster_auth, http_guard
 from .listeners import current_listener
 
 if TYPE_CHECKING:
     from .served import ServedBroker
 
 log = logging.getLogger(__name__)
+
+
+def peercert(request: web.BaseRequest) -> dict | None:
+    """The TLS client certificate of the request's connection, if it sent one."""
+    return request.transport.get_extra_info("peercert") if request.transport is not None else None
 
 
 class HttpTransport:
@@ -53,7 +58,8 @@ class HttpTransport:
             log.warning("no cluster credential (--cluster-secret-file or MINIKAFKA_CLUSTER_SECRET): anyone who reaches "
                         "this broker's port may send it controller and replica requests")
         app = web.Application(client_max_size=self.config.get("socket.request.max.bytes"),
-                              middlewares=[broker.listeners.middleware])
+                              middlewares=[broker.listeners.middleware, http_guard.middleware(
+                                  lambda error: broker.metrics.count(REQUEST_ERRORS, error=error))])
         app.router.add_post("/v1/{api:.*}", self.handle)  # an empty or unknown name: UNSUPPORTED_VERSION
         from ..web import setup_routes
         setup_routes(app, broker.web_view())
@@ -77,11 +83,10 @@ class HttpTransport:
             broker.metrics.count(REQUEST_ERRORS, error=exc.code.name)
             return web.Response(body=codec.pack(codec.error_response(exc)), content_type=http.CONTENT_TYPE)
         listener = current_listener.get()
-        peercert = request.transport.get_extra_info("peercert") if request.transport is not None else None
         answer = await broker.dispatch(
             request.match_info["api"], body, remote=request.remote or "",
             credential=request.headers.get(cluster_auth.CLUSTER_CREDENTIAL_HEADER),
-            principal=lambda: broker.security.http_principal(listener, request.headers, peercert))
+            principal=lambda: broker.security.http_principal(listener, request.headers, peercert(request)))
         return web.Response(body=answer, content_type=http.CONTENT_TYPE)
 
     async def close(self) -> None:

@@ -22,6 +22,7 @@ from ..web.view import BrokerView
 from ..zk import layout
 from ..zk.session import NodeExistsError
 from .assembly import ZK_ACL_USER, Services, assemble
+from .listeners import current_listener
 from .loop_monitor import LoopMonitor
 from .metrics import MetricSources, render_prometheus
 from .ports import Ports, real_ports
@@ -92,6 +93,7 @@ class Broker:
                 zookeeper_watches=lambda: len(s.zk.watches),
                 acls=lambda: len(s.security.authorizer.bindings),
                 groups=s.coordinator.list_groups)),
+            authenticate=lambda headers, peercert: s.security.http_principal(current_listener.get(), headers, peercert),
             acls_enabled=s.security.enabled)
 
     # -- lifecycle -----------------------------------------------------------------

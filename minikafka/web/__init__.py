@@ -12,21 +12,31 @@ Every broker serves them on its own port:
 * ``GET /metrics``: Prometheus text format (:func:`minikafka.broker.metrics.render_prometheus`,
   documented in docs/metrics.md).
 
+The page and its JSON routes authenticate as the msgpack API on the same listener
+does: on a SASL_PLAINTEXT or SASL_SSL listener they want a user of ``sasl.users.file``
+in an ``Authorization: Basic`` header and answer 401 with a Basic challenge otherwise
+(a browser asks for the user and password once, then sends them on every poll).
+``/metrics`` (counts and names, never records) and ``/static/`` stay open.  No route
+sends ``Access-Control-Allow-Origin``: pages of other sites cannot read the JSON
+(docs/security.md).
+
 The routes see their broker only through a :class:`~minikafka.web.view.BrokerView`.
 """
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 if TYPE_CHECKING:
     from .view import BrokerView
 
 STATIC_DIR = Path(__file__).parent / "static"
 NO_CACHE = {"Cache-Control": "no-store"}
-# The read-only JSON may be read by a dashboard page loaded from another broker: when
-# the broker that served the page dies, the page goes on with a live one.
-API_HEADERS = {**NO_CACHE, "Access-Control-Allow-Origin": "*"}
+# The JSON is for the page this broker served, and for programs: no Access-Control-Allow-Origin
+# header, so a page of another site (another broker's dashboard included) cannot read it.
+API_HEADERS = NO_CACHE
+# The challenge of a SASL listener's routes: HTTP Basic, as the msgpack API takes it.
+CHALLENGE = 'Basic realm="minikafka", charset="UTF-8"'
 PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
 
@@ -34,12 +44,25 @@ def setup_routes(app: Any, view: "BrokerView") -> None:
     """Add the dashboard, state and metrics routes to a broker's aiohttp app."""
     from aiohttp import web
 
-    from ..errors import KafkaError, TopicAuthorizationFailedError, UnknownServerError
+    from ..errors import KafkaError, SaslAuthenticationFailedError, TopicAuthorizationFailedError, UnknownServerError
     from .records import RecordReader, error_body, parse_query
     from .state import WebState
 
     state = WebState(view)
     reader = RecordReader(view, state.endpoint)
+
+    def authenticated(handler: Callable[[web.Request], Awaitable[web.StreamResponse]]):
+        """``handler`` behind the listener's authentication: 401 and a Basic challenge
+        when a SASL listener got no user or a wrong password."""
+        async def checked(request: web.Request) -> web.StreamResponse:
+            peercert = request.transport.get_extra_info("peercert") if request.transport is not None else None
+            try:
+                view.authenticate(request.headers, peercert)
+            except SaslAuthenticationFailedError as exc:
+                body, _ = error_body(exc)
+                return web.json_response(body, status=401, headers={**NO_CACHE, "WWW-Authenticate": CHALLENGE})
+            return await handler(request)
+        return checked
 
     async def index(request: web.Request) -> web.StreamResponse:
         return web.FileResponse(STATIC_DIR / "index.html", headers=NO_CACHE)
@@ -76,10 +99,10 @@ def setup_routes(app: Any, view: "BrokerView") -> None:
         resp.headers["Content-Type"] = PROMETHEUS_CONTENT_TYPE
         return resp
 
-    app.router.add_get("/", index)
-    app.router.add_get("/index.html", index)
-    app.router.add_get("/api/state", api_state)
-    app.router.add_get("/api/events", api_events)
-    app.router.add_get("/api/records", api_records)
+    app.router.add_get("/", authenticated(index))
+    app.router.add_get("/index.html", authenticated(index))
+    app.router.add_get("/api/state", authenticated(api_state))
+    app.router.add_get("/api/events", authenticated(api_events))
+    app.router.add_get("/api/records", authenticated(api_records))
     app.router.add_get("/metrics", metrics)
     app.router.add_static("/static/", STATIC_DIR, show_index=False)

@@ -6,7 +6,7 @@ answered; endpoints are given for the listener the current request came in on.""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Awaitable, Callable, Protocol
+from typing import Any, Awaitable, Callable, Mapping, Protocol
 
 Endpoint = tuple[str, int]
 
@@ -35,4 +35,8 @@ class BrokerView:
     local_events: Callable[[], list[dict]]  # this broker's timeline
     call: Callable[[str, int, str, dict, float], Awaitable[dict]]  # another broker's API (host, port, api, body, timeout)
     prometheus: Callable[[], str]  # /metrics text
+    # the principal of a request (its headers and TLS client certificate) on the current
+    # listener, as the msgpack API authenticates it; SaslAuthenticationFailedError when
+    # the listener wants a user and password and got none or wrong ones
+    authenticate: Callable[[Mapping[str, str], dict | None], str]
     acls_enabled: bool = False  # an authorizer is on: the record browser would read around the ACLs

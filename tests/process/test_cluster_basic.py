@@ -76,7 +76,7 @@ def _post(cluster, api: str, body: bytes) -> dict:
     import urllib.request
     port = cluster.brokers[1]
     req = urllib.request.Request(f"http://127.0.0.1:{port}/v1/{api}", data=body,
-                                 headers={"Content-Type": "application/x-msgpack"})
+                                 headers={"Content-Type": "application/msgpack"})
     with urllib.request.urlopen(req, timeout=10) as resp:
         return msgpack.unpackb(resp.read(), raw=False, strict_map_key=False)
 
@@ -115,7 +115,7 @@ def test_malformed_requests_are_answered_with_errors_and_change_nothing(cluster)
 
     def post_leader(api: str, body: dict) -> dict:
         req = urllib.request.Request(f"http://127.0.0.1:{leader}/v1/{api}", data=msgpack.packb(body),
-                                     headers={"Content-Type": "application/x-msgpack"})
+                                     headers={"Content-Type": "application/msgpack"})
         with urllib.request.urlopen(req, timeout=10) as resp:
             return msgpack.unpackb(resp.read(), raw=False, strict_map_key=False)
 

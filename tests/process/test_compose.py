@@ -5,7 +5,8 @@ which .ci/run runs after the suite, brings them up with a real one).
   --no-install-recommends docker-compose``) must accept the file, offline, in a clean
   environment pointed at a Docker socket that does not exist;
 * the YAML must describe ZooKeeper and brokers 1-3 with internal and external
-  listeners, host ports 9092-9094, and the Spark job in a profile;
+  listeners, host ports 9092-9094 published on 127.0.0.1 unless ``MINIKAFKA_BIND`` says
+  otherwise, and the Spark job in a profile;
 * every broker's command line must pass ``minikafka broker ... --check-config``
   (which needs neither ZooKeeper nor free ports).
 """
@@ -34,15 +35,15 @@ def compose() -> dict:
     return yaml.safe_load(COMPOSE_FILE.read_text())
 
 
-def _docker_compose(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+def _docker_compose(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     exe = shutil.which("docker-compose")
     assert exe is not None, f"docker-compose is not installed: {INSTALL_HINT} (.ci/run installs it)"
     home = tmp_path / "home"
     home.mkdir(exist_ok=True)
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "LANG": "C.UTF-8",
-           # any attempt to reach an engine would fail: `config` must not need one
-           "DOCKER_HOST": f"unix://{tmp_path}/no-docker-engine.sock"}
-    return subprocess.run([exe, "-f", str(COMPOSE_FILE), *args], cwd=tmp_path, env=env,
+    clean = {"PATH": "/usr/bin:/bin", "HOME": str(home), "LANG": "C.UTF-8",
+             # any attempt to reach an engine would fail: `config` must not need one
+             "DOCKER_HOST": f"unix://{tmp_path}/no-docker-engine.sock", **(env or {})}
+    return subprocess.run([exe, "-f", str(COMPOSE_FILE), *args], cwd=tmp_path, env=clean,
                           capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
 
 
@@ -53,10 +54,16 @@ def _broker_args(service: dict):
     return build_parser().parse_args(command)
 
 
+BIND_DEFAULT = "${MINIKAFKA_BIND:-127.0.0.1}"
+
+
 def _published(service: dict) -> list[tuple[int, int]]:
+    """(host port, container port) of each published port, all bound to ``MINIKAFKA_BIND``
+    (127.0.0.1 unless set)."""
     out = []
     for p in service.get("ports", []):
-        host, _, container = str(p).rpartition(":")
+        bind, host, container = str(p).rsplit(":", 2)
+        assert bind == BIND_DEFAULT, f"{p}: publish on {BIND_DEFAULT}, not on every interface"
         out.append((int(host), int(container)))
     return out
 
@@ -70,8 +77,26 @@ def test_docker_compose_config_accepts_the_file_offline(tmp_path):
     assert set(normalized["services"]) == {"zookeeper", "cluster-secret", "broker-1", "broker-2", "broker-3", "spark",
                                         "spark-kafka"}
     for name, (_, port) in BROKERS.items():
-        ports = normalized["services"][name]["ports"]
-        assert [(p["published"], p["target"]) for p in ports] == [(port, port), (port + 20000, port + 20000)]
+        assert _normalized_ports(normalized["services"][name]) == \
+            [("127.0.0.1", port, port), ("127.0.0.1", port + 20000, port + 20000)]
+    # MINIKAFKA_BIND publishes them elsewhere, when asked
+    r = _docker_compose(tmp_path, "config", env={"MINIKAFKA_BIND": "0.0.0.0"})
+    assert r.returncode == 0, r.stderr
+    for name in BROKERS:
+        assert {ip for ip, _, _ in _normalized_ports(yaml.safe_load(r.stdout)["services"][name])} == {"0.0.0.0"}
+
+
+def _normalized_ports(service: dict) -> list[tuple[str, int, int]]:
+    """(host address, host port, container port) of `docker-compose config`'s ports: the
+    short "IP:HOST:CONTAINER/tcp" form, or the long one (published, target, host_ip)."""
+    out = []
+    for p in service["ports"]:
+        if isinstance(p, dict):
+            out.append((p.get("host_ip", "0.0.0.0"), int(p["published"]), int(p["target"])))
+        else:
+            ip, host, container = str(p).split("/")[0].rsplit(":", 2)
+            out.append((ip, int(host), int(container)))
+    return out
 
 
 def test_docker_compose_knows_the_spark_profile(tmp_path):

@@ -3,8 +3,10 @@ ISRs as the cluster reports them, a leader failover shown with its election even
 page served while its broker is the only one alive, under-min-ISR flags, topic configs,
 produce and fetch rates, the record browser, internal topics kept out of the way, an open
 transaction (the partition's LSO below its HW, the transactions panel, the coordinator's
-events on the timeline, and ``topics describe``'s LastStableOffset), and the layout at
-1280, 1400 and 1920 px.
+events on the timeline, and ``topics describe``'s LastStableOffset), the layout at
+1280, 1400 and 1920 px, the page moving to a live broker's dashboard when its own broker
+dies, a page of another site that can neither change a broker nor read its records, and
+the page on a SASL listener (a user and password asked, then used).
 
 Needs the ``playwright`` Python package (dev extra) and Debian's chromium at
 /usr/bin/chromium; Playwright's own browser download is never used.  The failover test
@@ -47,16 +49,22 @@ def test_chromium_is_installed():
 
 
 @pytest.fixture(scope="module")
-def browser(tmp_path_factory):
-    """One headless Chromium for the module, with a fresh profile folder."""
+def playwright_driver():
+    """Playwright's driver for the module (one per thread)."""
     with sync_api.sync_playwright() as pw:
-        context = pw.chromium.launch_persistent_context(
-            str(tmp_path_factory.mktemp("chromium-profile")), executable_path=CHROMIUM, headless=True,
-            args=CHROMIUM_ARGS, viewport={"width": 1400, "height": 900})
-        try:
-            yield context
-        finally:
-            context.close()
+        yield pw
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory, playwright_driver):
+    """One headless Chromium for the module, with a fresh profile folder."""
+    context = playwright_driver.chromium.launch_persistent_context(
+        str(tmp_path_factory.mktemp("chromium-profile")), executable_path=CHROMIUM, headless=True,
+        args=CHROMIUM_ARGS, viewport={"width": 1400, "height": 900})
+    try:
+        yield context
+    finally:
+        context.close()
 
 
 @pytest.fixture
@@ -614,3 +622,163 @@ def test_dashboard_layout_fits_1280_to_1920_px(make_cluster, page):
         expect(page.locator("#records-status")).to_contain_text("payments-settlement-events-0")
     finally:
         handle.resume(frozen)
+
+
+# A page of another site: it tries what any page may do without asking the broker first
+# (a text/plain POST, in no-cors mode: the answer is hidden but the request is sent),
+# then a msgpack POST (the browser asks first: a CORS preflight) and a plain read of
+# the record browser's JSON, and notes what happened.
+ATTACK_PAGE = """<!doctype html><title>another site</title><script>
+const BROKER = "http://127.0.0.1:%(port)d";
+const BODY = new Uint8Array(%(body)s);
+window.outcome = {};
+(async () => {
+  try {
+    await fetch(BROKER + "/v1/delete_topics", {method: "POST", mode: "no-cors",
+                headers: {"Content-Type": "text/plain"}, body: BODY});
+    window.outcome.plain_post = "sent";
+  } catch (e) { window.outcome.plain_post = "failed: " + e; }
+  try {
+    await fetch(BROKER + "/v1/delete_topics", {method: "POST", headers: {"Content-Type": "application/msgpack"},
+                body: BODY});
+    window.outcome.msgpack_post = "answered";
+  } catch (e) { window.outcome.msgpack_post = "failed: " + e; }
+  try {
+    const resp = await fetch(BROKER + "/api/records?topic=%(topic)s&partition=0");
+    window.outcome.records = await resp.text();
+  } catch (e) { window.outcome.records = "failed: " + e; }
+  window.outcome.done = true;
+})();
+</script>"""
+
+
+def test_a_page_of_another_site_can_neither_delete_a_topic_nor_read_its_records(cluster, page):
+    import http.server
+
+    from minikafka.protocol.rpc import codec
+
+    topic = "cross-site-target"
+    with Admin(cluster.bootstrap) as admin:
+        admin.create_topic(topic, partitions=1, replication_factor=3)
+    with Producer(cluster.bootstrap, acks="all") as producer:
+        producer.send(topic, b"private-record", partition=0).result(30)
+    port = next(iter(cluster.brokers.values()))
+    wait_for(lambda: topic in {t["topic"] for t in api_state(port)["topics"]}, timeout_s=30,
+             message="the broker knowing the topic")
+    html = ATTACK_PAGE % {"port": port, "topic": topic,
+                          "body": list(codec.pack({"topics": [topic], "timeout_ms": 0}))}
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 - http.server's name
+            data = html.encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)  # another origin: another port
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        page.goto(f"http://127.0.0.1:{server.server_address[1]}/")
+        page.wait_for_function("() => window.outcome && window.outcome.done", timeout=30_000)
+        outcome = page.evaluate("() => window.outcome")
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+    # the browser sent the text/plain POST (only its answer is hidden from the page) ...
+    assert outcome["plain_post"] == "sent", outcome
+    # ... the msgpack one died at the preflight, and the read was not let through
+    assert outcome["msgpack_post"].startswith("failed"), outcome
+    assert outcome["records"].startswith("failed"), outcome
+    # the topic and its record are still there
+    with Admin(cluster.bootstrap) as admin:
+        assert topic in admin.list_topics()
+    from minikafka import Consumer, TopicPartition
+    with Consumer(cluster.bootstrap, auto_offset_reset="earliest") as consumer:
+        consumer.assign([TopicPartition(topic, 0)])
+        got = wait_for(lambda: consumer.poll(timeout_ms=500), timeout_s=30, message="the record")
+    assert [r.value for r in got] == [b"private-record"]
+
+
+def test_the_dashboard_on_a_sasl_listener_asks_for_a_user_and_works_with_one(playwright_driver, request,
+                                                                              tmp_path_factory):
+    """SASL on the HTTP listener and no authorizer: the page and the record browser want
+    a user of sasl.users.file (HTTP Basic, as the msgpack API), and work with one."""
+    import base64
+    import urllib.error
+
+    from conftest import _cluster_fixture
+
+    users = tmp_path_factory.mktemp("users") / "users.properties"
+    users.write_text("alice=alice-secret\n")
+    alice = {"security_protocol": "SASL_PLAINTEXT", "sasl_plain_username": "alice",
+             "sasl_plain_password": "alice-secret"}
+    handle = _cluster_fixture(request, tmp_path_factory.mktemp("sasl-dashboard") / "minikafka", brokers=1,
+                              client_options=alice, broker_configs={
+                                  "listener.security.protocol.map": "INTERNAL:SASL_PLAINTEXT",
+                                  "sasl.users.file": str(users)})
+    with Admin(handle.bootstrap, **alice) as admin:
+        admin.create_topic("private", partitions=1, replication_factor=1)
+    with Producer(handle.bootstrap, acks="all", **alice) as producer:
+        producer.send("private", b"for-alice-only", partition=0).result(30)
+    port = handle.brokers[1]
+
+    # without a user the record browser answers 401, as a fetch without one is refused
+    url = f"http://127.0.0.1:{port}/api/records?topic=private&partition=0"
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(url, timeout=10)
+    assert refused.value.code == 401 and refused.value.headers["WWW-Authenticate"].startswith("Basic")
+    assert b"for-alice-only" not in refused.value.read()
+    token = base64.b64encode(b"alice:alice-secret").decode()
+    with urllib.request.urlopen(urllib.request.Request(url, headers={"Authorization": f"Basic {token}"}),
+                                timeout=10) as resp:
+        assert [r["value"]["data"] for r in json.load(resp)["records"]] == ["for-alice-only"]
+
+    chromium = playwright_driver.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+    try:
+        # a browser without a user to give when challenged is not let in
+        anonymous = chromium.new_page()
+        with pytest.raises(sync_api.Error, match="ERR_INVALID_AUTH_CREDENTIALS"):
+            anonymous.goto(f"http://127.0.0.1:{port}/")
+        # a browser given the user and password when challenged: the whole page works
+        context = chromium.new_context(http_credentials={"username": "alice", "password": "alice-secret"})
+        page = context.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        page.goto(f"http://127.0.0.1:{port}/")
+        expect(row(page, "private", 0)).to_have_attribute("data-hw", "1", timeout=30_000)
+        expect(page.locator("#connection")).to_have_attribute("data-state", "ok")
+        row(page, "private", 0).locator("button.browse").click()
+        expect(page.locator("#records-status")).to_have_attribute("data-state", "ok")
+        expect(page.locator("#record-rows tr.record")).to_have_count(1)
+        expect(page.locator("#record-rows tr.record")).to_contain_text("for-alice-only")
+        assert not errors, errors
+    finally:
+        chromium.close()
+
+
+def test_the_page_moves_to_a_live_brokers_dashboard_when_its_broker_dies(cluster, page):
+    """The page reads only the broker that served it (no cross-origin reads): when that
+    broker dies it moves to the dashboard of another live broker and goes on there."""
+    with Admin(cluster.bootstrap) as admin:
+        controller = admin.cluster().controller_id
+    serving = next(b for b in sorted(cluster.brokers) if b != controller)
+    page.goto(f"http://127.0.0.1:{cluster.brokers[serving]}/")
+    expect(page.locator("#connection")).to_have_attribute("data-state", "ok")
+    expect(page.locator("body")).to_have_attribute("data-serving-broker", str(serving))
+    others = {f"http://127.0.0.1:{port}/" for b, port in cluster.brokers.items() if b != serving}
+    cluster.kill(serving, "KILL")
+    try:
+        page.wait_for_url(lambda url: url in others, timeout=FAILOVER_MS)
+        moved_to = next(b for b, port in cluster.brokers.items() if page.url == f"http://127.0.0.1:{port}/")
+        expect(page.locator("#connection")).to_have_attribute("data-state", "ok", timeout=FAILOVER_MS)
+        expect(page.locator("body")).to_have_attribute("data-serving-broker", str(moved_to))
+        expect(page.locator(f"#broker-{serving}")).to_have_attribute("data-alive", "false", timeout=FAILOVER_MS)
+    finally:
+        cluster.start(serving)

@@ -23,7 +23,7 @@ pytestmark = pytest.mark.process
 
 def rpc(port: int, api: str, body: dict) -> dict:
     req = urllib.request.Request(f"http://127.0.0.1:{port}/v1/{api}", data=pack(body),
-                                 headers={"Content-Type": "application/x-msgpack"})
+                                 headers={"Content-Type": "application/msgpack"})
     with urllib.request.urlopen(req, timeout=30) as resp:
         return unpack(resp.read())
 

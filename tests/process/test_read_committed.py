@@ -21,7 +21,7 @@ pytestmark = pytest.mark.process
 
 
 def rpc(port: int, api: str, body: dict, secret: str | None = None) -> dict:
-    headers = {"Content-Type": "application/x-msgpack"}
+    headers = {"Content-Type": "application/msgpack"}
     if secret is not None:  # as a broker (the transaction coordinator) sends it
         headers[CLUSTER_CREDENTIAL_HEADER] = secret
     req = urllib.request.Request(f"http://127.0.0.1:{port}/v1/{api}", data=pack(body), headers=headers)

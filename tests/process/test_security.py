@@ -158,3 +158,60 @@ def test_zookeeper_set_acl_lets_only_the_brokers_change_kafkas_znodes(make_clust
     wait_for(lambda: leader_of(c, topic) not in (-1, leader), 60, message="a new leader after a clean stop")
     with Producer(c.bootstrap, acks="all") as p:
         p.send(topic, b"still writable").result(30)
+
+
+def raw(port: int, path: str, body: bytes | None = None, headers: dict | None = None,
+        method: str | None = None) -> tuple[int, dict, bytes]:
+    """(status, headers, body) of one HTTP request, errors included."""
+    import urllib.error
+    import urllib.request
+
+    req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=body, headers=headers or {}, method=method)
+    try:
+        with urllib.request.urlopen(req, timeout=10) as resp:
+            return resp.status, dict(resp.headers), resp.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, dict(exc.headers), exc.read()
+
+
+def test_requests_a_web_page_of_another_site_could_send_are_refused_and_change_nothing(cluster):
+    """A browser lets any page POST text/plain to any site without asking first: the
+    msgpack API takes only msgpack's Content-Type (415 otherwise) and refuses a request
+    whose Origin is another site (403); the dashboard's JSON allows no other origin."""
+    from minikafka.protocol.rpc import codec, http
+
+    topic = f"web-{uuid.uuid4().hex[:8]}"
+    with Admin(cluster.bootstrap) as admin:
+        admin.create_topic(topic, partitions=1, replication_factor=3)
+    port = next(iter(cluster.brokers.values()))
+    with Producer(cluster.bootstrap, acks="all") as p:
+        p.send(topic, b"kept").result(30)
+    delete = codec.pack({"topics": [topic], "timeout_ms": 0})
+    for ctype in ("text/plain", "text/plain;charset=UTF-8", "application/x-www-form-urlencoded", "multipart/form-data",
+                  None):
+        status, _, text = raw(port, "/v1/delete_topics", delete, {"Content-Type": ctype} if ctype else {}, "POST")
+        assert status == 415, (ctype, status, text)
+        assert text.startswith(b"INVALID_REQUEST: POST /v1/delete_topics takes a msgpack map with Content-Type: "
+                               b"application/msgpack"), text
+    for origin in (f"http://localhost:{port}", f"http://127.0.0.1:{port + 1}", "http://evil.example", "null"):
+        status, _, text = raw(port, "/v1/delete_topics", delete, {**http.HEADERS, "Origin": origin}, "POST")
+        assert status == 403 and b"refused a cross-site request" in text and origin.encode() in text, (origin, text)
+    # a page the broker served itself (same host and port) and programs (no Origin) pass
+    status, _, answer = raw(port, "/v1/metadata", codec.pack({"topics": [topic]}),
+                            {**http.HEADERS, "Origin": f"http://127.0.0.1:{port}"}, "POST")
+    assert status == 200 and codec.unpack(answer)["error_code"] == 0
+    status, _, answer = raw(port, "/v1/metadata", codec.pack({"topics": [topic]}),
+                            {"Content-Type": "application/x-msgpack"}, "POST")
+    assert status == 200 and codec.unpack(answer)["error_code"] == 0
+    # nothing changed: the topic and its record are there
+    with Admin(cluster.bootstrap) as admin:
+        assert topic in admin.list_topics()
+    # no route lets another origin read it, asked plainly or with a preflight
+    for path in ("/api/state", f"/api/records?topic={topic}&partition=0", "/api/events", "/metrics", "/"):
+        status, headers, _ = raw(port, path, headers={"Origin": "http://evil.example"})
+        assert status == 200, path
+        assert not any(h.lower().startswith("access-control-") for h in headers), (path, headers)
+    status, headers, _ = raw(port, "/v1/delete_topics", method="OPTIONS", headers={
+        "Origin": "http://evil.example", "Access-Control-Request-Method": "POST",
+        "Access-Control-Request-Headers": "content-type"})
+    assert status >= 400 and not any(h.lower().startswith("access-control-") for h in headers), (status, headers)

@@ -108,6 +108,52 @@ def test_replication_and_the_controller_still_work_with_sasl_on_the_inter_broker
         assert sorted(admin.describe_topics(topic)[0].partitions[0].isr) == [1, 2, 3]
 
 
+def test_the_dashboard_asks_for_the_listeners_user_and_password(secured):
+    """The page and its JSON on a SASL listener want the same user and password as the
+    msgpack API (HTTP Basic): 401 and a challenge without them or with a wrong one."""
+    import base64
+    import urllib.error
+    import urllib.request
+
+    topic = topic_name("browsed")
+    create(secured, topic, ("User:alice", "Write", f"Topic:{topic}"))
+    produce(secured, topic, [b"secret-record"], **as_user("alice"))
+    port = secured.brokers[1]
+
+    def get(path: str, user: str | None = None, password: str | None = None) -> tuple[int, dict, bytes]:
+        headers = {}
+        if user is not None:
+            token = base64.b64encode(f"{user}:{USERS[user] if password is None else password}".encode()).decode()
+            headers["Authorization"] = f"Basic {token}"
+        req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", headers=headers)
+        try:
+            with urllib.request.urlopen(req, timeout=10) as resp:
+                return resp.status, dict(resp.headers), resp.read()
+        except urllib.error.HTTPError as exc:
+            return exc.code, dict(exc.headers), exc.read()
+
+    data_routes = ("/", "/api/state", "/api/events?since=0", f"/api/records?topic={topic}&partition=0")
+    for path in data_routes:
+        for who in ((None, None), ("alice", "wrong"), ("mallory", "x")):
+            status, headers, body = get(path, *who)
+            assert status == 401, (path, who, status)
+            assert headers["WWW-Authenticate"].startswith('Basic realm="minikafka"'), headers
+            answer = json.loads(body)
+            assert answer["error"] == "SASL_AUTHENTICATION_FAILED" and b"secret-record" not in body, answer
+    # a user of sasl.users.file gets the page and the state; the record browser stays off
+    # with the authorizer on (it would read around the ACLs)
+    status, _, body = get("/", "alice")
+    assert status == 200 and b"<html" in body.lower()
+    wait_for(lambda: (got := get("/api/state", "alice"))[0] == 200
+             and topic in {t["topic"] for t in json.loads(got[2])["topics"]}, 30, message="the topic in /api/state")
+    status, _, body = get(f"/api/records?topic={topic}&partition=0", "alice")
+    assert status == 403 and json.loads(body)["error"] == "TOPIC_AUTHORIZATION_FAILED"
+    # the static files carry no data: open; /metrics carries counts and names, never records: open
+    assert get("/static/dashboard.js")[0] == 200
+    status, _, body = get("/metrics")
+    assert status == 200 and b"secret-record" not in body
+
+
 # ---------------------------------------------------------------- ACLs (our client)
 
 def test_acls_allow_exactly_what_they_name(secured):

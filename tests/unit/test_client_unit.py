@@ -345,7 +345,7 @@ class FakeBroker:
         self.requests.append((api, body))
         answer = await getattr(self, "api_" + api)(body)
         return web.Response(body=codec.pack({"error_code": 0, "error": "NONE", "message": "", **answer}),
-                            content_type="application/x-msgpack")
+                            content_type="application/msgpack")
 
     async def api_metadata(self, body: dict) -> dict:
         if not self.heard_from_controller:

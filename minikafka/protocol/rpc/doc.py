@@ -14,12 +14,15 @@ from .schema import Struct, describe_type
 INTRO = """# The minikafka wire protocol
 
 Every API is `POST /v1/<api>` on any broker, with a [msgpack](https://msgpack.org) map as
-the body (`Content-Type: application/x-msgpack`) and a msgpack map as the answer, always
+the body (`Content-Type: application/msgpack`) and a msgpack map as the answer, always
 with HTTP status 200. Every answer carries `error_code` (Kafka's number, 0 for none),
 `error` (Kafka's name) and `message`; per-partition entries carry their own three.
 Maps may hold more keys than listed; unknown request keys are ignored. Missing or
 mistyped fields, negative offsets, bodies that are not msgpack or are larger than
 `socket.request.max.bytes` are answered with `INVALID_REQUEST` and change nothing.
+A body of another `Content-Type` (`application/x-msgpack`, the older name, is taken too)
+is refused with HTTP 415, and a request that carries a browser's `Origin` header naming
+another site with HTTP 403, before it is read ([security.md](security.md#web-pages-and-the-http-api)).
 
 Record batches travel as bytes in Kafka's own record batch v2 format (magic 2), byte
 for byte, as described in [`minikafka/protocol/records/`](../minikafka/protocol/records/):
@@ -36,7 +39,7 @@ Try one by hand:
 python - <<'PY'
 import msgpack, urllib.request
 req = urllib.request.Request("http://127.0.0.1:9092/v1/metadata", data=msgpack.packb({}),
-                             headers={"Content-Type": "application/x-msgpack"})
+                             headers={"Content-Type": "application/msgpack"})
 print(msgpack.unpackb(urllib.request.urlopen(req).read()))
 PY
 ```

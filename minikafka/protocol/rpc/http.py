@@ -9,7 +9,12 @@ from __future__ import annotations
 from ... import errors
 from . import codec
 
-CONTENT_TYPE = "application/x-msgpack"
+CONTENT_TYPE = "application/msgpack"
+# What a broker takes as a request body's Content-Type: msgpack's type, and the older
+# x- name that brokers and clients of earlier releases send.  Neither is one a web page
+# may send to another site without the browser asking first (a CORS preflight, which
+# the brokers never allow), so a page cannot post to a broker (docs/security.md).
+REQUEST_CONTENT_TYPES = frozenset({CONTENT_TYPE, "application/x-msgpack"})
 HEADERS = {"Content-Type": CONTENT_TYPE, "Accept": CONTENT_TYPE}
 # Brokers send the cluster credential in this header (minikafka/broker/cluster_auth.py).
 CLUSTER_CREDENTIAL_HEADER = "X-Minikafka-Cluster-Credential"

@@ -423,7 +423,7 @@ async function showRecords() {
   recordStatus("loading", `reading ${topic}-${partition}…`);
   const rows = $("record-rows");
   try {
-    const got = await getJSON(`${apiBase}/api/records?${q}`);
+    const got = await getJSON(`/api/records?${q}`);
     rows.replaceChildren(...got.records.map(renderRecord));
     rows.dataset.topic = got.topic;
     rows.dataset.partition = got.partition;
@@ -506,24 +506,45 @@ function renderReplicaBars(p) {
   return box;
 }
 
-// The page follows the cluster, not one broker: after two failed polls it asks the
-// next broker it knows (from the last state) and keeps asking that one.
-let apiBase = "";            // "" = the broker that served the page
+// The page follows the cluster, not one broker, but reads only the broker that served it
+// (brokers let no page of another site read their JSON, another broker's page included).
+// After two failed polls it moves to the dashboard of the next live broker of the last
+// state that answers; a browser that authenticated asks for the user and password again
+// there (another site).
 let failures = 0;
 let knownBrokers = [];       // [{id, host, port}] from the last state
 let sourceBroker = null;
+let moving = false;
 
-function nextSource() {
-  const candidates = knownBrokers.filter((b) => b.host && b.id !== sourceBroker);
-  if (!candidates.length) return;
-  const pick = candidates[failures % candidates.length];
-  apiBase = `http://${pick.host}:${pick.port}`;
-  sourceBroker = pick.id;
+// Whether a broker answers at all: an opaque answer (no-cors) reads nothing from it.
+async function answers(b) {
+  const ctl = new AbortController();
+  const timer = setTimeout(() => ctl.abort(), REQUEST_TIMEOUT_MS);
+  try {
+    await fetch(`${location.protocol}//${b.host}:${b.port}/static/dashboard.css`,
+      { mode: "no-cors", cache: "no-store", signal: ctl.signal });
+    return true;
+  } catch (e) {
+    return false;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+// Go to the dashboard of the first other live broker that answers; its id, or null.
+async function moveToLiveBroker() {
+  for (const b of knownBrokers.filter((k) => k.host && k.id !== sourceBroker)) {
+    if (await answers(b)) {
+      window.location.assign(`${location.protocol}//${b.host}:${b.port}/`);
+      return b.id;
+    }
+  }
+  return null;
 }
 
 async function pollState() {
   try {
-    const s = await getJSON(`${apiBase}/api/state`);
+    const s = await getJSON("/api/state");
     failures = 0;
     sourceBroker = s.serving_broker;
     knownBrokers = s.brokers.filter((b) => b.alive).map((b) => ({ id: b.id, host: b.host, port: b.port }));
@@ -531,10 +552,14 @@ async function pollState() {
     setConnection(true);
   } catch (err) {
     failures += 1;
-    const was = sourceBroker;
-    if (failures >= 2) nextSource();
-    setConnection(false, was !== null && was !== sourceBroker
-      ? `broker ${was} unreachable: asking broker ${sourceBroker}` : "serving broker unreachable, retrying");
+    let message = "serving broker unreachable, retrying";
+    if (failures >= 2 && !moving) {
+      moving = true;
+      const to = await moveToLiveBroker();
+      moving = false;
+      if (to !== null) message = `broker ${sourceBroker} unreachable: moving to broker ${to}`;
+    }
+    setConnection(false, message);
   } finally {
     setTimeout(pollState, POLL_MS);
   }
@@ -607,7 +632,7 @@ async function pollEvents() {
     // ask a little before the newest event held: another broker's event with an
     // earlier timestamp may arrive later; duplicates are skipped
     const since = newestTs > 0 ? newestTs - 5 : 0;
-    const got = await getJSON(`${apiBase}/api/events?since=${since}&limit=500`);
+    const got = await getJSON(`/api/events?since=${since}&limit=500`);
     addEvents(got.events);
   } catch (err) {
     // the state poll reports the connection
