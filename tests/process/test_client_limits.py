@@ -1,6 +1,7 @@
 """The broker's client limits on a live broker: max.connections, max.connections.per.ip,
-connections.max.idle.ms, a stalled half frame, a gzip bomb under message.max.bytes and an
-aborted upload whose bytes are given back (minikafka_request_bytes_in_flight)."""
+connections.max.idle.ms, a stalled half frame, a gzip bomb under message.max.bytes, the
+record browser's cap, and queued.max.request.bytes: an upload waits while another holds
+the budget, and an aborted one gives its bytes back (minikafka_request_bytes_in_flight)."""
 from __future__ import annotations
 
 import socket
@@ -98,7 +99,8 @@ def produce(port: int, topic: str, batch: bytes) -> dict:
 
 
 def test_a_gzip_bomb_is_refused_and_an_aborted_upload_is_given_back(make_cluster):
-    c = make_cluster(brokers=1, broker_configs={**CONFIGS, "socket.request.max.bytes": "16777216"})
+    c = make_cluster(brokers=1, broker_configs={**CONFIGS, "socket.request.max.bytes": "16777216",
+                                                "queued.max.request.bytes": "4000000"})
     http = c.brokers[1]
     with Admin(c.bootstrap) as admin:
         admin.create_topic("bombs", partitions=1, replication_factor=1)
@@ -112,9 +114,19 @@ def test_a_gzip_bomb_is_refused_and_an_aborted_upload_is_given_back(make_cluster
     status, body, _ = get(http, "/api/records", topic="bombs", partition="0")
     assert status == 200 and body["records"] == [], body
     assert [(b["base_offset"], b["error"]) for b in body["skipped_batches"]] == [(0, "MESSAGE_TOO_LARGE")]
-    # an upload that stops half way and whose client goes away: its bytes are given back
-    s = connect(http, "127.0.0.6")
-    s.sendall(b"POST /v1/produce HTTP/1.1\r\nHost: x\r\nContent-Length: 3000000\r\n\r\n" + b"\x00" * 100000)
-    wait_for(lambda: metric(http, "minikafka_request_bytes_in_flight") >= 3000000, 15, message="upload held")
-    s.close()
-    wait_for(lambda: metric(http, "minikafka_request_bytes_in_flight") == 0, 15, message="upload given back")
+    # an upload that stops half way and whose client goes away: its bytes are given back;
+    # meanwhile a second one does not fit in queued.max.request.bytes and waits
+    upload = b"POST /v1/produce HTTP/1.1\r\nHost: x\r\nContent-Length: 3000000\r\n\r\n" + b"\x00" * 100000
+    first = connect(http, "127.0.0.6")
+    first.sendall(upload)
+    wait_for(lambda: metric(http, "minikafka_request_bytes_in_flight") == 3000000, 15, message="upload held")
+    second = connect(http, "127.0.0.6")
+    second.sendall(upload)
+    wait_for(lambda: metric(http, "minikafka_request_memory_waits_total") >= 1, 15, message="second upload waits")
+    assert metric(http, "minikafka_request_bytes_in_flight") == 3000000
+    first.close()
+    # read once the first gave its bytes back: then its own half body times out (request.timeout.ms)
+    assert closed_by_broker(second)
+    assert metric(http, "minikafka_connections_idle_closed_total", listener="HTTP") >= 1
+    second.close()
+    wait_for(lambda: metric(http, "minikafka_request_bytes_in_flight") == 0, 15, message="uploads given back")
