@@ -200,7 +200,25 @@ BROKER_CONFIGS: tuple[ConfigDef, ...] = (
               "when a Kafka-protocol Metadata request names an unknown topic and allows it, as Kafka's producers do.", None),
     ConfigDef("message.max.bytes", int, 1048588, "Largest record batch the broker accepts.", 1),
     ConfigDef("socket.request.max.bytes", int, 104857600, "Largest request body the broker accepts.", 1),
-    ConfigDef("request.timeout.ms", int, 30000, "Timeout of controller-to-broker and broker-to-broker requests.", 1),
+    ConfigDef("request.timeout.ms", int, 30000, "Timeout of controller-to-broker and broker-to-broker requests. "
+              "On both client listeners, also how long the rest of a request may take to arrive once its first "
+              "bytes did: a connection whose request stops arriving is closed.", 1),
+    ConfigDef("max.connections", int, None, "Most client connections the broker keeps open, over both client "
+              "listeners (msgpack HTTP and Kafka); a new one beyond it is closed at once. Unset (Kafka: "
+              "2147483647): the process's open-file limit (RLIMIT_NOFILE) minus a reserve of 256 descriptors for "
+              "ZooKeeper, log files, checkpoints and replication. A larger value is lowered to that, so a client "
+              "flood never takes the descriptors the broker needs to keep its ZooKeeper session.", 1),
+    ConfigDef("max.connections.per.ip", int, 2147483647, "Most connections from one IP address, over both "
+              "client listeners; a new one beyond it is closed at once.", 0),
+    ConfigDef("connections.max.idle.ms", int, 600000, "A client connection that has had no request in flight "
+              "for this long is closed (both listeners).", 1),
+    ConfigDef("queued.max.request.bytes", int, 536870912, "Bytes of requests the broker holds at once while "
+              "reading and handling them, over both client listeners. A connection whose next request does not "
+              "fit waits (it is not read) until memory frees, as Kafka mutes its channel; -1 sets no bound (Kafka's "
+              "default; here 512 MiB, at least socket.request.max.bytes).", -1),
+    ConfigDef("connection.failed.authentication.delay.ms", int, 100, "After a failed authentication (SASL on "
+              "the Kafka listener, HTTP Basic on the msgpack listener) the answer waits this long, then the "
+              "connection is closed: each password guess costs a new connection and this delay.", 0),
     ConfigDef("controlled.shutdown.enable", _bool, True, "On SIGTERM, ask the controller to move leaderships away first.", None),
     ConfigDef("auto.leader.rebalance.enable", _bool, True, "Periodically move leadership back to preferred replicas.", None),
     ConfigDef("leader.imbalance.check.interval.seconds", int, 300, "How often the controller checks leader imbalance.", 1),

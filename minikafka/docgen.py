@@ -16,10 +16,11 @@ from .protocol.rpc import doc as protocol_doc
 from .protocol.kafka import doc as kafka_doc
 
 
-def _config_rows(defs: tuple[ConfigDef, ...]) -> list[str]:
+def _config_rows(defs: tuple[ConfigDef, ...], unset: str = "broker default") -> list[str]:
+    """The table of ``defs``; a default of None is shown as ``unset``."""
     rows = ["| name | default | meaning |", "|---|---|---|"]
     for c in defs:
-        default = "broker default" if c.default is None else (str(c.default).lower() if isinstance(c.default, bool) else str(c.default))
+        default = unset if c.default is None else (str(c.default).lower() if isinstance(c.default, bool) else str(c.default))
         rows.append(f"| `{c.name}` | `{default}` | {c.doc} |")
     return rows
 
@@ -43,7 +44,7 @@ def render_configuration() -> str:
         "",
         "## Broker settings",
         "",
-        *_config_rows(BROKER_CONFIGS),
+        *_config_rows(BROKER_CONFIGS, unset="unset"),
         "",
         "## Dynamic broker settings",
         "",

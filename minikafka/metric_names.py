@@ -61,6 +61,16 @@ def gauge(name: str, help: str, labels: tuple[str, ...] = ()) -> Metric:
     return _declare(name, GAUGE, help, labels)
 
 
+_LEVELS: list[Metric] = []
+
+
+def level(name: str, help: str, labels: tuple[str, ...] = ()) -> Metric:
+    """A gauge the broker sets as it goes (Metrics.set_level), not one read from its state."""
+    m = _declare(name, GAUGE, help, labels)
+    _LEVELS.append(m)
+    return m
+
+
 def histogram(name: str, help: str, buckets: tuple[float, ...], labels: tuple[str, ...] = ()) -> Metric:
     return _declare(name, HISTOGRAM, help, labels, buckets)
 
@@ -174,6 +184,24 @@ KAFKA_FRAMES_REJECTED = counter("minikafka_kafka_frames_rejected_total",
                                 "Kafka-protocol connections closed for a malformed or oversized frame.")
 KAFKA_UNSUPPORTED_REQUESTS = counter("minikafka_kafka_unsupported_requests_total",
                                      "Kafka-protocol requests of an API or version this broker does not serve.")
+CONNECTIONS = level("minikafka_connections",
+                    "Open client connections per listener (msgpack HTTP and Kafka), bounded by max.connections.",
+                    ("listener",))
+CONNECTIONS_REFUSED = counter(
+    "minikafka_connections_refused_total",
+    "Connections closed at once because max.connections or max.connections.per.ip was reached.",
+    ("listener", "reason"))
+CONNECTIONS_IDLE_CLOSED = counter(
+    "minikafka_connections_idle_closed_total",
+    "Connections closed after connections.max.idle.ms without a request, or whose request's bytes stopped "
+    "arriving for request.timeout.ms.", ("listener",))
+REQUEST_BYTES_IN_FLIGHT = level(
+    "minikafka_request_bytes_in_flight",
+    "Bytes of requests being read or handled (both listeners), bounded by queued.max.request.bytes.")
+REQUEST_MEMORY_WAITS = counter(
+    "minikafka_request_memory_waits_total",
+    "Requests that waited for memory because queued.max.request.bytes was in use (their connection is muted "
+    "meanwhile).")
 BECOME_LEADER = counter("minikafka_become_leader_total",
                         "LeaderAndIsr requests that made this broker the leader of a partition.")
 
@@ -266,5 +294,6 @@ TXN_FENCED = counter("minikafka_txn_fenced_total", "Producer epochs this broker 
 TXN_TIMED_OUT = counter("minikafka_txn_timed_out_total", "Transactions this broker aborted as transaction "
                         "coordinator because they ran past transaction.timeout.ms.")
 COUNTERS = tuple(m for m in REGISTRY if m.kind == COUNTER)
-GAUGES = tuple(m for m in REGISTRY if m.kind == GAUGE)
+GAUGES = tuple(m for m in REGISTRY if m.kind == GAUGE and m not in _LEVELS)  # read from the broker's state
+LEVELS = tuple(_LEVELS)
 HISTOGRAMS = tuple(m for m in REGISTRY if m.kind == HISTOGRAM)

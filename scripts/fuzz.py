@@ -15,6 +15,12 @@ Inputs, from a seeded generator (the same seed gives the same inputs):
 * on the Kafka listener (``--kafka``): frames with random API keys, versions and bodies,
   negative and huge sizes, cut frames.
 
+With ``--floods``, also the floods of a hostile client: a gzip bomb (a batch under
+message.max.bytes whose records expand to 256 MB; it must be refused with
+MESSAGE_TOO_LARGE), HTTP Basic password guesses on one keep-alive connection (the broker
+must close it after the first wrong password), and half-sent frames and bodies on both
+listeners (left hanging; the broker must keep answering others).
+
 Topic names in generated requests never name the seed topic, except in reads and
 produces, so the legitimate admin APIs cannot delete what the check reads back.
 
@@ -205,6 +211,53 @@ def rss_mb(pid: int) -> float:
     return 0.0
 
 
+def floods(host: str, port: int, kafka: tuple[str, int] | None, seed_topic: str, findings: list[str]) -> dict:
+    """The hostile client's floods (``--floods``); what was refused, by kind."""
+    import base64
+
+    seen: Counter[str] = Counter()
+    bomb = encode_batch([(None, b"\0" * (256 << 20), None, 0)], compression="gzip")
+    status, raw = post(host, port, "produce", codec.pack({"acks": 1, "timeout_ms": 10000, "partitions": [
+        {"topic": seed_topic, "partition": 0, "records": bomb}]}), 60)
+    entry = codec.unpack(raw).get("partitions", [{}])[0] if status == 200 else {}
+    if entry.get("error") != "MESSAGE_TOO_LARGE":
+        findings.append(f"a gzip bomb of {len(bomb)} bytes was not refused with MESSAGE_TOO_LARGE: {entry!r}")
+    else:
+        seen["gzip_bomb_refused"] += 1
+    guess = (f"POST /v1/metadata HTTP/1.1\r\nHost: {host}\r\nConnection: keep-alive\r\nAuthorization: Basic "
+             f"{base64.b64encode(b'nobody:guess').decode()}\r\nContent-Length: 1\r\n\r\n").encode() + b"\x80"
+    with socket.create_connection((host, port), timeout=10) as s:
+        answered = 0
+        try:
+            for _ in range(50):
+                s.sendall(guess)
+                got = s.recv(65536)
+                if not got:
+                    break
+                answered += 1
+        except OSError:
+            pass
+        if answered > 1:
+            findings.append(f"{answered} password guesses were answered on one connection")
+        else:
+            seen["password_guess_closed"] += 1
+    hanging = []
+    for _ in range(20):
+        h = socket.create_connection((host, port), timeout=10)
+        h.sendall(b"POST /v1/metadata HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000\r\n\r\n" + b"\0" * 1000)
+        hanging.append(h)
+        if kafka is not None:
+            k = socket.create_connection(kafka, timeout=10)
+            k.sendall((1_000_000).to_bytes(4, "big") + b"\0" * 1000)
+            hanging.append(k)
+    seen["half_frames"] = len(hanging)
+    if not alive(host, port):
+        findings.append("the broker stopped answering while half-sent requests hung")
+    for h in hanging:
+        h.close()
+    return dict(seen)
+
+
 def seed_records(bootstrap: str, topic: str, n: int) -> list[bytes]:
     with Admin(bootstrap) as admin:
         if topic not in admin.list_topics():
@@ -237,6 +290,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--pid", type=int, default=None, help="the broker's pid, to watch its memory")
     ap.add_argument("--max-rss-growth-mb", type=float, default=200.0)
     ap.add_argument("--timeout", type=float, default=30.0, help="seconds per request")
+    ap.add_argument("--floods", action="store_true", help="also a gzip bomb, password guesses and half frames")
     args = ap.parse_args(argv)
     host, _, port_text = args.bootstrap_server.rpartition(":")
     port = int(port_text)
@@ -295,6 +349,8 @@ def main(argv: list[str] | None = None) -> int:
             codes[answer["error"]] += 1
         except Exception:
             findings.append(f"input {i} ({kind} {api!r}): an answer that is not a map with an error: {raw[:80]!r}")
+    if args.floods:
+        kinds.update(floods(host, port, kafka, seed_topic, findings))
     elapsed = time.monotonic() - started
     if not alive(host, port):
         findings.append("the broker does not answer api_versions after the run")

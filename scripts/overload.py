@@ -2,13 +2,20 @@
 """Overload a cluster and measure what its users see.
 
     python scripts/overload.py --bootstrap-server 127.0.0.1:9092 [--connections 200] [--seconds 30]
-                               [--slow 20] [--pids 101,102,103]
+                               [--slow 20] [--pids 101,102,103] [--flood 1000 --flood-source 127.0.0.2]
 
 For ``--seconds``: ``--connections`` concurrent client connections, each on its own TCP
 connection, loop over produce (acks=1, one small batch), fetch (consumer) and metadata
 requests; ``--slow`` of them are slow consumers that ask for a lot and read the answer
 a few bytes at a time.  Meanwhile a separate client asks for metadata every 100 ms and
 times the answers.  Brokers' resident memory is sampled (``--pids``).
+
+``--flood N`` first opens N more connections spread over the brokers (from
+``--flood-source``, an address of this host, e.g. another loopback address) that send
+nothing, or half a request, and hold on: a broker closes those beyond
+``max.connections`` / ``max.connections.per.ip`` at once and the others after
+``connections.max.idle.ms`` or ``request.timeout.ms``, while the clients above must
+still be answered.  The summary counts the flood connections the brokers closed.
 
 Prints one summary line: requests sent and answered, transport failures (a request
 without an answer), metadata latency p50/p99/max, and each broker's RSS before and at
@@ -122,6 +129,40 @@ async def watch_metadata(host: str, port: int, stop: float, latencies: list[floa
             await asyncio.sleep(0.1)
 
 
+def open_flood(n: int, endpoints: list[tuple[str, int]], source: str | None) -> list[socket.socket]:
+    """``n`` connections that send nothing (even ones) or half a request (odd ones)."""
+    out = []
+    for i in range(n):
+        host, port = endpoints[i % len(endpoints)]
+        try:
+            s = socket.create_connection((host, port), timeout=10, source_address=(source, 0) if source else None)
+        except OSError:
+            continue  # refused before accept (a full backlog): counted as closed below
+        if i % 2:
+            try:
+                s.sendall(b"POST /v1/metadata HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n" + b"\0" * 100)
+            except OSError:
+                pass
+        out.append(s)
+    return out
+
+
+def flood_closed(flood: list[socket.socket]) -> int:
+    """How many flood connections the brokers have closed; closes them all."""
+    closed = 0
+    for s in flood:
+        s.setblocking(False)
+        try:
+            if s.recv(65536) == b"":
+                closed += 1
+        except BlockingIOError:
+            pass
+        except OSError:
+            closed += 1
+        s.close()
+    return closed
+
+
 async def run(args: argparse.Namespace) -> int:
     endpoints = []
     for item in args.bootstrap_server.split(","):
@@ -146,17 +187,20 @@ async def run(args: argparse.Namespace) -> int:
                 rss_peak[pid] = max(rss_peak[pid], rss_mb(pid))
             await asyncio.sleep(0.5)
 
+    flood = open_flood(args.flood, endpoints, args.flood_source) if args.flood else []
+    flood_refused = args.flood - len(flood)
     slow = [loop.run_in_executor(None, slow_consumer, *endpoints[i % len(endpoints)], stop, tally)
             for i in range(args.slow)]
     await asyncio.gather(sample(), watch_metadata(*endpoints[0], stop, latencies, tally),
                          *(client(i, endpoints, stop, tally, 8) for i in range(args.connections)), *slow)
+    flooded = f" flood={args.flood} flood_closed={flood_refused + flood_closed(flood)}" if args.flood else ""
     lat = sorted(latencies)
     p = (lambda q: lat[min(len(lat) - 1, int(q * len(lat)))] * 1000) if lat else (lambda q: float("nan"))
     rss = " ".join(f"rss_mb[{pid}]={rss_before[pid]:.0f}->{rss_peak[pid]:.0f}" for pid in pids)
     print(f"connections={args.connections} slow={args.slow} seconds={args.seconds} sent={tally.sent} "
           f"answered={tally.answered} unanswered={len(tally.failures)} errors={dict(sorted(tally.errors.items()))} "
           f"metadata_ms_p50={p(0.5):.1f} p99={p(0.99):.1f} max={(lat[-1] * 1000 if lat else float('nan')):.1f} "
-          f"metadata_samples={len(lat)} {rss}".rstrip())
+          f"metadata_samples={len(lat)}{flooded} {rss}".rstrip())
     for f in tally.failures[:10]:
         print("unanswered:", f)
     return 1 if tally.failures or not lat else 0
@@ -169,6 +213,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--slow", type=int, default=20)
     ap.add_argument("--seconds", type=float, default=30)
     ap.add_argument("--pids", default="", help="broker pids, comma-separated, to sample their memory")
+    ap.add_argument("--flood", type=int, default=0, help="idle and half-sent connections to hold during the run")
+    ap.add_argument("--flood-source", default=None, metavar="ADDRESS", help="local address of the flood connections")
     args = ap.parse_args(argv)
     return asyncio.run(_with_executor(args))
 

@@ -30,6 +30,7 @@ from .coordinator import GroupCoordinator
 from .fetcher import FetcherManager
 from .kafka.handlers import KafkaHandlers
 from .kafka.server import KafkaServer
+from .limits import ConnectionLimits, RequestMemory
 from .listeners import Listeners
 from .metadata_cache import MetadataCache
 from .metrics import Metrics
@@ -137,7 +138,9 @@ def assemble(config: BrokerConfig, ports: Ports) -> Services:
         acls=AclApis(security, acls),
         txn=TransactionApis(txn_coordinator, endpoints))
     rpc = RpcListener(config, layer, metrics, clock)
-    kafka = KafkaServer(config, security, metrics, KafkaHandlers(layer, security, metrics, clock))
+    limits = ConnectionLimits(config, metrics)
+    memory = RequestMemory(config.get("queued.max.request.bytes"), metrics)
+    kafka = KafkaServer(config, security, metrics, KafkaHandlers(layer, security, metrics, clock), limits, memory)
     return Services(config=config, identity=identity, clock=clock, random=ports.random, transport=transport,
                     storage=storage, tasks=tasks, timeline=timeline, metrics=metrics, metadata=metadata, zk=zk,
                     listeners=listeners, security=security, acls=acls, replica_manager=replica_manager,

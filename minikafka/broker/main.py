@@ -8,6 +8,7 @@ import sys
 
 from ..config import BrokerConfig
 from ..errors import ClientError, InvalidConfigError, KafkaError
+from . import log_limit
 from .server import Broker
 
 
@@ -17,6 +18,7 @@ def run_broker(config: BrokerConfig) -> int:
                         format=f"%(asctime)s broker-{config.broker_id} %(levelname)s %(name)s: %(message)s")
     logging.getLogger("kazoo").setLevel(logging.WARNING)
     logging.getLogger("aiohttp.access").setLevel(logging.WARNING)
+    log_limit.install()  # a flood of bad clients must not flood the log
     with asyncio.Runner(loop_factory=_loop_factory()) as runner:
         return runner.run(_main(config))
 

@@ -58,6 +58,8 @@ class Metrics:
         # histogram -> label values -> per bucket counts (not cumulative; the last slot is +Inf)
         self._buckets: dict[Metric, dict[tuple, list[int]]] = {m: {} for m in M.HISTOGRAMS}
         self._sums: dict[Metric, dict[tuple, float]] = {m: {} for m in M.HISTOGRAMS}
+        # gauges set as they change (M.LEVELS): label values -> value
+        self._levels: dict[Metric, dict[tuple, float]] = {m: {} for m in M.LEVELS}
         self.consumer_fetched = _ConsumerFetched(self._counters[M.CONSUMER_FETCH_RECORDS],
                                                  self._counters[M.CONSUMER_FETCH_BYTES])
 
@@ -79,6 +81,24 @@ class Metrics:
             raise UndeclaredMetricError(f"{metric!r} is not a counter declared in minikafka.metric_names") from None
         key = self._key(metric, labels)
         values[key] = values.get(key, 0) + n
+
+    def set_level(self, metric: Metric, value: float, **labels: Any) -> None:
+        """Set a declared level gauge (M.LEVELS) to ``value``."""
+        try:
+            values = self._levels[metric]
+        except (KeyError, TypeError):
+            raise UndeclaredMetricError(f"{metric!r} is not a level gauge declared in minikafka.metric_names") from None
+        values[self._key(metric, labels)] = value
+
+    def level(self, metric: Metric, **labels: Any) -> float:
+        """A level gauge's current value (0 before it is first set)."""
+        return self._levels[metric].get(self._key(metric, labels), 0)
+
+    def level_samples(self, metric: Metric) -> Samples:
+        values = self._levels[metric]
+        if not metric.labels:
+            return [(None, values.get((), 0))]
+        return [(dict(zip(metric.labels, key)), v) for key, v in sorted(values.items())]
 
     def observe(self, metric: Metric, value: float, **labels: Any) -> None:
         """Add one observation to a declared histogram."""
@@ -348,7 +368,7 @@ def render_prometheus(metrics: Metrics, sources: MetricSources) -> str:
     w = _Writer()
     for m in M.REGISTRY:
         if m.kind == GAUGE:
-            w.family(m, read[m])
+            w.family(m, read[m] if m in read else metrics.level_samples(m))
         elif m.kind == COUNTER:
             w.family(m, metrics.counter_samples(m))
         else:

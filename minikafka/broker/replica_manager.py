@@ -373,7 +373,8 @@ class ReplicaManager:
                 if self.setting(topic, "message.timestamp.type") == "LogAppendTime":
                     log_append_time = int(self.clock.time() * 1000)
                 res, eff = p.append_as_leader(m.records, acks, min_isr, self.setting(topic, "max.message.bytes"),
-                                              self.setting(topic, "compression.type"), log_append_time)
+                                              self.setting(topic, "compression.type"), log_append_time,
+                                              self.config.get("socket.request.max.bytes"))
                 self.apply(p, eff)
                 entry.base_offset, entry.log_start_offset = res.base_offset, p.log.log_start_offset
                 entry.log_append_time = res.log_append_time

@@ -8,6 +8,7 @@ from typing import Any, Callable
 
 from ..web.view import BrokerView
 from .kafka.server import KafkaServer
+from .limits import ConnectionLimits, RequestMemory
 from .listeners import Listeners
 from .metrics import Metrics
 from .rpc_listener import RpcListener
@@ -25,6 +26,8 @@ class ServedBroker:
     security: Security
     metrics: Metrics
     web_view: Callable[[], BrokerView]
+    limits: ConnectionLimits  # shared by both client listeners
+    memory: RequestMemory
 
     async def dispatch(self, api: str, body: bytes, *, remote: str, credential: str | None,
                        principal: Callable[[], Any]) -> bytes:

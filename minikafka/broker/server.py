@@ -69,7 +69,8 @@ class Broker:
     def _served(self) -> ServedBroker:
         s = self.services
         return ServedBroker(broker_id=self.broker_id, rpc=s.rpc, kafka=s.kafka, listeners=s.listeners,
-                            security=s.security, metrics=s.metrics, web_view=self.web_view)
+                            security=s.security, metrics=s.metrics, web_view=self.web_view,
+                            limits=s.kafka.limits, memory=s.kafka.memory)
 
     def web_view(self) -> BrokerView:
         """What the dashboard routes may see of this broker."""

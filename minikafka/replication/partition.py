@@ -41,7 +41,7 @@ from ..log.epoch_cache import UNDEFINED_EPOCH, LeaderEpochCache
 from ..log import cleaner, retention
 from ..log.partition_log import PartitionLog
 from ..protocol.batch_convert import convert as convert_batch
-from ..protocol.records.batch import BatchHeader, iter_records, read_header, split_batches, stamp
+from ..protocol.records.batch import MAX_DECOMPRESSED_BYTES, BatchHeader, iter_records, read_header, split_batches, stamp
 from ..protocol.records.control import encode_marker, read_marker
 from . import rules
 from .producer_state import AbortedTxn, ProducerStateManager
@@ -311,7 +311,8 @@ class PartitionReplica:
     # -- leader side ----------------------------------------------------------------
     def append_as_leader(self, records: bytes, required_acks: int, min_insync_replicas: int,
                          max_batch_bytes: int | None = None, compression_type: str = "producer",
-                         log_append_time_ms: int | None = None) -> tuple[AppendResult, Effects]:
+                         log_append_time_ms: int | None = None,
+                         max_decompressed_bytes: int = MAX_DECOMPRESSED_BYTES) -> tuple[AppendResult, Effects]:
         """Validate, stamp (offset, leader epoch) and append producer batches.
 
         acks=all with ISR smaller than min.insync.replicas is refused with
@@ -327,7 +328,7 @@ class PartitionReplica:
                 f"min.insync.replicas is {min_insync_replicas}")
         # The leader decodes every record (decompressing) before accepting a batch;
         # followers only check the CRC of what the leader already validated.
-        batches = split_batches(records, validate=True, deep=True)
+        batches = split_batches(records, validate=True, deep=True, max_decompressed=max_decompressed_bytes)
         if not batches:
             raise InvalidRecordError("produce request carries no record batch")
         if any(h.is_control for h, _ in batches):

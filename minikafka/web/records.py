@@ -7,6 +7,11 @@ watermark and further back when a compacted log has gaps.  It returns at most ``
 records (1 to :data:`MAX_RECORDS`, :data:`DEFAULT_RECORDS` when not given), each with its
 offset, the leader epoch of its batch, its timestamp, key, value and headers.
 
+The browser runs in the broker's event loop, so it decompresses no batch whose records
+expand past :data:`MAX_BATCH_DECOMPRESSED_BYTES` (at most that much is ever produced):
+such a batch is listed in ``skipped_batches`` with its offsets and the reason, instead
+of its records.  One answer decompresses at most :data:`MAX_DECOMPRESSED_BYTES` in all.
+
 Keys, values and header values are bytes: UTF-8 text without control characters is
 given as text, anything else as hex, and only the first :data:`SHOWN_BYTES` bytes of each
 (with the full size).  The page inserts them as text, never as HTML.
@@ -26,6 +31,7 @@ from ..errors import (
     InvalidRequestError,
     KafkaError,
     LeaderNotAvailableError,
+    MessageTooLargeError,
     TopicAuthorizationFailedError,
     UnknownTopicOrPartitionError,
     error_for,
@@ -46,6 +52,10 @@ MAX_SCAN_BYTES = 8 << 20
 # how many times the start goes further back when a compacted log has fewer records
 # than offsets below the high watermark
 MAX_STEPS_BACK = 4
+# the most bytes one batch's records may expand to for the browser to show them
+MAX_BATCH_DECOMPRESSED_BYTES = 8 << 20
+# the most bytes of records one answer decompresses, over all its batches
+MAX_DECOMPRESSED_BYTES = 32 << 20
 LEADER_TIMEOUT_S = 5.0
 
 STATUS = {InvalidRequestError: 400, UnknownTopicOrPartitionError: 404, TopicAuthorizationFailedError: 403}
@@ -138,18 +148,22 @@ class RecordReader:
 
         start = max(log_start, hw - limit)
         records: list[dict] = []
+        skipped: list[dict] = []
         for _ in range(MAX_STEPS_BACK + 1):
-            records = await self._read(leader, topic, partition, start, hw)
+            skipped = []
+            records = await self._read(leader, topic, partition, start, hw, skipped)
             if len(records) >= limit or start <= log_start:
                 break
             start = max(log_start, start - 4 * (limit - len(records)))
         return {"topic": topic, "partition": partition, "leader": leader_id, "high_watermark": hw,
-                "log_start_offset": log_start, "limit": limit, "records": records[-limit:]}
+                "log_start_offset": log_start, "limit": limit, "records": records[-limit:],
+                "skipped_batches": skipped}
 
-    async def _read(self, leader: "Endpoint", topic: str, partition: int, start: int, hw: int) -> list[dict]:
+    async def _read(self, leader: "Endpoint", topic: str, partition: int, start: int, hw: int,
+                    skipped: list[dict]) -> list[dict]:
         out: list[dict] = []
-        offset, scanned = start, 0
-        while offset < hw and scanned < MAX_SCAN_BYTES:
+        offset, scanned, expanded = start, 0, 0
+        while offset < hw and scanned < MAX_SCAN_BYTES and expanded < MAX_DECOMPRESSED_BYTES:
             got = await self._call(leader, "fetch", {
                 "replica_id": -1, "max_wait_ms": 0, "min_bytes": 0, "max_bytes": FETCH_BYTES,
                 "partitions": [{"topic": topic, "partition": partition, "fetch_offset": offset,
@@ -165,7 +179,15 @@ class RecordReader:
                 nxt = max(nxt, h.next_offset)
                 if h.attributes & CONTROL_MASK:
                     continue
-                for off, ts, key, value, headers in batch_records(h, raw):
+                try:
+                    rows = batch_records(h, raw, min(MAX_BATCH_DECOMPRESSED_BYTES,
+                                                     max(0, MAX_DECOMPRESSED_BYTES - expanded)))
+                except MessageTooLargeError as exc:
+                    skipped.append({"base_offset": h.base_offset, "last_offset": h.last_offset,
+                                    "error": exc.code.name, "message": exc.message})
+                    continue
+                expanded += sum(len(k or b"") + len(v or b"") for _, _, k, v, _ in rows)
+                for off, ts, key, value, headers in rows:
                     if start <= off < hw:
                         out.append({"offset": off, "leader_epoch": h.leader_epoch, "timestamp": ts,
                                     "key": show_bytes(key), "value": show_bytes(value),

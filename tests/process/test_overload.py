@@ -1,5 +1,7 @@
-"""Overload on live processes: 200 client connections, slow consumers and a follower
-catching up a large range at once; every request is answered and the follower rejoins.
+"""Overload on live processes: 200 client connections, slow consumers, a flood of idle
+and half-sent connections from another address beyond max.connections.per.ip, and a
+follower catching up a large range at once; every request is answered, the flood beyond
+the limit is closed, and the follower rejoins.
 (The figures, metadata latency and memory, are printed and go to the notes, never
 asserted.)"""
 from __future__ import annotations
@@ -21,7 +23,7 @@ SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "overload.py"
 
 
 def test_overload_answers_every_request_while_a_follower_catches_up(make_cluster):
-    c = make_cluster(brokers=3)
+    c = make_cluster(brokers=3, broker_configs={"max.connections.per.ip": "300"})
     with Admin(c.bootstrap) as admin:
         admin.create_topic("overload", partitions=8, replication_factor=3)
     wait_for(lambda: len(replica_states(c, "overload", 0)) == 3, 30, message="replicas")
@@ -33,11 +35,14 @@ def test_overload_answers_every_request_while_a_follower_catches_up(make_cluster
     c.start(3)  # memory storage: broker 3 comes back empty and fetches the whole range
     pids = ",".join(str(b.pid) for b in load(c.dir).brokers.values())
     r = subprocess.run([sys.executable, str(SCRIPT), "--bootstrap-server", c.bootstrap, "--connections", "200",
-                        "--slow", "20", "--seconds", "15", "--pids", pids],
+                        "--slow", "20", "--seconds", "15", "--pids", pids,
+                        "--flood", "1500", "--flood-source", "127.0.0.2"],
                        capture_output=True, text=True, timeout=300)
     print(r.stdout)
     assert r.returncode == 0, r.stdout + r.stderr
     assert " unanswered=0 " in r.stdout
+    closed = int(r.stdout.split(" flood_closed=")[1].split()[0])
+    assert closed >= 1500 - 3 * 300, r.stdout  # beyond max.connections.per.ip on each broker
     wait_identical(c, "overload", 8, lambda part: [1, 2, 3], timeout_s=120)
     def in_every_isr() -> bool:
         for part in range(8):

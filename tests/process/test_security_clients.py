@@ -347,6 +347,42 @@ def test_sasl_handshake_v0_takes_the_bare_token_and_nothing_passes_before_it(sec
         assert len(frames.decode_response(apis.METADATA, 1, read_frame(s))[1]["brokers"]) == 3
 
 
+def test_a_failed_login_is_delayed_and_closes_the_connection_on_both_listeners(secured, certs):
+    """connection.failed.authentication.delay.ms (100) and a closed connection after a wrong
+    password: one keep-alive connection cannot try a second password."""
+    import base64
+    import time
+
+    def basic(user: str, password: str) -> str:
+        return base64.b64encode(f"{user}:{password}".encode()).decode()
+
+    with socket.create_connection(("127.0.0.1", secured.brokers[1]), timeout=10) as s:
+        request = (f"POST /v1/metadata HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: keep-alive\r\n"
+                   f"Authorization: Basic {basic('alice', 'guess-1')}\r\nContent-Length: 1\r\n\r\n").encode() + b"\x80"
+        started = time.monotonic()
+        s.sendall(request)
+        got = b""
+        while chunk := s.recv(65536):  # to the end: the broker closes the connection (else a timeout)
+            got += chunk
+        assert time.monotonic() - started >= 0.09  # the delay, at least
+        assert got.startswith(b"HTTP/1.1 200") and b"SASL_AUTHENTICATION_FAILED" in got
+
+    ctx = ssl.create_default_context(cafile=certs.ca)
+    with ctx.wrap_socket(socket.create_connection(("127.0.0.1", secured.kafka_ports[1]), timeout=10),
+                         server_hostname="127.0.0.1") as s:
+        s.sendall(frames.encode_request(apis.SASL_HANDSHAKE, 1, 1, "raw-test", {"mechanism": "PLAIN"}))
+        size = int.from_bytes(_recv_exact(s, 4), "big")
+        assert frames.decode_response(apis.SASL_HANDSHAKE, 1, _recv_exact(s, size))[1]["error_code"] == 0
+        started = time.monotonic()
+        s.sendall(frames.encode_request(apis.SASL_AUTHENTICATE, 0, 2, "raw-test",
+                                        {"auth_bytes": b"\x00alice\x00guess-2"}))
+        size = int.from_bytes(_recv_exact(s, 4), "big")
+        answer = frames.decode_response(apis.SASL_AUTHENTICATE, 0, _recv_exact(s, size))[1]
+        assert time.monotonic() - started >= 0.09
+        assert answer["error_code"] == errors.SaslAuthenticationFailedError.code.code
+        assert s.recv(10) == b""  # closed after the answer
+
+
 # ---------------------------------------------------------------- mutual TLS
 
 def test_a_client_certificate_is_the_principal_with_ssl_client_auth_required(make_cluster, certs):

@@ -55,6 +55,8 @@ def test_every_declared_metric_appears_in_metrics_output():
         m.count(c, 3, **labels_for(c))
     for h in M.HISTOGRAMS:
         m.observe(h, 0.01, **labels_for(h))
+    for lv in M.LEVELS:
+        m.set_level(lv, 2, **labels_for(lv))
     text = render_prometheus(m, busy_sources())
     got = parse(text)
     kinds = dict(re.findall(r"^# TYPE (\S+) (\S+)$", text, re.M))

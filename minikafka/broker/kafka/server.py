@@ -15,7 +15,16 @@ A listener whose protocol is SSL or SASL_SSL (``listener.security.protocol.map``
 serves TLS.  On a SASL_PLAINTEXT or SASL_SSL listener a client must authenticate
 (SaslHandshake, then SaslAuthenticate or, after SaslHandshake v0, a bare token frame)
 before anything but ApiVersions; any other request first closes the connection, as
-Kafka does.  The connection's principal is the request principal of every handler.
+Kafka does.  The connection's principal is the request principal of every handler.  A
+failed authentication is answered after ``connection.failed.authentication.delay.ms``
+and closes the connection, so each password guess costs a connection and that delay.
+
+Limits (shared with the msgpack listener, :mod:`..limits`): a connection beyond
+``max.connections`` or ``max.connections.per.ip`` is closed as soon as it is accepted;
+one without a new request for ``connections.max.idle.ms`` is closed; a frame whose
+bytes stop arriving (not all there ``request.timeout.ms`` after its size) closes its
+connection; and a frame is read only once its size fits in ``queued.max.request.bytes``
+with every other request being read or handled (until then the connection waits).
 """
 from __future__ import annotations
 
@@ -32,8 +41,14 @@ from ...protocol.kafka.apis import API_VERSIONS, PRODUCE, KafkaApi
 from ...protocol.kafka.frames import RequestHeader
 from ...protocol.kafka.wire import MalformedFrame
 from ...auth.users import ANONYMOUS, cert_principal
-from ...metric_names import AUTHENTICATION_FAILURES, KAFKA_FRAMES_REJECTED, KAFKA_UNSUPPORTED_REQUESTS
+from ...metric_names import (
+    AUTHENTICATION_FAILURES,
+    CONNECTIONS_IDLE_CLOSED,
+    KAFKA_FRAMES_REJECTED,
+    KAFKA_UNSUPPORTED_REQUESTS,
+)
 from ...errors import KafkaError
+from ..limits import ConnectionLimits, RequestMemory
 from ..metrics import Metrics
 from ..purgatory import on_parking
 from ..security import Security, current_host, current_principal
@@ -46,8 +61,14 @@ log = logging.getLogger(__name__)
 class KafkaServer:
     """The Kafka listener(s) of one broker and their connection tasks."""
 
-    def __init__(self, config: BrokerConfig, security: Security, metrics: Metrics, handlers: KafkaHandlers) -> None:
+    def __init__(self, config: BrokerConfig, security: Security, metrics: Metrics, handlers: KafkaHandlers,
+                 limits: ConnectionLimits, memory: RequestMemory) -> None:
         self.config = config
+        self.limits = limits
+        self.memory = memory
+        self.idle_s = config.get("connections.max.idle.ms") / 1000
+        self.frame_timeout_s = config.get("request.timeout.ms") / 1000
+        self.auth_delay_s = config.get("connection.failed.authentication.delay.ms") / 1000
         self.security = security
         self.metrics = metrics
         self.handlers = handlers
@@ -69,9 +90,12 @@ class KafkaServer:
     async def start(self) -> None:
         security = self.security
         for host, port, listener in self.endpoints():
+            tls = security.tls(listener)
             server = await asyncio.start_server(
                 functools.partial(self._accept, listener=listener), host, port, reuse_address=True,
-                ssl=security.server_ssl() if security.tls(listener) else None)
+                ssl=security.server_ssl() if tls else None,
+                # a TLS handshake that stalls holds a descriptor before any limit sees it
+                ssl_handshake_timeout=self.frame_timeout_s if tls else None)
             self._servers.append(server)
 
     async def stop(self) -> None:
@@ -91,10 +115,14 @@ class KafkaServer:
         return len(self._connections)
 
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, listener: str) -> None:
+        peer = writer.get_extra_info("peername")
+        ip = str(peer[0]) if isinstance(peer, (tuple, list)) else str(peer)
+        if not self.limits.admit(listener, ip):
+            writer.transport.abort()  # as Kafka: closed at once, nothing read
+            return
         task = asyncio.current_task()
         assert task is not None
         self._connections.add(task)
-        peer = writer.get_extra_info("peername")
         conn = Connection(external=listener == "KAFKA_EXTERNAL",
                           peer=f"{peer[0]}:{peer[1]}" if isinstance(peer, (tuple, list)) else str(peer),
                           listener=listener, sasl=self.security.sasl(listener),
@@ -105,12 +133,15 @@ class KafkaServer:
             await self._serve(reader, writer, conn)
         except (asyncio.IncompleteReadError, ConnectionError):
             pass  # the client went away
+        except TimeoutError:  # idle, or a frame whose bytes stopped arriving
+            self.metrics.count(CONNECTIONS_IDLE_CLOSED, listener=listener)
         except asyncio.CancelledError:
             pass
         except Exception:
             log.exception("Kafka connection from %s failed", conn.peer)
         finally:
             self._connections.discard(task)
+            self.limits.release(listener, ip)
             writer.close()
             try:
                 await writer.wait_closed()
@@ -130,46 +161,65 @@ class KafkaServer:
                               answers: "_Answers") -> None:
         metrics = self.metrics
         while True:
-            size = int.from_bytes(await reader.readexactly(4), "big", signed=True)
+            async with asyncio.timeout(self.idle_s):  # connections.max.idle.ms
+                size = int.from_bytes(await reader.readexactly(4), "big", signed=True)
             if conn.raw_sasl_next and 0 <= size <= self.max_frame:
                 # after SaslHandshake v0 the client sends the bare SASL/PLAIN token
-                await self._raw_sasl(await reader.readexactly(size), writer, conn)
+                async with asyncio.timeout(self.frame_timeout_s):
+                    token = await reader.readexactly(size)
+                await self._raw_sasl(token, writer, conn)
                 continue
             if size < 8 or size > self.max_frame:
                 log.warning("closing Kafka connection from %s: frame of %d bytes (must be 8..%d, "
                             "socket.request.max.bytes)", conn.peer, size, self.max_frame)
                 metrics.count(KAFKA_FRAMES_REJECTED)
                 return
-            payload = await reader.readexactly(size)
+            held = await self.memory.acquire(size)  # queued.max.request.bytes: wait (muted) until it fits
             try:
-                header, api, body = frames.decode_request(payload)
-            except frames.UnsupportedRequest as exc:
-                if exc.header.api_key == API_VERSIONS.key:
-                    answers.add_bytes(frames.api_versions_error(exc.header.correlation_id))
-                    await writer.drain()
-                    continue
-                log.warning("closing Kafka connection from %s (client %r): %s", conn.peer, exc.header.client_id, exc)
-                metrics.count(KAFKA_UNSUPPORTED_REQUESTS)
-                return
-            except MalformedFrame as exc:
-                log.warning("closing Kafka connection from %s: malformed request: %s", conn.peer, exc)
-                metrics.count(KAFKA_FRAMES_REJECTED)
-                return
-            conn.client_id = header.client_id
-            if conn.sasl and not conn.authenticated and api.key not in PRE_AUTHENTICATION_APIS:
-                log.warning("closing Kafka connection from %s (client %r): %s before SASL authentication on the "
-                            "%s listener (ILLEGAL_SASL_STATE)", conn.peer, header.client_id, api.name, conn.listener)
-                metrics.count(AUTHENTICATION_FAILURES)
-                return
-            if api.key == PRODUCE.key and body.get("acks") == -1:  # may wait for its commit
-                await answers.run_until_parked(api, header, self.handlers.handle(api, header, body, conn))
-            else:
-                answers.add(api, header, await self.handlers.handle(api, header, body, conn))
-            if conn.close_after or conn.close_after_answer:
-                # earlier answers leave first; a failed authentication is answered, then closed
-                await answers.written()
-                return
-            await writer.drain()
+                async with asyncio.timeout(self.frame_timeout_s):  # the rest of the frame: request.timeout.ms
+                    payload = await reader.readexactly(size)
+                if not await self._handle_frame(payload, writer, conn, answers):
+                    return
+            finally:
+                self.memory.release(held)
+
+    async def _handle_frame(self, payload: bytes, writer: asyncio.StreamWriter, conn: Connection,
+                            answers: "_Answers") -> bool:
+        """Decode and handle one frame; False when the connection is to be closed."""
+        metrics = self.metrics
+        try:
+            header, api, body = frames.decode_request(payload)
+        except frames.UnsupportedRequest as exc:
+            if exc.header.api_key == API_VERSIONS.key:
+                answers.add_bytes(frames.api_versions_error(exc.header.correlation_id))
+                await writer.drain()
+                return True
+            log.warning("closing Kafka connection from %s (client %r): %s", conn.peer, exc.header.client_id, exc)
+            metrics.count(KAFKA_UNSUPPORTED_REQUESTS)
+            return False
+        except MalformedFrame as exc:
+            log.warning("closing Kafka connection from %s: malformed request: %s", conn.peer, exc)
+            metrics.count(KAFKA_FRAMES_REJECTED)
+            return False
+        conn.client_id = header.client_id
+        if conn.sasl and not conn.authenticated and api.key not in PRE_AUTHENTICATION_APIS:
+            log.warning("closing Kafka connection from %s (client %r): %s before SASL authentication on the "
+                        "%s listener (ILLEGAL_SASL_STATE)", conn.peer, header.client_id, api.name, conn.listener)
+            metrics.count(AUTHENTICATION_FAILURES)
+            return False
+        if api.key == PRODUCE.key and body.get("acks") == -1:  # may wait for its commit
+            await answers.run_until_parked(api, header, self.handlers.handle(api, header, body, conn))
+        else:
+            response = await self.handlers.handle(api, header, body, conn)
+            if conn.close_after_answer:  # a failed authentication: connection.failed.authentication.delay.ms
+                await asyncio.sleep(self.auth_delay_s)
+            answers.add(api, header, response)
+        if conn.close_after or conn.close_after_answer:
+            # earlier answers leave first; a failed authentication is answered, then closed
+            await answers.written()
+            return False
+        await writer.drain()
+        return True
 
     async def _raw_sasl(self, token: bytes, writer: asyncio.StreamWriter, conn: Connection) -> None:
         """SaslHandshake v0's next frame: the bare token; success is an empty frame, failure
@@ -179,6 +229,7 @@ class KafkaServer:
             conn.authenticate(self.security.plain(token))
         except KafkaError as exc:
             log.warning("closing Kafka connection from %s: %s", conn.peer, exc)
+            await asyncio.sleep(self.auth_delay_s)  # connection.failed.authentication.delay.ms
             raise ConnectionError("SASL authentication failed") from None
         writer.write((0).to_bytes(4, "big"))
         await writer.drain()

@@ -132,6 +132,10 @@ class BatchHeader:
 
 # -- encoding ----------------------------------------------------------------------
 
+#: The most bytes a batch's records section may expand to when the leader decompresses it
+#: to validate it (the broker passes socket.request.max.bytes; this is its default).
+MAX_DECOMPRESSED_BYTES = 104857600
+
 def encode_batch(
     records: Sequence[tuple[bytes | None, bytes | None, Sequence[tuple[str, bytes | None]] | None, int]],
     base_offset: int = 0,
@@ -226,36 +230,41 @@ def validate_batch(buf: bytes | bytearray | memoryview, pos: int = 0) -> BatchHe
     return h
 
 
-def section_of(buf: bytes | bytearray | memoryview, h: BatchHeader, pos: int = 0) -> Columns:
+def section_of(buf: bytes | bytearray | memoryview, h: BatchHeader, pos: int = 0,
+               max_decompressed: int | None = None) -> Columns:
     """The decoded records section of the batch at ``pos`` (header ``h``), decompressed:
-    :func:`~.section.decode_section`'s columns, headers included."""
+    :func:`~.section.decode_section`'s columns, headers included.  With
+    ``max_decompressed``, a section expanding past it is MESSAGE_TOO_LARGE."""
     section = memoryview(buf)[pos + HEADER_SIZE:pos + h.size]
-    data = decompress(h.attributes & COMPRESSION_MASK, section)
+    data = decompress(h.attributes & COMPRESSION_MASK, section, max_decompressed)
     return decode_section(data, h.record_count, f"batch at offset {h.base_offset}")
 
 
-def validate_records(buf: bytes | bytearray | memoryview, pos: int = 0) -> BatchHeader:
+def validate_records(buf: bytes | bytearray | memoryview, pos: int = 0,
+                     max_decompressed: int = MAX_DECOMPRESSED_BYTES) -> BatchHeader:
     """:func:`validate_batch`, then decode (decompressing) every record: the leader's check.
 
     Besides the header checks this catches a records section that does not hold
     exactly ``recordsCount`` well-formed records with offset deltas 0..n-1, and an
-    unknown compression codec.  Raises CORRUPT_MESSAGE.
+    unknown compression codec: CORRUPT_MESSAGE.  A compressed section that would expand
+    past ``max_decompressed`` bytes is MESSAGE_TOO_LARGE (Kafka's RecordTooLargeException)
+    before more than that is decompressed.
     """
     h = validate_batch(buf, pos)
     if h.last_offset_delta != h.record_count - 1:  # produced batches are never compacted
         raise CorruptMessageError(f"batch record count {h.record_count} does not match last offset delta {h.last_offset_delta}")
     section = memoryview(buf)[pos + HEADER_SIZE:pos + h.size]
-    check_section(decompress(h.attributes & COMPRESSION_MASK, section), h.record_count,
+    check_section(decompress(h.attributes & COMPRESSION_MASK, section, max_decompressed), h.record_count,
                   f"batch at offset {h.base_offset}")
     return h
 
 
 def split_batches(buf: bytes | bytearray | memoryview, validate: bool = True,
-                  deep: bool = False) -> list[tuple[BatchHeader, bytes]]:
+                  deep: bool = False, max_decompressed: int = MAX_DECOMPRESSED_BYTES) -> list[tuple[BatchHeader, bytes]]:
     """Split concatenated batches into ``(header, bytes)`` pairs.
 
     With ``validate`` every batch is checked (CRC included); with ``deep`` also every
-    record (:func:`validate_records`).  A torn or trailing partial batch raises
+    record (:func:`validate_records`, with ``max_decompressed``).  A torn or trailing partial batch raises
     CORRUPT_MESSAGE.
     """
     out: list[tuple[BatchHeader, bytes]] = []
@@ -264,7 +273,7 @@ def split_batches(buf: bytes | bytearray | memoryview, validate: bool = True,
     n = len(buf)
     while pos < n:
         if deep:
-            h = validate_records(view, pos)
+            h = validate_records(view, pos, max_decompressed)
         else:
             h = validate_batch(view, pos) if validate else read_header(view, pos)
         if h.batch_length < HEADER_SIZE - LENGTH_OVERHEAD:
@@ -285,14 +294,16 @@ def stamp(batch: bytes, base_offset: int, leader_epoch: int) -> bytes:
     return bytes(out)
 
 
-def batch_records(h: BatchHeader, raw: bytes | bytearray | memoryview) -> list[tuple]:
+def batch_records(h: BatchHeader, raw: bytes | bytearray | memoryview,
+                  max_decompressed: int | None = None) -> list[tuple]:
     """The records of one batch (``raw`` as :func:`split_batches` gives it) as
     ``(offset, timestamp, key, value, headers)`` tuples, decompressed; none for a
-    control batch.  The consumer's hot path: no object per record beyond the tuple."""
+    control batch.  The consumer's hot path: no object per record beyond the tuple.
+    With ``max_decompressed``, a batch expanding past it is MESSAGE_TOO_LARGE."""
     if h.attributes & CONTROL_MASK:
         return []
     base = h.base_offset
-    cols = section_of(raw, h)
+    cols = section_of(raw, h, 0, max_decompressed)
     if h.attributes & TIMESTAMP_TYPE_MASK:
         ts = h.max_timestamp
         return [(base + delta, ts, key, value, headers) for delta, _, key, value, headers in zip(*cols)]

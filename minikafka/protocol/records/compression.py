@@ -9,10 +9,12 @@ its header.
 from __future__ import annotations
 
 import struct
+import zlib
+from typing import Any
 
 import cramjam
 
-from ...errors import CorruptMessageError, KafkaError, UnsupportedCompressionTypeError
+from ...errors import CorruptMessageError, KafkaError, MessageTooLargeError, UnsupportedCompressionTypeError
 
 #: Kafka's ``compression.type`` names and their attribute codes.
 COMPRESSION_CODECS: dict[str, int] = {"none": 0, "gzip": 1, "snappy": 2, "lz4": 3, "zstd": 4}
@@ -54,8 +56,27 @@ def compress(codec: int, data: bytes) -> bytes:
     raise _unsupported(codec)
 
 
-def _snappy_decompress(data: bytes) -> bytes:
+def _too_large(codec: int, max_size: int) -> KafkaError:
+    return MessageTooLargeError(f"{COMPRESSION_NAMES[codec]} records section expands to more than {max_size} "
+                               f"bytes (the broker's cap on a decompressed batch, socket.request.max.bytes)")
+
+
+def _raw_snappy_length(data: bytes | memoryview) -> int:
+    """The uncompressed length that a raw snappy block declares (its leading varint)."""
+    result = shift = 0
+    for i in range(min(5, len(data))):
+        byte = data[i]
+        result |= (byte & 0x7F) << shift
+        if not byte & 0x80:
+            return result
+        shift += 7
+    raise CorruptMessageError("snappy block without a valid length preamble")
+
+
+def _snappy_decompress(data: bytes, max_size: int | None) -> bytes:
     if not data.startswith(_XERIAL_MAGIC):
+        if max_size is not None and _raw_snappy_length(data) > max_size:
+            raise _too_large(2, max_size)
         return bytes(cramjam.snappy.decompress_raw(data))
     out = bytearray()
     pos, n = 16, len(data)
@@ -68,13 +89,62 @@ def _snappy_decompress(data: bytes) -> bytes:
         pos += 4
         if length < 0 or pos + length > n:
             raise CorruptMessageError(f"xerial snappy block of {length} bytes overruns the {n - pos} bytes left")
-        out += bytes(cramjam.snappy.decompress_raw(data[pos:pos + length]))
+        block = data[pos:pos + length]
+        if max_size is not None and len(out) + _raw_snappy_length(block) > max_size:
+            raise _too_large(2, max_size)
+        out += bytes(cramjam.snappy.decompress_raw(block))
         pos += length
     return bytes(out)
 
 
-def decompress(codec: int, data: bytes | bytearray | memoryview) -> bytes:
-    """The records section of a batch, decompressed with codec ``codec`` (0: as is)."""
+_GZIP_CHUNK = 1 << 20  # bytes produced per step of a capped gzip decompression
+
+
+def _gzip_decompress(data: bytes, max_size: int | None) -> bytes:
+    """gzip, one member after another, producing at most ``max_size`` bytes (never more
+    than that plus one step is held)."""
+    if max_size is None:
+        return bytes(cramjam.gzip.decompress(data))
+    out = bytearray()
+    rest = data
+    while rest:
+        d = zlib.decompressobj(wbits=31)
+        buf = rest
+        while buf:
+            out += d.decompress(buf, _GZIP_CHUNK)
+            if len(out) > max_size:
+                raise _too_large(1, max_size)
+            buf = d.unconsumed_tail
+        out += d.flush(_GZIP_CHUNK) if not d.eof else b""
+        if len(out) > max_size:
+            raise _too_large(1, max_size)
+        if not d.eof:
+            raise CorruptMessageError("cannot decompress gzip records: truncated gzip stream")
+        rest = d.unused_data
+    return bytes(out)
+
+
+def _bounded(codec: int, module: Any, data: bytes, max_size: int) -> bytes:
+    """lz4 or zstd into a buffer of ``max_size + 1`` bytes: filling it means too large."""
+    buf = bytearray(max_size + 1)
+    try:
+        n = module.decompress_into(data, buf)
+    except Exception as exc:  # noqa: BLE001 - cramjam's DecompressionError
+        if "failed to write whole buffer" in str(exc):
+            raise _too_large(codec, max_size) from None
+        raise
+    if n > max_size:
+        raise _too_large(codec, max_size)
+    return bytes(memoryview(buf)[:n])
+
+
+def decompress(codec: int, data: bytes | bytearray | memoryview, max_size: int | None = None) -> bytes:
+    """The records section of a batch, decompressed with codec ``codec`` (0: as is).
+
+    With ``max_size`` no more than that many bytes are ever produced: a section that
+    expands further (a "compression bomb") is RECORD_TOO_LARGE, naming the cap, and is
+    refused before it is held whole.  A section that does not decompress is
+    CORRUPT_MESSAGE."""
     data = bytes(data)
     if codec == 0:
         return data
@@ -82,14 +152,15 @@ def decompress(codec: int, data: bytes | bytearray | memoryview) -> bytes:
         raise _unsupported(codec)
     try:
         if codec == 1:
-            return bytes(cramjam.gzip.decompress(data))
+            return _gzip_decompress(data, max_size)
         if codec == 2:
-            return _snappy_decompress(data)
-        if codec == 3:
-            return bytes(cramjam.lz4.decompress(data))
-        return bytes(cramjam.zstd.decompress(data))
-    except CorruptMessageError:
+            return _snappy_decompress(data, max_size)
+        module = cramjam.lz4 if codec == 3 else cramjam.zstd
+        if max_size is not None:
+            return _bounded(codec, module, data, max_size)
+        return bytes(module.decompress(data))
+    except KafkaError:
         raise
-    except Exception as exc:  # cramjam raises its own DecompressionError and ValueErrors
+    except Exception as exc:  # cramjam raises its own DecompressionError and ValueErrors; zlib.error
         raise CorruptMessageError(f"cannot decompress {COMPRESSION_NAMES[codec]} records: "
                                   f"{exc.__class__.__name__}: {exc}") from None
