@@ -150,7 +150,8 @@ class ReplicaManager:
         return p
 
     def _create_replica(self, topic: str, partition: int) -> PartitionReplica:
-        plog, epochs = self.storage.load(topic, partition, self._checkpointed_starts.get((topic, partition), 0))
+        plog, epochs = self.storage.load(topic, partition, self._checkpointed_starts.get((topic, partition), 0),
+                                         compacted=cfg.compacts(self.setting(topic, "cleanup.policy")))
         hw = self._checkpointed_hws.get((topic, partition), 0)
         p = PartitionReplica(topic, partition, self.broker_id, plog, epochs, hw, self.truncation)
         self._configure_log(p)

@@ -30,6 +30,7 @@ from ..errors import ClientError, CorruptMessageError, KafkaStorageError
 from ..log import checkpoint
 from ..log.epoch_cache import LeaderEpochCache
 from ..log.partition_log import PartitionLog
+from ..log.recovery import check_recovered_batch
 from ..protocol.records.batch import HEADER_SIZE, read_header, validate_batch
 
 log = logging.getLogger(__name__)
@@ -176,7 +177,8 @@ class Storage:
         write_atomically(os.path.join(d, EPOCH_CHECKPOINT), checkpoint.format_epochs(entries))
 
     # -- logs ----------------------------------------------------------------------
-    def load(self, topic: str, partition: int, log_start_offset: int = 0) -> tuple[PartitionLog, LeaderEpochCache]:
+    def load(self, topic: str, partition: int, log_start_offset: int = 0,
+             compacted: bool = False) -> tuple[PartitionLog, LeaderEpochCache]:
         """The stored log and epoch cache of a partition (empty for memory storage)."""
         return PartitionLog(), LeaderEpochCache()
 
@@ -272,10 +274,14 @@ class DiskStorage(Storage):
                 out.append((topic, int(part)))
         return sorted(out)
 
-    def load(self, topic: str, partition: int, log_start_offset: int = 0) -> tuple[PartitionLog, LeaderEpochCache]:
+    def load(self, topic: str, partition: int, log_start_offset: int = 0,
+             compacted: bool = False) -> tuple[PartitionLog, LeaderEpochCache]:
         """Read every segment (each file is one segment of the log); the first invalid batch
-        (torn write) and everything after it are cut off the files.  ``log_start_offset``
-        (checkpointed) moves the log start inside the first segment."""
+        (torn write, a CRC mismatch, or offsets that do not fit where the batch lies:
+        :func:`~minikafka.log.recovery.check_recovered_batch`) and everything after it are
+        cut off the files.  ``log_start_offset`` (checkpointed) moves the log start inside
+        the first segment.  ``compacted`` (the topic's cleanup.policy includes compact):
+        gaps between batches are the log cleaner's, not damage."""
         self._close_segment((topic, partition))
         plog = PartitionLog()
         segments = self._segments(topic, partition)
@@ -288,6 +294,9 @@ class DiskStorage(Storage):
                 buf = f.read()
             pos = 0
             base = int(os.path.basename(path)[:-len(SEGMENT_SUFFIX)])
+            # a compacted log's file may hold batches of a merged-away file left by a crash (below)
+            next_base = (int(os.path.basename(segments[i + 1])[:-len(SEGMENT_SUFFIX)])
+                         if i + 1 < len(segments) and not compacted else None)
             if i == 0 and base > 0:
                 plog.truncate_fully_and_start_at(base)
             if i > 0 and _first_batch_below(buf, plog.log_end_offset):
@@ -300,6 +309,7 @@ class DiskStorage(Storage):
             while pos < len(buf):
                 try:
                     h = validate_batch(buf, pos)
+                    check_recovered_batch(h, plog.log_end_offset, base, next_base, compacted)
                     # a compacted segment may start after its file's base offset
                     plog.append(h, bytes(buf[pos:pos + h.size]), new_segment=pos == 0, allow_gap=True,
                                 segment_base=base)

@@ -25,7 +25,15 @@ def test_a_broker_restarted_with_damaged_files_recovers_from_the_leader(make_clu
     with Producer(c.bootstrap, acks="all") as p:
         for i in range(200):  # one batch each: several segments of 4 KiB
             p.send(topic, f"record-{i:04d}".encode() * 4).result(30)
+    # a second topic whose damage the CRC cannot see: a flipped byte of a base offset
+    shifted = "damaged-offsets"
+    with Admin(c.bootstrap) as admin:
+        admin.create_topic(shifted, partitions=1, replication_factor=3, assignment={0: [1, 2, 3]})
+    with Producer(c.bootstrap, acks="all") as p:
+        for i in range(20):
+            p.send(shifted, f"record-{i:04d}".encode()).result(30)
     wait_identical(c, topic, 1, lambda part: [1, 2, 3], timeout_s=60)
+    wait_identical(c, shifted, 1, lambda part: [1, 2, 3], timeout_s=60)
     c.stop(3)  # a follower stops cleanly; then its files are damaged on disk
     data_dir = Path(load(c.dir).broker(3).data_dir)
     segments = sorted((data_dir / f"{topic}-0").glob("*.log"))
@@ -37,13 +45,23 @@ def test_a_broker_restarted_with_damaged_files_recovers_from_the_leader(make_clu
     middle.write_bytes(bytes(raw))
     (data_dir / f"{topic}-0" / "leader-epoch-checkpoint").write_text("not a checkpoint")
     (data_dir / "replication-offset-checkpoint").write_text("0\n9\n")
+    last = sorted((data_dir / f"{shifted}-0").glob("*.log"))[-1]
+    raw = bytearray(last.read_bytes())
+    pos = 0
+    while pos + read_header(bytes(raw), pos).size < len(raw):  # the last batch
+        pos += read_header(bytes(raw), pos).size
+    raw[pos + 3] ^= 0x01  # its base offset jumps by 2**32: the CRC does not cover it
+    last.write_bytes(bytes(raw))
     c.start(3)
     # it rejoins with the leader's records: identical replicas, the full ISR
     wait_identical(c, topic, 1, lambda part: [1, 2, 3], timeout_s=60)
     wait_for(lambda: replica_states(c, topic, 0)[1]["isr"] == [1, 2, 3] or
              sorted(replica_states(c, topic, 0)[1]["isr"]) == [1, 2, 3], 60, message="broker 3 back in the ISR")
     assert replica_states(c, topic, 0)[3]["log_end_offset"] == 200
+    wait_identical(c, shifted, 1, lambda part: [1, 2, 3], timeout_s=60)
+    assert replica_states(c, shifted, 0)[3]["log_end_offset"] == 20
     log = Path(load(c.dir).broker(3).log).read_text()
     assert "invalid batch" in log and "fetches them again from the leader" in log
     assert "leader-epoch-checkpoint is unreadable" in log
+    assert "does not follow the log end offset" in log  # the shifted batch was cut, not served
     assert "replication-offset-checkpoint is unreadable" in log
