@@ -83,7 +83,7 @@ class SimStorage(Storage):
 
     # -- logs -------------------------------------------------------------------------------------
     def load(self, topic: str, partition: int, log_start_offset: int = 0,
-             compacted: bool = False) -> tuple[PartitionLog, LeaderEpochCache]:
+             compacted: bool = False, keep_damage: bool = False) -> tuple[PartitionLog, LeaderEpochCache]:
         tp = (topic, partition)
         plog, epochs = PartitionLog(), LeaderEpochCache()
         if not self.persistent:

@@ -8,7 +8,8 @@ import pytest
 
 from minikafka import Admin, Producer
 from minikafka.cluster.state import load
-from minikafka.protocol.records.batch import read_header
+from minikafka.protocol.records.batch import encode_batch, read_header
+from minikafka.rpc import call_sync
 from process_helpers import wait_for
 from replica_checks import replica_states, wait_identical
 
@@ -32,6 +33,13 @@ def test_a_broker_restarted_with_damaged_files_recovers_from_the_leader(make_clu
     with Producer(c.bootstrap, acks="all") as p:
         for i in range(20):
             p.send(shifted, f"record-{i:04d}".encode()).result(30)
+    # and a third with one replica, on broker 3: no other copy to fetch from
+    only = "damaged-only-copy"
+    with Admin(c.bootstrap) as admin:
+        admin.create_topic(only, partitions=1, replication_factor=1, assignment={0: [3]})
+    with Producer(c.bootstrap, acks="all") as p:
+        for i in range(20):
+            p.send(only, f"record-{i:04d}".encode()).result(30)
     wait_identical(c, topic, 1, lambda part: [1, 2, 3], timeout_s=60)
     wait_identical(c, shifted, 1, lambda part: [1, 2, 3], timeout_s=60)
     c.stop(3)  # a follower stops cleanly; then its files are damaged on disk
@@ -52,6 +60,10 @@ def test_a_broker_restarted_with_damaged_files_recovers_from_the_leader(make_clu
         pos += read_header(bytes(raw), pos).size
     raw[pos + 3] ^= 0x01  # its base offset jumps by 2**32: the CRC does not cover it
     last.write_bytes(bytes(raw))
+    only_segment = sorted((data_dir / f"{only}-0").glob("*.log"))[-1]
+    raw = bytearray(only_segment.read_bytes())
+    raw[3] ^= 0x01  # the first batch's base offset
+    only_segment.write_bytes(bytes(raw))
     c.start(3)
     # it rejoins with the leader's records: identical replicas, the full ISR
     wait_identical(c, topic, 1, lambda part: [1, 2, 3], timeout_s=60)
@@ -64,4 +76,10 @@ def test_a_broker_restarted_with_damaged_files_recovers_from_the_leader(make_clu
     assert "invalid batch" in log and "fetches them again from the leader" in log
     assert "leader-epoch-checkpoint is unreadable" in log
     assert "does not follow the log end offset" in log  # the shifted batch was cut, not served
+    # the only copy is refused, not cut: offline, its file as it was, and said why
+    assert f"{only}-0: invalid batch" in log and "holds the only copy" in log
+    assert only_segment.read_bytes() == bytes(raw)
+    answer = call_sync("127.0.0.1", c.brokers[3], "produce", {"acks": -1, "partitions": [
+        {"topic": only, "partition": 0, "records": encode_batch([(None, b"v", None, 0)])}]}, raise_error=False)
+    assert [p["error"] for p in answer["partitions"]] == ["KAFKA_STORAGE_ERROR"]
     assert "replication-offset-checkpoint is unreadable" in log

@@ -502,12 +502,27 @@ def test_disk_storage_refuses_a_data_dir_of_the_old_format(tmp_path):
     (d / "t-0" / "00000000000000000000.log").write_bytes(b"\x00" * 60)  # whatever minikafka wrote before
     with pytest.raises(ClientError) as info:
         DiskStorage(str(d))
-    assert str(info.value) == (f"data dir {d} holds segments in minikafka's pre-Kafka batch format; "
+    seg = d / "t-0" / "00000000000000000000.log"
+    assert str(info.value) == (f"data dir {d} has no meta.properties and {seg} is not in Kafka's record batch v2 "
+                               "format (it is 60 bytes long, less than a batch header): it was written by an older minikafka; "
                                "remove it or point --data-dir elsewhere")
     Storage(str(d))  # memory storage never reads segments: no refusal ...
     assert not (d / "meta.properties").exists()  # ... and no marker that would let disk storage in
     with pytest.raises(ClientError):
         DiskStorage(str(d))
+
+
+def test_a_lost_meta_properties_is_written_again_when_the_segments_are_kafka_batches(tmp_path, caplog):
+    """As Kafka writes meta.properties into a log dir that has none; the only copy of a
+    single-replica partition is kept, not called another format."""
+    from minikafka.broker.storage import DiskStorage
+
+    d = _disk_log_with_epochs(tmp_path)
+    (d / "meta.properties").unlink()
+    log, _ = DiskStorage(str(d), broker_id=1).load("t", 0)
+    assert log.log_end_offset == 6
+    assert "minikafka.record.format=2" in (d / "meta.properties").read_text()
+    assert "no meta.properties: written again" in caplog.text
 
 
 def test_disk_storage_refuses_another_record_format(tmp_path):
@@ -638,3 +653,17 @@ def test_a_flipped_base_offset_byte_cuts_the_log_there(tmp_path, caplog):
     assert log.log_end_offset == h.base_offset  # cut at the damaged batch, no gap, nothing at wrong offsets
     assert [r.offset for r in iter_records(log.read(0, BIG))] == list(range(h.base_offset))
     assert "invalid batch" in caplog.text and "does not follow the log end offset" in caplog.text
+
+
+def test_damage_in_the_only_copy_is_refused_and_left_as_it_is(tmp_path):
+    from minikafka.broker.storage import DiskStorage
+
+    d = _disk_log_with_epochs(tmp_path)
+    last = sorted((d / "t-0").glob("*.log"))[-1]
+    data = bytearray(last.read_bytes())
+    data[2] ^= 0x01  # a byte of the base offset
+    last.write_bytes(bytes(data))
+    before = {p.name: p.read_bytes() for p in (d / "t-0").glob("*.log")}
+    with pytest.raises(KafkaStorageError, match="holds the only copy of offsets .* the log is not cut"):
+        DiskStorage(str(d), broker_id=1).load("t", 0, keep_damage=True)
+    assert {p.name: p.read_bytes() for p in (d / "t-0").glob("*.log")} == before
