@@ -178,7 +178,8 @@ BROKER_CONFIGS: tuple[ConfigDef, ...] = (
     ConfigDef("ssl.keystore.location", _optional_path, None, "PEM file with this broker's private key and "
               "certificate chain (Kafka's ssl.keystore.type=PEM), for SSL and SASL_SSL listeners.", None),
     ConfigDef("ssl.key.password", _optional_path, None, "Password of the private key in ssl.keystore.location, if "
-              "it is encrypted.", None),
+              "it is encrypted. A password: DescribeConfigs answers no value (is_sensitive); give it in the "
+              "broker's --config-file rather than on its command line.", None),
     ConfigDef("ssl.truststore.location", _optional_path, None, "PEM file of the certificate authorities whose "
               "client certificates this broker accepts (ssl.client.auth).", None),
     ConfigDef("ssl.client.auth", _choice("none", "requested", "required"), "none", "Ask TLS clients for a "
@@ -656,6 +657,12 @@ def topic_setting(name: str, topic_config: dict[str, str], broker: BrokerConfig)
 # may APPEND items to them and SUBTRACT items from them.
 LIST_CONFIGS = frozenset({"cleanup.policy", "log.cleanup.policy", "leader.replication.throttled.replicas",
                           "follower.replication.throttled.replicas"})
+
+
+# Kafka's Type.PASSWORD settings: DescribeConfigs never tells their value (null, is_sensitive
+# true), on either listener.
+SENSITIVE_CONFIGS = frozenset({"ssl.key.password", "ssl.keystore.password", "ssl.truststore.password",
+                               "sasl.jaas.config"})
 
 
 def list_items(text: str | None) -> list[str]:

@@ -49,11 +49,13 @@ async def call(session: aiohttp.ClientSession, host: str, port: int, api: str, b
     return http.decode_answer(raw, status, where)
 
 
-def call_sync(host: str, port: int, api: str, body: dict, timeout_s: float = 5.0, raise_error: bool = True) -> dict:
-    """The blocking twin of :func:`call` (urllib)."""
+def call_sync(host: str, port: int, api: str, body: dict, timeout_s: float = 5.0, raise_error: bool = True,
+              headers: dict[str, str] | None = None) -> dict:
+    """The blocking twin of :func:`call` (urllib); ``headers`` are added to the request's
+    (e.g. ``Authorization``)."""
     where = f"{api} request to {host}:{port}"
     req = urllib.request.Request(http.url_for(host, port, api), data=http.encode_request(body), method="POST",
-                                 headers=http.HEADERS)
+                                 headers={**http.HEADERS, **(headers or {})})
     try:
         with urllib.request.urlopen(req, timeout=timeout_s) as resp:
             raw, status = resp.read(), resp.status

@@ -16,6 +16,7 @@ from ..config import BrokerConfig, topic_setting
 from ..errors import (
     InvalidTopicExceptionError,
     KafkaError,
+    KafkaStorageError,
     NotEnoughReplicasAfterAppendError,
     NotLeaderOrFollowerError,
     PolicyViolationError,
@@ -103,6 +104,9 @@ class ReplicaManager:
         self.security = security
         self.record_event = record_event
         self.partitions: dict[tuple[str, int], PartitionReplica] = {}
+        # replicas whose stored log is damaged where no other replica holds the records:
+        # not served (KAFKA_STORAGE_ERROR), their files left as they are
+        self.offline: dict[tuple[str, int], KafkaError] = {}
         self.topic_configs: dict[str, dict[str, str]] = {}
         self.produce_purgatory = Purgatory()
         self.fetch_purgatory = Purgatory()
@@ -139,6 +143,9 @@ class ReplicaManager:
     def get(self, topic: str, partition: int) -> PartitionReplica:
         p = self.partitions.get((topic, partition))
         if p is None:
+            offline = self.offline.get((topic, partition))
+            if offline is not None:
+                raise offline
             raise UnknownTopicOrPartitionError(f"broker {self.broker_id} does not host {topic}-{partition}")
         return p
 
@@ -149,8 +156,14 @@ class ReplicaManager:
                 f"broker {self.broker_id} is not the leader of {topic}-{partition} (leader is {p.leader_id})")
         return p
 
-    def _create_replica(self, topic: str, partition: int) -> PartitionReplica:
-        plog, epochs = self.storage.load(topic, partition, self._checkpointed_starts.get((topic, partition), 0))
+    def _create_replica(self, topic: str, partition: int, only_copy: bool = False) -> PartitionReplica:
+        """Load the replica from storage.  ``only_copy``: no other replica holds its records
+        (it is to lead with an ISR of itself alone), so damage in its log is refused
+        (KAFKA_STORAGE_ERROR, raised) rather than cut away."""
+        plog, epochs = self.storage.load(topic, partition, self._checkpointed_starts.get((topic, partition), 0),
+                                         compacted=cfg.compacts(self.setting(topic, "cleanup.policy")),
+                                         keep_damage=only_copy)
+        self.offline.pop((topic, partition), None)
         hw = self._checkpointed_hws.get((topic, partition), 0)
         p = PartitionReplica(topic, partition, self.broker_id, plog, epochs, hw, self.truncation)
         self._configure_log(p)
@@ -299,7 +312,19 @@ class ReplicaManager:
                 results.append(LeaderAndIsrPartitionResponse(topic=topic, partition=part))
                 continue
             await self.topic_config(topic)
-            p = self.partitions.get((topic, part)) or self._create_replica(topic, part)
+            p = self.partitions.get((topic, part))
+            if p is None:
+                try:
+                    # the only in-sync copy: led by it, or by nobody yet (it is about to be elected)
+                    p = self._create_replica(topic, part, only_copy=m.leader in (self.broker_id, -1)
+                                             and set(m.isr) <= {self.broker_id})
+                except KafkaStorageError as exc:
+                    if (topic, part) not in self.offline:
+                        log.error("%s", exc.message)
+                        self.record_event("replica_offline", exc.message)
+                    self.offline[(topic, part)] = exc
+                    results.append(LeaderAndIsrPartitionResponse(topic=topic, partition=part, error=exc))
+                    continue
             st = LeaderState(m.leader, m.leader_epoch, tuple(m.isr), tuple(m.replicas), m.zk_version, m.controller_epoch)
             if p.is_stale(st):
                 err = StaleControllerEpochError(f"leader epoch {st.leader_epoch} is older than {p.leader_epoch}")
@@ -348,6 +373,8 @@ class ReplicaManager:
                     del self.partitions[(topic, part)]
                     self.storage.delete(topic, part)
                     self.topic_configs.pop(topic, None)
+            elif req.delete_partitions and self.offline.pop((topic, part), None) is not None:
+                self.storage.delete(topic, part)  # a deleted topic takes its damaged files along
             out.append(StopReplicaPartitionResponse(topic=topic, partition=part))
         return out
 

@@ -15,8 +15,10 @@ fsync of the folder.
 
 Every data dir gets a ``meta.properties`` in Kafka's style (``version=0``,
 ``broker.id=N``) plus ``minikafka.record.format=2``: the batches are Kafka's record
-batch v2.  A data dir holding segments but no such marker was written by an older
-minikafka with its own batch format; disk storage refuses to start on it.
+batch v2.  A data dir holding segments but no ``meta.properties`` (removed by hand, lost)
+gets it written again, as Kafka does, when its segments start with record batches v2;
+segments that do not were written by an older minikafka with its own batch format, and
+disk storage refuses to start on them, naming the file.
 """
 from __future__ import annotations
 
@@ -30,6 +32,7 @@ from ..errors import ClientError, CorruptMessageError, KafkaStorageError
 from ..log import checkpoint
 from ..log.epoch_cache import LeaderEpochCache
 from ..log.partition_log import PartitionLog
+from ..log.recovery import check_recovered_batch
 from ..protocol.records.batch import HEADER_SIZE, read_header, validate_batch
 
 log = logging.getLogger(__name__)
@@ -98,12 +101,26 @@ class Storage:
                     out[k.strip()] = v.strip()
         return out
 
-    def _holds_segments(self) -> bool:
-        for name in os.listdir(self.data_dir):
+    def _segment_files(self) -> list[str]:
+        out = []
+        for name in sorted(os.listdir(self.data_dir)):
             d = os.path.join(self.data_dir, name)
-            if os.path.isdir(d) and any(n.endswith(SEGMENT_SUFFIX) for n in os.listdir(d)):
-                return True
-        return False
+            if os.path.isdir(d):
+                out += [os.path.join(d, n) for n in sorted(os.listdir(d)) if n.endswith(SEGMENT_SUFFIX)]
+        return out
+
+    @staticmethod
+    def _not_batch_v2(path: str) -> str | None:
+        """Why the segment file at ``path`` does not start with a record batch v2 (None when
+        it does, or is empty)."""
+        with open(path, "rb") as f:
+            head = f.read(HEADER_SIZE)
+        if not head:
+            return None
+        if len(head) < HEADER_SIZE:
+            return f"it is {len(head)} bytes long, less than a batch header"
+        magic = read_header(head).magic
+        return None if magic == 2 else f"its first batch has magic {magic}, not 2"
 
     def _check_record_format(self) -> None:
         """Refuse a data dir of another record format; write ``meta.properties`` if missing.
@@ -119,11 +136,18 @@ class Storage:
                                   f"{fmt if fmt is not None else '(missing)'}; this minikafka reads format "
                                   f"{RECORD_FORMAT} only: remove it or point --data-dir elsewhere")
             return
-        if self._holds_segments():
+        segments = self._segment_files()
+        foreign = next(((p, why) for p in segments if (why := self._not_batch_v2(p)) is not None), None)
+        if foreign is not None:
+            # memory storage reads no segment, but leaves the dir unmarked for a later disk start
             if self.persistent:
-                raise ClientError(f"data dir {self.data_dir} holds segments in minikafka's pre-Kafka batch "
-                                  f"format; remove it or point --data-dir elsewhere")
+                raise ClientError(f"data dir {self.data_dir} has no {META_PROPERTIES} and {foreign[0]} is not "
+                                  f"in Kafka's record batch v2 format ({foreign[1]}): it was written by an older "
+                                  f"minikafka; remove it or point --data-dir elsewhere")
             return
+        if segments:
+            log.warning("data dir %s holds segments in Kafka's record batch v2 format but no %s: written again",
+                        self.data_dir, META_PROPERTIES)
         lines = ["#minikafka broker data dir", "version=0"]
         if self.broker_id is not None:
             lines.append(f"broker.id={self.broker_id}")
@@ -176,7 +200,8 @@ class Storage:
         write_atomically(os.path.join(d, EPOCH_CHECKPOINT), checkpoint.format_epochs(entries))
 
     # -- logs ----------------------------------------------------------------------
-    def load(self, topic: str, partition: int, log_start_offset: int = 0) -> tuple[PartitionLog, LeaderEpochCache]:
+    def load(self, topic: str, partition: int, log_start_offset: int = 0,
+             compacted: bool = False, keep_damage: bool = False) -> tuple[PartitionLog, LeaderEpochCache]:
         """The stored log and epoch cache of a partition (empty for memory storage)."""
         return PartitionLog(), LeaderEpochCache()
 
@@ -272,10 +297,16 @@ class DiskStorage(Storage):
                 out.append((topic, int(part)))
         return sorted(out)
 
-    def load(self, topic: str, partition: int, log_start_offset: int = 0) -> tuple[PartitionLog, LeaderEpochCache]:
+    def load(self, topic: str, partition: int, log_start_offset: int = 0,
+             compacted: bool = False, keep_damage: bool = False) -> tuple[PartitionLog, LeaderEpochCache]:
         """Read every segment (each file is one segment of the log); the first invalid batch
-        (torn write) and everything after it are cut off the files.  ``log_start_offset``
-        (checkpointed) moves the log start inside the first segment."""
+        (torn write, a CRC mismatch, or offsets that do not fit where the batch lies:
+        :func:`~minikafka.log.recovery.check_recovered_batch`) and everything after it are
+        cut off the files.  ``log_start_offset`` (checkpointed) moves the log start inside
+        the first segment.  ``compacted`` (the topic's cleanup.policy includes compact):
+        gaps between batches are the log cleaner's, not damage.  ``keep_damage``: no other
+        replica holds these records (the only copy), so an invalid batch is not cut away:
+        KAFKA_STORAGE_ERROR is raised, naming it, and the files stay as they are."""
         self._close_segment((topic, partition))
         plog = PartitionLog()
         segments = self._segments(topic, partition)
@@ -288,6 +319,9 @@ class DiskStorage(Storage):
                 buf = f.read()
             pos = 0
             base = int(os.path.basename(path)[:-len(SEGMENT_SUFFIX)])
+            # a compacted log's file may hold batches of a merged-away file left by a crash (below)
+            next_base = (int(os.path.basename(segments[i + 1])[:-len(SEGMENT_SUFFIX)])
+                         if i + 1 < len(segments) and not compacted else None)
             if i == 0 and base > 0:
                 plog.truncate_fully_and_start_at(base)
             if i > 0 and _first_batch_below(buf, plog.log_end_offset):
@@ -300,10 +334,17 @@ class DiskStorage(Storage):
             while pos < len(buf):
                 try:
                     h = validate_batch(buf, pos)
+                    check_recovered_batch(h, plog.log_end_offset, base, next_base, compacted)
                     # a compacted segment may start after its file's base offset
                     plog.append(h, bytes(buf[pos:pos + h.size]), new_segment=pos == 0, allow_gap=True,
                                 segment_base=base)
                 except CorruptMessageError as exc:
+                    if keep_damage:
+                        raise KafkaStorageError(
+                            f"{topic}-{partition}: invalid batch in {path} at byte {pos} ({exc}); this replica "
+                            f"holds the only copy of offsets {plog.log_end_offset} on, so the log is not cut: the "
+                            f"partition stays offline (KAFKA_STORAGE_ERROR) until the file is repaired, or removed "
+                            f"by hand to accept the loss") from None
                     log.warning("%s-%d: invalid batch in %s at byte %d (%s): the log is cut there, with every later "
                                 "batch and segment, from offset %d on; the replica fetches them again from the leader",
                                 topic, partition, path, pos, exc, plog.log_end_offset)

@@ -66,7 +66,7 @@ _DYNAMIC_SOURCES = {"dynamic_broker": SOURCE_DYNAMIC_BROKER, "dynamic_default": 
 # the msgpack API's names of Kafka's config sources
 CONFIG_SOURCE_NAMES = {SOURCE_TOPIC: "topic", SOURCE_DYNAMIC_BROKER: "dynamic_broker",
                        SOURCE_DYNAMIC_DEFAULT: "dynamic_default", SOURCE_STATIC_BROKER: "broker", SOURCE_DEFAULT: "default"}
-TYPE_BOOLEAN, TYPE_STRING, TYPE_INT, TYPE_DOUBLE, TYPE_LIST = 1, 2, 3, 6, 7
+TYPE_BOOLEAN, TYPE_STRING, TYPE_INT, TYPE_DOUBLE, TYPE_LIST, TYPE_PASSWORD = 1, 2, 3, 6, 7, 9
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
 
 
@@ -86,6 +86,20 @@ class ConfigEntry:
     def is_default(self) -> bool:
         return self.source == SOURCE_DEFAULT
 
+    @property
+    def is_sensitive(self) -> bool:
+        """A password (Kafka's Type.PASSWORD): its value and its synonyms' are never told."""
+        return self.config_type == TYPE_PASSWORD
+
+
+def _entry(c: cfg.ConfigDef, value: str | None, source: int, read_only: bool,
+           synonyms: tuple[tuple[str, str | None, int], ...]) -> ConfigEntry:
+    """One DescribeConfigs entry; a sensitive setting's values are left out (null)."""
+    if c.name in cfg.SENSITIVE_CONFIGS:
+        value = None
+        synonyms = tuple((n, None, s) for n, _, s in synonyms)
+    return ConfigEntry(c.name, value, source, read_only, _type_of(c), c.doc, synonyms)
+
 
 def _text(value: Any) -> str | None:
     if value is None:
@@ -94,6 +108,8 @@ def _text(value: Any) -> str | None:
 
 
 def _type_of(c: cfg.ConfigDef) -> int:
+    if c.name in cfg.SENSITIVE_CONFIGS:
+        return TYPE_PASSWORD
     if c.parse is int:
         return TYPE_INT
     if c.name in cfg.LIST_CONFIGS:
@@ -143,7 +159,7 @@ class TopicAdmin:
                 default = _text(c.default)
                 synonyms_only = [(c.name, overrides[c.name], SOURCE_TOPIC)] if c.name in overrides else []
                 value, source = (overrides[c.name], SOURCE_TOPIC) if c.name in overrides else (default, SOURCE_DEFAULT)
-                out.append(ConfigEntry(c.name, value, source, False, _type_of(c), c.doc, tuple(synonyms_only)))
+                out.append(_entry(c, value, source, False, tuple(synonyms_only)))
                 continue
             broker_name = cfg.BROKER_NAME_OF_TOPIC_CONFIG.get(c.name, c.name)
             effective = self.config.get(broker_name)
@@ -161,7 +177,7 @@ class TopicAdmin:
                 synonyms.append((broker_name, _text(broker_value), broker_source))
             synonyms.append((broker_name, _text(broker_default), SOURCE_DEFAULT))
             value, source = (overrides[c.name], SOURCE_TOPIC) if c.name in overrides else (_text(effective), broker_source)
-            out.append(ConfigEntry(c.name, value, source, False, _type_of(c), c.doc, tuple(synonyms)))
+            out.append(_entry(c, value, source, False, tuple(synonyms)))
         return out
 
     def _broker_source(self, name: str) -> int:
@@ -191,8 +207,7 @@ class TopicAdmin:
                 synonyms.append((c.name, _text(static), SOURCE_STATIC_BROKER))
             if source != SOURCE_DEFAULT:
                 synonyms.append((c.name, _text(c.default), SOURCE_DEFAULT))
-            out.append(ConfigEntry(c.name, _text(value), source, c.name not in cfg.DYNAMIC_BROKER_CONFIGS,
-                                   _type_of(c), c.doc, tuple(synonyms)))
+            out.append(_entry(c, _text(value), source, c.name not in cfg.DYNAMIC_BROKER_CONFIGS, tuple(synonyms)))
         return out
 
     async def alter_broker(self, name: str, change: Any, validate_only: bool) -> None:

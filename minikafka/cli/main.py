@@ -101,7 +101,7 @@ def broker_config(args: argparse.Namespace, read_secret: bool = True) -> BrokerC
         listen_host=listen_host, listen_port=listen_port,
         advertised_host=adv_host, advertised_port=adv_port,
         data_dir=args.data_dir, storage=args.storage,
-        settings=parse_overrides(args.config),
+        settings={**config_file_settings(args.config_file), **parse_overrides(args.config)},
         external_listen_host=ext_host, external_listen_port=ext_port,
         external_advertised_host=ext_adv_host, external_advertised_port=ext_adv_port,
         kafka_listen_host=k_host, kafka_listen_port=k_port,
@@ -118,6 +118,20 @@ def _credential_source(args: argparse.Namespace) -> str:
     if os.environ.get("MINIKAFKA_CLUSTER_SECRET", "").strip():
         return "cluster credential from MINIKAFKA_CLUSTER_SECRET"
     return "no cluster credential (controller and replica requests unchecked)"
+
+
+def config_file_settings(path: str | None) -> dict[str, str]:
+    """The ``key=value`` lines of ``--config-file`` (Kafka's server.properties; ``#`` and ``!``
+    start comments).  Secrets (ssl.key.password...) go there rather than on the command
+    line, which every local user can read (``ps``)."""
+    if path is None:
+        return {}
+    try:
+        with open(path, encoding="utf-8") as f:
+            lines = [line.strip() for line in f]
+    except OSError as exc:
+        raise InvalidConfigError(f"cannot read --config-file {path}: {exc.strerror or exc}") from None
+    return parse_overrides([line for line in lines if line and not line.startswith(("#", "!"))])
 
 
 def cluster_secret(path: str | None) -> str | None:
@@ -477,6 +491,9 @@ def build_parser() -> ArgumentParser:
     broker.add_argument("--data-dir", required=True, help="checkpoint files (and logs with --storage disk)")
     broker.add_argument("--storage", choices=("memory", "disk"), default="memory", help="log storage (default memory)")
     _add_configs(broker)
+    broker.add_argument("--config-file", default=None, metavar="FILE",
+                        help="broker settings as key=value lines (Kafka's server.properties); --config wins. "
+                             "Give passwords (ssl.key.password) here: the command line is visible to every user")
     broker.add_argument("--cluster-secret-file", default=None, metavar="FILE",
                         help="the cluster credential that controller and replica requests must carry (default: "
                              "$MINIKAFKA_CLUSTER_SECRET; unset: not checked; see docs/security.md)")

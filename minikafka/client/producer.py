@@ -301,12 +301,16 @@ class AIOProducer:
             self._flushing -= 1
 
     async def partitions_for(self, topic: str) -> set[int]:
-        """The partition numbers of ``topic`` (UNKNOWN_TOPIC_OR_PARTITION if it does not exist)."""
+        """The partition numbers of ``topic`` (UNKNOWN_TOPIC_OR_PARTITION if it does not exist,
+        TOPIC_AUTHORIZATION_FAILED if an ACL hides it, as Kafka's producer answers)."""
         self._check_started()
         if self._meta.topic(topic) is None:
             await self._meta.refresh()
         info = self._meta.topic(topic)
         if info is None:
+            fatal = await self._meta.ask_for_topics([topic], auto_create=False)
+            if topic in fatal:
+                raise fatal[topic]
             raise errors.UnknownTopicOrPartitionError(f"topic {topic!r} does not exist")
         return set(info.partition_ids)
 

@@ -311,7 +311,8 @@ class Producer:
         self._lt.run(self._flush(timeout))
 
     def partitions_for(self, topic: str) -> set[int]:
-        """Partition numbers of ``topic`` (UNKNOWN_TOPIC_OR_PARTITION if it does not exist)."""
+        """Partition numbers of ``topic`` (UNKNOWN_TOPIC_OR_PARTITION if it does not exist,
+        TOPIC_AUTHORIZATION_FAILED if an ACL hides it)."""
         return self._lt.run(self._core.partitions_for(topic))
 
     # -- transactions (a producer made with transactional_id) ------------------------

@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from ..config import BrokerConfig
+from ..config import SENSITIVE_CONFIGS, BrokerConfig
 from ..errors import ClientError
 from ..zk import layout
 from ..zk.launcher import probe_client, split_connect, wait_until_serving
@@ -267,6 +267,31 @@ class _ZkReader:
 # ---------------------------------------------------------------- up
 
 SECRET_FILE = "cluster-secret"
+SECRET_CONFIGS_FILE = "broker-secrets.properties"
+
+
+def write_private(path: Path | str, text: str) -> None:
+    """Write ``text`` to ``path`` readable by the owner only (mode 600 from its creation:
+    never world-readable, even for a moment)."""
+    tmp = f"{path}.tmp"
+    if os.path.exists(tmp):
+        os.remove(tmp)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+def secret_configs_file(folder: Path, configs: dict[str, str]) -> str | None:
+    """Write the sensitive broker settings of ``configs`` (ssl.key.password...) to a file
+    of the cluster folder, mode 600, for the brokers' ``--config-file``: a command line is
+    visible to every local user (``ps``).  None when there are none."""
+    secret = {k: v for k, v in configs.items() if k in SENSITIVE_CONFIGS}
+    if not secret:
+        return None
+    path = folder / SECRET_CONFIGS_FILE
+    write_private(path, "".join(f"{k}={v}\n" for k, v in secret.items()))
+    return str(path)
 
 
 def cluster_secret_file(folder: Path) -> str:
@@ -274,22 +299,26 @@ def cluster_secret_file(folder: Path) -> str:
     owner only), then reused so that restarted brokers keep talking to the others."""
     path = folder / SECRET_FILE
     if not path.exists() or not path.read_text(encoding="utf-8").strip():
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(secrets.token_urlsafe(32) + "\n")
+        write_private(path, secrets.token_urlsafe(32) + "\n")
     return str(path)
 
 
 def _broker_argv(broker_id: int, connect: str, port: int, data_dir: str, storage: str,
-                 configs: dict[str, str], kafka_port: int | None = None, secret_file: str | None = None) -> list[str]:
+                 configs: dict[str, str], kafka_port: int | None = None, secret_file: str | None = None,
+                 config_file: str | None = None) -> list[str]:
+    """The broker's command line: sensitive settings are left out (they are in
+    ``config_file``, see :func:`secret_configs_file`)."""
     argv = [sys.executable, "-m", "minikafka", "broker", "--id", str(broker_id), "--zookeeper", connect,
             "--listen", f"{HOST}:{port}", "--data-dir", data_dir, "--storage", storage]
     if secret_file is not None:
         argv += ["--cluster-secret-file", secret_file]
     if kafka_port is not None:
         argv += ["--kafka-listen", f"{HOST}:{kafka_port}"]
+    if config_file is not None:
+        argv += ["--config-file", config_file]
     for key, value in configs.items():
-        argv += ["--config", f"{key}={value}"]
+        if key not in SENSITIVE_CONFIGS:
+            argv += ["--config", f"{key}={value}"]
     return argv
 
 
@@ -430,13 +459,15 @@ def up(dir: str | os.PathLike = DEFAULT_DIR, brokers: int = 3, zookeeper_port: i
 
         progress(f"starting {brokers} broker{'s' if brokers != 1 else ''} on ports {base_port}-{base_port + brokers - 1}")
         secret_file = cluster_secret_file(root)
+        config_file = secret_configs_file(root, configs)
         procs: dict[int, subprocess.Popen] = {}
         for i in range(1, brokers + 1):
             port = base_port + i - 1
             data_dir = str(root / f"broker-{i}")
             if storage == "memory":
                 shutil.rmtree(data_dir, ignore_errors=True)
-            argv = _broker_argv(i, zk.connect, port, data_dir, storage, configs, kafka_ports[i - 1], secret_file)
+            argv = _broker_argv(i, zk.connect, port, data_dir, storage, configs, kafka_ports[i - 1], secret_file,
+                                config_file)
             if wrap is not None:
                 argv = list(wrap(i)) + argv
             b = BrokerState(id=i, host=HOST, port=port, pid=None, log=str(root / f"broker-{i}.log"),

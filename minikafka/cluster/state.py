@@ -137,7 +137,12 @@ def save(state: ClusterState) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     path = state_path(folder)
     tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(state.to_json(), indent=2) + "\n")
+    if tmp.exists():
+        tmp.unlink()
+    # mode 600 from its creation: the file names the brokers' secret files and command lines
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(json.dumps(state.to_json(), indent=2) + "\n")
     os.replace(tmp, path)
 
 

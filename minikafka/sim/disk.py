@@ -82,7 +82,8 @@ class SimStorage(Storage):
         self.disk.epochs[(topic, partition)] = list(entries)
 
     # -- logs -------------------------------------------------------------------------------------
-    def load(self, topic: str, partition: int, log_start_offset: int = 0) -> tuple[PartitionLog, LeaderEpochCache]:
+    def load(self, topic: str, partition: int, log_start_offset: int = 0,
+             compacted: bool = False, keep_damage: bool = False) -> tuple[PartitionLog, LeaderEpochCache]:
         tp = (topic, partition)
         plog, epochs = PartitionLog(), LeaderEpochCache()
         if not self.persistent:

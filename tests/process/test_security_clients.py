@@ -18,6 +18,7 @@ from kazoo.client import KazooClient
 
 from minikafka import Admin, Consumer, Producer, TopicPartition, errors
 from minikafka.auth import acls
+from minikafka.auth.users import basic_header
 from minikafka.protocol.kafka import apis, frames
 from minikafka.rpc import call_sync
 from process_helpers import wait_for
@@ -35,6 +36,7 @@ def as_user(name: str, password: str | None = None) -> dict:
 
 
 ADMIN = as_user("admin")
+KEY_PASSWORD = "key-password-1f3a"
 
 
 @pytest.fixture(scope="module")
@@ -55,6 +57,7 @@ def secured(tmp_path_factory, request, certs):
         "authorizer.class.name": "kafka.security.authorizer.AclAuthorizer",
         "super.users": "User:admin",
         "ssl.keystore.location": certs.broker_keystore,
+        "ssl.key.password": KEY_PASSWORD,  # (the test key is not encrypted: OpenSSL ignores it)
     })
 
 
@@ -256,6 +259,39 @@ def test_kcat_over_sasl_ssl_produces_and_reads_what_its_acls_allow(secured, cert
     assert wrong.returncode != 0 and b"Authentication failed" in wrong.stderr
     refused = kcat(secured, certs, "-C", "-t", topic, "-o", "beginning", "-e", user="bob")
     assert refused.returncode != 0 and b"authorization failed" in refused.stderr.lower()
+
+
+def test_passwords_are_never_told_nor_on_a_command_line_nor_in_readable_files(secured, certs):
+    import os
+    import stat
+    from pathlib import Path
+
+    from confluent_kafka.admin import AdminClient, ConfigResource
+
+    from minikafka.cluster.state import load
+
+    # DescribeConfigs, msgpack listener: null value, is_sensitive, synonyms without it either
+    with Admin(secured.bootstrap, **ADMIN) as admin:
+        assert admin.describe_broker_configs(1)["ssl.key.password"][0] is None
+    answer = call_sync("127.0.0.1", secured.brokers[1], "describe_configs", {"broker": "1"},
+                       headers={"Authorization": basic_header("admin", USERS["admin"])})
+    entry = next(c for c in answer["configs"] if c["name"] == "ssl.key.password")
+    assert entry["value"] is None and entry["is_sensitive"] is True and entry["source"] == "broker"
+    assert KEY_PASSWORD not in json.dumps(answer, default=str)
+    # ... and the Kafka listener (confluent-kafka's AdminClient)
+    admin = AdminClient({"bootstrap.servers": f"127.0.0.1:{secured.kafka_ports[1]}", "security.protocol": "SASL_SSL",
+                         "sasl.mechanisms": "PLAIN", "ssl.ca.location": certs.ca,
+                         "sasl.username": "admin", "sasl.password": USERS["admin"]})
+    res = ConfigResource(ConfigResource.Type.BROKER, "1")
+    described = admin.describe_configs([res])[res].result(30)["ssl.key.password"]
+    assert described.value is None and described.is_sensitive
+    # not on any broker's command line (ps), nor in cluster.json; the cluster's files are mode 600
+    state = load(secured.dir)
+    for b in state.brokers.values():
+        assert KEY_PASSWORD.encode() not in Path(f"/proc/{b.pid}/cmdline").read_bytes()
+    assert KEY_PASSWORD not in (Path(secured.dir) / "cluster.json").read_text()
+    for name in ("cluster.json", "cluster-secret", "broker-secrets.properties"):
+        assert stat.S_IMODE(os.stat(Path(secured.dir) / name).st_mode) == 0o600, name
 
 
 def test_confluent_kafka_manages_acls_through_the_kafka_api(secured, certs):
@@ -471,3 +507,58 @@ def test_the_spark_source_and_sink_authenticate_and_follow_the_acls(secured, spa
     with pytest.raises(Exception, match="TOPIC_AUTHORIZATION_FAILED"):
         spark.read.format("minikafka").options(**security("bob")).option("assign", json.dumps({topic: [0]})) \
             .load().count()
+
+
+def test_replica_state_tells_only_topics_the_principal_may_describe(secured):
+    topic = topic_name("state")
+    create(secured, topic, ("User:alice", "Describe", f"Topic:{topic}"))
+    produce(secured, topic, [b"x"], **ADMIN)
+    port = secured.brokers[1]
+    ask = {"partitions": [{"topic": topic, "partition": 0}], "checksum_upto": 1}
+
+    def as_(name):
+        return {"Authorization": basic_header(name, USERS[name])}
+
+    wait_for(lambda: call_sync("127.0.0.1", port, "replica_state", ask, headers=as_("alice"))["replicas"], 30,
+             message="alice sees the replica")
+    refused = call_sync("127.0.0.1", port, "replica_state", ask, raise_error=False, headers=as_("bob"))
+    assert refused["error"] == "TOPIC_AUTHORIZATION_FAILED" and "replicas" not in refused or not refused["replicas"]
+    everything = call_sync("127.0.0.1", port, "replica_state", {}, headers=as_("bob"))
+    assert topic not in {r["topic"] for r in everything["replicas"]}
+    assert topic in {r["topic"] for r in call_sync("127.0.0.1", port, "replica_state", {}, headers=as_("alice"))["replicas"]}
+
+
+def test_a_produce_without_write_is_topic_authorization_failed_on_every_road(secured, certs):
+    """As Kafka's KafkaApis.handleProduceRequest: no Write on the topic is TOPIC_AUTHORIZATION_FAILED,
+    whether or not the producer may Describe it, and whether or not it exists."""
+    from kafka import KafkaProducer
+
+    from minikafka.protocol.records.batch import encode_batch
+
+    seen = topic_name("seen")
+    create(secured, seen, ("User:alice", "Describe", f"Topic:{seen}"))
+    hidden = topic_name("hidden")
+    create(secured, hidden)
+    port = secured.brokers[1]
+    for topic in (seen, hidden, topic_name("absent")):
+        for user in ("alice", "bob"):
+            got = call_sync("127.0.0.1", port, "produce", {"acks": -1, "partitions": [
+                {"topic": topic, "partition": 0, "records": encode_batch([(None, b"v", None, 0)])}]},
+                raise_error=False, headers={"Authorization": basic_header(user, USERS[user])})
+            assert [p["error"] for p in got["partitions"]] == ["TOPIC_AUTHORIZATION_FAILED"], (topic, user, got)
+        for user in ("alice", "bob"):
+            with pytest.raises(errors.TopicAuthorizationFailedError):
+                produce(secured, topic, [b"forged"], **as_user(user))
+            if user == "bob" or topic != seen:  # what `minikafka produce` asks first
+                with Producer(secured.bootstrap, **as_user(user)) as p:
+                    with pytest.raises(errors.TopicAuthorizationFailedError):
+                        p.partitions_for(topic)
+            p = KafkaProducer(bootstrap_servers=f"127.0.0.1:{secured.kafka_ports[1]}", security_protocol="SASL_SSL",
+                              sasl_mechanism="PLAIN", sasl_plain_username=user, sasl_plain_password=USERS[user],
+                              ssl_cafile=certs.ca, max_block_ms=10000, acks="all")
+            try:
+                with pytest.raises(Exception) as caught:
+                    p.send(topic, b"forged").get(20)
+                assert "TopicAuthorizationFailed" in type(caught.value).__name__, (topic, user, caught.value)
+            finally:
+                p.close(5)

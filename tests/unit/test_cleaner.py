@@ -265,7 +265,7 @@ def test_cleaned_segments_are_rewritten_on_disk_and_reload_with_their_gaps(tmp_p
     s.replace_segments("t", 0, log, len(plan.segments), old_bases[:plan.replaced])
     files = sorted(int(p.name[:-4]) for p in (tmp_path / "t-0").glob("*.log"))
     assert files == [seg.base_offset for seg in log.segments]
-    again, _ = DiskStorage(str(tmp_path), broker_id=1).load("t", 0)
+    again, _ = DiskStorage(str(tmp_path), broker_id=1).load("t", 0, compacted=True)
     assert content(again) == content(log)
     assert [seg.base_offset for seg in again.segments] == [seg.base_offset for seg in log.segments]
     assert again.log_end_offset == 40
@@ -275,7 +275,7 @@ def test_cleaned_segments_are_rewritten_on_disk_and_reload_with_their_gaps(tmp_p
     s.truncate("t", 0, log)
     files = sorted(int(p.name[:-4]) for p in (tmp_path / "t-0").glob("*.log"))
     assert files == [seg.base_offset for seg in log.segments]
-    again, _ = DiskStorage(str(tmp_path), broker_id=1).load("t", 0)
+    again, _ = DiskStorage(str(tmp_path), broker_id=1).load("t", 0, compacted=True)
     assert content(again) == content(log) and again.log_end_offset == 39
 
 
@@ -296,7 +296,7 @@ def test_a_merged_away_segment_left_by_a_crash_is_recognised_on_load(tmp_path):
     s.replace_segments("t", 0, log, len(plan.segments), old_bases[:plan.replaced])
     assert not second.exists()  # merged into the first
     second.write_bytes(leftover)  # as if the broker died before removing it
-    again, _ = DiskStorage(str(tmp_path), broker_id=1).load("t", 0)
+    again, _ = DiskStorage(str(tmp_path), broker_id=1).load("t", 0, compacted=True)
     assert content(again) == content(log) and not second.exists()
 
 

@@ -51,3 +51,23 @@ def test_requests_with_too_many_entries_are_refused_before_any_work():
     assert len(decode_request("fetch", codec.pack({"partitions": parts[:3]}))["partitions"]) == 3
     with pytest.raises(errors.InvalidRequestError, match="more than"):
         decode_request("alter_configs", codec.pack({"topic": "t", "set": {f"k{i}": "v" for i in range(MAX_ENTRIES + 1)}}))
+
+
+def test_a_map_or_array_over_the_cap_is_refused_wherever_it_is():
+    """Also where no field is declared (unknown keys, the request map itself): msgpack's
+    decoding limits refuse it before it is built."""
+    from minikafka.protocol.rpc.codec import decode_request
+
+    with pytest.raises(errors.InvalidRequestError, match="a map of 200000 entries, more than the 100000"):
+        decode_request("metadata", codec.pack({f"k{i}": 1 for i in range(200_000)}))
+    with pytest.raises(errors.InvalidRequestError, match="an array of 200000 entries, more than the 100000"):
+        decode_request("metadata", codec.pack({"topics": None, "extra": [0] * 200_000}))
+
+
+@pytest.mark.parametrize("value", [
+    __import__("msgpack").ExtType(5, b"x"), __import__("msgpack").Timestamp(1, 0)])
+def test_an_extension_type_is_refused_in_words(value):
+    from minikafka.protocol.rpc.codec import decode_request
+
+    with pytest.raises(errors.InvalidRequestError, match="msgpack extension types are not accepted"):
+        decode_request("metadata", codec.pack({"topics": [value]}))

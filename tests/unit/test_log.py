@@ -502,12 +502,27 @@ def test_disk_storage_refuses_a_data_dir_of_the_old_format(tmp_path):
     (d / "t-0" / "00000000000000000000.log").write_bytes(b"\x00" * 60)  # whatever minikafka wrote before
     with pytest.raises(ClientError) as info:
         DiskStorage(str(d))
-    assert str(info.value) == (f"data dir {d} holds segments in minikafka's pre-Kafka batch format; "
+    seg = d / "t-0" / "00000000000000000000.log"
+    assert str(info.value) == (f"data dir {d} has no meta.properties and {seg} is not in Kafka's record batch v2 "
+                               "format (it is 60 bytes long, less than a batch header): it was written by an older minikafka; "
                                "remove it or point --data-dir elsewhere")
     Storage(str(d))  # memory storage never reads segments: no refusal ...
     assert not (d / "meta.properties").exists()  # ... and no marker that would let disk storage in
     with pytest.raises(ClientError):
         DiskStorage(str(d))
+
+
+def test_a_lost_meta_properties_is_written_again_when_the_segments_are_kafka_batches(tmp_path, caplog):
+    """As Kafka writes meta.properties into a log dir that has none; the only copy of a
+    single-replica partition is kept, not called another format."""
+    from minikafka.broker.storage import DiskStorage
+
+    d = _disk_log_with_epochs(tmp_path)
+    (d / "meta.properties").unlink()
+    log, _ = DiskStorage(str(d), broker_id=1).load("t", 0)
+    assert log.log_end_offset == 6
+    assert "minikafka.record.format=2" in (d / "meta.properties").read_text()
+    assert "no meta.properties: written again" in caplog.text
 
 
 def test_disk_storage_refuses_another_record_format(tmp_path):
@@ -585,3 +600,70 @@ def test_a_damaged_batch_in_the_middle_of_a_segment_cuts_the_log_there(tmp_path,
     assert epochs.entries == [(0, 0)]
     assert "invalid batch" in caplog.text and "fetches them again from the leader" in caplog.text
     assert len(list((d / "t-0").glob("*.log"))) == 1  # later segments removed
+
+
+# -- offsets the CRC does not cover: checked on load -------------------------------------------
+
+def test_recovery_accepts_a_batch_that_follows_the_log_in_its_segment():
+    from minikafka.log.recovery import check_recovered_batch
+
+    h = read_header(stamp(encode_batch([(None, b"v", None, 0)] * 3), 10, 0))
+    check_recovered_batch(h, 10, 0, 13, compacted=False)
+    check_recovered_batch(h, 4, 0, None, compacted=True)  # a compacted log has gaps
+
+
+@pytest.mark.parametrize("base,leo,seg,nxt,compacted,why", [
+    (12, 10, 0, None, False, "does not follow the log end offset 10"),  # a gap in a log that has none
+    (8, 10, 0, None, True, "does not follow the log end offset 10"),  # overlaps the batch before
+    (10, 10, 11, None, False, "below its segment's base offset 11"),
+    (10, 10, 0, 12, False, "past the next segment's base offset 12"),
+    (10 + (1 << 40), 10, 0, None, False, "does not follow"),  # a flipped byte of the base offset
+    (-5, 0, 0, None, True, "negative"),
+])
+def test_recovery_refuses_offsets_that_do_not_fit(base, leo, seg, nxt, compacted, why):
+    from minikafka.log.recovery import check_recovered_batch
+
+    h = read_header(stamp(encode_batch([(None, b"v", None, 0)] * 3), base, 0))
+    with pytest.raises(CorruptMessageError, match=why):
+        check_recovered_batch(h, leo, seg, nxt, compacted)
+
+
+def test_recovery_refuses_a_last_offset_its_records_do_not_fill():
+    import dataclasses
+
+    from minikafka.log.recovery import check_recovered_batch
+
+    h = read_header(stamp(encode_batch([(None, b"v", None, 0)] * 3), 10, 0))
+    wide = dataclasses.replace(h, last_offset_delta=5)  # 3 records spread over 6 offsets
+    with pytest.raises(CorruptMessageError, match="does not match its 3 records"):
+        check_recovered_batch(wide, 10, 0, None, compacted=False)
+    check_recovered_batch(wide, 10, 0, None, compacted=True)  # the cleaner removed records
+
+
+def test_a_flipped_base_offset_byte_cuts_the_log_there(tmp_path, caplog):
+    from minikafka.broker.storage import DiskStorage
+
+    d = _disk_log_with_epochs(tmp_path)
+    last = sorted((d / "t-0").glob("*.log"))[-1]
+    data = bytearray(last.read_bytes())
+    h = read_header(bytes(data))
+    data[2] ^= 0x01  # a byte of the base offset: outside the CRC
+    last.write_bytes(bytes(data))
+    log, _ = DiskStorage(str(d), broker_id=1).load("t", 0)
+    assert log.log_end_offset == h.base_offset  # cut at the damaged batch, no gap, nothing at wrong offsets
+    assert [r.offset for r in iter_records(log.read(0, BIG))] == list(range(h.base_offset))
+    assert "invalid batch" in caplog.text and "does not follow the log end offset" in caplog.text
+
+
+def test_damage_in_the_only_copy_is_refused_and_left_as_it_is(tmp_path):
+    from minikafka.broker.storage import DiskStorage
+
+    d = _disk_log_with_epochs(tmp_path)
+    last = sorted((d / "t-0").glob("*.log"))[-1]
+    data = bytearray(last.read_bytes())
+    data[2] ^= 0x01  # a byte of the base offset
+    last.write_bytes(bytes(data))
+    before = {p.name: p.read_bytes() for p in (d / "t-0").glob("*.log")}
+    with pytest.raises(KafkaStorageError, match="holds the only copy of offsets .* the log is not cut"):
+        DiskStorage(str(d), broker_id=1).load("t", 0, keep_damage=True)
+    assert {p.name: p.read_bytes() for p in (d / "t-0").glob("*.log")} == before

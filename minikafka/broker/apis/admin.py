@@ -75,7 +75,7 @@ class AdminApis:
         entries = await self.settings(req.topic, req.broker)
         return DescribeConfigsResponse(configs=[ConfigEntry(
             name=e.name, value=e.value, source=CONFIG_SOURCE_NAMES[e.source], documentation=e.documentation,
-            read_only=e.read_only) for e in entries])
+            read_only=e.read_only, is_sensitive=e.is_sensitive) for e in entries])
 
     async def settings(self, topic: str | None, broker: str | None) -> list[SettingEntry]:
         """A topic's settings or a broker's (give exactly one), as DescribeConfigs lists them."""

@@ -137,6 +137,17 @@ class ClusterApis:
         return out
 
     async def replica_state_(self, req: ReplicaStateRequest, ctx: RequestContext) -> ReplicaStateResponse:
+        """The local replicas' LEO, HW, producer state and checksums.  With an authorizer a
+        replica is told only to a principal that may Describe its topic (the cluster
+        credential always may): named topics it may not are TOPIC_AUTHORIZATION_FAILED,
+        and asked for every replica, those are left out (as Metadata does)."""
         wanted = None if req.partitions is None else [(x.topic, x.partition, x.checksum_upto) for x in req.partitions]
-        return ReplicaStateResponse(broker_id=self.broker_id,
-                                    replicas=[decode_ReplicaState(r) for r in self.replica_state(wanted, req.checksum_upto)])
+        if wanted is not None:
+            for topic in sorted({w[0] for w in wanted}):
+                self.security.require("Describe", "Topic", topic)
+        states = self.replica_state(wanted, req.checksum_upto)
+        if wanted is None:
+            visible: dict[str, bool] = {}
+            states = [r for r in states if visible.setdefault(
+                r["topic"], self.security.allowed("Describe", "Topic", r["topic"], quiet=True))]
+        return ReplicaStateResponse(broker_id=self.broker_id, replicas=[decode_ReplicaState(r) for r in states])

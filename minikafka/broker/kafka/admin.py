@@ -110,7 +110,7 @@ class KafkaAdmin:
                     entry["num_partitions"] = entry["replication_factor"] = -1
                 else:
                     entry["configs"] = [{"name": e.name, "value": e.value, "read_only": e.read_only,
-                                         "config_source": e.source, "is_sensitive": False}
+                                         "config_source": e.source, "is_sensitive": e.is_sensitive}
                                         for e in await self._topic_entries(r.name, req["validate_only"])]
         return {"topics": list(results.values())}
 
@@ -181,7 +181,7 @@ class KafkaAdmin:
                 wanted = set(keys) if keys else None  # null or empty: every setting, as Kafka does
                 entry["configs"] = [{
                     "name": e.name, "value": e.value, "read_only": e.read_only, "is_default": e.is_default,
-                    "config_source": e.source, "is_sensitive": False,
+                    "config_source": e.source, "is_sensitive": e.is_sensitive,
                     "synonyms": [{"name": n, "value": v, "source": s} for n, v, s in e.synonyms] if req["include_synonyms"] else [],
                     "config_type": e.config_type,
                     "documentation": e.documentation if req["include_documentation"] else None,

@@ -10,6 +10,7 @@ import msgpack
 
 from ...errors import NONE, InvalidRequestError, KafkaError, UnsupportedVersionError
 from .messages import APIS
+from .schema import MAX_ENTRIES
 
 MAX_REQUEST_BYTES = 100 * 1024 * 1024
 
@@ -19,10 +20,35 @@ def pack(message: dict) -> bytes:
     return msgpack.packb(message, use_bin_type=True)
 
 
-def unpack(body: bytes) -> Any:
-    """Decode msgpack bytes; raise INVALID_REQUEST when they are not valid msgpack."""
+EXT_REFUSED = "msgpack extension types are not accepted"
+
+
+class _ExtTypeRefused(Exception):
+    pass
+
+
+def _refuse_ext(code: int, data: bytes) -> Any:
+    raise _ExtTypeRefused(f"{EXT_REFUSED} (ext type {code})")
+
+
+def unpack(body: bytes, max_entries: int | None = None) -> Any:
+    """Decode msgpack bytes; raise INVALID_REQUEST when they are not valid msgpack.
+
+    With ``max_entries`` (a request) an array or map holding more entries is refused while
+    decoding, before it is built, and so is any extension type (the protocol has none)."""
     try:
-        return msgpack.unpackb(body, raw=False, strict_map_key=False)
+        if max_entries is None:
+            return msgpack.unpackb(body, raw=False, strict_map_key=False)
+        return msgpack.unpackb(body, raw=False, strict_map_key=False, max_map_len=max_entries,
+                               max_array_len=max_entries, ext_hook=_refuse_ext)
+    except _ExtTypeRefused as exc:
+        raise InvalidRequestError(str(exc)) from None
+    except ValueError as exc:
+        if max_entries is not None and "exceeds max_" in str(exc):
+            kind = "a map" if "max_map_len" in str(exc) else "an array"
+            raise InvalidRequestError(f"{kind} of {str(exc).split()[0]} entries, more than the {max_entries} "
+                                      f"a request may hold") from None
+        raise InvalidRequestError(f"body is not valid msgpack: {exc.__class__.__name__}: {exc}") from None
     except Exception as exc:  # msgpack raises several unrelated exception types
         raise InvalidRequestError(f"body is not valid msgpack: {exc.__class__.__name__}: {exc}") from None
 
@@ -34,7 +60,7 @@ def decode_request(api: str, body: bytes, max_bytes: int = MAX_REQUEST_BYTES) ->
         raise UnsupportedVersionError(f"unknown API {api!r}; known: {', '.join(sorted(APIS))}")
     if len(body) > max_bytes:
         raise InvalidRequestError(f"request body of {len(body)} bytes exceeds the limit of {max_bytes} bytes")
-    return spec.request.validate(unpack(body))
+    return spec.request.validate(unpack(body, MAX_ENTRIES))
 
 
 def ok(**fields: Any) -> dict:

@@ -309,7 +309,9 @@ _api(
 _api(
     "replica_state",
     "Introspection: this broker's replicas: role, leader epoch, LEO, HW, log start offset, and (leader side) "
-    "each follower's LEO as last seen; with checksum_upto, a CRC-32 of the log's batches below that offset.",
+    "each follower's LEO as last seen; with checksum_upto, a CRC-32 of the log's batches below that offset. "
+    "With an authorizer, only replicas of topics the principal may Describe (a named topic it may not is "
+    "TOPIC_AUTHORIZATION_FAILED).",
     (
         F("partitions", [Struct("ReplicaStatePartition", (
             F("topic", "str"), F("partition", "int", minimum=0),
@@ -514,6 +516,7 @@ _api(
             F("source", "str", "topic, dynamic_broker, dynamic_default, broker or default"),
             F("documentation", "str"),
             F("read_only", "bool", "broker settings only: false for those that change live (dynamic)", default=False),
+            F("is_sensitive", "bool", "a password (ssl.key.password...): value is null", default=False),
         ))]),
     ),
 )

@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import msgpack
+
 from ...errors import InvalidRequestError
 
 _MISSING = object()
@@ -98,6 +100,8 @@ def _check(f: Field, v: Any, where: str, typ: Any = None) -> Any:
         (kt, vt), = typ.items()
         return {_check(Field(f.name, kt), k, f"{where} key"): _check(Field(f.name, vt), x, f"{where}[{k!r}]") for k, x in v.items()}
     allowed = _SCALARS[typ]
+    if isinstance(v, msgpack.Timestamp):  # the one extension type msgpack decodes itself
+        raise InvalidRequestError(f"{where}: msgpack extension types are not accepted (a timestamp)")
     if typ == "int" and isinstance(v, bool) or not isinstance(v, allowed):
         raise InvalidRequestError(f"{where}: expected {typ}, got {type(v).__name__}")
     if typ == "bytes" and isinstance(v, bytearray):

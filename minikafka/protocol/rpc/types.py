@@ -1273,14 +1273,15 @@ class ConfigEntry:
     source: str
     documentation: str
     read_only: bool = False
+    is_sensitive: bool = False
 
 
 def decode_ConfigEntry(m: dict) -> ConfigEntry:
-    return ConfigEntry(name=m['name'], value=m['value'], source=m['source'], documentation=m['documentation'], read_only=m['read_only'])
+    return ConfigEntry(name=m['name'], value=m['value'], source=m['source'], documentation=m['documentation'], read_only=m['read_only'], is_sensitive=m['is_sensitive'])
 
 
 def encode_ConfigEntry(o: ConfigEntry) -> dict:
-    return {'name': o.name, 'value': o.value, 'source': o.source, 'documentation': o.documentation, 'read_only': o.read_only}
+    return {'name': o.name, 'value': o.value, 'source': o.source, 'documentation': o.documentation, 'read_only': o.read_only, 'is_sensitive': o.is_sensitive}
 
 
 @dataclass(slots=True, kw_only=True)

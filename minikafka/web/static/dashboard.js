@@ -11,7 +11,7 @@ const MAX_EVENTS = 1000;
 const KEY_KINDS = new Set([
   "controller_elected", "controller_resigned", "controller_fenced", "zk_session_lost",
   "broker_registered", "broker_lost", "broker_bounced", "controlled_shutdown",
-  "leader_elected", "unclean_election", "partition_offline", "leader_rebalance",
+  "leader_elected", "unclean_election", "partition_offline", "replica_offline", "leader_rebalance",
   "isr_shrink", "isr_expand", "isr_shrink_controller",
   "truncate", "recovered", "topic_created", "topic_deleted", "reassign_start", "reassign_done",
   // the transaction coordinator's (each partition's COMMIT/ABORT markers are minor)
