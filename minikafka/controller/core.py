@@ -64,7 +64,6 @@ NO_LEADER = rules.NO_LEADER
 CREATE = -1  # expected version of a StateWrite that creates the partition's znodes
 
 
-
 def recovered_controller_epoch(recorded: list[int]) -> int:
     """What a new controller writes to a missing ``/controller_epoch`` before it bumps it:
     the largest controller epoch recorded in the partition states (0 when there are
@@ -72,6 +71,7 @@ def recovered_controller_epoch(recorded: list[int]) -> int:
     lost or deleted ``/controller_epoch`` never hands out an old epoch again (brokers
     would refuse it as stale, or take a deposed controller's requests as current)."""
     return max(recorded, default=0)
+
 
 # -- what the controller knows ----------------------------------------------------------------
 @dataclass

@@ -67,6 +67,8 @@ class ZkSession:
         except NoAuthError:
             log.warning("cannot set the secure ACL on the root of %s: it is protected by another credential",
                         self.connect)
+        except NoNodeError:
+            log.warning("cannot set the secure ACL on the root of %s: the chroot does not exist", self.connect)
 
     async def stop(self) -> None:
         try:
