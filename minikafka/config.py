@@ -161,7 +161,8 @@ class ConfigDef:
 BROKER_CONFIGS: tuple[ConfigDef, ...] = (
     ConfigDef("zookeeper.session.timeout.ms", int, 6000, "ZooKeeper session timeout; a dead broker's registration vanishes after it.", 1000),
     ConfigDef("zookeeper.set.acl", _bool, False, "Create znodes that only the brokers may change (ZooKeeper digest ACLs from the "
-              "cluster credential; everyone may read). Needs the cluster credential.", None),
+              "cluster credential; everyone may read), the root of the namespace included. Needs the cluster credential. "
+              "`cluster up` and docker-compose.yml turn it on (`cluster up --no-zookeeper-acl` leaves it off).", None),
     ConfigDef("listener.security.protocol.map", _protocol_map, _protocol_map(""),
               "Security protocol of each listener (INTERNAL, EXTERNAL, KAFKA, KAFKA_EXTERNAL): PLAINTEXT, SSL (TLS), "
               "SASL_PLAINTEXT (user and password) or SASL_SSL (both). Brokers authenticate to each other with the "

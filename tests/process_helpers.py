@@ -155,6 +155,21 @@ def cluster_secret(cluster: "ClusterHandle") -> str:
     return secret_path(cluster).read_text().strip()
 
 
+def zk_client(cluster: "ClusterHandle", authenticated: bool = True):
+    """A started kazoo client of the cluster's ZooKeeper.  ``cluster up`` brokers protect
+    their znodes (zookeeper.set.acl=true): a client that writes them authenticates with
+    the digest user and the cluster credential, as Kafka's tools do; ``authenticated=False``
+    is an anonymous client, which may only read."""
+    from kazoo.client import KazooClient
+
+    from minikafka.broker.server import ZK_ACL_USER
+
+    auth = [("digest", f"{ZK_ACL_USER}:{cluster_secret(cluster)}")] if authenticated else None
+    client = KazooClient(hosts=cluster.zk_connect, timeout=10, auth_data=auth)
+    client.start(10)
+    return client
+
+
 def start_cluster(dir: str | os.PathLike, brokers: int = 3, broker_configs: dict[str, str] | None = None,
                   storage: str = "memory", timeout_s: float = 90, attempts: int = 3,
                   client_options: dict[str, Any] | None = None) -> ClusterHandle:

@@ -218,7 +218,7 @@ def cmd_cluster_up(args: argparse.Namespace) -> int:
         args.dir, brokers=args.brokers, zookeeper_port=args.zookeeper_port, base_port=args.base_port,
         zookeeper=args.zookeeper, storage=args.storage, broker_configs=parse_overrides(args.config),
         timeout_s=args.timeout, on_progress=lambda message: print(f"{message} ...", flush=True),
-        kafka_base_port=args.kafka_base_port, kafka=not args.no_kafka,
+        kafka_base_port=args.kafka_base_port, kafka=not args.no_kafka, zookeeper_acl=not args.no_zookeeper_acl,
         on_warning=lambda message: print(f"minikafka: warning: {message}", file=sys.stderr, flush=True),
     )
     zk = state.zookeeper
@@ -389,6 +389,10 @@ def _add_cluster_parsers(sub: argparse._SubParsersAction) -> None:
                          "uses base+N-1 (default --base-port + 20000: 29092; --base-port - 20000 when "
                          "that passes 65535 or lies in the ephemeral range)")
     up.add_argument("--no-kafka", action="store_true", help="do not open Kafka binary-protocol listeners")
+    up.add_argument("--no-zookeeper-acl", action="store_true",
+                    help="leave the cluster's znodes open to every ZooKeeper client (by default the brokers "
+                         "run with zookeeper.set.acl=true: only holders of the cluster credential may change "
+                         "them, everyone may read; see docs/security.md)")
     up.add_argument("--zookeeper", metavar="HOST:PORT[/CHROOT]", default=None,
                     help="use this running ZooKeeper instead of starting one")
     up.add_argument("--storage", choices=("memory", "disk"), default="memory", help="log storage (default memory)")

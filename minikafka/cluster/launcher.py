@@ -371,7 +371,7 @@ def up(dir: str | os.PathLike = DEFAULT_DIR, brokers: int = 3, zookeeper_port: i
        broker_configs: dict[str, str] | None = None, timeout_s: float = 60,
        on_progress: Callable[[str], None] | None = None, kafka_base_port: int | None = None,
        kafka: bool = True, wrap: Callable[[int], list[str]] | None = None,
-       on_warning: Callable[[str], None] | None = None) -> ClusterState:
+       on_warning: Callable[[str], None] | None = None, zookeeper_acl: bool = True) -> ClusterState:
     """Start ZooKeeper (unless ``zookeeper`` names an external one) and ``brokers`` brokers.
 
     Broker ids are 1..N listening on 127.0.0.1 ports ``base_port``..``base_port+N-1``
@@ -385,11 +385,17 @@ def up(dir: str | os.PathLike = DEFAULT_DIR, brokers: int = 3, zookeeper_port: i
     recorded with the argv, so :func:`start` restarts the broker the same way.
     ``on_warning`` is called with one line when a port to listen on lies in the
     machine's ephemeral range, where outgoing connections may take it at any moment.
+    With ``zookeeper_acl`` (the default) the brokers run with ``zookeeper.set.acl=true``
+    and the cluster credential: only holders of the credential may change the cluster's
+    znodes, everyone may read them (docs/security.md); a ``zookeeper.set.acl`` in
+    ``broker_configs`` wins.
     On any failure everything started is stopped again and a
     :class:`ClientError` says why (quoting the failing process's log).
     """
     dir = str(dir)
     configs = {str(k): str(v) for k, v in (broker_configs or {}).items()}
+    if zookeeper_acl:
+        configs = {"zookeeper.set.acl": "true", **configs}
     if brokers < 1:
         raise ClientError(f"--brokers must be at least 1, got {brokers}")
     if storage not in ("memory", "disk"):

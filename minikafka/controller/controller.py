@@ -14,7 +14,9 @@ Failure rules:
 - ``/controller_epoch`` moved (another broker is controller): stop acting as controller;
 - any other failure of a handler: resign and delete ``/controller`` (fenced by the epoch
   version) so that another broker takes over; this broker holds back from the race for
-  ``MOVE_BACKOFF_S`` (Kafka's triggerControllerMove).
+  ``MOVE_BACKOFF_S`` (Kafka's triggerControllerMove);
+- ``/controller`` deleted under the active controller (a tool forcing an election):
+  resign, and race again after ``MOVE_BACKOFF_S`` (Kafka's processReelect).
 
 Watches belong to the active controller and are cancelled when it resigns; every task
 (channel senders, the rebalance timer) belongs to the controller's TaskGroup.
@@ -185,6 +187,14 @@ class KafkaController:
 
     async def _on_controller_change(self, data: bytes | None) -> None:
         if data is None:
+            if self.active:
+                # deleted under us (Kafka's processReelect): resign, and race again once the
+                # others had their turn (alone, this broker becomes controller again)
+                await self._resign("/controller was deleted")
+                self._race_after = asyncio.get_running_loop().time() + MOVE_BACKOFF_S
+                assert self._tg is not None
+                self._tg.create_task(self._after(MOVE_BACKOFF_S, "elect"))
+                return
             await self._on_elect(None)
             return
         try:

@@ -64,6 +64,15 @@ NO_LEADER = rules.NO_LEADER
 CREATE = -1  # expected version of a StateWrite that creates the partition's znodes
 
 
+def recovered_controller_epoch(recorded: list[int]) -> int:
+    """What a new controller writes to a missing ``/controller_epoch`` before it bumps it:
+    the largest controller epoch recorded in the partition states (0 when there are
+    none).  The epoch it takes is then greater than every one a controller used, so a
+    lost or deleted ``/controller_epoch`` never hands out an old epoch again (brokers
+    would refuse it as stale, or take a deposed controller's requests as current)."""
+    return max(recorded, default=0)
+
+
 # -- what the controller knows ----------------------------------------------------------------
 @dataclass
 class PartitionInfo:

@@ -19,7 +19,7 @@ from kazoo.exceptions import RolledBackError
 from ..zk import layout
 from ..zk.session import BadVersionError, NodeExistsError, NoNodeError, ZkSession
 from .core import (CREATE, TP, AssignmentWrite, Delete, DeleteIfPresent, Failover, Plan, StateRead, StateWrite,
-                   SyncReassignZnode, TopicRead)
+                   SyncReassignZnode, TopicRead, recovered_controller_epoch)
 
 log = logging.getLogger(__name__)
 
@@ -138,6 +138,21 @@ class ControllerStore:
                 out[tp] = st
         return out
 
+    async def recorded_controller_epochs(self) -> list[int]:
+        """The controller epoch of every partition state znode (what a new controller
+        recovers its epoch from when ``/controller_epoch`` is missing)."""
+        out = []
+        for topic in await self.zk.children(layout.BROKER_TOPICS):
+            for p in await self.zk.children(layout.partitions_path(topic)):
+                got = await self.zk.get(f"{layout.partitions_path(topic)}/{p}/state")
+                if got is None:
+                    continue
+                try:
+                    out.append(layout.LeaderIsr.decode(got[0]).controller_epoch)
+                except (ValueError, KeyError, TypeError):
+                    log.warning("malformed partition state %s-%s", topic, p)
+        return out
+
     async def read_znode(self, path: str) -> bytes | None:
         got = await self.zk.get(path)
         return None if got is None else got[0]
@@ -245,8 +260,9 @@ class ControllerStore:
         version), or None when another broker holds /controller."""
         got = await self.zk.get(layout.CONTROLLER_EPOCH)
         if got is None:
+            start = recovered_controller_epoch(await self.recorded_controller_epochs())
             try:
-                await self.zk.create(layout.CONTROLLER_EPOCH, b"0")
+                await self.zk.create(layout.CONTROLLER_EPOCH, str(start).encode())
             except NodeExistsError:
                 pass
             got = await self.zk.get(layout.CONTROLLER_EPOCH)

@@ -11,7 +11,7 @@ import logging
 from typing import Any, Awaitable, Callable
 
 from kazoo.client import KazooClient, KazooState
-from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError, OperationTimeoutError
+from kazoo.exceptions import BadVersionError, NoAuthError, NodeExistsError, NoNodeError, OperationTimeoutError
 
 from kazoo.protocol.states import ZnodeStat
 from kazoo.security import make_acl, make_digest_acl
@@ -21,19 +21,29 @@ log = logging.getLogger(__name__)
 __all__ = ["BadVersionError", "NoNodeError", "NodeExistsError", "Watch", "ZkSession"]
 
 
+def secure_acl(user: str, password: str) -> list:
+    """Kafka's secure znode ACL for the digest ``user``: that user may do everything,
+    everyone may read."""
+    return [make_digest_acl(user, password, all=True), make_acl("world", "anyone", read=True)]
+
+
 class ZkSession:
     """One ZooKeeper session used from one asyncio loop."""
 
     def __init__(self, connect: str, session_timeout_ms: int = 6000, digest: tuple[str, str] | None = None) -> None:
-        """With ``digest`` (user, password) the session authenticates with it and every
-        znode it creates is writable by that user only and readable by everyone."""
+        """With ``digest`` (user, password) the session authenticates with it, every znode
+        it creates is writable by that user only and readable by everyone (Kafka's secure
+        ACL: creator all, world read), and :meth:`start` gives the root of the namespace
+        (the chroot, if any) the same ACL, so that no one else can create or delete
+        top-level znodes such as ``/controller`` and ``/controller_epoch``."""
         self.connect = connect
         self.request_timeout_s = max(10.0, 2 * session_timeout_ms / 1000.0)
         auth, acl = None, None
         if digest is not None:
             user, password = digest
             auth = [("digest", f"{user}:{password}")]
-            acl = [make_digest_acl(user, password, all=True), make_acl("world", "anyone", read=True)]
+            acl = secure_acl(user, password)
+        self.secure_acl = acl
         self.client = KazooClient(hosts=connect, timeout=session_timeout_ms / 1000.0, auth_data=auth, default_acl=acl)
         self.loop: asyncio.AbstractEventLoop | None = None
         self._state_callbacks: list[Callable[[str], Any]] = []
@@ -43,6 +53,22 @@ class ZkSession:
         self.loop = asyncio.get_running_loop()
         self.client.add_listener(self._on_state)
         await asyncio.to_thread(self.client.start, timeout_s)
+        if self.secure_acl is not None:
+            await asyncio.to_thread(self._secure_root)
+
+    def _secure_root(self) -> None:
+        """Give ``/`` (the chroot) the secure ACL unless it has it: deleting or creating a
+        child needs DELETE or CREATE on the parent, and ZooKeeper's root is open."""
+        acl = self.secure_acl or []
+        try:
+            current, _ = self.client.get_acls("/")
+            if set(current) != set(acl):
+                self.client.set_acls("/", acl)
+        except NoAuthError:
+            log.warning("cannot set the secure ACL on the root of %s: it is protected by another credential",
+                        self.connect)
+        except NoNodeError:
+            log.warning("cannot set the secure ACL on the root of %s: the chroot does not exist", self.connect)
 
     async def stop(self) -> None:
         try:

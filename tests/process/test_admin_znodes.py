@@ -6,19 +6,17 @@ import json
 import uuid
 
 import pytest
-from kazoo.client import KazooClient
 
 from minikafka import Admin, Producer, errors
 from minikafka.zk import layout
-from process_helpers import holds, run_cli, wait_for
+from process_helpers import holds, run_cli, wait_for, zk_client
 
 pytestmark = pytest.mark.process
 
 
 @pytest.fixture
 def zk(cluster):
-    client = KazooClient(hosts=cluster.zk_connect, timeout=10)
-    client.start(10)
+    client = zk_client(cluster)
     yield client
     client.stop()
     client.close()
@@ -65,8 +63,7 @@ def test_an_empty_preferred_election_elects_nothing(make_cluster):
     c.start(1)
     moved = wait_for(lambda: (lambda lead: lead if lead in (2, 3) else None)(leader_of(c, topic)), 30,
                      message="a non-preferred leader")
-    client = KazooClient(hosts=c.zk_connect, timeout=10)
-    client.start(10)
+    client = zk_client(c)
     try:
         wait_for(lambda: json.loads(client.get(layout.partition_state_path(topic, 0))[0])["isr"].count(1) == 1, 60,
                  message="broker 1 back in the ISR")
@@ -121,8 +118,7 @@ def test_a_waiting_reassignment_does_not_rewrite_its_znode_in_a_loop(make_cluste
     with Admin(c.bootstrap) as admin:
         admin.create_topic(topic, partitions=1, replication_factor=2, assignment={0: [1, 2]})
     wait_for(lambda: leader_of(c, topic) == 1, 30, message="a leader")
-    client = KazooClient(hosts=c.zk_connect, timeout=10)
-    client.start(10)
+    client = zk_client(c)
     c.kill(3, "STOP")  # the new replica cannot catch up: the reassignment has to wait
     try:
         client.create(layout.REASSIGN_PARTITIONS, json.dumps(
@@ -160,8 +156,7 @@ def test_dynamic_broker_configs_by_hand_and_by_cli_apply_live(make_cluster):
         return acks_all_refused(c, topic)
 
     assert not refused()
-    client = KazooClient(hosts=c.zk_connect, timeout=10)
-    client.start(10)
+    client = zk_client(c)
     try:
         client.create("/config/brokers/<default>", json.dumps({"version": 1, "config": {"min.insync.replicas": "3"}}).encode(),
                       makepath=True)

@@ -156,3 +156,35 @@ def test_cluster_start_says_first_why_a_broker_cannot_start(tmp_path):
         assert again.returncode == 0, again.stdout + again.stderr
     finally:
         stop_cluster(dir)
+
+
+def test_cluster_up_no_zookeeper_acl_leaves_the_znodes_open(tmp_path):
+    """`cluster up` protects the cluster's znodes by default; --no-zookeeper-acl keeps
+    ZooKeeper open as before: an anonymous client may create admin znodes and delete
+    /controller (a new controller is elected)."""
+    from kazoo.client import KazooClient
+    from kazoo.security import OPEN_ACL_UNSAFE
+
+    from minikafka.zk import layout
+
+    dir = str(tmp_path / "open")
+    zk_port = free_port()
+    base = free_port_block(1, avoid=(zk_port,))
+    kafka = free_port_block(1, avoid=(zk_port, base))
+    try:
+        up = run_cli("cluster", "up", "--dir", dir, "--brokers", "1", "--zookeeper-port", str(zk_port),
+                     "--base-port", str(base), "--kafka-base-port", str(kafka), "--no-zookeeper-acl")
+        assert up.returncode == 0, up.stdout + up.stderr
+        assert not any("zookeeper.set.acl" in arg for arg in load(dir).broker(1).argv)
+        zk = KazooClient(hosts=f"127.0.0.1:{zk_port}", timeout=10)
+        zk.start(10)
+        try:
+            assert zk.get_acls(layout.BROKER_IDS)[0] == OPEN_ACL_UNSAFE
+            zk.create(f"{layout.DELETE_TOPICS}/nothing-here")
+            zk.delete(layout.CONTROLLER)
+            wait_for(lambda: zk.exists(layout.CONTROLLER), 30, message="a controller again")
+        finally:
+            zk.stop()
+            zk.close()
+    finally:
+        stop_cluster(dir)

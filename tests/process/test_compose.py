@@ -165,6 +165,8 @@ def test_broker_listeners_and_ports(compose, name):
     assert service["depends_on"]["cluster-secret"]["condition"] == "service_completed_successfully"
     assert args.cluster_secret_file == "/secrets/cluster-secret"
     assert "cluster-secret:/secrets:ro" in service["volumes"]
+    # ... which also guards the cluster's znodes: only its holders may change them
+    assert "zookeeper.set.acl=true" in args.config
     # healthy = the HTTP API answers on the internal listener
     assert "healthcheck.py 127.0.0.1:19092" in " ".join(service["healthcheck"]["test"])
 

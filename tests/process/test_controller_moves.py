@@ -12,7 +12,7 @@ from kazoo.security import OPEN_ACL_UNSAFE, make_acl, make_digest_acl
 
 from minikafka import Admin
 from minikafka.zk import layout
-from process_helpers import wait_for
+from process_helpers import wait_for, zk_client
 from replica_checks import post
 
 pytestmark = pytest.mark.process
@@ -32,8 +32,7 @@ def events(handle, broker_id: int, kind: str) -> list[dict]:
 
 def test_a_controller_whose_handler_fails_hands_over_to_another_broker(make_cluster):
     c = make_cluster(brokers=3)
-    zk = KazooClient(hosts=c.zk_connect, timeout=10)
-    zk.start(10)
+    zk = zk_client(c)
     try:
         first = wait_for(lambda: controller_id(zk), 30, message="a controller")
         leader, follower = [b for b in (1, 2, 3) if b != first]
@@ -77,8 +76,7 @@ def test_re_elections_do_not_pile_up_watches(make_cluster):
     brokers the brokers hold as many ZooKeeper watches as before, and one topic creation
     is handled once."""
     c = make_cluster(brokers=2)
-    zk = KazooClient(hosts=c.zk_connect, timeout=10)
-    zk.start(10)
+    zk = zk_client(c)
     try:
         wait_for(lambda: controller_id(zk), 30, message="a controller")
         before = wait_for(lambda: (lambda n: n if n > 0 else None)(sum(watches(c, b) for b in (1, 2))), 30,
@@ -104,8 +102,7 @@ def test_a_fresh_cluster_reports_no_broker_lost(make_cluster):
     """Brokers registering while the controller loads must not show up as lost: watch
     firings make the controller read /brokers/ids again, not trust what the watch saw."""
     c = make_cluster(brokers=3)
-    zk = KazooClient(hosts=c.zk_connect, timeout=10)
-    zk.start(10)
+    zk = zk_client(c)
     try:
         wait_for(lambda: controller_id(zk), 30, message="a controller")
     finally:
@@ -120,8 +117,7 @@ def test_the_death_of_the_controller_is_a_broker_lost_event(make_cluster):
     ``broker_lost`` for it beside ``controller_elected``; a controller that only moved
     (/controller deleted, the broker still registered) is not lost."""
     c = make_cluster(brokers=3, broker_configs={"zookeeper.session.timeout.ms": "3000"})
-    zk = KazooClient(hosts=c.zk_connect, timeout=10)
-    zk.start(10)
+    zk = zk_client(c)
     try:
         first = wait_for(lambda: controller_id(zk), 30, message="a controller")
         zk.delete(layout.CONTROLLER)

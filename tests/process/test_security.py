@@ -11,7 +11,7 @@ import pytest
 
 from minikafka import Admin, Consumer, Producer, TopicPartition
 from minikafka.protocol.rpc.http import CLUSTER_CREDENTIAL_HEADER
-from process_helpers import cluster_secret, secret_path, wait_for
+from process_helpers import cluster_secret, secret_path, wait_for, zk_client
 
 pytestmark = pytest.mark.process
 
@@ -119,24 +119,41 @@ def test_the_credential_is_a_broker_option():
         cluster_secret("/nonexistent/secret")
 
 
-def test_zookeeper_set_acl_lets_only_the_brokers_change_kafkas_znodes(make_cluster):
-    """zookeeper.set.acl=true (Kafka's name): znodes the brokers create are readable by
-    everyone and writable only with the brokers' digest; the cluster works as before."""
+def state_epochs(zk) -> list[int]:
+    """The controller epoch recorded in every partition state znode."""
     import json
 
-    from kazoo.client import KazooClient
+    from minikafka.zk import layout
+
+    out = []
+    for topic in zk.get_children(layout.BROKER_TOPICS):
+        for p in zk.get_children(layout.partitions_path(topic)):
+            out.append(json.loads(zk.get(layout.partition_state_path(topic, int(p)))[0])["controller_epoch"])
+    return out
+
+
+def test_a_default_cluster_lets_only_holders_of_the_credential_change_its_znodes(make_cluster):
+    """``cluster up`` brokers run with zookeeper.set.acl=true (Kafka's name): everyone may
+    read the znodes, only the digest of the cluster credential may change them.  An
+    anonymous client can neither delete a topic through /admin/delete_topics nor delete
+    /controller or /controller_epoch (the root is protected too), and a controller elected
+    after /controller_epoch was lost takes an epoch above every one recorded."""
+    import json
+
     from kazoo.exceptions import NoAuthError
 
     from minikafka.broker.server import ZK_ACL_USER
     from minikafka.zk import layout
 
-    c = make_cluster(brokers=3, broker_configs={"zookeeper.set.acl": "true"})
+    c = make_cluster(brokers=3)
+    assert "zookeeper.set.acl" not in c.configs  # the default of `cluster up`
     topic = "acl"
     with Admin(c.bootstrap) as admin:
         admin.create_topic(topic, partitions=1, replication_factor=3)
     leader = wait_for(lambda: (lambda b: b if b > 0 else None)(leader_of(c, topic)), 30, message="a leader")
-    outsider = KazooClient(hosts=c.zk_connect, timeout=10)
-    outsider.start(10)
+    with Producer(c.bootstrap, acks="all") as p:
+        acked = [p.send(topic, f"r{i}".encode()).result(30).offset for i in range(5)]
+    outsider = zk_client(c, authenticated=False)
     try:
         state = layout.partition_state_path(topic, 0)
         data, stat = outsider.get(state)  # reading is open
@@ -144,15 +161,49 @@ def test_zookeeper_set_acl_lets_only_the_brokers_change_kafkas_znodes(make_clust
         with pytest.raises(NoAuthError):
             outsider.set(state, data, stat.version)
         with pytest.raises(NoAuthError):
+            outsider.create(f"{layout.DELETE_TOPICS}/{topic}")
+        with pytest.raises(NoAuthError):
             outsider.create(layout.PREFERRED_REPLICA_ELECTION, b'{"version":1,"partitions":[]}')
         with pytest.raises(NoAuthError):
             outsider.delete(layout.broker_path(leader))
-        # the brokers' digest may: as Kafka's tools authenticate
-        outsider.add_auth("digest", f"{ZK_ACL_USER}:{secret_of(c)}")
-        outsider.set(state, data, stat.version)
+        with pytest.raises(NoAuthError):
+            outsider.delete(layout.CONTROLLER)
+        with pytest.raises(NoAuthError):
+            outsider.delete(layout.CONTROLLER_EPOCH)
+        with pytest.raises(NoAuthError):  # nor squat a name at the root, /controller while none is elected
+            outsider.create("/elsewhere")
+        assert outsider.exists(layout.CONTROLLER) and outsider.exists(layout.CONTROLLER_EPOCH)
     finally:
         outsider.stop()
         outsider.close()
+    # the topic and its acknowledged records stay
+    with Admin(c.bootstrap) as admin:
+        assert topic in admin.list_topics()
+    with Consumer(c.bootstrap, auto_offset_reset="earliest") as consumer:
+        consumer.assign([TopicPartition(topic, 0)])
+        got = []
+        wait_for(lambda: got.extend(r.offset for r in consumer.poll(1.0)) or len(got) >= len(acked), 30,
+                 message="the acknowledged records")
+        assert got[:len(acked)] == acked
+
+    # the brokers' digest may, as Kafka's tools authenticate: lose /controller_epoch (and
+    # the controller with it); the next controller must not take epoch 1 again
+    operator = zk_client(c)
+    try:
+        assert set(operator.get_acls("/")[0]) == set(operator.get_acls(layout.CONTROLLER)[0])  # the secure ACL
+        old = int(operator.get(layout.CONTROLLER_EPOCH)[0])
+        recorded = state_epochs(operator)
+        assert recorded and max(recorded) == old
+        tx = operator.transaction()
+        tx.delete(layout.CONTROLLER_EPOCH)
+        tx.delete(layout.CONTROLLER)
+        assert all(r is True for r in tx.commit())
+        epoch = wait_for(lambda: operator.exists(layout.CONTROLLER) and operator.exists(layout.CONTROLLER_EPOCH)
+                         and int(operator.get(layout.CONTROLLER_EPOCH)[0]), 30, message="a new controller")
+        assert epoch > max(recorded), (epoch, recorded)
+    finally:
+        operator.stop()
+        operator.close()
     # the controller still writes: a clean stop moves the leadership
     c.stop(leader)
     wait_for(lambda: leader_of(c, topic) not in (-1, leader), 60, message="a new leader after a clean stop")

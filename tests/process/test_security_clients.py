@@ -14,14 +14,13 @@ import subprocess
 import uuid
 
 import pytest
-from kazoo.client import KazooClient
 
 from minikafka import Admin, Consumer, Producer, TopicPartition, errors
 from minikafka.auth import acls
 from minikafka.auth.users import basic_header
 from minikafka.protocol.kafka import apis, frames
 from minikafka.rpc import call_sync
-from process_helpers import wait_for
+from process_helpers import wait_for, zk_client
 from test_kafka_clients import _recv_exact
 from tls_certs import make_certs
 
@@ -199,8 +198,7 @@ def test_acls_written_to_zookeeper_by_kafka_tools_take_effect_on_every_broker(se
     produce(secured, topic, [b"x"], **ADMIN)
     with pytest.raises(errors.TopicAuthorizationFailedError):
         read_all(secured, topic, 1, **as_user("bob"))
-    zk = KazooClient(hosts=secured.zk_connect, timeout=10)
-    zk.start(10)
+    zk = zk_client(secured)
     try:
         zk.create(f"/kafka-acl/Topic/{topic}", json.dumps({"version": 1, "acls": [
             {"principal": "User:bob", "permissionType": "Allow", "operation": "Read", "host": "*"}]}).encode(),
@@ -311,8 +309,7 @@ def test_confluent_kafka_manages_acls_through_the_kafka_api(secured, certs):
                                                  None, AclOperation.ANY, AclPermissionType.ANY)).result(30)
     assert binding in found
     # Kafka 2.x's layout for a PREFIXED rule
-    zk = KazooClient(hosts=secured.zk_connect, timeout=10)
-    zk.start(10)
+    zk = zk_client(secured)
     try:
         data = json.loads(zk.get(f"/kafka-acl-extended/prefixed/Topic/{prefix}")[0])
         assert data["acls"] == [{"principal": "User:alice", "permissionType": "Allow", "operation": "Write",

@@ -331,3 +331,11 @@ def test_dynamic_broker_configs_allowing_unclean_election_elect_offline_partitio
     plan = run(c, core.BrokerConfigChanged())
     assert [w.tp for w in plan.writes] == [("t", 0)]  # "u" keeps its own override
     assert state(c) == LeaderIsr(2, 3, (2,), EPOCH)
+
+
+def test_a_lost_controller_epoch_is_recovered_above_every_recorded_one():
+    """/controller_epoch missing: the new controller starts from the largest controller
+    epoch in the partition states, so the epoch it takes (one more) was never used."""
+    assert core.recovered_controller_epoch([3, 9, 4]) == 9
+    assert core.recovered_controller_epoch([1]) + 1 > 1
+    assert core.recovered_controller_epoch([]) == 0  # a new cluster starts at epoch 1
