@@ -2,8 +2,9 @@
 
 Each scenario runs its steps on both clusters with the same client (confluent-kafka's
 AdminClient through each cluster's Kafka listener) and, after each step, compares the
-ZooKeeper layouts (:mod:`.znodes`).  Every difference must be explained in
-:data:`KNOWN` (a path pattern, the kind of difference and the reason); the page
+ZooKeeper layouts (:mod:`.znodes`); then both answer the same refused admin requests
+(:mod:`.refusals`).  Every difference must be explained in :data:`KNOWN` (a path
+pattern, the kind of difference and the reason) or :data:`KNOWN_REFUSALS`; the page
 docs/fidelity.md is generated from what was observed::
 
     python -m minikafka.reference.fidelity            # start both clusters, print the page
@@ -24,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from . import znodes
+from . import refusals, znodes
 
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "fidelity.md"
 TOPIC = "fidelity"
@@ -66,6 +67,10 @@ KNOWN: tuple[Known, ...] = (
     Known(r"/config/ips", "only in Kafka",
           "Kafka creates /config/ips for IP connection-rate quotas (KIP-612), which minikafka does not have."),
 )
+
+
+# refused admin requests (minikafka.reference.refusals) answered differently: case -> reason
+KNOWN_REFUSALS: dict[str, str] = {}
 
 
 def explain(diff: dict) -> Known | None:
@@ -172,14 +177,26 @@ def unexplained(diffs: list[dict]) -> list[dict]:
     return [d for d in diffs if d["known"] is None]
 
 
+def compare_refusals(kafka: Side, ours: Side) -> list[dict]:
+    """Every refused admin request asked of both: ``{"case", "kafka", "ours", "reason"}``;
+    ``reason`` is None where the answers agree, or where they differ unexplained
+    (:func:`unexplained_refusals`)."""
+    k, o = refusals.run(kafka.bootstrap), refusals.run(ours.bootstrap)
+    return [{"case": name, "kafka": k[name], "ours": o[name], "reason": KNOWN_REFUSALS.get(name)} for name in k]
+
+
+def unexplained_refusals(rows: list[dict]) -> list[dict]:
+    return [r for r in rows if r["kafka"] != r["ours"] and r["reason"] is None]
+
+
 # ----- the page ---------------------------------------------------------------------------------
 def _cell(value: Any) -> str:
     text = "(none)" if value is None else json.dumps(value, sort_keys=True)
     return "`" + text.replace("|", "\\|") + "`"
 
 
-def render(diffs: list[dict], kafka_version: str) -> str:
-    """docs/fidelity.md from the observed differences."""
+def render(diffs: list[dict], kafka_version: str, refused: list[dict]) -> str:
+    """docs/fidelity.md from the observed differences and the refused requests' answers."""
     lines = [
         "# Fidelity: where minikafka differs from Apache Kafka",
         "",
@@ -208,6 +225,21 @@ def render(diffs: list[dict], kafka_version: str) -> str:
                      f"{_cell(d['ours'])} | {reason} |")
     if not diffs:
         lines.append("| (none) | | | | | |")
+    same = sum(r["kafka"] == r["ours"] for r in refused)
+    lines += [
+        "",
+        "## Refused admin requests",
+        "",
+        "The same mistakes asked of both clusters through confluent-kafka's AdminClient "
+        "(`minikafka/reference/refusals.py`), in this order, after the steps above; the error name each answered "
+        f"(`NONE`: accepted). {same} of {len(refused)} answers are the same.",
+        "",
+        "| request | Kafka | minikafka | why they differ |",
+        "| --- | --- | --- | --- |",
+    ]
+    for r in refused:
+        why = "" if r["kafka"] == r["ours"] else (r["reason"] or "**unexplained**")
+        lines.append(f"| {r['case']} | `{r['kafka']}` | `{r['ours']}` | {why} |")
     return "\n".join(lines) + "\n"
 
 
@@ -228,14 +260,16 @@ def main(argv: list[str] | None = None) -> int:
             kbase = free_ports.free_port_block(3, avoid=(zk_port, base, base + 1, base + 2))
             ours = launcher.up(Path(tmp) / "minikafka", zookeeper_port=zk_port, base_port=base, kafka_base_port=kbase)
             try:
-                diffs = run(Side("Kafka", ref.zookeeper_connect, ref.bootstrap),
-                            Side("minikafka", ours.zookeeper.connect,
-                                 ",".join(f"127.0.0.1:{b.kafka_port}" for b in ours.brokers.values())))
+                kafka_side = Side("Kafka", ref.zookeeper_connect, ref.bootstrap)
+                ours_side = Side("minikafka", ours.zookeeper.connect,
+                                 ",".join(f"127.0.0.1:{b.kafka_port}" for b in ours.brokers.values()))
+                diffs = run(kafka_side, ours_side)
+                refused = compare_refusals(kafka_side, ours_side)
             finally:
                 launcher.down(Path(tmp) / "minikafka")
         finally:
             reference.down(Path(tmp) / "kafka")
-        page = render(diffs, ref.version)
+        page = render(diffs, ref.version, refused)
     if args.write:
         PAGE.write_text(page)
     else:
@@ -243,7 +277,10 @@ def main(argv: list[str] | None = None) -> int:
     missing = unexplained(diffs)
     for d in missing:
         print(f"unexplained: {d['kind']} {d['path']}", file=sys.stderr)
-    return 1 if missing else 0
+    odd = unexplained_refusals(refused)
+    for r in odd:
+        print(f"unexplained: {r['case']}: Kafka {r['kafka']}, minikafka {r['ours']}", file=sys.stderr)
+    return 1 if missing or odd else 0
 
 
 if __name__ == "__main__":

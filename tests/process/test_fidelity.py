@@ -30,15 +30,20 @@ def _cli(*args: str) -> subprocess.CompletedProcess:
                           timeout=180)
 
 
-def test_the_zookeeper_layouts_differ_only_as_docs_fidelity_says(kafka, make_cluster):
+def test_zookeeper_layouts_and_refusals_differ_only_as_docs_fidelity_says(kafka, make_cluster):
     ours = make_cluster(brokers=3)
-    diffs = fidelity.run(fidelity.Side("Kafka", kafka.zookeeper_connect, kafka.bootstrap),
-                         fidelity.Side("minikafka", ours.zk_connect, ours.kafka_bootstrap))
+    sides = (fidelity.Side("Kafka", kafka.zookeeper_connect, kafka.bootstrap),
+             fidelity.Side("minikafka", ours.zk_connect, ours.kafka_bootstrap))
+    diffs = fidelity.run(*sides)
     missing = [f"{d['kind']} {d['path']} after {d['step']}: Kafka {d['kafka']} minikafka {d['ours']}"
                for d in fidelity.unexplained(diffs)]
     assert not missing, "differences from Kafka without a reason in minikafka.reference.fidelity.KNOWN:\n" + \
                         "\n".join(missing)
-    assert fidelity.PAGE.read_text() == fidelity.render(diffs, kafka.version), \
+    refused = fidelity.compare_refusals(*sides)
+    odd = [f"{r['case']}: Kafka {r['kafka']}, minikafka {r['ours']}" for r in fidelity.unexplained_refusals(refused)]
+    assert not odd, "refused admin requests answered otherwise than Kafka, without a reason in " \
+                    "minikafka.reference.fidelity.KNOWN_REFUSALS:\n" + "\n".join(odd)
+    assert fidelity.PAGE.read_text() == fidelity.render(diffs, kafka.version, refused), \
         "docs/fidelity.md is stale: run `python -m minikafka.reference.fidelity --write`"
 
 

@@ -39,6 +39,11 @@ def test_an_unexplained_difference_is_marked_on_the_page():
         d["known"] = fidelity.explain(d)
     assert known["known"] is not None and new["known"] is None
     assert fidelity.unexplained([known, new]) == [new]
-    page = fidelity.render([known, new], "3.9.2")
+    refused = [{"case": "delete t", "kafka": "UNKNOWN_TOPIC_OR_PART", "ours": "UNKNOWN_TOPIC_OR_PART", "reason": None},
+               {"case": "create t", "kafka": "INVALID_CONFIG", "ours": "NONE", "reason": None}]
+    assert fidelity.unexplained_refusals(refused) == [refused[1]]
+    page = fidelity.render([known, new], "3.9.2", refused)
     assert "| `/feature` | only in Kafka | start-up |" in page
     assert "**unexplained**" in page and "Apache Kafka 3.9.2" in page
+    assert "1 of 2 answers are the same" in page
+    assert "| create t | `INVALID_CONFIG` | `NONE` | **unexplained** |" in page
