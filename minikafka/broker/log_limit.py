@@ -2,10 +2,12 @@
 
 A flood of bad clients makes the same warning (or the same traceback) over and over;
 written each time it fills the disk and slows the broker.  :class:`RepeatFilter` keys a
-record by its logger, level and message template (not its arguments: "closing Kafka
-connection from %s" is one key for every peer), lets the first through, drops the
-others for ``interval_s`` seconds, and adds "(suppressed K similar)" to the next one it
-lets through.
+warning or error by its logger, level and message template (not its arguments: "closing
+Kafka connection from %s" is one key for every peer), and a record below WARNING by its
+whole text (identical lines only: different events of the same template are news), lets
+the first through, drops the others for ``interval_s`` seconds, and adds "(suppressed K
+similar)" to the next one it lets through.  The timeline's events
+(``minikafka.broker.timeline``) are the broker's record of what happened and always pass.
 """
 from __future__ import annotations
 
@@ -15,6 +17,8 @@ from typing import Callable
 
 #: Seconds between two records of the same key that the broker's log keeps.
 REPEAT_INTERVAL_S = 10.0
+#: Loggers whose every record is kept.
+ALWAYS = frozenset({"minikafka.broker.timeline"})
 
 
 class RepeatFilter(logging.Filter):
@@ -28,7 +32,10 @@ class RepeatFilter(logging.Filter):
         self._suppressed: dict[tuple, int] = {}
 
     def filter(self, record: logging.LogRecord) -> bool:
-        key = (record.name, record.levelno, str(record.msg))
+        if record.name in ALWAYS:
+            return True
+        text = str(record.msg) if record.levelno >= logging.WARNING else record.getMessage()
+        key = (record.name, record.levelno, text)
         now = self.clock()
         last = self._last.get(key)
         if last is not None and now - last < self.interval_s:

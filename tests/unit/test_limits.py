@@ -63,6 +63,22 @@ def test_repeat_filter_lets_one_line_per_interval_and_counts_the_rest():
     assert "suppressed 1000 similar" in r.getMessage() and r.getMessage().startswith("closing connection from b")
 
 
+def test_repeat_filter_keeps_distinct_info_lines_and_every_timeline_event():
+    f = RepeatFilter(10, clock=lambda: 0.0)
+
+    def rec(name: str, level: int, msg: str, *args) -> logging.LogRecord:
+        return logging.LogRecord(name, level, __file__, 1, msg, args, None)
+
+    # the timeline logs every event with one template: each is news, none is held back
+    assert all(f.filter(rec("minikafka.broker.timeline", logging.INFO, "[%s] %s", "group_join", f"member {i}"))
+               for i in range(50))
+    assert all(f.filter(rec("minikafka.broker.timeline", logging.INFO, "[%s] %s", "same", "same")) for _ in range(5))
+    # below WARNING only identical lines count as repeats
+    assert f.filter(rec("minikafka.x", logging.INFO, "follows broker %d", 1))
+    assert f.filter(rec("minikafka.x", logging.INFO, "follows broker %d", 2))
+    assert not f.filter(rec("minikafka.x", logging.INFO, "follows broker %d", 2))
+
+
 def test_max_connections_leaves_the_descriptor_reserve():
     assert effective_max_connections(None, 20000) == 20000 - FD_RESERVE
     assert effective_max_connections(50000, 20000) == 20000 - FD_RESERVE
