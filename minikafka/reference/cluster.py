@@ -242,12 +242,17 @@ def down(dir: str | os.PathLike = DEFAULT_DIR) -> dict[str, str]:
     return _stop(ReferenceState.load(dir))
 
 
-def kill(dir: str | os.PathLike, broker_id: int) -> None:
-    """SIGKILL one reference broker (it stays recorded; :func:`start` brings it back)."""
+def _broker(dir: str | os.PathLike, broker_id: int) -> tuple[ReferenceState, ReferenceBroker]:
     state = ReferenceState.load(dir)
     b = state.brokers.get(broker_id)
     if b is None:
         raise ClientError(f"no reference broker {broker_id} in {dir} (brokers: {sorted(state.brokers)})")
+    return state, b
+
+
+def kill(dir: str | os.PathLike, broker_id: int) -> None:
+    """SIGKILL one reference broker (it stays recorded; :func:`start` brings it back)."""
+    state, b = _broker(dir, broker_id)
     if b.pid and proc_state(b.pid) != "dead":
         os.kill(b.pid, 9)
         deadline = time.monotonic() + 10
@@ -259,10 +264,7 @@ def kill(dir: str | os.PathLike, broker_id: int) -> None:
 
 def start(dir: str | os.PathLike, broker_id: int) -> None:
     """Start a stopped or killed reference broker again, with its data."""
-    state = ReferenceState.load(dir)
-    b = state.brokers.get(broker_id)
-    if b is None:
-        raise ClientError(f"no reference broker {broker_id} in {dir} (brokers: {sorted(state.brokers)})")
+    state, b = _broker(dir, broker_id)
     if b.pid and proc_state(b.pid) != "dead":
         raise ClientError(f"reference broker {broker_id} is already running (pid {b.pid})")
     b.pid = _spawn(broker_command(find_java(), state.jars, b.properties), b.log, append=True).pid
