@@ -73,7 +73,8 @@ def test_connection_limits_idle_and_half_frames_on_both_listeners(make_cluster):
     half.sendall((1000).to_bytes(4, "big") + b"\x00" * 10)
     assert closed_by_broker(half)
     half_http = connect(http, "127.0.0.5")
-    half_http.sendall(b"POST /v1/metadata HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n" + b"\x00" * 10)
+    half_http.sendall(b"POST /v1/metadata HTTP/1.1\r\nHost: x\r\nContent-Type: application/msgpack\r\n"
+                      b"Content-Length: 1000\r\n\r\n" + b"\x00" * 10)
     got = b""
     while chunk := half_http.recv(4096):  # ends when the broker closes it
         got += chunk
@@ -116,7 +117,8 @@ def test_a_gzip_bomb_is_refused_and_an_aborted_upload_is_given_back(make_cluster
     assert [(b["base_offset"], b["error"]) for b in body["skipped_batches"]] == [(0, "MESSAGE_TOO_LARGE")]
     # an upload that stops half way and whose client goes away: its bytes are given back;
     # meanwhile a second one does not fit in queued.max.request.bytes and waits
-    upload = b"POST /v1/produce HTTP/1.1\r\nHost: x\r\nContent-Length: 3000000\r\n\r\n" + b"\x00" * 100000
+    upload = (b"POST /v1/produce HTTP/1.1\r\nHost: x\r\nContent-Type: application/msgpack\r\n"
+              b"Content-Length: 3000000\r\n\r\n" + b"\x00" * 100000)
     first = connect(http, "127.0.0.6")
     first.sendall(upload)
     wait_for(lambda: metric(http, "minikafka_request_bytes_in_flight") == 3000000, 15, message="upload held")
