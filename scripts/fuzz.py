@@ -225,7 +225,8 @@ def floods(host: str, port: int, kafka: tuple[str, int] | None, seed_topic: str,
     else:
         seen["gzip_bomb_refused"] += 1
     guess = (f"POST /v1/metadata HTTP/1.1\r\nHost: {host}\r\nConnection: keep-alive\r\nAuthorization: Basic "
-             f"{base64.b64encode(b'nobody:guess').decode()}\r\nContent-Length: 1\r\n\r\n").encode() + b"\x80"
+             f"{base64.b64encode(b'nobody:guess').decode()}\r\nContent-Type: {http.CONTENT_TYPE}\r\n"
+             "Content-Length: 1\r\n\r\n").encode() + b"\x80"
     with socket.create_connection((host, port), timeout=10) as s:
         answered = 0
         try:
@@ -244,7 +245,8 @@ def floods(host: str, port: int, kafka: tuple[str, int] | None, seed_topic: str,
     hanging = []
     for _ in range(20):
         h = socket.create_connection((host, port), timeout=10)
-        h.sendall(b"POST /v1/metadata HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000\r\n\r\n" + b"\0" * 1000)
+        h.sendall(b"POST /v1/metadata HTTP/1.1\r\nHost: x\r\nContent-Type: application/msgpack\r\n"
+                  b"Content-Length: 1000000\r\n\r\n" + b"\0" * 1000)
         hanging.append(h)
         if kafka is not None:
             k = socket.create_connection(kafka, timeout=10)

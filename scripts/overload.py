@@ -140,7 +140,8 @@ def open_flood(n: int, endpoints: list[tuple[str, int]], source: str | None) -> 
             continue  # refused before accept (a full backlog): counted as closed below
         if i % 2:
             try:
-                s.sendall(b"POST /v1/metadata HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n" + b"\0" * 100)
+                s.sendall(b"POST /v1/metadata HTTP/1.1\r\nHost: x\r\nContent-Type: application/msgpack\r\n"
+                          b"Content-Length: 100000\r\n\r\n" + b"\0" * 100)
             except OSError:
                 pass
         out.append(s)

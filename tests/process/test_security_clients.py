@@ -391,7 +391,8 @@ def test_a_failed_login_is_delayed_and_closes_the_connection_on_both_listeners(s
 
     with socket.create_connection(("127.0.0.1", secured.brokers[1]), timeout=10) as s:
         request = (f"POST /v1/metadata HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: keep-alive\r\n"
-                   f"Authorization: Basic {basic('alice', 'guess-1')}\r\nContent-Length: 1\r\n\r\n").encode() + b"\x80"
+                   f"Authorization: Basic {basic('alice', 'guess-1')}\r\nContent-Type: application/msgpack\r\n"
+                   "Content-Length: 1\r\n\r\n").encode() + b"\x80"
         started = time.monotonic()
         s.sendall(request)
         got = b""
