@@ -192,6 +192,9 @@ class ReplicaManager:
         p.compacted = cfg.compacts(self.setting(p.topic, "cleanup.policy"))
         roll_ms = self.setting(p.topic, "segment.ms")
         if p.compacted:
+            # gaps may come (the cleaner's, or a compacted leader's): recovery must still
+            # accept them once the topic is back to cleanup.policy=delete
+            self.storage.mark_compacted(p.topic, p.partition)
             roll_ms = min(roll_ms, self.setting(p.topic, "max.compaction.lag.ms"))
         p.log.roll_ms = roll_ms
 

@@ -40,6 +40,10 @@ log = logging.getLogger(__name__)
 HW_CHECKPOINT = "replication-offset-checkpoint"
 LOG_START_CHECKPOINT = "log-start-offset-checkpoint"
 EPOCH_CHECKPOINT = "leader-epoch-checkpoint"
+# An empty file in a partition's folder: this log was once compacted (or fetched from a
+# compacted leader), so gaps between its batches are the cleaner's, even after its topic
+# went back to cleanup.policy=delete.
+COMPACTED_MARKER = "compacted"
 SEGMENT_SUFFIX = ".log"
 META_PROPERTIES = "meta.properties"
 RECORD_FORMAT_KEY = "minikafka.record.format"
@@ -208,6 +212,9 @@ class Storage:
     def local_partitions(self) -> list[tuple[str, int]]:
         return []
 
+    def mark_compacted(self, topic: str, partition: int) -> None:
+        """Remember that this log may have gaps (memory storage: nothing outlives the process)."""
+
     def append(self, topic: str, partition: int, batches: Iterable[bytes], log_: PartitionLog) -> None:
         """Mirror batches just appended to ``log_`` (memory storage: nothing to do)."""
 
@@ -306,7 +313,10 @@ class DiskStorage(Storage):
         the first segment.  ``compacted`` (the topic's cleanup.policy includes compact):
         gaps between batches are the log cleaner's, not damage.  ``keep_damage``: no other
         replica holds these records (the only copy), so an invalid batch is not cut away:
-        KAFKA_STORAGE_ERROR is raised, naming it, and the files stay as they are."""
+        KAFKA_STORAGE_ERROR is raised, naming it, and the files stay as they are.  A log
+        marked by :meth:`mark_compacted` counts as compacted whatever its topic's policy
+        is now."""
+        compacted = compacted or os.path.exists(os.path.join(self.partition_dir(topic, partition), COMPACTED_MARKER))
         self._close_segment((topic, partition))
         plog = PartitionLog()
         segments = self._segments(topic, partition)
@@ -443,6 +453,14 @@ class DiskStorage(Storage):
                 if self._open.get(tp, (None, 0))[0] == path:
                     self._close_segment(tp)
                 os.remove(path)
+
+    def mark_compacted(self, topic: str, partition: int) -> None:
+        d = self.partition_dir(topic, partition)
+        marker = os.path.join(d, COMPACTED_MARKER)
+        if not os.path.exists(marker):
+            os.makedirs(d, exist_ok=True)
+            with open(marker, "wb"):
+                pass
 
     def delete(self, topic: str, partition: int) -> None:
         self._close_segment((topic, partition))

@@ -655,6 +655,29 @@ def test_a_flipped_base_offset_byte_cuts_the_log_there(tmp_path, caplog):
     assert "invalid batch" in caplog.text and "does not follow the log end offset" in caplog.text
 
 
+def test_a_once_compacted_log_keeps_its_gaps_after_its_topic_goes_back_to_delete(tmp_path):
+    """cleanup.policy compact -> delete: the cleaner's gaps stay in the files.  The broker
+    marked the log when it hosted it compacted, so recovery keeps them (an unmarked log
+    with the same gap is cut there)."""
+    from minikafka.broker.storage import DiskStorage
+
+    def gapped(name: str) -> DiskStorage:
+        s = DiskStorage(str(tmp_path / name), broker_id=1)
+        batches = [stamp(encode_batch([(b"k", b"v%d" % i, None, i)]), off, 0) for i, off in enumerate([0, 1, 5, 6])]
+        plog = PartitionLog(segment_bytes=10_000)
+        for data in batches:
+            plog.append(read_header(data), data, allow_gap=True)  # as a follower of a compacted leader
+        s.append("t", 0, batches, plog)
+        return s
+
+    gapped("marked").mark_compacted("t", 0)
+    log, _ = DiskStorage(str(tmp_path / "marked"), broker_id=1).load("t", 0, compacted=False)
+    assert [r.offset for r in iter_records(log.read(0, BIG))] == [0, 1, 5, 6]
+    gapped("unmarked")
+    log, _ = DiskStorage(str(tmp_path / "unmarked"), broker_id=1).load("t", 0, compacted=False)
+    assert log.log_end_offset == 2  # not compacted as far as it knows: a gap is damage
+
+
 def test_damage_in_the_only_copy_is_refused_and_left_as_it_is(tmp_path):
     from minikafka.broker.storage import DiskStorage
 
