@@ -124,18 +124,28 @@ def _gzip_decompress(data: bytes, max_size: int | None) -> bytes:
     return bytes(out)
 
 
+_FIRST_BUFFER = 1 << 16  # the smallest first guess of a capped lz4/zstd output buffer
+
+
 def _bounded(codec: int, module: Any, data: bytes, max_size: int) -> bytes:
-    """lz4 or zstd into a buffer of ``max_size + 1`` bytes: filling it means too large."""
-    buf = bytearray(max_size + 1)
-    try:
-        n = module.decompress_into(data, buf)
-    except Exception as exc:  # noqa: BLE001 - cramjam's DecompressionError
-        if "failed to write whole buffer" in str(exc):
-            raise _too_large(codec, max_size) from None
-        raise
-    if n > max_size:
-        raise _too_large(codec, max_size)
-    return bytes(memoryview(buf)[:n])
+    """lz4 or zstd into a buffer never larger than ``max_size + 1`` bytes: a first guess
+    of 8 times the input (at least 64 KiB), four times larger while the output fills it,
+    and filling one of ``max_size + 1`` bytes means too large.  (A buffer of the whole cap
+    for every batch would cost a 100 MiB allocation per batch.)"""
+    size = min(max_size + 1, max(_FIRST_BUFFER, 8 * len(data)))
+    while True:
+        buf = bytearray(size)
+        try:
+            n = module.decompress_into(data, buf)
+        except Exception as exc:  # noqa: BLE001 - cramjam's DecompressionError
+            if "failed to write whole buffer" not in str(exc):
+                raise
+            n = size  # the output did not fit
+        if n < size:
+            return bytes(memoryview(buf)[:n])
+        if size > max_size:
+            raise _too_large(codec, max_size)
+        size = min(max_size + 1, size * 4)
 
 
 def decompress(codec: int, data: bytes | bytearray | memoryview, max_size: int | None = None) -> bytes:
