@@ -21,15 +21,21 @@ def registered(dir: str) -> dict[int, bool | None]:
     return {b["id"]: b["registered"] for b in status(dir)["brokers"]}
 
 
+def up_args(dir: str, brokers: int) -> tuple[int, int, tuple[str, ...]]:
+    """Free ports for a cluster of ``brokers`` in ``dir``: (ZooKeeper port, first broker
+    port, the `cluster up` arguments naming them)."""
+    zk_port = free_port()
+    base = free_port_block(brokers, avoid=(zk_port,))
+    kafka = free_port_block(brokers, avoid=(zk_port, *range(base, base + brokers)))
+    return zk_port, base, ("--dir", dir, "--brokers", str(brokers), "--zookeeper-port", str(zk_port),
+                           "--base-port", str(base), "--kafka-base-port", str(kafka))
+
+
 def test_cluster_up_status_kill_start_down(tmp_path):
     dir = str(tmp_path / "cluster")
-    zk_port = free_port()
-    base = free_port_block(3, avoid=(zk_port,))
-    kafka_base = free_port_block(3, avoid=(zk_port, base, base + 1, base + 2))
+    zk_port, base, args = up_args(dir, 3)
     try:
-        up = run_cli("cluster", "up", "--dir", dir, "--brokers", "3", "--zookeeper-port", str(zk_port),
-                     "--base-port", str(base), "--kafka-base-port", str(kafka_base),
-                     "--config", "zookeeper.session.timeout.ms=3000")
+        up = run_cli("cluster", "up", *args, "--config", "zookeeper.session.timeout.ms=3000")
         assert up.returncode == 0, up.stdout + up.stderr
         for port in (base, base + 1, base + 2):
             assert f"http://127.0.0.1:{port}/" in up.stdout
@@ -94,11 +100,8 @@ def test_cluster_up_status_kill_start_down(tmp_path):
 
 def test_a_disk_cluster_up_says_what_it_reuses_and_fresh_starts_anew(tmp_path):
     dir = str(tmp_path / "disk")
-    zk_port = free_port()
-    base = free_port_block(1, avoid=(zk_port,))
-    kafka = free_port_block(1, avoid=(zk_port, base))
-    args = ("--dir", dir, "--brokers", "1", "--zookeeper-port", str(zk_port), "--base-port", str(base),
-            "--kafka-base-port", str(kafka), "--storage", "disk")
+    zk_port, base, args = up_args(dir, 1)
+    args += ("--storage", "disk")
     try:
         first = run_cli("cluster", "up", *args)
         assert first.returncode == 0, first.stdout + first.stderr
@@ -131,12 +134,9 @@ def test_cluster_start_says_first_why_a_broker_cannot_start(tmp_path):
     import socket
 
     dir = str(tmp_path / "cluster")
-    zk_port = free_port()
-    base = free_port_block(1, avoid=(zk_port,))
-    kafka_base = free_port_block(1, avoid=(zk_port, base))
+    zk_port, base, args = up_args(dir, 1)
     try:
-        up = run_cli("cluster", "up", "--dir", dir, "--brokers", "1", "--zookeeper-port", str(zk_port),
-                     "--base-port", str(base), "--kafka-base-port", str(kafka_base))
+        up = run_cli("cluster", "up", *args)
         assert up.returncode == 0, up.stdout + up.stderr
         pid = load(dir).brokers[1].pid
         assert run_cli("cluster", "kill", "1", "--dir", dir).returncode == 0
@@ -168,12 +168,9 @@ def test_cluster_up_no_zookeeper_acl_leaves_the_znodes_open(tmp_path):
     from minikafka.zk import layout
 
     dir = str(tmp_path / "open")
-    zk_port = free_port()
-    base = free_port_block(1, avoid=(zk_port,))
-    kafka = free_port_block(1, avoid=(zk_port, base))
+    zk_port, base, args = up_args(dir, 1)
     try:
-        up = run_cli("cluster", "up", "--dir", dir, "--brokers", "1", "--zookeeper-port", str(zk_port),
-                     "--base-port", str(base), "--kafka-base-port", str(kafka), "--no-zookeeper-acl")
+        up = run_cli("cluster", "up", *args, "--no-zookeeper-acl")
         assert up.returncode == 0, up.stdout + up.stderr
         assert not any("zookeeper.set.acl" in arg for arg in load(dir).broker(1).argv)
         zk = KazooClient(hosts=f"127.0.0.1:{zk_port}", timeout=10)
