@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from .errors import InvalidConfigError, InvalidRequestError
+from .listener_spec import LISTENER_NAMES, parse_advertised_listeners, parse_inter_broker_listener_name, parse_listeners
 
 
 def _bool(text: str) -> bool:
@@ -76,7 +77,6 @@ def _text_value(text: str) -> str:
     return str(text)
 
 
-LISTENER_NAMES = ("INTERNAL", "EXTERNAL", "KAFKA", "KAFKA_EXTERNAL")
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 
 
@@ -163,6 +163,22 @@ BROKER_CONFIGS: tuple[ConfigDef, ...] = (
     ConfigDef("zookeeper.set.acl", _bool, False, "Create znodes that only the brokers may change (ZooKeeper digest ACLs from the "
               "cluster credential; everyone may read), the root of the namespace included. Needs the cluster credential. "
               "`cluster up` and docker-compose.yml turn it on (`cluster up --no-zookeeper-acl` leaves it off).", None),
+    ConfigDef("listeners", parse_listeners, None,
+              "Where the broker listens, as NAME://HOST:PORT items: INTERNAL (msgpack/HTTP, required: brokers, "
+              "the controller and minikafka's clients), EXTERNAL (msgpack/HTTP for clients outside the brokers' "
+              "network), KAFKA and KAFKA_EXTERNAL (Kafka's binary protocol). 0.0.0.0 or an empty host binds every "
+              "interface. The flags --listen, --listen-external, --kafka-listen, --kafka-listen-external are "
+              "shorthands and must agree. See docs/deployment.md.", None),
+    ConfigDef("advertised.listeners", parse_advertised_listeners, None,
+              "The NAME://HOST:PORT others use to reach each listener (registered in ZooKeeper and answered in "
+              "Metadata); names must be among listeners, 0.0.0.0 is refused. A listener left out advertises its "
+              "listeners address, or the machine's host name where that binds every interface. The flags "
+              "--advertise, --advertise-external, --kafka-advertise, --kafka-advertise-external are shorthands.",
+              None),
+    ConfigDef("inter.broker.listener.name", parse_inter_broker_listener_name, "INTERNAL",
+              "The listener brokers and the controller use. Only INTERNAL is valid: the inter-broker hop is "
+              "msgpack/HTTP (not KAFKA, KAFKA_EXTERNAL) on the listener every broker registers (not the "
+              "optional EXTERNAL).", None),
     ConfigDef("listener.security.protocol.map", _protocol_map, _protocol_map(""),
               "Security protocol of each listener (INTERNAL, EXTERNAL, KAFKA, KAFKA_EXTERNAL): PLAINTEXT, SSL (TLS), "
               "SASL_PLAINTEXT (user and password) or SASL_SSL (both). Brokers authenticate to each other with the "
@@ -512,6 +528,20 @@ class BrokerConfig:
         self.dynamic_sources.update(sources)
         return changed
 
+    def listener_endpoints(self) -> dict[str, tuple[tuple[str, int], tuple[str, int]]]:
+        """Each listener's (listen, advertised) endpoint, by Kafka listener name (what
+        ``listeners`` and ``advertised.listeners`` say, whichever way they were given)."""
+        out = {"INTERNAL": ((self.listen_host, self.listen_port), self.advertised)}
+        if self.advertised_external is not None:
+            out["EXTERNAL"] = ((self.external_listen_host or self.listen_host, self.external_listen_port),
+                               self.advertised_external)
+        if self.advertised_kafka is not None:
+            out["KAFKA"] = ((self.kafka_listen_host or self.listen_host, self.kafka_listen_port), self.advertised_kafka)
+        if self.advertised_kafka_external is not None:
+            out["KAFKA_EXTERNAL"] = ((self.kafka_external_listen_host or self.kafka_listen_host or self.listen_host,
+                                      self.kafka_external_listen_port), self.advertised_kafka_external)
+        return out
+
     @property
     def advertised(self) -> tuple[str, int]:
         return (self.advertised_host or self.listen_host, self.advertised_port or self.listen_port)
@@ -542,6 +572,14 @@ class BrokerConfig:
         return (self.kafka_external_advertised_host or self.kafka_external_listen_host
                 or self.kafka_listen_host or self.listen_host,
                 self.kafka_external_advertised_port or self.kafka_external_listen_port)
+
+
+def broker_setting(name: str, text: str) -> Any:
+    """One broker setting's value from its text (raises INVALID_CONFIG naming it)."""
+    c = _BROKER_BY_NAME.get(name)
+    if c is None:
+        raise InvalidConfigError(f"unknown broker config {name!r}")
+    return c.convert(text)
 
 
 def parse_overrides(pairs: list[str]) -> dict[str, str]:
@@ -682,7 +720,9 @@ def topic_config_default_text(name: str) -> str:
 def sample_text(c: ConfigDef) -> str:
     """A valid value text for config ``c`` (to check a name without a value)."""
     samples: dict[Callable[[str], Any], str] = {_bool: "true", _cleanup_policy: "delete", _ratio: "0.5",
-                                                _throttled_replicas: "", _text_value: "x"}
+                                                _throttled_replicas: "", _text_value: "x",
+                                                parse_listeners: "", parse_advertised_listeners: "",
+                                                parse_inter_broker_listener_name: "INTERNAL"}
     if c.parse in samples:
         return samples[c.parse]
     if c.parse is int:

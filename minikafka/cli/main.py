@@ -83,31 +83,40 @@ def cmd_zookeeper(args: argparse.Namespace) -> int:
     """Run a standalone ZooKeeper in the foreground."""
     from ..zk.launcher import run_foreground
 
-    return run_foreground(args.port, args.data_dir)
+    return run_foreground(args.port, args.data_dir, args.bind)
 
 
 def broker_config(args: argparse.Namespace, read_secret: bool = True) -> BrokerConfig:
-    """The BrokerConfig the ``broker`` arguments describe (raises INVALID_CONFIG)."""
-    listen_host, listen_port = args.listen
-    adv_host, adv_port = args.advertise if args.advertise else (None, None)
-    ext_host, ext_port = args.listen_external if args.listen_external else (None, None)
-    ext_adv_host, ext_adv_port = args.advertise_external if args.advertise_external else (None, None)
-    k_host, k_port = args.kafka_listen or (None, None)
-    k_adv_host, k_adv_port = args.kafka_advertise or (None, None)
-    k_ext_host, k_ext_port = args.kafka_listen_external or (None, None)
-    k_ext_adv_host, k_ext_adv_port = args.kafka_advertise_external or (None, None)
+    """The BrokerConfig the ``broker`` arguments describe (raises INVALID_CONFIG).
+
+    The listeners come from ``listeners`` / ``advertised.listeners`` (config file or
+    ``--config``) and from the ``--listen``... flags, their shorthands
+    (:func:`minikafka.listener_spec.resolve` refuses the two disagreeing)."""
+    import socket
+
+    from ..config import broker_setting
+    from ..listener_spec import resolve
+
+    settings = {**config_file_settings(args.config_file), **parse_overrides(args.config)}
+    checked = {k: broker_setting(k, settings[k]) for k in ("listeners", "advertised.listeners",
+                                                            "inter.broker.listener.name") if k in settings}
+    flags = {"INTERNAL": (args.listen, args.advertise), "EXTERNAL": (args.listen_external, args.advertise_external),
+             "KAFKA": (args.kafka_listen, args.kafka_advertise),
+             "KAFKA_EXTERNAL": (args.kafka_listen_external, args.kafka_advertise_external)}
+    endpoints = resolve(checked, flags, socket.gethostname())
+
+    def fields(name: str, prefix: str) -> dict:
+        listen, adv = endpoints.get(name, (None, None))
+        return {f"{prefix}listen_host": None if listen is None else (listen[0] or "0.0.0.0"),
+                f"{prefix}listen_port": None if listen is None else listen[1],
+                f"{prefix}advertised_host": None if adv is None else adv[0],
+                f"{prefix}advertised_port": None if adv is None else adv[1]}
+
     return BrokerConfig(
         broker_id=args.id, zookeeper_connect=args.zookeeper,
-        listen_host=listen_host, listen_port=listen_port,
-        advertised_host=adv_host, advertised_port=adv_port,
-        data_dir=args.data_dir, storage=args.storage,
-        settings={**config_file_settings(args.config_file), **parse_overrides(args.config)},
-        external_listen_host=ext_host, external_listen_port=ext_port,
-        external_advertised_host=ext_adv_host, external_advertised_port=ext_adv_port,
-        kafka_listen_host=k_host, kafka_listen_port=k_port,
-        kafka_advertised_host=k_adv_host, kafka_advertised_port=k_adv_port,
-        kafka_external_listen_host=k_ext_host, kafka_external_listen_port=k_ext_port,
-        kafka_external_advertised_host=k_ext_adv_host, kafka_external_advertised_port=k_ext_adv_port,
+        **fields("INTERNAL", ""), **fields("EXTERNAL", "external_"), **fields("KAFKA", "kafka_"),
+        **fields("KAFKA_EXTERNAL", "kafka_external_"),
+        data_dir=args.data_dir, storage=args.storage, settings=settings,
         cluster_secret=cluster_secret(args.cluster_secret_file) if read_secret else None,
     )
 
@@ -174,6 +183,13 @@ def cmd_broker(args: argparse.Namespace) -> int:
               f"(advertised {host}:{port}){external}, zookeeper {cfg.zookeeper_connect}, storage {cfg.storage}, "
               f"data dir {cfg.data_dir}, {overrides} override{'s' if overrides != 1 else ''}, "
               f"{_credential_source(args)}")
+        from ..listener_spec import format_endpoints
+
+        resolved = cfg.listener_endpoints()
+        print(f"listeners={format_endpoints({n: e[0] for n, e in resolved.items()})}")
+        print(f"advertised.listeners={format_endpoints({n: e[1] for n, e in resolved.items()})}")
+        print(f"inter.broker.listener.name={cfg.get('inter.broker.listener.name')}")
+        print(f"listener.security.protocol.map={cfg.get('listener.security.protocol.map')}")
         return 0
     from ..broker.main import run_broker
 
@@ -459,9 +475,12 @@ def build_parser() -> ArgumentParser:
 
     zk = sub.add_parser("zookeeper", help="run a standalone ZooKeeper in the foreground",
                         description="Run a standalone Apache ZooKeeper (Java: the jars of the spark extra's "
-                                    "pyspark wheel, or Debian's zookeeper package) on 127.0.0.1 in the "
+                                    "pyspark wheel, or Debian's zookeeper package) on 127.0.0.1 (or --bind) in the "
                                     "foreground, until Ctrl-C; `cluster up` starts one by itself.")
-    zk.add_argument("--port", type=port_number, default=2181, help="client port on 127.0.0.1 (default 2181)")
+    zk.add_argument("--port", type=port_number, default=2181, help="client port (default 2181)")
+    zk.add_argument("--bind", default="127.0.0.1", metavar="ADDRESS",
+                    help="address to serve clients on (ZooKeeper's clientPortAddress; default 127.0.0.1, "
+                         "loopback only): this host's IP, or 0.0.0.0, for brokers on other hosts")
     zk.add_argument("--data-dir", default=os.path.join(DEFAULT_DIR, "zookeeper"),
                     help="snapshots, transaction logs and zoo.cfg (default .minikafka/zookeeper)")
     zk.set_defaults(func=cmd_zookeeper)
@@ -473,9 +492,12 @@ def build_parser() -> ArgumentParser:
                                         "only checks the command line.")
     broker.add_argument("--id", type=broker_id, required=True, help="broker id (broker.id)")
     broker.add_argument("--zookeeper", required=True, metavar="HOST:PORT[/CHROOT]", help="ZooKeeper to register with")
-    broker.add_argument("--listen", type=host_port, required=True, metavar="HOST:PORT", help="address to serve on")
+    broker.add_argument("--listen", type=host_port, default=None, metavar="HOST:PORT",
+                        help="address to serve on: the INTERNAL listener (msgpack/HTTP, used by brokers and the "
+                             "controller); a shorthand for listeners=INTERNAL://HOST:PORT, one of the two is needed")
     broker.add_argument("--advertise", type=host_port, default=None, metavar="HOST:PORT",
-                        help="address other brokers and clients use (default: --listen)")
+                        help="address other brokers and clients use (default: --listen); a shorthand for "
+                             "advertised.listeners=INTERNAL://HOST:PORT")
     broker.add_argument("--listen-external", type=host_port, default=None, metavar="HOST:PORT",
                         help="a second address to serve on, for clients outside the brokers' network "
                              "(Kafka's EXTERNAL listener; its own port)")

@@ -61,6 +61,9 @@ _LOG4J2_XML = """<?xml version="1.0" encoding="UTF-8"?>
 """
 
 
+DEFAULT_BIND = "127.0.0.1"  # clientPortAddress: loopback unless told otherwise
+
+
 def find_java() -> str:
     """The path of the ``java`` executable: $JAVA_HOME/bin/java, else ``java`` on PATH.
 
@@ -102,19 +105,22 @@ def find_zookeeper_classpath() -> str:
     raise ClientError("ZooKeeper's jars were not found: " + HOW_TO_GET_ZOOKEEPER)
 
 
-def write_config(port: int, data_dir: str | os.PathLike) -> Path:
-    """Write ``zoo.cfg`` and ``log4j2.xml`` into ``data_dir`` (created if needed); return zoo.cfg."""
+def write_config(port: int, data_dir: str | os.PathLike, bind: str = DEFAULT_BIND) -> Path:
+    """Write ``zoo.cfg`` and ``log4j2.xml`` into ``data_dir`` (created if needed); return zoo.cfg.
+
+    ZooKeeper serves clients on ``bind``:``port`` (``clientPortAddress``; 127.0.0.1 by
+    default, another address of this host to let brokers on other hosts in)."""
     folder = Path(data_dir).resolve()
     folder.mkdir(parents=True, exist_ok=True)
     cfg = folder / "zoo.cfg"
     lines = [
-        "# Written by minikafka: a standalone ZooKeeper on loopback.",
+        f"# Written by minikafka: a standalone ZooKeeper on {bind}.",
         f"tickTime={TICK_TIME_MS}",
         f"minSessionTimeout={MIN_SESSION_TIMEOUT_MS}",
         f"maxSessionTimeout={MAX_SESSION_TIMEOUT_MS}",
         f"dataDir={folder}",
         f"clientPort={int(port)}",
-        "clientPortAddress=127.0.0.1",
+        f"clientPortAddress={bind}",
         "admin.enableServer=false",
         "4lw.commands.whitelist=ruok,stat,srvr",
         "maxClientCnxns=0",
@@ -125,15 +131,15 @@ def write_config(port: int, data_dir: str | os.PathLike) -> Path:
     return cfg
 
 
-def zookeeper_command(port: int, data_dir: str | os.PathLike) -> list[str]:
-    """The argv that runs ZooKeeper on 127.0.0.1:``port`` with its data in ``data_dir``.
+def zookeeper_command(port: int, data_dir: str | os.PathLike, bind: str = DEFAULT_BIND) -> list[str]:
+    """The argv that runs ZooKeeper on ``bind``:``port`` (default 127.0.0.1) with its data in ``data_dir``.
 
     Writes ``zoo.cfg`` and ``log4j2.xml`` into ``data_dir`` as a side effect.
     Raises :class:`ClientError` when java or ZooKeeper's jars are missing.
     """
     java = find_java()
     classpath = find_zookeeper_classpath()
-    cfg = write_config(port, data_dir)
+    cfg = write_config(port, data_dir, bind)
     folder = cfg.parent
     return [
         java,
@@ -152,14 +158,14 @@ def zookeeper_command(port: int, data_dir: str | os.PathLike) -> list[str]:
     ]
 
 
-def run_foreground(port: int, data_dir: str | os.PathLike) -> int:
+def run_foreground(port: int, data_dir: str | os.PathLike, bind: str = DEFAULT_BIND) -> int:
     """Run ZooKeeper in the foreground until it exits; return its exit status.
 
     On POSIX the current process *becomes* java (``os.execv``), so its pid is the
     server's pid and SIGTERM/SIGKILL reach ZooKeeper directly.  Elsewhere java runs
     as a child and SIGTERM/SIGINT are forwarded to it.
     """
-    argv = zookeeper_command(port, data_dir)
+    argv = zookeeper_command(port, data_dir, bind)
     sys.stdout.flush()
     sys.stderr.flush()
     if os.name == "posix":

@@ -290,3 +290,68 @@ def test_external_clients_get_external_endpoints_and_replication_stays_internal(
         peers_used |= outgoing & (set(internal.values()) - {internal[b]})
     # every broker leads one partition with RF 3, so every internal port is fetched from
     assert peers_used == set(internal.values()), (peers_used, internal)
+
+
+# ---------------------------------------------------------------- listeners as Kafka's settings
+
+@pytest.mark.process
+def test_a_broker_configured_only_by_kafka_s_listener_settings(zookeeper, tmp_path):
+    """No --listen flags: listeners, advertised.listeners and inter.broker.listener.name in
+    the config file give every endpoint, and the broker binds, registers and answers them."""
+    from kazoo.client import KazooClient
+
+    chroot = f"/listener-settings-{uuid.uuid4().hex[:8]}"
+    base = free_port_block(3, avoid=(zookeeper.port,))
+    internal, external, kafka = base, base + 1, base + 2
+    (tmp_path / "server.properties").write_text(
+        "# the listeners in Kafka's words\n"
+        f"listeners=INTERNAL://127.0.0.1:{internal},EXTERNAL://127.0.0.1:{external},KAFKA://127.0.0.1:{kafka}\n"
+        f"advertised.listeners=INTERNAL://localhost:{internal},KAFKA://localhost:{kafka}\n"
+        "inter.broker.listener.name=INTERNAL\n")
+    argv = [sys.executable, "-m", "minikafka", "broker", "--id", "7", "--zookeeper", zookeeper.connect + chroot,
+            "--data-dir", str(tmp_path / "broker"), "--config-file", str(tmp_path / "server.properties")]
+    check = run_cli(*argv[3:], "--check-config")
+    assert check.returncode == 0, check.stderr
+    assert (f"advertised.listeners=INTERNAL://localhost:{internal},EXTERNAL://127.0.0.1:{external},"
+            f"KAFKA://localhost:{kafka}") in check.stdout.splitlines()
+    with open(tmp_path / "broker.log", "wb") as log:
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+    zk = KazooClient(hosts=zookeeper.connect + chroot, timeout=10)
+    try:
+        def registered():
+            assert proc.poll() is None, (tmp_path / "broker.log").read_text()[-2000:]
+            if not zk.connected:
+                zk.start(10)
+            return zk.exists("/brokers/ids/7") and json.loads(zk.get("/brokers/ids/7")[0])
+
+        reg = wait_for(registered, timeout_s=30, message="broker 7's registration")
+        assert set(reg["endpoints"]) == {f"PLAINTEXT://localhost:{kafka}", f"MINIKAFKA://localhost:{internal}",
+                                         f"MINIKAFKA_EXTERNAL://127.0.0.1:{external}"}
+
+        def metadata_hosts(port: int):
+            answer = _post(port, "metadata", {"topics": []})
+            return answer.get("error_code") == 0 and [(b["host"], b["port"]) for b in answer["brokers"]]
+
+        # each listener answers the advertised endpoints of its own kind
+        assert wait_for(lambda: metadata_hosts(internal), timeout_s=20) == [("localhost", internal)]
+        assert wait_for(lambda: metadata_hosts(external), timeout_s=20) == [("127.0.0.1", external)]
+        kcat = subprocess.run(["kcat", "-L", "-J", "-b", f"127.0.0.1:{kafka}", "-m", "10"],
+                              capture_output=True, text=True, timeout=30)
+        assert kcat.returncode == 0, kcat.stderr
+        assert [b["name"] for b in json.loads(kcat.stdout)["brokers"]] == [f"localhost:{kafka}"]
+    finally:
+        if proc.poll() is None:
+            os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(10)
+        zk.stop()
+        zk.close()
+
+
+@pytest.mark.process
+def test_check_config_refuses_flags_that_disagree_with_listeners():
+    r = run_cli(*BASE, "--listen", "127.0.0.1:19092", "--config", "listeners=INTERNAL://0.0.0.0:19092",
+                "--check-config")
+    assert r.returncode == 2 and r.stdout == ""
+    assert "--listen 127.0.0.1:19092 disagrees with listeners' INTERNAL://0.0.0.0:19092" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1

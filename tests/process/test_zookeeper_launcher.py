@@ -26,6 +26,12 @@ def test_zookeeper_command_writes_config(tmp_path):
     assert "-Xmx256m" in argv
 
 
+def test_zookeeper_binds_another_address_when_told(tmp_path):
+    launcher.zookeeper_command(2999, tmp_path / "zk", bind="10.77.0.1")
+    cfg = (tmp_path / "zk" / "zoo.cfg").read_text().splitlines()
+    assert "clientPortAddress=10.77.0.1" in cfg and "clientPortAddress=127.0.0.1" not in cfg
+
+
 @pytest.mark.process
 def test_cli_runs_a_real_zookeeper_and_stops_on_sigterm(tmp_path):
     port = free_port()
