@@ -532,14 +532,14 @@ class BrokerConfig:
         """Each listener's (listen, advertised) endpoint, by Kafka listener name (what
         ``listeners`` and ``advertised.listeners`` say, whichever way they were given)."""
         out = {"INTERNAL": ((self.listen_host, self.listen_port), self.advertised)}
-        if self.advertised_external is not None:
-            out["EXTERNAL"] = ((self.external_listen_host or self.listen_host, self.external_listen_port),
-                               self.advertised_external)
-        if self.advertised_kafka is not None:
-            out["KAFKA"] = ((self.kafka_listen_host or self.listen_host, self.kafka_listen_port), self.advertised_kafka)
-        if self.advertised_kafka_external is not None:
-            out["KAFKA_EXTERNAL"] = ((self.kafka_external_listen_host or self.kafka_listen_host or self.listen_host,
-                                      self.kafka_external_listen_port), self.advertised_kafka_external)
+        others = (("EXTERNAL", self.external_listen_host or self.listen_host, self.external_listen_port,
+                   self.advertised_external),
+                  ("KAFKA", self.kafka_listen_host or self.listen_host, self.kafka_listen_port, self.advertised_kafka),
+                  ("KAFKA_EXTERNAL", self.kafka_external_listen_host or self.kafka_listen_host or self.listen_host,
+                   self.kafka_external_listen_port, self.advertised_kafka_external))
+        for name, host, port, advertised in others:
+            if port is not None and advertised is not None:
+                out[name] = ((host, port), advertised)
         return out
 
     @property

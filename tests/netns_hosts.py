@@ -14,6 +14,10 @@ plugs it back.  :meth:`Hosts.spawn` starts a process in a host's namespace with
 runs a command there and waits.  :meth:`Hosts.close` kills what it started (by pid)
 and deletes the namespaces, which removes their links and the bridge.
 
+Where :mod:`minikafka.chaos.links` cuts chosen links between processes that all share
+127.0.0.1 (iptables rules per cgroup), these hosts have addresses of their own and a
+fault is a whole host's link, as when a machine drops off the network.
+
 Needs root and ``ip`` (iproute2).
 """
 from __future__ import annotations

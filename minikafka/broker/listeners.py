@@ -1,4 +1,4 @@
-"""A broker's two listeners: the inter-broker one and an optional EXTERNAL one.
+"""A broker's listeners: the inter-broker one, an optional EXTERNAL one, and the Kafka ones.
 
 Like Kafka's ``INTERNAL``/``EXTERNAL`` listeners: in a Docker network brokers reach
 each other as ``broker-1:19092`` while programs on the host reach the same broker as
@@ -21,6 +21,11 @@ served by :mod:`minikafka.broker.kafka`) follow the same rule: their advertised
 endpoints travel in UpdateMetadata's ``live_brokers[].kafka`` / ``kafka_external``,
 and a Kafka Metadata request on the external Kafka port is answered with external
 Kafka endpoints (:meth:`Listeners.kafka_brokers`).
+
+The four listeners are named INTERNAL, EXTERNAL, KAFKA and KAFKA_EXTERNAL in Kafka's
+``listeners`` / ``advertised.listeners`` settings, of which the flags are shorthands
+(:mod:`minikafka.listener_spec`, docs/deployment.md); INTERNAL is the
+``inter.broker.listener.name``.
 """
 from __future__ import annotations
 

@@ -188,6 +188,10 @@ def test_broker_command_passes_check_config(compose, name):
     assert (f"Kafka protocol on 0.0.0.0:39092 (advertised {name}:39092) and 0.0.0.0:{BROKERS[name][1] + 20000} "
             f"(external, advertised localhost:{BROKERS[name][1] + 20000})") in r.stdout
     assert "zookeeper zookeeper:2181" in r.stdout
+    # the flags in Kafka's words, as docs/deployment.md shows them
+    ext = BROKERS[name][1]
+    assert (f"advertised.listeners=INTERNAL://{name}:19092,EXTERNAL://localhost:{ext},KAFKA://{name}:39092,"
+            f"KAFKA_EXTERNAL://localhost:{ext + 20000}") in r.stdout.splitlines()
 
 
 def test_healthcheck_is_a_shell_command_running_the_script(compose):

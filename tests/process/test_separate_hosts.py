@@ -15,7 +15,10 @@ and iproute2 (CI runs the process tests as root).
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
+from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
@@ -39,8 +42,19 @@ METADATA = ("import json,sys\nfrom minikafka.rpc import call_sync\n"
             "print(json.dumps(call_sync(sys.argv[1],int(sys.argv[2]),'metadata',{'topics':[]},5)['brokers']))")
 
 
+@dataclass
+class Site:
+    hosts: Hosts
+    brokers: dict[int, subprocess.Popen]
+    logs: Path
+
+    def alive(self) -> None:
+        for b, p in self.brokers.items():
+            assert p.poll() is None, f"broker {b} exited: " + (self.logs / f"broker-{b}.log").read_text()[-2000:]
+
+
 @pytest.fixture
-def hosts(tmp_path, request):
+def site(tmp_path, request) -> Site:
     """ZooKeeper and brokers 1-3 on hosts of their own, and a client host."""
     h = Hosts(SUBNET)
     request.addfinalizer(h.close)  # also when starting fails half-way
@@ -66,20 +80,13 @@ def hosts(tmp_path, request):
         for setting in BROKER_SETTINGS:
             argv += ["--config", setting]
         procs[b] = h.spawn(f"b{b}", argv, tmp_path / f"broker-{b}.log")
-    h.brokers = procs  # type: ignore[attr-defined]
-    h.logs = tmp_path  # type: ignore[attr-defined]
-    return h
+    return Site(h, procs, tmp_path)
 
 
 def kafka_metadata(h: Hosts) -> dict:
     """kcat's metadata (JSON) from the client host, asked of broker 1's Kafka listener."""
-    r = h.run("client", ["kcat", "-L", "-J", "-m", "5", "-b", f"{h.ips['b1']}:{KAFKA_PORT}"], timeout_s=30)
+    r = h.run("client", ["kcat", "-L", "-J", "-m", "2", "-b", f"{h.ips['b1']}:{KAFKA_PORT}"], timeout_s=30)
     return json.loads(r.stdout) if r.returncode == 0 and r.stdout.strip() else {}
-
-
-def alive(h: Hosts) -> None:
-    for b, p in h.brokers.items():  # type: ignore[attr-defined]
-        assert p.poll() is None, f"broker {b} exited: " + (h.logs / f"broker-{b}.log").read_text()[-2000:]
 
 
 def partitions(meta: dict) -> list[dict]:
@@ -101,12 +108,12 @@ def produce(h: Hosts, phase: str) -> list[str]:
     return kcat + ours
 
 
-def test_brokers_on_separate_hosts_survive_a_host_s_link_going_down(hosts):
-    h = hosts
+def test_brokers_on_separate_hosts_survive_a_host_s_link_going_down(site):
+    h, alive = site.hosts, site.alive
     broker_ips = {b: h.ips[f"b{b}"] for b in BROKERS}
 
     def all_registered():
-        alive(h)
+        alive()
         meta = kafka_metadata(h)
         return len(meta.get("brokers", [])) == 3 and meta
 
@@ -122,15 +129,17 @@ def test_brokers_on_separate_hosts_survive_a_host_s_link_going_down(hosts):
                          "--replication-factor", "3", "--config", "min.insync.replicas=2",
                          "--bootstrap-server", f"{broker_ips[1]}:{INTERNAL_PORT}"])
     assert r.returncode == 0, r.stderr
-    wait_for(lambda: len(partitions(kafka_metadata(h))) == 3
-             and all(len(p["isrs"]) == 3 for p in partitions(kafka_metadata(h))),
-             timeout_s=30, interval_s=0.2, message="the topic with three in-sync replicas")
+    def replicated():
+        parts = partitions(kafka_metadata(h))
+        return len(parts) == 3 and all(len(p["isrs"]) == 3 for p in parts)
+
+    wait_for(replicated, timeout_s=30, interval_s=0.2, message="the topic with three in-sync replicas")
     sent = produce(h, "before")
 
     h.link_down(f"b{VICTIM}")
 
     def moved_away():
-        alive(h)
+        alive()
         meta = kafka_metadata(h)
         parts = partitions(meta)
         return (len(parts) == 3 and VICTIM not in {b["id"] for b in meta["brokers"]}
@@ -145,7 +154,7 @@ def test_brokers_on_separate_hosts_survive_a_host_s_link_going_down(hosts):
     h.link_up(f"b{VICTIM}")
 
     def rejoined():
-        alive(h)
+        alive()
         meta = kafka_metadata(h)
         parts = partitions(meta)
         return (len(meta.get("brokers", [])) == 3 and len(parts) == 3
