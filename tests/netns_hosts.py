@@ -5,7 +5,8 @@ bridge; each host gets a veth pair whose one end (``eth0``, with the host's IP) 
 the host's namespace and whose other end is a port of the bridge.  Nothing is added
 to the machine's own namespace, so the hosts' subnet cannot clash with its networks
 and the bridge's traffic passes no firewall of the machine's; names carry a random
-suffix, so runs side by side do not collide.
+suffix, so runs side by side do not collide, and the pid of the run that made them, so
+a later run removes what a killed one left.
 
 :meth:`Hosts.link_down` sets a host's bridge port down (the cable pulled: the host's
 ``eth0`` loses its carrier and nothing reaches it either way); :meth:`Hosts.link_up`
@@ -23,6 +24,7 @@ Needs root and ``ip`` (iproute2).
 from __future__ import annotations
 
 import os
+import re
 import secrets
 import signal
 import subprocess
@@ -30,6 +32,16 @@ from pathlib import Path
 from typing import Any
 
 IP_TIMEOUT_S = 20.0
+PREFIX = "mkh-"  # namespaces are mkh-<pid of the test run>-<random>-<host>
+
+
+def remove_stale() -> None:
+    """Delete the namespaces of runs whose process is gone."""
+    listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, timeout=IP_TIMEOUT_S).stdout
+    for line in listed.splitlines():
+        m = re.match(rf"{PREFIX}(\d+)-[0-9a-f]+-\S+", line)
+        if m and not os.path.exists(f"/proc/{m.group(1)}"):
+            subprocess.run(["ip", "netns", "del", line.split()[0]], capture_output=True, timeout=IP_TIMEOUT_S)
 
 
 def _ip(*args: str) -> None:
@@ -41,8 +53,8 @@ class Hosts:
 
     def __init__(self, subnet: str) -> None:
         self.subnet = subnet
-        self.suffix = secrets.token_hex(3)
-        self.switch = f"mkh-{self.suffix}-sw"
+        self.prefix = f"{PREFIX}{os.getpid()}-{secrets.token_hex(3)}-"
+        self.switch = f"{self.prefix}sw"
         self.namespaces: dict[str, str] = {}  # host -> namespace
         self.ips: dict[str, str] = {}
         self.ports: dict[str, str] = {}  # host -> its bridge port in the switch namespace
@@ -50,7 +62,10 @@ class Hosts:
         self._made: list[str] = []  # namespaces to delete, in order made
 
     def open(self) -> None:
-        """Make the switch namespace and its bridge (call :meth:`close` also when this fails)."""
+        """Make the switch namespace and its bridge (call :meth:`close` also when this fails).
+        Namespaces left by a run that was killed before it could clean up (named after a
+        pid that is gone) are deleted first."""
+        remove_stale()
         _ip("netns", "add", self.switch)
         self._made.append(self.switch)
         _ip("-n", self.switch, "link", "add", "br0", "type", "bridge")
@@ -58,7 +73,7 @@ class Hosts:
 
     def add(self, host: str, last_octet: int) -> str:
         """A new host with IP ``subnet``.``last_octet`` on the bridge; returns the IP."""
-        ns = f"mkh-{self.suffix}-{host}"
+        ns = f"{self.prefix}{host}"
         port = f"p{len(self.namespaces)}"
         ip = f"{self.subnet}.{last_octet}"
         _ip("netns", "add", ns)
