@@ -58,6 +58,9 @@ class ZkSession:
                                   connection_retry=dict(CONNECTION_RETRY))
         self.loop: asyncio.AbstractEventLoop | None = None
         self._state_callbacks: list[Callable[[str], Any]] = []
+        # kazoo's last word on the session, for the dashboard: connecting, connected,
+        # suspended (disconnected: ZooKeeper may still keep the session) or lost (expired)
+        self.session_state = "connecting"
         self.watches: set[Watch] = set()  # live (not cancelled) watches of this session
 
     async def start(self, timeout_s: float = 15.0) -> None:
@@ -92,6 +95,8 @@ class ZkSession:
         self._state_callbacks.append(callback)
 
     def _on_state(self, state: str) -> None:
+        self.session_state = {"CONNECTED": "connected", "SUSPENDED": "suspended", "LOST": "lost"}.get(
+            str(state), str(state).lower())
         if self.loop is None:
             return
         for cb in self._state_callbacks:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+import urllib.request
 
 import pytest
 
@@ -76,6 +77,19 @@ def read_all(bootstrap: str, topic: str, partitions: int) -> list[bytes]:
     return out
 
 
+def api_state(c, broker: int) -> dict:
+    """The dashboard's /api/state served by ``broker``."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{c.brokers[broker]}/api/state", timeout=10) as resp:
+        return json.loads(resp.read())
+
+
+def dashboard_view(c, broker: int) -> tuple[list[str], dict[int, str]]:
+    """What the dashboard says: each ZooKeeper server's mode, each broker's session state."""
+    st = api_state(c, broker)
+    return ([z["mode"] for z in st["zookeeper"]["servers"]],
+            {b["id"]: b["zookeeper_session"] for b in st["brokers"]})
+
+
 def create_led_topic(c, topic: str, partitions: int) -> None:
     with Admin(c.bootstrap) as admin:
         admin.create_topic(topic, partitions=partitions, replication_factor=3, config={"min.insync.replicas": "2"})
@@ -96,6 +110,10 @@ def test_status_lists_three_servers_one_leader_and_brokers_use_every_server(ense
     hosts, chroot = ensemble.zk_connect.split("/", 1)
     assert chroot == "kafka" and hosts == ",".join(f"127.0.0.1:{s['client_port']}" for s in servers)
     assert st["registered"] == [1, 2, 3] and st["controller"] in (1, 2, 3)  # read under /kafka
+    # the dashboard's state: every server's mode and every broker's session
+    zk_modes, sessions = dashboard_view(ensemble, 1)
+    assert sorted(zk_modes) == ["follower", "follower", "leader"]
+    assert sessions == {1: "connected", 2: "connected", 3: "connected"}
     # the CLI: text and JSON, and a bad id is one line with exit status 2
     text = run_cli("cluster", "status", "--dir", ensemble.dir)
     assert text.returncode == 0 and text.stdout.count("zookeeper server ") == 3, text.stdout
@@ -168,6 +186,12 @@ def test_losing_the_quorum_keeps_leaders_serving_and_isr_changes_wait_for_it(ens
     try:
         left = next(s for s in (1, 2, 3) if s not in killed)
         wait_for(lambda: modes(c)[left] == "looking", 30, message="the last server stops serving")
+        # the dashboard shows it: two servers down, one looking, every broker's session suspended
+        def shown_lost() -> bool:
+            zk_modes, sessions = dashboard_view(c, leader)
+            return sorted(zk_modes) == ["down", "down", "looking"] and set(sessions.values()) == {"suspended"}
+
+        wait_for(shown_lost, 30, message="the dashboard showing the lost quorum")
         # leaders keep taking acks=all writes (the ISR stays whole) and serving reads
         with Producer(c.bootstrap, acks="all", retries=0) as p:
             for i in range(30):
