@@ -296,7 +296,10 @@ def status_view(st: dict) -> watch.View:
         watch.Column("ZK STATE"), watch.Column("CONTROLLER"), watch.Column("CTRL EPOCH"),
     ], [("zookeeper", (zk["connect"], str(zk["pid"] or "-"), zk["process"],
                        "serving" if zk["serving"] else "NOT answering", controller,
-                       "-" if st["controller_epoch"] is None else str(st["controller_epoch"])))])
+                       "-" if st["controller_epoch"] is None else str(st["controller_epoch"])))]
+       + [(f"zookeeper-{s['id']}", (f"  server {s['id']} 127.0.0.1:{s['client_port']}", str(s["pid"] or "-"),
+                                    "running" if s["pid"] else "dead", s["mode"], "", ""))
+          for s in st.get("zookeeper_servers", []) if len(st.get("zookeeper_servers", [])) > 1])
     brokers = watch.Grid("brokers", [
         watch.Column("BROKER"), watch.Column("PID"), watch.Column("PROCESS"), watch.Column("REGISTERED"),
         watch.Column("CTRL"), watch.Column("ENDPOINT", ratio=1, min_width=8),
