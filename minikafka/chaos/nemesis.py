@@ -237,6 +237,8 @@ class Nemesis:
             return self._kip101()
         if self.scenario == "zookeeper":
             return self._kill_zookeeper(None)
+        if self.zk_fault is not None:
+            return False  # a ZooKeeper fault stays alone, so that its unavailability is its own
         up = self._up()
         if self.slot_allows_two is None:  # decided once per fault slot: usually one broker down at most
             self.slot_allows_two = self.rng.random() < 0.3
