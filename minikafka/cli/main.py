@@ -523,10 +523,11 @@ def build_parser() -> ArgumentParser:
     parser.add_argument("--version", action="version", version=f"minikafka {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True, parser_class=ArgumentParser)
 
-    zk = sub.add_parser("zookeeper", help="run a standalone ZooKeeper in the foreground",
+    zk = sub.add_parser("zookeeper", help="run a standalone ZooKeeper (or an ensemble member) in the foreground",
                         description="Run a standalone Apache ZooKeeper (Java: the jars of the spark extra's "
                                     "pyspark wheel, or Debian's zookeeper package) on 127.0.0.1 in the "
-                                    "foreground, until Ctrl-C; `cluster up` starts one by itself.")
+                                    "foreground, until Ctrl-C, or with --server-id and --server lines one member "
+                                    "of an ensemble; `cluster up` starts them by itself.")
     zk.add_argument("--port", type=port_number, default=2181, help="client port on 127.0.0.1 (default 2181)")
     zk.add_argument("--data-dir", default=os.path.join(DEFAULT_DIR, "zookeeper"),
                     help="snapshots, transaction logs and zoo.cfg (default .minikafka/zookeeper)")
