@@ -123,6 +123,8 @@ def test_status_lists_three_servers_one_leader_and_brokers_use_every_server(ense
 
 
 def test_losing_the_zookeeper_leader_changes_nothing_clients_see(ensemble):
+    """The ensemble's leader killed under acks=all load: no error, nothing lost, the same
+    broker sessions and controller; restarted, the server rejoins as a follower."""
     c = ensemble
     topic = "zk-leader-loss"
     create_led_topic(c, topic, 3)
@@ -144,17 +146,31 @@ def test_losing_the_zookeeper_leader_changes_nothing_clients_see(ensemble):
         except BaseException as exc:  # surfaced below: the test wants none
             errors.append(exc)
 
-    producer = threading.Thread(target=produce, daemon=True)
-    producer.start()
+    consumed: list[bytes] = []
+
+    def consume() -> None:
+        try:
+            with Consumer(c.bootstrap) as consumer:
+                consumer.assign([TopicPartition(topic, p) for p in range(3)])
+                consumer.seek_to_beginning()
+                while not stop.is_set():
+                    consumed.extend(r.value for r in consumer.poll(timeout_ms=200))
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=produce, daemon=True), threading.Thread(target=consume, daemon=True)]
+    for t in threads:
+        t.start()
     try:
         wait_for(lambda: len(acked) > 20 or errors, 30, message="produces before the kill")
         killed = leader_server(c)
         launcher.zookeeper_kill(c.dir, killed)
-        before = len(acked)
-        # a new ZooKeeper leader among the two left, and produces go on meanwhile
+        before, read_before = len(acked), len(consumed)
+        # a new ZooKeeper leader among the two left, and produces and reads go on meanwhile
         wait_for(lambda: sorted(m for i, m in modes(c).items() if i != killed) == ["follower", "leader"], 30,
                  message="a new ZooKeeper leader")
-        wait_for(lambda: len(acked) > before + 50 or errors, 30, message="produces after the kill")
+        wait_for(lambda: (len(acked) > before + 50 and len(consumed) > read_before + 50) or errors, 30,
+                 message="produces and reads after the kill")
         # the brokers kept their sessions: same registrations, same controller
         assert registrations(c) == sessions
         assert c.status()["controller"] == controller
@@ -163,7 +179,8 @@ def test_losing_the_zookeeper_leader_changes_nothing_clients_see(ensemble):
         wait_for(lambda: len(acked) > before + 80 or errors, 30, message="produces after the restart")
     finally:
         stop.set()
-        producer.join(30)
+        for t in threads:
+            t.join(30)
     assert errors == []
     assert registrations(c) == sessions and c.status()["controller"] == controller
     got = read_all(c.bootstrap, topic, 3)
@@ -171,6 +188,11 @@ def test_losing_the_zookeeper_leader_changes_nothing_clients_see(ensemble):
 
 
 def test_losing_the_quorum_keeps_leaders_serving_and_isr_changes_wait_for_it(ensemble):
+    """Two of three servers killed for longer than the session timeout: leaders keep
+    serving acks=all produces and fetches, a dead follower stays in the ISR until the
+    quorum is back, the brokers keep their sessions (kazoo reconnects within a second,
+    as the Java client does, and the new leader gives sessions a fresh timeout), and the
+    ISR change happens once ZooKeeper can be written again."""
     c = ensemble
     topic = "zk-quorum-loss"
     create_led_topic(c, topic, 1)
@@ -180,7 +202,8 @@ def test_losing_the_quorum_keeps_leaders_serving_and_isr_changes_wait_for_it(ens
     follower = next(b for b in (1, 2, 3) if b != leader and b != c.status()["controller"])
     sessions = registrations(c)
     acked: list[bytes] = []
-    killed = [s for s in (1, 2, 3) if s != leader_server(c)][:1] + [leader_server(c)]
+    zk_leader = leader_server(c)
+    killed = [zk_leader, min(s for s in (1, 2, 3) if s != zk_leader)]  # the leader and a follower
     for sid in killed:
         launcher.zookeeper_kill(c.dir, sid)
     try:
