@@ -172,9 +172,10 @@ def zk_client(cluster: "ClusterHandle", authenticated: bool = True):
 
 def start_cluster(dir: str | os.PathLike, brokers: int = 3, broker_configs: dict[str, str] | None = None,
                   storage: str = "memory", timeout_s: float = 90, attempts: int = 3,
-                  client_options: dict[str, Any] | None = None) -> ClusterHandle:
+                  client_options: dict[str, Any] | None = None, **up_options: Any) -> ClusterHandle:
     """``launcher.up`` on free ports (retrying if a port was taken meanwhile) and a handle to it.
-    ``client_options`` (user and password, TLS) let the readiness check reach secured brokers."""
+    ``client_options`` (user and password, TLS) let the readiness check reach secured brokers;
+    ``up_options`` go to ``launcher.up`` (``zookeeper_nodes=3``, ``zookeeper_chroot="/kafka"``)."""
     last: Exception | None = None
     for _ in range(attempts):
         zk_port = free_port()
@@ -183,7 +184,7 @@ def start_cluster(dir: str | os.PathLike, brokers: int = 3, broker_configs: dict
         try:
             state = launcher.up(str(dir), brokers=brokers, zookeeper_port=zk_port, base_port=base,
                                 storage=storage, broker_configs=broker_configs, timeout_s=timeout_s,
-                                kafka_base_port=kafka_base)
+                                kafka_base_port=kafka_base, **up_options)
         except Exception as exc:
             stop_cluster(dir)
             if "in use" not in str(exc):

@@ -130,7 +130,8 @@ def assemble(config: BrokerConfig, ports: Ports) -> Services:
     layer = RequestLayer(
         data=DataApis(config.broker_id, replica_manager, producer_ids),
         cluster=ClusterApis(config, metadata, endpoints, security, topic_admin, replica_manager, metrics,
-                            timeline.events, lambda: identity.cluster_id, transport.call),
+                            timeline.events, lambda: identity.cluster_id, transport.call,
+                            lambda: getattr(zk, "session_state", "")),
         admin=AdminApis(topic_admin, config_changes.load_broker_configs),
         control=ControlApis(config.broker_id, lambda: identity.broker_epoch, zk, metrics, replica_manager, metadata,
                             listeners, fetchers, controller, security, transport.call),

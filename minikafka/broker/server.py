@@ -95,7 +95,9 @@ class Broker:
                 acls=lambda: len(s.security.authorizer.bindings),
                 groups=s.coordinator.list_groups)),
             authenticate=lambda headers, peercert: s.security.http_principal(current_listener.get(), headers, peercert),
-            acls_enabled=s.security.enabled)
+            acls_enabled=s.security.enabled,
+            zookeeper_session=lambda: getattr(s.zk, "session_state", ""),
+            zookeeper_connect=self.config.zookeeper_connect)
 
     # -- lifecycle -----------------------------------------------------------------
     async def start(self) -> None:

@@ -78,9 +78,10 @@ class ZkReader(_ZkReader):
 
 
 def start_cluster(dir: str, storage: str, configs: dict[str, str], brokers: int = 3,
-                  wrap: Callable[[int], list[str]] | None = None) -> None:
+                  wrap: Callable[[int], list[str]] | None = None, zookeeper_nodes: int = 1) -> None:
     """``launcher.up`` on free ports (retried when a port was taken meanwhile).
-    ``wrap``: a command prefix per broker id (see ``launcher.up``)."""
+    ``wrap``: a command prefix per broker id (see ``launcher.up``); ``zookeeper_nodes``:
+    ZooKeeper servers (3: an ensemble)."""
     last: Exception | None = None
     for _ in range(3):
         zk_port = free_ports.free_port()
@@ -88,7 +89,8 @@ def start_cluster(dir: str, storage: str, configs: dict[str, str], brokers: int 
         kafka_base = free_ports.free_port_block(brokers)
         try:
             launcher.up(dir, brokers=brokers, zookeeper_port=zk_port, base_port=base, storage=storage,
-                        broker_configs=configs, timeout_s=90, wrap=wrap, kafka_base_port=kafka_base)
+                        broker_configs=configs, timeout_s=90, wrap=wrap, kafka_base_port=kafka_base,
+                        zookeeper_nodes=zookeeper_nodes)
             return
         except Exception as exc:
             last = exc

@@ -36,7 +36,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--truncation", choices=TRUNCATIONS, default="leader_epoch",
                         help="replication.truncation of the brokers (default leader_epoch)")
     parser.add_argument("--scenario", choices=SCENARIOS, default="random",
-                        help="random faults (default), or kip101: only follower-then-leader controlled shutdowns")
+                        help="random faults (default), kip101: only follower-then-leader controlled shutdowns, "
+                             "or zookeeper: only ZooKeeper server kills (needs --zookeeper-nodes 3)")
     parser.add_argument("--partitions", type=int, default=3, help="partitions of the test topic (default 3)")
     parser.add_argument("--producers", type=int, default=2, help="producer threads (default 2)")
     parser.add_argument("--consumers", type=int, default=1, help="consumer threads (default 1)")
@@ -59,6 +60,9 @@ def main(argv: list[str] | None = None) -> int:
                        help="also cut links with iptables (needs root; default: on when running as root)")
     links.add_argument("--no-link-faults", dest="link_faults", action="store_false",
                        help="no link faults, even as root")
+    parser.add_argument("--zookeeper-nodes", type=int, default=1, metavar="N",
+                        help="ZooKeeper servers of the cluster started here (default 1); with an ensemble (3) "
+                             "ZooKeeper servers are killed and restarted too, one or a majority at a time")
     parser.add_argument("-v", "--verbose", action="store_true", help="print faults and progress on stderr")
     args = parser.parse_args(argv)
 
@@ -83,7 +87,8 @@ def main(argv: list[str] | None = None) -> int:
                   producers=args.producers, consumers=args.consumers, rate=args.rate,
                   scenario=args.scenario, interval_s=tuple(args.interval), keep=args.keep,
                   broker_configs=configs, log=log, idempotence=args.idempotence,
-                  link_faults=args.link_faults, transactions=args.transactions, copiers=args.copiers)
+                  link_faults=args.link_faults, transactions=args.transactions, copiers=args.copiers,
+                  zookeeper_nodes=args.zookeeper_nodes)
     print(summary.line(), flush=True)
     if not summary.ok or args.verbose:
         print(summary.details(), file=sys.stderr, flush=True)

@@ -404,7 +404,7 @@ def leftovers() -> list[str]:
 class ClusterLinks:
     """The processes of a local cluster as :class:`Endpoint`\\ s of one :class:`Links`:
     brokers by id (their cgroups are ``broker-N``, as :meth:`Links.wrap` placed them) and
-    ZooKeeper (its port only)."""
+    ZooKeeper (its client port only; every server's of an ensemble)."""
 
     def __init__(self, links: Links, state: Any) -> None:
         self.links = links
@@ -413,7 +413,8 @@ class ClusterLinks:
             self.brokers[bid] = links.endpoint(f"broker {bid}", (b.port, b.kafka_port), cgroup=links.cgroup(f"broker-{bid}"))
         zk = state.zookeeper
         port = zk.port if zk.port else int(zk.connect.split(",")[0].split("/")[0].rsplit(":", 1)[1])
-        self.zookeeper = links.endpoint("ZooKeeper", (port,))
+        ports = tuple(s.client_port for s in getattr(zk, "servers", ())) or (port,)
+        self.zookeeper = links.endpoint("ZooKeeper", ports)
 
     @staticmethod
     def wrap_for(links: Links):

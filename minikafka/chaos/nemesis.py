@@ -10,6 +10,13 @@ only) there are link faults too: a broker cut off from another broker (one direc
 or both), from ZooKeeper, or from the controller's requests (its LeaderAndIsr), for
 a fraction to twice the ZooKeeper session timeout, then healed.  At most two brokers
 are down (or cut off) at once, usually one.
+
+On a cluster whose ZooKeeper is an ensemble (``cluster up --zookeeper-nodes 3``) there
+are ZooKeeper faults too, each alone (no broker fault meanwhile): ``kill -9`` of one
+ZooKeeper server (the ensemble's leader half the time), restarted 1 to 6 s later, and
+the loss of the quorum (a majority of the servers killed, the leader among them),
+restarted after 0.5 to 1.5 ZooKeeper session timeouts.  :attr:`Nemesis.zk_windows`
+records each one from the kill until the restarted servers serve again.
 """
 from __future__ import annotations
 
@@ -19,6 +26,7 @@ from typing import TYPE_CHECKING, Callable
 
 from ..cluster import launcher
 from ..cluster.state import load
+from ..zk.launcher import server_mode
 from .cluster import ZkReader
 
 if TYPE_CHECKING:
@@ -59,6 +67,11 @@ class Nemesis:
         self.t0 = time.monotonic()
         self.links = links
         self.cuts: list[tuple["Cut", float]] = []  # link faults in force and when they heal
+        zk_state = load(dir).zookeeper
+        self.zk_servers = {s.id: s.client_port for s in zk_state.servers}  # empty: no ensemble
+        # the ZooKeeper fault in force: (kind, server ids killed, restart time, kill time, restarted)
+        self.zk_fault: tuple[str, list[int], float, float, bool] | None = None
+        self.zk_windows: list[tuple[str, float, float]] = []  # (kind, killed at, serving again at)
 
     # -- bookkeeping ------------------------------------------------------------------
     def _note(self, text: str) -> None:
@@ -72,7 +85,7 @@ class Nemesis:
 
     def down_count(self) -> int:
         """How many brokers are not up (paused, dead, stopping or starting)."""
-        return sum(1 for st in self.state.values() if st != UP) + len(self.cuts)
+        return sum(1 for st in self.state.values() if st != UP) + len(self.cuts) + (self.zk_fault is not None)
 
     def unreachable(self, b: int) -> bool:
         """True for brokers that should not be asked anything right now."""
@@ -106,6 +119,10 @@ class Nemesis:
         registrations (and brokers that died without being told to); heal link faults
         whose time is up."""
         self._heal_links(only_due=True)
+        try:
+            self._tick_zookeeper()
+        except Exception as exc:
+            self._note(f"ZooKeeper recovery step failed: {type(exc).__name__}: {exc}")
         for b in self.brokers:
             try:
                 self._tick_one(b)
@@ -150,12 +167,15 @@ class Nemesis:
         """Resume and restart everything; True once every broker is registered again."""
         self.healing = True
         self._heal_links(only_due=False)
+        if self.zk_fault is not None:
+            kind, killed, _at, since, restarted = self.zk_fault
+            self.zk_fault = (kind, killed, 0.0, since, restarted)
         for b in self.brokers:
             self.recover_at[b] = 0.0
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             self.tick()
-            if all(st == UP for st in self.state.values()):
+            if all(st == UP for st in self.state.values()) and self.zk_fault is None:
                 return True
             time.sleep(0.1)
         return False
@@ -215,6 +235,10 @@ class Nemesis:
         """Try to inject one fault; False when none is allowed right now."""
         if self.scenario == "kip101":
             return self._kip101()
+        if self.scenario == "zookeeper":
+            return self._kill_zookeeper(None)
+        if self.zk_fault is not None:
+            return False  # a ZooKeeper fault stays alone, so that its unavailability is its own
         up = self._up()
         if self.slot_allows_two is None:  # decided once per fault slot: usually one broker down at most
             self.slot_allows_two = self.rng.random() < 0.3
@@ -227,8 +251,13 @@ class Nemesis:
         if self.links is not None:
             kinds.append("link")
             weights.append(3)
+        if self.zk_servers:
+            kinds += ["zk_server", "zk_quorum"]
+            weights += [3, 1]
         kind = self.rng.choices(kinds, weights=weights)[0]
         partition = self.rng.randrange(self.partitions)
+        if kind.startswith("zk_"):
+            return self._kill_zookeeper(kind == "zk_quorum")
         if kind == "link":
             return self._cut_link(partition, up)
         if kind == "term_pair":
@@ -256,6 +285,60 @@ class Nemesis:
         else:
             self._term(victim, why)
         return True
+
+    # -- ZooKeeper faults (an ensemble only) ----------------------------------------------
+    def zk_modes(self) -> dict[int, str]:
+        """Each ZooKeeper server's mode, from its ``srvr`` answer."""
+        return {sid: server_mode("127.0.0.1", port) for sid, port in self.zk_servers.items()}
+
+    def _kill_zookeeper(self, quorum: bool | None) -> bool:
+        """Kill one ZooKeeper server (the leader half the time), or a majority of them
+        (the leader among them): alone, from a cluster with no other fault in force.
+        ``quorum`` None (the zookeeper scenario): the quorum one time in three."""
+        if self.down_count() != 0:
+            return False
+        modes = self.zk_modes()
+        if any(m not in ("leader", "follower") for m in modes.values()):
+            return False  # not every server serves yet
+        if quorum is None:
+            quorum = self.rng.random() < 1 / 3
+        leader = next(sid for sid, m in modes.items() if m == "leader")
+        others = [sid for sid in sorted(modes) if sid != leader]
+        if quorum:
+            victims = [leader] + self.rng.sample(others, len(modes) // 2)
+            delay = self.rng.uniform(0.5, 1.5) * self.session_s
+        else:
+            victims = [leader] if self.rng.random() < 0.5 else [self.rng.choice(others)]
+            delay = self.rng.uniform(1.0, 6.0)
+        now = time.monotonic()
+        for sid in victims:
+            launcher.zookeeper_kill(self.dir, sid)
+        self.zk_fault = ("quorum" if quorum else "server", victims, now + delay, now, False)
+        self.faults += 1
+        what = "the quorum: " if quorum else ""
+        names = ", ".join(f"{sid}{' (leader)' if sid == leader else ''}" for sid in victims)
+        self._note(f"kill -9 {what}ZooKeeper server{'s' if len(victims) > 1 else ''} {names} for {delay:.1f}s")
+        return True
+
+    def _tick_zookeeper(self) -> None:
+        if self.zk_fault is None:
+            return
+        kind, killed, restart_at, since, restarted = self.zk_fault
+        now = time.monotonic()
+        if not restarted:
+            if now < restart_at:
+                return
+            for sid in killed:
+                launcher.zookeeper_start(self.dir, sid, wait=False)
+            self.zk_fault = (kind, killed, restart_at, since, True)
+            self._note(f"restart ZooKeeper server{'s' if len(killed) > 1 else ''} "
+                       f"{', '.join(map(str, killed))} ({now - since:.1f}s after the kill)")
+            return
+        modes = self.zk_modes()
+        if all(m in ("leader", "follower") for m in modes.values()):
+            self.zk_windows.append((kind, since, now))
+            self.zk_fault = None
+            self._note(f"ZooKeeper serving again on every server ({now - since:.1f}s after the kill)")
 
     def _cut_link(self, partition: int, up: list[int]) -> bool:
         """A link fault on the leader of ``partition`` (or a random broker): cut off from

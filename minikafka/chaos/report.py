@@ -53,15 +53,26 @@ class Summary:
     txn_failures: int = 0
     txn_fenced: int = 0
     txn_violations: int = 0
+    # On a ZooKeeper ensemble (-1 otherwise): ZooKeeper faults injected, and the longest time
+    # without any acknowledgement overlapping a time one server was down / the quorum was lost
+    # (from the kill until the restarted servers serve again)
+    zk_server_faults: int = -1
+    zk_quorum_faults: int = -1
+    zk_server_unavailable_ms: int = -1
+    zk_quorum_unavailable_ms: int = -1
 
     def line(self) -> str:
         """The one-line report."""
         txn = "" if self.txn_commits < 0 else (
             f"transactions={self.txn_commits} aborted={self.txn_aborts} failed={self.txn_failures} "
             f"fenced={self.txn_fenced} violations={self.txn_violations} ")
+        zk = "" if self.zk_server_faults < 0 else (
+            f"zk_server_faults={self.zk_server_faults} zk_quorum_faults={self.zk_quorum_faults} "
+            f"zk_server_unavailable_ms={self.zk_server_unavailable_ms} "
+            f"zk_quorum_unavailable_ms={self.zk_quorum_unavailable_ms} ")
         return (f"acked={self.acked} lost={self.lost} duplicated={self.duplicated} {txn}faults={self.faults} "
                 f"leader_elections={self.leader_elections} unclean={self.unclean} "
-                f"longest_unavailable_ms={self.longest_unavailable_ms} ok={'true' if self.ok else 'false'}")
+                f"longest_unavailable_ms={self.longest_unavailable_ms} {zk}ok={'true' if self.ok else 'false'}")
 
     def details(self) -> str:
         """Several lines: the faults injected and every problem found."""

@@ -34,12 +34,30 @@ from .links import ClusterLinks, LinkFaultError, Links, check_available, unavail
 from .nemesis import Nemesis
 from .report import Summary, dump_timeline
 
-SCENARIOS = ("random", "kip101")
+SCENARIOS = ("random", "kip101", "zookeeper")
 TRUNCATIONS = ("leader_epoch", "high_watermark")
 
 # The fault phase ends with a problem when no fault could be injected for this long
 # (faults wait for brokers to come back, and the kip101 scenario for full ISRs).
 STALL_S = 90.0
+
+
+def _zookeeper_figures(summary: Summary, nemesis: Nemesis, workload: Clients) -> None:
+    """The ZooKeeper faults of the run and the longest time without any acknowledgement
+    that overlaps a ZooKeeper fault window, per kind (one server, the quorum)."""
+    with workload.lock:
+        acks = sorted(op.completed_at for op in workload.history.produces
+                      if op.completed_at is not None and op.offset is not None)
+    points = [workload.started_at, *acks, workload.stopped_at or time.monotonic()]
+    longest = {"server": 0.0, "quorum": 0.0}
+    for kind, start, end in nemesis.zk_windows:
+        for a, b in zip(points, points[1:]):
+            if b >= start and a <= end:
+                longest[kind] = max(longest[kind], b - a)
+    summary.zk_server_faults = sum(1 for w in nemesis.zk_windows if w[0] == "server")
+    summary.zk_quorum_faults = sum(1 for w in nemesis.zk_windows if w[0] == "quorum")
+    summary.zk_server_unavailable_ms = int(longest["server"] * 1000)
+    summary.zk_quorum_unavailable_ms = int(longest["quorum"] * 1000)
 
 
 def run(*, dir: str | None = None, storage: str = "disk", truncation: str = "leader_epoch", seed: int = 0,
@@ -48,7 +66,7 @@ def run(*, dir: str | None = None, storage: str = "disk", truncation: str = "lea
         heal_timeout_s: float = 120.0, topic: str | None = None, keep: bool = False,
         broker_configs: dict[str, str] | None = None, log: Callable[[str], None] | None = None,
         idempotence: bool = True, link_faults: bool | None = None, transactions: int = 0,
-        copiers: int = 2) -> Summary:
+        copiers: int = 2, zookeeper_nodes: int = 1) -> Summary:
     """Run the fault-injection suite and return its :class:`Summary`.
 
     ``dir``: use the cluster recorded there (started there if none runs); default a new
@@ -62,6 +80,9 @@ def run(*, dir: str | None = None, storage: str = "disk", truncation: str = "lea
     consume-transform-produce workload (:mod:`minikafka.chaos.copier`) over that many
     input records per partition, with ``copiers`` copiers copying at most ``rate``
     records per second each, and check exactly-once (:mod:`minikafka.faults.txn_checker`).
+    ``zookeeper_nodes``: ZooKeeper servers of a cluster started here; on an ensemble
+    (3) the nemesis kills ZooKeeper servers too, and the summary gives the longest
+    unavailability while one server was down and while the quorum was lost.
     """
     if truncation not in TRUNCATIONS:
         raise ValueError(f"truncation must be one of {TRUNCATIONS}")
@@ -105,7 +126,7 @@ def run(*, dir: str | None = None, storage: str = "disk", truncation: str = "lea
                 wrap = ClusterLinks.wrap_for(links)
             log(f"starting a 3-broker cluster in {dir} (storage {storage}, truncation {truncation}"
                 f"{', link faults on' if links else ''})")
-            start_cluster(dir, storage, configs, wrap=wrap)
+            start_cluster(dir, storage, configs, wrap=wrap, zookeeper_nodes=zookeeper_nodes)
             started_here = True
         state = load(dir)
         brokers = {b: (s.host, s.port) for b, s in state.brokers.items()}
@@ -131,6 +152,8 @@ def run(*, dir: str | None = None, storage: str = "disk", truncation: str = "lea
 
         nemesis = Nemesis(dir, zk, topic, partitions, rng, storage, session_ms, log, scenario, interval_s,
                           links=ClusterLinks(links, state) if links is not None else None)
+        if scenario == "zookeeper" and not nemesis.zk_servers:
+            raise ValueError("the zookeeper scenario needs a ZooKeeper ensemble (zookeeper_nodes=3)")
         events = EventCollector(brokers, since=time.time(), skip=nemesis.unreachable)
         events.start()
         plan = Workload.spread(topic, partitions, producers, consumers, rate=rate, duplicates_allowed=not idempotence)
@@ -195,6 +218,8 @@ def run(*, dir: str | None = None, storage: str = "disk", truncation: str = "lea
             log("stopping producers")
             workload.stop_producers()
             summary.longest_unavailable_ms = workload.longest_gap_ms()
+            if nemesis.zk_servers:
+                _zookeeper_figures(summary, nemesis, workload)
 
         # -- replicas identical up to the HW (they converge once producing stops)
         for t in [topic, f"{topic}-out"] if copy is not None else [topic]:

@@ -80,10 +80,19 @@ def port_number(text: str) -> int:
 # ---------------------------------------------------------------- zookeeper / broker
 
 def cmd_zookeeper(args: argparse.Namespace) -> int:
-    """Run a standalone ZooKeeper in the foreground."""
-    from ..zk.launcher import run_foreground
+    """Run a standalone ZooKeeper, or one member of an ensemble, in the foreground."""
+    from ..zk.launcher import parse_server, run_foreground
 
-    return run_foreground(args.port, args.data_dir, args.bind)
+    if args.server:
+        try:
+            ids = [parse_server(spec)[0] for spec in args.server]
+        except ValueError as exc:
+            raise ClientError(f"--server: {exc}") from None
+        if args.server_id is None or args.server_id not in ids:
+            raise ClientError(f"--server-id must be one of the --server ids ({', '.join(map(str, ids))})")
+    elif args.server_id is not None:
+        raise ClientError("--server-id needs the ensemble's --server lines")
+    return run_foreground(args.port, args.data_dir, args.bind, server_id=args.server_id, servers=args.server or None)
 
 
 def broker_config(args: argparse.Namespace, read_secret: bool = True) -> BrokerConfig:
@@ -236,10 +245,16 @@ def cmd_cluster_up(args: argparse.Namespace) -> int:
         timeout_s=args.timeout, on_progress=lambda message: print(f"{message} ...", flush=True),
         kafka_base_port=args.kafka_base_port, kafka=not args.no_kafka, zookeeper_acl=not args.no_zookeeper_acl,
         on_warning=lambda message: print(f"minikafka: warning: {message}", file=sys.stderr, flush=True),
+        zookeeper_nodes=args.zookeeper_nodes, zookeeper_chroot=args.zookeeper_chroot,
     )
     zk = state.zookeeper
-    zk_note = "external" if zk.external else f"pid {zk.pid}"
-    print(f"zookeeper   {zk.connect:<22} {zk_note}")
+    if zk.servers:
+        for server in zk.servers:
+            print(f"zookeeper {server.id} 127.0.0.1:{server.client_port:<12} pid {server.pid}")
+        print(f"zookeeper.connect: {zk.connect}")
+    else:
+        zk_note = "external" if zk.external else f"pid {zk.pid}"
+        print(f"zookeeper   {zk.connect:<22} {zk_note}")
     for bid, b in sorted(state.brokers.items()):
         kafka = f"  kafka {b.kafka_endpoint}" if b.kafka_endpoint else ""
         print(f"broker {bid:<4} {b.endpoint:<22} pid {b.pid:<8} dashboard http://{b.host}:{b.port}/{kafka}")
@@ -268,6 +283,10 @@ def cmd_cluster_status(args: argparse.Namespace) -> int:
     serving = "serving" if zk["serving"] else "NOT answering"
     pid = f"pid {zk['pid']}" if zk["pid"] else "no pid"
     print(f"zookeeper {zk['connect']}  {pid}  {zk['process']}  {serving}")
+    if len(st["zookeeper_servers"]) > 1:
+        for server in st["zookeeper_servers"]:
+            print(f"  zookeeper server {server['id']}  127.0.0.1:{server['client_port']}  "
+                  f"pid {server['pid'] or '-'}  {server['mode']}")
     if st["controller"] is not None:
         print(f"controller: broker {st['controller']} (controller epoch {st['controller_epoch']})")
     elif zk["serving"]:
@@ -293,7 +312,10 @@ def status_view(st: dict) -> watch.View:
         watch.Column("ZK STATE"), watch.Column("CONTROLLER"), watch.Column("CTRL EPOCH"),
     ], [("zookeeper", (zk["connect"], str(zk["pid"] or "-"), zk["process"],
                        "serving" if zk["serving"] else "NOT answering", controller,
-                       "-" if st["controller_epoch"] is None else str(st["controller_epoch"])))])
+                       "-" if st["controller_epoch"] is None else str(st["controller_epoch"])))]
+       + [(f"zookeeper-{s['id']}", (f"  server {s['id']} 127.0.0.1:{s['client_port']}", str(s["pid"] or "-"),
+                                    "running" if s["pid"] else "dead", s["mode"], "", ""))
+          for s in st.get("zookeeper_servers", []) if len(st.get("zookeeper_servers", [])) > 1])
     brokers = watch.Grid("brokers", [
         watch.Column("BROKER"), watch.Column("PID"), watch.Column("PROCESS"), watch.Column("REGISTERED"),
         watch.Column("CTRL"), watch.Column("ENDPOINT", ratio=1, min_width=8),
@@ -356,6 +378,25 @@ def cmd_cluster_start(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_cluster_zookeeper_kill(args: argparse.Namespace) -> int:
+    """SIGKILL one ZooKeeper server."""
+    from ..cluster import launcher
+
+    pid = launcher.zookeeper_kill(args.dir, args.server_id)
+    print(f"sent SIGKILL to ZooKeeper server {args.server_id} (pid {pid})")
+    return 0
+
+
+def cmd_cluster_zookeeper_start(args: argparse.Namespace) -> int:
+    """Restart one ZooKeeper server."""
+    from ..cluster import launcher
+
+    server = launcher.zookeeper_start(args.dir, args.server_id, wait=not args.no_wait, timeout_s=args.timeout)
+    done = "started" if args.no_wait else "started and serving"
+    print(f"ZooKeeper server {args.server_id} {done} (pid {server.pid}) at 127.0.0.1:{server.client_port}")
+    return 0
+
+
 def cmd_cluster_stop(args: argparse.Namespace) -> int:
     """Stop one broker gracefully (SIGTERM)."""
     from ..cluster import launcher
@@ -395,7 +436,15 @@ def _add_cluster_parsers(sub: argparse._SubParsersAction) -> None:
     up = csub.add_parser("up", parents=[dir_parent], help="start ZooKeeper and N brokers",
                          description="Start ZooKeeper and N brokers on 127.0.0.1 in the background.")
     up.add_argument("--brokers", type=positive_int, default=3, help="number of brokers (default 3)")
-    up.add_argument("--zookeeper-port", type=port_number, default=2181, help="ZooKeeper client port (default 2181)")
+    up.add_argument("--zookeeper-port", type=port_number, default=2181,
+                    help="ZooKeeper client port (default 2181); of server 1 in an ensemble")
+    up.add_argument("--zookeeper-nodes", type=positive_int, default=1,
+                    help="ZooKeeper servers: 1 (default) runs a standalone server, 3 or 5 an ensemble whose "
+                         "other ports are free ports chosen at start; the brokers' zookeeper.connect names "
+                         "every server")
+    up.add_argument("--zookeeper-chroot", metavar="PATH", default="",
+                    help="keep the cluster's znodes under PATH (e.g. /kafka) of our ZooKeeper: the brokers' "
+                         "zookeeper.connect ends with it, as Kafka's does (HOST:PORT,HOST:PORT/kafka)")
     up.add_argument("--base-port", type=port_number, default=9092,
                     help="port of broker 1; broker N listens on base+N-1 (default 9092); keep the ports below "
                          "32768, where Linux's ephemeral port range starts (cluster up warns when the default "
@@ -464,6 +513,23 @@ def _add_cluster_parsers(sub: argparse._SubParsersAction) -> None:
     resume.add_argument("broker_id", type=broker_id, metavar="ID", help="the broker id (broker.id), e.g. 2")
     resume.set_defaults(func=cmd_cluster_resume)
 
+    zk = csub.add_parser("zookeeper", help="kill or restart one ZooKeeper server",
+                         description="Crash (SIGKILL) or restart one server of the cluster's ZooKeeper, by its "
+                                     "id (1..N of `cluster up --zookeeper-nodes N`; a single ZooKeeper is 1). "
+                                     "`cluster status` shows each server's mode.")
+    zsub = zk.add_subparsers(dest="zookeeper_command", metavar="COMMAND", required=True, parser_class=ArgumentParser)
+    zkill = zsub.add_parser("kill", parents=[dir_parent], help="SIGKILL one ZooKeeper server",
+                            description="SIGKILL one ZooKeeper server by its recorded pid; its data stays.")
+    zkill.add_argument("server_id", type=positive_int, metavar="ID", help="the server id (its myid), e.g. 2")
+    zkill.set_defaults(func=cmd_cluster_zookeeper_kill)
+    zstart = zsub.add_parser("start", parents=[dir_parent], help="restart a killed ZooKeeper server",
+                             description="Start a killed ZooKeeper server again with its recorded command line "
+                                         "and data, and wait until it serves (rejoined the quorum).")
+    zstart.add_argument("server_id", type=positive_int, metavar="ID", help="the server id (its myid), e.g. 2")
+    zstart.add_argument("--no-wait", action="store_true", help="do not wait for it to serve")
+    zstart.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for it (default 60)")
+    zstart.set_defaults(func=cmd_cluster_zookeeper_start)
+
 
 def build_parser() -> ArgumentParser:
     """The full ``minikafka`` argument parser."""
@@ -473,16 +539,22 @@ def build_parser() -> ArgumentParser:
     parser.add_argument("--version", action="version", version=f"minikafka {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True, parser_class=ArgumentParser)
 
-    zk = sub.add_parser("zookeeper", help="run a standalone ZooKeeper in the foreground",
+    zk = sub.add_parser("zookeeper", help="run a standalone ZooKeeper (or an ensemble member) in the foreground",
                         description="Run a standalone Apache ZooKeeper (Java: the jars of the spark extra's "
                                     "pyspark wheel, or Debian's zookeeper package) on 127.0.0.1 (or --bind) in the "
-                                    "foreground, until Ctrl-C; `cluster up` starts one by itself.")
+                                    "foreground, until Ctrl-C, or with --server-id and --server lines one member "
+                                    "of an ensemble; `cluster up` starts them by itself.")
     zk.add_argument("--port", type=port_number, default=2181, help="client port (default 2181)")
     zk.add_argument("--bind", default="127.0.0.1", metavar="ADDRESS",
                     help="address to serve clients on (ZooKeeper's clientPortAddress; default 127.0.0.1, "
                          "loopback only): this host's IP, or 0.0.0.0, for brokers on other hosts")
     zk.add_argument("--data-dir", default=os.path.join(DEFAULT_DIR, "zookeeper"),
                     help="snapshots, transaction logs and zoo.cfg (default .minikafka/zookeeper)")
+    zk.add_argument("--server-id", type=positive_int, default=None, metavar="N",
+                    help="this server's id (its myid) in the ensemble the --server lines describe")
+    zk.add_argument("--server", action="append", default=[], metavar="N=HOST:PEER_PORT:ELECTION_PORT",
+                    help="one ensemble member, zoo.cfg's server.N line (repeat for each, this one included); "
+                         "without it the server is standalone")
     zk.set_defaults(func=cmd_zookeeper)
 
     broker = sub.add_parser("broker", help="run one broker in the foreground",

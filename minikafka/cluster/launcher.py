@@ -6,8 +6,9 @@ loopback, records them in the cluster folder's ``cluster.json`` (see
 broker registered under ``/brokers/ids``, a controller elected, and every broker
 answering ``POST /v1/api_versions``.  The other functions act on a recorded
 cluster: ``status``, ``down``, ``kill`` (SIGKILL / SIGTERM / SIGSTOP one broker),
-``start`` (restart a broker with the argv it was first started with) and
-``resume`` (SIGCONT).
+``start`` (restart a broker with the argv it was first started with),
+``resume`` (SIGCONT), and ``zookeeper_kill`` / ``zookeeper_start`` (one ZooKeeper
+server, by id: with ``up(zookeeper_nodes=3)`` ZooKeeper is a 3-server ensemble).
 
 Processes are always found by the pids recorded in cluster.json, never by name.
 """
@@ -27,12 +28,13 @@ from typing import Any, Callable
 from ..config import SENSITIVE_CONFIGS, BrokerConfig
 from ..errors import ClientError
 from ..zk import layout
-from ..zk.launcher import probe_client, split_connect, wait_until_serving
+from ..zk.launcher import probe_client, server_mode, split_connect, wait_until_serving
 from . import free_ports
 from .state import (
     DEFAULT_DIR,
     BrokerState,
     ClusterState,
+    ZooKeeperServer,
     ZooKeeperState,
     exists,
     load,
@@ -322,6 +324,16 @@ def _broker_argv(broker_id: int, connect: str, port: int, data_dir: str, storage
     return argv
 
 
+def _zookeeper_argv(server: ZooKeeperServer, servers: list[ZooKeeperServer]) -> list[str]:
+    """The command line of one ensemble member: ``minikafka zookeeper`` with its id and
+    the ``server.N`` line of every member."""
+    argv = [sys.executable, "-m", "minikafka", "zookeeper", "--port", str(server.client_port),
+            "--data-dir", server.data_dir or "", "--server-id", str(server.id)]
+    for s in servers:
+        argv += ["--server", f"{s.id}={HOST}:{s.peer_port}:{s.election_port}"]
+    return argv
+
+
 def _check_ready(state: ClusterState, procs: dict[int, subprocess.Popen], deadline: float,
                  on_progress: Callable[[str], None] | None = None) -> None:
     """Wait until every broker is registered and answers, and a controller exists."""
@@ -371,8 +383,17 @@ def up(dir: str | os.PathLike = DEFAULT_DIR, brokers: int = 3, zookeeper_port: i
        broker_configs: dict[str, str] | None = None, timeout_s: float = 60,
        on_progress: Callable[[str], None] | None = None, kafka_base_port: int | None = None,
        kafka: bool = True, wrap: Callable[[int], list[str]] | None = None,
-       on_warning: Callable[[str], None] | None = None, zookeeper_acl: bool = True) -> ClusterState:
+       on_warning: Callable[[str], None] | None = None, zookeeper_acl: bool = True,
+       zookeeper_nodes: int = 1, zookeeper_chroot: str = "") -> ClusterState:
     """Start ZooKeeper (unless ``zookeeper`` names an external one) and ``brokers`` brokers.
+
+    With ``zookeeper_nodes`` > 1 ZooKeeper is an ensemble of that many servers (ids
+    1..N): server 1 takes ``zookeeper_port`` as its client port, every other port (the
+    other client ports, each server's quorum and leader-election ports) is a free port
+    chosen now; the brokers get every server in their ``zookeeper.connect``.
+    ``zookeeper_chroot`` (``/kafka``) puts the cluster's znodes under that path of our
+    ZooKeeper, as a chroot at the end of Kafka's ``zookeeper.connect`` does
+    (``h1:p1,h2:p2,h3:p3/kafka``); it is created before the brokers start.
 
     Broker ids are 1..N listening on 127.0.0.1 ports ``base_port``..``base_port+N-1``
     (msgpack/HTTP and the dashboard) and, unless ``kafka`` is false, serving Kafka's
@@ -400,6 +421,16 @@ def up(dir: str | os.PathLike = DEFAULT_DIR, brokers: int = 3, zookeeper_port: i
         raise ClientError(f"--brokers must be at least 1, got {brokers}")
     if storage not in ("memory", "disk"):
         raise ClientError(f"--storage must be memory or disk, got {storage!r}")
+    if zookeeper_nodes < 1:
+        raise ClientError(f"--zookeeper-nodes must be at least 1, got {zookeeper_nodes}")
+    if zookeeper and zookeeper_nodes != 1:
+        raise ClientError("--zookeeper-nodes starts our own ensemble: it cannot be used with --zookeeper")
+    chroot = zookeeper_chroot.rstrip("/")
+    if zookeeper and chroot:
+        raise ClientError("--zookeeper-chroot is for our own ZooKeeper: give an external one's chroot at the "
+                          "end of --zookeeper (HOST:PORT/CHROOT)")
+    if chroot and (not chroot.startswith("/") or "//" in chroot or "," in chroot or ":" in chroot):
+        raise ClientError(f"--zookeeper-chroot must be a ZooKeeper path such as /kafka, got {zookeeper_chroot!r}")
     BrokerConfig(broker_id=1, zookeeper_connect="127.0.0.1:2181", storage=storage, settings=dict(configs))
     if exists(dir):
         old = load(dir)
@@ -428,6 +459,16 @@ def up(dir: str | os.PathLike = DEFAULT_DIR, brokers: int = 3, zookeeper_port: i
     warning = free_ports.ephemeral_warning(ports)
     if warning and on_warning:
         on_warning(warning)
+    servers: list[ZooKeeperServer] = []
+    if not zookeeper and zookeeper_nodes > 1:
+        taken = list(ports)
+        for sid in range(1, zookeeper_nodes + 1):
+            chosen = [zookeeper_port] if sid == 1 else []
+            while len(chosen) < 3:
+                chosen.append(free_ports.free_port(avoid=taken + chosen, host=HOST))
+            taken += chosen
+            servers.append(ZooKeeperServer(id=sid, client_port=chosen[0], peer_port=chosen[1],
+                                           election_port=chosen[2]))
 
     progress = on_progress or (lambda message: None)
     folder = Path(dir)
@@ -436,8 +477,15 @@ def up(dir: str | os.PathLike = DEFAULT_DIR, brokers: int = 3, zookeeper_port: i
     deadline = time.monotonic() + timeout_s
     if zookeeper:
         zk = ZooKeeperState(connect=zookeeper, port=None, pid=None, external=True)
+    elif servers:
+        zk = ZooKeeperState(connect=",".join(f"{HOST}:{s.client_port}" for s in servers) + chroot, port=zookeeper_port,
+                            pid=None, external=False, servers=servers)
+        for s in servers:
+            s.log = str(root / f"zookeeper-{s.id}.log")
+            s.data_dir = str(root / f"zookeeper-{s.id}")
+            s.argv = _zookeeper_argv(s, servers)
     else:
-        zk = ZooKeeperState(connect=f"{HOST}:{zookeeper_port}", port=zookeeper_port, pid=None, external=False,
+        zk = ZooKeeperState(connect=f"{HOST}:{zookeeper_port}{chroot}", port=zookeeper_port, pid=None, external=False,
                             log=str(root / "zookeeper.log"), data_dir=str(root / "zookeeper"))
     state = ClusterState(zookeeper=zk, storage=storage, brokers={}, dir=dir)
     try:
@@ -448,6 +496,22 @@ def up(dir: str | os.PathLike = DEFAULT_DIR, brokers: int = 3, zookeeper_port: i
             except TimeoutError as exc:
                 raise ClientError(str(exc)) from None
             _ensure_chroot(zk.connect)
+        elif zk.servers:
+            progress(f"starting a ZooKeeper ensemble of {len(zk.servers)} servers on {zk.connect}")
+            zk_procs = []
+            for server in zk.servers:
+                if storage == "memory":
+                    shutil.rmtree(server.data_dir or "", ignore_errors=True)
+                proc = _spawn(server.argv, server.log or os.devnull, append=False)
+                server.pid = proc.pid
+                zk_procs.append(proc)
+                save(state)
+            try:
+                wait_until_serving(zk.connect, timeout_s=max(deadline - time.monotonic(), 1),
+                                   alive=lambda: all(p.poll() is None for p in zk_procs))
+            except TimeoutError as exc:
+                tails = "; ".join(f"zookeeper-{s.id}.log: {log_tail(s.log, 3)}" for s in zk.servers)
+                raise ClientError(f"{exc}; {tails}") from None
         else:
             progress(f"starting ZooKeeper on {zk.connect}")
             if storage == "memory":
@@ -462,6 +526,8 @@ def up(dir: str | os.PathLike = DEFAULT_DIR, brokers: int = 3, zookeeper_port: i
                                    alive=lambda: proc.poll() is None)
             except TimeoutError as exc:
                 raise ClientError(f"{exc}; last lines of {zk.log}: {log_tail(zk.log)}") from None
+        if not zk.external and chroot:
+            _ensure_chroot(zk.connect)
 
         progress(f"starting {brokers} broker{'s' if brokers != 1 else ''} on ports {base_port}-{base_port + brokers - 1}")
         secret_file = cluster_secret_file(root)
@@ -497,7 +563,16 @@ def _data_dirs(dir: str | os.PathLike) -> list[Path]:
     folder = Path(dir)
     if not folder.is_dir():
         return []
-    return [folder / "zookeeper"] + sorted(p for p in folder.glob("broker-*") if p.is_dir())
+    return ([folder / "zookeeper"] + sorted(p for p in folder.glob("zookeeper-*") if p.is_dir())
+            + sorted(p for p in folder.glob("broker-*") if p.is_dir()))
+
+
+def _data_name(folder: str) -> str:
+    if folder == "zookeeper":
+        return "ZooKeeper's data"
+    if folder.startswith("zookeeper-"):
+        return f"ZooKeeper server {folder.removeprefix('zookeeper-')}'s data"
+    return f"{folder}'s logs"
 
 
 def leftovers(dir: str | os.PathLike, brokers: int, external_zookeeper: bool = False) -> list[str]:
@@ -505,14 +580,14 @@ def leftovers(dir: str | os.PathLike, brokers: int, external_zookeeper: bool = F
     data and broker logs that are not empty (a sentence fragment each)."""
     out = []
     for path in _data_dirs(dir):
-        if path.name == "zookeeper" and external_zookeeper:
+        if path.name.startswith("zookeeper") and external_zookeeper:
             continue
         if path.name.startswith("broker-") and not path.name.removeprefix("broker-").isdigit():
             continue
         if path.name.startswith("broker-") and int(path.name.removeprefix("broker-")) > brokers:
             continue
         if path.is_dir() and any(path.iterdir()):
-            out.append("ZooKeeper's data" if path.name == "zookeeper" else f"{path.name}'s logs")
+            out.append(_data_name(path.name))
     return out
 
 
@@ -528,7 +603,7 @@ def wipe(dir: str | os.PathLike) -> list[str]:
     for path in _data_dirs(dir):
         if path.exists():
             shutil.rmtree(path)
-            wiped.append("ZooKeeper's data" if path.name == "zookeeper" else f"{path.name}'s logs")
+            wiped.append(_data_name(path.name))
     return wiped
 
 
@@ -560,17 +635,45 @@ def _ensure_chroot(connect: str) -> None:
 
 # ---------------------------------------------------------------- status
 
+def _zk_process(zk: ZooKeeperState) -> str:
+    """``external``, or the state of our ZooKeeper's process (of an ensemble: ``running``
+    while any of its servers runs, else ``dead``)."""
+    if zk.external:
+        return "external"
+    if zk.servers:
+        states = [proc_state(s.pid) for s in zk.servers]
+        return "running" if "running" in states else ("stopped" if "stopped" in states else "dead")
+    return proc_state(zk.pid)
+
+
+def zookeeper_servers(zk: ZooKeeperState) -> list[dict]:
+    """One ``{id, client_port, pid, mode}`` per server of our ZooKeeper, ``mode`` read
+    from the server's own ``srvr`` answer (see :func:`minikafka.zk.launcher.server_mode`:
+    leader, follower, standalone, looking, or down when its process is gone or it does not
+    answer).  A single server is id 1; an external ZooKeeper gives an empty list."""
+    if zk.external:
+        return []
+    servers = zk.servers or [ZooKeeperServer(id=1, client_port=zk.port or 0, peer_port=0, election_port=0,
+                                             pid=zk.pid)]
+    rows = []
+    for s in servers:
+        alive = _alive(s.pid)
+        rows.append({"id": s.id, "client_port": s.client_port, "pid": s.pid if alive else None,
+                     "mode": server_mode(HOST, s.client_port) if alive else "down"})
+    return rows
+
+
 def status(dir: str | os.PathLike = DEFAULT_DIR) -> dict:
     """A snapshot of the recorded cluster: processes and what ZooKeeper says.
 
-    Returns ``{"dir", "storage", "zookeeper": {...}, "controller", "controller_epoch",
-    "registered", "brokers": [{"id", "endpoint", "pid", "process", "alive",
-    "registered", "controller", "log", ...}]}``.  ``registered`` is None when
-    ZooKeeper could not be read.
+    Returns ``{"dir", "storage", "zookeeper": {...}, "zookeeper_servers": [{"id",
+    "client_port", "pid", "mode"}], "controller", "controller_epoch", "registered",
+    "brokers": [{"id", "endpoint", "pid", "process", "alive", "registered", "controller",
+    "log", ...}]}``.  ``registered`` is None when ZooKeeper could not be read.
     """
     state = load(dir)
     zk = state.zookeeper
-    zk_process = "external" if zk.external else proc_state(zk.pid)
+    zk_process = _zk_process(zk)
     serving, ids, controller, epoch = False, None, None, None
     if zk_process != "dead":  # our ZooKeeper is gone: do not wait for a connection
         with _ZkReader(zk.connect) as reader:
@@ -602,6 +705,7 @@ def status(dir: str | os.PathLike = DEFAULT_DIR) -> dict:
             "alive": None if zk.external else zk_process != "dead",
             "serving": serving, "log": zk.log,
         },
+        "zookeeper_servers": zookeeper_servers(zk),
         "controller": controller,
         "controller_epoch": epoch,
         "registered": registered,
@@ -615,7 +719,7 @@ def _stop_all(state: ClusterState) -> dict[str, str]:
     """Stop every recorded process (controller broker last, ZooKeeper after the brokers)."""
     results: dict[str, str] = {}
     order = sorted(state.brokers)
-    if any(_alive(b.pid) for b in state.brokers.values()) and (state.zookeeper.external or _alive(state.zookeeper.pid)):
+    if any(_alive(b.pid) for b in state.brokers.values()) and _zk_process(state.zookeeper) != "dead":
         with _ZkReader(state.zookeeper.connect, timeout_s=2.0) as reader:
             controller = reader.controller()
         order.sort(key=lambda bid: bid == controller)
@@ -624,7 +728,11 @@ def _stop_all(state: ClusterState) -> dict[str, str]:
         results[f"broker {bid}"] = stop_pid(b.pid)
         b.pid = None
         save(state)
-    if not state.zookeeper.external:
+    for server in state.zookeeper.servers:
+        results[f"zookeeper {server.id}"] = stop_pid(server.pid)
+        server.pid = None
+        save(state)
+    if not state.zookeeper.external and not state.zookeeper.servers:
         results["zookeeper"] = stop_pid(state.zookeeper.pid)
         state.zookeeper.pid = None
         save(state)
@@ -632,10 +740,12 @@ def _stop_all(state: ClusterState) -> dict[str, str]:
 
 
 def down(dir: str | os.PathLike = DEFAULT_DIR) -> dict[str, str]:
-    """Stop the brokers (SIGTERM, SIGKILL after 15 s) then our ZooKeeper; keep the logs.
+    """Stop the brokers (SIGTERM, SIGKILL after 15 s) then our ZooKeeper (every server of
+    an ensemble); keep the logs.
 
     Returns what happened to each process: ``{"broker 1": "stopped", ...,
-    "zookeeper": "stopped"}`` (or ``"killed"`` / ``"not running"``).
+    "zookeeper": "stopped"}`` (an ensemble: ``"zookeeper 1"``, ``"zookeeper 2"``...;
+    each ``"stopped"``, ``"killed"`` or ``"not running"``).
     """
     return _stop_all(load(dir))
 
@@ -698,7 +808,7 @@ def check_startable(dir: str | os.PathLike, broker_id: int) -> tuple[ClusterStat
     if not b.argv:
         raise ClientError(f"cluster.json has no command line for broker {broker_id}")
     zk = state.zookeeper
-    if not zk.external and not _alive(zk.pid):
+    if _zk_process(zk) == "dead":
         raise ClientError(f"ZooKeeper of cluster {dir} is not running: run `minikafka cluster down{_dir_flag(dir)}` "
                           f"then `minikafka cluster up`")
     return state, b
@@ -741,3 +851,72 @@ def start(dir: str | os.PathLike, broker_id: int, wait: bool = True, timeout_s: 
             time.sleep(POLL_S * 2)
     finally:
         reader.close()
+
+
+# ---------------------------------------------------------------- one ZooKeeper server
+
+def _zk_server(state: ClusterState, server_id: int) -> ZooKeeperServer:
+    """Our ZooKeeper server ``server_id``: an ensemble member, or server 1 standing for a
+    single ZooKeeper; ClientError for an external ZooKeeper or an unknown id."""
+    zk = state.zookeeper
+    if zk.external:
+        raise ClientError(f"cluster {state.dir} uses an external ZooKeeper ({zk.connect}): it runs no server "
+                          "of its own")
+    if not zk.servers:
+        if server_id != 1:
+            raise ClientError(f"no ZooKeeper server {server_id} in cluster {state.dir} (it runs one server, 1; "
+                              "start an ensemble with `cluster up --zookeeper-nodes 3`)")
+        return ZooKeeperServer(id=1, client_port=zk.port or 0, peer_port=0, election_port=0, pid=zk.pid,
+                               log=zk.log, data_dir=zk.data_dir,
+                               argv=[sys.executable, "-m", "minikafka", "zookeeper", "--port", str(zk.port),
+                                     "--data-dir", zk.data_dir or ""])
+    return zk.server(server_id)
+
+
+def _record_zk_pid(state: ClusterState, server_id: int, pid: int | None) -> None:
+    if state.zookeeper.servers:
+        state.zookeeper.server(server_id).pid = pid
+    else:
+        state.zookeeper.pid = pid
+    save(state)
+
+
+def zookeeper_kill(dir: str | os.PathLike, server_id: int) -> int:
+    """SIGKILL ZooKeeper server ``server_id`` (by its recorded pid) and wait until it is
+    gone; return its pid.  Its data folder stays: :func:`zookeeper_start` brings it back."""
+    state = load(dir)
+    server = _zk_server(state, server_id)
+    if not _alive(server.pid):
+        raise ClientError(f"ZooKeeper server {server_id} is not running: start it with "
+                          f"`minikafka cluster zookeeper start {server_id}{_dir_flag(dir)}`")
+    assert server.pid is not None
+    _signal(server.pid, signal.SIGKILL)
+    _wait_dead(server.pid, 5.0)
+    return server.pid
+
+
+def zookeeper_start(dir: str | os.PathLike, server_id: int, wait: bool = True,
+                    timeout_s: float = 60) -> ZooKeeperServer:
+    """Restart ZooKeeper server ``server_id`` with its recorded command line and data
+    folder (its log is appended to).  With ``wait`` it returns once the server answers
+    ``srvr`` as serving (leader, follower or standalone: it rejoined a quorum)."""
+    state = load(dir)
+    server = _zk_server(state, server_id)
+    if _alive(server.pid):
+        raise ClientError(f"ZooKeeper server {server_id} is already running (pid {server.pid})")
+    proc = _spawn(server.argv, server.log or os.devnull, append=True)
+    server.pid = proc.pid
+    _record_zk_pid(state, server_id, proc.pid)
+    if not wait:
+        return server
+    deadline = time.monotonic() + timeout_s
+    while server_mode(HOST, server.client_port) not in ("leader", "follower", "standalone"):
+        code = proc.poll()
+        if code is not None:
+            raise ClientError(f"ZooKeeper server {server_id} exited during start-up (status {code}); "
+                              f"last lines of {server.log}: {log_tail(server.log)}")
+        if time.monotonic() >= deadline:
+            raise ClientError(f"ZooKeeper server {server_id} (pid {proc.pid}) does not serve after {timeout_s:g} s "
+                              f"(it needs a quorum: a majority of the servers running); see {server.log}")
+        time.sleep(POLL_S * 2)
+    return server

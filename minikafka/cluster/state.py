@@ -13,6 +13,16 @@ clients' default ``--bootstrap-server`` read it.  Example::
                        "kafka_port": 29092}}}
 
 A ``pid`` of ``null`` means the process is not running (stopped by ``down``).
+
+With ``cluster up --zookeeper-nodes 3`` the ``zookeeper`` entry describes the
+ensemble: ``connect`` lists every server (``127.0.0.1:P1,127.0.0.1:P2,127.0.0.1:P3``),
+its own ``pid`` is null, and ``servers`` holds one entry per server::
+
+    "servers": [{"id": 1, "client_port": 2181, "peer_port": 2888, "election_port": 3888,
+                 "pid": 123, "log": ".../zookeeper-1.log", "data_dir": ".../zookeeper-1",
+                 "argv": ["python", "-m", "minikafka", "zookeeper", ...]}, ...]
+
+(``servers`` is empty for a single server or an external ZooKeeper.)
 """
 from __future__ import annotations
 
@@ -28,8 +38,23 @@ STATE_FILE = "cluster.json"
 
 
 @dataclass
+class ZooKeeperServer:
+    """One member of the cluster's ZooKeeper ensemble and the argv that starts it."""
+
+    id: int
+    client_port: int
+    peer_port: int
+    election_port: int
+    pid: int | None = None
+    log: str | None = None
+    data_dir: str | None = None
+    argv: list[str] = field(default_factory=list)
+
+
+@dataclass
 class ZooKeeperState:
-    """The cluster's ZooKeeper: ours (``pid`` set) or an external one (``external``)."""
+    """The cluster's ZooKeeper: ours (``pid`` set), an ensemble of ours (``servers``)
+    or an external one (``external``)."""
 
     connect: str
     port: int | None = None
@@ -37,6 +62,20 @@ class ZooKeeperState:
     external: bool = False
     log: str | None = None
     data_dir: str | None = None
+    servers: list[ZooKeeperServer] = field(default_factory=list)
+
+    def server(self, server_id: int) -> ZooKeeperServer:
+        """The ensemble member with this id, or a ClientError listing the known ids."""
+        for s in self.servers:
+            if s.id == server_id:
+                return s
+        known = ", ".join(str(s.id) for s in self.servers)
+        what = f"(servers: {known})" if known else "(it runs no ensemble: start one with --zookeeper-nodes 3)"
+        raise ClientError(f"no ZooKeeper server {server_id} in this cluster {what}")
+
+    def pids(self) -> list[int]:
+        """The recorded pids of our ZooKeeper server(s)."""
+        return [p for p in [self.pid, *(s.pid for s in self.servers)] if p]
 
 
 @dataclass
@@ -84,7 +123,9 @@ class ClusterState:
 
     @classmethod
     def from_json(cls, data: dict, dir: str | os.PathLike = DEFAULT_DIR) -> "ClusterState":
-        zk = ZooKeeperState(**data["zookeeper"])
+        zk_data = dict(data["zookeeper"])
+        servers = [ZooKeeperServer(**s) for s in zk_data.pop("servers", [])]
+        zk = ZooKeeperState(**zk_data, servers=servers)
         brokers = {}
         for key, b in data.get("brokers", {}).items():
             broker = BrokerState(**b)
@@ -102,9 +143,7 @@ class ClusterState:
     def pids(self) -> list[int]:
         """Every recorded pid (brokers and our ZooKeeper)."""
         out = [b.pid for b in self.brokers.values() if b.pid]
-        if self.zookeeper.pid:
-            out.append(self.zookeeper.pid)
-        return out
+        return out + self.zookeeper.pids()
 
 
 def state_path(dir: str | os.PathLike) -> Path:

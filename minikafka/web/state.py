@@ -19,6 +19,10 @@ assembled by the broker that serves the page.
 * :meth:`WebState.cluster_state` gives each partition's last stable offset (LSO) and
   open transactions as its leader reports them, and lists the open transactions of every
   broker's transaction coordinator (``list_transactions`` and ``describe_transactions``).
+* :meth:`WebState.cluster_state` gives each broker's ZooKeeper session state (connected,
+  suspended, lost: from its ``replica_state`` answer) and each ZooKeeper server's mode
+  (leader, follower, standalone, looking or down: the server's own ``srvr`` answer) for
+  every server of the serving broker's ``zookeeper.connect``.
 * :meth:`WebState.events` merges this broker's events with those of the other live
   brokers (the ``events`` API, as ``cluster=true`` does) and keeps what it fetched, so
   the events of a broker that died later stay on the timeline.
@@ -32,6 +36,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from ..errors import KafkaError
+from ..zk.launcher import server_mode, split_connect
 from ..zk.layout import is_internal_topic
 
 if TYPE_CHECKING:
@@ -49,6 +54,8 @@ MAX_CACHED_EVENTS = 2000
 # ZooKeeper; the page polls every 500 ms).
 CONFIG_TTL_S = 3.0
 CONFIG_TIMEOUT_S = 2.0
+# How long a ZooKeeper server may take to answer ``srvr`` before it is shown as down.
+ZK_MODE_TIMEOUT_S = 0.4
 # Rates are the counters' difference over the samples of the last RATE_WINDOW_S seconds
 # (at least RATE_MIN_SPAN_S apart), so they fall back to 0 this long after traffic stops.
 RATE_WINDOW_S = 3.0
@@ -125,6 +132,7 @@ class WebState:
         self.configs: dict[str, tuple[float, list[dict]]] = {}
         self.config_errors: dict[str, str] = {}
         self.rates = RateTracker()
+        self.zk_sessions: dict[int, str] = {}  # broker id -> its ZooKeeper session state as it last said
 
     # -- helpers ----------------------------------------------------------------------
     def _call(self, host: str, port: int, api: str, body: dict) -> Any:
@@ -155,7 +163,7 @@ class WebState:
 
         async def ask(bid: int, host: str, port: int) -> dict:
             if bid == b.broker_id:
-                return {"replicas": b.local_replicas()}
+                return {"replicas": b.local_replicas(), "zookeeper_session": b.zookeeper_session()}
             return await self._call(host, port, "replica_state", {})
 
         ids = sorted(live)
@@ -169,7 +177,22 @@ class WebState:
                 errors[bid] = f"{ans.__class__.__name__}: {ans}" if not isinstance(ans, KafkaError) else str(ans)
                 continue
             states[bid] = {(r["topic"], r["partition"]): r for r in ans.get("replicas") or ()}
+            self.zk_sessions[bid] = ans.get("zookeeper_session") or ""
         return states, errors
+
+    async def _zookeeper(self) -> dict:
+        """The serving broker's zookeeper.connect and each of its servers' mode."""
+        hosts, chroot = split_connect(self.view.zookeeper_connect)
+        servers = []
+        for item in [h.strip() for h in hosts.split(",") if h.strip()]:
+            host, _, port = item.rpartition(":")
+            try:
+                servers.append((host.strip("[]") or item, int(port)))
+            except ValueError:
+                continue
+        modes = await asyncio.gather(*(asyncio.to_thread(server_mode, h, p, ZK_MODE_TIMEOUT_S) for h, p in servers))
+        return {"connect": self.view.zookeeper_connect, "chroot": chroot,
+                "servers": [{"host": h, "port": p, "mode": m} for (h, p), m in zip(servers, modes)]}
 
     async def _refresh_configs(self, topics: set[str]) -> None:
         """Ask describe_configs (of the serving broker) again for the topics whose configs
@@ -400,9 +423,9 @@ class WebState:
             })
 
         self.rates.forget_except({(p["topic"], p["partition"]) for p in partitions})
-        groups, transactions = await asyncio.gather(
+        groups, transactions, zookeeper = await asyncio.gather(
             self._groups(live, {(p["topic"], p["partition"]): p["high_watermark"] for p in partitions}),
-            self._transactions(live))
+            self._transactions(live), self._zookeeper())
         ids = sorted(set(live) | assigned | set(self.known))
         # A page served on the external listener names the addresses its reader can reach
         # (Docker's host: localhost:9092-9094, not broker-N:19092).
@@ -417,6 +440,7 @@ class WebState:
                 "id": i, "host": host, "port": port, "alive": alive,
                 "kafka": f"{k_host}:{k_port}" if k_host else None,
                 "responding": i in states, "error": errors.get(i, ""),
+                "zookeeper_session": self.zk_sessions.get(i, "") if i in states else "",
                 "controller": i == controller_id and alive,
                 "serving": i == b.broker_id,
                 "leader_of": sum(1 for p in partitions if p["leader"] == i and not p["offline"]),
@@ -431,6 +455,7 @@ class WebState:
             "live_brokers": sorted(live),
             "dead_brokers": [i for i in ids if i not in live],
             "brokers": brokers,
+            "zookeeper": zookeeper,
             "partitions": partitions,
             "topics": self._topics(partitions),
             "groups": groups,

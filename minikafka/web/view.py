@@ -40,3 +40,5 @@ class BrokerView:
     # the listener wants a user and password and got none or wrong ones
     authenticate: Callable[[Mapping[str, str], dict | None], str]
     acls_enabled: bool = False  # an authorizer is on: the record browser would read around the ACLs
+    zookeeper_session: Callable[[], str] = lambda: ""  # this broker's: connected, suspended, lost
+    zookeeper_connect: str = ""  # zookeeper.connect: the dashboard asks each server its mode

@@ -7,9 +7,10 @@ ZooKeeper is a Java program.  minikafka finds it in one of two places:
 2. Debian's ``zookeeper`` package (``/usr/share/java/zookeeper.jar`` and the jars
    beside it).
 
-The server is standalone (one node), listens on loopback only, and keeps its
-snapshots and transaction logs in a data folder that also holds the ``zoo.cfg``
-and ``log4j2.xml`` this module writes.  Use ``--zookeeper HOST:PORT`` anywhere
+The server is standalone (one node) or, given the ``server.N`` lines of an
+ensemble, one member of a quorum; it listens on loopback only, and keeps its
+snapshots and transaction logs in a data folder that also holds the ``zoo.cfg``,
+``myid`` (ensemble members) and ``log4j2.xml`` this module writes.  Use ``--zookeeper HOST:PORT`` anywhere
 in the CLI to use an existing ZooKeeper instead.
 """
 from __future__ import annotations
@@ -29,6 +30,13 @@ from typing import Callable
 from ..errors import ClientError
 
 MAIN_CLASS = "org.apache.zookeeper.server.ZooKeeperServerMain"
+QUORUM_MAIN_CLASS = "org.apache.zookeeper.server.quorum.QuorumPeerMain"
+# The four-letter words a server answers: ``srvr`` and ``mntr`` tell its mode.
+FOUR_LETTER_WORDS = "srvr,mntr,ruok,stat"
+# Ensemble members: ticks a follower may take to connect and sync to the leader, and to
+# stay in sync with it.
+INIT_LIMIT_TICKS = 10
+SYNC_LIMIT_TICKS = 5
 DEBIAN_ZOOKEEPER_JAR = Path("/usr/share/java/zookeeper.jar")
 HOW_TO_GET_ZOOKEEPER = (
     "install the spark extra (pip install 'minikafka[spark]'), "
@@ -105,16 +113,34 @@ def find_zookeeper_classpath() -> str:
     raise ClientError("ZooKeeper's jars were not found: " + HOW_TO_GET_ZOOKEEPER)
 
 
-def write_config(port: int, data_dir: str | os.PathLike, bind: str = DEFAULT_BIND) -> Path:
+def parse_server(spec: str) -> tuple[int, str, int, int]:
+    """``"2=127.0.0.1:2888:3888"`` -> ``(2, "127.0.0.1", 2888, 3888)``: one ``server.N``
+    line of an ensemble (id, host, quorum port, leader-election port).  Raises ValueError."""
+    sid, eq, rest = spec.partition("=")
+    parts = rest.split(":")
+    if not eq or len(parts) != 3:
+        raise ValueError(f"expected ID=HOST:PEER_PORT:ELECTION_PORT, got {spec!r}")
+    server_id, peer, election = int(sid), int(parts[1]), int(parts[2])
+    if not 1 <= server_id <= 255 or not (0 < peer < 65536 and 0 < election < 65536):
+        raise ValueError(f"bad server id or port in {spec!r}")
+    return server_id, parts[0], peer, election
+
+
+def write_config(port: int, data_dir: str | os.PathLike, bind: str = DEFAULT_BIND, *,
+                 server_id: int | None = None, servers: list[str] | None = None) -> Path:
     """Write ``zoo.cfg`` and ``log4j2.xml`` into ``data_dir`` (created if needed); return zoo.cfg.
 
     ZooKeeper serves clients on ``bind``:``port`` (``clientPortAddress``; 127.0.0.1 by
-    default, another address of this host to let brokers on other hosts in)."""
+    default, another address of this host to let brokers on other hosts in).  With
+    ``servers`` (``"N=HOST:PEER:ELECTION"`` each, see :func:`parse_server`) the server is
+    member ``server_id`` of that ensemble: zoo.cfg gets the ``server.N`` lines and
+    ``data_dir``/myid holds ``server_id``."""
     folder = Path(data_dir).resolve()
     folder.mkdir(parents=True, exist_ok=True)
     cfg = folder / "zoo.cfg"
+    what = f"member {server_id} of an ensemble of {len(servers)}" if servers else "a standalone ZooKeeper"
     lines = [
-        f"# Written by minikafka: a standalone ZooKeeper on {bind}.",
+        f"# Written by minikafka: {what} on {bind}.",
         f"tickTime={TICK_TIME_MS}",
         f"minSessionTimeout={MIN_SESSION_TIMEOUT_MS}",
         f"maxSessionTimeout={MAX_SESSION_TIMEOUT_MS}",
@@ -122,24 +148,35 @@ def write_config(port: int, data_dir: str | os.PathLike, bind: str = DEFAULT_BIN
         f"clientPort={int(port)}",
         f"clientPortAddress={bind}",
         "admin.enableServer=false",
-        "4lw.commands.whitelist=ruok,stat,srvr",
+        f"4lw.commands.whitelist={FOUR_LETTER_WORDS}",
         "maxClientCnxns=0",
-        "",
     ]
-    cfg.write_text("\n".join(lines))
+    if servers:
+        if server_id is None:
+            raise ValueError("an ensemble member needs its server id")
+        parsed = [parse_server(spec) for spec in servers]
+        if server_id not in {sid for sid, *_ in parsed}:
+            raise ValueError(f"server id {server_id} is not among the ensemble's servers")
+        lines += [f"initLimit={INIT_LIMIT_TICKS}", f"syncLimit={SYNC_LIMIT_TICKS}"]
+        lines += [f"server.{sid}={host}:{peer}:{election}" for sid, host, peer, election in parsed]
+        (folder / "myid").write_text(f"{server_id}\n")
+    cfg.write_text("\n".join(lines + [""]))
     (folder / "log4j2.xml").write_text(_LOG4J2_XML)
     return cfg
 
 
-def zookeeper_command(port: int, data_dir: str | os.PathLike, bind: str = DEFAULT_BIND) -> list[str]:
-    """The argv that runs ZooKeeper on ``bind``:``port`` (default 127.0.0.1) with its data in ``data_dir``.
+def zookeeper_command(port: int, data_dir: str | os.PathLike, bind: str = DEFAULT_BIND, *,
+                      server_id: int | None = None, servers: list[str] | None = None) -> list[str]:
+    """The argv that runs ZooKeeper on ``bind``:``port`` (default 127.0.0.1) with its data in
+    ``data_dir`` (as member ``server_id`` of the ensemble ``servers`` when given, see
+    :func:`write_config`).
 
     Writes ``zoo.cfg`` and ``log4j2.xml`` into ``data_dir`` as a side effect.
     Raises :class:`ClientError` when java or ZooKeeper's jars are missing.
     """
     java = find_java()
     classpath = find_zookeeper_classpath()
-    cfg = write_config(port, data_dir, bind)
+    cfg = write_config(port, data_dir, bind, server_id=server_id, servers=servers)
     folder = cfg.parent
     return [
         java,
@@ -153,19 +190,20 @@ def zookeeper_command(port: int, data_dir: str | os.PathLike, bind: str = DEFAUL
         "-Dzookeeper.maxCnxns=10000",
         "-cp",
         classpath,
-        MAIN_CLASS,
+        QUORUM_MAIN_CLASS if servers else MAIN_CLASS,
         str(cfg),
     ]
 
 
-def run_foreground(port: int, data_dir: str | os.PathLike, bind: str = DEFAULT_BIND) -> int:
+def run_foreground(port: int, data_dir: str | os.PathLike, bind: str = DEFAULT_BIND, *,
+                   server_id: int | None = None, servers: list[str] | None = None) -> int:
     """Run ZooKeeper in the foreground until it exits; return its exit status.
 
     On POSIX the current process *becomes* java (``os.execv``), so its pid is the
     server's pid and SIGTERM/SIGKILL reach ZooKeeper directly.  Elsewhere java runs
     as a child and SIGTERM/SIGINT are forwarded to it.
     """
-    argv = zookeeper_command(port, data_dir, bind)
+    argv = zookeeper_command(port, data_dir, bind, server_id=server_id, servers=servers)
     sys.stdout.flush()
     sys.stderr.flush()
     if os.name == "posix":
@@ -226,6 +264,19 @@ def four_letter_word(host: str, port: int, word: str, timeout_s: float = 1.0) ->
         return b"".join(chunks).decode(errors="replace")
     except OSError:
         return None
+
+
+def server_mode(host: str, port: int, timeout_s: float = 1.0) -> str:
+    """What a ZooKeeper server says it is, from its own ``srvr`` answer: ``leader``,
+    ``follower`` or ``standalone``; ``looking`` when it answers but does not serve (an
+    ensemble member without a quorum, electing); ``down`` when nothing answers."""
+    reply = four_letter_word(host, port, "srvr", timeout_s)
+    if reply is None or not reply.strip():
+        return "down"
+    for line in reply.splitlines():
+        if line.startswith("Mode:"):
+            return line.partition(":")[2].strip() or "looking"
+    return "looking"
 
 
 def _host_ports(hosts: str) -> list[tuple[str, int]]:

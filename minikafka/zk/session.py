@@ -27,6 +27,16 @@ def secure_acl(user: str, password: str) -> list:
     return [make_digest_acl(user, password, all=True), make_acl("world", "anyone", read=True)]
 
 
+# How a disconnected session looks for a server again: every server of the connect string
+# in turn, at most RECONNECT_MAX_DELAY_S apart, forever, as ZooKeeper's Java client (and so
+# Kafka) does.  kazoo's default backs off to 60 s: a broker disconnected for longer than a
+# few session timeouts (an ensemble without its quorum) would come back after the
+# ensemble had given its session a fresh timeout and expired it.
+RECONNECT_MAX_DELAY_S = 1.0
+CONNECTION_RETRY = {"max_tries": -1, "delay": 0.1, "backoff": 2, "max_jitter": 0.2,
+                    "max_delay": RECONNECT_MAX_DELAY_S}
+
+
 class ZkSession:
     """One ZooKeeper session used from one asyncio loop."""
 
@@ -44,9 +54,13 @@ class ZkSession:
             auth = [("digest", f"{user}:{password}")]
             acl = secure_acl(user, password)
         self.secure_acl = acl
-        self.client = KazooClient(hosts=connect, timeout=session_timeout_ms / 1000.0, auth_data=auth, default_acl=acl)
+        self.client = KazooClient(hosts=connect, timeout=session_timeout_ms / 1000.0, auth_data=auth, default_acl=acl,
+                                  connection_retry=dict(CONNECTION_RETRY))
         self.loop: asyncio.AbstractEventLoop | None = None
         self._state_callbacks: list[Callable[[str], Any]] = []
+        # kazoo's last word on the session, for the dashboard: connecting, connected,
+        # suspended (disconnected: ZooKeeper may still keep the session) or lost (expired)
+        self.session_state = "connecting"
         self.watches: set[Watch] = set()  # live (not cancelled) watches of this session
 
     async def start(self, timeout_s: float = 15.0) -> None:
@@ -81,6 +95,8 @@ class ZkSession:
         self._state_callbacks.append(callback)
 
     def _on_state(self, state: str) -> None:
+        self.session_state = {"CONNECTED": "connected", "SUSPENDED": "suspended", "LOST": "lost"}.get(
+            str(state), str(state).lower())
         if self.loop is None:
             return
         for cb in self._state_callbacks:

@@ -38,3 +38,21 @@ def test_short_transactional_chaos_run_copies_exactly_once(tmp_path):
     assert summary.txn_commits > 0 and summary.txn_aborts > 0, report
     assert summary.txn_violations == 0 and summary.lost == 0 and summary.duplicated == 0, report
     assert summary.ok and " violations=0 " in summary.line(), report
+
+
+def test_short_chaos_run_on_a_zookeeper_ensemble_loses_nothing_through_server_kills(tmp_path):
+    """ZooKeeper server kills on a 3-server ensemble (one server, the leader half the
+    time, or the quorum) under acks=all load: nothing acknowledged lost, every server and
+    broker back, and the summary gives the unavailability of each kind."""
+    lines: list[str] = []
+    # seed 2 draws one server kill, then a quorum loss
+    summary = chaos.run(dir=str(tmp_path / "cluster"), storage="memory", truncation="leader_epoch", seed=2,
+                        faults=2, interval_s=(1.0, 2.0), rate=100.0, scenario="zookeeper", zookeeper_nodes=3,
+                        link_faults=False, log=lines.append)
+    report = summary.line() + "\n" + summary.details()
+    print(report)
+    assert summary.faults == 2, report
+    assert summary.zk_server_faults == 1 and summary.zk_quorum_faults == 1, report
+    assert summary.acked > 0 and summary.lost == 0 and summary.duplicated == 0, report
+    assert summary.healed and summary.ok, report
+    assert " zk_quorum_unavailable_ms=" in summary.line(), report

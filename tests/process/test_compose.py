@@ -47,11 +47,16 @@ def _docker_compose(tmp_path: Path, *args: str, env: dict[str, str] | None = Non
                           capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
 
 
+def _defaults(command: list[str]) -> list[str]:
+    """The command as compose runs it without variables set: ``${NAME:-default}`` is the default."""
+    return [re.sub(r"\$\{[A-Z_]+:-([^}]*)\}", r"\1", arg) for arg in command]
+
+
 def _broker_args(service: dict):
     command = service["command"]
     assert isinstance(command, list), "broker commands are lists, not shell strings"
     assert command[0] == "broker"
-    return build_parser().parse_args(command)
+    return build_parser().parse_args(_defaults(command))
 
 
 BIND_DEFAULT = "${MINIKAFKA_BIND:-127.0.0.1}"
@@ -75,7 +80,7 @@ def test_docker_compose_config_accepts_the_file_offline(tmp_path):
     assert r.returncode == 0, r.stderr
     normalized = yaml.safe_load(r.stdout)
     assert set(normalized["services"]) == {"zookeeper", "cluster-secret", "broker-1", "broker-2", "broker-3", "spark",
-                                        "spark-kafka"}
+                                        "spark-kafka", "zookeeper-2", "zookeeper-3"}
     for name, (_, port) in BROKERS.items():
         assert _normalized_ports(normalized["services"][name]) == \
             [("127.0.0.1", port, port), ("127.0.0.1", port + 20000, port + 20000)]
@@ -102,8 +107,21 @@ def _normalized_ports(service: dict) -> list[tuple[str, int, int]]:
 def test_docker_compose_knows_the_spark_profile(tmp_path):
     r = _docker_compose(tmp_path, "--profile", "spark", "config", "--services")
     assert r.returncode == 0, r.stderr
-    assert set(r.stdout.split()) == {"zookeeper", "cluster-secret", "broker-1", "broker-2", "broker-3", "spark",
-                                        "spark-kafka"}
+    assert set(r.stdout.split()) - {"zookeeper-2", "zookeeper-3"} == {
+        "zookeeper", "cluster-secret", "broker-1", "broker-2", "broker-3", "spark", "spark-kafka"}
+
+
+def test_docker_compose_knows_the_zookeeper_ensemble_profile(tmp_path):
+    r = _docker_compose(tmp_path, "--profile", "zookeeper-ensemble", "config", "--services")
+    assert r.returncode == 0, r.stderr
+    assert {"zookeeper", "zookeeper-2", "zookeeper-3", "broker-1"} <= set(r.stdout.split()), r.stdout
+    servers = "server.1=zookeeper:2888:3888;2181 server.2=zookeeper-2:2888:3888;2181 server.3=zookeeper-3:2888:3888;2181"
+    r = _docker_compose(tmp_path, "--profile", "zookeeper-ensemble", "config",
+                        env={"MINIKAFKA_ZOO_SERVERS": servers,
+                             "MINIKAFKA_ZOOKEEPER_CONNECT": "zookeeper:2181,zookeeper-2:2181,zookeeper-3:2181"})
+    assert r.returncode == 0, r.stderr
+    assert "--zookeeper=zookeeper:2181,zookeeper-2:2181,zookeeper-3:2181" in r.stdout
+    assert r.stdout.count("server.2=zookeeper-2:2888:3888;2181") == 3  # every server's ZOO_SERVERS
 
 
 def test_docker_compose_is_installed():
@@ -116,8 +134,9 @@ def test_docker_compose_is_installed():
 def test_services_and_profiles(compose):
     services = compose["services"]
     assert set(services) == {"zookeeper", "cluster-secret", "broker-1", "broker-2", "broker-3", "spark",
-                                        "spark-kafka"}
+                                        "spark-kafka", "zookeeper-2", "zookeeper-3"}
     assert services["spark"]["profiles"] == services["spark-kafka"]["profiles"] == ["spark"]
+    assert services["zookeeper-2"]["profiles"] == services["zookeeper-3"]["profiles"] == ["zookeeper-ensemble"]
     for name in ("zookeeper", *BROKERS):
         assert "profiles" not in services[name], f"{name} must start with a plain `docker compose up`"
     for name, service in services.items():
@@ -180,7 +199,9 @@ def test_external_ports_are_distinct(compose):
 @pytest.mark.process
 @pytest.mark.parametrize("name", sorted(BROKERS))
 def test_broker_command_passes_check_config(compose, name):
-    command = compose["services"][name]["command"]
+    # as compose runs it without variables set: ${NAME:-default} is the default
+    command = _defaults(compose["services"][name]["command"])
+    assert "--zookeeper=zookeeper:2181" in command
     r = run_cli(*command, "--check-config")
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith(f"config ok: broker {BROKERS[name][0]} listens on 0.0.0.0:19092 (advertised {name}:19092)")

@@ -133,6 +133,10 @@ def test_dashboard_shows_controller_isr_and_a_leader_failover(make_cluster, page
     expect(page.locator(f"#broker-{controller}")).to_have_attribute("data-controller", "true")
     for b in handle.brokers:
         expect(page.locator(f"#broker-{b}")).to_have_attribute("data-alive", "true")
+        expect(page.locator(f"#broker-{b}")).to_have_attribute("data-zookeeper-session", "connected")
+    # the ZooKeeper server and its mode, from its own srvr answer
+    zk_port = handle.zk_connect.split(":")[-1]
+    expect(page.locator(f'.zk-server[data-endpoint="127.0.0.1:{zk_port}"]')).to_have_attribute("data-mode", "standalone")
 
     # every partition: leader, epoch, replicas in AR order and ISR, and a bar per replica at the HW
     desc = describe(handle.bootstrap, "orders")

@@ -101,6 +101,20 @@ def test_status_and_group_views_fit_80_columns():
     assert dead.notes == ["Consumer group 'billing' does not exist."]
 
 
+def test_status_view_has_a_row_per_zookeeper_server_of_an_ensemble():
+    st = {"zookeeper": {"connect": "127.0.0.1:2181,127.0.0.1:2182,127.0.0.1:2183", "pid": None,
+                        "process": "running", "serving": True},
+          "zookeeper_servers": [{"id": 1, "client_port": 2181, "pid": 11, "mode": "follower"},
+                                {"id": 2, "client_port": 2182, "pid": None, "mode": "down"},
+                                {"id": 3, "client_port": 2183, "pid": 13, "mode": "leader"}],
+          "controller": 1, "controller_epoch": 1, "brokers": []}
+    rows = dict(status_view(st).grids[0].rows)
+    assert rows["zookeeper-2"] == ("  server 2 127.0.0.1:2182", "-", "dead", "down", "", "")
+    assert rows["zookeeper-3"][3] == "leader"
+    single = {**st, "zookeeper_servers": [{"id": 1, "client_port": 2181, "pid": 11, "mode": "standalone"}]}
+    assert [key for key, _ in status_view(single).grids[0].rows] == ["zookeeper"]
+
+
 def test_run_watch_shows_an_error_of_one_round_and_keeps_the_last_answer():
     answers = [topics_view([_topic()]), ClientError("no broker answered"), topics_view([_topic(hw=1001)])]
 

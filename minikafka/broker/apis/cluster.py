@@ -43,7 +43,8 @@ class ClusterApis:
 
     def __init__(self, config: BrokerConfig, metadata: MetadataCache, endpoints: Endpoints, security: Security,
                  topic_admin: TopicAdmin, replicas: ReplicaManager, metrics: Metrics, events: deque[dict],
-                 cluster_id: Callable[[], str], call: PeerCall) -> None:
+                 cluster_id: Callable[[], str], call: PeerCall,
+                 zookeeper_session: Callable[[], str] = lambda: "") -> None:
         self.config = config
         self.broker_id = config.broker_id
         self.metadata = metadata
@@ -55,6 +56,7 @@ class ClusterApis:
         self.events_log = events
         self.cluster_id = cluster_id
         self.call = call
+        self.zookeeper_session = zookeeper_session  # connected, suspended, lost (replica_state tells it)
 
     async def metadata_(self, req: MetadataRequest, ctx: RequestContext) -> MetadataResponse:
         """Brokers for the request's listener, the controller, and each topic's partitions
@@ -150,4 +152,5 @@ class ClusterApis:
             visible: dict[str, bool] = {}
             states = [r for r in states if visible.setdefault(
                 r["topic"], self.security.allowed("Describe", "Topic", r["topic"], quiet=True))]
-        return ReplicaStateResponse(broker_id=self.broker_id, replicas=[decode_ReplicaState(r) for r in states])
+        return ReplicaStateResponse(broker_id=self.broker_id, zookeeper_session=self.zookeeper_session(),
+                                    replicas=[decode_ReplicaState(r) for r in states])

@@ -323,6 +323,8 @@ _api(
     ),
     (
         F("broker_id", "int"),
+        F("zookeeper_session", "str", "this broker's ZooKeeper session: connected, suspended (disconnected, "
+          "the session may live on), lost (expired) or connecting", default=""),
         F("replicas", [Struct("ReplicaState", (
             F("topic", "str"), F("partition", "int"), F("role", "str", "leader, follower or offline"),
             F("leader", "int"), F("leader_epoch", "int"), F("log_start_offset", "int"),

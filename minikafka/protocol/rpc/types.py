@@ -802,16 +802,17 @@ def encode_ReplicaState(o: ReplicaState) -> dict:
 class ReplicaStateResponse:
     """The msgpack API's ReplicaStateResponse."""
     broker_id: int
+    zookeeper_session: str = ''
     replicas: list[ReplicaState]
     error: KafkaError | None = None
 
 
 def decode_ReplicaStateResponse(m: dict) -> ReplicaStateResponse:
-    return ReplicaStateResponse(broker_id=m['broker_id'], replicas=[decode_ReplicaState(x0) for x0 in m['replicas']], error=_error_of(m))
+    return ReplicaStateResponse(broker_id=m['broker_id'], zookeeper_session=m['zookeeper_session'], replicas=[decode_ReplicaState(x0) for x0 in m['replicas']], error=_error_of(m))
 
 
 def encode_ReplicaStateResponse(o: ReplicaStateResponse) -> dict:
-    return {'broker_id': o.broker_id, 'replicas': [encode_ReplicaState(x0) for x0 in o.replicas], **_error_fields(o.error)}
+    return {'broker_id': o.broker_id, 'zookeeper_session': o.zookeeper_session, 'replicas': [encode_ReplicaState(x0) for x0 in o.replicas], **_error_fields(o.error)}
 
 
 @dataclass(slots=True, kw_only=True)

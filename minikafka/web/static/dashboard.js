@@ -102,7 +102,7 @@ function renderState(s) {
   updateRecordChoices(s.partitions);
 
   const key = JSON.stringify({ c: s.controller, b: s.brokers, p: s.partitions, g: s.groups,
-                               t: (s.transactions || {}).open });
+                               t: (s.transactions || {}).open, z: s.zookeeper });
   if (key === lastStateKey) return;
   lastStateKey = key;
 
@@ -115,6 +115,9 @@ function renderState(s) {
 
   const list = $("brokers");
   list.replaceChildren(...s.brokers.map(renderBroker));
+  $("zookeeper-servers").replaceChildren(...((s.zookeeper || {}).servers || []).map((z) =>
+    el("span", { class: `zk-server zk-${z.mode}`, "data-mode": z.mode, "data-endpoint": `${z.host}:${z.port}`,
+                 text: `${z.host}:${z.port} ${z.mode}` })));
 
   const sum = $("summary");
   sum.dataset.partitions = s.summary.partitions;
@@ -220,9 +223,14 @@ function renderBroker(b) {
   if (b.alive && !b.responding) badges.push(el("span", { class: "badge slow", text: "not responding", title: b.error }));
   if (b.controller) badges.push(el("span", { class: "badge ctl", text: "controller" }));
   if (b.serving) badges.push(el("span", { class: "badge you", text: "serving this page" }));
+  if (b.zookeeper_session && b.zookeeper_session !== "connected") {
+    badges.push(el("span", { class: "badge zk-session", text: `ZooKeeper ${b.zookeeper_session}`,
+                             title: "its ZooKeeper session: suspended = disconnected, lost = expired" }));
+  }
   return el("li", {
     class: "broker", id: `broker-${b.id}`, "data-broker-id": b.id, "data-alive": b.alive,
     "data-controller": b.controller, "data-responding": b.responding, "data-serving": b.serving,
+    "data-zookeeper-session": b.zookeeper_session || "",
   },
     el("div", { class: "name" }, `broker ${b.id}`),
     el("div", { class: "endpoint" }, b.host ? `${b.host}:${b.port}` : "endpoint unknown"),
