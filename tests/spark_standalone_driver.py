@@ -8,8 +8,10 @@ builds one SparkSession on the given master, waits for 2 executors, then answers
 command per line of stdin (JSON) with one line ``RESULT {json}`` on stdout (or
 ``ERROR message``):
 
-* ``{"op": "read", "bootstrap": B, "topic": T}``: every record of T with
-  ``format("minikafka")`` and ``kafka.isolation.level=read_committed``, as
+* ``{"op": "read", "bootstrap": B, "topic": T, "fmt": F}``: every record of T with
+  ``format(F)`` (``minikafka``, the default, or Spark's own ``kafka``: the session has
+  spark-sql-kafka-0-10, which the executors fetch from the driver) and
+  ``kafka.isolation.level=read_committed``, as
   ``{"records": [[partition, offset, value], ...], "tasks": [{pid, executor_id}, ...]}``:
   the pid of the Python worker that handled each Spark partition and the id of the
   executor JVM it runs under;
@@ -42,9 +44,9 @@ def executor_of(pid: int) -> str | None:
     return None
 
 
-def read(spark, bootstrap: str, topic: str) -> dict:
-    df = (spark.read.format("minikafka").option("kafka.bootstrap.servers", bootstrap)
-          .option("subscribe", topic).option("kafka.isolation.level", "read_committed").load())
+def read(spark, bootstrap: str, topic: str, fmt: str = "minikafka") -> dict:
+    df = (spark.read.format(fmt).option("kafka.bootstrap.servers", bootstrap).option("subscribe", topic)
+          .option("startingOffsets", "earliest").option("kafka.isolation.level", "read_committed").load())
 
     def tag(rows):
         import os as _os
@@ -79,8 +81,11 @@ def main() -> int:
     from pyspark.sql import SparkSession
 
     import minikafka.spark
+    from minikafka.spark.kafka_jars import session_configs
 
     builder = SparkSession.builder
+    for key, value in session_configs().items():  # Spark's own format("kafka")
+        builder = builder.config(key, value)
     for key, value in minikafka.spark.driver_address(master).items():  # loopback: the executors are here
         builder = builder.config(key, value)
     spark = (builder.master(master).appName("minikafka-standalone-test")

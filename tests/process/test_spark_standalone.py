@@ -165,6 +165,17 @@ def test_a_leader_killed_between_two_reads(driver, cluster):
                      60, interval_s=0.5, message="broker 1 back in the ISR")
 
 
+def test_sparks_own_kafka_format_through_the_executors(driver, cluster):
+    """format("kafka") on the brokers' Kafka listeners: the executors load spark-sql-kafka-0-10
+    from the driver and read what minikafka's consumer reads."""
+    topic = new_topic(cluster.bootstrap, partitions=3, prefix="standalone-kafka")
+    produce(cluster.bootstrap, topic, [{"value": f"k{i}".encode(), "partition": i % 3} for i in range(900)])
+    read = driver.call("read", bootstrap=cluster.kafka_bootstrap, topic=topic, fmt="kafka")
+    expected = sorted([p, o, v.decode()] for _, p, o, _, v, _, _ in consume_committed(cluster.bootstrap, topic))
+    assert sorted(read["records"]) == expected and len(expected) == 900
+    assert {t["executor_id"] for t in read["tasks"]} <= set(driver.call("info")["executors"])
+
+
 def test_the_sink_writes_through_the_executors(driver, cluster):
     sink = new_topic(cluster.bootstrap, partitions=2, prefix="standalone-sink")
     driver.call("write", bootstrap=cluster.bootstrap, topic=sink, rows=2000)
