@@ -10,9 +10,11 @@ a real cluster.
 from __future__ import annotations
 
 import json
+import queue
 import re
 import subprocess
 import sys
+import threading
 import urllib.request
 from collections import Counter
 from pathlib import Path
@@ -30,27 +32,46 @@ DRIVER = Path(__file__).resolve().parents[1] / "spark_standalone_driver.py"
 
 
 class Driver:
-    """The driver process: one JSON command per line in, one ``RESULT`` line out."""
+    """The driver process: one JSON command per line in, one ``RESULT`` line out.  A thread
+    reads its stdout, so that a driver that hangs fails the test after ``timeout_s``."""
 
-    def __init__(self, master_url: str, log: Path) -> None:
+    def __init__(self, master_url: str, log: Path, timeout_s: float = 300) -> None:
+        self.timeout_s = timeout_s
         self.log = open(log, "wb")
+        self.log_path = log
         self.proc = subprocess.Popen([sys.executable, str(DRIVER), master_url], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=self.log, text=True, bufsize=1)
-        self.log_path = log
-        line = self._line()
-        assert line == "READY", line
+        self.lines: queue.Queue = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+        try:
+            line = self._line()
+            assert line == "READY", line
+        except BaseException:
+            self.proc.kill()  # its executors end with it
+            self.proc.wait(timeout=10)
+            self.log.close()
+            raise
+
+    def _read(self) -> None:
+        for line in self.proc.stdout:
+            if line.startswith(("READY", "RESULT ", "ERROR ")):
+                self.lines.put(line.rstrip("\n"))
+        self.lines.put(None)  # the driver exited
 
     def _line(self) -> str:
-        while True:
-            line = self.proc.stdout.readline()
-            if not line:
-                raise AssertionError(f"the driver exited ({self.proc.poll()}); its log: "
-                                     f"{self.log_path.read_text()[-3000:]}")
-            if line.startswith(("READY", "RESULT ", "ERROR ")):
-                return line.rstrip("\n")
+        try:
+            line = self.lines.get(timeout=self.timeout_s)
+        except queue.Empty:
+            raise AssertionError(f"the driver did not answer within {self.timeout_s:g} s; its log: "
+                                 f"{self.log_path.read_text()[-3000:]}") from None
+        if line is None:
+            raise AssertionError(f"the driver exited ({self.proc.wait()}); its log: "
+                                 f"{self.log_path.read_text()[-3000:]}")
+        return line
 
     def call(self, op: str, **args) -> dict:
         self.proc.stdin.write(json.dumps({"op": op, **args}) + "\n")
+        self.proc.stdin.flush()
         line = self._line()
         assert line.startswith("RESULT "), line
         return json.loads(line[len("RESULT "):])
