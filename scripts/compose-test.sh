@@ -2,8 +2,9 @@
 # Runs docker-compose.yml for real and walks the README's Docker steps: build, up, create
 # a topic, produce 1,000 records with acks=all, kill a broker and see its leaderships and
 # ISR places move, start it and see it rejoin, reach the dashboards and the Kafka listener
-# on the published ports, run the spark profile's job over the 1,000 committed records,
-# with format("minikafka") and with Spark's own format("kafka") (the image resolved
+# on the published ports, run the spark profile's job over the 1,000 committed records on
+# the profile's Spark standalone cluster (spark-master and spark-worker, started by the
+# first job), with format("minikafka") and with Spark's own format("kafka") (the image resolved
 # spark-sql-kafka-0-10 from Maven Central when it was built), and tear everything down (down -v).  Prints the time of each step and the image sizes.
 #
 #   scripts/compose-test.sh
@@ -183,7 +184,7 @@ all_healthy() {
 wait_until 120 "every broker healthy again (the spark service depends on it)" all_healthy
 out=$(c --profile spark run --rm spark 2>&1) || { echo "$out" | tail -30; fail "the spark job"; }
 echo "$out" | grep -q "topic demo: 1000 committed records" || { echo "$out" | tail -30; fail "spark did not read 1000 records"; }
-step "spark profile: the job read 1,000 committed records"
+step "spark profile: the job read 1,000 committed records (on spark-master + spark-worker)"
 out=$(c --profile spark run --rm spark-kafka 2>&1) || { echo "$out" | tail -30; fail "the spark-kafka job"; }
 echo "$out" | grep -q "topic demo: 1000 committed records .*(format kafka)" || { echo "$out" | tail -30; fail "Spark's format(\"kafka\") did not read 1000 records"; }
 step "spark profile: format(\"kafka\") read the same 1,000 records"

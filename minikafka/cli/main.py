@@ -21,7 +21,7 @@ from typing import Sequence
 
 from ..config import BrokerConfig, parse_overrides
 from ..errors import ClientError, InvalidConfigError, KafkaError
-from . import acl_commands, bench, client_commands, group_commands, reference_commands, scenario, sim, txn_commands, watch
+from . import acl_commands, bench, client_commands, group_commands, reference_commands, scenario, sim, spark_commands, txn_commands, watch
 from .common import broker_id, merge_named
 
 EXIT_USAGE = 2
@@ -607,6 +607,7 @@ def build_parser() -> ArgumentParser:
     scenario.add_parsers(sub)
     sim.add_parsers(sub)
     reference_commands.add_parsers(sub)
+    spark_commands.add_parsers(sub)
     return parser
 
 

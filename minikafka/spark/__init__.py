@@ -18,8 +18,8 @@ from typing import Any
 from .offsets import DataLossError
 from .options import OptionError, SourceOptions, parse_options
 
-__all__ = ["DataLossError", "MiniKafkaDataSource", "OptionError", "SourceOptions", "kafka_package", "local_session",
-           "parse_options", "register"]
+__all__ = ["DataLossError", "MiniKafkaDataSource", "OptionError", "SourceOptions", "driver_address", "kafka_package",
+           "local_session", "parse_options", "register"]
 
 
 def kafka_package() -> str:
@@ -54,11 +54,32 @@ def register(spark: Any) -> None:
     spark.dataSource.register(MiniKafkaDataSource)
 
 
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1", "[::1]")
+
+
+def driver_address(master: str) -> dict[str, str]:
+    """``spark.driver.host`` and ``spark.driver.bindAddress`` for ``master``: 127.0.0.1 when
+    every executor runs on this machine (``local``, ``local[N]``, a ``spark://`` master on
+    loopback), else nothing: Spark then advertises this machine's address to the executors."""
+    m = master.strip()
+    if m.startswith("local"):
+        loopback = True
+    elif m.startswith("spark://"):
+        hosts = [h.rsplit(":", 1)[0] for h in m[len("spark://"):].split(",")]
+        loopback = all(h in LOOPBACK_HOSTS for h in hosts)
+    else:
+        loopback = False
+    return {"spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1"} if loopback else {}
+
+
 def local_session(app_name: str = "minikafka", master: str = "local[2]", kafka: bool = False) -> Any:
     """A SparkSession on this machine with the ``minikafka`` format registered.
 
     Python workers run this interpreter (``PYSPARK_PYTHON``, unless already set), the UI
-    is off, the driver binds to 127.0.0.1 and shuffles use 2 partitions; logs at ERROR.
+    is off and shuffles use 2 partitions; logs at ERROR.  The driver binds to 127.0.0.1
+    when the master is on this machine (``local[...]``, ``spark://127.0.0.1:PORT`` of
+    ``minikafka spark-cluster up``); with another master it keeps Spark's default, this
+    machine's address, which the executors must reach (:func:`driver_address`).
     With ``kafka=True`` it also has Spark's own ``format("kafka")``: spark-sql-kafka-0-10
     for this PySpark, from ``spark.jars.packages`` or a folder of jars
     (``minikafka.spark.kafka_jars``).  Only the JVM's first session takes configs: ask
@@ -76,12 +97,12 @@ def local_session(app_name: str = "minikafka", master: str = "local[2]", kafka: 
 
         for key, value in session_configs().items():
             builder = builder.config(key, value)
+    for key, value in driver_address(master).items():
+        builder = builder.config(key, value)
     spark = (builder.master(master).appName(app_name)
              .config("spark.ui.enabled", "false")
              .config("spark.ui.showConsoleProgress", "false")
              .config("spark.sql.shuffle.partitions", "2")
-             .config("spark.driver.host", "127.0.0.1")
-             .config("spark.driver.bindAddress", "127.0.0.1")
              .getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
     register(spark)

@@ -80,7 +80,7 @@ def test_docker_compose_config_accepts_the_file_offline(tmp_path):
     assert r.returncode == 0, r.stderr
     normalized = yaml.safe_load(r.stdout)
     assert set(normalized["services"]) == {"zookeeper", "cluster-secret", "broker-1", "broker-2", "broker-3", "spark",
-                                        "spark-kafka", "zookeeper-2", "zookeeper-3"}
+                                        "spark-kafka", "spark-master", "spark-worker", "zookeeper-2", "zookeeper-3"}
     for name, (_, port) in BROKERS.items():
         assert _normalized_ports(normalized["services"][name]) == \
             [("127.0.0.1", port, port), ("127.0.0.1", port + 20000, port + 20000)]
@@ -108,7 +108,8 @@ def test_docker_compose_knows_the_spark_profile(tmp_path):
     r = _docker_compose(tmp_path, "--profile", "spark", "config", "--services")
     assert r.returncode == 0, r.stderr
     assert set(r.stdout.split()) - {"zookeeper-2", "zookeeper-3"} == {
-        "zookeeper", "cluster-secret", "broker-1", "broker-2", "broker-3", "spark", "spark-kafka"}
+        "zookeeper", "cluster-secret", "broker-1", "broker-2", "broker-3", "spark", "spark-kafka",
+        "spark-master", "spark-worker"}
 
 
 def test_docker_compose_knows_the_zookeeper_ensemble_profile(tmp_path):
@@ -134,8 +135,9 @@ def test_docker_compose_is_installed():
 def test_services_and_profiles(compose):
     services = compose["services"]
     assert set(services) == {"zookeeper", "cluster-secret", "broker-1", "broker-2", "broker-3", "spark",
-                                        "spark-kafka", "zookeeper-2", "zookeeper-3"}
-    assert services["spark"]["profiles"] == services["spark-kafka"]["profiles"] == ["spark"]
+                                        "spark-kafka", "spark-master", "spark-worker", "zookeeper-2", "zookeeper-3"}
+    for name in ("spark", "spark-kafka", "spark-master", "spark-worker"):
+        assert services[name]["profiles"] == ["spark"], name
     assert services["zookeeper-2"]["profiles"] == services["zookeeper-3"]["profiles"] == ["zookeeper-ensemble"]
     for name in ("zookeeper", *BROKERS):
         assert "profiles" not in services[name], f"{name} must start with a plain `docker compose up`"
@@ -246,6 +248,30 @@ def test_spark_job_service(compose):
     assert any(opts["--output"].startswith(path) for path in mounts), "the output lands on a volume"
     for name in BROKERS:
         assert spark["depends_on"][name]["condition"] == "service_healthy"
+    # the job is the driver of the profile's standalone cluster
+    assert opts["--master"] == "spark://spark-master:7077"
+    assert spark["depends_on"]["spark-worker"]["condition"] == "service_healthy"
+
+
+def test_spark_standalone_services(compose):
+    """spark-master and spark-worker run Spark's own Master and Worker from the spark image."""
+    master, worker = compose["services"]["spark-master"], compose["services"]["spark-worker"]
+    assert master["image"] == worker["image"] == "minikafka-spark:local"
+    assert "build" not in master and "build" not in worker
+    assert master["entrypoint"] == ["spark-class", "org.apache.spark.deploy.master.Master"]
+    assert worker["entrypoint"] == ["spark-class", "org.apache.spark.deploy.worker.Worker"]
+    m = dict(zip(master["command"][::2], master["command"][1::2]))
+    assert (m["--host"], m["--port"]) == ("spark-master", "7077")
+    assert worker["command"][-1] == f"spark://spark-master:{m['--port']}"
+    w = dict(zip(worker["command"][:-1:2], worker["command"][1:-1:2]))
+    assert w["--memory"] == "1g", "one executor of Spark's default spark.executor.memory fits"
+    assert w["--work-dir"].startswith("/tmp/"), "the image's user may write there"
+    assert worker["depends_on"]["spark-master"]["condition"] == "service_healthy"
+    health = worker["healthcheck"]["test"]
+    assert health[0] == "CMD-SHELL" and "spark_healthcheck.py spark-master:" + m["--webui-port"] + " 1" in health[1]
+    # executors write the jobs' Parquet output where the driver (the job's container) sees it
+    assert worker["volumes"] == compose["services"]["spark"]["volumes"]
+    assert "ports" not in master and "ports" not in worker, "the Spark cluster stays inside the compose network"
 
 
 def test_spark_kafka_job_service(compose):
@@ -257,6 +283,7 @@ def test_spark_kafka_job_service(compose):
     opts = dict(zip(command[::2], command[1::2]))
     assert opts["--format"] == "kafka" and opts["--topic"] == "demo"
     assert opts["--bootstrap-server"].split(",") == [f"{name}:39092" for name in sorted(BROKERS)]
+    assert opts["--master"] == "spark://spark-master:7077"
     assert job["depends_on"] == spark["depends_on"] and job["volumes"] == spark["volumes"]
 
 
