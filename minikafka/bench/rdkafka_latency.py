@@ -2,7 +2,8 @@
 
     python -m minikafka.bench.rdkafka_latency --bootstrap HOST:PORT --topic T --rate 1000 --seconds 10
 
-A Producer (``acks=all``, ``linger.ms=0``, librdkafka's other defaults) sends ``rate``
+A Producer (``acks=all``, ``linger.ms=0`` unless ``--linger-ms``, not idempotent unless
+``--idempotent``, librdkafka's other defaults) sends ``rate``
 records/s for ``seconds``; each record's time from ``produce()`` to its delivery report
 is its acknowledgement latency.  A Consumer in the same process (assigned at the end
 offsets, ``fetch.wait.max.ms`` 500 as librdkafka's default) notes when each record
@@ -26,7 +27,8 @@ def _pct(values: list[float], q: float) -> float:
     return values[min(len(values) - 1, int(q * len(values)))] * 1000
 
 
-def measure(bootstrap: str, topic: str, rate: int, seconds: float, value_size: int) -> dict:
+def measure(bootstrap: str, topic: str, rate: int, seconds: float, value_size: int, linger_ms: int = 0,
+            idempotent: bool = False) -> dict:
     """Run the producer and the consumer; the figures as a dict."""
     from confluent_kafka import Consumer, Producer, TopicPartition
 
@@ -53,7 +55,8 @@ def measure(bootstrap: str, topic: str, rate: int, seconds: float, value_size: i
     reader.start()
     acked: list[float] = []
     failed = [0]
-    producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 0})
+    producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": linger_ms,
+                         "enable.idempotence": idempotent})
 
     def report(err, msg) -> None:  # noqa: ANN001 (librdkafka's callback)
         if err is not None:
@@ -101,8 +104,11 @@ def main() -> None:
     ap.add_argument("--rate", type=int, default=1000)
     ap.add_argument("--seconds", type=float, default=10)
     ap.add_argument("--value-size", type=int, default=100)
+    ap.add_argument("--linger-ms", type=int, default=0)
+    ap.add_argument("--idempotent", action="store_true",
+                    help="enable.idempotence (at most 5 requests in flight per broker, as Kafka's Java producer)")
     a = ap.parse_args()
-    print(json.dumps(measure(a.bootstrap, a.topic, a.rate, a.seconds, a.value_size)))
+    print(json.dumps(measure(a.bootstrap, a.topic, a.rate, a.seconds, a.value_size, a.linger_ms, a.idempotent)))
 
 
 if __name__ == "__main__":

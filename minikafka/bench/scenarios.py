@@ -35,7 +35,7 @@ from .workload import Workload, kcat_path
 
 @dataclass
 class Target:
-    """The cluster the scenarios run against."""
+    """The cluster the scenarios run against (``bootstrap`` empty: only its Kafka listeners)."""
 
     bootstrap: str
     kafka_bootstrap: str | None = None
@@ -57,6 +57,12 @@ def create_topic(target: Target, topic: str, partitions: int, rf: int, min_isr: 
 
 
 def end_offsets(target: Target, topic: str) -> dict[int, int]:
+    """Partition -> high watermark; through the Kafka listener when ``target`` has no HTTP
+    bootstrap servers (Apache Kafka, :mod:`.versus`)."""
+    if not target.bootstrap:
+        from .kafka_wire import end_offsets as kafka_end_offsets
+        assert target.kafka_bootstrap
+        return kafka_end_offsets(target.kafka_bootstrap, topic)
     with Consumer(target.bootstrap) as consumer:
         parts = sorted(consumer.partitions_for_topic(topic))
         ends = consumer.end_offsets([TopicPartition(topic, p) for p in parts])
@@ -348,16 +354,19 @@ def acks_latency_python(target: Target, topic: str, rate: int, seconds: float, v
 NEEDS_CONFLUENT = "needs confluent-kafka (pip install confluent-kafka) and the Kafka listener"
 
 
-def acks_latency_rdkafka(target: Target, topic: str, rate: int, seconds: float, value_size: int) -> dict | None:
+def acks_latency_rdkafka(target: Target, topic: str, rate: int, seconds: float, value_size: int,
+                         linger_ms: int = 0, idempotent: bool = False) -> dict | None:
     """The same as :func:`acks_latency_python` with librdkafka (confluent-kafka, ``acks=all``,
-    ``linger.ms=0``) through the Kafka listener, producer and consumer in a process of
-    their own (:mod:`minikafka.bench.rdkafka_latency`).  None without confluent-kafka
+    ``linger.ms`` 0 unless told) through the Kafka listener, producer and consumer in a
+    process of their own (:mod:`minikafka.bench.rdkafka_latency`).  ``idempotent``: at most
+    5 requests in flight per broker, as Kafka's Java producer.  None without confluent-kafka
     or a Kafka listener."""
     if importlib.util.find_spec("confluent_kafka") is None or not target.kafka_bootstrap:
         return None
     done = subprocess.run([sys.executable, "-m", "minikafka.bench.rdkafka_latency", "--bootstrap",
                            target.kafka_bootstrap, "--topic", topic, "--rate", str(rate), "--seconds", str(seconds),
-                           "--value-size", str(value_size)], capture_output=True, text=True, timeout=seconds + 180)
+                           "--value-size", str(value_size), "--linger-ms", str(linger_ms),
+                           *(["--idempotent"] if idempotent else [])], capture_output=True, text=True, timeout=seconds + 180)
     if done.returncode != 0:
         raise errors.ClientError(f"the librdkafka latency run failed: {done.stderr.strip()[-500:]}")
     out = json.loads(done.stdout.strip().splitlines()[-1])

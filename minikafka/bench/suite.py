@@ -12,6 +12,12 @@ Every throughput row shows its ratio to the yardsticks measured in the same run 
 The cost of transactions is a pair of rows per client (ours and confluent-kafka): the
 idempotent producer and the transactional one on the same records, a commit every
 :data:`~.scenarios.TXN_COMMIT_EVERY` records, with the ratio of each run's two figures.
+
+With ``against="kafka"`` the scenarios of :mod:`.versus` run on a fresh cluster of ours,
+which is then stopped, and after it on an Apache Kafka 3.9 cluster (started in a folder
+of its own unless one runs in ``reference_dir``, and stopped again if started here): the
+two never run at once.  Those rows carry Kafka's figure, ours over Kafka's, and the
+goal (:class:`.versus.Goal`) with whether it is met.
 """
 from __future__ import annotations
 
@@ -28,6 +34,7 @@ from ..cluster import free_ports, launcher
 from ..cluster.state import load
 from ..errors import ClientError
 from . import scenarios as sc
+from . import versus
 from .figures import Figure, collect, fmt
 from .workload import Workload
 from .yardsticks import LimitServer, limit_consume, limit_produce, mock_produce
@@ -48,10 +55,11 @@ class Sizes:
     acks_latency_seconds: float = 10
     value_size: int = 100
     runs: int = 3
+    warmup_records: int = 0  # --against kafka: an untimed ProducerPerformance run first on each cluster
 
 
 FULL = Sizes(produce_records=200_000, consume_records=2_000_000, latency_rate=10_000, latency_seconds=10,
-             memory_records=500_000, catchup_records=1_000_000)
+             memory_records=500_000, catchup_records=1_000_000, warmup_records=200_000)
 QUICK = Sizes(produce_records=20_000, consume_records=100_000, latency_rate=2_000, latency_seconds=2,
               memory_records=50_000, catchup_records=50_000, e2e_records=300, acks_latency_seconds=2)
 
@@ -67,6 +75,29 @@ class Row:
     mock: Figure | None = None
     extra: dict[str, Figure] = field(default_factory=dict)
     skipped: str | None = None
+    compared: versus.Compared | None = None  # a row measured on Kafka 3.9 as well
+    kafka: Figure | None = None
+    kafka_extra: dict[str, Figure] = field(default_factory=dict)
+
+    def versus_kafka(self) -> str:
+        """The "vs Kafka" cell: ours over Kafka's, saying which way is better."""
+        ratio = self.ratio(self.kafka)
+        if ratio is None or self.compared is None:
+            return ""
+        better = "higher" if self.compared.higher_is_better else "lower"
+        return f"{ratio:.2f}x Kafka's {self.compared.measure} ({better} is better)"
+
+    def goal_met(self) -> bool | None:
+        if self.compared is None or self.compared.goal is None or self.ratio(self.kafka) is None:
+            return None
+        assert self.kafka is not None
+        return self.compared.goal.met(self.figure.median, self.kafka.median)
+
+    def goal_cell(self) -> str:
+        if self.compared is None or self.compared.goal is None:
+            return ""
+        met = self.goal_met()
+        return f"{self.compared.goal.text}: " + ("no figure" if met is None else "met" if met else "not met")
 
     def ratio(self, yardstick: Figure | None) -> float | None:
         if yardstick is None or not yardstick.values or not self.figure.values:
@@ -85,6 +116,13 @@ class Row:
             if yard is not None:
                 out[name] = yard.to_json()
                 out[f"ratio_to_{name}"] = self.ratio(yard)
+        if self.compared is not None:
+            out["kafka"] = {self.figure.name: self.kafka.to_json() if self.kafka else None,
+                            **{name: fig.to_json() for name, fig in self.kafka_extra.items()}}
+            out["ratio_to_kafka"] = self.ratio(self.kafka)
+            out["higher_is_better"] = self.compared.higher_is_better
+            if self.compared.goal is not None:
+                out["goal"] = {"text": self.compared.goal.text, "met": self.goal_met()}
         return out
 
 
@@ -92,8 +130,18 @@ class Suite:
     """Runs the scenarios; ``say`` gets one progress line per step."""
 
     def __init__(self, sizes: Sizes, bootstrap: str | None = None, kafka_bootstrap: str | None = None,
-                 say: Callable[[str], None] = print, cluster_dir: str | None = None) -> None:
+                 say: Callable[[str], None] = print, cluster_dir: str | None = None, against: str | None = None,
+                 reference_dir: str | None = None, only_compared: bool = False) -> None:
+        if against not in (None, "kafka"):
+            raise ClientError(f"--against takes kafka, not {against!r}")
+        if against is None and (reference_dir or only_compared):
+            raise ClientError("--reference-dir and --only-compared go with --against kafka")
         self.sizes = sizes
+        self.against = against
+        self.reference_dir = reference_dir
+        self.only_compared = only_compared
+        self.kafka: dict = {}  # the Kafka cluster of the run: version, pids, started here
+        self.notes: list[str] = []
         self.say = say
         self.rows: list[Row] = []
         self._dir: str | None = None
@@ -145,7 +193,16 @@ class Suite:
         return runs
 
     def run(self) -> list[Row]:
-        """Run everything; the cluster (if started here) is stopped also on failure."""
+        """Run everything; the clusters started here are stopped also on failure."""
+        if self.against == "kafka":
+            self._check_against_kafka()
+        if not self.only_compared:
+            self._run_ours()
+        if self.against == "kafka":
+            self._run_compared()
+        return self.rows
+
+    def _run_ours(self) -> None:
         s = self.sizes
         work = Workload(s.produce_records, s.value_size)
         consume_work = Workload(s.consume_records, s.value_size)
@@ -269,7 +326,6 @@ class Suite:
             work.close()
             consume_work.close()
             self._stop_cluster()
-        return self.rows
 
     def _acks_latency_rows(self, target: sc.Target) -> None:
         """acks=all at a low fixed rate with linger 0: our Producer, then librdkafka in a
@@ -309,6 +365,75 @@ class Suite:
                                  collect("records_per_s", "records/s", runs, "records_per_s"), limit, mock,
                                  extra={"vs_idempotent": collect("vs_idempotent", "x", runs, "ratio")}))
 
+    # ----- against Kafka ---------------------------------------------------
+    def _check_against_kafka(self) -> None:
+        from ..reference import cluster as reference
+        if not versus.kw.available():
+            raise ClientError(f"--against kafka {versus.kw.NEEDS_CONFLUENT}")
+        if sc.kafka_tools_jars() is None:
+            raise ClientError(f"--against kafka {sc.NEEDS_JAVA}")
+        reference.find_jars()  # Kafka 3.9's broker jars, fetched now rather than after our half
+
+    def _new_topic(self, kind: str) -> str:
+        self._seq += 1
+        return f"bench-{kind}-{os.getpid()}-{self._seq}"
+
+    def _run_compared(self) -> None:
+        """The compared scenarios on a fresh cluster of ours, which is stopped, then on Kafka 3.9."""
+        from ..reference import cluster as reference
+        s = self.sizes
+        self.say("against Kafka: the compared scenarios on a fresh cluster of ours first")
+        target = self._start_cluster()
+        try:
+            ours = versus.run_side(versus.minikafka_side(target), s, self._new_topic, self.say)
+        finally:
+            self._stop_cluster()
+        given = self.reference_dir is not None and os.path.exists(os.path.join(self.reference_dir, reference.STATE_FILE)) \
+            and bool(versus.reference_pids_alive(self.reference_dir))
+        folder = self.reference_dir or tempfile.mkdtemp(prefix="minikafka-bench-kafka-")
+        if given:
+            state = reference.ReferenceState.load(folder)
+            if len(state.brokers) < 3 or len(versus.reference_pids_alive(folder)) != len(state.pids()):
+                raise ClientError(f"the reference cluster in {folder} needs 3 running brokers and its ZooKeeper "
+                                  f"(minikafka reference status --dir {folder})")
+            self.say(f"using the running Kafka {state.version} cluster in {folder} (left running)")
+            self.notes.append(f"Kafka {state.version}: the running reference cluster in {folder}, idle while "
+                              "minikafka's scenarios ran")
+        else:
+            self.say(f"minikafka's cluster is stopped; starting Kafka 3.9 (ZooKeeper and 3 brokers, "
+                     f"-Xmx{reference.HEAP} each) in {folder}")
+            try:
+                state = reference.up(folder, brokers=3, progress=self.say)
+            except BaseException:
+                if self.reference_dir is None:
+                    shutil.rmtree(folder, ignore_errors=True)
+                raise
+            self.notes.append(f"Kafka {state.version} (ZooKeeper mode, 3 brokers, -Xmx{reference.HEAP}) ran after "
+                              "minikafka's cluster was stopped: the two never ran at once")
+        self.kafka = {"version": state.version, "dir": folder, "started_here": not given, "pids": state.pids()}
+        try:
+            theirs = versus.run_side(versus.kafka_side(folder), s, self._new_topic, self.say)
+        finally:
+            if not given:
+                self.say(f"stopping Kafka {state.version}")
+                # every process it ran, the brokers started again by the scenarios included
+                self.kafka["pids"] = sorted(set(self.kafka["pids"]) | set(reference.ReferenceState.load(folder).pids()))
+                reference.down(folder)
+                shutil.rmtree(folder, ignore_errors=True)
+        self.notes.append(f"both clusters: zookeeper.session.timeout.ms={versus.SESSION_TIMEOUT_MS} (a SIGKILLed "
+                          "broker is noticed when its session expires), the same clients through the Kafka protocol")
+        for c in versus.compared(s):
+            mine, kafka = ours[c.key], theirs[c.key]
+            if mine is None and kafka is None:
+                self.rows.append(Row(c.scenario, c.client, Figure(c.figure, c.unit, ()),
+                                     skipped="needs the suite's own cluster", compared=c))
+                continue
+            extra = {key: collect(key, unit, mine or [], key) for key, unit in c.extras}
+            kafka_extra = {key: collect(key, unit, kafka or [], key) for key, unit in c.extras}
+            self.rows.append(Row(c.scenario, c.client, collect(c.figure, c.unit, mine or [], c.figure), extra=extra,
+                                 compared=c, kafka=collect(c.figure, c.unit, kafka or [], c.figure),
+                                 kafka_extra=kafka_extra))
+
     @staticmethod
     def _row_or_skip(scenario: str, client: str, runs: list[dict] | None, limit: Figure | None,
                      mock: Figure | None, why: str) -> Row:
@@ -317,28 +442,58 @@ class Suite:
         return Row(scenario, client, collect("records_per_s", "records/s", runs, "records_per_s"), limit, mock)
 
 
-def table(rows: list[Row], runs: int) -> str:
-    """The rows as an aligned text table (medians, with min-max)."""
-    head = ["scenario", "client", f"median of {runs}", "min-max", "unit", "vs limit", "vs mock", "also"]
+def _cell(fig: Figure | None) -> str:
+    return fmt(fig.median) if fig is not None and fig.values else "-"
+
+
+def table(rows: list[Row], runs: int, notes: list[str] = ()) -> str:
+    """The rows as an aligned text table (medians, with min-max).  With rows measured on
+    Kafka too, the columns ``Kafka 3.9`` (its median), ``vs Kafka`` (ours over Kafka's, which
+    way is better) and ``goal``, and a footer of the goals met and of ``notes``."""
+    with_kafka = any(r.compared is not None for r in rows)
+    head = ["scenario", "client", f"median of {runs}", "min-max", "unit", "vs limit", "vs mock"]
+    if with_kafka:
+        head += ["Kafka 3.9", "vs Kafka (ours / Kafka)", "goal"]
+    head.append("also")
     lines = [head]
     for r in rows:
         if r.skipped:
-            lines.append([r.scenario, r.client, "skipped", r.skipped, "", "", "", ""])
+            lines.append([r.scenario, r.client, "skipped", r.skipped] + [""] * (len(head) - 4))
             continue
         f = r.figure
         lim, mock = r.ratio(r.limit), r.ratio(r.mock)
-        also = ", ".join(f"{name} {fmt(fig.median)}" for name, fig in r.extra.items())
-        lines.append([r.scenario, r.client, fmt(f.median), f"{fmt(f.min)}-{fmt(f.max)}", f.unit,
-                      f"{lim:.3f}x" if lim is not None else "", f"{mock:.3f}x" if mock is not None else "", also])
+        also = ", ".join(f"{name} {_cell(fig)}" + (f" (Kafka {_cell(r.kafka_extra.get(name))})"
+                                                     if r.compared is not None else "")
+                         for name, fig in r.extra.items())
+        line = [r.scenario, r.client, _cell(f), f"{fmt(f.min)}-{fmt(f.max)}" if f.values else "-", f.unit,
+                f"{lim:.3f}x" if lim is not None else "", f"{mock:.3f}x" if mock is not None else ""]
+        if with_kafka:
+            line += [_cell(r.kafka) if r.compared is not None else "", r.versus_kafka(), r.goal_cell()]
+        lines.append(line + [also])
     widths = [max(len(line[i]) for line in lines) for i in range(len(head))]
-    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(line, widths)).rstrip() for line in lines)
+    out = ["  ".join(cell.ljust(w) for cell, w in zip(line, widths)).rstrip() for line in lines]
+    goals = [r for r in rows if r.compared is not None and r.compared.goal is not None]
+    if goals:
+        out += ["", "goals against Kafka (ours / Kafka from the same run):"]
+        for r in goals:
+            met = r.goal_met()
+            assert r.compared is not None and r.compared.goal is not None
+            figures = "" if met is None else f" (ours {_cell(r.figure)} {r.figure.unit}, Kafka {_cell(r.kafka)})"
+            out.append(f"  {r.scenario.removesuffix(' (both clusters)')}, {r.client}: {r.compared.goal.text}: "
+                       + ("no figure" if met is None else "met" if met else "NOT met") + figures)
+    out += [f"note: {n}" for n in notes]
+    return "\n".join(out)
 
 
-def to_json(rows: list[Row], sizes: Sizes) -> dict:
-    return {"when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "cores": os.cpu_count(),
-            "sizes": sizes.__dict__, "rows": [r.to_json() for r in rows]}
+def to_json(rows: list[Row], sizes: Sizes, kafka: dict | None = None, notes: list[str] = ()) -> dict:
+    out = {"when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "cores": os.cpu_count(),
+           "sizes": sizes.__dict__, "rows": [r.to_json() for r in rows]}
+    if kafka:
+        out["kafka"] = kafka
+        out["notes"] = list(notes)
+    return out
 
 
-def write_json(path: str, rows: list[Row], sizes: Sizes) -> None:
+def write_json(path: str, rows: list[Row], sizes: Sizes, kafka: dict | None = None, notes: list[str] = ()) -> None:
     with open(path, "w") as f:
-        json.dump(to_json(rows, sizes), f, indent=2)
+        json.dump(to_json(rows, sizes, kafka, notes), f, indent=2)

@@ -1,6 +1,7 @@
 """``minikafka bench``: the benchmark suite, and single produce/consume measurements.
 
     minikafka bench suite [--quick] [--runs N] [--json FILE]
+    minikafka bench suite --against kafka     # the same scenarios on Apache Kafka 3.9 as well
     minikafka bench produce --acks all --records 100000 --value-size 100
     minikafka bench consume --topic bench-acks-all
     minikafka bench latency --rate 1000 --seconds 10 --client confluent
@@ -77,7 +78,9 @@ def add_parsers(subparsers: argparse._SubParsersAction) -> None:
                             description="Run every benchmark scenario (produce, consume, latency, failover, "
                                         "memory) several times on a cluster of its own and print one table "
                                         "of medians with min-max, each throughput next to the 'limit' and "
-                                        "'mock' yardsticks measured in the same run (docs/performance.md).")
+                                        "'mock' yardsticks measured in the same run (docs/performance.md). "
+                                        "With --against kafka, six scenarios also run on Apache Kafka 3.9 after "
+                                        "ours (never at once), beside ours with the ratio and the goals.")
     suite.add_argument("--quick", action="store_true", help="a tenth of the work (a check that all runs)")
     suite.add_argument("--runs", type=int, default=None, metavar="N", help="runs per scenario (default 3)")
     suite.add_argument("--json", dest="json_file", metavar="FILE", default=None, help="also write the figures as JSON")
@@ -87,6 +90,15 @@ def add_parsers(subparsers: argparse._SubParsersAction) -> None:
                                                    "one; removed at the end either way)")
     suite.add_argument("--kafka-bootstrap-server", dest="kafka_bootstrap", metavar="HOST:PORT[,...]", default=None,
                        help="its Kafka listeners, for the kcat rows")
+    suite.add_argument("--against", choices=["kafka"], default=None,
+                       help="also run the compared scenarios on Apache Kafka 3.9 (ZooKeeper mode, 3 brokers), after "
+                            "ours and never at the same time: adds the 'Kafka 3.9', 'vs Kafka' and 'goal' columns")
+    suite.add_argument("--reference-dir", dest="reference_dir", metavar="DIR", default=None,
+                       help="with --against kafka: a reference cluster running in DIR (`minikafka reference up "
+                            "--dir DIR`) is used and left running; otherwise one is started in DIR (default: a "
+                            "temporary folder) and stopped and removed at the end")
+    suite.add_argument("--only-compared", dest="only_compared", action="store_true",
+                       help="with --against kafka: only the scenarios measured on both clusters")
     suite.set_defaults(func=cmd_suite)
 
 
@@ -101,11 +113,13 @@ def cmd_suite(args: argparse.Namespace) -> int:
             raise ClientError("--runs must be at least 1")
         sizes = dataclasses.replace(sizes, runs=args.runs)
     suite = Suite(sizes, args.bootstrap_server, args.kafka_bootstrap,
-                  say=lambda line: print(line, file=sys.stderr, flush=True), cluster_dir=args.dir)
+                  say=lambda line: print(line, file=sys.stderr, flush=True), cluster_dir=args.dir,
+                  against=args.against, reference_dir=args.reference_dir, only_compared=args.only_compared)
+    start = time.monotonic()
     rows = suite.run()
-    print(table(rows, sizes.runs))
+    print(table(rows, sizes.runs, suite.notes + [f"wall time {time.monotonic() - start:,.0f} s"]))
     if args.json_file:
-        write_json(args.json_file, rows, sizes)
+        write_json(args.json_file, rows, sizes, suite.kafka, suite.notes)
     return 0
 
 

@@ -10,6 +10,8 @@ import os
 import pytest
 
 from minikafka.bench.scenarios import JARS_ENV
+from minikafka.cluster.state import pid_alive
+from minikafka.reference import cluster as reference
 from process_helpers import kill_recorded_pids, run_cli
 
 
@@ -76,7 +78,58 @@ def test_the_quick_suite_measures_every_scenario_against_both_yardsticks(tmp_pat
     assert e2e["avg_ms"]["median"] > 0
 
 
+@pytest.mark.process
+def test_against_kafka_every_compared_row_has_both_clusters_figures_and_kafka_is_stopped(tmp_path, kafka_tools_jars):
+    """``--against kafka``: the compared scenarios on a cluster of ours, then on Kafka 3.9 started
+    by the suite in --reference-dir, which it stops (by pid) and removes at the end."""
+    out = tmp_path / "figures.json"
+    ours, kafka_dir = tmp_path / "cluster", tmp_path / "kafka"
+    try:
+        done = run_cli("bench", "suite", "--quick", "--runs", "1", "--against", "kafka", "--only-compared",
+                       "--json", str(out), "--dir", str(ours), "--reference-dir", str(kafka_dir),
+                       timeout_s=280, env={**os.environ, JARS_ENV: str(kafka_tools_jars)})
+    finally:
+        kill_recorded_pids(ours)
+        if (kafka_dir / reference.STATE_FILE).exists():
+            reference.down(kafka_dir)
+    assert done.returncode == 0, done.stderr[-2000:]
+    data = json.loads(out.read_text())
+    figure_of = {"produce RF3 acks=1": "records_per_s", "produce RF3 acks=all min.isr=2": "records_per_s",
+                 "consume": "records_per_s", "end-to-end latency acks=all RF3 at 2,000/s, p99": "e2e_p99_ms",
+                 "catch-up of a follower restarted empty, 50,000 records": "seconds",
+                 "failover: leader SIGKILL, to the first ack": "to_first_ack_ms"}
+    rows = {r["scenario"].removesuffix(" (both clusters)"): r for r in data["rows"]}
+    assert set(rows) == set(figure_of), sorted(rows)
+    for scenario, key in figure_of.items():
+        r = rows[scenario]
+        ours_fig, kafka_fig = r[key]["median"], r["kafka"][key]["median"]
+        assert math.isfinite(ours_fig) and ours_fig > 0 and math.isfinite(kafka_fig) and kafka_fig > 0, r
+        assert r["ratio_to_kafka"] == pytest.approx(ours_fig / kafka_fig), r
+        assert r["higher_is_better"] == (key == "records_per_s"), r
+    for r in (rows["failover: leader SIGKILL, to the first ack"],):
+        assert r["failed"]["median"] == 0 and r["kafka"]["failed"]["median"] == 0, r
+    goals = {s for s, r in rows.items() if "goal" in r}
+    assert goals == {"produce RF3 acks=all min.isr=2", "consume", "end-to-end latency acks=all RF3 at 2,000/s, p99",
+                     "failover: leader SIGKILL, to the first ack"}
+    assert all(isinstance(rows[s]["goal"]["met"], bool) for s in goals)
+    table = done.stdout
+    assert "Kafka 3.9" in table and "vs Kafka (ours / Kafka)" in table
+    assert table.count("x Kafka's throughput (higher is better)") == 3, table
+    assert "x Kafka's p99 (lower is better)" in table and table.count("x Kafka's time (lower is better)") == 2
+    assert "goals against Kafka" in table and "never ran at once" in table
+    # the suite started Kafka, so it stopped every process of it and removed its folder
+    assert data["kafka"]["started_here"] and data["kafka"]["version"].startswith("3.9.")
+    assert len(data["kafka"]["pids"]) >= 4 and not [p for p in data["kafka"]["pids"] if pid_alive(p)]
+    assert not kafka_dir.exists() and not ours.exists()
+
+
 def test_a_bad_run_count_is_one_line_and_exit_2():
     done = run_cli("bench", "suite", "--runs", "0")
     assert done.returncode == 2
     assert done.stderr.strip().count("\n") == 0 and "--runs must be at least 1" in done.stderr
+
+
+def test_the_kafka_only_options_without_against_kafka_are_one_line_and_exit_2():
+    done = run_cli("bench", "suite", "--only-compared")
+    assert done.returncode == 2
+    assert done.stderr.strip().count("\n") == 0 and "go with --against kafka" in done.stderr
