@@ -295,8 +295,10 @@ class GroupCoordinator:
         rf = max(1, min(self.config.get("offsets.topic.replication.factor"), live))
         err, = await self.topic_admin.create_topics([NewTopic(
             rec.OFFSETS_TOPIC, self.config.get("offsets.topic.num.partitions"), rf,
-            # as Kafka: compacted (the last commit per group and partition is what counts)
-            {"cleanup.policy": "compact", "segment.bytes": str(self.config.get("offsets.topic.segment.bytes"))})],
+            # as Kafka: compacted (the last commit per group and partition is what counts), and stored with the
+            # committing client's codec whatever the broker's compression.type
+            {"cleanup.policy": "compact", "segment.bytes": str(self.config.get("offsets.topic.segment.bytes")),
+             "compression.type": "producer"})],
             validate_only=False, timeout_ms=0, internal=True)
         if err is not None and not isinstance(err, TopicAlreadyExistsError):
             raise CoordinatorNotAvailableError(f"could not create {rec.OFFSETS_TOPIC}: {err.message}")

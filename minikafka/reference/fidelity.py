@@ -3,9 +3,12 @@
 Each scenario runs its steps on both clusters with the same client (confluent-kafka's
 AdminClient through each cluster's Kafka listener) and, after each step, compares the
 ZooKeeper layouts (:mod:`.znodes`); then both answer the same refused admin requests
-(:mod:`.refusals`).  Every difference must be explained in :data:`KNOWN` (a path
-pattern, the kind of difference and the reason) or :data:`KNOWN_REFUSALS`; the page
-docs/fidelity.md is generated from what was observed::
+(:mod:`.refusals`), and go through the failover scenario (:mod:`.failover`: ISR shrink,
+leader kill under a producer and a consumer, preferred election, controlled shutdown,
+reassignment, an old controller's requests).  Every difference must be explained in
+:data:`KNOWN` (a path pattern, the kind of difference and the reason),
+:data:`KNOWN_REFUSALS` or :data:`KNOWN_FAILOVER`; the page docs/fidelity.md is generated
+from what was observed::
 
     python -m minikafka.reference.fidelity            # start both clusters, print the page
     python -m minikafka.reference.fidelity --write    # ... and write docs/fidelity.md
@@ -25,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from . import refusals, znodes
+from . import failover, refusals, znodes
 
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "fidelity.md"
 TOPIC = "fidelity"
@@ -55,6 +58,10 @@ KNOWN: tuple[Known, ...] = (
           "feature versions), adds its own fields (`storage`: memory or disk, and `log_since`), and lists its "
           "msgpack-over-HTTP listener beside the Kafka listener (`MINIKAFKA` in `endpoints` and in "
           "`listener_security_protocol_map`). Kafka's tools read the Kafka listener (`PLAINTEXT`) and ignore the rest."),
+    Known(r"/brokers/topics/__consumer_offsets", "value",
+          "minikafka creates __consumer_offsets with 10 partitions (`offsets.topic.num.partitions`, 50 in Kafka: 10 "
+          "keep a small cluster light; see configuration.md), and writes the assignment as version 1, as for every "
+          "topic (next row)."),
     Known(r"/brokers/topics/[^/]+", "value",
           "minikafka writes the assignment as version 1 (`partitions` only): it has no topic IDs (KIP-516), so "
           "no `topic_id`, and it keeps a reassignment's moving replicas in /admin/reassign_partitions rather than "
@@ -71,6 +78,49 @@ KNOWN: tuple[Known, ...] = (
 
 # refused admin requests (minikafka.reference.refusals) answered differently: case -> reason
 KNOWN_REFUSALS: dict[str, str] = {}
+
+# the failover scenario's rows (minikafka.reference.failover.rows) that differ: (what, step) -> reason.
+# A tool's output (kafka-topics/kafka-consumer-groups --describe) is explained column by column, at
+# every step: (what, column) -> reason, the columns as failover.differing_fields names them.
+KNOWN_FAILOVER: dict[tuple[str, str], str] = {
+    ("partition ISR of an idle partition", "ISR shrink"):
+        "Kafka keeps a follower in the ISR while its log end offset equals the leader's, however long it has "
+        "not fetched (`replica.lag.time.max.ms` counts from when it was last caught up, and a partition nothing is "
+        "written to stays caught up); minikafka drops a follower that has not fetched for `replica.lag.time.max.ms` "
+        "from every partition it follows, written to or not.",
+    ("partition leader_epoch", "reassignment"):
+        "Kafka's controller bumps the leader epoch twice when a reassignment only removes a follower: once when it "
+        "sends the new assignment to the replicas (the leader stays), once more when it takes the removed replica "
+        "out of the ISR; minikafka bumps it once, when the removed replica leaves the ISR.",
+    ("kafka-topics --describe", "TopicId"):
+        "minikafka has no topic IDs (KIP-516), so its Metadata answers carry none and the tool prints no TopicId.",
+    ("kafka-topics --describe", "Isr order"):
+        "The same brokers in another order: Kafka appends a replica that rejoins the ISR at the end, minikafka "
+        "keeps the ISR in the assignment's order.",
+}
+
+
+def explain_failover(row: dict) -> str | None:
+    """The reason a failover row differs, if it does and one is known (None when it does not differ)."""
+    if row["kafka"] == row["ours"]:
+        return None
+    if isinstance(row["kafka"], list) and isinstance(row["ours"], list):
+        reasons = [KNOWN_FAILOVER.get((row["what"], f)) for f in sorted(failover.differing_fields(row["kafka"],
+                                                                                               row["ours"]))]
+        return None if None in reasons else " ".join(dict.fromkeys(r for r in reasons if r))
+    return KNOWN_FAILOVER.get((row["what"], row["step"])) or KNOWN_FAILOVER.get((row["what"], "*"))
+
+
+def unexplained_failover(rows: list[dict]) -> list[dict]:
+    return [r for r in rows if r["kafka"] != r["ours"] and explain_failover(r) is None]
+
+
+def merge_tree_diffs(diffs: list[dict], more: list[dict]) -> list[dict]:
+    """``diffs`` and the differences of ``more`` not already among them, each explained."""
+    def key(d: dict) -> tuple:
+        return (d["path"], d["kind"], json.dumps(d["kafka"], sort_keys=True), json.dumps(d["ours"], sort_keys=True))
+    have = {key(d) for d in diffs}
+    return diffs + [{**d, "known": explain(d)} for d in more if key(d) not in have]
 
 
 def explain(diff: dict) -> Known | None:
@@ -112,6 +162,23 @@ def _partition_states(zk, topic: str) -> list[dict]:  # noqa: ANN001
         if got:
             out.append(json.loads(got[0]))
     return out
+
+
+def _full_isrs(zk) -> bool:  # noqa: ANN001
+    """Every partition's ISR holds its whole assignment (a follower that has not fetched yet
+    may leave it for a moment after a topic's creation, and come back)."""
+    from kazoo.exceptions import NoNodeError
+
+    try:
+        for topic in zk.get_children("/brokers/topics"):
+            data = zk.get(f"/brokers/topics/{topic}")[0]
+            for p, replicas in (json.loads(data).get("partitions", {}) if data else {}).items():
+                state = zk.get(f"/brokers/topics/{topic}/partitions/{p}/state")[0]
+                if len(json.loads(state).get("isr", [])) != len(replicas):
+                    return False
+    except NoNodeError:  # a topic being created or deleted
+        return False
+    return True
 
 
 def _start_up(side: Side, zk) -> None:  # noqa: ANN001
@@ -162,6 +229,8 @@ def run(kafka: Side, ours: Side) -> list[dict]:
             for side in (kafka, ours):
                 action(side, zks[side.name])
             time.sleep(0.5)  # notification znodes (/config/changes, /isr_change_notification) settle
+            for side in (kafka, ours):
+                _wait("every partition with its full ISR", side, lambda: _full_isrs(zks[side.name]))
             for diff in znodes.compare(znodes.snapshot(zks[kafka.name]), znodes.snapshot(zks[ours.name])):
                 key = (diff["path"], diff["kind"], json.dumps(diff["kafka"], sort_keys=True),
                        json.dumps(diff["ours"], sort_keys=True))
@@ -195,8 +264,17 @@ def _cell(value: Any) -> str:
     return "`" + text.replace("|", "\\|") + "`"
 
 
-def render(diffs: list[dict], kafka_version: str, refused: list[dict]) -> str:
-    """docs/fidelity.md from the observed differences and the refused requests' answers."""
+def _output(value: Any) -> str:
+    """A normalized tool output in one table cell: its lines, each a `code` span."""
+    if not isinstance(value, list):
+        return _cell(value)
+    return "<br>".join(_cell(line if isinstance(line, str) else
+                             " ".join(f"{k}={v}" for k, v in line.items())) for line in value) or "(empty)"
+
+
+def render(diffs: list[dict], kafka_version: str, refused: list[dict], failed_over: list[dict]) -> str:
+    """docs/fidelity.md from the observed differences, the refused requests' answers and
+    the failover scenario's rows."""
     lines = [
         "# Fidelity: where minikafka differs from Apache Kafka",
         "",
@@ -209,7 +287,8 @@ def render(diffs: list[dict], kafka_version: str, refused: list[dict]) -> str:
         "listener), and after each step the two ZooKeeper trees are compared: every path and its JSON, with "
         "ids, timestamps, ports, epochs and broker ids masked (list lengths are kept).",
         "",
-        "Steps: " + "; ".join(step for step, _ in STEPS) + ".",
+        "Steps: " + "; ".join(step for step, _ in STEPS) + "; then the failover scenario (below): "
+        + "; ".join(f"{step} ({failover.STEP_TEXT[step]})" for step, _ in failover.STEPS) + ".",
         "",
         "Every difference found is listed here with its reason. A difference without a reason fails the test;",
         "fixing one removes it from this page.",
@@ -240,6 +319,42 @@ def render(diffs: list[dict], kafka_version: str, refused: list[dict]) -> str:
     for r in refused:
         why = "" if r["kafka"] == r["ours"] else (r["reason"] or "**unexplained**")
         lines.append(f"| {r['case']} | `{r['kafka']}` | `{r['ours']}` | {why} |")
+    same = sum(r["kafka"] == r["ours"] for r in failed_over)
+    lines += [
+        "",
+        "## Failovers",
+        "",
+        f"`minikafka/reference/failover.py` takes a topic `{failover.TOPIC}` (1 partition, RF 3, "
+        "min.insync.replicas=2) through the failover steps above on both clusters, run with "
+        + " and ".join(f"{k}={v}" for k, v in failover.BROKER_CONFIGS.items())
+        + " (a paused follower leaves the ISR long before its ZooKeeper session expires). Brokers are named by "
+        "role: the topic is "
+        "created with the assignment A,B,C where C is the controller and A, B the two other brokers in id order, "
+        "so the controller is never the broker paused, killed or stopped. Each step is observed in the state it "
+        "reaches (the follower still paused, the leader still down): the partition's state znode (leader, ISR, "
+        "leader epoch relative to the topic's creation), the assignment, the brokers in /brokers/ids, the whole "
+        "ZooKeeper tree (its differences are in the first table; there every partition's ISR and epochs are "
+        "masked, as they depend on where replicas landed), and Kafka's own `kafka-topics --describe` and "
+        "`kafka-consumer-groups --describe` (Kafka's 3.9 tools jar, on both clusters; topic ids, member ids, "
+        "hosts and client ids masked). While follower B is paused one record is written (acks=1), so that the "
+        "leader's log end moves past B's; a second topic, `failover-idle` (the same assignment; both topics get "
+        "one record with acks=all at creation), shows what happens to the ISR of a partition nothing is written to. "
+        "During the leader kill an idempotent producer (acks=all, confluent-kafka) "
+        f"sends {failover.RECORDS} records, {failover.BEFORE_KILL} of them before the kill, and a consumer group "
+        f"(`{failover.GROUP}`) reads them; compared are the classes of what they saw, not timings. Last, one "
+        "broker of each cluster gets LeaderAndIsr, UpdateMetadata and StopReplica from the controller epoch "
+        "before the current one (`minikafka/reference/controller_epoch.py`: Kafka's binary protocol, version 0, "
+        "on Kafka's inter-broker listener; msgpack with the cluster credential on minikafka's). "
+        f"{same} of {len(failed_over)} rows are the same.",
+        "",
+        "| step | compared | Kafka | minikafka | why they differ |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for r in failed_over:
+        same_row = r["kafka"] == r["ours"]
+        why = "" if same_row else (explain_failover(r) or "**unexplained**")
+        ours = "same" if same_row and isinstance(r["ours"], list) else _output(r["ours"])
+        lines.append(f"| {r['step']} | {r['what']} | {_output(r['kafka'])} | {ours} | {why} |")
     return "\n".join(lines) + "\n"
 
 
@@ -253,23 +368,28 @@ def main(argv: list[str] | None = None) -> int:
     from . import cluster as reference
 
     with tempfile.TemporaryDirectory(prefix="minikafka-fidelity-") as tmp:
-        ref = reference.up(Path(tmp) / "kafka", progress=lambda m: print(f"Kafka: {m}", file=sys.stderr))
+        lag = failover.BROKER_CONFIGS
+        ref = reference.up(Path(tmp) / "kafka", configs=lag, progress=lambda m: print(f"Kafka: {m}", file=sys.stderr))
         try:
             zk_port = free_ports.free_port()
             base = free_ports.free_port_block(3, avoid=(zk_port,))
             kbase = free_ports.free_port_block(3, avoid=(zk_port, base, base + 1, base + 2))
-            ours = launcher.up(Path(tmp) / "minikafka", zookeeper_port=zk_port, base_port=base, kafka_base_port=kbase)
+            ours = launcher.up(Path(tmp) / "minikafka", zookeeper_port=zk_port, base_port=base, kafka_base_port=kbase,
+                               broker_configs=lag)
             try:
                 kafka_side = Side("Kafka", ref.zookeeper_connect, ref.bootstrap)
                 ours_side = Side("minikafka", ours.zookeeper.connect,
                                  ",".join(f"127.0.0.1:{b.kafka_port}" for b in ours.brokers.values()))
                 diffs = run(kafka_side, ours_side)
                 refused = compare_refusals(kafka_side, ours_side)
+                kafka_run, ours_run = failover.observe(str(Path(tmp) / "kafka"), str(Path(tmp) / "minikafka"))
+                diffs = merge_tree_diffs(diffs, failover.tree_diffs(kafka_run, ours_run))
+                failed_over = failover.rows(kafka_run, ours_run)
             finally:
                 launcher.down(Path(tmp) / "minikafka")
         finally:
             reference.down(Path(tmp) / "kafka")
-        page = render(diffs, ref.version, refused)
+        page = render(diffs, ref.version, refused, failed_over)
     if args.write:
         PAGE.write_text(page)
     else:
@@ -280,7 +400,10 @@ def main(argv: list[str] | None = None) -> int:
     odd = unexplained_refusals(refused)
     for r in odd:
         print(f"unexplained: {r['case']}: Kafka {r['kafka']}, minikafka {r['ours']}", file=sys.stderr)
-    return 1 if missing or odd else 0
+    moved = unexplained_failover(failed_over)
+    for r in moved:
+        print(f"unexplained: {r['step']}: {r['what']}: Kafka {r['kafka']}, minikafka {r['ours']}", file=sys.stderr)
+    return 1 if missing or odd or moved else 0
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ MASKED_KEYS = {
     "timestamp": "<time>", "id": "<id>", "topic_id": "<id>", "brokerid": "<broker>", "leader": "<broker>",
     "host": "<host>", "port": "<port>", "endpoints": "<endpoints>", "jmx_port": "<port>",
     "block_start": "<offset>", "block_end": "<offset>", "broker": "<broker>",
+    "log_since": "<epoch>",  # minikafka's registration: the broker epoch its in-memory log dates from
 }
 BROKER_LISTS = {"isr", "replicas", "adding_replicas", "removing_replicas"}
 _SEQUENTIAL = re.compile(r"(\d{10})$")  # ZooKeeper's sequence suffix

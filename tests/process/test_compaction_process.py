@@ -138,6 +138,8 @@ def test_consumer_offsets_is_compacted(compacting):
         configs = admin.describe_configs("__consumer_offsets")
         assert configs["cleanup.policy"][0] == "compact"
         assert configs["segment.bytes"][0] == "104857600"
+        # as Kafka's: commits keep the committing client's codec, whatever the broker's compression.type
+        assert configs["compression.type"] == ("producer", "topic")
 
 
 def test_a_restarted_broker_reloads_its_compacted_segments(compacting):

@@ -14,6 +14,8 @@ def test_mask_keeps_keys_constants_and_list_lengths_and_hides_what_changes_per_r
     assert znodes.mask("/brokers/topics/t", topic) == {
         "version": 3, "partitions": {"0": ["<2 brokers>"], "1": ["<2 brokers>"]}, "topic_id": "<id>"}
     assert znodes.mask("/controller_epoch", b"7") == "<epoch>"
+    registration = json.dumps({"version": 4, "storage": "memory", "log_since": 4294967326}).encode()
+    assert znodes.mask("/brokers/ids/1", registration) == {"version": 4, "storage": "memory", "log_since": "<epoch>"}
     assert znodes.mask("/admin", b"") is None
     assert znodes.mask("/x", b"\x00not json") == "<bytes>"
 
@@ -42,7 +44,7 @@ def test_an_unexplained_difference_is_marked_on_the_page():
     refused = [{"case": "delete t", "kafka": "UNKNOWN_TOPIC_OR_PART", "ours": "UNKNOWN_TOPIC_OR_PART", "reason": None},
                {"case": "create t", "kafka": "INVALID_CONFIG", "ours": "NONE", "reason": None}]
     assert fidelity.unexplained_refusals(refused) == [refused[1]]
-    page = fidelity.render([known, new], "3.9.2", refused)
+    page = fidelity.render([known, new], "3.9.2", refused, [])
     assert "| `/feature` | only in Kafka | start-up |" in page
     assert "**unexplained**" in page and "Apache Kafka 3.9.2" in page
     assert "1 of 2 answers are the same" in page
