@@ -37,7 +37,7 @@ def add_parsers(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--storage", choices=["disk", "memory"], default="disk", help="broker storage (default disk)")
     p.add_argument("--partitions", type=int, default=2, help="partitions of the simulated topic (default 2)")
     p.add_argument("--faults", metavar="KIND,...",
-                   help=f"fault kinds to draw from (default: all but power-loss): {', '.join(KINDS)}")
+                   help=f"fault kinds to draw from (default: all but power-loss, zk-server-kill and zk-outage): {', '.join(KINDS)}")
     p.add_argument("--transactions", action="store_true",
                    help="run the transactional consume-transform-produce workload (exactly-once copiers) instead of "
                         "the plain producers and consumer, and check the transactional invariants")

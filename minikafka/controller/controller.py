@@ -41,6 +41,7 @@ from .store import ControllerStore, Fenced, StateConflict, parse_preferred, pars
 log = logging.getLogger(__name__)
 
 MAX_TRIES = 10  # plans of one event before a persistent write conflict moves the controller
+SESSION_LOST = "ZooKeeper session lost"
 MOVE_BACKOFF_S = 2.0  # a broker whose controller failed lets the others race first
 
 
@@ -85,6 +86,7 @@ class KafkaController:
         self._timers: list[asyncio.Task] = []
         self._waiting: set[asyncio.Future] = set()
         self._race_after = 0.0  # loop time before which this broker does not race (after a move)
+        self._elected_session: int | None = None  # the ZooKeeper session this broker won /controller in
         self._last_holder: int | None = None  # the broker /controller last named, as seen here
         self.handled = 0  # events handled (for tests and metrics)
 
@@ -141,7 +143,7 @@ class KafkaController:
         self.queue.put_nowait((kind, payload))
 
     def session_lost(self) -> None:
-        self.put("resign", "ZooKeeper session lost")
+        self.put("resign", SESSION_LOST)
 
     def session_regained(self) -> None:
         self.put("elect")
@@ -187,7 +189,7 @@ class KafkaController:
 
     async def _on_controller_change(self, data: bytes | None) -> None:
         if data is None:
-            if self.active:
+            if self.active and not await self._still_holder():
                 # deleted under us (Kafka's processReelect): resign, and race again once the
                 # others had their turn (alone, this broker becomes controller again)
                 await self._resign("/controller was deleted")
@@ -195,15 +197,27 @@ class KafkaController:
                 assert self._tg is not None
                 self._tg.create_task(self._after(MOVE_BACKOFF_S, "elect"))
                 return
-            await self._on_elect(None)
+            if not self.active:
+                await self._on_elect(None)
             return
         try:
             holder = layout.decode_controller(data)
         except (ValueError, KeyError, TypeError):
             holder = -1
         self._last_holder = holder
-        if holder != self.host.broker_id and self.active:
+        if holder != self.host.broker_id and self.active and not await self._still_holder():
             await self._resign(f"broker {holder} holds /controller")
+
+    async def _still_holder(self) -> bool:
+        """Whether /controller names this broker now.  As Kafka's processReelect, a change
+        is judged by what /controller says, not by the notification: one read before this
+        broker won (a watch refreshed across a reconnect) can arrive after it, and
+        resigning on it would leave /controller naming a broker that no longer acts as
+        controller, so that no broker ever races for it again."""
+        try:
+            return (await self.store.controller_holder()) == self.host.broker_id
+        except Exception:  # ZooKeeper unreachable: resign, as before the check
+            return False
 
     async def _on_shutdown(self, done: asyncio.Future) -> None:
         if self._controller_watch is not None:
@@ -214,8 +228,14 @@ class KafkaController:
             done.set_result(None)
 
     async def _on_resign(self, reason: str) -> None:
-        if self.active:
-            await self._resign(reason)
+        if not self.active:
+            return
+        if reason == SESSION_LOST and self._elected_session is not None \
+                and self._elected_session == self.host.zk.session_id:
+            # the news of a lost session reached the queue after this broker had won
+            # /controller in its new session: that controller is not the one lost
+            return
+        await self._resign(reason)
 
     async def _on_elect(self, _: Any) -> None:
         """Race for /controller (Kafka's elect): create it and bump /controller_epoch in one
@@ -230,6 +250,7 @@ class KafkaController:
         if won is None:
             return
         self.epoch, self.epoch_zk_version = won
+        self._elected_session = h.zk.session_id
         self.core = core.ControllerCore(h.broker_id, self.epoch, h.config)
         assert self._tg is not None
         self.channels = ChannelManager(h.call, h.config.get("request.timeout.ms") / 1000.0, self._tg)

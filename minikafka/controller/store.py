@@ -279,6 +279,17 @@ class ControllerStore:
             return None
         return epoch, results[1].version
 
+    async def controller_holder(self) -> int | None:
+        """The broker /controller names now (Kafka's getControllerId); None when it is
+        absent, -1 when it cannot be read."""
+        got = await self.zk.get(layout.CONTROLLER)
+        if got is None:
+            return None
+        try:
+            return layout.decode_controller(got[0])
+        except (ValueError, KeyError, TypeError):
+            return -1
+
     async def delete_controller(self, epoch_zk_version: int) -> bool:
         """Kafka's triggerControllerMove: delete /controller, fenced by the epoch's version
         (a controller elected meanwhile keeps it).  True when deleted or already gone."""

@@ -15,6 +15,12 @@ generator and schedules its end a few seconds later:
 ``zk-partition``   cut a broker (often the controller) from ZooKeeper for 2-10 s
 ``slow``           add 20-400 ms to one link, so messages overtake each other
 ``expire``         expire a broker's ZooKeeper session
+``zk-server-kill`` one server of a 3-server ensemble is killed and restarted: the brokers whose
+                   sessions it held lose ZooKeeper for 0.1-1.5 s while their sessions move to
+                   another server (the sessions survive)
+``zk-outage``      ZooKeeper loses its quorum for 2-12 s (sometimes past the session timeout): every
+                   broker is cut from it, no session expires meanwhile, and the new leader gives
+                   every session a fresh timeout when the quorum is back
 =================  ==================================================================
 
 Faults that destroy data (a crash or a restart in memory mode, a power loss) are chosen
@@ -22,6 +28,8 @@ only while every other replica holds every committed record and the last such fa
 long past: losing the copies of an acknowledged record on two brokers is outside
 Kafka's guarantee (it relies on replication, not on fsync), not a bug.
 
+``zk-server-kill`` and ``zk-outage`` run only when asked for (``--faults
+crash,zk-outage,...``), so that the default kinds keep every seed's schedule.
 ``power-loss`` runs only when asked for (``--faults power-loss,...``).  Kafka 2.x does
 not survive every interleaving of it: a leader that loses its unsynced tail, restarts
 and is confirmed leader by a controller that failed over before handling the restart
@@ -42,9 +50,12 @@ if TYPE_CHECKING:
     from .world import World
 
 DESTROY_GAP_S = 25.0  # between two faults that destroy a broker's data (see _may_destroy_data)
-KINDS = ("crash", "power-loss", "pause", "shutdown", "partition", "one-way", "zk-partition", "slow", "expire")
-# power-loss only when asked for: Kafka 2.x does not survive every interleaving of it (see above)
-DEFAULT_KINDS = tuple(k for k in KINDS if k != "power-loss")
+KINDS = ("crash", "power-loss", "pause", "shutdown", "partition", "one-way", "zk-partition", "slow", "expire",
+         "zk-server-kill", "zk-outage")
+# power-loss only when asked for: Kafka 2.x does not survive every interleaving of it (see
+# above); the ensemble's faults only when asked for, so that the seeds' schedules stay
+ASKED_FOR_ONLY = ("power-loss", "zk-server-kill", "zk-outage")
+DEFAULT_KINDS = tuple(k for k in KINDS if k not in ASKED_FOR_ONLY)
 
 
 class Nemesis:
@@ -105,6 +116,8 @@ class Nemesis:
         destroys = kind == "power-loss" or (kind in ("crash", "shutdown") and w.opts.storage == "memory")
         if kind in ("crash", "power-loss", "pause", "shutdown") and (len(self.down) >= 2 or (destroys and not self._may_destroy_data())):
             return
+        if kind == "zk-outage" and not w.zk.has_quorum:
+            return
         b = self._target()
         if b is None:
             return
@@ -150,6 +163,23 @@ class Nemesis:
             w.network.cut(ZK, name)
             w.note(f"cut {name} <-> zookeeper")
             self._later(now + w.rng.uniform(2, 10), lambda: [self._heal_link(name, ZK), self._heal_link(ZK, name)])
+        elif kind == "zk-server-kill":
+            # the brokers whose sessions the killed server held (b among them)
+            moved = [name] + [broker_name(o) for o in sorted(w.brokers) if o != b and w.rng.random() < 1 / 3]
+            for n in moved:
+                w.network.cut(n, ZK)
+                w.network.cut(ZK, n)
+            w.note(f"zookeeper server killed: {', '.join(moved)} move their sessions")
+            self._later(now + w.rng.uniform(0.1, 1.5),
+                        lambda: [self._heal_link(s, d) for n in moved for s, d in ((n, ZK), (ZK, n))])
+        elif kind == "zk-outage":
+            names = [broker_name(o) for o in sorted(w.brokers)]
+            w.zk.lose_quorum()
+            for n in names:
+                w.network.cut(n, ZK)
+                w.network.cut(ZK, n)
+            w.note("zookeeper lost its quorum")
+            self._later(now + w.rng.uniform(2, 12), lambda: self._regain_quorum(names))
         elif kind == "expire":
             sid = w.brokers[b].zk.session_id
             if sid is not None:
@@ -173,9 +203,18 @@ class Nemesis:
         self.world.resume(b)
 
     def _heal_link(self, src: str, dst: str) -> None:
+        if ZK in (src, dst) and not self.world.zk.has_quorum:
+            return  # nobody reaches ZooKeeper until its quorum is back (_regain_quorum)
         if (src, dst) in self.world.network.cuts or (src, dst) in self.world.network.slow:
             self.world.network.heal(src, dst)
             self.world.note(f"heal {src} -> {dst}")
+
+    def _regain_quorum(self, names: list[str]) -> None:
+        self.world.zk.regain_quorum()
+        for n in names:
+            self._heal_link(n, ZK)
+            self._heal_link(ZK, n)
+        self.world.note("zookeeper has its quorum again")
 
     def _heal_due(self) -> None:
         now = self.world.loop.time()

@@ -90,6 +90,7 @@ class ZkServer:
         self.expired: set[int] = set()
         self._next_sid = 0x100
         self.expirations = 0
+        self.has_quorum = True  # False while the nemesis holds the ensemble without a quorum
 
     # -- sessions ---------------------------------------------------------------------------
     def open(self, node: str, timeout_s: float, notify: Callable[[str, str], None]) -> int:
@@ -111,13 +112,30 @@ class ZkServer:
             self._drop_ephemerals(sid)
 
     def expire_idle(self) -> list[int]:
-        """Expire every session not heard from for its timeout; returns their ids."""
+        """Expire every session not heard from for its timeout; returns their ids.
+
+        Without a quorum there is no leader to expire sessions: none expires."""
+        if not self.has_quorum:
+            return []
         now = self.now()
         gone = [sid for sid, s in self.sessions.items() if now - s.last_heard > s.timeout_s]
         for sid in gone:
             self.expirations += 1
             self.close(sid)
         return gone
+
+    def lose_quorum(self) -> None:
+        """The nemesis: a majority of the servers is down (the brokers are cut off by the
+        network at the same time): no session expires while it lasts."""
+        self.has_quorum = False
+
+    def regain_quorum(self) -> None:
+        """The quorum is back: the newly elected leader gives every session a fresh
+        timeout, as ZooKeeper's does, so a session outlives an outage longer than it."""
+        self.has_quorum = True
+        now = self.now()
+        for s in self.sessions.values():
+            s.last_heard = now
 
     def expire(self, sid: int) -> None:
         """The nemesis: expire a session now."""

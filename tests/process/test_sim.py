@@ -147,6 +147,21 @@ def test_zookeeper_twin_versions_multi_ops_sequences_and_ephemerals():
     assert fired.count(("data", "/e")) == 2
 
 
+def test_zookeeper_twin_expires_no_session_without_a_quorum_and_refreshes_all_when_it_returns():
+    now = [0.0]
+    zk = ZkServer(lambda: now[0])
+    a = zk.open("a", 6.0, lambda kind, path: None)
+    zk.request(a, ("create", "/e", b"", True, False, False))
+    zk.lose_quorum()
+    now[0] = 20.0  # far past the session timeout: no leader to expire anything
+    assert zk.expire_idle() == []
+    zk.regain_quorum()  # the new leader gives every session a fresh timeout
+    now[0] = 25.0
+    assert zk.expire_idle() == [] and "/e" in zk.nodes
+    now[0] = 26.5
+    assert zk.expire_idle() == [a] and "/e" not in zk.nodes
+
+
 def test_power_loss_keeps_what_was_written_back_and_a_prefix_of_the_rest():
     import random
 
@@ -313,6 +328,22 @@ def layout_isr(world: World) -> tuple[int, ...]:
 
 
 # -- the transactional workload (--transactions) ------------------------------------------------------
+ENSEMBLE_FAULTS = ("crash", "pause", "partition", "zk-partition", "zk-server-kill", "zk-outage")
+
+
+@pytest.mark.parametrize("seed", [2, 25])
+def test_seeds_with_zookeeper_ensemble_faults_keep_a_controller(seed):
+    """ZooKeeper servers killed and the quorum lost, among crashes and partitions.  Seed 2
+    found a controller that resigned on a stale "/controller deleted" notice (read before
+    it won) and seed 25 one that resigned on the news of its previous session's loss,
+    after winning in its new session: each left /controller naming a broker that no
+    longer acted as controller, and nobody raced for it again."""
+    opts = Options(seed=seed, storage="memory", faults=ENSEMBLE_FAULTS, **SHORT)
+    r = run_seed(opts)
+    assert r.ok, r.line(opts) + "\n" + "\n".join(r.violations)
+    assert r.acked > 0 and r.faults > 0
+
+
 @pytest.mark.parametrize("seed", [1, 2])
 def test_transactional_seeds_pass_with_their_invariants(seed):
     opts = Options(seed=seed, transactions=True, **SHORT)
