@@ -165,7 +165,9 @@ class Nemesis:
             self._later(now + w.rng.uniform(2, 10), lambda: [self._heal_link(name, ZK), self._heal_link(ZK, name)])
         elif kind == "zk-server-kill":
             # the brokers whose sessions the killed server held (b among them)
-            moved = [name] + [broker_name(o) for o in sorted(w.brokers) if o != b and w.rng.random() < 1 / 3]
+            moved_ids = [b] + [o for o in sorted(w.brokers) if o != b and w.rng.random() < 1 / 3]
+            moved = [broker_name(o) for o in moved_ids]
+            self._drop_zk_connections(moved_ids)
             for n in moved:
                 w.network.cut(n, ZK)
                 w.network.cut(ZK, n)
@@ -175,6 +177,7 @@ class Nemesis:
         elif kind == "zk-outage":
             names = [broker_name(o) for o in sorted(w.brokers)]
             w.zk.lose_quorum()
+            self._drop_zk_connections(sorted(w.brokers))
             for n in names:
                 w.network.cut(n, ZK)
                 w.network.cut(ZK, n)
@@ -208,6 +211,16 @@ class Nemesis:
         if (src, dst) in self.world.network.cuts or (src, dst) in self.world.network.slow:
             self.world.network.heal(src, dst)
             self.world.note(f"heal {src} -> {dst}")
+
+    def _drop_zk_connections(self, brokers: list[int]) -> None:
+        """Tell each live broker's ZooKeeper client that its server closed the connection
+        (sent before the links are cut, so it arrives; in the broker's process, so a
+        paused one sees it when resumed)."""
+        w = self.world
+        for o in brokers:
+            if w.alive(o):
+                session = w.brokers[o].zk
+                w.network.send(ZK, broker_name(o), session.drop_connection, context=session.context, fifo=True)
 
     def _regain_quorum(self, names: list[str]) -> None:
         self.world.zk.regain_quorum()

@@ -177,14 +177,18 @@ class ZkServer:
             if kind == "exists":
                 n = self.nodes.get(op[1])
                 return n.stat() if n is not None else None
-            if kind == "children":
+            if kind in ("children", "children_stat"):
                 _, path, watch = op
                 if watch:
                     self.sessions[sid].watched.add(("children", path))
                 n = self.nodes.get(path)
                 if n is None:
                     return NoNodeError()
-                return sorted(n.children)
+                # children_stat: with the parent's pzxid, which moves on every child created
+                # or deleted, even when the names come out the same (a broker's registration
+                # gone and back); a reconnecting client compares it, as ZooKeeper's
+                # setWatches compares the zxid the client last saw
+                return sorted(n.children) if kind == "children" else (sorted(n.children), n.pzxid)
             if kind == "multi":
                 return self._multi(sid, op[1])
             if kind == "ensure_path":
@@ -481,6 +485,15 @@ class SimZkSession:
             for key in list(self._handles):
                 asyncio.get_running_loop().create_task(self._refresh(key, always=True))
 
+    def drop_connection(self) -> None:
+        """The server this session is connected to went away (killed, or it lost its
+        quorum and closed its clients): the client sees the connection close at once.
+        SUSPENDED, requests in flight fail with ConnectionLoss, and the keep-alive
+        reconnects (to another server) and reads every watched value again, so no
+        notification is lost the way a silently dropped message would lose it."""
+        if self.state == CONNECTED:
+            self._set_state(SUSPENDED)
+
     def on_state_change(self, callback: Callable[[str], Any]) -> None:
         self._callbacks.append(callback)
 
@@ -592,17 +605,19 @@ class SimZkSession:
     async def _refresh(self, key: tuple[str, str], always: bool, only: Watch | None = None) -> None:
         """Read the watched value (setting the watch) and hand it to the callbacks."""
         kind, path = key
+        pzxid = -1
         try:
             if kind == "data":
                 got = await self._request(("get", path, True))
                 value: Any = (got[0], got[1]) if got is not None else (None, None)
             else:
-                value = (await self._request(("children", path, True)),)
+                names, pzxid = await self._request(("children_stat", path, True))
+                value = (names,)
         except NoNodeError:  # the watch is set all the same (ZooKeeper's exists watch)
             value = (None, None) if kind == "data" else ([],)
         except (ConnectionLoss, OperationTimeoutError, SessionExpiredError, ConnectionClosedError):
             return  # read again at the reconnection
-        marker = value[1].mzxid if kind == "data" and value[1] is not None else value
+        marker = (value[1].mzxid if value[1] is not None else value) if kind == "data" else (value, pzxid)
         if not always and self._last.get(key) == marker:
             return
         self._last[key] = marker
