@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from minikafka import Consumer, TopicPartition
 from minikafka.cluster import launcher
 from minikafka.cluster.free_ports import free_port, free_port_block
 from minikafka.cluster.state import exists, load, pid_alive
@@ -259,3 +260,20 @@ def start_zookeeper(data_dir: str | os.PathLike, timeout_s: float = 60) -> ZooKe
         handle.stop()
         raise
     return handle
+
+
+def read_all(bootstrap: str, topic: str, partitions: int) -> list[bytes]:
+    """Every record value of ``topic`` from offset 0 to the end offsets it has now (at most 60 s)."""
+    out: list[bytes] = []
+    with Consumer(bootstrap) as c:
+        tps = [TopicPartition(topic, p) for p in range(partitions)]
+        c.assign(tps)
+        c.seek_to_beginning()
+        ends = c.end_offsets(tps)
+        positions = {tp: 0 for tp in tps}
+        deadline = time.monotonic() + 60
+        while any(positions[tp] < ends[tp] for tp in tps) and time.monotonic() < deadline:
+            for r in c.poll(timeout_ms=500):
+                out.append(r.value)
+                positions[TopicPartition(r.topic, r.partition)] = r.offset + 1
+    return out

@@ -51,8 +51,12 @@ ZK_READ_TIMEOUT_S = 3.0
 
 # ---------------------------------------------------------------- processes
 
-def _is_ours(pid: int | None) -> bool:
-    """True when ``pid`` runs a minikafka command (guards against a recycled pid)."""
+OURS = (b"minikafka",)  # what the command line of a process this module started holds
+
+
+def _is_ours(pid: int | None, markers: tuple[bytes, ...] = OURS) -> bool:
+    """True when ``pid``'s command line holds one of ``markers`` (by default: it runs a
+    minikafka command); guards against a recycled pid."""
     if not pid:
         return False
     try:
@@ -61,19 +65,20 @@ def _is_ours(pid: int | None) -> bool:
         return not Path("/proc/self").exists()  # no /proc on this system: trust the record
     except OSError:
         return True
-    return b"minikafka" in cmdline
+    return any(m in cmdline for m in markers)
 
 
-def proc_state(pid: int | None) -> str:
-    """``running`` / ``stopped`` / ``dead`` for a recorded pid (a recycled pid counts as dead)."""
+def proc_state(pid: int | None, markers: tuple[bytes, ...] = OURS) -> str:
+    """``running`` / ``stopped`` / ``dead`` for a recorded pid (a recycled pid, one whose
+    command line holds none of ``markers``, counts as dead)."""
     state = process_state(pid)
-    if state != "dead" and not _is_ours(pid):
+    if state != "dead" and not _is_ours(pid, markers):
         return "dead"
     return state
 
 
-def _alive(pid: int | None) -> bool:
-    return proc_state(pid) != "dead"
+def _alive(pid: int | None, markers: tuple[bytes, ...] = OURS) -> bool:
+    return proc_state(pid, markers) != "dead"
 
 
 def _wait_dead(pid: int, timeout_s: float) -> bool:
@@ -92,12 +97,13 @@ def _signal(pid: int, sig: int) -> None:
         pass
 
 
-def stop_pid(pid: int | None, grace_s: float = STOP_GRACE_S) -> str:
-    """SIGTERM ``pid`` (and SIGCONT, in case it is paused), SIGKILL it after ``grace_s``.
+def stop_pid(pid: int | None, grace_s: float = STOP_GRACE_S, markers: tuple[bytes, ...] = OURS) -> str:
+    """SIGTERM ``pid`` (and SIGCONT, in case it is paused), SIGKILL it after ``grace_s``;
+    a pid whose command line holds none of ``markers`` is never signalled.
 
     Returns ``"not running"``, ``"stopped"`` (exited after SIGTERM) or ``"killed"``.
     """
-    if not _alive(pid):
+    if not _alive(pid, markers):
         return "not running"
     assert pid is not None
     _signal(pid, signal.SIGTERM)

@@ -25,7 +25,6 @@ import importlib.util
 import json
 import os
 import shutil
-import signal
 import sys
 import time
 import urllib.error
@@ -34,9 +33,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from ..cluster import free_ports
+from ..cluster import free_ports, launcher
 from ..cluster.launcher import _spawn, log_tail
-from ..cluster.state import process_state
 from ..errors import ClientError
 from ..zk.launcher import find_java
 
@@ -47,56 +45,21 @@ DAEMON_MEMORY = "256m"  # heap of the master and worker JVMs (executors get spar
 MASTER_CLASS = "org.apache.spark.deploy.master.Master"
 WORKER_CLASS = "org.apache.spark.deploy.worker.Worker"
 STOP_GRACE_S = 20.0
-POLL_S = 0.05
 
 
-def _is_ours(pid: int) -> bool:
-    """True when ``pid`` runs a Spark master or worker (bin/spark-class, then the java it execs):
-    a recycled pid is not stopped."""
-    try:
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-    except FileNotFoundError:
-        return not Path("/proc/self").exists()  # no /proc on this system: trust the record
-    except OSError:
-        return True
-    return MASTER_CLASS.encode() in cmdline or WORKER_CLASS.encode() in cmdline
+SPARK_DAEMONS = (MASTER_CLASS.encode(), WORKER_CLASS.encode())  # in a master's or worker's command line
 
 
 def proc_state(pid: int | None) -> str:
-    """``running`` / ``stopped`` / ``dead`` for a recorded pid (a recycled pid counts as dead)."""
-    state = process_state(pid)
-    if state != "dead" and not _is_ours(pid):  # type: ignore[arg-type]
-        return "dead"
-    return state
-
-
-def _wait_dead(pid: int, timeout_s: float) -> bool:
-    deadline = time.monotonic() + timeout_s
-    while process_state(pid) != "dead":
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(POLL_S)
-    return True
+    """``running`` / ``stopped`` / ``dead`` for a recorded master or worker pid (a recycled
+    pid, one that runs no Spark master or worker, counts as dead)."""
+    return launcher.proc_state(pid, SPARK_DAEMONS)
 
 
 def stop_pid(pid: int | None, grace_s: float = STOP_GRACE_S) -> str:
-    """SIGTERM ``pid``, SIGKILL it after ``grace_s``: ``not running``, ``stopped`` or ``killed``."""
-    if proc_state(pid) == "dead":
-        return "not running"
-    assert pid is not None
-    for sig in (signal.SIGTERM, signal.SIGCONT):
-        try:
-            os.kill(pid, sig)
-        except ProcessLookupError:
-            return "stopped"
-    if _wait_dead(pid, grace_s):
-        return "stopped"
-    try:
-        os.kill(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        return "stopped"
-    _wait_dead(pid, 5.0)
-    return "killed"
+    """SIGTERM a master or worker, SIGKILL it after ``grace_s``: ``not running``,
+    ``stopped`` or ``killed``."""
+    return launcher.stop_pid(pid, grace_s, SPARK_DAEMONS)
 
 
 @dataclass

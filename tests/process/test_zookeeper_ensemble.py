@@ -16,7 +16,7 @@ import pytest
 from minikafka import Admin, Consumer, Producer, TopicPartition
 from minikafka.cluster import launcher
 from minikafka.zk import layout
-from process_helpers import holds, run_cli, start_cluster, stop_cluster, wait_for, zk_client
+from process_helpers import holds, read_all, run_cli, start_cluster, stop_cluster, wait_for, zk_client
 
 pytestmark = pytest.mark.process
 
@@ -59,22 +59,6 @@ def isr_in_zookeeper(c, topic: str, partition: int) -> list[int]:
     finally:
         zk.stop()
         zk.close()
-
-
-def read_all(bootstrap: str, topic: str, partitions: int) -> list[bytes]:
-    out: list[bytes] = []
-    with Consumer(bootstrap) as consumer:
-        tps = [TopicPartition(topic, p) for p in range(partitions)]
-        consumer.assign(tps)
-        consumer.seek_to_beginning()
-        ends = consumer.end_offsets(tps)
-        positions = {tp: 0 for tp in tps}
-        deadline = time.monotonic() + 60
-        while any(positions[tp] < ends[tp] for tp in tps) and time.monotonic() < deadline:
-            for r in consumer.poll(timeout_ms=500):
-                out.append(r.value)
-                positions[TopicPartition(r.topic, r.partition)] = r.offset + 1
-    return out
 
 
 def api_state(c, broker: int) -> dict:

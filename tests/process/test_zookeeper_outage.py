@@ -8,30 +8,14 @@ import time
 
 import pytest
 
-from minikafka import Admin, Consumer, Producer, TopicPartition
+from minikafka import Admin, Producer
 from minikafka.cluster.state import load
-from process_helpers import wait_for
+from process_helpers import read_all, wait_for
 from replica_checks import post, wait_identical
 
 pytestmark = pytest.mark.process
 
 OUTAGE_S = 30  # of produces; with the checks after them ZooKeeper stays stopped for over a minute
-
-
-def read_all(bootstrap: str, topic: str, partitions: int) -> list[bytes]:
-    out: list[bytes] = []
-    with Consumer(bootstrap) as c:
-        tps = [TopicPartition(topic, p) for p in range(partitions)]
-        c.assign(tps)
-        c.seek_to_beginning()
-        ends = c.end_offsets(tps)
-        positions = {tp: 0 for tp in tps}
-        deadline = time.monotonic() + 60
-        while any(positions[tp] < ends[tp] for tp in tps) and time.monotonic() < deadline:
-            for r in c.poll(timeout_ms=500):
-                out.append(r.value)
-                positions[TopicPartition(r.topic, r.partition)] = r.offset + 1
-    return out
 
 
 def test_brokers_serve_through_a_zookeeper_outage_and_converge_after_it(make_cluster):
