@@ -248,6 +248,12 @@ EVENT_LOOP_LAG_SECONDS = histogram(
     "How late the broker's event loop woke a 10 ms timer, in seconds: while the loop is held, every "
     "request, fetch answer and timer of this broker waits (Kafka's RequestHandlerAvgIdlePercent, seen from the other side).",
     LOOP_LAG_BUCKETS)
+GC_PAUSE_BUCKETS = (0.0001, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25)
+GC_PAUSE_SECONDS = histogram(
+    "minikafka_gc_pause_seconds",
+    "How long each collection of Python's garbage collector held the broker process, per generation "
+    "(0 youngest, 2 full), in seconds (the JVM's GC pause time).",
+    GC_PAUSE_BUCKETS, ("generation",))
 EVENT_LOOP_STALLS = counter(
     "minikafka_event_loop_stalls_total",
     "Times the event loop was held for 100 ms or more; the broker's log names what ran (the loop thread's stack).")

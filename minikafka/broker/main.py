@@ -8,7 +8,7 @@ import sys
 
 from ..config import BrokerConfig
 from ..errors import ClientError, InvalidConfigError, KafkaError
-from . import log_limit
+from . import gc_pauses, log_limit
 from .server import Broker
 
 
@@ -61,7 +61,13 @@ async def _main(config: BrokerConfig) -> int:
         print(f"minikafka: error: broker {config.broker_id} cannot start: {_os_error(exc)}", file=sys.stderr)
         await broker.stop()
         return 2
-    await stop.wait()
+    pauses = gc_pauses.GcPauses(broker.metrics)
+    pauses.install()
+    gc_pauses.settle()
+    try:
+        await stop.wait()
+    finally:
+        pauses.uninstall()
     logging.getLogger(__name__).info("broker %d shutting down", config.broker_id)
     await broker.shutdown()
     return 0
