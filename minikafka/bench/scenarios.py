@@ -18,7 +18,6 @@ import subprocess
 import sys
 import threading
 import time
-import urllib.request
 from dataclasses import dataclass
 from typing import Callable, Iterator
 
@@ -28,6 +27,7 @@ from ..client.sync import Admin, Consumer, Producer
 from ..client.types import TopicPartition
 from ..cluster import launcher
 from ..cluster.state import load
+from . import broker_metrics
 from .figures import percentile
 from .pacing import paced
 from .workload import Workload, kcat_path
@@ -561,11 +561,17 @@ def catchup(target: Target, work: Workload, topic: str) -> dict | None:
 
 def _bytes_in(host: str, port: int) -> int:
     """A broker's ``minikafka_bytes_in_total`` (batch bytes appended since it started)."""
-    with urllib.request.urlopen(f"http://{host}:{port}/metrics", timeout=30) as answer:
-        for line in answer.read().decode().splitlines():
-            if line.split(" ", 1)[0] == BYTES_IN.name:
-                return int(float(line.split()[-1]))
-    raise errors.ClientError(f"{host}:{port} reports no {BYTES_IN.name}")
+    return int(broker_metrics.value(broker_metrics.scrape(host, port), BYTES_IN.name))
+
+
+def with_broker_pauses(target: Target, run: Callable[[], dict | None]) -> dict | None:
+    """``run()``'s figures with the brokers' loop lag, stalls and GC pauses over it added
+    (:mod:`.broker_metrics`); unchanged without our brokers' listeners (``bootstrap`` empty)."""
+    if not target.bootstrap:
+        return run()
+    with broker_metrics.pauses(target.bootstrap) as pauses:
+        out = run()
+    return None if out is None else {**out, **pauses}
 
 
 def spark_count(target: Target, topic: str, runs: int) -> list[dict] | None:

@@ -126,6 +126,15 @@ class Row:
         return out
 
 
+# The brokers' own figures over a latency run (:mod:`.broker_metrics`).
+PAUSE_FIGURES = ("loop_lag_p99_ms", "loop_lag_max_ms", "loop_stalls", "gc_pause_ms")
+
+
+def _extras(runs: list[dict], names: tuple[str, ...]) -> dict[str, Figure]:
+    """The figures ``names`` of the runs, for a row's "also" column (milliseconds but the stall count)."""
+    return {name: collect(name, "" if name == "loop_stalls" else "ms", runs, name) for name in names}
+
+
 class Suite:
     """Runs the scenarios; ``say`` gets one progress line per step."""
 
@@ -279,12 +288,11 @@ class Suite:
             sp = sc.spark_count(target, ctopic, s.runs)
             self.rows.append(self._row_or_skip("spark count (minikafka source)", "spark local[2]", sp, None, None,
                                                "needs pyspark (pip install 'minikafka[spark]')"))
-            lat = self._repeat("latency", lambda i: sc.latency(
-                target, self._topic("latency", target, 3, 3, 2), s.latency_rate, s.latency_seconds, s.value_size))
+            lat = self._repeat("latency", lambda i: sc.with_broker_pauses(target, lambda: sc.latency(
+                target, self._topic("latency", target, 3, 3, 2), s.latency_rate, s.latency_seconds, s.value_size)))
             self.rows.append(Row(f"latency acks=all RF3 at {s.latency_rate:,}/s", "python",
                                  collect("p50_ms", "ms", lat or [], "p50_ms"),
-                                 extra={"p99_ms": collect("p99_ms", "ms", lat or [], "p99_ms"),
-                                        "p999_ms": collect("p999_ms", "ms", lat or [], "p999_ms")}))
+                                 extra=_extras(lat or [], ("p99_ms", "p999_ms") + PAUSE_FIGURES)))
             self._acks_latency_rows(target)
             e2e = self._repeat("EndToEndLatency", lambda i: sc.end_to_end_latency(
                 target, self._topic("e2e", target, 1, 3, 2), s.e2e_records, s.value_size))
@@ -334,15 +342,14 @@ class Suite:
         label = f"latency acks=all RF3 at {s.acks_latency_rate:,}/s, linger 0 (send to ack)"
         for client, fn, why in (("python", sc.acks_latency_python, ""),
                                 ("confluent-kafka (C)", sc.acks_latency_rdkafka, sc.NEEDS_CONFLUENT)):
-            runs = self._repeat(f"latency at {s.acks_latency_rate:,}/s {client}", lambda i, fn=fn: fn(
-                target, self._topic("acks-latency", target, 3, 3, 2), s.acks_latency_rate, s.acks_latency_seconds,
-                s.value_size))
+            runs = self._repeat(f"latency at {s.acks_latency_rate:,}/s {client}", lambda i, fn=fn: sc.with_broker_pauses(
+                target, lambda: fn(target, self._topic("acks-latency", target, 3, 3, 2), s.acks_latency_rate,
+                                   s.acks_latency_seconds, s.value_size)))
             if runs is None:
                 self.rows.append(Row(label, client, Figure("p50_ms", "ms", ()), skipped=why))
                 continue
-            self.rows.append(Row(label, client, collect("p50_ms", "ms", runs, "p50_ms"), extra={
-                name: collect(name, "ms", runs, name)
-                for name in ("p99_ms", "p999_ms", "e2e_p50_ms", "e2e_p99_ms", "e2e_p999_ms")}))
+            self.rows.append(Row(label, client, collect("p50_ms", "ms", runs, "p50_ms"), extra=_extras(
+                runs, ("p99_ms", "p999_ms", "e2e_p50_ms", "e2e_p99_ms", "e2e_p999_ms") + PAUSE_FIGURES)))
 
     def _transaction_rows(self, target: sc.Target, work: Workload, limit: Figure, mock: Figure | None) -> None:
         """The cost of transactions: per client, the idempotent producer and the

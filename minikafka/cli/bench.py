@@ -136,12 +136,14 @@ def cmd_latency(args: argparse.Namespace) -> int:
     topic = f"bench-latency-{os.getpid()}-{time.time_ns() % 10**9}"
     sc.create_topic(target, topic, 3, 3, 2)
     fn = sc.acks_latency_python if args.client == "python" else sc.acks_latency_rdkafka
-    out = fn(target, topic, args.rate, args.seconds, args.value_size)
+    out = sc.with_broker_pauses(target, lambda: fn(target, topic, args.rate, args.seconds, args.value_size))
     if out is None:
         raise ClientError(sc.NEEDS_CONFLUENT)
     print(f"latency client={args.client} acks=all linger_ms=0 rate={args.rate}/s records={out['records']} "
           f"ack_ms p50={out['p50_ms']:.1f} p99={out['p99_ms']:.1f} p99.9={out['p999_ms']:.1f} "
-          f"end_to_end_ms p50={out['e2e_p50_ms']:.1f} p99={out['e2e_p99_ms']:.1f} p99.9={out['e2e_p999_ms']:.1f}")
+          f"end_to_end_ms p50={out['e2e_p50_ms']:.1f} p99={out['e2e_p99_ms']:.1f} p99.9={out['e2e_p999_ms']:.1f} "
+          f"brokers loop_lag_ms p99<={out['loop_lag_p99_ms']:g} max<={out['loop_lag_max_ms']:g} "
+          f"stalls={out['loop_stalls']:.0f} gc_pause_ms={out['gc_pause_ms']:.1f}")
     return 0
 
 

@@ -68,6 +68,10 @@ def test_the_quick_suite_measures_every_scenario_against_both_yardsticks(tmp_pat
     assert catchup["refetched_mb"]["median"] >= 5, "the follower refetched at least the topic's 50,000 records"
     (latency,) = [r for r in rows if r["scenario"].startswith("latency") and "linger 0" not in r["scenario"]]
     assert 0 < latency["p50_ms"]["median"] <= latency["p99_ms"]["median"] <= latency["p999_ms"]["median"]
+    for r in [latency] + [r for r in rows if "linger 0" in r["scenario"]]:
+        # the brokers' own view of each latency run: every tick lands in a bucket of at least 1 ms
+        assert 1 <= r["loop_lag_p99_ms"]["median"] <= r["loop_lag_max_ms"]["median"], r
+        assert r["loop_stalls"]["median"] >= 0 and r["gc_pause_ms"]["median"] >= 0, r
     low_rate = {r["client"]: r for r in rows if r["scenario"].startswith("latency acks=all RF3 at 1,000/s, linger 0")}
     assert set(low_rate) == {"python", "confluent-kafka (C)"}, rows
     for r in low_rate.values():
