@@ -298,8 +298,11 @@ class TransactionCoordinator:
         min_isr = max(1, min(self.config.get("transaction.state.log.min.isr"), rf))
         err, = await self.topic_admin.create_topics([NewTopic(
             rec.TXN_TOPIC, self.config.get("transaction.state.log.num.partitions"), rf,
+            # as Kafka's TransactionStateManager: compacted, never unclean, and uncompressed whatever the broker's
+            # compression.type (the coordinator's own records are small and read back on every load)
             {"cleanup.policy": "compact", "min.insync.replicas": str(min_isr), "unclean.leader.election.enable": "false",
-             "segment.bytes": str(self.config.get("transaction.state.log.segment.bytes"))})],
+             "segment.bytes": str(self.config.get("transaction.state.log.segment.bytes")),
+             "compression.type": "uncompressed"})],
             validate_only=False, timeout_ms=0, internal=True)
         if err is not None and not isinstance(err, TopicAlreadyExistsError):
             raise CoordinatorNotAvailableError(f"could not create {rec.TXN_TOPIC}: {err.message}")

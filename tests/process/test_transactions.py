@@ -86,6 +86,11 @@ def test_commit_is_visible_to_read_committed_and_abort_is_not(txn_cluster):
     assert sorted(committed) == sorted(f"c{i}".encode() for i in range(10))
     everything = consume(txn_cluster, topic, "read_uncommitted", 15)
     assert sorted(everything) == sorted([f"c{i}".encode() for i in range(10)] + [f"a{i}".encode() for i in range(5)])
+    with Admin(txn_cluster.bootstrap) as admin:
+        configs = admin.describe_configs("__transaction_state")
+    # as Kafka's TransactionStateManager creates it: compacted, never unclean, stored uncompressed
+    assert configs["cleanup.policy"][0] == "compact" and configs["unclean.leader.election.enable"][0] == "false"
+    assert configs["compression.type"] == ("uncompressed", "topic")
 
 
 def test_open_transaction_is_invisible_until_committed(txn_cluster):
