@@ -30,6 +30,9 @@ The rules (Kafka's, where Kafka has one):
   the controller talk msgpack/HTTP, so the Kafka listeners cannot carry it, and EXTERNAL
   is the optional client listener for outside the brokers' network, while INTERNAL is
   the msgpack/HTTP endpoint every broker has and registers as ``host``/``port``.
+* The same holds for a ``--listen``, ``--listen-external`` or ``--kafka-listen-external``
+  flag that binds every interface without its ``--...advertise`` flag; ``--kafka-listen``
+  then advertises the INTERNAL listener's advertised host instead.
 * The flags are shorthands.  A flag and the setting for the same listener must say the
   same address, and with ``listeners`` set, a ``--...listen`` flag must name a listener it
   lists; a flag only fills in what the settings leave unsaid.
@@ -166,6 +169,10 @@ def resolve(settings: Mapping[str, Any], flags: Mapping[str, tuple[HostPort | No
         if adv is None and from_settings:
             host = listen[0] if listen[0] not in WILDCARD_HOSTS else host_name
             adv = (host, listen[1])
+        elif adv is None and listen[0] in WILDCARD_HOSTS and name != "KAFKA":
+            # a flag binding every interface: advertise the host name, never 0.0.0.0 (the
+            # KAFKA flag's default is the INTERNAL listener's advertised host instead)
+            adv = (host_name, listen[1])
         out[name] = (listen, adv)
     if INTER_BROKER_LISTENER not in out:
         raise InvalidConfigError("the broker needs an INTERNAL listener, the one brokers and the controller use "

@@ -91,6 +91,14 @@ def test_flags_alone_resolve_as_before():
     assert out == {"INTERNAL": (("127.0.0.1", 9092), None), "KAFKA": (("0.0.0.0", 9093), ("k", 9093))}
 
 
+def test_a_flag_binding_every_interface_advertises_the_host_name_never_the_wildcard():
+    out = resolve({}, {"INTERNAL": (("0.0.0.0", 9092), None), "EXTERNAL": (("", 9094), None),
+                       "KAFKA": (("0.0.0.0", 9093), None)}, "h")
+    # KAFKA's default is the INTERNAL listener's advertised host (BrokerConfig.advertised_kafka)
+    assert out == {"INTERNAL": (("0.0.0.0", 9092), ("h", 9092)), "EXTERNAL": (("", 9094), ("h", 9094)),
+                   "KAFKA": (("0.0.0.0", 9093), None)}
+
+
 def test_flags_that_say_the_same_as_the_settings_are_accepted_and_fill_in_the_rest():
     out = resolve(settings(listeners="INTERNAL://0.0.0.0:19092,KAFKA://0.0.0.0:29092"),
                   {"INTERNAL": (("0.0.0.0", 19092), ("10.0.0.1", 19092)), "KAFKA": (None, ("10.0.0.1", 29092))}, "h")
