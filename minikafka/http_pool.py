@@ -28,6 +28,10 @@ class ConnectionClosedError(ConnectionError):
     """The server closed the connection before its answer was complete."""
 
 
+class PoolClosedError(ConnectionError):
+    """A call on a pool that was closed (its owner is shutting down)."""
+
+
 class CannotConnectError(OSError):
     """The TCP connection could not be made (refused, unreachable, ...)."""
 
@@ -137,7 +141,7 @@ class HttpPool:
         """``POST body`` to ``path``; the answer's status and body.  Raises OSError
         (connect, reset, end of stream), ``ssl.SSLError`` or :class:`HttpFramingError`."""
         if self._closed:
-            raise ConnectionClosedError("the connection pool is closed")
+            raise PoolClosedError("the connection pool is closed")
         key = (host, port, scheme)
         conn = self._take_idle(key)
         if conn is None:
@@ -183,7 +187,7 @@ class HttpPool:
             raise CannotConnectError(exc.errno, exc.strerror or str(exc)) from None
         if self._closed:  # closed while connecting
             conn.close()
-            raise ConnectionClosedError("the connection pool is closed")
+            raise PoolClosedError("the connection pool is closed")
         return conn
 
     async def close(self) -> None:
