@@ -1,6 +1,7 @@
 """Calls to a broker's msgpack API: the one place that moves the bytes.
 
-:func:`call` (asyncio, aiohttp) serves clients and brokers calling each other;
+:func:`call` (asyncio, on an :class:`~minikafka.http_pool.HttpPool` of kept-alive
+connections) serves clients and brokers calling each other;
 :func:`call_sync` (urllib) serves the fault harness, the cluster launcher and tests.
 Framing and answer decoding are :mod:`minikafka.protocol.rpc.http`'s.  Transport failures
 are raised as :class:`BrokerUnreachableError` (NETWORK_EXCEPTION: the broker could not
@@ -12,13 +13,14 @@ from __future__ import annotations
 import asyncio
 import os
 import socket
+import ssl
 import urllib.error
 import urllib.request
 
-import aiohttp
-
 from . import errors
+from .http_pool import CannotConnectError, ConnectionClosedError, HttpPool
 from .protocol.rpc import http
+from .protocol.rpc.http1 import HttpFramingError
 
 
 class BrokerUnreachableError(errors.NetworkExceptionError):
@@ -32,20 +34,19 @@ class NoResponseError(errors.RequestTimedOutError):
 TRANSPORT_ERRORS = (BrokerUnreachableError, NoResponseError)
 
 
-async def call(session: aiohttp.ClientSession, host: str, port: int, api: str, body: dict,
+async def call(pool: HttpPool, host: str, port: int, api: str, body: dict,
                timeout_s: float | None, scheme: str = "http") -> dict:
-    """POST ``body`` to ``api`` on ``host:port`` (``scheme`` https for a TLS listener) and
-    return the answer map; a non-zero top-level ``error_code`` raises its registered exception."""
+    """POST ``body`` to ``api`` on ``host:port`` (``scheme`` https for a TLS listener) over
+    one of ``pool``'s connections and return the answer map; a non-zero top-level
+    ``error_code`` raises its registered exception."""
     where = f"{api} request to {host}:{port}"
     try:
-        async with session.post(http.url_for(host, port, api, scheme), data=http.encode_request(body), headers=http.HEADERS,
-                                timeout=aiohttp.ClientTimeout(total=timeout_s)) as resp:
-            raw = await resp.read()
-            status = resp.status
-    except asyncio.TimeoutError:
+        async with asyncio.timeout(timeout_s):
+            status, raw = await pool.post(host, port, scheme, f"/v1/{api}", http.encode_request(body))
+    except TimeoutError:
         raise NoResponseError(f"{where}: no answer within {timeout_s:g} s") from None
-    except (aiohttp.ClientError, OSError) as exc:
-        raise BrokerUnreachableError(f"{where} failed: {why(exc)}") from None
+    except (OSError, ssl.SSLError, HttpFramingError) as exc:
+        raise BrokerUnreachableError(f"{where} failed: {why(exc, host)}") from None
     return http.decode_answer(raw, status, where)
 
 
@@ -69,24 +70,25 @@ def call_sync(host: str, port: int, api: str, body: dict, timeout_s: float = 5.0
     return http.decode_answer(raw, status, where, raise_error=raise_error)
 
 
-def why(exc: BaseException | str) -> str:
-    """A transport failure in words, without aiohttp's internals ("ssl:default [...]")."""
-    if isinstance(exc, aiohttp.ClientConnectorDNSError if hasattr(aiohttp, "ClientConnectorDNSError") else ()):
-        return f"cannot resolve host {exc.host!r}"
-    if isinstance(exc, aiohttp.ClientConnectorCertificateError):
-        return f"the broker's TLS certificate is not trusted ({getattr(exc.certificate_error, 'verify_message', None) or 'verify failed'}; " \
+def why(exc: BaseException | str, host: str | None = None) -> str:
+    """A transport failure in words (``host``: the name that was being reached)."""
+    if isinstance(exc, ssl.SSLCertVerificationError):
+        return f"the broker's TLS certificate is not trusted ({exc.verify_message or 'verify failed'}; " \
                f"give its CA as ssl_cafile)"
-    if isinstance(exc, aiohttp.ClientSSLError):
+    if isinstance(exc, (ssl.SSLError, ssl.CertificateError)):
         return "the TLS handshake failed (does the listener speak TLS, and does it want a client certificate?)"
-    if isinstance(exc, aiohttp.ClientConnectorError):
-        if isinstance(exc.os_error, socket.gaierror):
-            return f"cannot resolve host {exc.host!r}"
-        errno = getattr(exc.os_error, "errno", None)
-        return f"cannot connect: {os.strerror(errno).lower() if errno else 'connection failed'}"
+    if isinstance(exc, HttpFramingError):
+        return f"the answer is not HTTP/1.1 as brokers send it: {exc}"
     if isinstance(exc, socket.gaierror):
-        return "cannot resolve the host name"
-    if isinstance(exc, aiohttp.ServerDisconnectedError):
+        return f"cannot resolve host {host!r}" if host else "cannot resolve the host name"
+    if isinstance(exc, (ConnectionClosedError, asyncio.IncompleteReadError)):
         return "the broker closed the connection"
+    if isinstance(exc, CannotConnectError):
+        return f"cannot connect: {os.strerror(exc.errno).lower() if exc.errno else 'connection failed'}"
     if isinstance(exc, ConnectionRefusedError):
         return "cannot connect: connection refused"
+    if isinstance(exc, ConnectionResetError):
+        return "the broker reset the connection"
+    if isinstance(exc, OSError) and exc.errno and not str(exc).strip():
+        return os.strerror(exc.errno).lower()
     return str(exc) or exc.__class__.__name__

@@ -1,8 +1,9 @@
-"""The real transport: the broker's aiohttp server and its client session.
+"""The real transport: the broker's aiohttp server, and its pool of connections to other brokers.
 
 ``POST /v1/<api>`` bodies go to :meth:`~.served.ServedBroker.dispatch`; the dashboard's routes, the
 external listener and the Kafka binary-protocol listener start here too.  Calls to other
-brokers go through one aiohttp session carrying the cluster credential.
+brokers go through one :class:`~minikafka.http_pool.HttpPool` of kept-alive connections
+carrying the cluster credential.
 
 The HTTP listeners share the Kafka listener's limits (:mod:`.limits`): a connection
 beyond ``max.connections`` or ``max.connections.per.ip`` is closed as soon as it is
@@ -19,13 +20,13 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING, Any
 
-import aiohttp
 from aiohttp import web
 
 from ..config import BrokerConfig
 from ..errors import InvalidRequestError, SaslAuthenticationFailedError
 from ..metric_names import CONNECTIONS_IDLE_CLOSED, REQUEST_ERRORS
 from ..protocol.rpc import codec, http
+from ..http_pool import HttpPool
 from ..rpc import call
 from . import cluster_auth, http_guard
 from .listeners import current_listener
@@ -48,24 +49,23 @@ class HttpTransport:
 
     def __init__(self, config: BrokerConfig) -> None:
         self.config = config
-        self.session: aiohttp.ClientSession | None = None
+        self.pool: HttpPool | None = None
         self._runner: web.AppRunner | None = None
         self._broker: "ServedBroker | None" = None
 
-    def _session(self) -> aiohttp.ClientSession:
-        if self.session is None:
+    def _pool(self) -> HttpPool:
+        if self.pool is None:
             secret = self.config.cluster_secret
-            self.session = aiohttp.ClientSession(
-                headers={cluster_auth.CLUSTER_CREDENTIAL_HEADER: secret} if secret else None)
-        return self.session
+            self.pool = HttpPool({**http.HEADERS, **({cluster_auth.CLUSTER_CREDENTIAL_HEADER: secret} if secret else {})})
+        return self.pool
 
     async def call(self, host: str, port: int, api: str, body: dict, timeout_s: float | None) -> dict:
-        return await call(self._session(), host, port, api, body, timeout_s)
+        return await call(self._pool(), host, port, api, body, timeout_s)
 
     async def serve(self, broker: "ServedBroker") -> None:
         """Listen on the broker's listeners: msgpack API and dashboard, external, Kafka."""
         self._broker = broker
-        self._session()
+        self._pool()
         if self.config.cluster_secret is None:
             log.warning("no cluster credential (--cluster-secret-file or MINIKAFKA_CLUSTER_SECRET): anyone who reaches "
                         "this broker's port may send it controller and replica requests")
@@ -155,5 +155,5 @@ class HttpTransport:
     async def close(self) -> None:
         if self._runner is not None:
             await self._runner.cleanup()
-        if self.session is not None:
-            await self.session.close()
+        if self.pool is not None:
+            await self.pool.close()

@@ -1,6 +1,7 @@
 """The client side of the broker protocol: ``POST /v1/<api>`` with msgpack bodies.
 
-One :class:`Connection` (one ``aiohttp.ClientSession``) per client; the calls
+One :class:`Connection` (one :class:`~minikafka.http_pool.HttpPool` of kept-alive
+connections) per client; the calls
 themselves are :func:`minikafka.rpc.call`.  A non-zero top-level ``error_code`` in an
 answer is raised as the registered exception.  Failures of the transport itself are
 raised as :class:`BrokerUnreachableError` (a NETWORK_EXCEPTION) or
@@ -14,11 +15,10 @@ import ssl
 from dataclasses import dataclass, field, fields
 from typing import Any, Sequence
 
-import aiohttp
-
 from .. import errors
 from ..protocol.rpc import http
 from ..auth.users import basic_header
+from ..http_pool import HttpPool
 from ..rpc import TRANSPORT_ERRORS, BrokerUnreachableError, NoResponseError, call
 
 __all__ = ["BrokerUnreachableError", "ClientSecurity", "Connection", "NoResponseError", "TRANSPORT_ERRORS", "parse_bootstrap"]
@@ -118,28 +118,24 @@ class ClientSecurity:
 
 
 class Connection:
-    """Posts msgpack requests to brokers over one pooled aiohttp session."""
+    """Posts msgpack requests to brokers over one pool of kept-alive connections."""
 
     def __init__(self, client_id: str | None = None, security: ClientSecurity | None = None) -> None:
         self.client_id = client_id
         self.security = security or ClientSecurity()
         self._scheme = "https" if self.security.tls else "http"
-        self._session: aiohttp.ClientSession | None = None
+        self._pool: HttpPool | None = None
         self._closed = False
 
-    def _get_session(self) -> aiohttp.ClientSession:
+    def _get_pool(self) -> HttpPool:
         if self._closed:
             raise errors.ClientError("the client is closed")
-        if self._session is None:
+        if self._pool is None:
             headers = {**http.HEADERS, **self.security.headers()}
             if self.client_id:
                 headers["X-Client-Id"] = self.client_id
-            self._session = aiohttp.ClientSession(
-                connector=aiohttp.TCPConnector(limit=0, ttl_dns_cache=300, ssl=self.security.ssl_context() or True),
-                headers=headers,
-                auto_decompress=False,
-            )
-        return self._session
+            self._pool = HttpPool(headers, self.security.ssl_context())
+        return self._pool
 
     async def call(self, host: str, port: int, api: str, body: dict, timeout_s: float | None) -> dict:
         """Send ``body`` to ``api`` on ``host:port``; return the answer map.
@@ -147,11 +143,11 @@ class Connection:
         Raises the registered exception for a non-zero top-level ``error_code``,
         :class:`BrokerUnreachableError` or :class:`NoResponseError` for transport failures.
         """
-        return await call(self._get_session(), host, port, api, body, timeout_s, scheme=self._scheme)
+        return await call(self._get_pool(), host, port, api, body, timeout_s, scheme=self._scheme)
 
     async def close(self) -> None:
         self._closed = True
-        if self._session is not None:
-            session, self._session = self._session, None
-            await session.close()
+        if self._pool is not None:
+            pool, self._pool = self._pool, None
+            await pool.close()
 

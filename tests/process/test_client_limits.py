@@ -4,11 +4,14 @@ record browser's cap, and queued.max.request.bytes: an upload waits while anothe
 the budget, and an aborted one gives its bytes back (minikafka_request_bytes_in_flight)."""
 from __future__ import annotations
 
+import asyncio
 import socket
+import time
 
 import pytest
 
 from minikafka import Admin
+from minikafka.client.connection import Connection
 from minikafka.protocol.records.batch import encode_batch
 from minikafka.rpc import call_sync
 from process_helpers import wait_for
@@ -83,6 +86,22 @@ def test_connection_limits_idle_and_half_frames_on_both_listeners(make_cluster):
     # the broker still serves
     with Admin(c.bootstrap) as admin:
         assert len(admin.cluster().brokers) == 1
+    # our client's pooled connection, closed by the broker while idle, is replaced: no error
+    assert "api_versions" in asyncio.run(call_after_idle_close(http))["apis"]
+
+
+async def call_after_idle_close(port: int) -> dict:
+    conn = Connection(client_id="idle-pool")
+    try:
+        await conn.call("127.0.0.1", port, "api_versions", {}, 10)
+        [pooled] = conn._get_pool()._idle[("127.0.0.1", port, "http")]
+        deadline = time.monotonic() + 30
+        while not pooled.stale():  # connections.max.idle.ms=3000
+            assert time.monotonic() < deadline, "the broker did not close the idle connection"
+            await asyncio.sleep(0.1)
+        return await conn.call("127.0.0.1", port, "api_versions", {}, 10)
+    finally:
+        await conn.close()
 
 
 def closed_by_broker_soon(s: socket.socket) -> bool:
