@@ -213,6 +213,36 @@ def produce_kcat(target: Target, work: Workload, topic: str, acks: str) -> dict 
     return {"records_per_s": work.records / elapsed, "mb_per_s": work.mb / elapsed}
 
 
+PEER_MODULES = {"kafka-python": "kafka", "aiokafka": "aiokafka"}
+
+
+def needs_peer(client: str) -> str:
+    """The skip reason of a peer client's row."""
+    return f"needs {client} (pip install 'minikafka[dev]') and the Kafka listener"
+
+
+def produce_peer(target: Target, work: Workload, topic: str, client: str) -> dict | None:
+    """A pure-Python peer of our Producer (``client`` "kafka-python" or "aiokafka")
+    producing the same records through the Kafka listener, acks=all, ``linger_ms`` 5, in a
+    process of its own (:mod:`minikafka.bench.peer_produce`); None without the library or
+    a Kafka listener.  Checks the records arrived."""
+    if importlib.util.find_spec(PEER_MODULES[client]) is None or not target.kafka_bootstrap:
+        return None
+    before = sum(end_offsets(target, topic).values())
+    done = subprocess.run([sys.executable, "-m", "minikafka.bench.peer_produce", "--client", client,
+                           "--bootstrap", target.kafka_bootstrap, "--topic", topic, "--records", str(work.records),
+                           "--value", work.value.decode()], capture_output=True, text=True, timeout=900)
+    if done.returncode != 0:
+        raise errors.ClientError(f"the {client} produce run failed: {done.stderr.strip()[-500:]}")
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    if "missing" in out:
+        return None
+    written = sum(end_offsets(target, topic).values()) - before
+    if out["failed"] or written != work.records:
+        raise errors.ClientError(f"{client}: {out['failed']} of {work.records} records failed, {written} written")
+    return out
+
+
 def consume_python(target: Target, topic: str, mode: str = "records") -> dict:
     """Our blocking Consumer reading ``topic`` from the start to its end offsets: ``mode``
     "records" (``poll``), "batches" (``poll_batches``, nothing decoded; bytes are the

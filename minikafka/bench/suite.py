@@ -9,6 +9,11 @@ Every throughput row shows its ratio to the yardsticks measured in the same run 
 :mod:`.yardsticks`): ``limit`` (the same bytes through a bare aiohttp handler) and
 ``mock`` (librdkafka's mock cluster through kcat, when kcat is installed).
 
+The acks=all produce scenario also runs our Producer's pure-Python peers, kafka-python's
+``KafkaProducer`` and aiokafka's ``AIOKafkaProducer`` (each in a process of its own, through
+the Kafka listener, linger 5 ms as ours); our row's ``vs_peers`` is its median over the
+faster peer's.
+
 The cost of transactions is a pair of rows per client (ours and confluent-kafka): the
 idempotent producer and the transactional one on the same records, a commit every
 :data:`~.scenarios.TXN_COMMIT_EVERY` records, with the ratio of each run's two figures.
@@ -242,8 +247,9 @@ class Suite:
                 py = self._repeat(f"produce {name} python", lambda i, rf=rf, acks=acks: sc.produce_python(
                     target, work, self._topic("produce", target, 3, rf, 2 if rf == 3 else None),
                     "all" if acks == "all" else 1))
-                self.rows.append(Row(f"produce {name}", "python", collect("records_per_s", "records/s", py or [],
-                                                                          "records_per_s"), limit_p, mock_fig))
+                py_row = Row(f"produce {name}", "python", collect("records_per_s", "records/s", py or [],
+                                                                  "records_per_s"), limit_p, mock_fig)
+                self.rows.append(py_row)
                 if acks == "all":
                     bulk = self._repeat(f"produce {name} python send_many", lambda i, rf=rf: sc.produce_python(
                         target, work, self._topic("produce", target, 3, rf, 2), "all", bulk=True))
@@ -261,6 +267,7 @@ class Suite:
                     if pp:
                         row.extra["p99_ms"] = collect("p99_ms", "ms", pp, "p99_ms")
                     self.rows.append(row)
+                    self._peer_rows(target, work, f"produce {name}", py_row, limit_p, mock_fig)
             self._transaction_rows(target, work, limit_p, collect("records_per_s", "records/s", mocks["all"], "records_per_s")
                                    if mocks["all"] else None)
             self.say(f"consume: writing {s.consume_records:,} records")
@@ -350,6 +357,22 @@ class Suite:
                 continue
             self.rows.append(Row(label, client, collect("p50_ms", "ms", runs, "p50_ms"), extra=_extras(
                 runs, ("p99_ms", "p999_ms", "e2e_p50_ms", "e2e_p99_ms", "e2e_p999_ms") + PAUSE_FIGURES)))
+
+    def _peer_rows(self, target: sc.Target, work: Workload, scenario: str, ours: Row, limit: Figure,
+                   mock: Figure | None) -> None:
+        """The pure-Python peers of our Producer on the same records (kafka-python and
+        aiokafka, each in a process of its own through the Kafka listener, linger 5 ms), and
+        ``vs_peers`` on our row: its median over the faster peer's."""
+        peers = []
+        for client in sc.PEER_MODULES:
+            runs = self._repeat(f"{scenario} {client}", lambda i, c=client: sc.produce_peer(
+                target, work, self._topic("produce", target, 3, 3, 2), c))
+            row = self._row_or_skip(scenario, client, runs, limit, mock, sc.needs_peer(client))
+            self.rows.append(row)
+            if not row.skipped and row.figure.values:
+                peers.append(row.figure.median)
+        if peers and ours.figure.values:
+            ours.extra["vs_peers"] = Figure("vs_peers", "x", (ours.figure.median / max(peers),))
 
     def _transaction_rows(self, target: sc.Target, work: Workload, limit: Figure, mock: Figure | None) -> None:
         """The cost of transactions: per client, the idempotent producer and the

@@ -27,7 +27,7 @@ from typing import Any, Callable, Iterable
 
 from .. import errors
 from ..protocol.records.compression import COMPRESSION_TYPES
-from .accumulator import ProducerBatch, RecordAccumulator, _settle, record_size
+from .accumulator import RECORD_OVERHEAD, ProducerBatch, RecordAccumulator, _settle, record_size
 from .connection import ClientSecurity, Connection
 from .transactions import TransactionManager, TxnState
 from .metadata import Metadata, needs_refresh, now_ms
@@ -179,6 +179,7 @@ class AIOProducer:
         self._flushing = 0
         self._progress: list[asyncio.Future] = []
         self._wake: asyncio.Event | None = None
+        self._placed_batch: ProducerBatch | None = None  # where _place put its last record
         # While the sender sleeps on a timer: when it wakes (now_ms() clock), else 0. The
         # blocking Producer reads it from its caller's thread (see sync.Producer._schedule).
         self.armed_until_ms = 0
@@ -406,8 +407,23 @@ class AIOProducer:
         waiting_topics = self._waiting
         place = self._place
         wake = False
+        # The batch the last plain record (no key, partition or headers) joined, while it
+        # stays open: the next plain record of its topic joins it without a partitioner
+        # call or a batch lookup (its partition is the sticky one until the batch fills).
+        # A record that would fill it takes the full road, which closes it.
+        open_topic: str | None = None
+        open_batch: ProducerBatch | None = None
+        limit = self._acc.batch_size
         for topic, value, key, partition, headers, timestamp_ms, future, now in items:
             self._seq += 1
+            if (topic is open_topic and key is None and partition is None and not headers
+                    and not open_batch.closed):
+                size = open_batch.size + RECORD_OVERHEAD + (len(value) if value else 0)
+                if size < limit:
+                    open_batch.records.append((None, value, headers, timestamp_ms))
+                    open_batch.futures.append(future)
+                    open_batch.size = size
+                    continue
             waiting = waiting_topics.get(topic)
             try:
                 placed = PLACED_WAKE if waiting else place(topic, self._seq, key, value, headers, timestamp_ms,
@@ -424,6 +440,8 @@ class AIOProducer:
                 wake = True
             elif placed == PLACED_WAKE:
                 wake = True
+            if key is None and partition is None and not headers and placed != NOT_PLACED and not waiting:
+                open_topic, open_batch = topic, self._placed_batch
         if wake or self._flushing:
             # As Kafka's producer: the sender is woken for a new or a full batch only. A
             # record joining a batch that is still lingering changes nothing the sender
@@ -450,6 +468,7 @@ class AIOProducer:
             return PLACED_WAKE
         batch, rolled = self._acc.append(topic, partition, (key, value, headers, ts), fut, now,
                                          record_size(key, value, headers), seq)
+        self._placed_batch = batch
         if (rolled or batch.closed) and key is None:
             self._sticky.batch_done(topic, partition, parts, info.available)
         return PLACED_WAKE if rolled or batch.closed or len(batch.records) == 1 else PLACED

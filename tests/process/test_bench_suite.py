@@ -40,6 +40,7 @@ def test_the_quick_suite_measures_every_scenario_against_both_yardsticks(tmp_pat
     assert {(r["scenario"], r["client"]) for r in throughput} >= {
         ("produce RF3 acks=all min.isr=2", "python"), ("produce RF3 acks=all min.isr=2", "kcat (C)"),
         ("produce RF3 acks=all min.isr=2", "python send_many"),
+        ("produce RF3 acks=all min.isr=2", "kafka-python"), ("produce RF3 acks=all min.isr=2", "aiokafka"),
         ("consume", "python"), ("consume", "kcat (C)"), ("consume", "python poll_batches+values"),
         ("consume", "python poll_batches+to_arrow"),
         ("produce RF3 acks=all min.isr=2", "ProducerPerformance (Java)"), ("consume", "ConsumerPerformance (Java)")}
@@ -50,6 +51,11 @@ def test_the_quick_suite_measures_every_scenario_against_both_yardsticks(tmp_pat
         assert 0 < r["ratio_to_limit"] < 100, r
         if r["scenario"].startswith("produce"):
             assert r["ratio_to_mock"] > 0, r
+    # our Producer over the faster of its pure-Python peers, which sent the same records
+    (ours,) = [r for r in throughput if r["scenario"] == "produce RF3 acks=all min.isr=2" and r["client"] == "python"]
+    peers = [r["records_per_s"]["median"] for r in throughput
+             if r["scenario"] == "produce RF3 acks=all min.isr=2" and r["client"] in ("kafka-python", "aiokafka")]
+    assert ours["vs_peers"]["median"] == pytest.approx(ours["records_per_s"]["median"] / max(peers))
     failovers = [r for r in rows if r["scenario"].startswith("failover")]
     assert len(failovers) == 3
     for r in failovers:

@@ -986,3 +986,67 @@ def test_poll_with_max_records_stops_inside_a_batch_and_poll_batches_goes_on_fro
     assert [(b.first_offset, len(b), b.values()) for b in rest] == [(3, 1, [b"d"]), (4, 1, [b"e"])]
     assert [r.offset for r in rest[0].records()] == [3]
     assert c._state[tp].position == 5
+
+
+def test_plain_records_joining_an_open_batch_keep_the_batch_size_and_the_order(broker):
+    """Records without key, partition or headers join the open batch of their sticky
+    partition on a short road; mixed with keyed, headered and placed records they still
+    fill batches no further than batch_size and keep their send order per partition."""
+    from minikafka import Producer
+
+    broker.create("t", 3)
+    value = b"v" * 100
+    per_batch = (2000 - 61) // record_size(None, value, None)  # 61: the batch header
+    with Producer(broker.bootstrap, acks="all", batch_size=2000, linger_ms=50) as p:
+        futs = []
+        for i in range(3000):
+            v = b"%05d" % i + value[5:]
+            if i % 97 == 0:
+                futs.append(p.send("t", v, key=b"k%d" % i))
+            elif i % 89 == 0:
+                futs.append(p.send("t", v, headers=[("h", b"x")]))
+            elif i % 83 == 0:
+                futs.append(p.send("t", v, partition=i % 3))
+            else:
+                futs.append(p.send("t", v))
+        p.flush()
+    mds = [f.result(0) for f in futs]
+    for part in range(3):
+        sent = [b"%05d" % i for i, md in enumerate(mds) if md.partition == part]
+        assert [v[:5] for v in values_of(broker, "t", part)] == sent
+        assert [md.offset for md in mds if md.partition == part] == list(range(len(sent)))
+        counts = [len(list(iter_records(raw))) for _, raw in broker.logs[("t", part)]]
+        assert max(counts) <= per_batch, counts
+    assert len({md.partition for md in mds}) == 3, "the sticky partition moves on as batches fill"
+
+
+def test_linger_0_makes_a_batch_ready_at_once():
+    acc = RecordAccumulator(batch_size=65536, linger_ms=0)
+    acc.append("t", 0, (None, b"x", (), 0), None, now_ms=100)
+    assert acc.ready(100, set()) == ([("t", 0)], None)
+
+
+def test_linger_0_hands_a_record_to_the_loop_with_one_wake_up(broker):
+    """acks=all, linger_ms=0: a record is sent without a flush, and its hand-off to the
+    producer's loop thread is one call into the loop (one wake-up of its selector)."""
+    from minikafka import Producer
+
+    broker.create("t", 1)
+    with Producer(broker.bootstrap, acks="all", linger_ms=0) as p:
+        p.send("t", b"first").result(10)  # metadata and producer id are in place
+        loop = p._lt.loop
+        calls = []
+        real = loop.call_soon_threadsafe
+
+        def counting(fn, *args, **kw):
+            calls.append(fn)
+            return real(fn, *args, **kw)
+
+        loop.call_soon_threadsafe = counting
+        try:
+            for i in range(3):
+                before = len(calls)
+                assert p.send("t", b"one at a time %d" % i).result(10).offset == i + 1
+                assert len(calls) - before == 1, calls[before:]
+        finally:
+            del loop.call_soon_threadsafe

@@ -678,6 +678,24 @@ def test_the_leaders_record_check_agrees_with_decoding(recs, flips, count_change
     _agree(bytes(data), max(0, len(recs) + count_change))
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.one_of(st.none(), st.just(b"k")),
+                          st.one_of(st.none(), st.binary(max_size=20), st.just(b"v" * 9000)),
+                          st.one_of(st.just(()), st.just([("h", b"x")])), st.integers(-20_000, 20_000)),
+                min_size=1, max_size=8),
+       st.integers(0, 9_000))
+def test_encoding_writes_plain_and_other_records_alike(recs, first_delta):
+    """Plain records (no key, no headers, small deltas) are written from ready pieces,
+    the others field by field: decoding gives every field back either way."""
+    deltas = [first_delta + i for i in range(len(recs))]
+    data = _sec.encode_records(recs, 0, deltas)
+    cols = _sec.decode_section(data, len(recs), "b", include_headers=True)
+    assert list(cols.offset_deltas) == deltas
+    assert list(cols.timestamp_deltas) == [r[3] for r in recs]
+    assert list(cols.keys) == [r[0] for r in recs] and list(cols.values) == [r[1] for r in recs]
+    assert [list(h) for h in cols.headers] == [list(r[2]) for r in recs]
+
+
 def test_a_compacted_section_decodes_but_fails_the_leaders_check():
     data = bytes(_sec.encode_records([(None, b"v%d" % i, None, 5) for i in range(20)], 5, list(range(0, 40, 2))))
     assert _decoded(data, 20)[0] == list(range(0, 40, 2))

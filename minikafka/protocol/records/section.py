@@ -60,15 +60,30 @@ _SMALL_VARINTS = [varint_bytes(n) for n in range(_SMALL_VARINT_LIMIT)]
 
 
 def encode_records(records: Sequence[tuple[bytes | None, bytes | None, Sequence[Header] | None, int]],
-                   base_ts: int, deltas: Sequence[int] | None = None) -> bytearray:
+                   base_ts: int, deltas: Sequence[int] | None = None) -> bytes:
     """The records section of ``(key, value, headers, timestamp_ms)`` tuples, with
-    timestamp deltas from ``base_ts`` and offset deltas 0, 1, ... (or ``deltas``)."""
-    out = bytearray()
+    timestamp deltas from ``base_ts`` and offset deltas 0, 1, ... (or ``deltas``).
+
+    The usual record (no key, no headers, small deltas and value) is written as four
+    ready pieces (its length, the fields before the value, the value, the header count)
+    joined once for the whole section; any other record field by field."""
+    out: list[bytes] = []
+    add = out.append
     small = _SMALL_VARINTS
     limit = _SMALL_VARINT_LIMIT
     for j, (key, value, headers, ts) in enumerate(records):
         i = j if deltas is None else deltas[j]
         d = ts - base_ts
+        if key is None and not headers and value is not None and 0 <= d < limit and i < limit:
+            n = len(value)
+            if n < limit:
+                head = b"\x00" + small[d] + small[i] + b"\x01" + small[n]  # attributes .. value length
+                size = len(head) + n + 1
+                add(small[size] if size < limit else varint_bytes(size))
+                add(head)
+                add(value)
+                add(b"\x00")  # no headers
+                continue
         body = bytearray(b"\x00")  # record attributes
         body += small[d] if 0 <= d < limit else varint_bytes(d)
         body += small[i] if i < limit else varint_bytes(i)
@@ -98,9 +113,9 @@ def encode_records(records: Sequence[tuple[bytes | None, bytes | None, Sequence[
         else:
             body.append(0)
         n = len(body)
-        out += small[n] if n < limit else varint_bytes(n)
-        out += body
-    return out
+        add(small[n] if n < limit else varint_bytes(n))
+        add(bytes(body))
+    return b"".join(out)
 
 
 # -- the one parser --------------------------------------------------------------------
