@@ -21,7 +21,7 @@ def test_the_quick_suite_measures_every_scenario_against_both_yardsticks(tmp_pat
     folder = tmp_path / "cluster"
     try:
         done = run_cli("bench", "suite", "--quick", "--runs", "1", "--json", str(out), "--dir", str(folder),
-                       timeout_s=280, env={**os.environ, JARS_ENV: str(kafka_tools_jars)})
+                       timeout_s=420, env={**os.environ, JARS_ENV: str(kafka_tools_jars)})
     finally:
         kill_recorded_pids(folder)
     assert done.returncode == 0, done.stderr[-2000:]
@@ -97,7 +97,7 @@ def test_against_kafka_every_compared_row_has_both_clusters_figures_and_kafka_is
     try:
         done = run_cli("bench", "suite", "--quick", "--runs", "1", "--against", "kafka", "--only-compared",
                        "--json", str(out), "--dir", str(ours), "--reference-dir", str(kafka_dir),
-                       timeout_s=280, env={**os.environ, JARS_ENV: str(kafka_tools_jars)})
+                       timeout_s=420, env={**os.environ, JARS_ENV: str(kafka_tools_jars)})
     finally:
         kill_recorded_pids(ours)
         if (kafka_dir / reference.STATE_FILE).exists():
