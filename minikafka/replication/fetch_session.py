@@ -72,6 +72,7 @@ class CachedPartition:
     current_leader_epoch: int
     answered_high_watermark: int = -1
     answered_log_start_offset: int = -1
+    answered_last_stable_offset: int = -1
 
     def update(self, f: PartitionFetch) -> None:
         self.fetch_offset = f.fetch_offset
@@ -80,15 +81,20 @@ class CachedPartition:
         self.current_leader_epoch = f.current_leader_epoch
         self.answered_high_watermark = f.high_watermark
         self.answered_log_start_offset = f.log_start_offset
+        self.answered_last_stable_offset = -1
 
-    def must_answer(self, has_records: bool, has_error: bool, high_watermark: int, log_start_offset: int) -> bool:
-        """Whether the answer names this partition, recording what it tells when it does."""
+    def must_answer(self, has_records: bool, has_error: bool, high_watermark: int, log_start_offset: int,
+                    last_stable_offset: int | None = None) -> bool:
+        """Whether the answer names this partition, recording what it tells when it does.
+        ``last_stable_offset`` counts for consumers (None: followers, who do not use it)."""
+        lso = self.answered_last_stable_offset if last_stable_offset is None else last_stable_offset
         if not (has_records or has_error or high_watermark != self.answered_high_watermark
-                or log_start_offset != self.answered_log_start_offset):
+                or log_start_offset != self.answered_log_start_offset or lso != self.answered_last_stable_offset):
             return False
         if not has_error:
             self.answered_high_watermark = high_watermark
             self.answered_log_start_offset = log_start_offset
+            self.answered_last_stable_offset = lso
         return True
 
 
