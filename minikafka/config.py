@@ -209,6 +209,9 @@ BROKER_CONFIGS: tuple[ConfigDef, ...] = (
     ConfigDef("replica.fetch.max.bytes", int, 1048576, "Bytes a follower asks for per partition (at least one batch is returned).", 1),
     ConfigDef("replica.fetch.backoff.ms", int, 1000, "Pause of a fetcher after an error.", 0),
     ConfigDef("num.replica.fetchers", int, 1, "Fetcher tasks per source broker.", 1),
+    ConfigDef("max.incremental.fetch.session.cache.slots", int, 1000, "Incremental fetch sessions (KIP-227) a "
+              "leader keeps: a session's fetches name only the partitions that changed. 0 turns sessions off "
+              "(every fetch names every partition).", 0),
     ConfigDef("replica.high.watermark.checkpoint.interval.ms", int, 5000, "How often replication-offset-checkpoint is written.", 1),
     ConfigDef("min.insync.replicas", int, 1, "Default for topics: smallest ISR with which acks=all produces are accepted.", 1),
     ConfigDef("unclean.leader.election.enable", _bool, False, "Default for topics: elect a live out-of-sync replica when no ISR replica is alive (may lose data).", None),

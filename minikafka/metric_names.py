@@ -176,6 +176,24 @@ FENCED_FETCHES = counter(
     "minikafka_fenced_fetches_total",
     "Follower fetches this broker sent that the leader refused with FENCED_LEADER_EPOCH or "
     "UNKNOWN_LEADER_EPOCH (the two disagree on the leader epoch until LeaderAndIsr arrives).")
+INCREMENTAL_FETCH_SESSIONS = level(
+    "minikafka_incremental_fetch_sessions",
+    "Incremental fetch sessions (KIP-227) this broker keeps as leader, followers' and consumers' "
+    "(Kafka's NumIncrementalFetchSessions); at most max.incremental.fetch.session.cache.slots.")
+INCREMENTAL_FETCH_PARTITIONS_CACHED = level(
+    "minikafka_incremental_fetch_partitions_cached",
+    "Partitions of all incremental fetch sessions this broker keeps (Kafka's NumIncrementalFetchPartitionsCached).")
+INCREMENTAL_FETCHES = counter(
+    "minikafka_incremental_fetches_total",
+    "Fetches this broker answered in an incremental fetch session: they named only the partitions that "
+    "changed (fetcher: replica for followers, consumer for the Kafka listener's consumers).", ("fetcher",))
+INCREMENTAL_FETCH_SESSION_EVICTIONS = counter(
+    "minikafka_incremental_fetch_session_evictions_total",
+    "Incremental fetch sessions evicted to make room for another (Kafka's IncrementalFetchSessionEvictionsPerSec).")
+FETCH_SESSION_ERRORS = counter(
+    "minikafka_fetch_session_errors_total",
+    "Fetches refused with FETCH_SESSION_ID_NOT_FOUND or INVALID_FETCH_SESSION_EPOCH (the fetcher starts "
+    "over with a full fetch).", ("error",))
 DUPLICATE_BATCHES = counter(
     "minikafka_duplicate_batches_total",
     "Retried batches of idempotent producers this broker, as leader, answered with their original "

@@ -108,7 +108,8 @@ def assemble(config: BrokerConfig, ports: Ports) -> Services:
     security = Security(config, metrics)  # raises INVALID_CONFIG on bad security settings
     acls = AclStore(zk, security.authorizer, on_reload=lambda n: record("acls_loaded", f"broker {config.broker_id}: {n} ACLs"))
 
-    replica_manager = ReplicaManager(config, clock, storage, zk, metrics, security, record)
+    replica_manager = ReplicaManager(config, clock, storage, zk, metrics, security, record,
+                                     session_ids=iter(lambda: ports.random.randrange(1, 2 ** 31), None))
     fetchers = FetcherManager(config, replica_manager, metrics, transport.call, lambda: identity.broker_epoch, tasks.spawn)
     topic_admin = TopicAdmin(config, zk, security, metadata, record)
     producer_ids = ProducerIdManager(zk, config.broker_id)

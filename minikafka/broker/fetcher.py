@@ -5,6 +5,12 @@ Each round (:meth:`Fetcher.do_work`) first truncates the partitions that need it
 carrying each partition's fetch offset (its LEO) and current leader epoch (none, -1,
 with ``replication.truncation=high_watermark``: a broker from before KIP-320, whose
 stale followers the leader cannot fence).
+
+Fetches run in an incremental fetch session (KIP-227, :class:`FetchSessionHandler`):
+after a full fetch, a fetch names only the partitions added or whose fetch offset, log
+start offset or leader epoch changed, and the leader reads the idle ones at the offsets
+it cached.  A session error (the leader restarted, or evicted the session) or a fetch
+without an answer makes the next fetch a full one, at once.
 """
 from __future__ import annotations
 
@@ -13,8 +19,9 @@ import logging
 from typing import TYPE_CHECKING, Callable
 
 from ..config import BrokerConfig
-from ..errors import KafkaError
+from ..errors import FetchSessionIdNotFoundError, InvalidFetchSessionEpochError, KafkaError
 from ..metric_names import FENCED_FETCHES
+from ..replication.fetch_session import FINAL_EPOCH, FetchSessionHandler, PartitionFetch
 from ..replication.partition import PartitionReplica, Role, TruncationMode
 from .metrics import Metrics
 from .services import PeerCall, Spawn
@@ -39,6 +46,8 @@ class Fetcher:
         self._changed = asyncio.Event()
         self._task: asyncio.Task | None = None
         self._parked: asyncio.Task | None = None  # the fetch request out at the leader, if any
+        self.session = FetchSessionHandler()
+        self._session_endpoint = endpoint
         self.rounds = 0
 
     def start(self) -> None:
@@ -136,26 +145,48 @@ class Fetcher:
         # high_watermark truncation is a broker from before leader epochs (Kafka < 0.11):
         # its fetches name no leader epoch, so the leader cannot fence a zombie (KIP-320)
         fenced = rm.truncation is TruncationMode.LEADER_EPOCH
+        max_bytes = cfg.get("replica.fetch.max.bytes")
+        wanted = {tp: PartitionFetch(leo, starts[tp], max_bytes, epoch if fenced else -1, p.high_watermark)
+                  for tp, (p, epoch, leo) in sent.items()}
+        if self.endpoint != self._session_endpoint:  # another leader process: its sessions are not ours
+            self.session.reset()
+            self._session_endpoint = self.endpoint
+        data = self.session.build(wanted)
         body = {
             "replica_id": cfg.broker_id, "broker_epoch": self.manager.broker_epoch(),
             "max_wait_ms": wait_ms, "min_bytes": cfg.get("replica.fetch.min.bytes"),
-            "max_bytes": 10 * cfg.get("replica.fetch.max.bytes"),
-            "partitions": [{"topic": p.topic, "partition": p.partition, "fetch_offset": leo,
-                            "current_leader_epoch": epoch if fenced else -1, "partition_max_bytes": cfg.get("replica.fetch.max.bytes"),
-                            "log_start_offset": starts[(p.topic, p.partition)], "high_watermark": p.high_watermark}
-                           for p, epoch, leo in sent.values()],
+            "max_bytes": 10 * max_bytes,
+            "partitions": [{"topic": tp[0], "partition": tp[1], "fetch_offset": f.fetch_offset,
+                            "current_leader_epoch": f.current_leader_epoch, "partition_max_bytes": f.max_bytes,
+                            "log_start_offset": f.log_start_offset, "high_watermark": f.high_watermark}
+                           for tp, f in data.to_send.items()],
         }
+        if data.session_id or data.epoch != FINAL_EPOCH:
+            body["session_id"] = data.session_id
+            body["session_epoch"] = data.epoch
+        if data.forgotten:
+            body["forgotten"] = [{"topic": tp[0], "partition": tp[1]} for tp in data.forgotten]
         # the answer leaves out the partitions with nothing new for us (see the fetch schema)
         self._parked = asyncio.ensure_future(self._call("fetch", body, wait_ms / 1000.0 + cfg.get("request.timeout.ms") / 1000.0))
         try:
             resp = await self._parked
         except asyncio.CancelledError:
+            self.session.handle_error()  # the leader may have moved the session's epoch, or not
             current = asyncio.current_task()
             if current is not None and current.cancelling():
                 raise  # the fetcher itself stops
             return  # called off by add(): the next round asks for the new set
+        except (FetchSessionIdNotFoundError, InvalidFetchSessionEpochError) as exc:
+            # the leader restarted, evicted the session, or lost count: a full fetch at once
+            log.debug("fetch session with broker %d: %s", self.leader_id, exc)
+            self.session.handle_response(0, exc.code.name)
+            return
+        except BaseException:
+            self.session.handle_error()
+            raise
         finally:
             self._parked = None
+        self.session.handle_response(resp.get("session_id", 0))
         errors = 0
         for r in resp["partitions"]:
             tp = (r["topic"], r["partition"])

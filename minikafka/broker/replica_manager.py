@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Iterator
 
 from .. import config as cfg
 from ..config import BrokerConfig, topic_setting
 from ..errors import (
+    FetchSessionIdNotFoundError,
+    InvalidFetchSessionEpochError,
     InvalidTopicExceptionError,
     KafkaError,
     KafkaStorageError,
@@ -26,7 +28,9 @@ from ..errors import (
 )
 from ..groups.records import OFFSETS_TOPIC
 from ..transactions.records import TXN_TOPIC
-from ..metric_names import (BECOME_LEADER, BYTES_IN, BYTES_OUT, DUPLICATE_BATCHES, ISR_EXPANDS, ISR_SHRINKS,
+from ..metric_names import (BECOME_LEADER, BYTES_IN, BYTES_OUT, DUPLICATE_BATCHES, FETCH_SESSION_ERRORS,
+                            INCREMENTAL_FETCH_PARTITIONS_CACHED, INCREMENTAL_FETCH_SESSION_EVICTIONS,
+                            INCREMENTAL_FETCH_SESSIONS, INCREMENTAL_FETCHES, ISR_EXPANDS, ISR_SHRINKS,
                             LOG_CLEANER_RECORDS_REMOVED, LOG_CLEANINGS)
 from ..log import cleaner
 from ..protocol.rpc.messages import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, MAX_TIMESTAMP, READ_COMMITTED
@@ -38,6 +42,7 @@ from ..protocol.rpc.types import (
     FetchPartition,
     FetchPartitionResponse,
     FetchRequest,
+    FetchResponse,
     LeaderAndIsrPartitionResponse,
     LeaderAndIsrRequest,
     ListOffsetsPartitionResponse,
@@ -52,6 +57,8 @@ from ..protocol.rpc.types import (
     WritableTxnMarkerResult,
     WriteTxnMarkersRequest,
 )
+from ..replication.fetch_session import (FETCH_SESSION_ID_NOT_FOUND, FINAL_EPOCH, INVALID_SESSION_ID, FetchContext,
+                                         FetchSessionCache, PartitionFetch)
 from ..replication.partition import Effects, LeaderState, PartitionReplica, Role, TruncationMode
 from ..zk import layout
 from ..zk.session import BadVersionError, ZkSession
@@ -94,7 +101,9 @@ class ReplicaManager:
     """All local replicas of one broker and the rules around them."""
 
     def __init__(self, config: BrokerConfig, clock: Clock, storage: "Storage", zk: ZkSession, metrics: Metrics,
-                 security: Security, record_event: EventLog) -> None:
+                 security: Security, record_event: EventLog, session_ids: Iterator[int] | None = None) -> None:
+        """``session_ids``: candidate ids for new fetch sessions (random ones, so that a
+        restarted leader does not hand out the ids of before)."""
         self.config = config
         self.broker_id = config.broker_id
         self.clock = clock
@@ -110,6 +119,8 @@ class ReplicaManager:
         self.topic_configs: dict[str, dict[str, str]] = {}
         self.produce_purgatory = Purgatory()
         self.fetch_purgatory = Purgatory()
+        self.fetch_sessions = FetchSessionCache(config.get("max.incremental.fetch.session.cache.slots"))
+        self._session_ids = session_ids if session_ids is not None else iter(range(1, 2 ** 31))
         self.controller_epoch = -1
         self.truncation = TruncationMode(self.config.get("replication.truncation"))
         self._checkpointed_hws = storage.read_hw_checkpoint()
@@ -547,6 +558,8 @@ class ReplicaManager:
                 data, aborted = p.read_committed(m.fetch_offset, m.partition_max_bytes)
                 entry.aborted_transactions = [AbortedTransaction(producer_id=a.producer_id,
                                                                  first_offset=a.first_offset) for a in aborted]
+            elif is_follower and m.fetch_offset == p.log_end_offset:
+                data = b""  # a caught-up follower (most partitions of a fetch session): nothing to read
             else:
                 data = p.read(m.fetch_offset, m.partition_max_bytes, for_follower=is_follower)
             if is_follower:
@@ -564,27 +577,57 @@ class ReplicaManager:
             entry.error = exc
             return entry, 0
 
-    async def fetch(self, req: FetchRequest) -> list[FetchPartitionResponse]:
+    async def fetch(self, req: FetchRequest) -> FetchResponse:
         """Read now; if fewer than min_bytes are available, park in the fetch purgatory
         until one of the partitions has more to give (new records for a follower, an HW
-        move for a consumer), or max_wait_ms.  What
-        consumers get is counted per partition (the dashboard's fetch rates)."""
-        answered = await self._fetch(req)
+        move for a consumer), or max_wait_ms.  A request in an incremental fetch session
+        (KIP-227, ``replication/fetch_session.py``) reads every partition of its session and
+        is answered only the partitions with news.  What consumers get is counted per
+        partition (the dashboard's fetch rates)."""
+        ctx = self._session_context(req)
+        answered = await self._fetch(req, ctx)
+        session_id = INVALID_SESSION_ID
+        if ctx is not None:
+            evictions = self.fetch_sessions.evictions
+            session_id = self.fetch_sessions.complete(ctx, self.now_ms(), self._session_ids)
+            if ctx.incremental:
+                self.metrics.count(INCREMENTAL_FETCHES, fetcher="replica" if req.replica_id >= 0 else "consumer")
+            if self.fetch_sessions.evictions != evictions:
+                self.metrics.count(INCREMENTAL_FETCH_SESSION_EVICTIONS, self.fetch_sessions.evictions - evictions)
+            self.metrics.set_level(INCREMENTAL_FETCH_SESSIONS, len(self.fetch_sessions))
+            self.metrics.set_level(INCREMENTAL_FETCH_PARTITIONS_CACHED, self.fetch_sessions.partition_count())
         if req.replica_id < 0:
-            self.metrics.count_consumer_fetch({(m.topic, m.partition): m.fetch_offset for m in req.partitions},
+            asked = ctx.partitions if ctx is not None else req.partitions
+            self.metrics.count_consumer_fetch({(m.topic, m.partition): m.fetch_offset for m in asked},
                                               [((e.topic, e.partition), e.records) for e in answered if e.error is None])
-        return answered
+        return FetchResponse(session_id=session_id, partitions=answered)
 
-    async def _fetch(self, req: FetchRequest) -> list[FetchPartitionResponse]:
+    def _session_context(self, req: FetchRequest) -> FetchContext | None:
+        """None for a sessionless request, else its session context; a session error is
+        raised (the request changes nothing)."""
+        if req.session_epoch == FINAL_EPOCH and req.session_id == INVALID_SESSION_ID:
+            return None
+        ctx = self.fetch_sessions.begin(
+            req.session_id, req.session_epoch,
+            {(m.topic, m.partition): PartitionFetch(m.fetch_offset, m.log_start_offset, m.partition_max_bytes,
+                                                    m.current_leader_epoch, m.high_watermark) for m in req.partitions},
+            [(f.topic, f.partition) for f in req.forgotten], req.replica_id >= 0, self.now_ms())
+        if ctx.error is not None:
+            self.metrics.count(FETCH_SESSION_ERRORS, error=ctx.error)
+            cls = FetchSessionIdNotFoundError if ctx.error == FETCH_SESSION_ID_NOT_FOUND else InvalidFetchSessionEpochError
+            raise cls(ctx.message)
+        return ctx
+
+    async def _fetch(self, req: FetchRequest, ctx: FetchContext | None = None) -> list[FetchPartitionResponse]:
         replica_id = req.replica_id
-        parts = req.partitions
+        parts: list[Any] = ctx.partitions if ctx is not None else req.partitions
         t = self.now_ms()
         committed = req.isolation_level == READ_COMMITTED
         results = [self._read_one(m, replica_id, t, committed) for m in parts]
         total = sum(n for _, n in results)
         has_error = any(r.error is not None for r, _ in results)
         if total >= req.min_bytes or has_error or req.max_wait_ms == 0 or not parts:
-            return self._bound(results, req.max_bytes, parts)
+            return self._bound(results, req.max_bytes, parts, ctx, replica_id < 0)
         # what a consumer may read up to: the HW, or the LSO for read_committed
         hws = {(r.topic, r.partition): r.last_stable_offset if committed else r.high_watermark for r, _ in results}
         keys = list(hws)
@@ -607,16 +650,25 @@ class ReplicaManager:
 
         await self.fetch_purgatory.wait_until(keys, ready, req.max_wait_ms / 1000.0)
         t = self.now_ms()
-        return self._bound([self._read_one(m, replica_id, t, committed) for m in parts], req.max_bytes, parts)
+        return self._bound([self._read_one(m, replica_id, t, committed) for m in parts], req.max_bytes, parts, ctx,
+                           replica_id < 0)
 
     def _bound(self, results: list[tuple[FetchPartitionResponse, int]], max_bytes: int,
-               asked: list[FetchPartition]) -> list[FetchPartitionResponse]:
+               asked: list[Any], ctx: FetchContext | None, consumer: bool) -> list[FetchPartitionResponse]:
+        """Keep the answer under ``max_bytes`` (at least one batch), and leave out the
+        partitions with nothing new: for a follower's sessionless fetch, compared with
+        the high watermark and log start offset it sent; in a session, with what the
+        session last answered."""
         out = []
         size = 0
         for (entry, n), m in zip(results, asked):
-            if not n and entry.error is None and entry.high_watermark == m.high_watermark \
+            if ctx is not None:
+                if not m.must_answer(n > 0, entry.error is not None, entry.high_watermark, entry.log_start_offset,
+                                     entry.last_stable_offset if consumer else None):
+                    continue
+            elif not n and entry.error is None and entry.high_watermark == m.high_watermark \
                     and entry.log_start_offset == m.log_start_offset:
-                continue  # nothing new for this follower: left out, as Kafka's incremental fetch sessions do
+                continue  # nothing new for this follower
             if size and size + n > max_bytes:
                 entry.records = b""
                 n = 0

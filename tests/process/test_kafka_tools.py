@@ -132,6 +132,27 @@ def test_console_producer_and_consumer_keys_headers_group(tools, generation):
     assert tools.consume(t, 4) == ["v1", "v2", "v3", "v4"]
 
 
+@pytest.mark.parametrize("generation", ["3.9"])  # its --consumer-property is current
+def test_console_consumer_reads_through_incremental_fetch_sessions(tools, tools_cluster, generation):
+    """Kafka's Java consumer opens a fetch session (KIP-227) with its first fetch; with
+    max.partition.fetch.bytes=1 each answer holds one batch, so it reads the three batches through
+    incremental fetches, in order and complete."""
+    from test_metrics import scrape
+
+    def incremental() -> float:
+        return sum(scrape(p).get_value("minikafka_incremental_fetches_total", fetcher="consumer")
+                   for p in tools_cluster.brokers.values())
+
+    t = _topic_name("sessions", generation)
+    tools.topic(t, "--partitions", "1", "--replication-factor", "3")
+    for batch in (["a", "b"], ["c"], ["d", "e"]):
+        tools.produce(t, batch)
+    before = incremental()
+    lines = tools.consume(t, 5, "--consumer-property", "max.partition.fetch.bytes=1")
+    assert lines == ["a", "b", "c", "d", "e"], lines
+    assert incremental() >= before + 2
+
+
 @GEN
 def test_consumer_group_command(tools, generation):
     t = _topic_name("groups", generation)

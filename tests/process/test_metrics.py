@@ -1,9 +1,11 @@
-"""/metrics against the real state of a live cluster: controller count, ISR shrink and
-expand under a paused follower, follower lag, request counters, leader elections and
+"""/metrics against the real state of a live cluster: controller count, incremental fetch
+sessions keeping idle partitions' followers in the ISR, ISR shrink and expand under a
+paused follower, follower lag, request counters, leader elections and
 offline partitions after a leader is killed."""
 from __future__ import annotations
 
 import re
+import time
 import urllib.error
 import urllib.request
 
@@ -152,6 +154,27 @@ def test_controller_count_isr_shrink_expand_lag_and_requests(make_cluster):
     assert after_produce.value("minikafka_log_end_offset", topic="m", partition=0) == 5
     wait_for(lambda: scrape(lport).value("minikafka_high_watermark", topic="m", partition=0) == 5,
              message="the leader's HW gauge reaching 5")
+
+    # incremental fetch sessions (KIP-227): the followers' fetches name only the partitions
+    # that changed, yet the leaders still count them as fetching the idle partitions 1 and
+    # 2: their followers stay in the ISR past replica.lag.time.max.ms while only partition
+    # 0 gets records
+    def total(name: str, **labels: str) -> float:
+        return sum(scrape(p).get_value(name, **labels) for p in ports.values())
+
+    shrinks_before = total("minikafka_isr_shrinks_total")
+    started = time.monotonic()
+    with Producer(handle.bootstrap, acks="all", linger_ms=1) as producer:
+        n = 0
+        while time.monotonic() - started < 3 * LAG_MS / 1000:
+            producer.send("m", b"busy-%d" % n, partition=0).result(timeout=30)
+            n += 1
+            time.sleep(0.02)  # pacing, not a wait for a condition
+    assert total("minikafka_isr_shrinks_total") == shrinks_before
+    assert all(len(r["isr"]) == 3 for p in ports.values() for r in led_partitions(p))
+    assert total("minikafka_incremental_fetches_total", fetcher="replica") > 0
+    assert scrape(lport).value("minikafka_incremental_fetch_sessions") >= 1
+    assert scrape(lport).value("minikafka_incremental_fetch_partitions_cached") >= 2
 
     shrinks = after_produce.value("minikafka_isr_shrinks_total")
     expands = after_produce.value("minikafka_isr_expands_total")

@@ -51,7 +51,7 @@ class DataApis:
         """Read from the leaders, waiting in the fetch purgatory for min_bytes or max_wait_ms.
         replica_id >= 0 is a follower (the msgpack listener lets only holders of the cluster
         credential send one)."""
-        return FetchResponse(partitions=await self.replicas.fetch(req))
+        return await self.replicas.fetch(req)
 
     async def list_offsets(self, req: ListOffsetsRequest, ctx: RequestContext) -> ListOffsetsResponse:
         return ListOffsetsResponse(partitions=self.replicas.list_offsets(req))

@@ -17,7 +17,9 @@ from typing import Awaitable, Callable, Iterable, Protocol, TypeVar
 
 from ...errors import (
     ClusterAuthorizationFailedError,
+    FetchSessionIdNotFoundError,
     IllegalSaslStateError,
+    InvalidFetchSessionEpochError,
     InvalidRecordError,
     InvalidRequiredAcksError,
     KafkaError,
@@ -28,6 +30,7 @@ from ...protocol.kafka import apis
 from ...protocol.kafka.apis import KafkaApi
 from ...protocol.kafka.frames import RequestHeader, supported_versions
 from ...protocol.rpc.types import (
+    FetchForgottenPartition,
     FetchPartition,
     FetchRequest,
     ListOffsetsPartition,
@@ -270,11 +273,24 @@ class KafkaHandlers:
                 "high_watermark": -1, "last_stable_offset": -1, "log_start_offset": -1,
                 "aborted_transactions": None, "preferred_read_replica": -1, "records": None})
         else:
-            answer = await self.layer.data.fetch(FetchRequest(
-                replica_id=-1, max_wait_ms=min(max(0, req["max_wait_ms"]), MAX_WAIT_MS),
-                min_bytes=max(0, req["min_bytes"]), max_bytes=max(0, req["max_bytes"]),
-                isolation_level=1 if req.get("isolation_level", 0) == 1 else 0, partitions=parts),
-                conn.context())
+            # v7+: incremental fetch sessions (KIP-227), the same cache as the followers'
+            session_id, session_epoch = req.get("session_id", 0), req.get("session_epoch", -1)
+            if session_id < 0 or session_epoch < -1:
+                # a session id Kafka never hands out, or an epoch below FINAL_EPOCH
+                return {"error_code": _code(InvalidFetchSessionEpochError(
+                    f"session id {session_id}, epoch {session_epoch}")), "session_id": 0, "responses": []}
+            forgotten = [FetchForgottenPartition(topic=t["topic"], partition=p)
+                         for t in req.get("forgotten_topics_data") or () for p in t["partitions"] if p >= 0]
+            try:
+                answer = await self.layer.data.fetch(FetchRequest(
+                    replica_id=-1, max_wait_ms=min(max(0, req["max_wait_ms"]), MAX_WAIT_MS),
+                    min_bytes=max(0, req["min_bytes"]), max_bytes=max(0, req["max_bytes"]),
+                    isolation_level=1 if req.get("isolation_level", 0) == 1 else 0, partitions=parts,
+                    session_id=session_id, session_epoch=session_epoch, forgotten=forgotten),
+                    conn.context())
+            except (FetchSessionIdNotFoundError, InvalidFetchSessionEpochError) as exc:
+                # the whole request is refused: the consumer starts over with a full fetch
+                return {"error_code": _code(exc), "session_id": 0, "responses": []}
             topics = _by_topic(answer.partitions, lambda e: {
                 "partition_index": e.partition, "error_code": _code(e.error),
                 "high_watermark": e.high_watermark,
@@ -283,6 +299,8 @@ class KafkaHandlers:
                 "aborted_transactions": None if e.aborted_transactions is None else [
                     {"producer_id": a.producer_id, "first_offset": a.first_offset} for a in e.aborted_transactions],
                 "preferred_read_replica": -1, "records": e.records if e.error is None else None})
+            return {"error_code": 0, "session_id": answer.session_id,
+                    "responses": [{"topic": t, "partitions": ps} for t, ps in topics.items()]}
         return {"error_code": 0, "session_id": 0,
                 "responses": [{"topic": t, "partitions": ps} for t, ps in topics.items()]}
 

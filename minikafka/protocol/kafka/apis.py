@@ -90,8 +90,11 @@ FETCH = _api(
     1, "Fetch", (4, 12), 12,
     "Read record batches from partition leaders. Consumers (replica_id -1) read only below the high "
     "watermark, or with isolation_level 1 (read_committed) below the last stable offset, with the aborted "
-    "transactions of the range; waits up to max_wait_ms for min_bytes. Fetch sessions are declined (session_id 0), "
-    "so every fetch is a full fetch, as KIP-227 allows.",
+    "transactions of the range; waits up to max_wait_ms for min_bytes. v7+: incremental fetch sessions "
+    "(KIP-227, max.incremental.fetch.session.cache.slots): after a full fetch (session_epoch 0) the answer's "
+    "session_id lets the next fetches name only the partitions whose fetch offset changed (forgotten_topics_data "
+    "drops some), and their answers only the partitions with records or a new high watermark, last stable or log "
+    "start offset; a wrong epoch is INVALID_FETCH_SESSION_EPOCH, an unknown session FETCH_SESSION_ID_NOT_FOUND.",
     (
         F("replica_id", "int32"),
         F("max_wait_ms", "int32"),

@@ -184,8 +184,18 @@ _api(
               "has nothing new for the follower (no records, this high watermark and this log start offset, as "
               "Kafka's incremental fetch sessions do); -1 (consumers) always gets an answer", default=-1, minimum=-1),
         ))]),
+        F("session_id", "int", "incremental fetch session (KIP-227): 0 for none, else the id an earlier answer "
+          "gave", default=0, minimum=0),
+        F("session_epoch", "int", "-1 sessionless (closing session_id, if any); 0 a full fetch asking for a new "
+          "session (closing session_id, if any); else the session's next epoch: an incremental fetch naming only "
+          "the partitions added or whose fetch_offset, log_start_offset, partition_max_bytes or "
+          "current_leader_epoch changed, the leader reading every partition of the session (a wrong epoch is "
+          "INVALID_FETCH_SESSION_EPOCH, an unknown session FETCH_SESSION_ID_NOT_FOUND)", default=-1, minimum=-1),
+        F("forgotten", [Struct("FetchForgottenPartition", (F("topic", "str"), F("partition", "int", minimum=0)))],
+          "an incremental fetch's partitions to drop from the session", default=[]),
     ),
     (
+        F("session_id", "int", "the fetch session of this answer (0: none; the next fetch is a full one)", default=0),
         F("partitions", [Struct("FetchPartitionResponse", (F("topic", "str"), F("partition", "int")) + PARTITION_ERROR + (
             F("high_watermark", "int"), F("log_start_offset", "int"), F("log_end_offset", "int", "leader's LEO"),
             F("leader_epoch", "int", "leader's current epoch"),

@@ -231,6 +231,21 @@ def encode_FetchPartition(o: FetchPartition) -> dict:
 
 
 @dataclass(slots=True, kw_only=True)
+class FetchForgottenPartition:
+    """The msgpack API's FetchForgottenPartition."""
+    topic: str
+    partition: int
+
+
+def decode_FetchForgottenPartition(m: dict) -> FetchForgottenPartition:
+    return FetchForgottenPartition(topic=m['topic'], partition=m['partition'])
+
+
+def encode_FetchForgottenPartition(o: FetchForgottenPartition) -> dict:
+    return {'topic': o.topic, 'partition': o.partition}
+
+
+@dataclass(slots=True, kw_only=True)
 class FetchRequest:
     """The msgpack API's FetchRequest."""
     replica_id: int = -1
@@ -240,14 +255,17 @@ class FetchRequest:
     max_bytes: int = 52428800
     isolation_level: int = 0
     partitions: list[FetchPartition]
+    session_id: int = 0
+    session_epoch: int = -1
+    forgotten: list[FetchForgottenPartition] = field(default_factory=list)
 
 
 def decode_FetchRequest(m: dict) -> FetchRequest:
-    return FetchRequest(replica_id=m['replica_id'], broker_epoch=m['broker_epoch'], max_wait_ms=m['max_wait_ms'], min_bytes=m['min_bytes'], max_bytes=m['max_bytes'], isolation_level=m['isolation_level'], partitions=[decode_FetchPartition(x0) for x0 in m['partitions']])
+    return FetchRequest(replica_id=m['replica_id'], broker_epoch=m['broker_epoch'], max_wait_ms=m['max_wait_ms'], min_bytes=m['min_bytes'], max_bytes=m['max_bytes'], isolation_level=m['isolation_level'], partitions=[decode_FetchPartition(x0) for x0 in m['partitions']], session_id=m['session_id'], session_epoch=m['session_epoch'], forgotten=[decode_FetchForgottenPartition(x0) for x0 in m['forgotten']])
 
 
 def encode_FetchRequest(o: FetchRequest) -> dict:
-    return {'replica_id': o.replica_id, 'broker_epoch': o.broker_epoch, 'max_wait_ms': o.max_wait_ms, 'min_bytes': o.min_bytes, 'max_bytes': o.max_bytes, 'isolation_level': o.isolation_level, 'partitions': [encode_FetchPartition(x0) for x0 in o.partitions]}
+    return {'replica_id': o.replica_id, 'broker_epoch': o.broker_epoch, 'max_wait_ms': o.max_wait_ms, 'min_bytes': o.min_bytes, 'max_bytes': o.max_bytes, 'isolation_level': o.isolation_level, 'partitions': [encode_FetchPartition(x0) for x0 in o.partitions], 'session_id': o.session_id, 'session_epoch': o.session_epoch, 'forgotten': [encode_FetchForgottenPartition(x0) for x0 in o.forgotten]}
 
 
 @dataclass(slots=True, kw_only=True)
@@ -291,16 +309,17 @@ def encode_FetchPartitionResponse(o: FetchPartitionResponse) -> dict:
 @dataclass(slots=True, kw_only=True)
 class FetchResponse:
     """The msgpack API's FetchResponse."""
+    session_id: int = 0
     partitions: list[FetchPartitionResponse]
     error: KafkaError | None = None
 
 
 def decode_FetchResponse(m: dict) -> FetchResponse:
-    return FetchResponse(partitions=[decode_FetchPartitionResponse(x0) for x0 in m['partitions']], error=_error_of(m))
+    return FetchResponse(session_id=m['session_id'], partitions=[decode_FetchPartitionResponse(x0) for x0 in m['partitions']], error=_error_of(m))
 
 
 def encode_FetchResponse(o: FetchResponse) -> dict:
-    return {'partitions': [encode_FetchPartitionResponse(x0) for x0 in o.partitions], **_error_fields(o.error)}
+    return {'session_id': o.session_id, 'partitions': [encode_FetchPartitionResponse(x0) for x0 in o.partitions], **_error_fields(o.error)}
 
 
 @dataclass(slots=True, kw_only=True)
