@@ -52,22 +52,30 @@ def wait_for(done, what: str, timeout_s: float, poll_s: float = 0.1) -> float:
 
 def create_topic(bootstrap: str, topic: str, partition_count: int, rf: int, min_isr: int | None = None) -> None:
     """CreateTopics, then wait until every partition has a leader and a full ISR.  A cluster just
-    started may not yet count all its brokers (Kafka's brokers learn of each other from the
-    controller): INVALID_REPLICATION_FACTOR is retried for up to 60 s."""
+    started may not yet count all its brokers, nor name its controller (Kafka's brokers learn
+    of both from the controller, later on a busy machine): INVALID_REPLICATION_FACTOR and
+    librdkafka's wait for the controller timing out are retried for up to 120 s; a retry
+    that finds the topic made by the attempt before it goes on."""
     from confluent_kafka import KafkaError, KafkaException
     from confluent_kafka.admin import NewTopic
 
     admin = _admin(bootstrap)
     config = {"min.insync.replicas": str(min_isr)} if min_isr else {}
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + 120
+    retried = False
     while True:
         future = admin.create_topics([NewTopic(topic, partition_count, rf, config=config)], request_timeout=30)[topic]
         try:
             future.result(60)
             break
         except KafkaException as exc:
-            if exc.args[0].code() != KafkaError.INVALID_REPLICATION_FACTOR or time.monotonic() > deadline:
+            code = exc.args[0].code()
+            if retried and code == KafkaError.TOPIC_ALREADY_EXISTS:
+                break
+            if code not in (KafkaError.INVALID_REPLICATION_FACTOR, KafkaError._TIMED_OUT) \
+                    or time.monotonic() > deadline:
                 raise
+            retried = True
             time.sleep(0.5)
 
     def ready() -> bool:
