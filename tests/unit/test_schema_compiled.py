@@ -69,3 +69,25 @@ def test_a_bad_field_deep_in_an_array_is_named_by_its_path():
         outer.validate({"partitions": [{"fetch_offset": 1}, {"fetch_offset": -1}]})
     with pytest.raises(InvalidRequestError, match=r"partitions\[0\]\.fetch_offset: must not be nil"):
         outer.validate({"partitions": [{"fetch_offset": None}]})
+
+
+def test_refused_requests_are_not_kept_alive_by_the_refusal():
+    """A refused value must be freed with its request: an exception instance raised again and
+    again would keep every frame it passed through, and every request in them."""
+    import gc
+    import weakref
+
+    struct = messages.APIS["fetch"].request
+
+    class Marker(list):
+        pass
+
+    kept = []
+    for _ in range(3):
+        bad = Marker([{"topic": 1}])  # partitions of the wrong shape: refused, then walked
+        kept.append(weakref.ref(bad))
+        with pytest.raises(InvalidRequestError):
+            struct.validate({"replica_id": -1, "max_wait_ms": 0, "min_bytes": 0, "partitions": bad})
+        del bad
+    gc.collect()
+    assert [r() for r in kept] == [None, None, None]

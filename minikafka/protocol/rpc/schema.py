@@ -68,7 +68,8 @@ class Struct:
         try:
             return _compiled(self)(value)
         except _Refused:
-            return self._validate(value, path)
+            pass  # walked again below, outside the handler: the error does not chain the refusal
+        return self._validate(value, path)
 
     def _validate(self, value: Any, path: str) -> dict:
         if not isinstance(value, dict):
@@ -124,10 +125,9 @@ def _check(f: Field, v: Any, where: str, typ: Any = None) -> Any:
 
 
 class _Refused(Exception):
-    """A compiled check's refusal: :meth:`Struct._validate` then names the bad field."""
-
-
-_REFUSED = _Refused()
+    """A compiled check's refusal: :meth:`Struct._validate` then names the bad field.  A new
+    one each time: a raised exception keeps the frames it passed through (and the request
+    in them) in its traceback, and one instance raised again keeps adding to it."""
 _COMPILED: dict[int, Any] = {}  # id(Struct) -> its compiled check (Structs are module constants)
 
 
@@ -148,13 +148,13 @@ def _compile_struct(struct: Struct) -> Any:
 
     def check(value: Any) -> dict:
         if type(value) is not dict:
-            raise _REFUSED
+            raise _Refused
         out = {}
         for name, required, default, make, inner in specs:
             v = value.get(name, _MISSING)
             if v is _MISSING:
                 if required:
-                    raise _REFUSED
+                    raise _Refused
                 out[name] = default() if make else default
             else:
                 out[name] = inner(v)
@@ -172,7 +172,7 @@ def _compile_field(f: Field, typ: Any) -> Any:
 
         def body(v: Any) -> Any:
             if type(v) is not list and type(v) is not tuple or len(v) > MAX_ENTRIES:
-                raise _REFUSED
+                raise _Refused
             return [item(x) for x in v]
     elif isinstance(typ, dict):
         (kt, vt), = typ.items()
@@ -180,7 +180,7 @@ def _compile_field(f: Field, typ: Any) -> Any:
 
         def body(v: Any) -> Any:
             if type(v) is not dict or len(v) > MAX_ENTRIES:
-                raise _REFUSED
+                raise _Refused
             return {key(k): val(x) for k, x in v.items()}
     elif typ == "int":
         lo = INT64_MIN if f.minimum is None else f.minimum
@@ -188,24 +188,24 @@ def _compile_field(f: Field, typ: Any) -> Any:
 
         def body(v: Any) -> Any:
             if type(v) is not int or not lo <= v <= hi:
-                raise _REFUSED
+                raise _Refused
             return v
     elif typ == "float":
         def body(v: Any) -> Any:
             if type(v) is not float and type(v) is not int:
-                raise _REFUSED
+                raise _Refused
             return v
     elif typ == "any":
         def body(v: Any) -> Any:
             if v is None or isinstance(v, msgpack.Timestamp):  # nil only where nullable (below)
-                raise _REFUSED
+                raise _Refused
             return v
     else:
         exact = _SCALARS[typ][0]  # str, bytes, bool
 
         def body(v: Any) -> Any:
             if type(v) is not exact:
-                raise _REFUSED
+                raise _Refused
             return v
     if not nullable:
         return body
