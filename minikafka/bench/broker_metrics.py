@@ -19,6 +19,7 @@ from typing import Iterator
 
 from .. import errors
 from .. import metric_names as M
+from ..client.connection import parse_bootstrap
 
 Samples = dict[str, float]  # a sample line's name with its labels -> value
 
@@ -79,19 +80,11 @@ def quantile_bound(before: list[tuple[float, float]], after: list[tuple[float, f
     return finite[-1] if finite else math.inf
 
 
-def _addresses(bootstrap: str) -> list[tuple[str, int]]:
-    out = []
-    for part in bootstrap.split(","):
-        host, _, port = part.strip().rpartition(":")
-        out.append((host, int(port)))
-    return out
-
-
 @contextmanager
 def pauses(bootstrap: str) -> Iterator[dict[str, float]]:
     """Read every broker's /metrics around the body; the dict it yields is filled with
     the run's figures (see the module's docstring) when the body ends."""
-    brokers = _addresses(bootstrap)
+    brokers = parse_bootstrap(bootstrap)
     before = [scrape(h, p) for h, p in brokers]
     figures: dict[str, float] = {}
     yield figures
