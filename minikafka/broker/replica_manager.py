@@ -562,7 +562,8 @@ class ReplicaManager:
                 data = b""  # a caught-up follower (most partitions of a fetch session): nothing to read
             else:
                 data = p.read(m.fetch_offset, m.partition_max_bytes, for_follower=is_follower)
-            if is_follower:
+            # a caught-up follower's idle partition moves only its fetch times (the quick form)
+            if is_follower and not p.note_caught_up_fetch(replica_id, m.fetch_offset, t, m.log_start_offset):
                 low = p.low_watermark
                 self.apply(p, p.update_follower_fetch(replica_id, m.fetch_offset, t,
                                                       self.config.get("replica.lag.max.messages"),

@@ -415,6 +415,25 @@ class PartitionReplica:
         end = max(h.next_offset for h, _ in split_batches(data, validate=False))
         return data, self.producers.aborted_between(fetch_offset, end)
 
+    def note_caught_up_fetch(self, replica_id: int, fetch_offset: int, now_ms: int,
+                             log_start_offset: int = UNKNOWN_OFFSET) -> bool:
+        """The quick form of :meth:`update_follower_fetch` for the common case of a fetch
+        session's idle partition: an in-sync follower fetching again at the leader's LEO,
+        which it had already reported, with the HW there too and the same log start.
+        Only its fetch times change (no ISR or HW rule can fire), and True says so; False
+        (nothing changed) means the full :meth:`update_follower_fetch` must run."""
+        if self.role is not Role.LEADER:
+            return False
+        remote = self.remotes.get(replica_id)
+        leo = self.log.log_end_offset
+        if (remote is None or fetch_offset != leo or remote.leo != leo or self.high_watermark != leo
+                or remote.log_start_offset != log_start_offset or replica_id not in self.isr):
+            return False
+        remote.last_caught_up_ms = now_ms
+        remote.last_fetch_leader_leo = leo
+        remote.last_fetch_ms = now_ms
+        return True
+
     def update_follower_fetch(self, replica_id: int, fetch_offset: int, now_ms: int,
                               lag_max_messages: int = 0, log_start_offset: int = UNKNOWN_OFFSET) -> Effects:
         """The leader handles a follower fetch at ``fetch_offset`` (= the follower's LEO):

@@ -642,3 +642,67 @@ def test_same_epoch_state_refreshes_isr_replicas_and_version_only_when_newer():
     assert leader.role is Role.LEADER and f.role is Role.FOLLOWER and f.leader_id == L
     leader.refresh_state(state(isr=(L, F), replicas=(L, F), zk_version=2))  # an older znode version
     assert (leader.isr, leader.replicas, leader.zk_version) == ((L,), (L, F, G), 3)
+
+
+# -- the quick form of a caught-up follower's fetch ------------------------------------------------
+
+def _remote_state(leader: PartitionReplica, r: int) -> tuple:
+    rem = leader.remotes[r]
+    return (rem.leo, rem.log_start_offset, rem.last_caught_up_ms, rem.last_fetch_leader_leo, rem.last_fetch_ms,
+            leader.high_watermark, leader.isr, leader.pending_isr)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["append", "fetch F", "fetch G", "quick F", "quick G", "shrink", "written"]),
+                          st.integers(0, 3)), max_size=25))
+def test_quick_caught_up_fetch_matches_the_full_rules(steps):
+    """Whenever the quick form takes a fetch, the leader ends where the full rules would
+    take it; it refuses every fetch that could move the HW, the ISR or a log start."""
+    leader, fs = pair(isr=(L, F), replicas=(L, F, G))
+    twin, twin_fs = pair(isr=(L, F), replicas=(L, F, G))
+    now = 0
+    for op, n in steps:
+        now += 1500  # a follower that does not fetch leaves the ISR within 7 steps
+        if op == "append":
+            for ld in (leader, twin):
+                ld.append_as_leader(batch(*"x" * (n + 1)), 1, 1)
+        elif op == "shrink":
+            for ld in (leader, twin):
+                ld.maybe_shrink_isr(now, LAG)
+        elif op == "written":  # ZooKeeper took the proposed ISR
+            for ld in (leader, twin):
+                if ld.pending_isr is not None:
+                    ld.isr_update_done(ld.pending_isr, ld.zk_version + 1)
+        else:
+            r = F if op.endswith("F") else G
+            offset = min(leader.log_end_offset, leader.remotes[r].leo + n) if op.startswith("fetch") \
+                else leader.log_end_offset
+            if op.startswith("quick") and leader.note_caught_up_fetch(r, offset, now):
+                twin.update_follower_fetch(r, offset, now)
+                assert _remote_state(leader, r) == _remote_state(twin, r)
+                continue
+            if offset < 0:
+                offset = 0
+            leader.update_follower_fetch(r, offset, now)
+            twin.update_follower_fetch(r, offset, now)
+        assert all(_remote_state(leader, r) == _remote_state(twin, r) for r in (F, G))
+
+
+def test_quick_caught_up_fetch_only_for_an_in_sync_follower_at_the_hw():
+    leader, fs = pair(isr=(L, F), replicas=(L, F, G))
+    leader.append_as_leader(batch("a"), 1, 1)
+    assert not leader.note_caught_up_fetch(F, 1, 10)  # F has not said it holds offset 0 yet: HW to move
+    leader.update_follower_fetch(F, 1, 10)
+    assert leader.high_watermark == 1
+    assert leader.note_caught_up_fetch(F, 1, 20)
+    assert leader.remotes[F].last_caught_up_ms == 20 and leader.remotes[F].last_fetch_ms == 20
+    leader.update_follower_fetch(G, 1, 20)
+    assert not leader.note_caught_up_fetch(G, 1, 30)  # caught up, out of the ISR: it is to join
+    assert not leader.note_caught_up_fetch(F, 1, 30, log_start_offset=1)  # a new log start
+    assert not leader.note_caught_up_fetch(F, 0, 30)  # behind
+    leader.isr_update_done(leader.pending_isr, 1)  # G joined
+    assert leader.note_caught_up_fetch(G, 1, 40)
+    leader.isr_update_done(leader.maybe_shrink_isr(40 + LAG + 1, LAG).isr_update, 2)
+    assert leader.isr == (L,)
+    assert not leader.note_caught_up_fetch(F, 1, 50)  # out of the ISR, at the HW: it is to join again
+    assert leader.update_follower_fetch(F, 1, 50).isr_update == (L, F)
