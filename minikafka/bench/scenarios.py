@@ -27,7 +27,7 @@ from ..client.sync import Admin, Consumer, Producer
 from ..client.types import TopicPartition
 from ..cluster import launcher
 from ..cluster.state import load
-from . import broker_metrics
+from . import aio_latency, broker_metrics
 from .figures import percentile
 from .pacing import paced
 from .workload import Workload, kcat_path
@@ -379,6 +379,12 @@ def acks_latency_python(target: Target, topic: str, rate: int, seconds: float, v
             "p999_ms": percentile(acked, 0.999) * 1000, "e2e_p50_ms": percentile(arrived, 0.5) * 1000,
             "e2e_p99_ms": percentile(arrived, 0.99) * 1000, "e2e_p999_ms": percentile(arrived, 0.999) * 1000,
             "records": len(acked), "consumed": len(arrived)}
+
+
+def acks_latency_asyncio(target: Target, topic: str, rate: int, seconds: float, value_size: int) -> dict:
+    """The same with our asyncio client: ``AIOProducer`` and ``AIOConsumer`` on one event
+    loop in this process (:mod:`.aio_latency`), no hand-off between threads per record."""
+    return aio_latency.acks_latency_asyncio(target.bootstrap, topic, rate, seconds, value_size)
 
 
 NEEDS_CONFLUENT = "needs confluent-kafka (pip install confluent-kafka) and the Kafka listener"

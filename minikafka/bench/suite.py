@@ -343,11 +343,13 @@ class Suite:
             self._stop_cluster()
 
     def _acks_latency_rows(self, target: sc.Target) -> None:
-        """acks=all at a low fixed rate with linger 0: our Producer, then librdkafka in a
-        process of its own through the Kafka listener (a consumer beside each)."""
+        """acks=all at a low fixed rate with linger 0: our blocking Producer, our asyncio
+        client (producer and consumer on one loop), then librdkafka in a process of its
+        own through the Kafka listener (a consumer beside each)."""
         s = self.sizes
         label = f"latency acks=all RF3 at {s.acks_latency_rate:,}/s, linger 0 (send to ack)"
         for client, fn, why in (("python", sc.acks_latency_python, ""),
+                                ("python asyncio", sc.acks_latency_asyncio, ""),
                                 ("confluent-kafka (C)", sc.acks_latency_rdkafka, sc.NEEDS_CONFLUENT)):
             runs = self._repeat(f"latency at {s.acks_latency_rate:,}/s {client}", lambda i, fn=fn: sc.with_broker_pauses(
                 target, lambda: fn(target, self._topic("acks-latency", target, 3, 3, 2), s.acks_latency_rate,

@@ -67,8 +67,9 @@ def add_parsers(subparsers: argparse._SubParsersAction) -> None:
                      help="how long to send, in seconds (default 10)")
     lat.add_argument("--value-size", dest="value_size", type=int, default=100, metavar="BYTES",
                      help="bytes per record value (default 100)")
-    lat.add_argument("--client", choices=["python", "confluent"], default="python",
-                     help="python: our Producer and Consumer (msgpack listener); confluent: confluent-kafka "
+    lat.add_argument("--client", choices=["python", "asyncio", "confluent"], default="python",
+                     help="python: our blocking Producer and Consumer (msgpack listener); asyncio: our "
+                          "AIOProducer and AIOConsumer on one event loop; confluent: confluent-kafka "
                           "(librdkafka) in a process of its own through the Kafka listener")
     lat.add_argument("--kafka-bootstrap-server", dest="kafka_bootstrap", metavar="HOST:PORT[,...]", default=None,
                      help="the Kafka listeners (default: those of the cluster in --dir)")
@@ -135,7 +136,7 @@ def cmd_latency(args: argparse.Namespace) -> int:
     target = sc.Target(resolve_bootstrap(args), kafka)
     topic = f"bench-latency-{os.getpid()}-{time.time_ns() % 10**9}"
     sc.create_topic(target, topic, 3, 3, 2)
-    fn = sc.acks_latency_python if args.client == "python" else sc.acks_latency_rdkafka
+    fn = {"python": sc.acks_latency_python, "asyncio": sc.acks_latency_asyncio}.get(args.client, sc.acks_latency_rdkafka)
     out = sc.with_broker_pauses(target, lambda: fn(target, topic, args.rate, args.seconds, args.value_size))
     if out is None:
         raise ClientError(sc.NEEDS_CONFLUENT)

@@ -79,7 +79,7 @@ def test_the_quick_suite_measures_every_scenario_against_both_yardsticks(tmp_pat
         assert 1 <= r["loop_lag_p99_ms"]["median"] <= r["loop_lag_max_ms"]["median"], r
         assert r["loop_stalls"]["median"] >= 0 and r["gc_pause_ms"]["median"] >= 0, r
     low_rate = {r["client"]: r for r in rows if r["scenario"].startswith("latency acks=all RF3 at 1,000/s, linger 0")}
-    assert set(low_rate) == {"python", "confluent-kafka (C)"}, rows
+    assert set(low_rate) == {"python", "python asyncio", "confluent-kafka (C)"}, rows
     for r in low_rate.values():
         assert 0 < r["p50_ms"]["median"] <= r["p99_ms"]["median"] <= r["p999_ms"]["median"], r
         assert 0 < r["e2e_p50_ms"]["median"] <= r["e2e_p99_ms"]["median"], r

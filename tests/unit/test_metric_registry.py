@@ -15,7 +15,7 @@ from minikafka.broker.coordinator import COUNTED
 from minikafka.broker.txn_coordinator import COUNTED as TXN_COUNTED
 from minikafka.broker.metrics import Metrics, UndeclaredMetricError, gauges, render_prometheus
 from minikafka.controller.controller import ClusterCounts
-from test_metrics import parse, sources
+from metrics_text import parse, sources
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "minikafka"
