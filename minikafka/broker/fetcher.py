@@ -88,12 +88,13 @@ class Fetcher:
     async def run(self) -> None:
         backoff = self.manager.config.get("replica.fetch.backoff.ms") / 1000.0
         while True:
-            if not self._replicas():
+            replicas = self._replicas()
+            if not replicas:
                 self._changed.clear()
                 await self._changed.wait()
                 continue
             try:
-                await self.do_work()
+                await self.do_work(replicas)
             except asyncio.CancelledError:
                 raise
             except KafkaError as exc:
@@ -103,14 +104,17 @@ class Fetcher:
                 log.exception("fetcher from broker %d failed", self.leader_id)
                 await asyncio.sleep(backoff)
 
-    async def do_work(self) -> None:
-        """One round: truncate what needs truncating, then fetch the rest."""
+    async def do_work(self, replicas: list[PartitionReplica] | None = None) -> None:
+        """One round: truncate what needs truncating, then fetch the rest (``replicas``:
+        the partitions followed now, when the caller has just listed them)."""
         self.rounds += 1
-        replicas = self._replicas()
+        if replicas is None:
+            replicas = self._replicas()
         truncating = [p for p in replicas if p.needs_truncation]
         if truncating:
             await self._truncate(truncating)
-        ready = [p for p in self._replicas() if not p.needs_truncation]
+            replicas = self._replicas()  # the truncation awaited: roles may have moved meanwhile
+        ready = [p for p in replicas if not p.needs_truncation]
         if ready:
             await self._fetch(ready)
 
@@ -140,13 +144,12 @@ class Fetcher:
         rm = self.manager.replica_manager
         cfg = self.manager.config
         sent = {(p.topic, p.partition): (p, p.leader_epoch, p.log_end_offset) for p in replicas}
-        starts = {(p.topic, p.partition): p.log.log_start_offset for p in replicas}
         wait_ms = cfg.get("replica.fetch.wait.max.ms")
         # high_watermark truncation is a broker from before leader epochs (Kafka < 0.11):
         # its fetches name no leader epoch, so the leader cannot fence a zombie (KIP-320)
         fenced = rm.truncation is TruncationMode.LEADER_EPOCH
         max_bytes = cfg.get("replica.fetch.max.bytes")
-        wanted = {tp: PartitionFetch(leo, starts[tp], max_bytes, epoch if fenced else -1, p.high_watermark)
+        wanted = {tp: PartitionFetch(leo, p.log.log_start_offset, max_bytes, epoch if fenced else -1, p.high_watermark)
                   for tp, (p, epoch, leo) in sent.items()}
         if self.endpoint != self._session_endpoint:  # another leader process: its sessions are not ours
             self.session.reset()

@@ -624,14 +624,15 @@ class ReplicaManager:
         parts: list[Any] = ctx.partitions if ctx is not None else req.partitions
         t = self.now_ms()
         committed = req.isolation_level == READ_COMMITTED
-        results = [self._read_one(m, replica_id, t, committed) for m in parts]
+        busy = self._busy_in_session(parts, req, ctx, t)
+        results = [self._read_one(m, replica_id, t, committed) for m in busy]
         total = sum(n for _, n in results)
         has_error = any(r.error is not None for r, _ in results)
         if total >= req.min_bytes or has_error or req.max_wait_ms == 0 or not parts:
-            return self._bound(results, req.max_bytes, parts, ctx, replica_id < 0)
+            return self._bound(results, req.max_bytes, busy, ctx, replica_id < 0)
         # what a consumer may read up to: the HW, or the LSO for read_committed
         hws = {(r.topic, r.partition): r.last_stable_offset if committed else r.high_watermark for r, _ in results}
-        keys = list(hws)
+        keys = [(m.topic, m.partition) for m in parts]
 
         def ready() -> bool:
             for m in parts:
@@ -651,8 +652,32 @@ class ReplicaManager:
 
         await self.fetch_purgatory.wait_until(keys, ready, req.max_wait_ms / 1000.0)
         t = self.now_ms()
-        return self._bound([self._read_one(m, replica_id, t, committed) for m in parts], req.max_bytes, parts, ctx,
+        busy = self._busy_in_session(parts, req, ctx, t)
+        return self._bound([self._read_one(m, replica_id, t, committed) for m in busy], req.max_bytes, busy, ctx,
                            replica_id < 0)
+
+    def _busy_in_session(self, parts: list[Any], req: FetchRequest, ctx: FetchContext | None, t: int) -> list[Any]:
+        """The partitions of a follower's incremental fetch that need reading: all but the
+        idle ones.  A session partition this request did not name is idle when the follower
+        is in its ISR at the leader's LEO, with the HW and log start it was last answered
+        (:meth:`PartitionReplica.note_caught_up_fetch` moves its fetch times there and then):
+        its read would find nothing and its answer would leave it out, so a cluster's idle
+        partitions cost a follower fetch a few lookups each, not a read."""
+        if ctx is None or not ctx.incremental or req.replica_id < 0:
+            return parts
+        replica_id = req.replica_id
+        named = {(m.topic, m.partition) for m in req.partitions}
+        partitions = self.partitions
+        busy = []
+        for m in parts:
+            tp = (m.topic, m.partition)
+            p = partitions.get(tp)
+            if (tp in named or p is None or m.current_leader_epoch not in (-1, p.leader_epoch)
+                    or m.answered_high_watermark != p.high_watermark
+                    or m.answered_log_start_offset != p.log.log_start_offset
+                    or not p.note_caught_up_fetch(replica_id, m.fetch_offset, t, m.log_start_offset)):
+                busy.append(m)
+        return busy
 
     def _bound(self, results: list[tuple[FetchPartitionResponse, int]], max_bytes: int,
                asked: list[Any], ctx: FetchContext | None, consumer: bool) -> list[FetchPartitionResponse]:
