@@ -5,6 +5,10 @@ storage, free ports, a temporary folder) and stops it at the end; with one it ru
 scenarios that need no broker control against that cluster (failover and memory need
 their own cluster and are then skipped).
 
+Each run's topics are deleted after it, so that every row measures its own scenario
+rather than the partitions the earlier ones left (a follower's fetch still visits each
+partition it replicates; docs/performance.md measures idle partitions on their own).
+
 Every throughput row shows its ratio to the yardsticks measured in the same run (see
 :mod:`.yardsticks`): ``limit`` (the same bytes through a bare aiohttp handler) and
 ``mock`` (librdkafka's mock cluster through kcat, when kcat is installed).
@@ -37,7 +41,8 @@ from typing import Callable
 
 from ..cluster import free_ports, launcher
 from ..cluster.state import load
-from ..errors import ClientError
+from ..client.sync import Admin
+from ..errors import ClientError, KafkaError
 from . import scenarios as sc
 from . import versus
 from .figures import Figure, collect, fmt
@@ -162,6 +167,7 @@ class Suite:
         self._wanted_dir = cluster_dir  # None: a temporary folder
         self._given = (bootstrap, kafka_bootstrap)
         self._seq = 0
+        self._made: list[tuple[str, str]] = []  # (bootstrap, topic) of the topics made here
 
     # ----- cluster ---------------------------------------------------------
     def _start_cluster(self) -> sc.Target:
@@ -193,14 +199,32 @@ class Suite:
         self._seq += 1
         topic = f"bench-{name}-{os.getpid()}-{self._seq}"
         sc.create_topic(target, topic, partitions, rf, min_isr)
+        self._made.append((target.bootstrap, topic))
         return topic
+
+    def _drop_topics_since(self, mark: int) -> None:
+        """Delete the topics made since ``mark`` (a run's own), so that later rows do not
+        replicate their partitions: each row measures its scenario, not the leftovers of
+        the ones before it.  A deletion that does not finish in time is left to finish
+        on its own."""
+        made, self._made = self._made[mark:], self._made[:mark]
+        for bootstrap, topic in made:
+            try:
+                with Admin(bootstrap) as admin:
+                    admin.delete_topic(topic, timeout_ms=10_000)
+            except KafkaError as exc:
+                self.say(f"{topic} is left in place: {exc}")
 
     # ----- running ---------------------------------------------------------
     def _repeat(self, label: str, fn: Callable[[int], dict | None]) -> list[dict] | None:
         runs = []
         for i in range(self.sizes.runs):
             self.say(f"{label}: run {i + 1} of {self.sizes.runs}")
-            out = fn(i)
+            mark = len(self._made)
+            try:
+                out = fn(i)
+            finally:
+                self._drop_topics_since(mark)
             if out is None:
                 return None
             runs.append(out)

@@ -35,6 +35,7 @@ def test_the_quick_suite_measures_every_scenario_against_both_yardsticks(tmp_pat
                      "produce RF3 acks=all min.isr=2 idempotent", "produce RF3 acks=all min.isr=2 transactional"):
         assert scenario in table, f"{scenario} missing from\n{table}"
     assert "skipped" not in table, table
+    assert "is left in place" not in done.stdout + done.stderr, "each run's topics are deleted after it"
     rows = json.loads(out.read_text())["rows"]
     throughput = [r for r in rows if "records_per_s" in r]
     assert {(r["scenario"], r["client"]) for r in throughput} >= {
