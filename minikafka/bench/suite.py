@@ -216,19 +216,27 @@ class Suite:
                 self.say(f"{topic} is left in place: {exc}")
 
     # ----- running ---------------------------------------------------------
-    def _repeat(self, label: str, fn: Callable[[int], dict | None]) -> list[dict] | None:
+    def _repeat(self, label: str, fn: Callable[[int], dict | None], drop_each_run: bool = True) -> list[dict] | None:
+        """``fn`` run after run; the topics each run made are deleted after it, or after the
+        last run without ``drop_each_run`` (the memory scenario: the memory a deleted topic
+        frees would hold the next run's records, hiding their cost)."""
         runs = []
-        for i in range(self.sizes.runs):
-            self.say(f"{label}: run {i + 1} of {self.sizes.runs}")
-            mark = len(self._made)
-            try:
-                out = fn(i)
-            finally:
-                self._drop_topics_since(mark)
-            if out is None:
-                return None
-            runs.append(out)
-        return runs
+        first_mark = len(self._made)
+        try:
+            for i in range(self.sizes.runs):
+                self.say(f"{label}: run {i + 1} of {self.sizes.runs}")
+                mark = len(self._made)
+                try:
+                    out = fn(i)
+                finally:
+                    if drop_each_run:
+                        self._drop_topics_since(mark)
+                if out is None:
+                    return None
+                runs.append(out)
+            return runs
+        finally:
+            self._drop_topics_since(first_mark)
 
     def run(self) -> list[Row]:
         """Run everything; the clusters started here are stopped also on failure."""
@@ -248,8 +256,8 @@ class Suite:
         try:
             # first: later scenarios grow the brokers' heaps, which hides the growth
             mem_work = Workload(s.memory_records, s.value_size)
-            mem = self._repeat("memory", lambda i: sc.memory(target, mem_work,
-                                                             self._topic("memory", target, 3, 3, 2)))
+            mem = self._repeat("memory", lambda i: sc.memory(target, mem_work, self._topic("memory", target, 3, 3, 2)),
+                               drop_each_run=False)
             if mem is None:
                 self.rows.append(Row("memory (RSS per stored record copy)", "brokers", Figure("bytes_per_record", "B", ()),
                                      skipped="needs the suite's own cluster"))
