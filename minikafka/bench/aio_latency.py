@@ -15,7 +15,7 @@ import time
 from ..client.consumer import AIOConsumer
 from ..client.producer import AIOProducer
 from ..client.types import TopicPartition
-from .figures import percentile
+from .figures import ack_and_arrival_ms
 
 
 async def _measure(bootstrap: str, topic: str, rate: int, seconds: float, value_size: int) -> dict:
@@ -48,12 +48,7 @@ async def _measure(bootstrap: str, topic: str, rate: int, seconds: float, value_
         finally:
             reader.cancel()
             await asyncio.wait([reader])
-    acked.sort()
-    arrived.sort()
-    return {"p50_ms": percentile(acked, 0.5) * 1000, "p99_ms": percentile(acked, 0.99) * 1000,
-            "p999_ms": percentile(acked, 0.999) * 1000, "e2e_p50_ms": percentile(arrived, 0.5) * 1000,
-            "e2e_p99_ms": percentile(arrived, 0.99) * 1000, "e2e_p999_ms": percentile(arrived, 0.999) * 1000,
-            "records": len(acked), "consumed": len(arrived)}
+    return ack_and_arrival_ms(acked, arrived)
 
 
 def acks_latency_asyncio(bootstrap: str, topic: str, rate: int, seconds: float, value_size: int) -> dict:

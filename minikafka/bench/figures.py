@@ -41,6 +41,18 @@ def percentile(sorted_values: list[float], q: float) -> float:
     return sorted_values[min(len(sorted_values) - 1, int(q * len(sorted_values)))]
 
 
+def ack_and_arrival_ms(acked: list[float], arrived: list[float]) -> dict:
+    """A latency run's figures from its records' times in seconds: p50, p99 and p99.9
+    from send to acknowledgement, and as ``e2e_*`` from send to a consumer's arrival, in
+    ms, with how many of each were seen.  Sorts both lists."""
+    acked.sort()
+    arrived.sort()
+    return {"p50_ms": percentile(acked, 0.5) * 1000, "p99_ms": percentile(acked, 0.99) * 1000,
+            "p999_ms": percentile(acked, 0.999) * 1000, "e2e_p50_ms": percentile(arrived, 0.5) * 1000,
+            "e2e_p99_ms": percentile(arrived, 0.99) * 1000, "e2e_p999_ms": percentile(arrived, 0.999) * 1000,
+            "records": len(acked), "consumed": len(arrived)}
+
+
 def fmt(value: float) -> str:
     """A figure for the table: thousands separators for big numbers, 3 digits for small ones."""
     if value != value:  # nan

@@ -28,7 +28,7 @@ from ..client.types import TopicPartition
 from ..cluster import launcher
 from ..cluster.state import load
 from . import aio_latency, broker_metrics
-from .figures import percentile
+from .figures import ack_and_arrival_ms, percentile
 from .pacing import paced
 from .workload import Workload, kcat_path
 
@@ -373,12 +373,7 @@ def acks_latency_python(target: Target, topic: str, rate: int, seconds: float, v
                 fut.add_done_callback(lambda f, t=t: acked.append(time.perf_counter() - t))
             producer.flush()
         _wait_for(lambda: len(arrived) >= total, 30)
-    acked.sort()
-    arrived.sort()
-    return {"p50_ms": percentile(acked, 0.5) * 1000, "p99_ms": percentile(acked, 0.99) * 1000,
-            "p999_ms": percentile(acked, 0.999) * 1000, "e2e_p50_ms": percentile(arrived, 0.5) * 1000,
-            "e2e_p99_ms": percentile(arrived, 0.99) * 1000, "e2e_p999_ms": percentile(arrived, 0.999) * 1000,
-            "records": len(acked), "consumed": len(arrived)}
+    return ack_and_arrival_ms(acked, arrived)
 
 
 def acks_latency_asyncio(target: Target, topic: str, rate: int, seconds: float, value_size: int) -> dict:
