@@ -297,6 +297,7 @@ def run_world(world: World, main: Callable[[], Awaitable[T]]) -> T:
                 return world.loop.run_until_complete(task)
             finally:
                 world.loop.after_step = None
+                world.loop.set_exception_handler(_drop_pending_task_reports)
                 for left in asyncio.all_tasks(world.loop):  # end them here rather than when collected
                     try:
                         left.get_coro().close()
@@ -311,6 +312,14 @@ def run_world(world: World, main: Callable[[], Awaitable[T]]) -> T:
 
 def _ignore(unraisable: object) -> None:
     pass
+
+
+def _drop_pending_task_reports(loop: asyncio.AbstractEventLoop, context: dict) -> None:
+    """The dropped loop's handler: the tasks left pending on purpose say nothing when
+    collected; anything else is reported as usual."""
+    if str(context.get("message", "")).startswith("Task was destroyed but it is pending"):
+        return
+    loop.default_exception_handler(context)
 
 
 def _ts(line: str) -> float:

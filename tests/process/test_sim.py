@@ -268,6 +268,7 @@ def test_the_command_replays_a_seed_identically_in_other_processes():
         out = subprocess.run([sys.executable, "-m", "minikafka", "sim", "--seed", "3", "--steps", "8"],
                              capture_output=True, text=True, timeout=300, env={**os.environ, "PYTHONHASHSEED": hashseed})
         assert out.returncode == 0, out.stdout + out.stderr
+        assert "Task was destroyed" not in out.stdout + out.stderr, "the dropped world's tasks say nothing"
         lines.append(out.stdout.strip().splitlines()[-1])
     assert "deterministic=yes" in lines[0] and "seed=3 ok" in lines[0]
     assert lines[0].split("trace=")[1].split()[0] == lines[1].split("trace=")[1].split()[0]
