@@ -173,10 +173,12 @@ def test_max_compaction_lag_cleans_a_log_below_its_dirty_ratio(compacting):
     for topic in ("lagged", "unlagged"):
         _produce(compacting, topic, rounds[0])
     # both logs get a cleaned part before round 2: were round 1 still all dirty when round 2
-    # lands, the whole log would be dirty (ratio 1.0) and the cleaner would rightly take it
+    # lands, the whole log would be dirty (ratio 1.0) and the cleaner would rightly take it.
+    # A pass may come while round 1 is still being written (a busy machine): it cleans what
+    # is closed by then, and the rest of round 1 stays dirty below the ratio, like round 2
     for topic in ("lagged", "unlagged"):
-        wait_for(lambda: len(_read_all(compacting, topic)) < 100, timeout_s=60,
-                 message=f"the first round of {topic} compacted")
+        wait_for(lambda: len(_read_all(compacting, topic)) < 300, timeout_s=60,
+                 message=f"a cleaned part in the first round of {topic}")
     for topic in ("lagged", "unlagged"):
         _produce(compacting, topic, rounds[1])
     wait_for(lambda: len(_read_all(compacting, "lagged")) < 100, timeout_s=60,
