@@ -59,22 +59,26 @@ def foreign_origin(origin: str, host: str, scheme: str) -> bool:
     return ours is None or theirs is None or ours != theirs
 
 
-def refusal(method: str, path: str, headers, host: str, scheme: str, content_type: str) -> web.Response | None:
-    """The 403 or 415 answer to a request a web page of another site could have sent,
-    or None when it may go on."""
+def refused(method: str, path: str, headers, host: str, scheme: str, content_type: str) -> tuple[int, str] | None:
+    """The status (403 or 415) and text of the answer to a request a web page of another
+    site could have sent, or None when it may go on."""
     if method.upper() in SAFE_METHODS:
         return None
     origin = headers.get("Origin")
     if origin is not None and foreign_origin(origin, host, scheme):
-        return web.Response(status=403, text=(
-            f"INVALID_REQUEST: refused a cross-site request: {method} {path} comes from a web page of another "
-            f"site (Origin {origin!r}, this broker is {host!r}); web pages may not change a broker "
-            "(docs/security.md)\n"))
+        return 403, (f"INVALID_REQUEST: refused a cross-site request: {method} {path} comes from a web page of "
+                     f"another site (Origin {origin!r}, this broker is {host!r}); web pages may not change a broker "
+                     "(docs/security.md)\n")
     if content_type.lower() not in REQUEST_CONTENT_TYPES:
-        return web.Response(status=415, text=(
-            f"INVALID_REQUEST: {method} {path} takes a msgpack map with Content-Type: {CONTENT_TYPE}, "
-            f"not {repr(content_type) if content_type else 'none'} (docs/protocol.md)\n"))
+        return 415, (f"INVALID_REQUEST: {method} {path} takes a msgpack map with Content-Type: {CONTENT_TYPE}, "
+                     f"not {repr(content_type) if content_type else 'none'} (docs/protocol.md)\n")
     return None
+
+
+def refusal(method: str, path: str, headers, host: str, scheme: str, content_type: str) -> web.Response | None:
+    """:func:`refused` as an aiohttp answer."""
+    got = refused(method, path, headers, host, scheme, content_type)
+    return None if got is None else web.Response(status=got[0], text=got[1])
 
 
 def middleware(count: Callable[[str], None]):

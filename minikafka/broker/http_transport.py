@@ -1,14 +1,15 @@
-"""The real transport: the broker's aiohttp server, and its pool of connections to other brokers.
+"""The real transport: the broker's HTTP listeners, and its pool of connections to other brokers.
 
-``POST /v1/<api>`` bodies go to :meth:`~.served.ServedBroker.dispatch`; the dashboard's routes, the
-external listener and the Kafka binary-protocol listener start here too.  Calls to other
-brokers go through one :class:`~minikafka.http_pool.HttpPool` of kept-alive connections
-carrying the cluster credential.
+``POST /v1/<api>`` bodies go to :meth:`~.served.ServedBroker.dispatch`, on the lean path of
+:mod:`.rpc_http_server`, or through aiohttp's app on a connection handed to it (the
+dashboard's routes are the app's); the external listener and the Kafka binary-protocol
+listener start here too.  Calls to other brokers go through one
+:class:`~minikafka.http_pool.HttpPool` of kept-alive connections carrying the cluster
+credential.
 
 The HTTP listeners share the Kafka listener's limits (:mod:`.limits`): a connection
 beyond ``max.connections`` or ``max.connections.per.ip`` is closed as soon as it is
-accepted; one without a request for ``connections.max.idle.ms`` is closed (aiohttp's
-keep-alive timeout); a body must arrive within ``request.timeout.ms`` and is read only
+accepted; one without a request for ``connections.max.idle.ms`` is closed; a body must arrive within ``request.timeout.ms`` and is read only
 once its Content-Length fits in ``queued.max.request.bytes``; its bytes are given back
 when the request ends, also when the client went away mid-upload.  A failed HTTP Basic
 login is answered after ``connection.failed.authentication.delay.ms`` and closes the
@@ -29,14 +30,13 @@ from ..protocol.rpc import codec, http
 from ..http_pool import HttpPool
 from ..rpc import call
 from . import cluster_auth, http_guard
-from .listeners import current_listener
+from .listeners import EXTERNAL, INTERNAL, current_listener
+from .rpc_http_server import HTTP_LISTENER, RpcHttpServer
 
 if TYPE_CHECKING:
     from .served import ServedBroker
 
 log = logging.getLogger(__name__)
-
-HTTP_LISTENER = "HTTP"  # the listener label of the msgpack/HTTP listeners in the connection metrics
 
 
 def peercert(request: web.BaseRequest) -> dict | None:
@@ -52,6 +52,7 @@ class HttpTransport:
         self.pool: HttpPool | None = None
         self._runner: web.AppRunner | None = None
         self._broker: "ServedBroker | None" = None
+        self._server: RpcHttpServer | None = None
 
     def _pool(self) -> HttpPool:
         if self.pool is None:
@@ -63,7 +64,9 @@ class HttpTransport:
         return await call(self._pool(), host, port, api, body, timeout_s)
 
     async def serve(self, broker: "ServedBroker") -> None:
-        """Listen on the broker's listeners: msgpack API and dashboard, external, Kafka."""
+        """Listen on the broker's listeners: msgpack API and dashboard, external, Kafka.
+        The msgpack API's requests take the lean path (:mod:`.rpc_http_server`); the
+        first other request of a connection hands it to the aiohttp app below."""
         self._broker = broker
         self._pool()
         if self.config.cluster_secret is None:
@@ -79,38 +82,48 @@ class HttpTransport:
         self._runner = web.AppRunner(app, access_log=None,
                                      keepalive_timeout=self.config.get("connections.max.idle.ms") / 1000)
         await self._runner.setup()
-        self._guard_connections(self._runner.server, broker)
-        site = web.TCPSite(self._runner, self.config.listen_host, self.config.listen_port, reuse_address=True)
-        await site.start()
-        security = broker.security
-        await broker.listeners.start_external(self._runner, security.server_ssl() if security.tls("EXTERNAL") else None)
+        self._server = RpcHttpServer(self.config, broker, self._runner.server, self.answer_rpc, self.too_large)
+        await self._server.listen(self.config.listen_host, self.config.listen_port, INTERNAL)
+        if broker.listeners.external_port is not None:
+            security = broker.security
+            await self._server.listen(self.config.external_listen_host or self.config.listen_host,
+                                      broker.listeners.external_port, EXTERNAL,
+                                      security.server_ssl() if security.tls("EXTERNAL") else None)
         await broker.kafka.start()
 
-    @staticmethod
-    def _guard_connections(server: web.Server, broker: "ServedBroker") -> None:
-        """Count the HTTP connections in the broker's limits; close one beyond them at once."""
-        admitted: dict[object, str] = {}
-        made, lost = server.connection_made, server.connection_lost
+    def too_large(self) -> bytes:
+        """The packed answer to a request whose body exceeds socket.request.max.bytes."""
+        exc = InvalidRequestError(f"request body exceeds socket.request.max.bytes={self.config.get('socket.request.max.bytes')}")
+        assert self._broker is not None
+        self._broker.metrics.count(REQUEST_ERRORS, error=exc.code.name)
+        return codec.pack(codec.error_response(exc))
 
-        def connection_made(handler, transport: asyncio.Transport) -> None:
-            made(handler, transport)
-            peer = transport.get_extra_info("peername")
-            ip = str(peer[0]) if isinstance(peer, (tuple, list)) else str(peer)
-            if broker.limits.admit(HTTP_LISTENER, ip):
-                admitted[handler] = ip
-            else:
-                transport.abort()
+    async def answer_rpc(self, api: str, body: bytes, remote: str, headers: Any,
+                         cert: dict | None) -> tuple[bytes, bool]:
+        """The packed answer to ``POST /v1/<api>`` with ``body`` from ``remote`` on the
+        current listener, and whether its login failed (the caller then answers after
+        connection.failed.authentication.delay.ms and closes the connection).  Both the
+        lean path and aiohttp's route answer through here."""
+        broker = self._broker
+        assert broker is not None
+        listener = current_listener.get()
+        failed_login = False
 
-        def connection_lost(handler, exc: BaseException | None = None) -> None:
-            ip = admitted.pop(handler, None)
-            if ip is not None:
-                broker.limits.release(HTTP_LISTENER, ip)
-            lost(handler, exc)
+        def principal() -> Any:
+            nonlocal failed_login
+            try:
+                return broker.security.http_principal(listener, headers, cert)
+            except SaslAuthenticationFailedError:
+                failed_login = True
+                raise
 
-        server.connection_made = connection_made  # type: ignore[method-assign]
-        server.connection_lost = connection_lost  # type: ignore[method-assign]
+        answer = await broker.dispatch(api, body, remote=remote,
+                                       credential=headers.get(cluster_auth.CLUSTER_CREDENTIAL_HEADER),
+                                       principal=principal)
+        return answer, failed_login
 
     async def handle(self, request: web.Request) -> web.Response:
+        """aiohttp's route for ``POST /v1/<api>`` on a connection it was handed."""
         broker = self._broker
         assert broker is not None
         max_bytes = self.config.get("socket.request.max.bytes")
@@ -121,29 +134,14 @@ class HttpTransport:
                 async with asyncio.timeout(self.config.get("request.timeout.ms") / 1000):
                     body = await request.read()
             except web.HTTPRequestEntityTooLarge:
-                exc = InvalidRequestError(f"request body exceeds socket.request.max.bytes={max_bytes}")
-                broker.metrics.count(REQUEST_ERRORS, error=exc.code.name)
-                return web.Response(body=codec.pack(codec.error_response(exc)), content_type=http.CONTENT_TYPE)
+                return web.Response(body=self.too_large(), content_type=http.CONTENT_TYPE)
             except TimeoutError:  # the body stopped arriving: close, as the Kafka listener does
                 broker.metrics.count(CONNECTIONS_IDLE_CLOSED, listener=HTTP_LISTENER)
                 if request.transport is not None:
                     request.transport.abort()
                 return web.Response(status=408)  # not sent: the connection is gone
-            listener = current_listener.get()
-            cert = peercert(request)
-            failed_login = False
-
-            def principal() -> Any:
-                nonlocal failed_login
-                try:
-                    return broker.security.http_principal(listener, request.headers, cert)
-                except SaslAuthenticationFailedError:
-                    failed_login = True
-                    raise
-
-            answer = await broker.dispatch(
-                request.match_info["api"], body, remote=request.remote or "",
-                credential=request.headers.get(cluster_auth.CLUSTER_CREDENTIAL_HEADER), principal=principal)
+            answer, failed_login = await self.answer_rpc(request.match_info["api"], body, request.remote or "",
+                                                         request.headers, peercert(request))
         finally:
             broker.memory.release(held)
         response = web.Response(body=answer, content_type=http.CONTENT_TYPE)
@@ -153,6 +151,8 @@ class HttpTransport:
         return response
 
     async def close(self) -> None:
+        if self._server is not None:
+            await self._server.close()
         if self._runner is not None:
             await self._runner.cleanup()
         if self.pool is not None:

@@ -30,7 +30,6 @@ The four listeners are named INTERNAL, EXTERNAL, KAFKA and KAFKA_EXTERNAL in Kaf
 from __future__ import annotations
 
 import contextvars
-import ssl
 from typing import Any, Awaitable, Callable
 
 from aiohttp import web
@@ -60,14 +59,6 @@ class Listeners:
         host, port = self.config.advertised
         ext = self.config.advertised_external
         return f"{host}:{port}" + (f" (external {ext[0]}:{ext[1]})" if ext else "")
-
-    async def start_external(self, runner: web.AppRunner, ssl_context: "ssl.SSLContext | None" = None) -> None:
-        """Serve the app on the external listener too, if one is configured (over TLS with
-        ``ssl_context``: an SSL or SASL_SSL listener)."""
-        if self.external_port is None:
-            return
-        host = self.config.external_listen_host or self.config.listen_host
-        await web.TCPSite(runner, host, self.external_port, reuse_address=True, ssl_context=ssl_context).start()
 
     def listener_of(self, request: web.BaseRequest) -> str:
         if self.external_port is None or request.transport is None:

@@ -1,0 +1,289 @@
+"""The broker's msgpack/HTTP listeners: a lean path for ``POST /v1/<api>``, aiohttp for the rest.
+
+Every request between brokers and from our clients is a ``POST /v1/<api>`` with a
+msgpack body, one at a time per kept-alive connection.  aiohttp's full web stack
+(request and response objects, router, middlewares) cost about as much broker CPU per
+request as all of our own request handling, and at one record per request (acks=all
+with ``linger.ms`` 0) each record takes four such requests on the brokers.  So each
+connection starts here, in :class:`_RpcConnection`, an ``asyncio.Protocol`` that reads
+request heads itself (:func:`~minikafka.protocol.rpc.http1.parse_request_head`) and
+answers the msgpack requests (:meth:`HttpTransport.answer_rpc`, the same code aiohttp's
+route calls).  The first request it does not serve (the dashboard's pages, /metrics, any
+other method or path, anything unusual or malformed) hands the connection, with the
+bytes read so far, to aiohttp's request handler for the rest of its life.
+
+Both paths keep the same rules (:mod:`.http_transport`): the connection limits
+(``max.connections``, ``max.connections.per.ip``), ``connections.max.idle.ms`` between
+requests, ``request.timeout.ms`` for a body to arrive (counted as an idle close), a body
+read only once its ``Content-Length`` fits in ``queued.max.request.bytes`` (the
+connection is not read meanwhile) and refused past ``socket.request.max.bytes``, the
+cross-site checks (:mod:`.http_guard`), and a failed login answered after
+``connection.failed.authentication.delay.ms`` and closing the connection.  A client that
+goes away mid-request does not stop its handling (as aiohttp's default); the answer goes
+nowhere.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import ssl
+from typing import TYPE_CHECKING, Any, Awaitable, Callable
+
+from aiohttp import web
+
+from ..metric_names import CONNECTIONS_IDLE_CLOSED, REQUEST_ERRORS
+from ..protocol.rpc.http import CONTENT_TYPE
+from ..protocol.rpc.http1 import HEAD_END, MAX_HEAD_BYTES, RequestHead, answer, parse_request_head
+from . import http_guard
+from .listeners import current_listener
+
+if TYPE_CHECKING:
+    from ..config import BrokerConfig
+    from .served import ServedBroker
+
+# (api, body, remote address, headers, TLS client certificate) -> (packed answer, login failed)
+AnswerRpc = Callable[[str, bytes, str, Any, "dict | None"], Awaitable[tuple[bytes, bool]]]
+
+log = logging.getLogger(__name__)
+
+HTTP_LISTENER = "HTTP"  # the listener label of the msgpack/HTTP listeners in the connection metrics
+
+
+class RpcHttpServer:
+    """The sockets of one broker's msgpack/HTTP listeners (internal, and external if
+    configured) and the connections and request tasks they own."""
+
+    def __init__(self, config: "BrokerConfig", broker: "ServedBroker", web_server: web.Server,
+                 answer_rpc: AnswerRpc, too_large: Callable[[], bytes]) -> None:
+        self.broker = broker
+        self.web_server = web_server
+        self.answer_rpc = answer_rpc
+        self.too_large = too_large
+        self.idle_s = config.get("connections.max.idle.ms") / 1000
+        self.body_timeout_s = config.get("request.timeout.ms") / 1000
+        self.max_bytes = config.get("socket.request.max.bytes")
+        self.auth_delay_s = config.get("connection.failed.authentication.delay.ms") / 1000
+        self._servers: list[asyncio.AbstractServer] = []
+        self._connections: set[_RpcConnection] = set()
+        self.tasks: set[asyncio.Task] = set()
+        self._handed_over: dict[object, str] = {}  # aiohttp handler -> client IP, released when it closes
+        lost = web_server.connection_lost
+
+        def connection_lost(handler: Any, exc: BaseException | None = None) -> None:
+            ip = self._handed_over.pop(handler, None)
+            if ip is not None:
+                broker.limits.release(HTTP_LISTENER, ip)
+            lost(handler, exc)
+
+        web_server.connection_lost = connection_lost  # type: ignore[method-assign]
+
+    async def listen(self, host: str, port: int, listener: str, ssl_context: ssl.SSLContext | None = None) -> None:
+        """Serve ``host:port`` as ``listener`` (INTERNAL or EXTERNAL)."""
+        loop = asyncio.get_running_loop()
+        server = await loop.create_server(lambda: _RpcConnection(self, listener), host, port, reuse_address=True,
+                                          ssl=ssl_context)
+        self._servers.append(server)
+
+    def hand_over(self, transport: asyncio.Transport, ip: str, data: bytes) -> None:
+        """Give a connection, and the bytes read from it so far, to aiohttp for good."""
+        handler = self.web_server()
+        self._handed_over[handler] = ip
+        transport.set_protocol(handler)
+        handler.connection_made(transport)
+        if data:
+            handler.data_received(data)
+
+    async def close(self) -> None:
+        """Stop listening, close every lean connection and end its request tasks (aiohttp's
+        connections are its runner's to close)."""
+        for server in self._servers:
+            server.close()
+        for conn in list(self._connections):
+            conn.close()
+        tasks = list(self.tasks)
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
+        for server in self._servers:
+            await server.wait_closed()
+        self._servers.clear()
+
+
+class _RpcConnection(asyncio.Protocol):
+    """One connection on the lean path: heads parsed here, one request at a time."""
+
+    def __init__(self, server: RpcHttpServer, listener: str) -> None:
+        self.server = server
+        self.listener = listener
+        self.transport: asyncio.Transport | None = None
+        self.ip = ""
+        self.remote = ""
+        self.host_scheme = "http"
+        self._admitted = False
+        self._buf = bytearray()
+        self._busy = False  # a request is being handled: the bytes that come wait in _buf
+        self._body_need = 0
+        self._body_waiter: asyncio.Future | None = None
+        self._idle_timer: asyncio.TimerHandle | None = None
+        self._paused = False
+        self._closed = False
+
+    # -- asyncio.Protocol ---------------------------------------------------------------
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+        peer = transport.get_extra_info("peername")
+        self.ip = str(peer[0]) if isinstance(peer, (tuple, list)) else str(peer)
+        self.remote = self.ip if isinstance(peer, (tuple, list)) else ""
+        self.host_scheme = "https" if transport.get_extra_info("sslcontext") is not None else "http"
+        if not self.server.broker.limits.admit(HTTP_LISTENER, self.ip):
+            self._closed = True
+            transport.abort()  # as Kafka: closed at once, nothing read
+            return
+        self._admitted = True
+        self.server._connections.add(self)
+        self._arm_idle()
+
+    def data_received(self, data: bytes) -> None:
+        if self._closed:
+            return
+        self._buf += data
+        if self._body_waiter is not None:
+            if len(self._buf) >= self._body_need and not self._body_waiter.done():
+                self._body_waiter.set_result(None)
+        elif not self._busy:
+            self._next_request()
+        elif len(self._buf) > MAX_HEAD_BYTES and not self._paused and self.transport is not None:
+            self._paused = True  # a client sending ahead of its answers waits in the socket
+            self.transport.pause_reading()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._closed = True
+        self._disarm_idle()
+        if self._body_waiter is not None and not self._body_waiter.done():
+            self._body_waiter.set_exception(ConnectionResetError("the client went away"))
+        self.server._connections.discard(self)
+        if self._admitted:
+            self._admitted = False
+            self.server.broker.limits.release(HTTP_LISTENER, self.ip)
+
+    def close(self) -> None:
+        if self.transport is not None and not self._closed:
+            self.transport.abort()
+
+    # -- requests -----------------------------------------------------------------------
+    def _next_request(self) -> None:
+        end = self._buf.find(HEAD_END)
+        if end < 0:
+            if len(self._buf) > MAX_HEAD_BYTES:
+                self._hand_over()  # aiohttp answers an oversized head
+            return
+        head = parse_request_head(self._buf[:end + len(HEAD_END)])
+        if head is None:
+            self._hand_over()
+            return
+        del self._buf[:end + len(HEAD_END)]
+        self._disarm_idle()
+        self._busy = True
+        task = asyncio.get_running_loop().create_task(self._serve(head))
+        self.server.tasks.add(task)
+        task.add_done_callback(self.server.tasks.discard)
+
+    def _hand_over(self) -> None:
+        assert self.transport is not None
+        self._disarm_idle()
+        self._closed = True  # for this object: aiohttp's handler has the connection now
+        self.server._connections.discard(self)
+        self._admitted = False  # released by the aiohttp handler's end
+        data, self._buf = bytes(self._buf), bytearray()
+        self.server.hand_over(self.transport, self.ip, data)
+
+    async def _serve(self, head: RequestHead) -> None:
+        server, broker = self.server, self.server.broker
+        current_listener.set(self.listener)
+        keep_alive = head.keep_alive
+        refused = http_guard.refused("POST", head.path, head.headers, head.headers.get("host") or "",
+                                     self.host_scheme, head.content_type)
+        if refused is not None:
+            broker.metrics.count(REQUEST_ERRORS, error="INVALID_REQUEST")
+            self._answer(refused[0], refused[1].encode(), "text/plain; charset=utf-8", False)
+            return  # its body was not read: the connection closes
+        n = head.content_length
+        if n > server.max_bytes:
+            self._answer(200, server.too_large(), CONTENT_TYPE, False)
+            return
+        assert self.transport is not None
+        self.transport.pause_reading()  # queued.max.request.bytes: not read until it fits
+        try:
+            held = await broker.memory.acquire(n)
+        finally:
+            if not self._closed and not self._paused:
+                self.transport.resume_reading()
+        try:
+            try:
+                body = await self._body(n)
+            except TimeoutError:  # the body stopped arriving: close, as the Kafka listener does
+                broker.metrics.count(CONNECTIONS_IDLE_CLOSED, listener=HTTP_LISTENER)
+                self.close()
+                return
+            except ConnectionError:
+                return  # the client went away
+            cert = self.transport.get_extra_info("peercert")
+            packed, failed_login = await server.answer_rpc(head.api, body, self.remote, head.headers, cert)
+        finally:
+            broker.memory.release(held)
+        if failed_login:  # each guess costs the delay and a new connection
+            await asyncio.sleep(server.auth_delay_s)
+            keep_alive = False
+        self._answer(200, packed, CONTENT_TYPE, keep_alive)
+        if keep_alive and not self._closed:
+            self._busy = False
+            if self._paused:
+                self._paused = False
+                self.transport.resume_reading()
+            self._arm_idle()
+            if self._buf:
+                self._next_request()  # a pipelined request
+
+    async def _body(self, n: int) -> bytes:
+        """The next ``n`` bytes, within request.timeout.ms."""
+        if len(self._buf) < n:
+            if self._closed:
+                raise ConnectionResetError("the client went away")
+            self._body_need = n
+            self._body_waiter = asyncio.get_running_loop().create_future()
+            try:
+                async with asyncio.timeout(self.server.body_timeout_s):
+                    await self._body_waiter
+            finally:
+                self._body_waiter = None
+        body = bytes(self._buf[:n])
+        del self._buf[:n]
+        return body
+
+    def _answer(self, status: int, body: bytes, content_type: str, keep_alive: bool) -> None:
+        """Write an answer; without keep-alive the connection closes after it."""
+        transport = self.transport
+        if transport is None or self._closed or transport.is_closing():
+            return
+        transport.write(answer(status, body, content_type, keep_alive))
+        if not keep_alive:
+            self._closed = True
+            transport.close()
+
+    # -- connections.max.idle.ms ------------------------------------------------------------
+    def _arm_idle(self) -> None:
+        if self.server.idle_s > 0:
+            self._idle_timer = asyncio.get_running_loop().call_later(self.server.idle_s, self._idle)
+
+    def _disarm_idle(self) -> None:
+        if self._idle_timer is not None:
+            self._idle_timer.cancel()
+            self._idle_timer = None
+
+    def _idle(self) -> None:
+        self._idle_timer = None
+        if not self._busy:
+            self.server.broker.metrics.count(CONNECTIONS_IDLE_CLOSED, listener=HTTP_LISTENER)
+            self.close()
+

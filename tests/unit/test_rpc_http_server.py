@@ -1,0 +1,201 @@
+"""The broker's lean msgpack/HTTP path (minikafka.broker.rpc_http_server) on a real socket
+on 127.0.0.1: kept-alive and pipelined requests, the hand-over of a connection to aiohttp
+at its first other request, and the limits: connections, idle and body timeouts,
+queued.max.request.bytes, socket.request.max.bytes, the cross-site checks, a failed
+login.  The request layer is replaced by a function that echoes the api and body."""
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from types import SimpleNamespace
+
+from aiohttp import web
+
+from minikafka.broker.limits import ConnectionLimits, RequestMemory
+from minikafka.broker.metrics import Metrics
+from minikafka.broker.rpc_http_server import RpcHttpServer
+from minikafka.config import BrokerConfig
+from minikafka.metric_names import CONNECTIONS_IDLE_CLOSED, REQUEST_ERRORS
+from minikafka.protocol.rpc.http1 import Headers, answer, parse_request_head, parse_response_head
+
+SETTINGS = {"max.connections.per.ip": "2", "connections.max.idle.ms": "400", "request.timeout.ms": "300",
+            "socket.request.max.bytes": "1000", "queued.max.request.bytes": "1500",
+            "connection.failed.authentication.delay.ms": "50"}
+
+
+def post(api: str, body: bytes, *extra: str) -> bytes:
+    head = "".join(f"{h}\r\n" for h in extra)
+    return (f"POST /v1/{api} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/msgpack\r\n"
+            f"Content-Length: {len(body)}\r\n{head}\r\n").encode() + body
+
+
+async def read_answer(reader: asyncio.StreamReader) -> tuple[int, bytes, bool]:
+    head = await reader.readuntil(b"\r\n\r\n")
+    h = parse_response_head(head)
+    return h.status, await reader.readexactly(h.content_length), h.keep_alive
+
+
+async def closed(reader: asyncio.StreamReader) -> bool:
+    try:
+        return await asyncio.wait_for(reader.read(1), 5) == b""
+    except ConnectionResetError:
+        return True
+
+
+@contextlib.asynccontextmanager
+async def serving(settings: dict[str, str] | None = None):
+    config = BrokerConfig(1, "zk", settings={**SETTINGS, **(settings or {})})
+    metrics = Metrics()
+    broker = SimpleNamespace(limits=ConnectionLimits(config, metrics, nofile=100000),
+                             memory=RequestMemory(config.get("queued.max.request.bytes"), metrics), metrics=metrics)
+    calls: list[tuple[str, bytes]] = []
+
+    async def answer_rpc(api: str, body: bytes, remote: str, headers, cert) -> tuple[bytes, bool]:
+        calls.append((api, body))
+        if api == "slow":
+            await asyncio.sleep(0.2)
+        return b"lean:" + api.encode() + b":" + body, headers.get("Authorization") == "wrong"
+
+    app = web.Application()
+    app.router.add_get("/page", lambda request: web.Response(text="page"))
+
+    async def full(request: web.Request) -> web.Response:
+        return web.Response(body=b"full:" + await request.read())
+
+    app.router.add_post("/v1/{api:.*}", full)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    server = RpcHttpServer(config, broker, runner.server, answer_rpc, lambda: b"too large")
+    await server.listen("127.0.0.1", 0, "INTERNAL")
+    port = server._servers[0].sockets[0].getsockname()[1]
+    try:
+        yield SimpleNamespace(port=port, calls=calls, broker=broker, metrics=metrics,
+                              connect=lambda: asyncio.open_connection("127.0.0.1", port))
+    finally:
+        await server.close()
+        await runner.cleanup()
+
+
+async def all_released(s) -> None:
+    for _ in range(250):
+        if s.broker.limits.total == 0:
+            return
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"{s.broker.limits.total} connections still counted")
+
+
+def run(coro) -> None:
+    asyncio.run(asyncio.wait_for(coro, 30))
+
+
+def test_request_heads_the_lean_path_serves_and_the_ones_it_hands_over():
+    head = parse_request_head(b"POST /v1/produce HTTP/1.1\r\nHost: b:9092\r\nContent-type: application/msgpack; x=1\r\n"
+                              b"Content-Length: 12\r\nX-Minikafka-Cluster: s\r\n\r\n")
+    assert head is not None and (head.api, head.content_length, head.keep_alive) == ("produce", 12, True)
+    assert head.content_type == "application/msgpack" and head.headers.get("x-MINIKAFKA-cluster") == "s"
+    assert parse_request_head(b"POST /v1/x HTTP/1.0\r\nContent-Length: 0\r\n\r\n").keep_alive is False
+    assert parse_request_head(b"POST /v1/x HTTP/1.1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n").keep_alive is False
+    for other in (b"GET /v1/x HTTP/1.1\r\nContent-Length: 0\r\n\r\n",  # another method
+                  b"POST /api/x HTTP/1.1\r\nContent-Length: 0\r\n\r\n",  # another path
+                  b"POST /v1/x?y=1 HTTP/1.1\r\nContent-Length: 0\r\n\r\n",  # a query
+                  b"POST /v1/%78 HTTP/1.1\r\nContent-Length: 0\r\n\r\n",  # an escape
+                  b"POST /v1/x HTTP/1.1\r\n\r\n",  # no Content-Length
+                  b"POST /v1/x HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 1\r\n\r\n",
+                  b"POST /v1/x HTTP/1.1\r\nContent-Length: -1\r\n\r\n",
+                  b"POST /v1/x HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n",
+                  b"POST /v1/x HTTP/1.1\r\nContent-Length: 1\r\nExpect: 100-continue\r\n\r\n",
+                  b"POST /v1/x HTTP/1.1\r\nContent-Length: 1\r\n folded\r\n\r\n",
+                  b"POST /v1/x HTTP/2\r\nContent-Length: 1\r\n\r\n",
+                  b"POST  /v1/x HTTP/1.1\r\nContent-Length: 1\r\n\r\n"):
+        assert parse_request_head(other) is None, other
+    h = Headers({"authorization": "Basic x"})
+    assert h.get("Authorization") == "Basic x" and "AUTHORIZATION" in h and h["authorization"] == "Basic x"
+    framed = answer(200, b"abc", "application/msgpack", False)
+    assert parse_response_head(framed[:-3]).content_length == 3 and framed.endswith(b"\r\n\r\nabc")
+    assert parse_response_head(framed[:-3]).keep_alive is False
+
+
+def test_kept_alive_and_pipelined_requests_are_answered_in_order():
+    async def go() -> None:
+        async with serving() as s:
+            reader, writer = await s.connect()
+            writer.write(post("metadata", b"\x80"))
+            assert await read_answer(reader) == (200, b"lean:metadata:\x80", True)
+            writer.write(post("slow", b"1") + post("fast", b"2"))  # the second waits for the first
+            assert (await read_answer(reader))[1] == b"lean:slow:1"
+            assert (await read_answer(reader))[1] == b"lean:fast:2"
+            writer.write(post("last", b"", "Connection: close"))
+            assert await read_answer(reader) == (200, b"lean:last:", False)
+            assert await closed(reader)
+            assert [api for api, _ in s.calls] == ["metadata", "slow", "fast", "last"]
+    run(go())
+
+
+def test_the_first_other_request_hands_the_connection_to_aiohttp_for_good():
+    async def go() -> None:
+        async with serving() as s:
+            reader, writer = await s.connect()
+            writer.write(post("lean", b"1"))
+            assert (await read_answer(reader))[1] == b"lean:lean:1"
+            writer.write(b"GET /page HTTP/1.1\r\nHost: x\r\n\r\n")
+            assert (await read_answer(reader))[:2] == (200, b"page")
+            writer.write(post("after", b"2"))  # the same connection stays with aiohttp
+            assert (await read_answer(reader))[1] == b"full:2"
+            assert s.broker.limits.total == 1
+            writer.close()
+            await all_released(s)  # the handed-over connection's limit slot is given back when it closes
+    run(go())
+
+
+def test_limits_timeouts_and_refusals():
+    async def go() -> None:
+        async with serving() as s:
+            # max.connections.per.ip=2: a third is closed at once
+            held = [await s.connect() for _ in range(2)]
+            reader, _ = await s.connect()
+            assert await closed(reader)
+            for _, w in held:
+                w.close()
+            await all_released(s)
+            # connections.max.idle.ms=400: a silent connection is closed
+            reader, _ = await s.connect()
+            assert await closed(reader)
+            assert s.metrics.value(CONNECTIONS_IDLE_CLOSED, listener="HTTP") >= 1
+            # request.timeout.ms: a body that stops arriving closes the connection, its bytes given back
+            reader, writer = await s.connect()
+            writer.write(post("half", b"x" * 900)[:-500])
+            assert await closed(reader)
+            assert s.broker.memory.used == 0 and ("half", b"x" * 400) not in s.calls
+            # socket.request.max.bytes=1000: answered with the error, then closed
+            reader, writer = await s.connect()
+            writer.write(post("big", b"x" * 1001))
+            assert await read_answer(reader) == (200, b"too large", False)
+            # a page of another site (Origin), or another Content-Type: refused, nothing dispatched
+            reader, writer = await s.connect()
+            writer.write(post("delete_topics", b"", "Origin: http://evil.example"))
+            status, text, keep_alive = await read_answer(reader)
+            assert status == 403 and b"cross-site" in text and not keep_alive
+            reader, writer = await s.connect()
+            writer.write(post("delete_topics", b"").replace(b"application/msgpack", b"text/plain"))
+            assert (await read_answer(reader))[0] == 415
+            assert s.metrics.value(REQUEST_ERRORS, error="INVALID_REQUEST") == 2
+            assert not [c for c in s.calls if c[0] in ("big", "delete_topics")]
+            # a failed login: answered after the delay, then closed
+            reader, writer = await s.connect()
+            writer.write(post("metadata", b"", "Authorization: wrong"))
+            assert (await read_answer(reader))[2] is False and await closed(reader)
+    run(go())
+
+
+def test_a_body_waits_until_it_fits_in_queued_max_request_bytes():
+    async def go() -> None:
+        async with serving() as s:
+            held = await s.broker.memory.acquire(1000)
+            reader, writer = await s.connect()
+            writer.write(post("waits", b"y" * 900))
+            await asyncio.sleep(0.1)
+            assert s.calls == []  # 1000 + 900 > 1500: not read yet
+            s.broker.memory.release(held)
+            assert (await read_answer(reader))[1] == b"lean:waits:" + b"y" * 900
+            assert s.broker.memory.used == 0
+    run(go())
