@@ -185,7 +185,7 @@ class _RpcConnection(asyncio.Protocol):
         del self._buf[:end + len(HEAD_END)]
         self._disarm_idle()
         self._busy = True
-        task = asyncio.get_running_loop().create_task(self._serve(head))
+        task = asyncio.get_running_loop().create_task(self._serve_or_close(head))
         self.server.tasks.add(task)
         task.add_done_callback(self.server.tasks.discard)
 
@@ -197,6 +197,13 @@ class _RpcConnection(asyncio.Protocol):
         self._admitted = False  # released by the aiohttp handler's end
         data, self._buf = bytes(self._buf), bytearray()
         self.server.hand_over(self.transport, self.ip, data)
+
+    async def _serve_or_close(self, head: RequestHead) -> None:
+        try:
+            await self._serve(head)
+        except Exception:  # noqa: BLE001 - the request layer answers its own errors; this is a bug here
+            log.exception("msgpack/HTTP request %s from %s failed; closing its connection", head.path, self.remote)
+            self.close()
 
     async def _serve(self, head: RequestHead) -> None:
         server, broker = self.server, self.server.broker
