@@ -19,8 +19,9 @@ read only once its ``Content-Length`` fits in ``queued.max.request.bytes`` (the
 connection is not read meanwhile) and refused past ``socket.request.max.bytes``, the
 cross-site checks (:mod:`.http_guard`), and a failed login answered after
 ``connection.failed.authentication.delay.ms`` and closing the connection.  A client that
-goes away mid-request does not stop its handling (as aiohttp's default); the answer goes
-nowhere.
+reads its answers slowly holds only its own connection: while the transport's buffer is
+full, nothing more is read from it.  A client that goes away mid-request does not stop
+its handling (as aiohttp's default); the answer goes nowhere.
 """
 from __future__ import annotations
 
@@ -126,7 +127,8 @@ class _RpcConnection(asyncio.Protocol):
         self._body_need = 0
         self._body_waiter: asyncio.Future | None = None
         self._idle_timer: asyncio.TimerHandle | None = None
-        self._paused = False
+        self._paused = False  # reading paused by us (flow control)
+        self._write_paused = False  # writing paused by the transport (a slow reader)
         self._closed = False
 
     # -- asyncio.Protocol ---------------------------------------------------------------
@@ -166,6 +168,14 @@ class _RpcConnection(asyncio.Protocol):
         if self._admitted:
             self._admitted = False
             self.server.broker.limits.release(HTTP_LISTENER, self.ip)
+
+    def pause_writing(self) -> None:
+        self._write_paused = True  # the transport's buffer is full: the client reads slowly
+
+    def resume_writing(self) -> None:
+        self._write_paused = False
+        if not self._busy and not self._closed:
+            self._go_on()
 
     def close(self) -> None:
         if self.transport is not None and not self._closed:
@@ -245,12 +255,22 @@ class _RpcConnection(asyncio.Protocol):
         self._answer(200, packed, CONTENT_TYPE, keep_alive)
         if keep_alive and not self._closed:
             self._busy = False
-            if self._paused:
-                self._paused = False
-                self.transport.resume_reading()
-            self._arm_idle()
-            if self._buf:
-                self._next_request()  # a pipelined request
+            if self._write_paused:  # a client not reading its answers: nothing more is read from it
+                if not self._paused:
+                    self._paused = True
+                    self.transport.pause_reading()
+                return  # resume_writing() goes on
+            self._go_on()
+
+    def _go_on(self) -> None:
+        """Ready for the next request: read again, and serve one already buffered."""
+        assert self.transport is not None
+        if self._paused:
+            self._paused = False
+            self.transport.resume_reading()
+        self._arm_idle()
+        if self._buf:
+            self._next_request()  # a pipelined request
 
     async def _body(self, n: int) -> bytes:
         """The next ``n`` bytes, within request.timeout.ms."""

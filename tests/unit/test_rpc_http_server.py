@@ -54,6 +54,8 @@ async def serving(settings: dict[str, str] | None = None):
         calls.append((api, body))
         if api == "slow":
             await asyncio.sleep(0.2)
+        if api == "huge":
+            return b"h" * 2_000_000, False
         return b"lean:" + api.encode() + b":" + body, headers.get("Authorization") == "wrong"
 
     app = web.Application()
@@ -198,4 +200,19 @@ def test_a_body_waits_until_it_fits_in_queued_max_request_bytes():
             s.broker.memory.release(held)
             assert (await read_answer(reader))[1] == b"lean:waits:" + b"y" * 900
             assert s.broker.memory.used == 0
+    run(go())
+
+
+def test_a_client_that_does_not_read_its_answers_is_not_read_either():
+    async def go() -> None:
+        async with serving() as s:
+            reader, writer = await s.connect()
+            writer.write(post("huge", b"") * 40)
+            await asyncio.sleep(1.0)
+            served = len(s.calls)
+            assert served < 40  # its answers fill the socket: the rest wait unread
+            for _ in range(40):
+                status, body, _ = await read_answer(reader)
+                assert status == 200 and len(body) == 2_000_000
+            assert len(s.calls) == 40
     run(go())
