@@ -59,6 +59,15 @@ def request_head(path: str, host: str, port: int, fixed_headers: bytes, body_len
             .encode("latin-1") + fixed_headers + b"\r\n")
 
 
+def _keep_alive(connection: str, default: bool) -> bool:
+    """Whether a message with this ``Connection`` header keeps its connection open
+    (``default``: its HTTP version's rule, when the header names neither)."""
+    tokens = {t.strip().lower() for t in connection.split(",")}
+    if "close" in tokens:
+        return False
+    return True if "keep-alive" in tokens else default
+
+
 def parse_response_head(head: bytes | bytearray) -> ResponseHead:
     """The status, body length and keep-alive of an answer's head (through the blank line)."""
     lines = bytes(head).split(b"\r\n")
@@ -83,11 +92,7 @@ def parse_response_head(head: bytes | bytearray) -> ResponseHead:
         elif name == "transfer-encoding":
             raise HttpFramingError(f"Transfer-Encoding {value[:40]!r} is not supported (a Content-Length body is)")
         elif name == "connection":
-            tokens = {t.strip().lower() for t in value.split(",")}
-            if "close" in tokens:
-                keep_alive = False
-            elif "keep-alive" in tokens:
-                keep_alive = True
+            keep_alive = _keep_alive(value, keep_alive)
     if length is None:
         if 100 <= status < 200 or status in (204, 304):
             raise HttpFramingError(f"unexpected HTTP {status} answer to a POST")
@@ -163,11 +168,7 @@ def parse_request_head(head: bytes | bytearray) -> RequestHead | None:
                 return None
             length = int(value)
         elif name == "connection":
-            tokens = {t.strip().lower() for t in value.split(",")}
-            if "close" in tokens:
-                keep_alive = False
-            elif "keep-alive" in tokens:
-                keep_alive = True
+            keep_alive = _keep_alive(value, keep_alive)
         headers[name] = value
     if length is None:
         return None
