@@ -63,6 +63,7 @@ class Sizes:
     e2e_records: int = 2_000  # Kafka's EndToEndLatency: one record at a time
     acks_latency_rate: int = 1_000  # acks=all, linger 0: a record at a time, no batching to hide a wait
     acks_latency_seconds: float = 10
+    linger0_rate: int = 10_000  # acks=all, linger 0 at the latency row's rate: only in-flight limits batch
     value_size: int = 100
     runs: int = 3
     warmup_records: int = 0  # --against kafka: an untimed ProducerPerformance run first on each cluster
@@ -71,7 +72,8 @@ class Sizes:
 FULL = Sizes(produce_records=200_000, consume_records=2_000_000, latency_rate=10_000, latency_seconds=10,
              memory_records=500_000, catchup_records=1_000_000, warmup_records=200_000)
 QUICK = Sizes(produce_records=20_000, consume_records=100_000, latency_rate=2_000, latency_seconds=2,
-              memory_records=50_000, catchup_records=50_000, e2e_records=300, acks_latency_seconds=2)
+              memory_records=50_000, catchup_records=50_000, e2e_records=300, acks_latency_seconds=2,
+              linger0_rate=2_000)
 
 
 @dataclass
@@ -375,22 +377,26 @@ class Suite:
             self._stop_cluster()
 
     def _acks_latency_rows(self, target: sc.Target) -> None:
-        """acks=all at a low fixed rate with linger 0: our blocking Producer, our asyncio
+        """acks=all with linger 0, at a low fixed rate: our blocking Producer, our asyncio
         client (producer and consumer on one loop), then librdkafka in a process of its
-        own through the Kafka listener (a consumer beside each)."""
+        own through the Kafka listener (a consumer beside each); and at the latency row's
+        rate, where only the clients' limits on requests in flight make batches: our
+        asyncio client and librdkafka."""
         s = self.sizes
-        label = f"latency acks=all RF3 at {s.acks_latency_rate:,}/s, linger 0 (send to ack)"
-        for client, fn, why in (("python", sc.acks_latency_python, ""),
-                                ("python asyncio", sc.acks_latency_asyncio, ""),
-                                ("confluent-kafka (C)", sc.acks_latency_rdkafka, sc.NEEDS_CONFLUENT)):
-            runs = self._repeat(f"latency at {s.acks_latency_rate:,}/s {client}", lambda i, fn=fn: sc.with_broker_pauses(
-                target, lambda: fn(target, self._topic("acks-latency", target, 3, 3, 2), s.acks_latency_rate,
-                                   s.acks_latency_seconds, s.value_size)))
-            if runs is None:
-                self.rows.append(Row(label, client, Figure("p50_ms", "ms", ()), skipped=why))
-                continue
-            self.rows.append(Row(label, client, collect("p50_ms", "ms", runs, "p50_ms"), extra=_extras(
-                runs, ("p99_ms", "p999_ms", "e2e_p50_ms", "e2e_p99_ms", "e2e_p999_ms") + PAUSE_FIGURES)))
+        both = (("python asyncio", sc.acks_latency_asyncio, ""),
+                ("confluent-kafka (C)", sc.acks_latency_rdkafka, sc.NEEDS_CONFLUENT))
+        for rate, clients in ((s.acks_latency_rate, (("python", sc.acks_latency_python, ""),) + both),
+                              (s.linger0_rate, both)):
+            label = f"latency acks=all RF3 at {rate:,}/s, linger 0 (send to ack)"
+            for client, fn, why in clients:
+                runs = self._repeat(f"latency at {rate:,}/s, linger 0, {client}", lambda i, fn=fn, rate=rate: (
+                    sc.with_broker_pauses(target, lambda: fn(target, self._topic("acks-latency", target, 3, 3, 2),
+                                                             rate, s.acks_latency_seconds, s.value_size))))
+                if runs is None:
+                    self.rows.append(Row(label, client, Figure("p50_ms", "ms", ()), skipped=why))
+                    continue
+                self.rows.append(Row(label, client, collect("p50_ms", "ms", runs, "p50_ms"), extra=_extras(
+                    runs, ("p99_ms", "p999_ms", "e2e_p50_ms", "e2e_p99_ms", "e2e_p999_ms") + PAUSE_FIGURES)))
 
     def _peer_rows(self, target: sc.Target, work: Workload, scenario: str, ours: Row, limit: Figure,
                    mock: Figure | None) -> None:

@@ -29,6 +29,7 @@ def test_the_quick_suite_measures_every_scenario_against_both_yardsticks(tmp_pat
     table = done.stdout
     for scenario in ("produce RF1 acks=1", "produce RF3 acks=1", "produce RF3 acks=all min.isr=2", "consume",
                      "latency acks=all RF3", "latency acks=all RF3 at 1,000/s, linger 0",
+                     "latency acks=all RF3 at 2,000/s, linger 0",
                      "failover: leader SIGKILL", "failover: controller SIGKILL",
                      "failover: controlled shutdown of the leader", "memory", "catch-up", "spark count",
                      "end-to-end latency acks=all RF3, one record at a time",
@@ -81,7 +82,10 @@ def test_the_quick_suite_measures_every_scenario_against_both_yardsticks(tmp_pat
         assert r["loop_stalls"]["median"] >= 0 and r["gc_pause_ms"]["median"] >= 0, r
     low_rate = {r["client"]: r for r in rows if r["scenario"].startswith("latency acks=all RF3 at 1,000/s, linger 0")}
     assert set(low_rate) == {"python", "python asyncio", "confluent-kafka (C)"}, rows
-    for r in low_rate.values():
+    # and at the latency row's rate (--quick: 2,000/s), where only in-flight limits batch
+    high_rate = [r for r in rows if r["scenario"].startswith("latency acks=all RF3 at 2,000/s, linger 0")]
+    assert {r["client"] for r in high_rate} == {"python asyncio", "confluent-kafka (C)"}, rows
+    for r in list(low_rate.values()) + high_rate:
         assert 0 < r["p50_ms"]["median"] <= r["p99_ms"]["median"] <= r["p999_ms"]["median"], r
         assert 0 < r["e2e_p50_ms"]["median"] <= r["e2e_p99_ms"]["median"], r
     (e2e,) = [r for r in rows if r["client"] == "EndToEndLatency (Java)"]
