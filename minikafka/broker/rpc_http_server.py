@@ -125,6 +125,7 @@ class _RpcConnection(asyncio.Protocol):
         self._buf = bytearray()
         self._busy = False  # a request is being handled: the bytes that come wait in _buf
         self._body_need = 0
+        self._skip_left = 0  # body bytes still to drop
         self._body_waiter: asyncio.Future | None = None
         self._idle_timer: asyncio.TimerHandle | None = None
         self._paused = False  # reading paused by us (flow control)
@@ -149,9 +150,15 @@ class _RpcConnection(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         if self._closed:
             return
+        if self._skip_left:  # the body of a request answered without it: dropped as it comes
+            n = min(len(data), self._skip_left)
+            self._skip_left -= n
+            data = data[n:]
+            if not self._skip_left and self._body_waiter is not None and not self._body_waiter.done():
+                self._body_waiter.set_result(None)
         self._buf += data
         if self._body_waiter is not None:
-            if len(self._buf) >= self._body_need and not self._body_waiter.done():
+            if not self._skip_left and len(self._buf) >= self._body_need and not self._body_waiter.done():
                 self._body_waiter.set_result(None)
         elif not self._busy:
             self._next_request()
@@ -223,11 +230,13 @@ class _RpcConnection(asyncio.Protocol):
                                      self.host_scheme, head.content_type)
         if refused is not None:
             broker.metrics.count(REQUEST_ERRORS, error="INVALID_REQUEST")
-            self._answer(refused[0], refused[1].encode(), "text/plain; charset=utf-8", False)
-            return  # its body was not read: the connection closes
+            if await self._skip(head.content_length):
+                self._answer(refused[0], refused[1].encode(), "text/plain; charset=utf-8", False)
+            return
         n = head.content_length
         if n > server.max_bytes:
-            self._answer(200, server.too_large(), CONTENT_TYPE, False)
+            if await self._skip(n):
+                self._answer(200, server.too_large(), CONTENT_TYPE, False)
             return
         assert self.transport is not None
         self.transport.pause_reading()  # queued.max.request.bytes: not read until it fits
@@ -271,6 +280,31 @@ class _RpcConnection(asyncio.Protocol):
         self._arm_idle()
         if self._buf:
             self._next_request()  # a pipelined request
+
+    async def _skip(self, n: int) -> bool:
+        """Drop the next ``n`` bytes (a body answered without being read) within
+        request.timeout.ms, so that the client, still sending it, gets its answer rather than
+        a reset connection; False when they did not come (the connection is then closed)."""
+        dropped = min(n, len(self._buf))
+        del self._buf[:dropped]
+        self._skip_left = n - dropped
+        if not self._skip_left:
+            return True
+        if self._closed:
+            return False
+        self._body_waiter = asyncio.get_running_loop().create_future()
+        try:
+            async with asyncio.timeout(self.server.body_timeout_s):
+                await self._body_waiter
+            return True
+        except TimeoutError:
+            self.server.broker.metrics.count(CONNECTIONS_IDLE_CLOSED, listener=HTTP_LISTENER)
+            self.close()
+            return False
+        except ConnectionError:
+            return False
+        finally:
+            self._body_waiter = None
 
     async def _body(self, n: int) -> bytes:
         """The next ``n`` bytes, within request.timeout.ms."""
