@@ -9,9 +9,10 @@ credential.
 
 The HTTP listeners share the Kafka listener's limits (:mod:`.limits`): a connection
 beyond ``max.connections`` or ``max.connections.per.ip`` is closed as soon as it is
-accepted; one without a request for ``connections.max.idle.ms`` is closed; a body must arrive within ``request.timeout.ms`` and is read only
-once its Content-Length fits in ``queued.max.request.bytes``; its bytes are given back
-when the request ends, also when the client went away mid-upload.  A failed HTTP Basic
+accepted; one without a request for ``connections.max.idle.ms`` is closed; a body must
+arrive within ``request.timeout.ms`` and is read only once its Content-Length fits in
+``queued.max.request.bytes``; its bytes are given back when the request ends, also when
+the client went away mid-upload.  A failed HTTP Basic
 login is answered after ``connection.failed.authentication.delay.ms`` and closes the
 connection.
 """
