@@ -101,6 +101,16 @@ class RequestMemory:
         self.used = 0
         self._freed: asyncio.Event | None = None
 
+    def try_acquire(self, size: int) -> int | None:
+        """Take ``size`` bytes if they fit now and return what was taken (give it to
+        :meth:`release`); None, taking nothing, when :meth:`acquire` would wait."""
+        size = max(0, size)
+        if self.limit >= 0 and self.used > 0 and self.used + size > self.limit:
+            return None
+        self.used += size
+        self.metrics.set_level(REQUEST_BYTES_IN_FLIGHT, self.used)
+        return size
+
     async def acquire(self, size: int) -> int:
         """Wait until ``size`` bytes fit, take them and return what was taken (give it to
         :meth:`release`).  A request larger than the whole budget waits until nothing else

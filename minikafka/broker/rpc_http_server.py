@@ -239,12 +239,14 @@ class _RpcConnection(asyncio.Protocol):
                 self._answer(200, server.too_large(), CONTENT_TYPE, False)
             return
         assert self.transport is not None
-        self.transport.pause_reading()  # queued.max.request.bytes: not read until it fits
-        try:
-            held = await broker.memory.acquire(n)
-        finally:
-            if not self._closed and not self._paused:
-                self.transport.resume_reading()
+        held = broker.memory.try_acquire(n)
+        if held is None:
+            self.transport.pause_reading()  # queued.max.request.bytes: not read until it fits
+            try:
+                held = await broker.memory.acquire(n)
+            finally:
+                if not self._closed and not self._paused:
+                    self.transport.resume_reading()
         try:
             try:
                 body = await self._body(n)
