@@ -4,9 +4,10 @@ A batch is closed for appends once adding a record would pass ``batch_size``
 bytes (a record larger than that gets a batch of its own).  A partition's first
 batch is *ready* to send when it is full, a later batch is waiting behind it,
 it has waited ``linger_ms``, it is being retried (after its backoff) or a flush
-is in progress.  Only the first batch of a partition is ever sent, and a
-partition with a request in flight is *muted*, so records of one partition are
-written in the order they were sent, retries included.
+is in progress.  Only the first batch of a partition is ever sent, and the
+producer *mutes* a partition while its requests in flight forbid another (see
+``AIOProducer._muted``), so records of one partition are written in the order they
+were sent, retries included.
 """
 from __future__ import annotations
 
@@ -223,6 +224,11 @@ class RecordAccumulator:
             while i < len(dq) and 0 <= dq[i].base_sequence < batch.base_sequence:
                 i += 1
         dq.insert(i, batch)
+
+    def queued(self, tp: tuple[str, int]) -> int:
+        """How many batches of ``tp`` wait to be sent."""
+        dq = self._batches.get(tp)
+        return len(dq) if dq else 0
 
     def head(self, tp: tuple[str, int]) -> ProducerBatch | None:
         """The batch of ``tp`` next in line, if any."""

@@ -584,16 +584,41 @@ def test_a_batch_that_overtakes_its_predecessor_is_refused_and_sent_again_after_
 
     broker.create("t", 1)
     broker.check_sequences = True
-    broker.hold_first[("t", 0)] = 0.5  # the first produce is slow: the next batches overtake it
+    broker.hold_first[("t", 0)] = 0.5  # the first produce is slow: the next (full) batches overtake it
     p = Producer(broker.bootstrap, acks="all", linger_ms=0, batch_size=200, retry_backoff_ms=10,
                  max_in_flight_requests_per_connection=5)
-    futs = [p.send("t", b"v%02d" % i) for i in range(12)]
+    futs = [p.send("t", b"v%02d" % i) for i in range(40)]
     p.flush()
     p.close()
-    assert [f.result().offset for f in futs] == list(range(12))
-    assert [r[1][-3:] for r in _log_values(broker, ("t", 0))] == [b"v%02d" % i for i in range(12)]
+    assert [f.result().offset for f in futs] == list(range(40))
+    assert [r[1][-3:] for r in _log_values(broker, ("t", 0))] == [b"v%02d" % i for i in range(40)]
     sent = _sent_batches(broker)
     assert len(sent) > len(set(sent)), "a batch that overtook its predecessor was sent again"
+
+
+def test_while_a_batch_is_in_flight_the_next_waits_for_its_answer_unless_it_fills(broker):
+    from minikafka import Producer
+
+    broker.create("t", 1)
+    broker.hold_first[("t", 0)] = 0.5  # the first produce is answered late
+    p = Producer(broker.bootstrap, acks="all", linger_ms=0, batch_size=400, max_in_flight_requests_per_connection=5)
+    first = p.send("t", b"first")
+    deadline = time.monotonic() + 10
+    while not _sent_batches(broker):
+        assert time.monotonic() < deadline, "the first batch was not sent"
+        time.sleep(0.01)
+    futs = [p.send("t", b"v%02d" % i) for i in range(3)]  # linger 0, but one batch is in flight
+    time.sleep(0.2)
+    assert len(_sent_batches(broker)) == 1, "a batch that is not full went while another was in flight"
+    more = [p.send("t", b"w%02d" % i) for i in range(40)]  # these fill batches: full ones go at once
+    deadline = time.monotonic() + 10
+    while len(_sent_batches(broker)) < 2:
+        assert time.monotonic() < deadline, "a full batch waited for the batch in flight"
+        time.sleep(0.01)
+    assert not first.done()  # still in flight: the full batch went beside it
+    p.flush()
+    p.close()
+    assert [f.result().offset for f in [first, *futs, *more]] == list(range(44))
 
 
 def test_without_idempotence_one_batch_per_partition_is_in_flight(broker):
