@@ -707,6 +707,17 @@ def test_unknown_topic_and_partition(broker):
     assert p.partitions_for("t") == {0, 1}
     with pytest.raises(TypeError):
         p.send("t", 123)
+    topic = "t"
+    assert p.send(topic, b"x").result(10).offset >= 0
+    # the same topic object again skips its check, the record's other checks still apply
+    for bad in [dict(value=123), dict(value=b"x", key=5), dict(value=b"x", headers=[(1, b"v")])]:
+        with pytest.raises(TypeError):
+            p.send(topic, **bad)
+    for bad_topic in ("", None, 7):
+        with pytest.raises(TypeError, match="topic must be a non-empty str"):
+            p.send(bad_topic, b"x")
+    record = p.send(topic, "hé", key=bytearray(b"k"), headers={"h": "v"}).result(10)
+    assert record.topic == "t"
     p.close()
     with pytest.raises(errors.ClientError):
         p.send("t", b"x")
