@@ -66,13 +66,13 @@ def to_bytes(data: Any, what: str) -> bytes | None:
 
 # One shared empty header sequence for the (usual) records without headers: nothing
 # allocated per record, and record tuples holding it are not tracked by the garbage collector.
-_NO_HEADERS: tuple = ()
+NO_HEADERS: tuple = ()
 
 
 def normalize_headers(headers: Any) -> list[tuple[str, bytes | None]]:
     """A list of ``(str, bytes|None)`` pairs from a list of pairs or a dict."""
     if not headers:
-        return _NO_HEADERS
+        return NO_HEADERS
     items = headers.items() if isinstance(headers, dict) else headers
     out = []
     for item in items:

@@ -24,10 +24,12 @@ from .batches import ConsumerBatch
 from .consumer import AIOConsumer
 from .futures import Completion, RecordFuture
 from .metadata import now_ms
-from .producer import _NO_HEADERS, AIOProducer, check_topic, normalize_headers, to_bytes
+from .producer import NO_HEADERS, AIOProducer, check_topic, normalize_headers, to_bytes
 from .types import ClusterDescription, ConsumerGroupMetadata, ConsumerRecord, GroupDescription, TopicDescription, TopicPartition
 
 T = TypeVar("T")
+
+_UNCHECKED = object()  # no topic checked yet: no user's topic is this object
 
 
 class LoopThread:
@@ -165,7 +167,7 @@ class Producer:
         self._closed = False
         self._completion = Completion()
         self._queued_bytes = 0  # roughly, since the last hand-over
-        self._last_topic: str | None = None  # the last topic ``send`` checked
+        self._last_topic: object = _UNCHECKED  # the last topic ``send`` checked
 
         async def create() -> AIOProducer:
             core = self._core = AIOProducer(bootstrap_servers, **config)
@@ -208,7 +210,7 @@ class Producer:
             value = to_bytes(value, "value")
         if key is not None:
             key = to_bytes(key, "key")
-        headers = normalize_headers(headers) if headers else _NO_HEADERS
+        headers = normalize_headers(headers) if headers else NO_HEADERS
         ts = int(time.time() * 1000) if timestamp_ms is None else int(timestamp_ms)
         fut = RecordFuture(self._completion, ts)
         now = now_ms()

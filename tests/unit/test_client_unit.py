@@ -698,6 +698,9 @@ def test_unknown_topic_and_partition(broker):
 
     broker.create("t", 2)
     p = Producer(broker.bootstrap, max_block_ms=200)
+    for bad_topic in (None, ""):  # the first send of a producer checks its topic too
+        with pytest.raises(TypeError, match="topic must be a non-empty str"):
+            p.send(bad_topic, b"x")
     with pytest.raises(errors.UnknownTopicOrPartitionError):
         p.send("missing", b"x").result(10)
     with pytest.raises(errors.UnknownTopicOrPartitionError):
