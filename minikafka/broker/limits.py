@@ -115,19 +115,15 @@ class RequestMemory:
         """Wait until ``size`` bytes fit, take them and return what was taken (give it to
         :meth:`release`).  A request larger than the whole budget waits until nothing else
         is held, then is read alone."""
-        size = max(0, size)
-        if self.limit >= 0:
-            waited = False
-            while self.used > 0 and self.used + size > self.limit:
-                if not waited:
-                    self.metrics.count(REQUEST_MEMORY_WAITS)
-                    waited = True
+        held = self.try_acquire(size)
+        if held is None:
+            self.metrics.count(REQUEST_MEMORY_WAITS)
+            while held is None:
                 if self._freed is None:
                     self._freed = asyncio.Event()
                 await self._freed.wait()
-        self.used += size
-        self.metrics.set_level(REQUEST_BYTES_IN_FLIGHT, self.used)
-        return size
+                held = self.try_acquire(size)
+        return held
 
     def release(self, size: int) -> None:
         """Give back bytes taken by :meth:`acquire`."""

@@ -225,11 +225,6 @@ class RecordAccumulator:
                 i += 1
         dq.insert(i, batch)
 
-    def queued(self, tp: tuple[str, int]) -> int:
-        """How many batches of ``tp`` wait to be sent."""
-        dq = self._batches.get(tp)
-        return len(dq) if dq else 0
-
     def head(self, tp: tuple[str, int]) -> ProducerBatch | None:
         """The batch of ``tp`` next in line, if any."""
         dq = self._batches.get(tp)

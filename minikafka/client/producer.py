@@ -7,9 +7,9 @@ is muted, so a retried batch is always written before the batches behind it:
 per-partition order holds, retries included.  An idempotent producer keeps up to
 ``max_in_flight_requests_per_connection`` batches of a partition in flight, but
 only full ones go beside another: while a request is in flight, the partition's
-records gather in its next batch (see ``_muted``).  Retriable errors refresh metadata, back off
-``retry_backoff_ms`` and retry until ``delivery_timeout_ms`` after the batch was
-created; other errors fail the records' futures.
+records gather in its next batch (see ``_muted``).  Retriable errors refresh
+metadata, back off ``retry_backoff_ms`` and retry until ``delivery_timeout_ms``
+after the batch was created; other errors fail the records' futures.
 
 Idempotence (``enable_idempotence``, on by default with acks="all" and retries as in Kafka 3.x
 clients): the producer gets a producer id from a broker (InitProducerId) and gives
@@ -581,14 +581,10 @@ class AIOProducer:
         fetches, its answer), so at 10,000 records/s on 3 partitions this cut the time to
         the acknowledgement by about 40 % (docs/performance.md)."""
         limit = self._partition_in_flight
-        acc = self._acc
-        head = acc.head
-        muted = set()
-        for tp, n in self._inflight_tp.items():
-            b = head(tp)
-            if n >= limit or (b is not None and (b.attempts or not (b.closed or acc.queued(tp) > 1))):
-                muted.add(tp)
-        return muted
+        head = self._acc.head
+        # a batch with another behind it is closed (the record that made the new one closed it)
+        return {tp for tp, n in self._inflight_tp.items()
+                if n >= limit or ((b := head(tp)) is not None and (b.attempts or not b.closed))}
 
     def _place_waiting(self, now: int) -> None:
         for topic in list(self._waiting):
