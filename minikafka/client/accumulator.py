@@ -15,7 +15,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator
 
-from ..protocol.records.batch import HEADER_SIZE, encode_batch
+from ..protocol.records.batch import HEADER_SIZE, encode_batch_columns
 from ..protocol.records.compression import COMPRESSION_TYPES
 from .futures import RecordFuture, fail_batch, resolve_batch
 from .types import RecordMetadata
@@ -58,7 +58,13 @@ class ProducerBatch:
     partition: int
     created_ms: int
     first_seq: int = 0
-    records: list = field(default_factory=list)
+    # The records as four columns (record i: keys[i], values[i], headers[i],
+    # timestamps[i]) beside their futures: appending a record adds no object of its own,
+    # so a producer's records cost Python's garbage collector nothing until acknowledged.
+    keys: list = field(default_factory=list)
+    values: list = field(default_factory=list)
+    headers: list = field(default_factory=list)
+    timestamps: list = field(default_factory=list)
     futures: list = field(default_factory=list)
     size: int = HEADER_SIZE
     closed: bool = False
@@ -80,16 +86,25 @@ class ProducerBatch:
         return (self.topic, self.partition)
 
     def __len__(self) -> int:
-        return len(self.records)
+        return len(self.timestamps)
+
+    @property
+    def records(self) -> list[RecordTuple]:
+        """The records as ``(key, value, headers, timestamp_ms)`` tuples."""
+        return list(zip(self.keys, self.values, self.headers, self.timestamps))
 
     def try_append(self, record: RecordTuple, future: Any, size: int, batch_size: int) -> bool:
         """Add a record unless the batch is closed or would pass ``batch_size``."""
         if self.closed:
             return False
-        if self.records and self.size + size > batch_size:
+        if self.timestamps and self.size + size > batch_size:
             self.closed = True
             return False
-        self.records.append(record)
+        key, value, headers, ts = record
+        self.keys.append(key)
+        self.values.append(value)
+        self.headers.append(headers)
+        self.timestamps.append(ts)
         self.futures.append(future)
         self.size += size
         if self.size >= batch_size:
@@ -99,9 +114,10 @@ class ProducerBatch:
     def encode(self) -> bytes:
         """The batch bytes (encoded once, reused by retries)."""
         if self._encoded is None:
-            self._encoded = encode_batch(self.records, compression=self.compression, producer_id=self.producer_id,
-                                         producer_epoch=self.producer_epoch, base_sequence=self.base_sequence,
-                                         is_transactional=self.transactional)
+            self._encoded = encode_batch_columns(self.keys, self.values, self.headers, self.timestamps,
+                                                 compression=self.compression, producer_id=self.producer_id,
+                                                 producer_epoch=self.producer_epoch, base_sequence=self.base_sequence,
+                                                 is_transactional=self.transactional)
             self.closed = True
         return self._encoded
 
@@ -117,10 +133,10 @@ class ProducerBatch:
         if futures and type(futures[0]) is RecordFuture:
             resolve_batch(futures, self.topic, self.partition, base_offset, log_append_time)
             return
-        for i, (fut, rec) in enumerate(zip(futures, self.records)):
+        for i, (fut, ts) in enumerate(zip(futures, self.timestamps)):
             off = -1 if base_offset < 0 else base_offset + i
             _settle(fut, RecordMetadata(self.topic, self.partition, off,
-                                        rec[3] if log_append_time < 0 else log_append_time))
+                                        ts if log_append_time < 0 else log_append_time))
 
     def fail(self, exc: BaseException) -> None:
         futures, self.futures = self.futures, []

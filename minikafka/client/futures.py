@@ -8,6 +8,13 @@ resolves all of its records under one lock acquisition and wakes waiters once (K
 producer likewise keeps one ProduceRequestResult per batch), and the
 :class:`RecordMetadata` is built only when :meth:`RecordFuture.result` asks for it.
 
+The future is also the record's only object on its way: ``send`` queues the future,
+which carries the record to the producer's loop, and the batch keeps its records in
+columns (:class:`~minikafka.client.accumulator.ProducerBatch`).  Python's garbage
+collector runs a pass every 700 container objects created and a full pass, over every
+object alive, after enough of them; a program that keeps 200,000 futures pays for each
+extra object per record many times over (docs/performance.md, "One object per record").
+
 It answers the ``concurrent.futures.Future`` methods programs use: ``result``,
 ``exception``, ``done``, ``add_done_callback`` (callbacks run on the producer's
 thread, as with a Future resolved there), ``cancel`` (always False: a record handed
@@ -36,19 +43,32 @@ class Completion:
 
 
 class RecordFuture:
-    """The future of one record's :class:`RecordMetadata` (see the module docstring)."""
+    """The future of one record's :class:`RecordMetadata` (see the module docstring).
 
-    __slots__ = ("_completion", "_state", "_topic", "_partition", "_offset", "_timestamp", "_error", "_callbacks")
+    Until the producer's loop takes it, the future also carries its record (topic,
+    value, key, the partition asked for, headers, send time): ``Producer.send`` queues
+    the future alone, one object per record, and the loop reads the record from it.
+    """
 
-    def __init__(self, completion: Completion, timestamp_ms: int) -> None:
+    __slots__ = ("_completion", "_state", "_topic", "_partition", "_offset", "_timestamp", "_error", "_callbacks",
+                 "_value", "_key", "_headers", "_enqueued_ms")
+
+    def __init__(self, completion: Completion, timestamp_ms: int, topic: str | None = None,
+                 value: bytes | None = None, key: bytes | None = None, partition: int | None = None,
+                 headers: Any = (), enqueued_ms: int = 0) -> None:
         self._completion = completion
         self._state = _PENDING
         self._timestamp = timestamp_ms
-        self._topic: str | None = None
-        self._partition = -1
-        self._offset = -1
+        self._topic = topic
+        # The partition asked for (None: the partitioner's choice) until resolved, then
+        # the record's partition; ``_offset`` is set when resolved.
+        self._partition = partition
         self._error: BaseException | None = None
         self._callbacks: list | None = None
+        self._value = value
+        self._key = key
+        self._headers = headers
+        self._enqueued_ms = enqueued_ms
 
     # ----- the Future interface -------------------------------------------
     def done(self) -> bool:
@@ -120,25 +140,9 @@ def _run_callbacks(futures: list[RecordFuture]) -> None:
                 pass
 
 
-def _settle_batch(futures: Iterable[RecordFuture], settle: Callable[[int, RecordFuture], None]) -> None:
-    """Call ``settle(i, future)`` for every pending record of a batch under the shared
-    lock, mark it done, wake the waiters once, then run the callbacks (outside the lock)."""
-    futures = list(futures)
-    if not futures:
-        return
-    called = []
-    cond = futures[0]._completion.cond
-    with cond:
-        for i, fut in enumerate(futures):
-            if fut._state == _DONE:
-                continue
-            settle(i, fut)
-            fut._state = _DONE
-            if fut._callbacks:
-                called.append(fut)
-        cond.notify_all()
-    if called:
-        _run_callbacks(called)
+def fail_batch(futures: Iterable[RecordFuture], exc: BaseException) -> None:
+    """Fail every still pending record of a batch with ``exc``."""
+    _settle_batch(futures, None, -1, -1, -1, exc)
 
 
 def resolve_batch(futures: Iterable[RecordFuture], topic: str, partition: int, base_offset: int,
@@ -146,19 +150,36 @@ def resolve_batch(futures: Iterable[RecordFuture], topic: str, partition: int, b
     """Resolve a batch's records: record i gets ``base_offset + i`` (-1 for all when
     ``base_offset`` is -1, acks=0), and the broker's ``log_append_time`` as its timestamp
     when the topic uses LogAppendTime (not -1). One lock acquisition and one wake-up per batch."""
-    def settle(i: int, fut: RecordFuture) -> None:
-        fut._topic = topic
-        fut._partition = partition
-        fut._offset = -1 if base_offset < 0 else base_offset + i
-        if log_append_time >= 0:
-            fut._timestamp = log_append_time
-
-    _settle_batch(futures, settle)
+    _settle_batch(futures, topic, partition, base_offset, log_append_time, None)
 
 
-def fail_batch(futures: Iterable[RecordFuture], exc: BaseException) -> None:
-    """Fail every still pending record of a batch with ``exc``."""
-    def settle(i: int, fut: RecordFuture) -> None:
-        fut._error = exc
-
-    _settle_batch(futures, settle)
+def _settle_batch(futures: Iterable[RecordFuture], topic: str | None, partition: int, base_offset: int,
+                  log_append_time: int, exc: BaseException | None) -> None:
+    """Resolve (``exc`` None) or fail every pending record of a batch under the shared
+    lock, wake the waiters once, then run the callbacks (outside the lock)."""
+    if type(futures) is not list:
+        futures = list(futures)
+    if not futures:
+        return
+    called = []
+    step = 0 if base_offset < 0 else 1
+    offset = base_offset
+    cond = futures[0]._completion.cond
+    with cond:
+        for fut in futures:
+            if fut._state != _DONE:
+                if exc is None:
+                    fut._topic = topic
+                    fut._partition = partition
+                    fut._offset = offset
+                    if log_append_time >= 0:
+                        fut._timestamp = log_append_time
+                else:
+                    fut._error = exc
+                fut._state = _DONE
+                if fut._callbacks:
+                    called.append(fut)
+            offset += step
+        cond.notify_all()
+    if called:
+        _run_callbacks(called)

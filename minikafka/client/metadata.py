@@ -69,7 +69,7 @@ class TopicInfo:
 
 
 def now_ms() -> int:
-    return int(time.monotonic() * 1000)
+    return time.monotonic_ns() // 1_000_000
 
 
 class Metadata:

@@ -280,7 +280,7 @@ class AIOProducer:
             to_bytes(key, "key"),
             partition,
             normalize_headers(headers),
-            int(time.time() * 1000) if timestamp_ms is None else int(timestamp_ms),
+            time.time_ns() // 1_000_000 if timestamp_ms is None else int(timestamp_ms),
             fut,
         )
         return fut
@@ -427,8 +427,11 @@ class AIOProducer:
                     and not open_batch.closed):
                 size = open_batch.size + RECORD_OVERHEAD + (len(value) if value else 0)
                 if size < limit:
-                    open_batch.records.append((None, value, headers, timestamp_ms))
-                    open_batch.futures.append(future)
+                    add_key(None)
+                    add_value(value)
+                    add_headers(headers)
+                    add_timestamp(timestamp_ms)
+                    add_future(future)
                     open_batch.size = size
                     continue
             waiting = waiting_topics.get(topic)
@@ -449,6 +452,10 @@ class AIOProducer:
                 wake = True
             if key is None and partition is None and not headers and placed != NOT_PLACED and not waiting:
                 open_topic, open_batch = topic, self._placed_batch
+                add_key, add_value = open_batch.keys.append, open_batch.values.append
+                add_headers, add_timestamp = open_batch.headers.append, open_batch.timestamps.append
+                add_future = open_batch.futures.append
+        self._placed_batch = None  # a sent batch must not outlive its answer here
         if wake or self._flushing:
             # As Kafka's producer: the sender is woken for a new or a full batch only. A
             # record joining a batch that is still lingering changes nothing the sender
@@ -478,7 +485,7 @@ class AIOProducer:
         self._placed_batch = batch
         if (rolled or batch.closed) and key is None:
             self._sticky.batch_done(topic, partition, parts, info.available)
-        return PLACED_WAKE if rolled or batch.closed or len(batch.records) == 1 else PLACED
+        return PLACED_WAKE if rolled or batch.closed or len(batch) == 1 else PLACED
 
     # ----- sender -------------------------------------------------------
     async def _run(self) -> None:
@@ -519,7 +526,7 @@ class AIOProducer:
             self._place_waiting(now)
         for batch in self._acc.expire(now, self.delivery_timeout_ms):
             batch.fail(batch.last_error or errors.RequestTimedOutError(
-                f"expired {len(batch.records)} record(s) for {batch.topic}-{batch.partition}: "
+                f"expired {len(batch)} record(s) for {batch.topic}-{batch.partition}: "
                 f"{now - batch.created_ms} ms passed since the batch was created"))
             self._notify_progress()
         txn = self._txn
@@ -551,7 +558,7 @@ class AIOProducer:
                 seq = self._next_seq.get(tp, 0)
                 batch.producer_id, batch.producer_epoch, batch.base_sequence = self.producer_id, self.producer_epoch, seq
                 batch.transactional = txn is not None
-                self._next_seq[tp] = (seq + len(batch.records)) % 2**31
+                self._next_seq[tp] = (seq + len(batch)) % 2**31
             if batch.attempts == 0:
                 info = self._meta.topic(tp[0])
                 if info is not None:

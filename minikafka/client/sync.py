@@ -136,6 +136,15 @@ class _BlockingClient:
         self.close()
 
 
+def _handover(futures: list[RecordFuture]) -> Iterator[tuple]:
+    """The records that ``send`` put in ``futures``, as the tuples ``append_many`` takes,
+    one at a time: each lives only while it is read.  A future lets go of its record's
+    bytes once handed over (its batch holds them until acknowledged)."""
+    for fut in futures:
+        yield (fut._topic, fut._value, fut._key, fut._partition, fut._headers, fut._timestamp, fut, fut._enqueued_ms)
+        fut._value = fut._key = fut._headers = None
+
+
 class Producer:
     """Blocking-friendly producer.
 
@@ -181,6 +190,7 @@ class Producer:
             self._lt.close()
             raise
         self._linger_ms = self._core.linger_ms
+        self._txn = self._core._txn  # set once, when the core is made
         self._handover_bytes = self._core._acc.batch_size
 
     def send(
@@ -200,8 +210,8 @@ class Producer:
         """
         if self._closed:
             raise errors.ClientError("the producer is closed")
-        if self._core._txn is not None:
-            self._core._txn.check_send()
+        if self._txn is not None:
+            self._txn.check_send()
         # The usual record (the topic of the previous one, a bytes value, no key, no
         # headers) skips the checks' function calls: a few hundred ns of a few µs.
         if topic is not self._last_topic:
@@ -211,12 +221,13 @@ class Producer:
         if key is not None:
             key = to_bytes(key, "key")
         headers = normalize_headers(headers) if headers else NO_HEADERS
-        ts = int(time.time() * 1000) if timestamp_ms is None else int(timestamp_ms)
-        fut = RecordFuture(self._completion, ts)
+        ts = time.time_ns() // 1_000_000 if timestamp_ms is None else int(timestamp_ms)
         now = now_ms()
-        self._queue.append((topic, value, key, partition, headers, ts, fut, now))
+        fut = RecordFuture(self._completion, ts, topic, value, key, partition, headers, now)
+        self._queue.append(fut)
         self._queued_bytes += RECORD_OVERHEAD + (len(value) if value else 0) + (len(key) if key else 0)
-        self._schedule(now)
+        if not self._scheduled:  # (the first check of _schedule, without its call)
+            self._schedule(now)
         return fut
 
     def send_many(
@@ -236,8 +247,8 @@ class Producer:
         """
         if self._closed:
             raise errors.ClientError("the producer is closed")
-        if self._core._txn is not None:
-            self._core._txn.check_send()
+        if self._txn is not None:
+            self._txn.check_send()
         topic = check_topic(topic)
         values = list(values)
         if keys is None:
@@ -247,19 +258,16 @@ class Producer:
             if len(keys) != len(values):
                 raise ValueError(f"send_many got {len(values)} values but {len(keys)} keys")
         hdrs = normalize_headers(headers)
-        ts = int(time.time() * 1000) if timestamp_ms is None else int(timestamp_ms)
+        ts = time.time_ns() // 1_000_000 if timestamp_ms is None else int(timestamp_ms)
         completion = self._completion
-        items = []
         futures = []
         size = 0
         now = now_ms()
         for value, key in zip(values, keys):
-            fut = RecordFuture(completion, ts)
             value, key = to_bytes(value, "value"), to_bytes(key, "key")
             size += RECORD_OVERHEAD + (len(value) if value else 0) + (len(key) if key else 0)
-            items.append((topic, value, key, partition, hdrs, ts, fut, now))
-            futures.append(fut)
-        self._queue.extend(items)
+            futures.append(RecordFuture(completion, ts, topic, value, key, partition, hdrs, now))
+        self._queue.extend(futures)
         self._queued_bytes += size
         self._schedule(now)
         return futures
@@ -305,10 +313,10 @@ class Producer:
         if not queue:
             return
         self._queued_bytes = 0
-        items = []
+        futures = []
         while queue:
-            items.append(queue.popleft())
-        self._core.append_many(items)
+            futures.append(queue.popleft())
+        self._core.append_many(_handover(futures))
 
     async def _flush(self, timeout: float | None) -> None:
         self._drain()

@@ -1059,6 +1059,25 @@ def test_plain_records_joining_an_open_batch_keep_the_batch_size_and_the_order(b
     assert len({md.partition for md in mds}) == 3, "the sticky partition moves on as batches fill"
 
 
+def test_a_kept_future_does_not_keep_its_records_bytes(broker):
+    """``send`` queues the future alone, carrying its record to the loop; once handed
+    over (and the batch acknowledged) the future lets the value and key go, so that a
+    program keeping its futures does not keep every record it sent."""
+    import sys
+
+    from minikafka import Producer
+
+    broker.create("t", 1)
+    values = [bytes([65 + i % 26]) * (1000 + i) for i in range(50)]
+    keys = [b"key-%d" % i for i in range(50)]
+    before = [sys.getrefcount(v) for v in values] + [sys.getrefcount(k) for k in keys]
+    with Producer(broker.bootstrap, acks="all", linger_ms=0) as p:
+        futs = [p.send("t", v, key=k) for v, k in zip(values, keys)]
+        p.flush()
+    assert [f.result(0).offset for f in futs] == list(range(50))
+    assert [sys.getrefcount(v) for v in values] + [sys.getrefcount(k) for k in keys] == before
+
+
 def test_linger_0_makes_a_batch_ready_at_once():
     acc = RecordAccumulator(batch_size=65536, linger_ms=0)
     acc.append("t", 0, (None, b"x", (), 0), None, now_ms=100)

@@ -30,7 +30,7 @@ property tests in ``tests/unit/test_records.py`` tie them together.  Pure: no I/
 """
 from __future__ import annotations
 
-from typing import NamedTuple, Sequence
+from typing import Iterable, NamedTuple, Sequence
 
 from ...errors import CorruptMessageError
 from .varint import put_varint, read_varint, unzigzag, varint_bytes, varint_tail
@@ -59,9 +59,10 @@ _SMALL_VARINT_LIMIT = 8192
 _SMALL_VARINTS = [varint_bytes(n) for n in range(_SMALL_VARINT_LIMIT)]
 
 
-def encode_records(records: Sequence[tuple[bytes | None, bytes | None, Sequence[Header] | None, int]],
+def encode_records(records: Iterable[tuple[bytes | None, bytes | None, Sequence[Header] | None, int]],
                    base_ts: int, deltas: Sequence[int] | None = None) -> bytes:
-    """The records section of ``(key, value, headers, timestamp_ms)`` tuples, with
+    """The records section of ``(key, value, headers, timestamp_ms)`` tuples (read once, in
+    order), with
     timestamp deltas from ``base_ts`` and offset deltas 0, 1, ... (or ``deltas``).
 
     The usual record (no key, no headers, small deltas and value) is written as four
