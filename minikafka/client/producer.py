@@ -404,7 +404,8 @@ class AIOProducer:
         lingers from then.
 
         Must run on the producer's loop; the blocking Producer hands over each burst of
-        ``send`` calls with one call.
+        ``send`` calls with one call (``items`` then a generator: each tuple lives only
+        while its record is placed).
         """
         if self._closing or not self._started:
             exc = errors.ClientError("the producer is closed" if self._closing else "the producer is not started")
