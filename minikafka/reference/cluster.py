@@ -16,17 +16,17 @@ broker count) for the internal topics, min.insync.replicas 2 for
 from __future__ import annotations
 
 import glob
-import json
 import os
 import shutil
 import subprocess
 import sys
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..cluster import free_ports
 from ..cluster.launcher import _spawn, log_tail, proc_state, stop_pid
+from ..cluster.state_files import load_state, save_state
 from ..errors import ClientError
 from ..zk.launcher import find_java, wait_until_serving
 
@@ -87,21 +87,12 @@ class ReferenceState:
         return [p for p in [self.zookeeper_pid, *(b.pid for b in self.brokers.values())] if p]
 
     def save(self) -> None:
-        data = asdict(self)
-        data["brokers"] = {str(k): v for k, v in data["brokers"].items()}
-        path = Path(self.dir) / STATE_FILE
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(data, indent=2))
-        os.replace(tmp, path)
+        save_state(self, "brokers", Path(self.dir) / STATE_FILE)
 
     @classmethod
     def load(cls, dir: str | os.PathLike) -> "ReferenceState":
-        path = Path(dir) / STATE_FILE
-        if not path.exists():
-            raise ClientError(f"no reference cluster in {dir} (start one with `minikafka reference up --dir {dir}`)")
-        data = json.loads(path.read_text())
-        data["brokers"] = {int(k): ReferenceBroker(**v) for k, v in data["brokers"].items()}
-        return cls(**data)
+        return load_state(cls, ReferenceBroker, "brokers", Path(dir) / STATE_FILE,
+                          f"no reference cluster in {dir} (start one with `minikafka reference up --dir {dir}`)")
 
 
 def _version_of(jar_dir: str) -> str | None:

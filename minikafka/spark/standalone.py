@@ -29,12 +29,13 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
 from ..cluster import free_ports, launcher
 from ..cluster.launcher import _spawn, log_tail
+from ..cluster.state_files import load_state, save_state
 from ..errors import ClientError
 from ..zk.launcher import find_java
 
@@ -98,21 +99,12 @@ class SparkClusterState:
         return [p for p in [self.master_pid, *(w.pid for w in self.workers.values())] if p]
 
     def save(self) -> None:
-        data = asdict(self)
-        data["workers"] = {str(k): v for k, v in data["workers"].items()}
-        path = Path(self.dir) / STATE_FILE
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(data, indent=2))
-        os.replace(tmp, path)
+        save_state(self, "workers", Path(self.dir) / STATE_FILE)
 
     @classmethod
     def load(cls, dir: str | os.PathLike) -> "SparkClusterState":
-        path = Path(dir) / STATE_FILE
-        if not path.exists():
-            raise ClientError(f"no Spark cluster in {dir} (start one with `minikafka spark-cluster up --dir {dir}`)")
-        data = json.loads(path.read_text())
-        data["workers"] = {int(k): SparkWorker(**v) for k, v in data["workers"].items()}
-        return cls(**data)
+        return load_state(cls, SparkWorker, "workers", Path(dir) / STATE_FILE,
+                          f"no Spark cluster in {dir} (start one with `minikafka spark-cluster up --dir {dir}`)")
 
 
 def spark_home() -> str:
