@@ -426,8 +426,11 @@ class ReplicaManager:
             results.append(entry)
         if waits:
             parking()  # appended: only the wait for the commit is left
-            await asyncio.gather(*(self._await_commit(entry, p, target, term, req.timeout_ms)
-                                   for entry, p, target, term in waits))
+            if len(waits) == 1:  # the usual request: one partition, no task of its own
+                await self._await_commit(*waits[0], req.timeout_ms)
+            else:
+                await asyncio.gather(*(self._await_commit(entry, p, target, term, req.timeout_ms)
+                                       for entry, p, target, term in waits))
         return results
 
     async def _await_commit(self, entry: ProducePartitionResponse, p: PartitionReplica, target: int, term: int,
