@@ -59,8 +59,8 @@ class ProducerBatch:
     created_ms: int
     first_seq: int = 0
     # The records as four columns (record i: keys[i], values[i], headers[i],
-    # timestamps[i]) beside their futures: appending a record adds no object of its own,
-    # so a producer's records cost Python's garbage collector nothing until acknowledged.
+    # timestamps[i]) beside their futures: appending a record adds no object of its own
+    # for Python's garbage collector to walk (the record's future is the only one).
     keys: list = field(default_factory=list)
     values: list = field(default_factory=list)
     headers: list = field(default_factory=list)

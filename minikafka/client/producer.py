@@ -186,7 +186,6 @@ class AIOProducer:
         self._flushing = 0
         self._progress: list[asyncio.Future] = []
         self._wake: asyncio.Event | None = None
-        self._placed_batch: ProducerBatch | None = None  # where _place put its last record
         # While the sender sleeps on a timer: when it wakes (now_ms() clock), else 0. The
         # blocking Producer reads it from its caller's thread (see sync.Producer._schedule).
         self.armed_until_ms = 0
@@ -437,8 +436,8 @@ class AIOProducer:
                     continue
             waiting = waiting_topics.get(topic)
             try:
-                placed = PLACED_WAKE if waiting else place(topic, self._seq, key, value, headers, timestamp_ms,
-                                                           partition, future, now)
+                placed, batch = (PLACED_WAKE, None) if waiting else place(
+                    topic, self._seq, key, value, headers, timestamp_ms, partition, future, now)
             except Exception as exc:  # never leave a future pending
                 _settle(future, exc=exc)
                 wake = True
@@ -451,12 +450,11 @@ class AIOProducer:
                 wake = True
             elif placed == PLACED_WAKE:
                 wake = True
-            if key is None and partition is None and not headers and placed != NOT_PLACED and not waiting:
-                open_topic, open_batch = topic, self._placed_batch
+            if key is None and partition is None and not headers and batch is not None:
+                open_topic, open_batch = topic, batch
                 add_key, add_value = open_batch.keys.append, open_batch.values.append
                 add_headers, add_timestamp = open_batch.headers.append, open_batch.timestamps.append
                 add_future = open_batch.futures.append
-        self._placed_batch = None  # a sent batch must not outlive its answer here
         if wake or self._flushing:
             # As Kafka's producer: the sender is woken for a new or a full batch only. A
             # record joining a batch that is still lingering changes nothing the sender
@@ -464,13 +462,14 @@ class AIOProducer:
             self._wake.set()
 
     def _place(self, topic: str, seq: int, key: bytes | None, value: bytes | None, headers: list, ts: int,
-               partition: int | None, fut: Any, now: int) -> int:
-        """Put a record into its partition's batch: NOT_PLACED when the topic has no metadata,
-        PLACED_WAKE when the sender has something new to look at (a new batch, a full
-        batch, a failed record), else PLACED."""
+               partition: int | None, fut: Any, now: int) -> tuple[int, ProducerBatch | None]:
+        """Put a record into its partition's batch; returns what happened and the batch.
+        NOT_PLACED when the topic has no metadata, PLACED_WAKE when the sender has something
+        new to look at (a new batch, a full batch, a failed record), else PLACED; the batch
+        is None when the record is in none."""
         info = self._meta.topic(topic)
         if info is None:
-            return NOT_PLACED
+            return NOT_PLACED, None
         parts = info.partition_ids
         if partition is None:
             if key is not None:
@@ -480,13 +479,12 @@ class AIOProducer:
         elif not isinstance(partition, int) or partition not in info.partitions:
             _settle(fut, exc=errors.UnknownTopicOrPartitionError(
                 f"partition {partition!r} of topic {topic!r} does not exist (partitions 0..{len(parts) - 1})"))
-            return PLACED_WAKE
+            return PLACED_WAKE, None
         batch, rolled = self._acc.append(topic, partition, (key, value, headers, ts), fut, now,
                                          record_size(key, value, headers), seq)
-        self._placed_batch = batch
         if (rolled or batch.closed) and key is None:
             self._sticky.batch_done(topic, partition, parts, info.available)
-        return PLACED_WAKE if rolled or batch.closed or len(batch) == 1 else PLACED
+        return (PLACED_WAKE if rolled or batch.closed or len(batch) == 1 else PLACED), batch
 
     # ----- sender -------------------------------------------------------
     async def _run(self) -> None:

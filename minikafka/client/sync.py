@@ -3,11 +3,10 @@
 ``Producer.send`` is cheap: it validates the record, puts its small
 :class:`~minikafka.client.futures.RecordFuture` (which carries the record) on a deque
 and returns it; the loop thread drains the deque in bulk, and a batch's answer
-resolves all of its records at once.  The loop
-thread is woken for a send only when its sender is not already due to wake within
-``linger_ms`` (it takes the queued records first thing when it does), or when a batch's
-worth of bytes is queued: a steady stream of records costs one wake-up per batch, not one
-per record.
+resolves all of its records at once.  The loop thread is woken for a send only when
+its sender is not already due to wake within ``linger_ms`` (it takes the queued records
+first thing when it does), or when a batch's worth of bytes is queued: a steady stream
+of records costs one wake-up per batch, not one per record.
 """
 from __future__ import annotations
 

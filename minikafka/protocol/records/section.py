@@ -62,8 +62,8 @@ _SMALL_VARINTS = [varint_bytes(n) for n in range(_SMALL_VARINT_LIMIT)]
 def encode_records(records: Iterable[tuple[bytes | None, bytes | None, Sequence[Header] | None, int]],
                    base_ts: int, deltas: Sequence[int] | None = None) -> bytes:
     """The records section of ``(key, value, headers, timestamp_ms)`` tuples (read once, in
-    order), with
-    timestamp deltas from ``base_ts`` and offset deltas 0, 1, ... (or ``deltas``).
+    order), with timestamp deltas from ``base_ts`` and offset deltas 0, 1, ... (or
+    ``deltas``).
 
     The usual record (no key, no headers, small deltas and value) is written as four
     ready pieces (its length, the fields before the value, the value, the header count)
