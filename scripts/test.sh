@@ -4,8 +4,9 @@
 #   scripts/test.sh tests/process/test_cli_errors.py -k config   # pytest arguments pass through
 #   scripts/test.sh --fast          # the tests that start no process (-m "not process"),
 #                                   # reusing .venv-test when it exists: about a minute
-# Needs Python 3.11+, Java 17+ (ZooKeeper and Spark run on it) and Maven Central (Spark's
-# Kafka connector, fetched once into Ivy's cache).
+# The full run first installs what the suite needs beside Python when it is missing
+# (scripts/test-setup.sh: Chromium, kcat, a JDK and Maven, Node.js, iptables, docker-compose
+# from Debian's packages, Apache Kafka's jars from Maven Central); --fast needs none of it.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -14,6 +15,9 @@ fast=0
 if [ "${1:-}" = "--fast" ]; then
   fast=1
   shift
+fi
+if [ "$fast" = 0 ]; then
+  scripts/test-setup.sh
 fi
 if [ "$fast" = 0 ] || [ ! -x .venv-test/bin/python ]; then
   rm -rf .venv-test
