@@ -20,8 +20,8 @@ import sys
 from typing import Sequence
 
 from ..config import BrokerConfig, parse_overrides
-from ..errors import ClientError, InvalidConfigError, KafkaError
-from . import acl_commands, bench, client_commands, group_commands, reference_commands, scenario, sim, spark_commands, txn_commands, watch
+from ..errors import ClientError, InvalidConfigError, KafkaError, NetworkExceptionError
+from . import acl_commands, bench, client_commands, group_commands, listener_probe, reference_commands, scenario, sim, spark_commands, txn_commands, watch
 from .common import broker_id, merge_named
 
 EXIT_USAGE = 2
@@ -614,12 +614,17 @@ def build_parser() -> ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``minikafka`` command; return its exit status."""
     parser = build_parser()
+    args = None
     try:
         args = parser.parse_args(argv)
         merge_named(args)
         return int(args.func(args) or 0)
     except UsageError as exc:
         fail(str(exc))
+        return EXIT_USAGE
+    except NetworkExceptionError as exc:
+        # no broker answered: a Kafka-protocol port given for the HTTP one is named as such
+        fail((args is not None and listener_probe.explain_args(args)) or str(exc))
         return EXIT_USAGE
     except (ClientError, KafkaError) as exc:
         fail(str(exc))
