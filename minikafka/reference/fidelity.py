@@ -94,9 +94,6 @@ KNOWN_FAILOVER: dict[tuple[str, str], str] = {
         "out of the ISR; minikafka bumps it once, when the removed replica leaves the ISR.",
     ("kafka-topics --describe", "TopicId"):
         "minikafka has no topic IDs (KIP-516), so its Metadata answers carry none and the tool prints no TopicId.",
-    ("kafka-topics --describe", "Isr order"):
-        "The same brokers in another order: Kafka appends a replica that rejoins the ISR at the end, minikafka "
-        "keeps the ISR in the assignment's order.",
 }
 
 

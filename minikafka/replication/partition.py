@@ -485,7 +485,7 @@ class PartitionReplica:
         if self.pending_isr is not None or remote.broker_id in self.isr:
             return
         if rules.can_join_isr(remote.leo, self.high_watermark, self._current_epoch_start()):
-            new_isr = tuple(b for b in self.replicas if b in self.isr or b == remote.broker_id)
+            new_isr = self.isr + (remote.broker_id,)  # appended, as Kafka's leader does
             self.pending_isr = new_isr
             eff.isr_update = new_isr
             eff.events.append(("isr_expand", f"{self.topic}-{self.partition}: expanding ISR {list(self.isr)} -> {list(new_isr)} "

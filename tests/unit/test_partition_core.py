@@ -270,7 +270,7 @@ def test_expand_requires_current_epoch_start():
     assert r.high_watermark == 2 and r.epochs.entries == [(0, 0), (3, 5)]
     assert r.update_follower_fetch(F, 4, 10).isr_update is None  # >= HW, < epoch start
     eff = r.update_follower_fetch(F, 5, 20)
-    assert eff.isr_update == (L, F, G)  # AR order
+    assert eff.isr_update == (L, G, F)  # appended at the end, not in AR order (Kafka's Partition.expandIsr)
 
 
 def test_a_proposed_expansion_holds_the_hw_at_the_new_members_leo_until_written():
