@@ -155,6 +155,10 @@ def add_parsers(subparsers: argparse._SubParsersAction) -> None:
     produce.add_argument("--null-marker", dest="null_marker", default=None, metavar="TEXT",
                          help="a value equal to TEXT is sent as null: a tombstone, which deletes its key from a "
                               "compacted topic (kafka-console-producer's null.marker)")
+    produce.add_argument("--property", dest="properties", action="append", default=[], metavar="NAME=VALUE",
+                         help="a property of kafka-console-producer's line reader (repeatable): "
+                              + ", ".join(READER_PROPERTIES) + "; e.g. parse.key=true key.separator=: reads "
+                              "KEY:VALUE lines")
     produce.add_argument("--partition", type=_non_negative, default=None, metavar="P",
                          help="send every record to this partition (default: by key, or sticky round robin)")
     produce.add_argument("--delivery-timeout-ms", dest="delivery_timeout_ms", type=_positive, default=120000,
@@ -306,7 +310,8 @@ def lso_behind(p: Any) -> bool:
 def format_topic(desc: Any) -> list[str]:
     """kafka-topics style lines for one TopicDescription: a header, then one line per
     partition (``LastStableOffset`` only where an open transaction holds it below the HW)."""
-    lines = [f"Topic: {desc.name}\tPartitionCount: {len(desc.partitions)}\tReplicationFactor: {desc.replication_factor}"]
+    lines = [f"Topic: {desc.name}\tTopicId: {desc.topic_id}\tPartitionCount: {len(desc.partitions)}"
+             f"\tReplicationFactor: {desc.replication_factor}"]
     for p in desc.partitions:
         leos = ",".join(f"{b}={p.replica_leos.get(b, -1)}" for b in p.replicas)
         lines.append(
@@ -546,13 +551,48 @@ def _strip_newline(line: bytes) -> bytes:
     return line
 
 
+# kafka-console-producer's --property names for its LineMessageReader, and defaults
+READER_PROPERTIES = {"parse.key": "false", "key.separator": "\t", "null.marker": None, "ignore.error": "false"}
+
+
+def line_reader(items: list[str], key_separator: str | None = None,
+                null_marker: str | None = None) -> tuple[bytes | None, bytes | None, bool]:
+    """``--property NAME=VALUE`` items (kafka-console-producer's: parse.key, key.separator,
+    null.marker, ignore.error) with ``--key-separator`` and ``--null-marker`` -> (the key
+    separator, None when lines carry no key; the null marker; whether a line without the
+    separator is sent whole as a value without a key instead of being an error).
+    ``--key-separator SEP`` is ``parse.key=true key.separator=SEP``.  A ClientError for an
+    unknown name, a parse.key/ignore.error value other than true/false or an empty separator."""
+    props = dict(READER_PROPERTIES)
+    for item in items:
+        name, sep, value = item.partition("=")
+        name = name.strip()
+        if not sep or name not in READER_PROPERTIES:
+            raise ClientError(f"--property expects NAME=VALUE with NAME one of {', '.join(READER_PROPERTIES)} "
+                              f"(kafka-console-producer's line reader), got {item!r}")
+        if name in ("parse.key", "ignore.error") and value.strip().lower() not in ("true", "false"):
+            raise ClientError(f"--property {name} expects true or false, got {value!r}")
+        props[name] = value.strip().lower() if name in ("parse.key", "ignore.error") else value
+    if key_separator is not None:
+        props["parse.key"], props["key.separator"] = "true", key_separator
+    if null_marker is not None:
+        props["null.marker"] = null_marker
+    for escaped, char in {"\\t": "\t", "\\n": "\n", "\\r": "\r"}.items():
+        props["key.separator"] = props["key.separator"].replace(escaped, char)
+    if props["parse.key"] == "true" and not props["key.separator"]:
+        raise ClientError("the key separator must not be empty")
+    separator = props["key.separator"].encode("utf-8") if props["parse.key"] == "true" else None
+    marker = None if props["null.marker"] is None else props["null.marker"].encode("utf-8")
+    return separator, marker, props["ignore.error"] == "true"
+
+
 def cmd_produce(args: argparse.Namespace) -> int:
     from ..client.sync import Producer
 
-    separator = args.key_separator.encode("utf-8") if args.key_separator else None
     if args.key_separator == "":
         raise ClientError("--key-separator must not be empty")
-    null_marker = None if args.null_marker is None else args.null_marker.encode("utf-8")
+    separator, null_marker, ignore_error = line_reader(args.properties, args.key_separator, args.null_marker)
+    shown_separator = separator.decode("utf-8") if separator is not None else ""
     lock = threading.Lock()
     failures: list[BaseException] = []
     sent = 0
@@ -579,7 +619,9 @@ def cmd_produce(args: argparse.Namespace) -> int:
             if separator is not None:
                 key, sep, value = line.partition(separator)
                 if not sep:
-                    raise ClientError(f"line {number} has no key separator {args.key_separator!r}")
+                    if not ignore_error:
+                        raise ClientError(f"line {number} has no key separator {shown_separator!r}")
+                    key, value = None, line  # ignore.error=true: the whole line, without a key
             else:
                 value = line
             if null_marker is not None and value == null_marker:

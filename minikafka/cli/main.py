@@ -21,7 +21,7 @@ from typing import Sequence
 
 from ..config import BrokerConfig, parse_overrides
 from ..errors import ClientError, InvalidConfigError, KafkaError, NetworkExceptionError
-from . import acl_commands, bench, client_commands, group_commands, listener_probe, reference_commands, scenario, sim, spark_commands, txn_commands, watch
+from . import acl_commands, bench, client_commands, group_commands, kafka_spellings, listener_probe, reference_commands, scenario, sim, spark_commands, txn_commands, watch
 from .common import broker_id, merge_named
 
 EXIT_USAGE = 2
@@ -616,7 +616,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = None
     try:
-        args = parser.parse_args(argv)
+        args = parser.parse_args(kafka_spellings.translate(sys.argv[1:] if argv is None else argv))
         merge_named(args)
         return int(args.func(args) or 0)
     except UsageError as exc:
