@@ -271,7 +271,7 @@ class KafkaHandlers:
             topics = _by_topic(parts, lambda m: {
                 "partition_index": m.partition, "error_code": _code(refused),
                 "high_watermark": -1, "last_stable_offset": -1, "log_start_offset": -1,
-                "aborted_transactions": None, "preferred_read_replica": -1, "records": None})
+                "aborted_transactions": None, "preferred_read_replica": -1, "records": b""})
         else:
             # v7+: incremental fetch sessions (KIP-227), the same cache as the followers'
             session_id, session_epoch = req.get("session_id", 0), req.get("session_epoch", -1)
@@ -298,7 +298,7 @@ class KafkaHandlers:
                 "log_start_offset": e.log_start_offset,
                 "aborted_transactions": None if e.aborted_transactions is None else [
                     {"producer_id": a.producer_id, "first_offset": a.first_offset} for a in e.aborted_transactions],
-                "preferred_read_replica": -1, "records": e.records if e.error is None else None})
+                "preferred_read_replica": -1, "records": e.records if e.error is None and e.records is not None else b""})
             return {"error_code": 0, "session_id": answer.session_id,
                     "responses": [{"topic": t, "partitions": ps} for t, ps in topics.items()]}
         return {"error_code": 0, "session_id": 0,

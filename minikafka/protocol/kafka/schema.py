@@ -3,7 +3,8 @@
 A schema is a :class:`Struct` of :class:`Field` entries.  Each field says in which
 API versions it exists (``"0+"``, ``"3-7"``), in which versions it may be null, and
 its type: ``int8``, ``int16``, ``int32``, ``int64``, ``uint16``, ``float64``,
-``bool``, ``string``, ``bytes``, ``records`` (a nullable blob of record batches),
+``bool``, ``string``, ``bytes``, ``records`` (a blob of record batches: read as None
+when null, never written null, see below),
 ``uuid``, a nested :class:`Struct`, or a one-element list ``[T]`` for an array.
 That is the notation of Kafka's own JSON message definitions, so a field can be
 checked against them by eye.
@@ -14,6 +15,12 @@ whatever the version.  Encoding takes such dicts (missing keys take defaults) an
 skips fields absent from the version.  In flexible versions (KIP-482) strings,
 bytes and arrays use compact lengths and every struct ends with a tagged-field
 section; unknown tagged fields are skipped on decode and none are written.
+
+A ``records`` field is written as an empty blob when its value is None or missing,
+whatever its schema's nullable versions say: Kafka's brokers answer a partition with
+an error with ``MemoryRecords.EMPTY`` (a zero length), and librdkafka refuses a null
+records field as a parse failure ("invalid MessageSetSize -1") and fetches again at
+once, so a consumer of an offline partition would never see the partition's error.
 """
 from __future__ import annotations
 
@@ -163,8 +170,10 @@ def _encode_value(w: Writer, t: Any, v: Any, version: int, flexible: bool, nulla
             enc(w, v)
         elif t == "string":
             (w.compact_string if flexible else w.string)(v)
-        elif t in ("bytes", "records"):
+        elif t == "bytes":
             (w.compact_bytes if flexible else w.bytes_)(v)
+        elif t == "records":  # never null on the wire (module docstring)
+            (w.compact_bytes if flexible else w.bytes_)(b"" if v is None else v)
         else:
             raise ValueError(f"unknown type {t!r} of field {name}")
         return
