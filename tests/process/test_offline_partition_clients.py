@@ -1,13 +1,13 @@
 """A partition refused as damaged (its only copy, KAFKA_STORAGE_ERROR) as a real Kafka
-consumer sees it: the error reaches the application, with no protocol parse failures
-(the Fetch answer carries empty records, not a null field librdkafka cannot read)."""
+consumer sees it: librdkafka reads the partition's error and backs off, with no protocol
+parse failures (the Fetch answer carries empty records, not a null field it cannot read)."""
 from __future__ import annotations
 
 import time
 from pathlib import Path
 
 import pytest
-from confluent_kafka import Consumer, KafkaError, TopicPartition
+from confluent_kafka import Consumer, TopicPartition
 
 from minikafka import Admin, Producer
 from minikafka.cluster.state import load
