@@ -13,7 +13,7 @@ ENV PYTHONUNBUFFERED=1 \
     PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1
 
-# The broker needs aiohttp, kazoo, msgpack, crc32c and cramjam: wheels for all of them;
+# The broker needs aiohttp, kazoo, msgpack, crc32c, cramjam and zstandard: wheels for all of them;
 # the project itself is built from its source.
 COPY constraints.txt pyproject.toml README.md /tmp/src/
 COPY minikafka /tmp/src/minikafka

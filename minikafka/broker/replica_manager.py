@@ -413,16 +413,19 @@ class ReplicaManager:
                 log_append_time = None
                 if self.setting(topic, "message.timestamp.type") == "LogAppendTime":
                     log_append_time = int(self.clock.time() * 1000)
-                res, eff = p.append_as_leader(m.records, acks, min_isr, self.setting(topic, "max.message.bytes"),
-                                              self.setting(topic, "compression.type"), log_append_time,
-                                              self.config.get("socket.request.max.bytes"))
+                max_bytes = self.setting(topic, "max.message.bytes")  # also the cap on a decompressed batch
+                res, eff = p.append_as_leader(m.records, acks, min_isr, max_bytes,
+                                              self.setting(topic, "compression.type"), log_append_time, max_bytes)
                 self.apply(p, eff)
                 entry.base_offset, entry.log_start_offset = res.base_offset, p.log.log_start_offset
                 entry.log_append_time = res.log_append_time
                 if acks == -1:
                     waits.append((entry, p, res.last_offset + 1, p.leader_term))
             except KafkaError as exc:
-                entry.error = exc
+                # without its traceback: the frames it names (this one holds ``entry``, a
+                # cycle) and their buffers, a refused batch's included, are freed now, not
+                # when the cyclic collector runs
+                entry.error = exc.with_traceback(None)
             results.append(entry)
         if waits:
             parking()  # appended: only the wait for the commit is left

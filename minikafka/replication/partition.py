@@ -41,7 +41,15 @@ from ..log.epoch_cache import UNDEFINED_EPOCH, LeaderEpochCache
 from ..log import cleaner, retention
 from ..log.partition_log import PartitionLog
 from ..protocol.batch_convert import convert as convert_batch
-from ..protocol.records.batch import MAX_DECOMPRESSED_BYTES, BatchHeader, iter_records, read_header, split_batches, stamp
+from ..protocol.records.batch import (
+    HEADER_SIZE,
+    MAX_DECOMPRESSED_BYTES,
+    BatchHeader,
+    iter_records,
+    read_header,
+    split_batches,
+    stamp,
+)
 from ..protocol.records.control import encode_marker, read_marker
 from . import rules
 from .producer_state import AbortedTxn, ProducerStateManager
@@ -326,6 +334,8 @@ class PartitionReplica:
             raise NotEnoughReplicasError(
                 f"{self.topic}-{self.partition}: ISR {list(self.isr)} has {len(self.isr)} replicas, "
                 f"min.insync.replicas is {min_insync_replicas}")
+        if max_batch_bytes is not None:  # from the headers alone: nothing copied or decompressed first
+            _check_batch_sizes(records, max_batch_bytes)
         # The leader decodes every record (decompressing) before accepting a batch;
         # followers only check the CRC of what the leader already validated.
         batches = split_batches(records, validate=True, deep=True, max_decompressed=max_decompressed_bytes)
@@ -334,10 +344,6 @@ class PartitionReplica:
         if any(h.is_control for h, _ in batches):
             raise InvalidRecordError(f"{self.topic}-{self.partition}: a producer cannot write control batches "
                                      "(transaction markers come from the transaction coordinator)")
-        if max_batch_bytes is not None:
-            for h, raw in batches:
-                if len(raw) > max_batch_bytes:
-                    raise MessageTooLargeError(f"batch of {len(raw)} bytes exceeds max.message.bytes {max_batch_bytes}")
         if self.compacted:
             for h, raw in batches:
                 if any(r.key is None for r in iter_records(raw, validate=False)):
@@ -767,6 +773,20 @@ class PartitionReplica:
             "checksum": self.log.checksum(upto) if checksum_upto is not None else None,
             "checksum_upto": upto if checksum_upto is not None else None,
         }
+
+
+def _check_batch_sizes(records: bytes, max_batch_bytes: int) -> None:
+    """MESSAGE_TOO_LARGE for the first batch of ``records`` larger than ``max_batch_bytes``
+    (max.message.bytes), read from the batch headers only, as Kafka checks the size before
+    the CRC (a batch longer than the bytes left is left to the full check: CORRUPT_MESSAGE)."""
+    pos, n = 0, len(records)
+    while n - pos >= HEADER_SIZE:
+        size = read_header(records, pos).size
+        if size <= 0 or pos + size > n:
+            return
+        if size > max_batch_bytes:
+            raise MessageTooLargeError(f"batch of {size} bytes exceeds max.message.bytes {max_batch_bytes}")
+        pos += size
 
 
 def _with_marker(h: BatchHeader, raw: bytes) -> tuple[BatchHeader, tuple[int, int] | None]:

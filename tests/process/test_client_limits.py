@@ -1,5 +1,6 @@
 """The broker's client limits on a live broker: max.connections, max.connections.per.ip,
-connections.max.idle.ms, a stalled half frame, a gzip bomb under message.max.bytes, the
+connections.max.idle.ms, a stalled half frame, a gzip bomb under message.max.bytes (refused once it
+expands past the topic's max.message.bytes), the
 record browser's cap, and queued.max.request.bytes: an upload waits while another holds
 the budget, and an aborted one gives its bytes back (minikafka_request_bytes_in_flight)."""
 from __future__ import annotations
@@ -122,12 +123,15 @@ def test_a_gzip_bomb_is_refused_and_an_aborted_upload_is_given_back(make_cluster
     c = make_cluster(brokers=1, broker_configs={**CONFIGS, "socket.request.max.bytes": "16777216",
                                                 "queued.max.request.bytes": "4000000"})
     http = c.brokers[1]
-    with Admin(c.bootstrap) as admin:
-        admin.create_topic("bombs", partitions=1, replication_factor=1)
+    with Admin(c.bootstrap) as admin:  # a batch expands to at most the topic's max.message.bytes
+        admin.create_topic("bombs", partitions=1, replication_factor=1, config={"max.message.bytes": "16777216"})
+        admin.create_topic("small", partitions=1, replication_factor=1)
     bomb = encode_batch([(None, b"\0" * (64 << 20), None, 0)], compression="gzip")
     assert len(bomb) < 1048588  # under message.max.bytes
     entry = produce(http, "bombs", bomb)
     assert entry["error"] == "MESSAGE_TOO_LARGE" and "16777216" in entry["message"], entry
+    entry = produce(http, "small", encode_batch([(None, b"\0" * (2 << 20), None, 0)], compression="gzip"))
+    assert entry["error"] == "MESSAGE_TOO_LARGE" and "1048588" in entry["message"], entry
     # under the cap it is stored, but the record browser does not expand it past its own cap
     assert produce(http, "bombs", encode_batch([(None, b"\0" * (12 << 20), None, 0)], compression="gzip"))[
         "error_code"] == 0

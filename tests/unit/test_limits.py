@@ -117,3 +117,117 @@ def test_request_memory_makes_a_request_wait_until_it_fits():
         assert metrics.level(REQUEST_BYTES_IN_FLIGHT) == 500
 
     asyncio.run(run())
+
+
+# -- decompression, step by step -----------------------------------------------------------
+
+def _random_bytes(n: int, seed: int = 7) -> bytes:
+    """Incompressible bytes, made without a clock or the random module (a xorshift stream)."""
+    out = bytearray(n)
+    x = seed
+    for i in range(0, n, 8):
+        x ^= (x << 13) & 0xFFFFFFFFFFFFFFFF
+        x ^= x >> 7
+        x ^= (x << 17) & 0xFFFFFFFFFFFFFFFF
+        out[i:i + 8] = x.to_bytes(8, "little")[:n - i]
+    return bytes(out)
+
+
+def _peak_while(fn) -> int:
+    """The most bytes Python allocated at once while ``fn()`` ran, above what was held before."""
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        base = tracemalloc.get_traced_memory()[0]
+        fn()
+        return tracemalloc.get_traced_memory()[1] - base
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.mark.parametrize("codec", ["gzip", "snappy", "lz4", "zstd"])
+def test_capped_decompression_holds_what_it_produced_not_the_cap(codec):
+    code = COMPRESSION_CODECS[codec]
+    data = _random_bytes(2 << 20)
+    section = compress(code, data)
+    got: list[bytes] = []
+    peak = _peak_while(lambda: got.append(decompress(code, section, 100 << 20)))
+    assert got == [data]
+    # the output, its final copy and one step: no buffer guessed from the input or the cap
+    assert peak < 2 * len(data) + (1 << 20), peak
+
+
+@pytest.mark.parametrize("codec", ["snappy", "lz4", "zstd"])
+def test_declared_sizes_past_the_cap_are_refused_before_anything_is_decompressed(codec, monkeypatch):
+    import lz4.frame
+
+    code = COMPRESSION_CODECS[codec]
+    if codec == "lz4":  # a frame that declares its content size, as lz4.frame writes it
+        bomb = lz4.frame.compress(b"\0" * (8 << 20), store_size=True, block_linked=False)
+    else:  # xerial snappy's block lengths; zstd's frame content size (cramjam writes it)
+        bomb = compress(code, b"\0" * (8 << 20))
+
+    def no(*args, **kwargs):
+        raise AssertionError("decompressed before the declared size was checked")
+
+    monkeypatch.setattr(cramjam.snappy, "decompress_raw", no)
+    monkeypatch.setattr(cramjam.lz4, "decompress_block_into", no)
+    import zstandard
+    monkeypatch.setattr(zstandard, "ZstdDecompressor", no)
+    with pytest.raises(MessageTooLargeError, match="more than 1048576 bytes"):
+        decompress(code, bomb, 1 << 20)
+
+
+def test_capped_lz4_and_zstd_read_what_kafka_clients_write():
+    import lz4.frame
+    import zstandard
+
+    data = b"".join(b"record %d;" % i for i in range(300_000))
+    # lz4: checksums, content size, 4 MiB blocks; and two frames back to back
+    framed = lz4.frame.compress(data, block_size=lz4.frame.BLOCKSIZE_MAX4MB, block_linked=False,
+                                content_checksum=True, block_checksum=True, store_size=True)
+    assert decompress(3, framed, len(data)) == data
+    assert decompress(3, framed + framed, 2 * len(data)) == data + data
+    with pytest.raises(MessageTooLargeError):
+        decompress(3, framed, len(data) - 1)
+    # zstd from a streaming compressor (no content size, as Kafka's Java client writes it), a
+    # skippable frame, and a checksum
+    z = zstandard.ZstdCompressor(write_checksum=True).compressobj()
+    streamed = z.compress(data) + z.flush()
+    skippable = (0x184D2A50).to_bytes(4, "little") + (3).to_bytes(4, "little") + b"abc"
+    assert decompress(4, streamed + skippable + streamed, 2 * len(data)) == data + data
+    with pytest.raises(MessageTooLargeError):
+        decompress(4, streamed, len(data) - 1)
+    for code, whole in ((3, framed), (4, streamed)):
+        with pytest.raises(CorruptMessageError):
+            decompress(code, whole[:len(whole) // 2], 1 << 30)  # truncated
+        with pytest.raises(CorruptMessageError):
+            decompress(code, b"\x00" * 64, 1 << 30)
+
+
+def test_the_leader_refuses_an_oversized_batch_from_its_header_and_a_bomb_at_max_message_bytes():
+    from minikafka.replication.partition import LeaderState, PartitionReplica
+
+    leader = PartitionReplica("t", 0, 1)
+    leader.become_leader(LeaderState(1, 0, (1,), (1,), 0, 1), 0)
+    big = encode_batch([(None, _random_bytes(20 << 20), None, 0)], compression="snappy")
+    assert len(big) > 20 << 20
+    errors: list[Exception] = []
+
+    def append(batch: bytes, cap: int) -> None:
+        try:
+            leader.append_as_leader(batch, 1, 1, 1048588, max_decompressed_bytes=cap)
+        except MessageTooLargeError as exc:
+            errors.append(exc)
+
+    peak = _peak_while(lambda: append(big, 1048588))
+    assert "exceeds max.message.bytes 1048588" in str(errors[-1])
+    assert peak < 1 << 20, peak  # neither copied nor decompressed
+    bomb = encode_batch([(None, b"\0" * (30 << 20), None, 0)], compression="zstd")
+    assert len(bomb) < 1048588
+    peak = _peak_while(lambda: append(bomb, 1048588))
+    assert "more than 1048588 bytes" in str(errors[-1])
+    assert peak < 3 << 20, peak
+    assert leader.log_end_offset == 0

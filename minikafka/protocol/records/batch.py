@@ -132,8 +132,9 @@ class BatchHeader:
 
 # -- encoding ----------------------------------------------------------------------
 
-#: The most bytes a batch's records section may expand to when the leader decompresses it
-#: to validate it (the broker passes socket.request.max.bytes; this is its default).
+#: The most bytes a batch's records section may expand to when it is decompressed to be
+#: validated, unless the caller says otherwise (the leader passes the topic's
+#: max.message.bytes).
 MAX_DECOMPRESSED_BYTES = 104857600
 
 def encode_batch(
