@@ -147,6 +147,8 @@ FencedInstanceIdError = _register(82, "FENCED_INSTANCE_ID", False, "The broker r
 GroupMaxSizeReachedError = _register(81, "GROUP_MAX_SIZE_REACHED", False, "The consumer group has reached its max size (group.max.size).")
 GroupSubscribedToTopicError = _register(86, "GROUP_SUBSCRIBED_TO_TOPIC", False, "The consumer group is actively subscribed to the topic.")
 InvalidRecordError = _register(87, "INVALID_RECORD", False, "A record failed validation on the broker.")
+UnknownTopicIdError = _register(100, "UNKNOWN_TOPIC_ID", True, "This server does not host this topic ID.")
+InconsistentTopicIdError = _register(103, "INCONSISTENT_TOPIC_ID", True, "The log's topic ID did not match the topic ID in the request.")
 
 # Transactions (KIP-98, KIP-360, KIP-447, KIP-588, KIP-664), with Kafka's codes.
 InvalidTxnStateError = _register(48, "INVALID_TXN_STATE", False, "The producer attempted a transactional operation in an invalid state.")

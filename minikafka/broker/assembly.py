@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from ..config import BrokerConfig
 from ..controller.controller import ControllerHost, KafkaController
+from ..protocol import topic_ids
 from ..zk.session import ZkSession
 from .acl_store import AclStore
 from .apis.acls import AclApis
@@ -111,7 +112,9 @@ def assemble(config: BrokerConfig, ports: Ports) -> Services:
     replica_manager = ReplicaManager(config, clock, storage, zk, metrics, security, record,
                                      session_ids=iter(lambda: ports.random.randrange(1, 2 ** 31), None))
     fetchers = FetcherManager(config, replica_manager, metrics, transport.call, lambda: identity.broker_epoch, tasks.spawn)
-    topic_admin = TopicAdmin(config, zk, security, metadata, record)
+    def new_topic_id() -> str:  # KIP-516: a random id for each topic created, from the broker's randomness
+        return topic_ids.new_topic_id(lambda: ports.random.getrandbits(128))
+    topic_admin = TopicAdmin(config, zk, security, metadata, record, new_topic_id)
     producer_ids = ProducerIdManager(zk, config.broker_id)
     coordinator = GroupCoordinator(config, clock, ports.random, zk, metadata, security, metrics, record, replica_manager,
                                    topic_admin, tasks.spawn)
@@ -122,7 +125,8 @@ def assemble(config: BrokerConfig, ports: Ports) -> Services:
 
     kafka_controller = KafkaController(ControllerHost(
         broker_id=config.broker_id, config=config, zk=zk, record_event=record, count=metrics.count,
-        call=transport.call, stopping=identity.stopping.is_set, now_ms=lambda: int(clock.time() * 1000)))
+        call=transport.call, stopping=identity.stopping.is_set, now_ms=lambda: int(clock.time() * 1000),
+        new_topic_id=new_topic_id))
     controller = ControllerLink(config.broker_id, zk, kafka_controller)
     config_changes = ConfigChangeListener(config, zk, replica_manager, record, kafka_controller.config_changed,
                                           kafka_controller.broker_config_changed)

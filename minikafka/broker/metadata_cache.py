@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from ..protocol.rpc.types import UpdateMetadataRequest, encode_PartitionState
+from ..protocol.topic_ids import ZERO_TOPIC_ID
 
 
 @dataclass
@@ -17,6 +18,8 @@ class MetadataCache:
     controller_epoch: int = -1
     brokers: dict[int, tuple[str, int]] = field(default_factory=dict)
     partitions: dict[tuple[str, int], dict] = field(default_factory=dict)
+    topic_ids: dict[str, str] = field(default_factory=dict)  # topic -> its id (KIP-516)
+    topics_by_id: dict[str, str] = field(default_factory=dict)  # the reverse
     version: int = 0
     _changed: asyncio.Event | None = field(default=None, repr=False)
 
@@ -27,9 +30,14 @@ class MetadataCache:
         self.brokers = {b.id: (b.host, b.port) for b in msg.live_brokers}
         for st in msg.partition_states:
             self.partitions[(st.topic, st.partition)] = encode_PartitionState(st)
+            if st.topic_id != ZERO_TOPIC_ID and self.topic_ids.get(st.topic) != st.topic_id:
+                self.topics_by_id.pop(self.topic_ids.get(st.topic, ZERO_TOPIC_ID), None)
+                self.topic_ids[st.topic] = st.topic_id
+                self.topics_by_id[st.topic_id] = st.topic
         for topic in msg.deleted_topics:
             for tp in [tp for tp in self.partitions if tp[0] == topic]:
                 del self.partitions[tp]
+            self.topics_by_id.pop(self.topic_ids.pop(topic, ZERO_TOPIC_ID), None)
         self.version += 1
         if self._changed is not None:
             self._changed.set()
@@ -50,6 +58,14 @@ class MetadataCache:
             except asyncio.TimeoutError:
                 return ready()
         return True
+
+    def topic_id(self, topic: str) -> str:
+        """The topic's id (KIP-516); the zero id for a topic not known here."""
+        return self.topic_ids.get(topic, ZERO_TOPIC_ID)
+
+    def topic_name(self, topic_id: str) -> str | None:
+        """The topic that has ``topic_id`` now; None when no topic known here has it."""
+        return self.topics_by_id.get(topic_id)
 
     def topics(self) -> list[str]:
         return sorted({t for t, _ in self.partitions})

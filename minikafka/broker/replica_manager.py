@@ -15,6 +15,7 @@ from .. import config as cfg
 from ..config import BrokerConfig, topic_setting
 from ..errors import (
     FetchSessionIdNotFoundError,
+    InconsistentTopicIdError,
     InvalidFetchSessionEpochError,
     InvalidTopicExceptionError,
     KafkaError,
@@ -35,6 +36,7 @@ from ..metric_names import (BECOME_LEADER, BYTES_IN, BYTES_OUT, DUPLICATE_BATCHE
 from ..log import cleaner
 from ..protocol.rpc.messages import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, MAX_TIMESTAMP, READ_COMMITTED
 from ..protocol.rpc.types import AbortedTransaction
+from ..protocol.topic_ids import ZERO_TOPIC_ID
 from ..protocol.rpc.types import (
     DeleteRecordsPartitionResult,
     DeleteRecordsRequest,
@@ -116,6 +118,8 @@ class ReplicaManager:
         # replicas whose stored log is damaged where no other replica holds the records:
         # not served (KAFKA_STORAGE_ERROR), their files left as they are
         self.offline: dict[tuple[str, int], KafkaError] = {}
+        # the topic id (KIP-516) each local log belongs to (disk storage: its partition.metadata)
+        self.log_topic_ids: dict[tuple[str, int], str] = {}
         self.topic_configs: dict[str, dict[str, str]] = {}
         self.produce_purgatory = Purgatory()
         self.fetch_purgatory = Purgatory()
@@ -325,6 +329,10 @@ class ReplicaManager:
             if self.broker_id not in m.replicas:
                 results.append(LeaderAndIsrPartitionResponse(topic=topic, partition=part))
                 continue
+            inconsistent = self._check_topic_id(topic, part, m.topic_id)
+            if inconsistent is not None:
+                results.append(LeaderAndIsrPartitionResponse(topic=topic, partition=part, error=inconsistent))
+                continue
             await self.topic_config(topic)
             p = self.partitions.get((topic, part))
             if p is None:
@@ -368,6 +376,38 @@ class ReplicaManager:
             results.append(LeaderAndIsrPartitionResponse(topic=topic, partition=part, error=err))
         return results
 
+    def _check_topic_id(self, topic: str, part: int, topic_id: str) -> KafkaError | None:
+        """KIP-516: the local log of ``topic``-``part`` must belong to the topic whose id the
+        controller sent.  A log met for the first time takes the id (disk storage writes
+        ``partition.metadata`` into its folder, as Kafka does); one whose recorded id
+        differs belongs to an older topic of the same name (deleted while this broker was
+        away, then created again): refused with INCONSISTENT_TOPIC_ID and logged loudly,
+        its files left as they are (Kafka's InconsistentTopicIdException)."""
+        if topic_id == ZERO_TOPIC_ID:
+            return None
+        tp = (topic, part)
+        known = self.log_topic_ids.get(tp)
+        if known is None:
+            try:
+                known = self.storage.read_topic_id(topic, part)
+                if known is None:
+                    self.storage.write_topic_id(topic, part, topic_id)
+                    known = topic_id
+            except (OSError, ValueError) as exc:
+                msg = f"broker {self.broker_id}: partition.metadata of {topic}-{part} is unusable: {exc}"
+                log.error("%s", msg)
+                self.record_event("replica_offline", msg)
+                return KafkaStorageError(msg)
+            self.log_topic_ids[tp] = known
+        if known == topic_id:
+            return None
+        msg = (f"broker {self.broker_id}: the log of {topic}-{part} belongs to topic id {known}, but topic {topic} "
+               f"now has id {topic_id} (it was deleted and created again while this log stayed): the replica is "
+               f"refused; remove {topic}-{part}'s folder to let it replicate the new topic")
+        log.error("INCONSISTENT_TOPIC_ID: %s", msg)
+        self.record_event("inconsistent_topic_id", msg, topic=topic, partition=part)
+        return InconsistentTopicIdError(msg)
+
     def stop_replica(self, req: StopReplicaRequest) -> list[StopReplicaPartitionResponse]:
         self.check_controller_epoch(req.controller_epoch)
         out = []
@@ -386,6 +426,7 @@ class ReplicaManager:
                 if req.delete_partitions:
                     del self.partitions[(topic, part)]
                     self.storage.delete(topic, part)
+                    self.log_topic_ids.pop((topic, part), None)
                     self.topic_configs.pop(topic, None)
             elif req.delete_partitions and self.offline.pop((topic, part), None) is not None:
                 self.storage.delete(topic, part)  # a deleted topic takes its damaged files along

@@ -34,6 +34,7 @@ from ..log.epoch_cache import LeaderEpochCache
 from ..log.partition_log import PartitionLog
 from ..log.recovery import check_recovered_batch
 from ..protocol.records.batch import HEADER_SIZE, read_header, validate_batch
+from ..protocol.topic_ids import is_topic_id
 
 log = logging.getLogger(__name__)
 
@@ -45,12 +46,28 @@ EPOCH_CHECKPOINT = "leader-epoch-checkpoint"
 # went back to cleanup.policy=delete.
 COMPACTED_MARKER = "compacted"
 SEGMENT_SUFFIX = ".log"
+PARTITION_METADATA = "partition.metadata"  # the topic id of the partition's log (KIP-516), as Kafka writes it
+SNAPSHOT_SUFFIX = ".snapshot"
 META_PROPERTIES = "meta.properties"
 RECORD_FORMAT_KEY = "minikafka.record.format"
 RECORD_FORMAT = "2"  # Kafka's record batch v2 (magic 2), see protocol/records/batch.py
 MAX_OPEN_SEGMENTS = 256  # active segment files kept open for appends (least recently appended closed first)
 _IOV_MAX = 512  # buffers per writev (the OS limit is 1024 on Linux)
 _APPEND_FLAGS = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
+
+
+def parse_partition_metadata(text: str, path: str = "partition.metadata") -> str:
+    """The topic id of a ``partition.metadata`` file (Kafka's PartitionMetadataReadBuffer:
+    ``version: 0`` then ``topic_id: <id>``); ValueError naming ``path`` otherwise."""
+    lines = text.splitlines()
+    fields = [line.partition(": ") for line in lines]
+    if len(lines) != 2 or fields[0][0] != "version" or fields[1][0] != "topic_id":
+        raise ValueError(f"{path}: expected 'version: 0' and 'topic_id: <id>' lines")
+    if fields[0][2] != "0":
+        raise ValueError(f"{path}: version {fields[0][2]!r}, only 0 is known")
+    if not is_topic_id(fields[1][2]):
+        raise ValueError(f"{path}: malformed topic id {fields[1][2]!r}")
+    return fields[1][2]
 
 
 def write_atomically(path: str, text: str | bytes) -> None:
@@ -203,6 +220,14 @@ class Storage:
         os.makedirs(d, exist_ok=True)
         write_atomically(os.path.join(d, EPOCH_CHECKPOINT), checkpoint.format_epochs(entries))
 
+    def read_topic_id(self, topic: str, partition: int) -> str | None:
+        """The topic id (KIP-516) the partition's log was written for; None when unknown
+        (memory storage: a log never outlives its process)."""
+        return None
+
+    def write_topic_id(self, topic: str, partition: int, topic_id: str) -> None:
+        """Record the topic id the partition's log belongs to (memory storage: nothing)."""
+
     # -- logs ----------------------------------------------------------------------
     def load(self, topic: str, partition: int, log_start_offset: int = 0,
              compacted: bool = False, keep_damage: bool = False) -> tuple[PartitionLog, LeaderEpochCache]:
@@ -293,6 +318,22 @@ class DiskStorage(Storage):
         if not os.path.isdir(d):
             return []
         return sorted(os.path.join(d, n) for n in os.listdir(d) if n.endswith(SEGMENT_SUFFIX))
+
+    def read_topic_id(self, topic: str, partition: int) -> str | None:
+        """The id in the partition folder's ``partition.metadata`` (None without one);
+        ValueError when the file is not Kafka's ``version: 0`` / ``topic_id: <id>``."""
+        path = os.path.join(self.partition_dir(topic, partition), PARTITION_METADATA)
+        if not os.path.exists(path):
+            return None
+        with open(path, errors="replace") as f:
+            return parse_partition_metadata(f.read(), path)
+
+    def write_topic_id(self, topic: str, partition: int, topic_id: str) -> None:
+        """Write ``partition.metadata`` as Kafka's PartitionMetadataFile: temp file, fsync,
+        rename."""
+        d = self.partition_dir(topic, partition)
+        os.makedirs(d, exist_ok=True)
+        write_atomically(os.path.join(d, PARTITION_METADATA), f"version: 0\ntopic_id: {topic_id}")
 
     def local_partitions(self) -> list[tuple[str, int]]:
         out = []

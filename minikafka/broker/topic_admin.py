@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 import json
-from typing import Any
+from typing import Any, Callable
 
 from .. import config as cfg
 from ..auth.acls import CLUSTER_NAME
@@ -37,6 +37,7 @@ from ..errors import (
     TopicDeletionDisabledError,
     UnknownTopicOrPartitionError,
 )
+from ..protocol.topic_ids import ZERO_TOPIC_ID
 from ..replication import rules
 from ..zk import layout
 from ..zk.session import BadVersionError, NodeExistsError, ZkSession
@@ -137,13 +138,14 @@ class TopicAdmin:
     the controller's watches do the rest."""
 
     def __init__(self, config: BrokerConfig, zk: ZkSession, security: Security, metadata: MetadataCache,
-                 record_event: EventLog) -> None:
+                 record_event: EventLog, new_topic_id: Callable[[], str]) -> None:
         self.config = config
         self.broker_id = config.broker_id
         self.zk = zk
         self.security = security
         self.metadata = metadata
         self.record_event = record_event
+        self.new_topic_id = new_topic_id  # a fresh random topic id (KIP-516) for each topic created
 
     # -- describe -------------------------------------------------------------------
     async def describe_topic(self, topic: str) -> list[ConfigEntry]:
@@ -278,7 +280,8 @@ class TopicAdmin:
             raise UnknownTopicOrPartitionError(f"topic {topic!r} does not exist")
         if await zk.exists(f"{layout.DELETE_TOPICS}/{topic}") is not None:
             raise UnknownTopicOrPartitionError(f"topic {topic!r} is being deleted")
-        current = layout.decode_assignment(got[0])
+        znode = layout.TopicZnode.decode(got[0])
+        current = znode.partitions
         n = len(current)
         if count <= n:
             raise InvalidPartitionsError(f"topic {topic!r} has {n} partitions; the new count {count} must be larger")
@@ -305,7 +308,9 @@ class TopicAdmin:
         if validate_only:
             return added
         try:
-            await zk.set(layout.topic_path(topic), layout.encode_assignment({**current, **new}), got[1].version)
+            # the topic keeps its id; one stored without an id gets it from the controller
+            await zk.set(layout.topic_path(topic), layout.TopicZnode({**current, **new}, znode.topic_id, znode.adding,
+                                                                     znode.removing).encode(), got[1].version)
         except BadVersionError:
             raise InvalidRequestError(f"topic {topic!r} changed during the request (another reassignment "
                                       "or partition increase); try again") from None
@@ -324,13 +329,17 @@ class TopicAdmin:
 
     # -- topics ---------------------------------------------------------------------------
     async def create_topics(self, topics: list[NewTopic], validate_only: bool, timeout_ms: int,
-                            internal: bool = False) -> list[KafkaError | None]:
+                            internal: bool = False, ids: list[str] | None = None) -> list[KafkaError | None]:
         """Validate each topic and write /config/topics/T and /brokers/topics/T in one
-        transaction; the controller's watch on /brokers/topics elects the leaders.  Names
-        starting with ``__`` are the cluster's own (``internal``) topics.  With
-        ``timeout_ms`` > 0, waits until every created partition has a leader here
-        (REQUEST_TIMED_OUT for those that have none by then).  One error (or None) per topic."""
+        transaction, the latter with a fresh random topic id (KIP-516); the controller's
+        watch on /brokers/topics elects the leaders.  Names starting with ``__`` are the
+        cluster's own (``internal``) topics.  With ``timeout_ms`` > 0, waits until every
+        created partition has a leader here (REQUEST_TIMED_OUT for those that have none by
+        then).  One error (or None) per topic; ``ids``, when given, is filled with each
+        created topic's id (the zero id for the others), as CreateTopics v7 answers."""
         results: list[KafkaError | None] = []
+        if ids is not None:
+            ids[:] = [ZERO_TOPIC_ID] * len(topics)
         created = []
         live = sorted(int(b) for b in await self.zk.children(layout.BROKER_IDS))
         existing = await self.zk.children(layout.BROKER_TOPICS)
@@ -363,15 +372,20 @@ class TopicAdmin:
                 if await self.zk.exists(layout.topic_path(name)) is not None:
                     raise TopicAlreadyExistsError(f"topic {name!r} already exists")
                 if not validate_only:
-                    def build(tx: Any, name: str = name, config: dict = config, assignment: dict = assignment) -> None:
+                    topic_id = self.new_topic_id()
+
+                    def build(tx: Any, name: str = name, config: dict = config, assignment: dict = assignment,
+                              topic_id: str = topic_id) -> None:
                         tx.create(layout.topic_config_path(name), layout.encode_topic_config(config))
-                        tx.create(layout.topic_path(name), layout.encode_assignment(assignment))
+                        tx.create(layout.topic_path(name), layout.encode_assignment(assignment, topic_id))
                     try:
                         await self.zk.transaction(build)
                     except NodeExistsError:
                         raise TopicAlreadyExistsError(f"topic {name!r} already exists") from None
                     created.append((len(results), name, len(assignment)))
-                    self.record_event("topic_created", f"topic {name} created with assignment "
+                    if ids is not None:
+                        ids[len(results)] = topic_id
+                    self.record_event("topic_created", f"topic {name} created with id {topic_id} and assignment "
                                                        f"{ {p: r for p, r in sorted(assignment.items())} }")
                 results.append(None)
             except KafkaError as exc:

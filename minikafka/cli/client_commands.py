@@ -71,9 +71,16 @@ def add_parsers(subparsers: argparse._SubParsersAction) -> None:
                                                         _topics_describe_view))
 
     elect = tsub.add_parser(
-        "elect-leaders", help="move leadership back to the preferred replicas",
-        description="Preferred leader election: make each partition's first replica its leader again, where "
-                    "that replica is alive and in the ISR (default: every partition that needs it).")
+        "elect-leaders", help="move leadership back to the preferred replicas (or elect uncleanly)",
+        description="Leader election, as kafka-leader-election does. PREFERRED (the default): make each "
+                    "partition's first replica its leader again, where that replica is alive and in the ISR "
+                    "(default: every partition that needs it). UNCLEAN: give a leader to partitions that have "
+                    "none, an out-of-sync live replica if no ISR replica is alive: the records it lacks are "
+                    "lost (default: every partition without a leader).")
+    elect.add_argument("--election-type", dest="election_type", type=_election_type, default="PREFERRED",
+                       metavar="PREFERRED|UNCLEAN", help="which election (default PREFERRED; either case)")
+    elect.add_argument("--all-topic-partitions", dest="all_topic_partitions", action="store_true",
+                       help="every partition (the default without --topic), as kafka-leader-election spells it")
     elect.add_argument("--topic", default=None, type=topic_name, help="only this topic's partitions")
     elect.add_argument("--partition", type=_non_negative, default=None, metavar="P",
                        help="only this partition (needs --topic)")
@@ -214,6 +221,12 @@ def _positive(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
     return value
+
+
+def _election_type(text: str) -> str:
+    if text.upper() not in ("PREFERRED", "UNCLEAN"):
+        raise argparse.ArgumentTypeError(f"expected PREFERRED or UNCLEAN, got {text!r}")
+    return text.upper()
 
 
 def _non_negative(text: str) -> int:
@@ -393,6 +406,9 @@ def cmd_topics_elect_leaders(args: argparse.Namespace) -> int:
 
     if args.partition is not None and args.topic is None:
         raise ClientError("--partition needs --topic")
+    if args.all_topic_partitions and args.topic is not None:
+        raise ClientError("--all-topic-partitions and --topic cannot be combined")
+    unclean = args.election_type == "UNCLEAN"
     with Admin(resolve_bootstrap(args), **client_options(args)) as admin:
         tps = None
         if args.topic is not None:
@@ -401,18 +417,19 @@ def cmd_topics_elect_leaders(args: argparse.Namespace) -> int:
             if args.partition is not None and args.partition not in ids:
                 raise ClientError(f"topic {args.topic!r} has no partition {args.partition}")
             tps = [TopicPartition(args.topic, p) for p in ids if args.partition in (None, p)]
-        results = admin.elect_leaders(tps)
+        results = admin.elect_leaders(tps, election_type=args.election_type.lower())
     failed = 0
     for tp, exc in sorted(results.items()):
         if exc is None:
-            print(f"{tp}: preferred leader elected")
+            print(f"{tp}: {'leader elected (unclean)' if unclean else 'preferred leader elected'}")
         elif isinstance(exc, ElectionNotNeededError):
-            print(f"{tp}: already led by its preferred replica")
+            print(f"{tp}: {'already has a leader' if unclean else 'already led by its preferred replica'}")
         else:
             failed += 1
             print(f"{tp}: {exc.code.name}: {exc.message}")
     if not results:
-        print("every partition is already led by its preferred replica")
+        print("every partition already has a leader" if unclean
+              else "every partition is already led by its preferred replica")
     return 1 if failed else 0
 
 

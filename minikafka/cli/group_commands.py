@@ -8,7 +8,7 @@ import sys
 from typing import Any
 
 from ..errors import ClientError
-from . import watch
+from . import offset_resets, watch
 from .command_config import client_options
 from .common import add_dir_and_bootstrap, add_named, group_id, resolve_bootstrap, topic_name, whole_number
 
@@ -36,17 +36,33 @@ def add_parsers(subparsers: argparse._SubParsersAction) -> None:
 
     reset = gsub.add_parser(
         "reset-offsets", help="plan or (with --execute) move a group's committed offsets",
-        description="Set the committed offsets of a group's partitions of a topic, as kafka-consumer-groups "
+        description="Set the committed offsets of a group's partitions, as kafka-consumer-groups "
                     "--reset-offsets does: without --execute it is a dry run that prints the new offsets and "
                     "changes nothing. Refused while the group has active members (state other than Empty). "
-                    "A group that does not exist yet gets these committed offsets with --execute, as in Kafka.")
+                    "A group that does not exist yet gets these committed offsets with --execute, as in Kafka. "
+                    "--to-offset and --shift-by stay within the log start and the high watermark; "
+                    "--to-datetime and --by-duration take the first offset whose record timestamp is at or "
+                    "after the time (the high watermark where no record is that recent).")
     add_named(reset, "group", "group", "GROUP", group_id, "the group id")
-    reset.add_argument("--topic", required=True, type=topic_name, help="the topic whose partitions move")
+    scope = reset.add_mutually_exclusive_group(required=True)
+    scope.add_argument("--topic", action="append", default=None, metavar="TOPIC[:P,P...]",
+                       help="a topic whose partitions move, or only the listed ones (t:0,1); repeatable")
+    scope.add_argument("--all-topics", dest="all_topics", action="store_true",
+                       help="every partition the group has a committed offset for")
     to = reset.add_mutually_exclusive_group(required=True)
     to.add_argument("--to-earliest", dest="to_earliest", action="store_true", help="the log start offset")
     to.add_argument("--to-latest", dest="to_latest", action="store_true", help="the high watermark")
+    to.add_argument("--to-current", dest="to_current", action="store_true",
+                    help="the committed offset (the high watermark where there is none)")
     to.add_argument("--to-offset", dest="to_offset", type=whole_number, default=None, metavar="N",
                     help="offset N (kept within the log start and the high watermark)")
+    to.add_argument("--shift-by", dest="shift_by", type=whole_number, default=None, metavar="N",
+                    help="the committed offset plus N (negative: back), kept within the log start and the "
+                         "high watermark")
+    to.add_argument("--to-datetime", dest="to_datetime", default=None, metavar="YYYY-MM-DDTHH:mm:SS.sss",
+                    help="the first record at or after this time (local time unless a zone such as Z follows)")
+    to.add_argument("--by-duration", dest="by_duration", default=None, metavar="PnDTnHnMnS",
+                    help="the first record at or after now minus this ISO-8601 duration (e.g. PT1H, P1DT30M)")
     mode = reset.add_mutually_exclusive_group()
     mode.add_argument("--dry-run", dest="dry_run", action="store_true",
                       help="print the new offsets, change nothing (the default)")
@@ -172,10 +188,48 @@ def cmd_groups_describe(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_groups_reset(args: argparse.Namespace) -> int:
-    from ..client.sync import Admin, Consumer
+def _topic_specs(args: argparse.Namespace) -> list[tuple[str, list[int] | None]]:
+    """``--topic T[:P,P...]`` values as (topic, partitions or None), names checked by Kafka's rule."""
+    specs = []
+    for spec in args.topic or ():
+        topic, wanted = offset_resets.parse_topic(spec)
+        try:
+            topic_name(topic)
+        except argparse.ArgumentTypeError as exc:
+            raise ClientError(f"--topic: {exc}") from None
+        specs.append((topic, wanted))
+    return specs
+
+
+def _reset_partitions(specs: list[tuple[str, list[int] | None]], all_topics: bool, consumer: Any,
+                      committed: dict) -> list[Any]:
+    """The partitions ``--topic``/``--all-topics`` name (a ClientError for an unknown partition)."""
     from ..client.types import TopicPartition
 
+    if all_topics:
+        return sorted(committed)
+    tps: list[Any] = []
+    for topic, wanted in specs:
+        have = sorted(consumer.partitions_for_topic(topic))
+        unknown = [p for p in wanted or () if p not in have]
+        if unknown:
+            raise ClientError(f"topic {topic!r} has no partition {unknown[0]} (partitions 0..{max(have)})")
+        tps += [TopicPartition(topic, p) for p in (wanted or have)]
+    return sorted(set(tps))
+
+
+def cmd_groups_reset(args: argparse.Namespace) -> int:
+    import time
+
+    from ..client.sync import Admin, Consumer
+
+    kind, value = offset_resets.strategy(args)
+    specs = _topic_specs(args)
+    at_ms = None  # checked before any request
+    if kind == "to_datetime":
+        at_ms = offset_resets.parse_datetime(value)
+    elif kind == "by_duration":
+        at_ms = int(time.time() * 1000) - offset_resets.parse_duration(value)
     bootstrap = resolve_bootstrap(args)
     with Admin(bootstrap, **client_options(args)) as admin, Consumer(bootstrap, **client_options(args)) as consumer:
         g = admin.describe_group(args.group)
@@ -183,15 +237,16 @@ def cmd_groups_reset(args: argparse.Namespace) -> int:
             # kafka-consumer-groups' words; its members would overwrite the new offsets
             raise ClientError(f"Assignments can only be reset if the group '{args.group}' is inactive, but the "
                               f"current state is {g.state} ({len(g.members)} active members): stop them first")
-        tps = [TopicPartition(args.topic, p) for p in sorted(consumer.partitions_for_topic(args.topic))]
-        starts, ends = consumer.beginning_offsets(tps), consumer.end_offsets(tps)
-        if args.to_earliest:
-            new = starts
-        elif args.to_latest:
-            new = ends
-        else:
-            new = {tp: min(max(args.to_offset, starts[tp]), ends[tp]) for tp in tps}
-        if args.execute:
+        committed = admin.list_group_offsets(args.group) if g.state != "Dead" else {}
+        tps = _reset_partitions(specs, args.all_topics, consumer, committed)
+        starts, ends = (consumer.beginning_offsets(tps), consumer.end_offsets(tps)) if tps else ({}, {})
+
+        def by_time() -> dict:
+            found = consumer.offsets_for_times({tp: max(0, at_ms or 0) for tp in tps})
+            return {tp: None if f is None else f.offset for tp, f in found.items()}
+
+        new = offset_resets.new_offsets(kind, value, tps, committed, starts, ends, by_time)
+        if args.execute and new:
             admin.alter_group_offsets(args.group, new)
     rows = [("GROUP", "TOPIC", "PARTITION", "NEW-OFFSET")]
     rows += [(args.group, tp.topic, str(tp.partition), str(new[tp])) for tp in tps]

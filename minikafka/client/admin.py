@@ -108,16 +108,22 @@ class AIOAdmin(GroupAdminMixin, TransactionAdminMixin):
             pass
 
     async def elect_leaders(
-        self, partitions: Iterable[Any] | None = None, timeout_ms: int = 30000
+        self, partitions: Iterable[Any] | None = None, timeout_ms: int = 30000, election_type: str = "preferred"
     ) -> dict[TopicPartition, errors.KafkaError | None]:
-        """Preferred leader election for ``partitions`` (None: every partition not led by its first replica).
+        """Leader election for ``partitions``, as Kafka's Admin.electLeaders.  ``election_type``
+        ``"preferred"``: the first replica where it is alive and in the ISR (None: every partition
+        not led by it); ``"unclean"``: a leader for partitions that have none, an out-of-sync live
+        replica if no ISR replica is alive (None: every partition without a leader).
 
         Returns each partition's outcome: None, or the error (e.g. ELECTION_NOT_NEEDED).
         """
         self._check_open()
+        kinds = {"preferred": 0, "unclean": 1}
+        if str(election_type).lower() not in kinds:
+            raise errors.ClientError(f"election_type must be preferred or unclean, got {election_type!r}")
         tps = None if partitions is None else [as_tp(tp) for tp in partitions]
         body = {"partitions": None if tps is None else [{"topic": tp.topic, "partition": tp.partition} for tp in tps],
-                "timeout_ms": int(timeout_ms)}
+                "election_type": kinds[str(election_type).lower()], "timeout_ms": int(timeout_ms)}
         answer = await self._meta.call_any("elect_leaders", body, (timeout_ms + self.request_timeout_ms) / 1000)
         return _partition_results(answer)
 
@@ -375,7 +381,7 @@ class AIOAdmin(GroupAdminMixin, TransactionAdminMixin):
                     replica_checksums=dict(sums.get((name, pid), {})),
                     producers=list(leader_state.get("producers") or ()) if leader_state else [],
                 ))
-            out.append(TopicDescription(name, parts, errors.error_name(info.error_code)))
+            out.append(TopicDescription(name, parts, errors.error_name(info.error_code), info.topic_id))
         return out
 
     def _check_open(self) -> None:

@@ -13,6 +13,7 @@ from typing import Any, Callable, Sequence
 
 from .. import errors
 from .connection import TRANSPORT_ERRORS, Connection, parse_bootstrap
+from ..protocol.topic_ids import ZERO_TOPIC_ID
 from .types import BrokerInfo, ClusterDescription
 
 # Errors after which a client asks for fresh metadata before retrying.
@@ -63,6 +64,7 @@ class PartitionInfo:
 class TopicInfo:
     name: str
     error_code: int
+    topic_id: str = ZERO_TOPIC_ID  # KIP-516
     partitions: dict[int, PartitionInfo] = field(default_factory=dict)
     partition_ids: list[int] = field(default_factory=list)
     available: list[int] = field(default_factory=list)
@@ -189,7 +191,7 @@ class Metadata:
         self.cluster_id = answer.get("cluster_id", "") or ""
         topics: dict[str, TopicInfo] = {}
         for t in answer.get("topics") or ():
-            info = TopicInfo(t["name"], t.get("error_code", 0))
+            info = TopicInfo(t["name"], t.get("error_code", 0), t.get("topic_id") or ZERO_TOPIC_ID)
             for p in t.get("partitions") or ():
                 pi = PartitionInfo(
                     topic=t["name"],

@@ -32,6 +32,7 @@ from .. import errors
 from ..protocol.records.compression import COMPRESSION_TYPES
 from .accumulator import RECORD_OVERHEAD, ProducerBatch, RecordAccumulator, _settle, record_size
 from .connection import ClientSecurity, Connection
+from .futures import DeliveryFuture
 from .transactions import TransactionManager, TxnState
 from .metadata import Metadata, needs_refresh, now_ms
 from .partitioner import StickyPartitioner, partition_for_key
@@ -268,11 +269,21 @@ class AIOProducer:
         partition: int | None = None,
         headers: Any = None,
         timestamp_ms: int | None = None,
+        on_delivery: Callable[[Any, BaseException | None], Any] | None = None,
     ) -> asyncio.Future:
-        """Queue one record; returns a future of its :class:`RecordMetadata`."""
+        """Queue one record; returns a future of its :class:`RecordMetadata`.
+
+        ``on_delivery(metadata, None)`` (or ``on_delivery(None, error)`` on failure) is
+        called on the loop once the record is acknowledged, from the settling of its
+        batch (in offset order within a partition), before the future's own
+        ``add_done_callback`` callbacks run; it costs far less than ``add_done_callback``
+        per record (:class:`~minikafka.client.futures.DeliveryFuture`).  An exception it
+        raises is logged and the producer goes on.
+        """
         if self._txn is not None:
             self._txn.check_send()
-        fut = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()
+        fut = loop.create_future() if on_delivery is None else DeliveryFuture(loop, on_delivery)
         self.append(
             check_topic(topic),
             to_bytes(value, "value"),

@@ -166,6 +166,20 @@ class Producer:
     ``init_transactions()`` once, then ``begin_transaction()``, ``send``,
     ``send_offsets_to_transaction`` and ``commit_transaction()`` or
     ``abort_transaction()`` (docs/transactions.md).
+
+    Delivery callbacks: ``send(..., on_delivery=cb)`` (librdkafka's ``on_delivery``,
+    kafka-python's ``add_callback``/``add_errback`` in one) calls ``cb(metadata, None)``
+    once the record is acknowledged, where ``metadata`` answers :class:`RecordMetadata`'s
+    fields (``topic``, ``partition``, ``offset``, ``timestamp``: it is the record's
+    future), or ``cb(None, error)`` once it failed.  ``cb`` runs on the producer's loop
+    thread, right after the record's batch is settled, in offset order within a
+    partition, before the record's ``add_done_callback`` callbacks; it should be quick
+    and must not call this producer's blocking methods (``flush``, ``close``): that
+    thread does the sending.  An exception a callback raises is logged (logger
+    ``minikafka.client.futures``) and changes nothing else: the other callbacks run and
+    the producer goes on.  A callback per record costs a few percent of ``send``'s
+    throughput with one function for all records (docs/performance.md, "A delivery
+    callback per record"); a new closure per record costs more.
     """
 
     def __init__(self, bootstrap_servers: Any, **config: Any) -> None:
@@ -201,12 +215,15 @@ class Producer:
         partition: int | None = None,
         headers: Any = None,
         timestamp_ms: int | None = None,
+        on_delivery: Callable[[Any, BaseException | None], Any] | None = None,
     ) -> RecordFuture:
         """Queue one record; returns a future of its :class:`RecordMetadata`.
 
         The future is a :class:`~minikafka.client.futures.RecordFuture`: ``result(timeout)``
         (or kafka-python's ``get``), ``exception``, ``done`` and ``add_done_callback`` as
-        on a ``concurrent.futures.Future``.
+        on a ``concurrent.futures.Future``.  ``on_delivery(metadata, error)`` is called
+        once the record is acknowledged or failed (see the class docstring for the thread
+        it runs in and what an exception it raises does).
         """
         if self._closed:
             raise errors.ClientError("the producer is closed")
@@ -223,7 +240,7 @@ class Producer:
         headers = normalize_headers(headers) if headers else NO_HEADERS
         ts = time.time_ns() // 1_000_000 if timestamp_ms is None else int(timestamp_ms)
         now = now_ms()
-        fut = RecordFuture(self._completion, ts, topic, value, key, partition, headers, now)
+        fut = RecordFuture(self._completion, ts, topic, value, key, partition, headers, now, on_delivery)
         self._queue.append(fut)
         self._queued_bytes += RECORD_OVERHEAD + (len(value) if value else 0) + (len(key) if key else 0)
         if not self._scheduled:  # (the first check of _schedule, without its call)
@@ -238,12 +255,13 @@ class Producer:
         partition: int | None = None,
         headers: Any = None,
         timestamp_ms: int | None = None,
+        on_delivery: Callable[[Any, BaseException | None], Any] | None = None,
     ) -> list[RecordFuture]:
         """Queue many records of one topic at once; returns their futures in order.
 
         ``keys``, when given, pairs with ``values`` one to one.  The same ``partition``,
-        ``headers`` and ``timestamp_ms`` apply to every record.  Equivalent to calling
-        :meth:`send` for each, with less work per record.
+        ``headers``, ``timestamp_ms`` and ``on_delivery`` apply to every record.
+        Equivalent to calling :meth:`send` for each, with less work per record.
         """
         if self._closed:
             raise errors.ClientError("the producer is closed")
@@ -266,7 +284,7 @@ class Producer:
         for value, key in zip(values, keys):
             value, key = to_bytes(value, "value"), to_bytes(key, "key")
             size += RECORD_OVERHEAD + (len(value) if value else 0) + (len(key) if key else 0)
-            futures.append(RecordFuture(completion, ts, topic, value, key, partition, hdrs, now))
+            futures.append(RecordFuture(completion, ts, topic, value, key, partition, hdrs, now, on_delivery))
         self._queue.extend(futures)
         self._queued_bytes += size
         self._schedule(now)
@@ -596,9 +614,10 @@ class Admin(_BlockingClient):
     def delete_topic(self, name: str, timeout_ms: int = 30000) -> None:
         self._lt.run(self._core.delete_topic(name, timeout_ms))
 
-    def elect_leaders(self, partitions: Iterable[Any] | None = None,
-                      timeout_ms: int = 30000) -> dict[TopicPartition, errors.KafkaError | None]:
-        return self._lt.run(self._core.elect_leaders(None if partitions is None else list(partitions), timeout_ms))
+    def elect_leaders(self, partitions: Iterable[Any] | None = None, timeout_ms: int = 30000,
+                      election_type: str = "preferred") -> dict[TopicPartition, errors.KafkaError | None]:
+        return self._lt.run(self._core.elect_leaders(None if partitions is None else list(partitions), timeout_ms,
+                                                     election_type))
 
     def delete_records(self, offsets: dict[Any, int], timeout_ms: int = 30000) -> dict[TopicPartition, int | errors.KafkaError]:
         """See :meth:`minikafka.client.admin.AIOAdmin.delete_records`."""

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..protocol.topic_ids import ZERO_TOPIC_ID
+
 
 @dataclass(frozen=True, order=True)
 class TopicPartition:
@@ -190,6 +192,7 @@ class TopicDescription:
     name: str
     partitions: list[PartitionDescription]
     error: str = "NONE"
+    topic_id: str = ZERO_TOPIC_ID  # the topic's id (KIP-516), as Kafka's tools print it
 
     @property
     def replication_factor(self) -> int:
@@ -198,6 +201,7 @@ class TopicDescription:
     def to_dict(self) -> dict:
         return {
             "name": self.name,
+            "topic_id": self.topic_id,
             "error": self.error,
             "partition_count": len(self.partitions),
             "replication_factor": self.replication_factor,

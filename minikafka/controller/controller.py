@@ -65,6 +65,7 @@ class ControllerHost:
     call: Callable[[str, int, str, dict, float], Awaitable[dict]]  # (host, port, api, body, timeout_s)
     stopping: Callable[[], bool]
     now_ms: Callable[[], int] = lambda: int(time.time() * 1000)  # the broker's wall clock, ms
+    new_topic_id: Callable[[], str] | None = None  # a fresh random topic id (KIP-516) for topics stored without one
 
 
 class KafkaController:
@@ -72,7 +73,7 @@ class KafkaController:
 
     def __init__(self, host: ControllerHost) -> None:
         self.host = host
-        self.store = ControllerStore(host.zk, host.now_ms)
+        self.store = ControllerStore(host.zk, host.now_ms, host.new_topic_id)
         self.queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
         self.core: core.ControllerCore | None = None
         self.epoch = -1

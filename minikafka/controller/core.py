@@ -32,7 +32,8 @@ Failover                   [onControllerFailover] new partitions get leader and 
 BrokersChanged             [BrokerChange] dead or re-registered brokers: new leaders where
                            they led, out of ISRs elsewhere; new ones: LeaderAndIsr for their
                            replicas, elections of offline partitions they can lead
-TopicsAdded                [TopicChange] leader = first live replica, ISR = live replicas, epoch 0
+TopicsAdded                [TopicChange] leader = first live replica, ISR = live replicas, epoch 0;
+                           a topic without a topic id (an older writer's znode) gets one
 PartitionsChanged          [PartitionModifications] added partitions initialised like a new topic's
 IsrChanged                 [IsrChangeNotification] the leaders' own ISR writes: UpdateMetadata,
                            and reassignments that waited for a replica move on
@@ -56,6 +57,7 @@ from typing import AbstractSet, Any
 
 from ..config import BrokerConfig, topic_setting
 from ..metric_names import LEADER_ELECTIONS, PREFERRED_LEADER_ELECTIONS, UNCLEAN_LEADER_ELECTIONS, Metric
+from ..protocol.topic_ids import ZERO_TOPIC_ID
 from ..replication import rules
 from ..zk import layout
 
@@ -100,6 +102,11 @@ class Context:
     configs: dict[str, dict[str, str]] = field(default_factory=dict)
     reassigning: dict[TP, list[int]] = field(default_factory=dict)
     shutting_down: set[int] = field(default_factory=set)
+    topic_ids: dict[str, str] = field(default_factory=dict)  # KIP-516, as in /brokers/topics/T
+    # a moving partition's target replicas that were not among its replicas when the
+    # reassignment began (the znode's adding_replicas; removing_replicas are the replicas
+    # not in the target)
+    adding: dict[TP, list[int]] = field(default_factory=dict)
 
     def partitions(self) -> list[tuple[TP, PartitionInfo]]:
         """Every partition, sorted by topic and partition."""
@@ -115,7 +122,8 @@ class Context:
         return Context(self.controller_id, self.epoch, dict(self.live),
                        {t: {p: i.copy() for p, i in parts.items()} for t, parts in self.topics.items()},
                        {t: dict(c) for t, c in self.configs.items()},
-                       {tp: list(r) for tp, r in self.reassigning.items()}, set(self.shutting_down))
+                       {tp: list(r) for tp, r in self.reassigning.items()}, set(self.shutting_down),
+                       dict(self.topic_ids), {tp: list(r) for tp, r in self.adding.items()})
 
 
 @dataclass(frozen=True)
@@ -129,11 +137,18 @@ class StateRead:
 
 @dataclass(frozen=True)
 class TopicRead:
-    """A topic as read from ZooKeeper: assignment, config overrides, partition states."""
+    """A topic as read from ZooKeeper: assignment, config overrides, partition states, its
+    topic id and the replicas its moving partitions add.  ``topic_id`` is None in a znode
+    written without one (an older cluster's, version 1); ``new_topic_id`` is then a fresh
+    random id the shell drew, which the controller writes (Kafka's controller assigns ids
+    to such topics at start-up and on topic changes)."""
 
     assignment: dict[int, list[int]]
     config: dict[str, str]
     states: dict[int, StateRead]
+    topic_id: str | None = None
+    new_topic_id: str | None = None
+    adding: dict[int, list[int]] = field(default_factory=dict)
 
 
 # -- events -------------------------------------------------------------------------------------
@@ -243,8 +258,14 @@ class StateWrite:
 
 @dataclass(frozen=True)
 class AssignmentWrite:
+    """Rewrite /brokers/topics/T: the replicas, the topic id, and the replicas moving
+    partitions add and remove."""
+
     topic: str
     assignment: dict[int, list[int]]
+    topic_id: str = ZERO_TOPIC_ID
+    adding: dict[int, list[int]] = field(default_factory=dict)
+    removing: dict[int, list[int]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -352,16 +373,27 @@ class ControllerCore:
             p.writes[p.writes.index(old)] = StateWrite(tp, new, old.expected_version)
         info.state = new
 
-    def _load_topic(self, d: Context, topic: str, read: TopicRead) -> None:
+    def _load_topic(self, p: Plan, topic: str, read: TopicRead) -> None:
+        """Take a topic as read into the draft; one stored without a topic id gets the
+        fresh id the read carries, written back to its znode in this plan."""
+        d = p.draft
         parts = {}
-        for p, replicas in read.assignment.items():
+        for q, replicas in read.assignment.items():
             info = PartitionInfo(list(replicas))
-            st = read.states.get(p)
+            st = read.states.get(q)
             if st is not None:
                 info.state, info.zk_version, info.mzxid = st.state, st.version, st.mzxid
-            parts[p] = info
+            parts[q] = info
         d.topics[topic] = parts
         d.configs[topic] = dict(read.config)
+        d.topic_ids[topic] = read.topic_id or read.new_topic_id or ZERO_TOPIC_ID
+        for q, adding in read.adding.items():
+            if q in parts:
+                d.adding[(topic, q)] = list(adding)
+        if read.topic_id is None and read.new_topic_id is not None:
+            self._write_assignment(p, topic, {})
+            p.note("topic_id_assigned", f"controller: topic {topic} had no topic id; assigned {read.new_topic_id}",
+                   topic=topic, topic_id=read.new_topic_id)
 
     def _initialize(self, p: Plan, tps: list[TP]) -> None:
         """New partitions: leader = first live replica in AR order, ISR = live replicas,
@@ -468,7 +500,8 @@ class ControllerCore:
         assert st is not None
         return {"topic": tp[0], "partition": tp[1], "controller_epoch": st.controller_epoch, "leader": st.leader,
                 "leader_epoch": st.leader_epoch, "isr": list(st.isr), "zk_version": info.zk_version,
-                "replicas": list(info.replicas), "is_new": is_new}
+                "replicas": list(info.replicas), "is_new": is_new,
+                "topic_id": d.topic_ids.get(tp[0], ZERO_TOPIC_ID)}
 
     @staticmethod
     def brokers_msg(d: Context) -> list[dict]:
@@ -522,9 +555,9 @@ class ControllerCore:
         memory replicas out of ISRs, dead replicas offline, then metadata and states to all."""
         d = p.draft
         d.live = dict(ev.live)
-        d.topics, d.configs = {}, {}
+        d.topics, d.configs, d.topic_ids, d.adding = {}, {}, {}, {}
         for topic, read in sorted(ev.topics.items()):
-            self._load_topic(d, topic, read)
+            self._load_topic(p, topic, read)
         for b, live in sorted(d.live.items()):
             p.channels_added[b] = (live.host, live.port)
         p.note("controller_loaded", f"controller {d.controller_id} (epoch {d.epoch}) loaded {len(d.topics)} topics, "
@@ -625,7 +658,7 @@ class ControllerCore:
         for topic, read in sorted(ev.topics.items()):
             if topic in d.topics:
                 continue
-            self._load_topic(d, topic, read)
+            self._load_topic(p, topic, read)
             new += [(topic, q) for q, info in sorted(d.topics[topic].items()) if info.state is None]
         if not new:
             return
@@ -686,8 +719,10 @@ class ControllerCore:
                          Delete(f"{layout.DELETE_TOPICS}/{topic}")]
             del d.topics[topic]
             d.configs.pop(topic, None)
+            d.topic_ids.pop(topic, None)
             for tp in [tp for tp in d.reassigning if tp[0] == topic]:
                 del d.reassigning[tp]
+                d.adding.pop(tp, None)
             deleted.append(topic)
             p.note("topic_deleted", f"controller: topic {topic} deleted")
         if deleted:
@@ -706,11 +741,22 @@ class ControllerCore:
         p.after.append(SyncReassignZnode(dict(d.reassigning)))
 
     def _write_assignment(self, p: Plan, topic: str, changes: dict[int, list[int]]) -> None:
-        parts = p.draft.topics[topic]
+        """Rewrite the topic's znode with ``changes`` made (one write per topic and plan),
+        keeping its topic id; a moving partition lists the replicas it adds (recorded when
+        it began) and removes (its replicas outside the target), as Kafka's TopicZNode."""
+        d = p.draft
+        parts = d.topics[topic]
         for q, replicas in changes.items():
             parts[q].replicas = list(replicas)
+        adding, removing = {}, {}
+        for q, info in sorted(parts.items()):
+            target = d.reassigning.get((topic, q))
+            if target is not None and info.replicas != list(target):
+                adding[q] = list(d.adding.get((topic, q), []))
+                removing[q] = [r for r in info.replicas if r not in target]
         p.writes = [w for w in p.writes if not (isinstance(w, AssignmentWrite) and w.topic == topic)]
-        p.writes.append(AssignmentWrite(topic, {q: list(info.replicas) for q, info in sorted(parts.items())}))
+        p.writes.append(AssignmentWrite(topic, {q: list(info.replicas) for q, info in sorted(parts.items())},
+                                        d.topic_ids.get(topic, ZERO_TOPIC_ID), adding, removing))
 
     def _reassign_step(self, p: Plan, tp: TP) -> None:
         """Kafka's reassignment: AR = target + old; once every target replica is in the ISR,
@@ -725,11 +771,13 @@ class ControllerCore:
             return
         if info.replicas == list(target):
             del d.reassigning[tp]
+            d.adding.pop(tp, None)
             return
         union = list(target) + [r for r in info.replicas if r not in target]
         complete = all(r in st.isr for r in target)
         if not complete and info.replicas != union:
             p.note("reassign_start", f"{tp[0]}-{tp[1]}: reassigning {info.replicas} -> {target}")
+            d.adding[tp] = [r for r in target if r not in info.replicas]
             self._write_assignment(p, tp[0], {tp[1]: union})
             self._write(p, tp, layout.LeaderIsr(st.leader, st.leader_epoch + 1, st.isr, d.epoch))
             self._leader_and_isr(p, [tp])
@@ -742,12 +790,13 @@ class ControllerCore:
         isr = tuple(r for r in st.isr if r in target)
         removed = [r for r in info.replicas if r not in target]
         self._write(p, tp, layout.LeaderIsr(leader, st.leader_epoch + 1, isr, d.epoch))
+        del d.reassigning[tp]
+        d.adding.pop(tp, None)
         self._write_assignment(p, tp[0], {tp[1]: list(target)})
         self._leader_and_isr(p, [tp])
         for r in removed:
             self._stop_replica(p, r, [tp], delete=True)
         self._metadata(p, [tp])
-        del d.reassigning[tp]
         p.note("reassign_done", f"{tp[0]}-{tp[1]}: replicas now {list(target)}, leader {leader}")
 
     def _on_PreferredElection(self, p: Plan, ev: PreferredElection) -> None:

@@ -74,9 +74,12 @@ def _raise_if_fenced(results: list[Any], epoch_zk_version: int) -> None:
 class ControllerStore:
     """Reads and fenced writes of the controller's znodes."""
 
-    def __init__(self, zk: ZkSession, now_ms: Callable[[], int] | None = None) -> None:
+    def __init__(self, zk: ZkSession, now_ms: Callable[[], int] | None = None,
+                 new_topic_id: Callable[[], str] | None = None) -> None:
         self.zk = zk
         self.now_ms = now_ms  # the broker's clock for /controller's timestamp (None: the machine's)
+        # a fresh random topic id (KIP-516) for a topic read without one (None: none given)
+        self.new_topic_id = new_topic_id
 
     # -- reads -------------------------------------------------------------------------------
     async def read_brokers(self, ids: list[str]) -> dict[int, layout.BrokerInfo]:
@@ -94,20 +97,29 @@ class ControllerStore:
         return StateRead(layout.LeaderIsr.decode(got[0]), got[1].version, got[1].mzxid)
 
     async def read_assignment(self, topic: str) -> dict[int, list[int]] | None:
+        znode = await self.read_topic_znode(topic)
+        return None if znode is None else znode.partitions
+
+    async def read_topic_znode(self, topic: str) -> layout.TopicZnode | None:
         got = await self.zk.get(layout.topic_path(topic))
-        return None if got is None else layout.decode_assignment(got[0])
+        return None if got is None else layout.TopicZnode.decode(got[0])
 
     async def read_topic(self, topic: str) -> TopicRead | None:
-        assignment = await self.read_assignment(topic)
-        if assignment is None:
+        """The topic as the controller loads it; one without a topic id comes with a fresh
+        one (``new_topic_id``) that the controller writes."""
+        znode = await self.read_topic_znode(topic)
+        if znode is None:
             return None
+        assignment = znode.partitions
         cfg = await self.zk.get(layout.topic_config_path(topic))
         states = {}
         for p in assignment:
             st = await self.read_state((topic, p))
             if st is not None:
                 states[p] = st
-        return TopicRead(assignment, layout.decode_topic_config(cfg[0]) if cfg else {}, states)
+        fresh = self.new_topic_id() if znode.topic_id is None and self.new_topic_id is not None else None
+        return TopicRead(assignment, layout.decode_topic_config(cfg[0]) if cfg else {}, states, znode.topic_id, fresh,
+                         dict(znode.adding))
 
     async def read_failover(self, previous_controller: int | None = None) -> Failover:
         """The cluster as a new controller loads it; ``previous_controller`` is passed on."""
@@ -190,7 +202,8 @@ class ControllerStore:
                 else:
                     ops.append(("set", (layout.partition_state_path(*w.tp), w.state.encode(), w.expected_version)))
             elif isinstance(w, AssignmentWrite):
-                ops.append(("set", (layout.topic_path(w.topic), layout.encode_assignment(w.assignment), -1)))
+                ops.append(("set", (layout.topic_path(w.topic),
+                                    layout.encode_assignment(w.assignment, w.topic_id, w.adding, w.removing), -1)))
             elif isinstance(w, Delete):
                 ops += [("delete", (path,)) for path in await self._subtree(w.path)]
         zxid = -1

@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..errors import InvalidTopicExceptionError
+from ..protocol import topic_ids
 
 BROKER_IDS = "/brokers/ids"
 BROKER_TOPICS = "/brokers/topics"
@@ -221,13 +222,58 @@ def decode_controller(data: bytes) -> int:
     return int(json.loads(data)["brokerid"])
 
 
-def encode_assignment(assignment: dict[int, list[int]]) -> bytes:
-    """/brokers/topics/T: {"version":1,"partitions":{"0":[1,2,3],...}}."""
-    return _dumps({"version": 1, "partitions": {str(p): list(r) for p, r in sorted(assignment.items())}})
+TOPIC_ZNODE_VERSION = 3  # /brokers/topics/T as Kafka 2.8+ writes it (KIP-516's topic_id)
+
+
+@dataclass(frozen=True)
+class TopicZnode:
+    """/brokers/topics/T, Kafka's TopicZNode: the replicas of each partition, the topic's
+    id (KIP-516; None in a znode an older writer left, version 1 or 2) and, per partition
+    being reassigned, the replicas it is adding and removing (empty otherwise)::
+
+        {"partitions":{"0":[1,2,3]},"topic_id":"<22 characters>",
+         "adding_replicas":{},"removing_replicas":{},"version":3}
+    """
+
+    partitions: dict[int, list[int]]
+    topic_id: str | None = None
+    adding: dict[int, list[int]] = field(default_factory=dict)
+    removing: dict[int, list[int]] = field(default_factory=dict)
+
+    def encode(self) -> bytes:
+        def per_partition(m: dict[int, list[int]]) -> dict[str, list[int]]:
+            return {str(p): list(r) for p, r in sorted(m.items()) if r}  # Kafka lists only moving partitions
+        body: dict = {"partitions": {str(p): list(r) for p, r in sorted(self.partitions.items())}}
+        if self.topic_id is not None:
+            body["topic_id"] = self.topic_id
+        body.update({"adding_replicas": per_partition(self.adding), "removing_replicas": per_partition(self.removing),
+                     "version": TOPIC_ZNODE_VERSION})
+        return _dumps(body)
+
+    @classmethod
+    def decode(cls, data: bytes) -> "TopicZnode":
+        """Any version: 1 (partitions only), 2 (adding/removing), 3 (topic_id).  A
+        malformed topic id raises ValueError, as any malformed field does."""
+        d = json.loads(data)
+
+        def per_partition(key: str) -> dict[int, list[int]]:
+            return {int(p): [int(b) for b in r] for p, r in (d.get(key) or {}).items()}
+        topic_id = d.get("topic_id")
+        if topic_id is not None and not topic_ids.is_topic_id(topic_id):
+            raise ValueError(f"malformed topic_id {topic_id!r}")
+        return cls(per_partition("partitions"), topic_id, per_partition("adding_replicas"),
+                   per_partition("removing_replicas"))
+
+
+def encode_assignment(assignment: dict[int, list[int]], topic_id: str,
+                      adding: dict[int, list[int]] | None = None, removing: dict[int, list[int]] | None = None) -> bytes:
+    """/brokers/topics/T (version 3, see :class:`TopicZnode`)."""
+    return TopicZnode(assignment, topic_id, adding or {}, removing or {}).encode()
 
 
 def decode_assignment(data: bytes) -> dict[int, list[int]]:
-    return {int(p): [int(b) for b in r] for p, r in json.loads(data)["partitions"].items()}
+    """The partitions of /brokers/topics/T (any version)."""
+    return TopicZnode.decode(data).partitions
 
 
 def encode_topic_config(config: dict[str, str]) -> bytes:

@@ -67,7 +67,7 @@ def test_the_tutorial_shows_its_waits_and_describes_header():
     # every describe output starts with kafka-topics' topic line
     for command, expected in steps:
         if "topics describe" in command and expected:
-            assert re.fullmatch(r"Topic: \S+ PartitionCount: \d+ ReplicationFactor: \d+", expected[0]), \
+            assert re.fullmatch(r"Topic: \S+ TopicId: \.\.\. PartitionCount: \d+ ReplicationFactor: \d+", expected[0]), \
                 (command, expected)
 
 

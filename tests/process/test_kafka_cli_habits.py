@@ -6,6 +6,7 @@ others (``--exclude-internal`` leaves them out)."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -42,7 +43,8 @@ def test_kafka_topics_spellings_and_broker_defaults(defaults_cluster):
     assert created.returncode == 0, created.stderr
     assert created.stdout.strip() == "Created topic habits-defaults."
     described = run_cli("topics", "describe", "--topic", "habits-defaults", *boot)
-    assert described.stdout.splitlines()[0] == "Topic: habits-defaults\tPartitionCount: 4\tReplicationFactor: 2"
+    assert re.fullmatch(r"Topic: habits-defaults\tTopicId: [A-Za-z0-9_-]{22}\tPartitionCount: 4\tReplicationFactor: 2",
+                        described.stdout.splitlines()[0])
     # one of the two given: the other is the broker's
     assert run_cli("topics", "create", "--topic", "habits-count", "--partitions", "2", *boot).returncode == 0
     assert run_cli("topics", "create", "habits-factor", "--replication-factor", "3", *boot).returncode == 0

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -945,7 +946,7 @@ def test_cli_topics_produce_consume(broker):
     r = cli("topics", "describe", "t", *bs)
     assert r.returncode == 0, r.stderr
     out = r.stdout.splitlines()
-    assert out[0] == "Topic: t\tPartitionCount: 2\tReplicationFactor: 1"
+    assert re.fullmatch(r"Topic: t\tTopicId: [A-Za-z0-9_-]{22}\tPartitionCount: 2\tReplicationFactor: 1", out[0])
     assert out[2].startswith("Topic: t\tPartition: 1\tLeader: 1\tReplicas: 1\tIsr: 1\tLeaderEpoch: 0\tHighWatermark: ")
     assert out[2].endswith("\tLEO: 1=" + out[2].split("HighWatermark: ")[1].split("\t")[0])
     r = cli("topics", "describe", "--json", *bs)

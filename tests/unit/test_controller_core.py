@@ -19,10 +19,14 @@ def broker(b: int, epoch: int = 100, storage: str = "disk", log_since: int = -1)
     return BrokerInfo(b, "127.0.0.1", 9000 + b, epoch=epoch, storage=storage, log_since=log_since)
 
 
+TID = "zWE-MNjxSt-Rt1hKImWx9Q"  # the topic id of the topics below
+
+
 def topic(assignment: dict[int, list[int]], states: dict[int, tuple] | None = None, config=None, version=3,
-          mzxid=500) -> TopicRead:
+          mzxid=500, topic_id: str | None = TID, new_topic_id: str | None = None) -> TopicRead:
     return TopicRead(assignment, dict(config or {}),
-                     {p: StateRead(LeaderIsr(s[0], s[1], tuple(s[2]), 1), version, mzxid) for p, s in (states or {}).items()})
+                     {p: StateRead(LeaderIsr(s[0], s[1], tuple(s[2]), 1), version, mzxid) for p, s in (states or {}).items()},
+                     topic_id, new_topic_id)
 
 
 def controller(live=(1, 2, 3), topics=None, **config) -> ControllerCore:
@@ -228,7 +232,8 @@ def test_reassignment_phases():
     c = controller(live=(1, 2, 3, 4), topics={"t": topic({0: [1, 2]}, {0: (1, 0, [1, 2])})})
     plan = run(c, Reassign({("t", 0): [3, 4]}))
     # phase A: AR = target + old, epoch + 1, the new replicas learn their state
-    assert AssignmentWrite("t", {0: [3, 4, 1, 2]}) in plan.writes
+    # the znode keeps the topic id and lists what partition 0 adds and removes (Kafka's TopicZNode)
+    assert AssignmentWrite("t", {0: [3, 4, 1, 2]}, TID, {0: [3, 4]}, {0: [1, 2]}) in plan.writes
     assert state(c) == LeaderIsr(1, 1, (1, 2), EPOCH)
     assert set(sends(plan, "leader_and_isr")) == {1, 2, 3, 4}
     assert plan.after == [SyncReassignZnode({("t", 0): [3, 4]})]
@@ -237,7 +242,8 @@ def test_reassignment_phases():
     assert plan.writes == []
     # 4 joins: phase B
     plan = run(c, IsrChanged({("t", 0): StateRead(LeaderIsr(1, 1, (1, 2, 3, 4), EPOCH), 6, 901)}))
-    assert plan.writes == [StateWrite(("t", 0), LeaderIsr(3, 2, (3, 4), EPOCH), 6), AssignmentWrite("t", {0: [3, 4]})]
+    assert plan.writes == [StateWrite(("t", 0), LeaderIsr(3, 2, (3, 4), EPOCH), 6), AssignmentWrite("t", {0: [3, 4]}, TID)]
+    assert c.ctx.adding == {}
     assert {b for b, bodies in sends(plan, "stop_replica").items() if bodies[0]["delete_partitions"]} == {1, 2}
     assert plan.after == [SyncReassignZnode({})]
     assert c.ctx.reassigning == {}
@@ -246,7 +252,7 @@ def test_reassignment_phases():
 def test_reassignment_to_replicas_already_in_sync_finishes_at_once():
     c = controller(topics=T3)
     plan = run(c, Reassign({("t", 0): [2, 3]}))
-    assert plan.writes == [StateWrite(("t", 0), LeaderIsr(2, 5, (2, 3), EPOCH), 3), AssignmentWrite("t", {0: [2, 3]})]
+    assert plan.writes == [StateWrite(("t", 0), LeaderIsr(2, 5, (2, 3), EPOCH), 3), AssignmentWrite("t", {0: [2, 3]}, TID)]
     assert plan.after == [SyncReassignZnode({})]
 
 
@@ -339,3 +345,37 @@ def test_a_lost_controller_epoch_is_recovered_above_every_recorded_one():
     assert core.recovered_controller_epoch([3, 9, 4]) == 9
     assert core.recovered_controller_epoch([1]) + 1 > 1
     assert core.recovered_controller_epoch([]) == 0  # a new cluster starts at epoch 1
+
+
+# -- topic ids (KIP-516) -------------------------------------------------------------------------------------
+def test_states_carry_the_topic_id_to_brokers():
+    c = ControllerCore(1, EPOCH, BrokerConfig(broker_id=1, zookeeper_connect="unused"))
+    plan = c.plan(Failover({b: broker(b) for b in (1, 2, 3)}, {"t": topic({0: [1, 2, 3]}, {0: (1, 0, [1, 2, 3])})}))
+    assert plan.writes == []  # the znode has its id: nothing to write
+    for api in ("leader_and_isr", "update_metadata"):
+        assert {s["topic_id"] for body in sends(plan, api).values() for s in body[0]["partition_states"]} == {TID}
+
+
+def test_a_topic_stored_without_an_id_gets_the_fresh_one_at_failover():
+    fresh = "Ad4pqWzfR9-dbfaAmlaZqg"
+    c = ControllerCore(1, EPOCH, BrokerConfig(broker_id=1, zookeeper_connect="unused"))
+    plan = c.plan(Failover({b: broker(b) for b in (1, 2, 3)},
+                           {"old": topic({0: [1, 2, 3]}, {0: (1, 0, [1, 2, 3])}, topic_id=None, new_topic_id=fresh)}))
+    assert plan.writes == [AssignmentWrite("old", {0: [1, 2, 3]}, fresh)]
+    assert [n.kind for n in plan.notes if n.kind == "topic_id_assigned"] == ["topic_id_assigned"]
+    c.commit(plan, 600)
+    assert c.ctx.topic_ids == {"old": fresh}
+
+
+def test_a_new_topic_written_without_an_id_gets_one_with_its_leaders():
+    fresh = "Ad4pqWzfR9-dbfaAmlaZqg"
+    c = controller()
+    plan = run(c, TopicsAdded({"n": topic({0: [2, 3]}, topic_id=None, new_topic_id=fresh)}))
+    assert AssignmentWrite("n", {0: [2, 3]}, fresh) in plan.writes
+    assert {s["topic_id"] for s in sends(plan, "leader_and_isr")[2][0]["partition_states"]} == {fresh}
+
+
+def test_a_deleted_topic_forgets_its_id():
+    c = controller(topics=T3)
+    run(c, DeleteTopics(("t",)))
+    assert "t" not in c.ctx.topic_ids

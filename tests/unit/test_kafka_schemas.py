@@ -117,7 +117,7 @@ def test_unsupported_api_versions_answer_is_v0_with_ranges():
     corr, body = frames.decode_response(apis.API_VERSIONS, 0, frame[4:])
     assert corr == 7 and body["error_code"] == 35
     keys = {k["api_key"]: (k["min_version"], k["max_version"]) for k in body["api_keys"]}
-    assert keys[0] == (3, 9) and keys[1] == (4, 12) and keys[18] == (0, 3)
+    assert keys[0] == (3, 9) and keys[1] == (4, 13) and keys[3] == (0, 12) and keys[18] == (0, 3)
 
 
 def test_unknown_api_and_version_are_refused():

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Awaitable, Callable
 
-from ...errors import InvalidRequestError
+from ...errors import InvalidRequestError, KafkaError, UnknownTopicIdError
+from ...protocol.topic_ids import ZERO_TOPIC_ID, is_topic_id
 from ...protocol.rpc.types import (
     AlterConfigsRequest,
     AlterConfigsResponse,
@@ -58,12 +59,31 @@ class AdminApis:
 
     async def create_topics(self, req: CreateTopicsRequest, ctx: RequestContext) -> CreateTopicsResponse:
         topics = [NewTopic(t.name, t.num_partitions, t.replication_factor, t.config, t.assignment) for t in req.topics]
-        errors = await self.topic_admin.create_topics(topics, req.validate_only, req.timeout_ms)
-        return CreateTopicsResponse(topics=[CreatableTopicResult(name=t.name, error=e) for t, e in zip(topics, errors)])
+        ids: list[str] = []
+        errors = await self.topic_admin.create_topics(topics, req.validate_only, req.timeout_ms, ids=ids)
+        return CreateTopicsResponse(topics=[CreatableTopicResult(name=t.name, topic_id=i, error=e)
+                                            for t, e, i in zip(topics, errors, ids)])
 
     async def delete_topics(self, req: DeleteTopicsRequest, ctx: RequestContext) -> DeleteTopicsResponse:
-        errors = await self.topic_admin.delete_topics(req.topics, req.timeout_ms)
-        return DeleteTopicsResponse(topics=[DeletableTopicResult(name=n, error=e) for n, e in zip(req.topics, errors)])
+        """Topics by name, then topics by id (KIP-516, DeleteTopics v6): an id is resolved
+        through this broker's metadata (an id no topic has is UNKNOWN_TOPIC_ID, a
+        malformed one INVALID_REQUEST) and answered with the topic's name."""
+        by_id: list[tuple[str, str | None, KafkaError | None]] = []
+        for topic_id in req.topic_ids:
+            if not is_topic_id(topic_id) or topic_id == ZERO_TOPIC_ID:
+                by_id.append((topic_id, None, InvalidRequestError(f"{topic_id!r} is not a topic id")))
+                continue
+            name = self.topic_admin.metadata.topic_name(topic_id)
+            by_id.append((topic_id, name, None if name is not None else UnknownTopicIdError(
+                f"no topic has the id {topic_id}")))
+        names = list(req.topics) + [n for _, n, e in by_id if e is None and n is not None]
+        errors = await self.topic_admin.delete_topics(names, req.timeout_ms)
+        results = [DeletableTopicResult(name=n, error=e) for n, e in zip(req.topics, errors)]
+        resolved = iter(errors[len(req.topics):])
+        for topic_id, name, err in by_id:
+            results.append(DeletableTopicResult(name=name or "", topic_id=topic_id,
+                                                error=err if err is not None else next(resolved)))
+        return DeleteTopicsResponse(topics=results)
 
     async def create_partitions(self, req: CreatePartitionsRequest, ctx: RequestContext) -> CreatePartitionsResponse:
         added = await self.topic_admin.create_partitions(req.topic, req.count, req.assignments, req.validate_only)

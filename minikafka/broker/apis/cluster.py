@@ -87,7 +87,7 @@ class ClusterApis:
                     partition=st["partition"], leader=leader, leader_epoch=st["leader_epoch"],
                     replicas=list(st["replicas"]), isr=list(st["isr"]),
                     offline_replicas=[r for r in st["replicas"] if r not in live], error=err_p))
-            topics.append(TopicMetadata(name=t, partitions=parts))
+            topics.append(TopicMetadata(name=t, topic_id=md.topic_id(t), partitions=parts))
         return MetadataResponse(cluster_id=self.cluster_id(), controller_id=md.controller_id,
                                 controller_epoch=md.controller_epoch, brokers=self.endpoints.brokers(ctx), topics=topics)
 

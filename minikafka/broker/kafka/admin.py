@@ -22,6 +22,7 @@ from ...errors import (
     OffsetOutOfRangeError,
 )
 from ...protocol.rpc.messages import PREFERRED_ELECTION, UNCLEAN_ELECTION
+from ...protocol.topic_ids import ZERO_TOPIC_ID, from_uuid, to_uuid
 from ...protocol.rpc.types import (
     AlterPartitionReassignmentsRequest,
     CreatableTopic,
@@ -106,6 +107,7 @@ class KafkaAdmin:
             for r in resp.topics:
                 entry = results[r.name]
                 entry["error_code"], entry["error_message"] = _err(r.error)
+                entry["topic_id"] = to_uuid(r.topic_id)  # v7+ (KIP-516): the zero id unless created
                 if r.error is not None:
                     entry["num_partitions"] = entry["replication_factor"] = -1
                 else:
@@ -123,9 +125,39 @@ class KafkaAdmin:
             return []
 
     async def delete_topics(self, version: int, req: dict, conn: "Connection") -> dict:
-        resp = await self.admin.delete_topics(DeleteTopicsRequest(topics=list(req["topic_names"]),
-                                                                  timeout_ms=max(0, req["timeout_ms"])), conn.context())
-        return {"responses": [dict(zip(("error_code", "error_message"), _err(r.error)), name=r.name) for r in resp.topics]}
+        timeout_ms = max(0, req["timeout_ms"])
+        if version < 6:
+            resp = await self.admin.delete_topics(DeleteTopicsRequest(topics=list(req["topic_names"]),
+                                                                      timeout_ms=timeout_ms), conn.context())
+            return {"responses": [dict(zip(("error_code", "error_message"), _err(r.error)), name=r.name)
+                                  for r in resp.topics]}
+        # v6+: each topic by name or by id (KIP-516), answered in request order
+        names: list[str] = []
+        ids: list[str] = []
+        answers: list[tuple[str, Any]] = []
+        for t in req["topics"]:
+            topic_id = from_uuid(t["topic_id"])
+            if t["name"] is not None and topic_id != ZERO_TOPIC_ID:
+                answers.append(("bad", t))
+            elif t["name"] is not None:
+                answers.append(("name", len(names)))
+                names.append(t["name"])
+            else:
+                answers.append(("id", len(ids)))
+                ids.append(topic_id)
+        resp = await self.admin.delete_topics(DeleteTopicsRequest(topics=names, topic_ids=ids, timeout_ms=timeout_ms),
+                                              conn.context())
+        out = []
+        for kind, at in answers:
+            if kind == "bad":
+                code, msg = _err(InvalidRequestError("You may not specify both topic name and topic id."))
+                out.append({"name": at["name"], "topic_id": at["topic_id"], "error_code": code, "error_message": msg})
+                continue
+            r = resp.topics[at if kind == "name" else len(names) + at]
+            code, msg = _err(r.error)
+            out.append({"name": r.name or None, "topic_id": to_uuid(r.topic_id), "error_code": code,
+                        "error_message": msg})
+        return {"responses": out}
 
     async def delete_records(self, version: int, req: dict, conn: "Connection") -> dict:
         parts = [{"topic": t["name"], "partition": p["partition_index"], "offset": p["offset"]}

@@ -13,7 +13,7 @@ replica requests this listener refuses (replication stays on the msgpack listene
 from __future__ import annotations
 
 import logging
-from typing import Awaitable, Callable, Iterable, Protocol, TypeVar
+from typing import Any, Awaitable, Callable, Iterable, Protocol, TypeVar
 
 from ...errors import (
     ClusterAuthorizationFailedError,
@@ -21,14 +21,17 @@ from ...errors import (
     IllegalSaslStateError,
     InvalidFetchSessionEpochError,
     InvalidRecordError,
+    InvalidRequestError,
     InvalidRequiredAcksError,
     KafkaError,
     ReplicaNotAvailableError,
+    UnknownTopicIdError,
     UnsupportedSaslMechanismError,
 )
 from ...protocol.kafka import apis
 from ...protocol.kafka.apis import KafkaApi
 from ...protocol.kafka.frames import RequestHeader, supported_versions
+from ...protocol.topic_ids import ZERO_TOPIC_ID, from_uuid, to_uuid
 from ...protocol.rpc.types import (
     FetchForgottenPartition,
     FetchPartition,
@@ -50,6 +53,7 @@ from .connection import Connection
 from .admin import KafkaAdmin
 from .groups import KafkaGroupHandlers
 from .transactions import KafkaTransactionHandlers
+from . import topic_ids
 
 log = logging.getLogger(__name__)
 
@@ -187,17 +191,37 @@ class KafkaHandlers:
 
     async def metadata(self, version: int, req: dict, conn: Connection) -> dict:
         wanted = req["topics"]
-        # v0: an empty list means every topic; v1+: null does
-        names = None if wanted is None or (version == 0 and not wanted) else [t["name"] for t in wanted]
+        md = self.layer.cluster.metadata
+        by_id: list[str] = []  # v12+: topics named by id (KIP-516), as Kafka's KafkaApis reads them
+        for t in wanted or ():
+            topic_id = from_uuid(t.get("topic_id"))
+            if version < 12 and (t["name"] is None or topic_id != ZERO_TOPIC_ID):
+                raise InvalidRequestError(f"Metadata v{version} names topics by name only (topic ids: v12+)")
+            if topic_id != ZERO_TOPIC_ID:
+                by_id.append(topic_id)
+            elif t["name"] is None:
+                raise InvalidRequestError("a topic named by neither name nor id")
+        unknown_ids = [i for i in dict.fromkeys(by_id) if md.topic_name(i) is None]
+        names: list[str] | None
+        if by_id:  # the names are left aside, no topic is created
+            names = [n for n in dict.fromkeys(md.topic_name(i) for i in by_id) if n is not None]
+        else:
+            # v0: an empty list means every topic; v1+: null does
+            names = None if wanted is None or (version == 0 and not wanted) else [t["name"] for t in wanted]
         answer = await self.layer.cluster.metadata_(MetadataRequest(
-            topics=names, allow_auto_topic_creation=version < 4 or req["allow_auto_topic_creation"]), conn.context())
-        topics = []
+            topics=names, allow_auto_topic_creation=not by_id and (version < 4 or req["allow_auto_topic_creation"])),
+            conn.context())
+        topics: list[dict[str, Any]] = [{"error_code": UnknownTopicIdError.code.code, "name": None,
+                                         "topic_id": to_uuid(i), "partitions": []} for i in unknown_ids]
         alive = {b.id for b in answer.brokers}
         for t in answer.topics:
             if t.error is not None:
                 # UNKNOWN_TOPIC_OR_PARTITION, TOPIC_AUTHORIZATION_FAILED, or LEADER_NOT_AVAILABLE
-                # while an auto-created topic gets its leaders (clients ask again)
-                topics.append({"error_code": _code(t.error), "name": t.name, "partitions": []})
+                # while an auto-created topic gets its leaders (clients ask again); a topic named
+                # by id keeps its id and loses its name (Kafka: ids are not secret, names are)
+                topics.append({"error_code": _code(t.error), "name": None if by_id else t.name,
+                               "topic_id": to_uuid(md.topic_id(t.name) if by_id else ZERO_TOPIC_ID),
+                               "partitions": []})
                 continue
             partitions = []
             for p in t.partitions:
@@ -213,8 +237,8 @@ class KafkaHandlers:
                     "error_code": _code(error), "partition_index": p.partition,
                     "leader_id": p.leader if p.error is None else -1, "leader_epoch": p.leader_epoch,
                     "replica_nodes": replicas, "isr_nodes": isr, "offline_replicas": p.offline_replicas})
-            topics.append({"error_code": 0, "name": t.name, "is_internal": t.name.startswith("__"),
-                           "partitions": partitions})
+            topics.append({"error_code": 0, "name": t.name, "topic_id": to_uuid(t.topic_id),
+                           "is_internal": t.name.startswith("__"), "partitions": partitions})
         return {"brokers": [{"node_id": b.id, "host": b.host, "port": b.port} for b in answer.brokers],
                 "cluster_id": answer.cluster_id or None, "controller_id": answer.controller_id, "topics": topics}
 
@@ -259,6 +283,15 @@ class KafkaHandlers:
 
     # -- fetch --------------------------------------------------------------------------
     async def fetch(self, version: int, req: dict, conn: Connection) -> dict:
+        """v13+ names topics by id (KIP-516): translated to names and back around the
+        layer's fetch (:mod:`.topic_ids`)."""
+        if version < 13:
+            return await self._fetch_by_name(version, req, conn)
+        md = self.layer.cluster.metadata
+        by_name, unknown = topic_ids.fetch_request_by_name(req, md)
+        return topic_ids.fetch_response_by_id(await self._fetch_by_name(version, by_name, conn), unknown, md)
+
+    async def _fetch_by_name(self, version: int, req: dict, conn: Connection) -> dict:
         parts = [FetchPartition(topic=t["topic"], partition=p["partition"], fetch_offset=p["fetch_offset"],
                                 current_leader_epoch=p["current_leader_epoch"],
                                 partition_max_bytes=max(0, p["partition_max_bytes"]))

@@ -87,14 +87,16 @@ PRODUCE = _api(
 )
 
 FETCH = _api(
-    1, "Fetch", (4, 12), 12,
+    1, "Fetch", (4, 13), 12,
     "Read record batches from partition leaders. Consumers (replica_id -1) read only below the high "
     "watermark, or with isolation_level 1 (read_committed) below the last stable offset, with the aborted "
     "transactions of the range; waits up to max_wait_ms for min_bytes. v7+: incremental fetch sessions "
     "(KIP-227, max.incremental.fetch.session.cache.slots): after a full fetch (session_epoch 0) the answer's "
     "session_id lets the next fetches name only the partitions whose fetch offset changed (forgotten_topics_data "
     "drops some), and their answers only the partitions with records or a new high watermark, last stable or log "
-    "start offset; a wrong epoch is INVALID_FETCH_SESSION_EPOCH, an unknown session FETCH_SESSION_ID_NOT_FOUND.",
+    "start offset; a wrong epoch is INVALID_FETCH_SESSION_EPOCH, an unknown session FETCH_SESSION_ID_NOT_FOUND. "
+    "v13+: topics are named by topic id (KIP-516) in the request and the answer; an id no topic has is answered "
+    "UNKNOWN_TOPIC_ID.",
     (
         F("replica_id", "int32"),
         F("max_wait_ms", "int32"),
@@ -104,7 +106,8 @@ FETCH = _api(
         F("session_id", "int32", "7+"),
         F("session_epoch", "int32", "7+", default=-1),
         F("topics", [S("FetchTopic",
-            F("topic", "string"),
+            F("topic", "string", "0-12"),
+            F("topic_id", "uuid", "13+"),
             F("partitions", [S("FetchPartition",
                 F("partition", "int32"),
                 F("current_leader_epoch", "int32", "9+", default=-1),
@@ -115,7 +118,8 @@ FETCH = _api(
             )]),
         )]),
         F("forgotten_topics_data", [S("ForgottenTopic",
-            F("topic", "string"),
+            F("topic", "string", "7-12"),
+            F("topic_id", "uuid", "13+"),
             F("partitions", ["int32"]),
         )], "7+"),
         F("rack_id", "string", "11+"),
@@ -125,7 +129,8 @@ FETCH = _api(
         F("error_code", "int16", "7+"),
         F("session_id", "int32", "7+"),
         F("responses", [S("FetchableTopicResponse",
-            F("topic", "string"),
+            F("topic", "string", "0-12"),
+            F("topic_id", "uuid", "13+"),
             F("partitions", [S("PartitionData",
                 F("partition_index", "int32"),
                 F("error_code", "int16"),
@@ -178,12 +183,15 @@ LIST_OFFSETS = _api(
 )
 
 METADATA = _api(
-    3, "Metadata", (0, 9), 9,
+    3, "Metadata", (0, 12), 9,
     "Brokers (at the endpoints of the Kafka listener the request arrived on), the controller, and every "
-    "partition's leader, leader epoch, replicas and ISR. Topics are never created automatically.",
+    "partition's leader, leader epoch, replicas and ISR. A missing topic named in the request is created when "
+    "allow_auto_topic_creation and the broker's auto.create.topics.enable are both true. v10+: each topic's id "
+    "(KIP-516); v12+: topics may be named by id (name null), an id no topic has is answered UNKNOWN_TOPIC_ID.",
     (
         F("topics", [S("MetadataRequestTopic",
-            F("name", "string"),
+            F("topic_id", "uuid", "10+"),
+            F("name", "string", nullable="10+"),
         )], nullable="1+"),
         F("allow_auto_topic_creation", "bool", "4+", default=True),
         F("include_cluster_authorized_operations", "bool", "8-10"),
@@ -201,7 +209,8 @@ METADATA = _api(
         F("controller_id", "int32", "1+", default=-1),
         F("topics", [S("MetadataResponseTopic",
             F("error_code", "int16"),
-            F("name", "string"),
+            F("name", "string", nullable="12+"),
+            F("topic_id", "uuid", "10+"),
             F("is_internal", "bool", "1+"),
             F("partitions", [S("MetadataResponsePartition",
                 F("error_code", "int16"),
@@ -353,9 +362,10 @@ DELETE_ACLS = _api(
 CREATABLE_CONFIG = S("CreatableTopicConfig", F("name", "string"), F("value", "string", nullable="0+", default=None))
 
 CREATE_TOPICS = _api(
-    19, "CreateTopics", (0, 6), 5,
+    19, "CreateTopics", (0, 7), 5,
     "Create topics: a partition count and replication factor (-1 for the broker defaults num.partitions "
-    "and default.replication.factor) or an explicit assignment, and topic configs.",
+    "and default.replication.factor) or an explicit assignment, and topic configs. v7+: the created topic's id "
+    "(KIP-516).",
     (
         F("topics", [S("CreatableTopic",
             F("name", "string"),
@@ -374,6 +384,7 @@ CREATE_TOPICS = _api(
         F("throttle_time_ms", "int32", "2+"),
         F("topics", [S("CreatableTopicResult",
             F("name", "string"),
+            F("topic_id", "uuid", "7+"),
             F("error_code", "int16"),
             F("error_message", "string", "1+", nullable="0+", default=None),
             F("num_partitions", "int32", "5+", default=-1),
@@ -390,16 +401,23 @@ CREATE_TOPICS = _api(
 )
 
 DELETE_TOPICS = _api(
-    20, "DeleteTopics", (0, 5), 4,
-    "Delete topics by name (when delete.topic.enable); answers once the controller removed them or timeout_ms.",
+    20, "DeleteTopics", (0, 6), 4,
+    "Delete topics by name (when delete.topic.enable); answers once the controller removed them or timeout_ms. "
+    "v6+: a topic may be named by id instead (KIP-516): an id no topic has is UNKNOWN_TOPIC_ID, a name and an id "
+    "together INVALID_REQUEST.",
     (
-        F("topic_names", ["string"]),
+        F("topics", [S("DeleteTopicState",
+            F("name", "string", nullable="6+", default=None),
+            F("topic_id", "uuid"),
+        )], "6+"),
+        F("topic_names", ["string"], "0-5"),
         F("timeout_ms", "int32"),
     ),
     (
         F("throttle_time_ms", "int32", "1+"),
         F("responses", [S("DeletableTopicResult",
-            F("name", "string"),
+            F("name", "string", nullable="6+"),
+            F("topic_id", "uuid", "6+"),
             F("error_code", "int16"),
             F("error_message", "string", "5+", nullable="5+", default=None),
         )]),

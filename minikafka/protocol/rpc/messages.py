@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..topic_ids import ZERO_TOPIC_ID
 from .schema import Field as F
 from .schema import Struct
 
@@ -59,6 +60,8 @@ PARTITION_STATE = Struct("PartitionState", (
     F("zk_version", "int", "version of the partition state znode (fences ISR writes)"),
     F("replicas", ["int"], "assigned replicas (AR) in order; the first is the preferred leader"),
     F("is_new", "bool", "the partition was just created", default=False),
+    F("topic_id", "str", "the topic's id (KIP-516), 22 base64url characters as Kafka prints them; "
+      f"{ZERO_TOPIC_ID} (the zero id) when unknown", default=ZERO_TOPIC_ID),
 ))
 
 TP = Struct("TopicPartition", (F("topic", "str"), F("partition", "int", minimum=0)))
@@ -110,6 +113,8 @@ _api(
         F("brokers", [BROKER], "live brokers, at the endpoints of the listener the request arrived on"),
         F("topics", [Struct("TopicMetadata", PARTITION_ERROR + (
             F("name", "str"),
+            F("topic_id", "str", "the topic's id (KIP-516); the zero id for a topic that does not exist",
+              default=ZERO_TOPIC_ID),
             F("partitions", [Struct("PartitionMetadata", PARTITION_ERROR + (
                 F("partition", "int"), F("leader", "int"), F("leader_epoch", "int"),
                 F("replicas", ["int"]), F("isr", ["int"]), F("offline_replicas", ["int"]),
@@ -250,7 +255,9 @@ _api(
         F("validate_only", "bool", default=False),
     ),
     (
-        F("topics", [Struct("CreatableTopicResult", (F("name", "str"),) + PARTITION_ERROR)]),
+        F("topics", [Struct("CreatableTopicResult", (F("name", "str"),) + PARTITION_ERROR + (
+            F("topic_id", "str", "the created topic's id (KIP-516); the zero id when it was not created",
+              default=ZERO_TOPIC_ID),))]),
     ),
 )
 
@@ -427,11 +434,15 @@ _api(
     "Mark topics for deletion under /admin/delete_topics; the controller stops and deletes their replicas "
     "and removes their znodes. With timeout_ms > 0 the answer waits until the topics left the metadata.",
     (
-        F("topics", ["str"]),
+        F("topics", ["str"], "topics by name", default=list),
+        F("topic_ids", ["str"], "topics by id (KIP-516): an id no topic has is UNKNOWN_TOPIC_ID", default=list),
         F("timeout_ms", "int", default=30000, minimum=0),
     ),
     (
-        F("topics", [Struct("DeletableTopicResult", (F("name", "str"),) + PARTITION_ERROR)]),
+        F("topics", [Struct("DeletableTopicResult", (F("name", "str", "the topic's name; empty for an unknown id"),)
+                            + PARTITION_ERROR + (F("topic_id", "str", "the id it was named by, else the zero id",
+                                                   default=ZERO_TOPIC_ID),))],
+          "topics named by name first, then those named by id, each in request order"),
     ),
 )
 

@@ -80,16 +80,17 @@ def encode_PartitionMetadata(o: PartitionMetadata) -> dict:
 class TopicMetadata:
     """The msgpack API's TopicMetadata."""
     name: str
+    topic_id: str = 'AAAAAAAAAAAAAAAAAAAAAA'
     partitions: list[PartitionMetadata]
     error: KafkaError | None = None
 
 
 def decode_TopicMetadata(m: dict) -> TopicMetadata:
-    return TopicMetadata(name=m['name'], partitions=[decode_PartitionMetadata(x0) for x0 in m['partitions']], error=_error_of(m))
+    return TopicMetadata(name=m['name'], topic_id=m['topic_id'], partitions=[decode_PartitionMetadata(x0) for x0 in m['partitions']], error=_error_of(m))
 
 
 def encode_TopicMetadata(o: TopicMetadata) -> dict:
-    return {'name': o.name, 'partitions': [encode_PartitionMetadata(x0) for x0 in o.partitions], **_error_fields(o.error)}
+    return {'name': o.name, 'topic_id': o.topic_id, 'partitions': [encode_PartitionMetadata(x0) for x0 in o.partitions], **_error_fields(o.error)}
 
 
 @dataclass(slots=True, kw_only=True)
@@ -427,15 +428,16 @@ def encode_CreateTopicsRequest(o: CreateTopicsRequest) -> dict:
 class CreatableTopicResult:
     """The msgpack API's CreatableTopicResult."""
     name: str
+    topic_id: str = 'AAAAAAAAAAAAAAAAAAAAAA'
     error: KafkaError | None = None
 
 
 def decode_CreatableTopicResult(m: dict) -> CreatableTopicResult:
-    return CreatableTopicResult(name=m['name'], error=_error_of(m))
+    return CreatableTopicResult(name=m['name'], topic_id=m['topic_id'], error=_error_of(m))
 
 
 def encode_CreatableTopicResult(o: CreatableTopicResult) -> dict:
-    return {'name': o.name, **_error_fields(o.error)}
+    return {'name': o.name, 'topic_id': o.topic_id, **_error_fields(o.error)}
 
 
 @dataclass(slots=True, kw_only=True)
@@ -465,14 +467,15 @@ class PartitionState:
     zk_version: int
     replicas: list[int]
     is_new: bool = False
+    topic_id: str = 'AAAAAAAAAAAAAAAAAAAAAA'
 
 
 def decode_PartitionState(m: dict) -> PartitionState:
-    return PartitionState(topic=m['topic'], partition=m['partition'], controller_epoch=m['controller_epoch'], leader=m['leader'], leader_epoch=m['leader_epoch'], isr=m['isr'], zk_version=m['zk_version'], replicas=m['replicas'], is_new=m['is_new'])
+    return PartitionState(topic=m['topic'], partition=m['partition'], controller_epoch=m['controller_epoch'], leader=m['leader'], leader_epoch=m['leader_epoch'], isr=m['isr'], zk_version=m['zk_version'], replicas=m['replicas'], is_new=m['is_new'], topic_id=m['topic_id'])
 
 
 def encode_PartitionState(o: PartitionState) -> dict:
-    return {'topic': o.topic, 'partition': o.partition, 'controller_epoch': o.controller_epoch, 'leader': o.leader, 'leader_epoch': o.leader_epoch, 'isr': o.isr, 'zk_version': o.zk_version, 'replicas': o.replicas, 'is_new': o.is_new}
+    return {'topic': o.topic, 'partition': o.partition, 'controller_epoch': o.controller_epoch, 'leader': o.leader, 'leader_epoch': o.leader_epoch, 'isr': o.isr, 'zk_version': o.zk_version, 'replicas': o.replicas, 'is_new': o.is_new, 'topic_id': o.topic_id}
 
 
 @dataclass(slots=True, kw_only=True)
@@ -992,31 +995,33 @@ def encode_ElectLeadersResponse(o: ElectLeadersResponse) -> dict:
 @dataclass(slots=True, kw_only=True)
 class DeleteTopicsRequest:
     """The msgpack API's DeleteTopicsRequest."""
-    topics: list[str]
+    topics: list[str] = field(default_factory=list)
+    topic_ids: list[str] = field(default_factory=list)
     timeout_ms: int = 30000
 
 
 def decode_DeleteTopicsRequest(m: dict) -> DeleteTopicsRequest:
-    return DeleteTopicsRequest(topics=m['topics'], timeout_ms=m['timeout_ms'])
+    return DeleteTopicsRequest(topics=m['topics'], topic_ids=m['topic_ids'], timeout_ms=m['timeout_ms'])
 
 
 def encode_DeleteTopicsRequest(o: DeleteTopicsRequest) -> dict:
-    return {'topics': o.topics, 'timeout_ms': o.timeout_ms}
+    return {'topics': o.topics, 'topic_ids': o.topic_ids, 'timeout_ms': o.timeout_ms}
 
 
 @dataclass(slots=True, kw_only=True)
 class DeletableTopicResult:
     """The msgpack API's DeletableTopicResult."""
     name: str
+    topic_id: str = 'AAAAAAAAAAAAAAAAAAAAAA'
     error: KafkaError | None = None
 
 
 def decode_DeletableTopicResult(m: dict) -> DeletableTopicResult:
-    return DeletableTopicResult(name=m['name'], error=_error_of(m))
+    return DeletableTopicResult(name=m['name'], topic_id=m['topic_id'], error=_error_of(m))
 
 
 def encode_DeletableTopicResult(o: DeletableTopicResult) -> dict:
-    return {'name': o.name, **_error_fields(o.error)}
+    return {'name': o.name, 'topic_id': o.topic_id, **_error_fields(o.error)}
 
 
 @dataclass(slots=True, kw_only=True)
