@@ -69,17 +69,37 @@ def end_offsets(target: Target, topic: str) -> dict[int, int]:
     return {tp.partition: off for tp, off in ends.items()}
 
 
+class DeliveryCount:
+    """A delivery callback, ``(metadata, error)``, as an application's would be: it counts
+    the records delivered and failed.  One object for all records (no closure per record)."""
+
+    def __init__(self) -> None:
+        self.delivered = 0
+        self.failed = 0
+
+    def __call__(self, metadata: object, error: BaseException | None) -> None:
+        if error is None:
+            self.delivered += 1
+        else:
+            self.failed += 1
+
+
 def produce_python(target: Target, work: Workload, topic: str, acks: str | int, bulk: bool = False,
-                   enable_idempotence: bool | None = None) -> dict:
+                   enable_idempotence: bool | None = None, on_delivery: bool = False) -> dict:
     """Our blocking Producer: ``send`` per record (or one ``send_many`` of them all when
-    ``bulk``), then flush; records/s, MB/s.  ``enable_idempotence`` None: the
-    producer's default (on with acks=all)."""
+    ``bulk``), the futures kept, then flush; records/s, MB/s.  ``enable_idempotence``
+    None: the producer's default (on with acks=all).  ``on_delivery``: a delivery
+    callback per record too (a :class:`DeliveryCount`), whose count is checked."""
     value = work.value
     config = {} if enable_idempotence is None else {"enable_idempotence": enable_idempotence}
+    count = DeliveryCount() if on_delivery else None
     with Producer(target.bootstrap, acks=acks, **config) as producer:
         start = time.perf_counter()
         if bulk:
-            futures = producer.send_many(topic, [value] * work.records)
+            futures = producer.send_many(topic, [value] * work.records, on_delivery=count)
+        elif count is not None:
+            send = producer.send
+            futures = [send(topic, value, on_delivery=count) for _ in range(work.records)]
         else:
             send = producer.send
             futures = [send(topic, value) for _ in range(work.records)]
@@ -88,6 +108,8 @@ def produce_python(target: Target, work: Workload, topic: str, acks: str | int, 
     failed = sum(1 for f in futures if f.exception(0) is not None)
     if failed:
         raise errors.ClientError(f"{failed} of {work.records} records were not acknowledged")
+    if count is not None and count.delivered != work.records:
+        raise errors.ClientError(f"the delivery callback saw {count.delivered} of {work.records} records delivered")
     return {"records_per_s": work.records / elapsed, "mb_per_s": work.mb / elapsed}
 
 
@@ -122,12 +144,13 @@ def produce_transactional(target: Target, work: Workload, topic: str, commit_eve
 
 
 def produce_confluent(target: Target, work: Workload, topic: str, transactional: bool,
-                      commit_every: int = TXN_COMMIT_EVERY) -> dict | None:
+                      commit_every: int = TXN_COMMIT_EVERY, on_delivery: bool = True) -> dict | None:
     """confluent-kafka (librdkafka) through the Kafka listener, acks=all and idempotent
     (``linger.ms`` 5): the same records, ``produce`` per record, then ``flush``; with
     ``transactional`` in transactions of ``commit_every`` records (``init_transactions``
     not timed).  None without confluent-kafka or a Kafka listener.  Checks every record
-    was delivered."""
+    was delivered: with ``on_delivery`` (the default) by a delivery callback per record,
+    without it by ``flush`` leaving nothing behind."""
     if importlib.util.find_spec("confluent_kafka") is None or not target.kafka_bootstrap:
         return None
     import confluent_kafka
@@ -147,7 +170,10 @@ def produce_confluent(target: Target, work: Workload, topic: str, transactional:
         for _ in range(n):
             while True:
                 try:
-                    producer.produce(topic, work.value, on_delivery=delivered)
+                    if on_delivery:
+                        producer.produce(topic, work.value, on_delivery=delivered)
+                    else:
+                        producer.produce(topic, work.value)
                     break
                 except BufferError:  # the local queue is full: serve delivery reports
                     producer.poll(0.05)

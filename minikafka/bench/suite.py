@@ -21,6 +21,9 @@ faster peer's.
 The cost of transactions is a pair of rows per client (ours and confluent-kafka): the
 idempotent producer and the transactional one on the same records, a commit every
 :data:`~.scenarios.TXN_COMMIT_EVERY` records, with the ratio of each run's two figures.
+The cost of a delivery callback per record is a pair of rows per client (our blocking
+``Producer``, our ``AIOProducer``, confluent-kafka's ``on_delivery``): the same records
+without and with a callback per record in each run (:mod:`.callbacks`), with the ratio.
 
 With ``against="kafka"`` the scenarios of :mod:`.versus` run on a fresh cluster of ours,
 which is then stopped, and after it on an Apache Kafka 3.9 cluster (started in a folder
@@ -43,6 +46,7 @@ from ..cluster import free_ports, launcher
 from ..cluster.state import load
 from ..client.sync import Admin
 from ..errors import ClientError, KafkaError
+from . import callbacks
 from . import scenarios as sc
 from . import versus
 from .figures import Figure, collect, fmt
@@ -302,8 +306,9 @@ class Suite:
                         row.extra["p99_ms"] = collect("p99_ms", "ms", pp, "p99_ms")
                     self.rows.append(row)
                     self._peer_rows(target, work, f"produce {name}", py_row, limit_p, mock_fig)
-            self._transaction_rows(target, work, limit_p, collect("records_per_s", "records/s", mocks["all"], "records_per_s")
-                                   if mocks["all"] else None)
+            mock_all = collect("records_per_s", "records/s", mocks["all"], "records_per_s") if mocks["all"] else None
+            self._transaction_rows(target, work, limit_p, mock_all)
+            self._callback_rows(target, work, limit_p, mock_all)
             self.say(f"consume: writing {s.consume_records:,} records")
             ctopic = self._topic("consume", target, 3, 3, 2)
             sc.produce_python(target, consume_work, ctopic, "all")
@@ -434,6 +439,26 @@ class Suite:
             self.rows.append(Row(f"{base} transactional, a commit every {every:,}", label,
                                  collect("records_per_s", "records/s", runs, "records_per_s"), limit, mock,
                                  extra={"vs_idempotent": collect("vs_idempotent", "x", runs, "ratio")}))
+
+    def _callback_rows(self, target: sc.Target, work: Workload, limit: Figure, mock: Figure | None) -> None:
+        """The cost of a delivery callback per record (:mod:`.callbacks`): per client, the
+        same records without and with a callback per record, alternating within each run;
+        ``vs_plain`` is the figure with the callback over the one without, of the same run."""
+        base = "produce RF3 acks=all min.isr=2"
+        for client in callbacks.CLIENTS:
+            label = "confluent-kafka (C)" if client == "confluent-kafka" else client
+            runs = self._repeat(f"delivery callbacks {client}", lambda i, c=client: callbacks.callback_cost(
+                target, work, (self._topic("plain", target, 3, 3, 2), self._topic("callback", target, 3, 3, 2)), c, i))
+            if runs is None:
+                for scenario in (f"{base}, no callback (paired)", f"{base}, a delivery callback per record"):
+                    self.rows.append(Row(scenario, label, Figure("records_per_s", "records/s", ()),
+                                         skipped=sc.NEEDS_CONFLUENT))
+                continue
+            self.rows.append(Row(f"{base}, no callback (paired)", label, collect(
+                "records_per_s", "records/s", runs, "plain_records_per_s"), limit, mock))
+            self.rows.append(Row(f"{base}, a delivery callback per record", label,
+                                 collect("records_per_s", "records/s", runs, "records_per_s"), limit, mock,
+                                 extra={"vs_plain": collect("vs_plain", "x", runs, "ratio")}))
 
     # ----- against Kafka ---------------------------------------------------
     def _check_against_kafka(self) -> None:
