@@ -161,7 +161,8 @@ def load(dir: str | os.PathLike = DEFAULT_DIR) -> ClusterState:
     try:
         data = json.loads(path.read_text())
     except FileNotFoundError:
-        raise ClientError(f"no cluster in {dir}: run `minikafka cluster up` first") from None
+        raise ClientError(f"no cluster in {os.path.abspath(dir)} (no {STATE_FILE} there): run `minikafka cluster "
+                          f"up` first, or give the folder `cluster up` wrote with --dir DIR") from None
     except (OSError, ValueError) as exc:
         raise ClientError(f"cannot read {path}: {exc}") from None
     try:
@@ -186,10 +187,28 @@ def save(state: ClusterState) -> None:
 
 
 def bootstrap_servers(dir: str | os.PathLike = DEFAULT_DIR) -> str:
-    """``"127.0.0.1:9092,127.0.0.1:9093,..."`` for the brokers recorded in ``dir``."""
-    state = load(dir)
+    """``"127.0.0.1:9092,127.0.0.1:9093,..."`` for the brokers recorded in ``dir``.
+
+    A ClientError at once, instead of a client waiting for brokers that are not there,
+    when no cluster is recorded in ``dir`` (the message names its absolute path and
+    ``--dir``) or when none of its recorded broker processes runs ("the cluster in DIR is
+    down", with the command that starts it)."""
+    try:
+        state = load(dir)
+    except ClientError as exc:
+        if exists(dir):
+            raise
+        raise ClientError(f"{exc} (or the brokers with --bootstrap-server HOST:PORT)") from None
     if not state.brokers:
         raise ClientError(f"cluster {dir} has no brokers")
+    if not any(pid_alive(b.pid) for b in state.brokers.values()):
+        where = os.path.abspath(dir)
+        flag = "" if str(dir) == DEFAULT_DIR else f" --dir {dir}"
+        if state.zookeeper.external or any(pid_alive(p) for p in state.zookeeper.pids()):
+            ids = " ".join(str(b) for b in sorted(state.brokers))
+            raise ClientError(f"no broker of the cluster in {where} is running (all {len(state.brokers)} stopped "
+                              f"or killed): start one with `minikafka cluster start ID{flag}` (IDs {ids})")
+        raise ClientError(f"the cluster in {where} is down: start it with `minikafka cluster up{flag}`")
     return ",".join(b.endpoint for _, b in sorted(state.brokers.items()))
 
 
