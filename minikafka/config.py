@@ -325,8 +325,9 @@ BROKER_CONFIGS: tuple[ConfigDef, ...] = (
     ConfigDef("log.local.retention.bytes", int, -2, "Default for topics (tiered storage). Accepted and described; no effect here.", -2),
     ConfigDef("offsets.topic.segment.bytes", int, 104857600, "segment.bytes of __consumer_offsets (a compacted "
               "topic: only closed segments are compacted).", 1024),
-    ConfigDef("offsets.topic.num.partitions", int, 10, "Partitions of __consumer_offsets, created on first use "
-              "(Kafka's default is 50; 10 keeps a small cluster light). Fixed once the topic exists.", 1),
+    ConfigDef("offsets.topic.num.partitions", int, 50, "Partitions of __consumer_offsets, created on first use "
+              "(Kafka's default, 50; a lower value makes a small cluster's listings shorter). Fixed once the topic "
+              "exists.", 1),
     ConfigDef("offsets.topic.replication.factor", int, 3, "Replication factor of __consumer_offsets "
               "(fewer when fewer brokers are alive at its creation).", 1),
     ConfigDef("offsets.commit.timeout.ms", int, 5000, "How long an offset commit or group metadata write waits "

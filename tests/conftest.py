@@ -45,8 +45,10 @@ def zookeeper(tmp_path_factory, request):
     return handle
 
 
-# Test clusters start a new group's first rebalance after 200 ms, not Kafka's 3 s.
-TEST_BROKER_CONFIGS = {"group.initial.rebalance.delay.ms": "200"}
+# Test clusters start a new group's first rebalance after 200 ms, not Kafka's 3 s, and create
+# __consumer_offsets with 10 partitions, not Kafka's 50 (tests/process/test_groups.py: 120 s
+# instead of 172 s; tests/process/test_kafka_defaults.py checks the default).
+TEST_BROKER_CONFIGS = {"group.initial.rebalance.delay.ms": "200", "offsets.topic.num.partitions": "10"}
 
 
 def _cluster_fixture(request, dir: Path, broker_configs: dict[str, str] | None = None, **kwargs) -> ClusterHandle:

@@ -158,8 +158,8 @@ def tree(zk) -> dict[str, Any]:  # noqa: ANN001
     """:func:`znodes.snapshot`, with the epochs and ISRs of partition states masked too (a
     failover moves them; :meth:`Run.view` compares the scenario's, by role and the epoch
     relative to the topic's creation), and without
-    __consumer_offsets' partitions (their count is ``offsets.topic.num.partitions``, 50 in
-    Kafka, 10 in minikafka, and their ISRs depend on where each landed).  The registrations
+    __consumer_offsets' partitions (their count is ``offsets.topic.num.partitions``, 50 by
+    default in both, and their ISRs depend on where each landed).  The registrations
     (one path for all brokers, :func:`znodes.normalize_path`) leave out ``log_since``, which
     a minikafka broker started again with an in-memory log adds."""
     out = {p: v for p, v in znodes.snapshot(zk).items()

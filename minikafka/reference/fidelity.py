@@ -58,10 +58,6 @@ KNOWN: tuple[Known, ...] = (
           "feature versions), adds its own fields (`storage`: memory or disk, and `log_since`), and lists its "
           "msgpack-over-HTTP listener beside the Kafka listener (`MINIKAFKA` in `endpoints` and in "
           "`listener_security_protocol_map`). Kafka's tools read the Kafka listener (`PLAINTEXT`) and ignore the rest."),
-    Known(r"/brokers/topics/__consumer_offsets", "value",
-          "minikafka creates __consumer_offsets with 10 partitions (`offsets.topic.num.partitions`, 50 in Kafka: 10 "
-          "keep a small cluster light; see configuration.md), and writes the assignment as version 1, as for every "
-          "topic (next row)."),
     Known(r"/brokers/topics/[^/]+", "value",
           "minikafka writes the assignment as version 1 (`partitions` only): it has no topic IDs (KIP-516), so "
           "no `topic_id`, and it keeps a reassignment's moving replicas in /admin/reassign_partitions rather than "
