@@ -353,6 +353,12 @@ BROKER_CONFIGS: tuple[ConfigDef, ...] = (
               "in InitProducerId (INVALID_TRANSACTION_TIMEOUT above it).", 1),
     ConfigDef("transaction.abort.timed.out.transaction.cleanup.interval.ms", int, 10000, "How often the "
               "transaction coordinator aborts transactions that ran past their transaction.timeout.ms.", 1),
+    ConfigDef("producer.id.expiration.ms", int, 86400000, "An idempotent producer that wrote nothing to a "
+              "partition for this long (from its last batch's timestamp) is forgotten by that partition's "
+              "replicas, unless a transaction of it is open there; until then it is kept even when retention "
+              "or DeleteRecords removed all its batches (dynamic).", 1),
+    ConfigDef("producer.id.expiration.check.interval.ms", int, 600000, "How often each broker looks for "
+              "expired producers in its replicas (producer.id.expiration.ms).", 1),
     ConfigDef("transactional.id.expiration.ms", int, 604800000, "A transactional id with no transaction for this "
               "long is removed (a tombstone in __transaction_state); its next InitProducerId starts afresh.", 1),
     ConfigDef("transaction.remove.expired.transaction.cleanup.interval.ms", int, 3600000, "How often the "
@@ -659,10 +665,11 @@ def broker_ms_setting(broker: "BrokerConfig", name: str) -> int:
 # minikafka has): the defaults of topic settings.  They live in /config/brokers/<default>
 # (every broker) and /config/brokers/<id> (one broker), announced on /config/changes.
 # Broker settings that change live besides the topic defaults: the replication throttles
-# Kafka's reassignment tool sets and clears, and the cleaner's threads.
+# Kafka's reassignment tool sets and clears, the cleaner's threads, and producer.id.expiration.ms.
 BROKER_ONLY_DYNAMIC_CONFIGS = frozenset({"log.cleaner.threads", "leader.replication.throttled.rate",
                                          "follower.replication.throttled.rate",
-                                         "replica.alter.log.dirs.io.max.bytes.per.second"})
+                                         "replica.alter.log.dirs.io.max.bytes.per.second",
+                                         "producer.id.expiration.ms"})
 DYNAMIC_BROKER_CONFIGS = frozenset(BROKER_NAME_OF_TOPIC_CONFIG.get(c.name, c.name) for c in TOPIC_CONFIGS
                                    if not topic_only(c.name)) | BROKER_ONLY_DYNAMIC_CONFIGS
 

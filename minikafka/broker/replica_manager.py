@@ -181,12 +181,26 @@ class ReplicaManager:
         self.offline.pop((topic, partition), None)
         hw = self._checkpointed_hws.get((topic, partition), 0)
         p = PartitionReplica(topic, partition, self.broker_id, plog, epochs, hw, self.truncation)
+        self._load_producer_snapshot(p)
         self._configure_log(p)
         if plog.log_end_offset:
             self.record_event("recovered", f"broker {self.broker_id} loaded {topic}-{partition}: "
                                                   f"LEO {plog.log_end_offset}, HW {p.high_watermark}, epochs {epochs.entries}")
         self.partitions[(topic, partition)] = p
         return p
+
+    def _load_producer_snapshot(self, p: PartitionReplica) -> None:
+        """Give a loaded replica the producer state its snapshot kept (the producers whose
+        batches are below the log start); an unreadable snapshot is set aside, and those
+        producers are unknown here (their next batches are accepted as a new producer's)."""
+        text = self.storage.read_producer_snapshot(p.topic, p.partition)
+        if text is None:
+            return
+        try:
+            p.load_producer_snapshot(text)
+        except KafkaError as exc:
+            self.storage.set_aside_producer_snapshot(p.topic, p.partition)
+            log.warning("%s-%d: producer snapshot unreadable (%s): set aside as .corrupt", p.topic, p.partition, exc)
 
     async def topic_config(self, topic: str) -> dict[str, str]:
         cfg = self.topic_configs.get(topic)
@@ -229,6 +243,13 @@ class ReplicaManager:
             storage.write_epochs(p.topic, p.partition, p.epochs.entries)
         if eff.truncated_to is not None:
             storage.truncate(p.topic, p.partition, p.log)
+        if eff.producer_snapshot_changed:
+            # before the segments go: a crash in between still finds their producers
+            try:
+                storage.write_producer_snapshot(p.topic, p.partition, p.producers.base_offset,
+                                                p.producers.encode_base())
+            except OSError as exc:
+                log.error("could not write the producer snapshot of %s-%d: %s", p.topic, p.partition, exc)
         if eff.log_start_changed:
             storage.delete_segments(p.topic, p.partition, p.log)
             self._starts_changed = True
@@ -855,6 +876,17 @@ class ReplicaManager:
                 continue
             self.apply(p, p.apply_retention(now, self.setting(p.topic, "retention.ms"),
                                             self.setting(p.topic, "retention.bytes")))
+
+    def expire_producers(self) -> None:
+        """Every producer.id.expiration.check.interval.ms: each replica forgets the
+        idempotent producers that wrote nothing for producer.id.expiration.ms (measured
+        from their last batch's timestamp, on the wall clock) and have no open transaction
+        in it (Kafka's PeriodicProducerExpirationCheck)."""
+        now = int(self.clock.time() * 1000)
+        expiration = self.config.get("producer.id.expiration.ms")
+        for p in list(self.partitions.values()):
+            if p.is_hosted:
+                self.apply(p, p.expire_producers(now, expiration))
 
     async def clean_logs(self) -> None:
         """Every log.cleaner.backoff.ms (when log.cleaner.enable): compact each replica of a

@@ -124,6 +124,8 @@ class Broker:
         self._every("hw-checkpoint", self.config.get("replica.high.watermark.checkpoint.interval.ms") / 1000.0,
                     rm.checkpoint_hws_in_background)
         self._every("retention", self.config.get("log.retention.check.interval.ms") / 1000.0, rm.retention_check)
+        self._every("producer-expiration", self.config.get("producer.id.expiration.check.interval.ms") / 1000.0,
+                    rm.expire_producers)
         if self.config.get("log.cleaner.enable"):
             self._every("log-cleaner", self.config.get("log.cleaner.backoff.ms") / 1000.0, rm.clean_logs)
         self.record_event("broker_started", f"broker {self.broker_id} listening on {self.listeners.describe()} "

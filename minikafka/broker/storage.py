@@ -8,7 +8,10 @@
   (the log decides where segments start: segment.bytes, segment.ms), named by its
   base offset, and a ``leader-epoch-checkpoint``; start-up recovery cuts a torn tail.
   Retention deletes whole segment files; ``log-start-offset-checkpoint`` keeps each
-  log start offset (DeleteRecords may put it inside the first segment).
+  log start offset (DeleteRecords may put it inside the first segment), and each
+  partition's ``<offset, 20 digits>.snapshot`` the idempotent producers' state as of its
+  log start (Kafka's producer snapshot), so that producers whose batches are gone are
+  still known after a restart.
 
 Checkpoints are written like Kafka's CheckpointFile: temp file, fsync, rename,
 fsync of the folder.
@@ -254,6 +257,17 @@ class Storage:
     def delete_segments(self, topic: str, partition: int, log_: PartitionLog) -> None:
         """Mirror the segments retention or a new log start removed from ``log_``."""
 
+    def write_producer_snapshot(self, topic: str, partition: int, offset: int, text: str) -> None:
+        """Store the producer state as of ``offset`` (the log start), replacing the last one
+        (memory storage: nothing outlives the process)."""
+
+    def read_producer_snapshot(self, topic: str, partition: int) -> str | None:
+        """The stored producer snapshot's text, or None."""
+        return None
+
+    def set_aside_producer_snapshot(self, topic: str, partition: int) -> None:
+        """Move an unreadable producer snapshot aside (``.corrupt``)."""
+
     def delete(self, topic: str, partition: int) -> None:
         d = self.partition_dir(topic, partition)
         if os.path.isdir(d):
@@ -485,7 +499,10 @@ class DiskStorage(Storage):
                     os.remove(path)
 
     def delete_segments(self, topic: str, partition: int, log_: PartitionLog) -> None:
-        """Delete the segment files below the log's first segment (retention, log start)."""
+        """Delete the segment files below the log's first segment (retention, log start).
+        A log left without records keeps an empty file for its (empty) active segment, as
+        Kafka rolls one at the new log start, so that a restart finds the log start there
+        even before log-start-offset-checkpoint is written."""
         first = log_.segments[0].base_offset
         tp = (topic, partition)
         for path in self._segments(topic, partition):
@@ -494,6 +511,36 @@ class DiskStorage(Storage):
                 if self._open.get(tp, (None, 0))[0] == path:
                     self._close_segment(tp)
                 os.remove(path)
+        if not len(log_):
+            self._segment_fd(tp, os.path.join(self.partition_dir(topic, partition), self._segment_name(first)))
+
+    def _snapshots(self, topic: str, partition: int) -> list[str]:
+        d = self.partition_dir(topic, partition)
+        if not os.path.isdir(d):
+            return []
+        return sorted(os.path.join(d, n) for n in os.listdir(d) if n.endswith(SNAPSHOT_SUFFIX))
+
+    def write_producer_snapshot(self, topic: str, partition: int, offset: int, text: str) -> None:
+        """Write ``<offset>.snapshot`` atomically, then remove the older snapshot files."""
+        d = self.partition_dir(topic, partition)
+        os.makedirs(d, exist_ok=True)
+        path = os.path.join(d, f"{offset:020d}{SNAPSHOT_SUFFIX}")
+        write_atomically(path, text)
+        for old in self._snapshots(topic, partition):
+            if old != path:
+                os.remove(old)
+
+    def read_producer_snapshot(self, topic: str, partition: int) -> str | None:
+        """The newest ``<offset>.snapshot`` of the partition, or None."""
+        paths = self._snapshots(topic, partition)
+        if not paths:
+            return None
+        with open(paths[-1], errors="replace") as f:
+            return f.read()
+
+    def set_aside_producer_snapshot(self, topic: str, partition: int) -> None:
+        for path in self._snapshots(topic, partition):
+            os.replace(path, path + ".corrupt")
 
     def mark_compacted(self, topic: str, partition: int) -> None:
         d = self.partition_dir(topic, partition)

@@ -90,6 +90,9 @@ class Effects:
     * ``appended``: new batches to mirror to storage;
     * ``log_start_changed``: the log start moved (retention, DeleteRecords): delete the
       dropped segments from storage, checkpoint the start offset;
+    * ``producer_snapshot_changed``: the producer state as of the log start changed
+      (``producers.encode_base()``): rewrite the partition's producer snapshot, before
+      deleting segments;
     * ``cleaned``: the log cleaner rewrote the first N segments, which were the segments
       of these base offsets: rewrite their files;
     * ``isr_update``: an ISR to write conditionally to the partition state znode;
@@ -104,6 +107,7 @@ class Effects:
     hw_changed: bool = False
     leo_changed: bool = False
     log_start_changed: bool = False
+    producer_snapshot_changed: bool = False
     cleaned: tuple[int, list[int]] | None = None
     cleaned_records: int = 0
     events: list[tuple[str, str]] = field(default_factory=list)
@@ -118,6 +122,7 @@ class Effects:
         self.hw_changed |= other.hw_changed
         self.leo_changed |= other.leo_changed
         self.log_start_changed |= other.log_start_changed
+        self.producer_snapshot_changed |= other.producer_snapshot_changed
         self.cleaned = other.cleaned or self.cleaned
         self.cleaned_records += other.cleaned_records
         self.events.extend(other.events)
@@ -178,14 +183,40 @@ class PartitionReplica:
         # Counts leaderships: a waiting acks=all produce fails if the term changed, even
         # if this replica leads again (its log may have been truncated in between).
         self.leader_term = 0
-        # Idempotent producers' last batches, a function of the log (rebuilt from it).
+        # Idempotent producers' last batches: their state as of the log start (kept when
+        # the log start moves, see producer_state) and what the log adds to it.
         self.producers = ProducerStateManager()
+        self.producers.base_offset = self.log.log_start_offset
         self._rebuild_producers()
 
     def _rebuild_producers(self) -> None:
-        self.producers.rebuild(_with_marker(read_header(b.data), b.data)
-                               for b in self.log.batches_from(self.log.log_start_offset))
+        start = max(self.producers.base_offset, self.log.log_start_offset)
+        self.producers.rebuild(_with_marker(read_header(b.data), b.data) for b in self.log.batches_from(start))
         self.producers.forget_aborted_below(self.log.log_start_offset)
+
+    def load_producer_snapshot(self, text: str) -> bool:
+        """Take the producer state as of the log start from a stored snapshot
+        (:meth:`ProducerStateManager.encode_base`), and replay the log on it: how a broker
+        restarted with disk storage keeps the producers whose batches retention or
+        DeleteRecords removed.  False (nothing changed) when the snapshot does not fit the
+        log; KAFKA_STORAGE_ERROR when it cannot be read."""
+        if not self.producers.load_base(text, self.log.log_start_offset, self.log_end_offset):
+            return False
+        self._rebuild_producers()
+        return True
+
+    def expire_producers(self, now_ms: int, expiration_ms: int) -> Effects:
+        """Forget the producers whose last batch or marker is ``producer.id.expiration.ms``
+        old and that have no open transaction here (Kafka's removeExpiredProducers)."""
+        eff = Effects()
+        in_base = set(self.producers.base)
+        gone = self.producers.remove_expired(now_ms, expiration_ms)
+        if gone:
+            eff.producer_snapshot_changed = bool(in_base.intersection(gone))
+            eff.events.append(("producers_expired", f"broker {self.broker_id} expired producer(s) "
+                                                    f"{', '.join(map(str, gone))} of {self.topic}-{self.partition} "
+                                                    f"(no batch for producer.id.expiration.ms {expiration_ms})"))
+        return eff
 
     # -- common -----------------------------------------------------------------
     @property
@@ -202,7 +233,11 @@ class PartitionReplica:
         is open or all open ones start at or above it.  read_committed consumers read
         below it."""
         first = self.producers.first_unstable_offset
-        return self.high_watermark if first is None else min(first, self.high_watermark)
+        if first is None:
+            return self.high_watermark
+        # a transaction that began below the log start is unstable from the log start on
+        # (Kafka's maybeIncrementFirstUnstableOffset)
+        return min(max(first, self.log.log_start_offset), self.high_watermark)
 
     @property
     def is_hosted(self) -> bool:
@@ -609,6 +644,8 @@ class PartitionReplica:
             return eff
         before = self.log_end_offset
         leo = self.log.truncate_to(offset)
+        if self.producers.forget_base_from(leo):
+            eff.producer_snapshot_changed = True
         self._rebuild_producers()
         if self.epochs.truncate_from_end(leo):
             eff.epoch_cache_changed = True
@@ -650,18 +687,27 @@ class PartitionReplica:
 
     # -- log start (retention, DeleteRecords) ---------------------------------------
     def advance_log_start(self, offset: int, reason: str) -> Effects:
-        """Move the log start offset up to ``offset``: drop the segments wholly below it,
-        trim the epoch cache and the producers whose batches are gone."""
+        """Move the log start offset up to ``offset``: drop the segments wholly below it and
+        trim the epoch cache.  The producers stay (Kafka 2.5+): the batches now below the
+        start are folded into their state as of the log start, which the shell stores as
+        the producer snapshot."""
         eff = Effects()
         before = self.log.log_start_offset
-        dropped = self.log.advance_log_start(offset)
-        if self.log.log_start_offset == before:
+        new_start = min(offset, self.log_end_offset)
+        if new_start <= before:
             return eff
+        below = []
+        for b in self.log.batches_from(self.producers.base_offset):
+            if b.last_offset >= new_start:
+                break
+            below.append(_with_marker(read_header(b.data), b.data))
+        dropped = self.log.advance_log_start(offset)
         eff.log_start_changed = True
+        if self.producers.base_offset < self.log.log_start_offset:
+            self.producers.advance_start(self.log.log_start_offset, below)
+            eff.producer_snapshot_changed = True
         if self.epochs.truncate_from_start(self.log.log_start_offset):
             eff.epoch_cache_changed = True
-        if dropped:
-            self._rebuild_producers()
         self.producers.forget_aborted_below(self.log.log_start_offset)
         if self.high_watermark < self.log.log_start_offset:
             self._set_hw(self.log.log_start_offset, eff)
@@ -745,7 +791,8 @@ class PartitionReplica:
         eff = Effects()
         if self.log_end_offset < leader_log_start:
             self.log.truncate_fully_and_start_at(leader_log_start)
-            self.producers.rebuild(())
+            self.producers.reset(leader_log_start)  # as Kafka's truncateFullyAndStartAt
+            eff.producer_snapshot_changed = True
             self.epochs.clear()
             self._set_hw(leader_log_start, eff)
             eff.truncated_to = leader_log_start

@@ -19,12 +19,32 @@ same epoch, base sequence not last sequence + 1        OUT_OF_ORDER_SEQUENCE_NUM
 anything else                                          appended; the window moves on
 =====================================================  ===============================
 
+Kafka's leader (2.5+, KIP-360) takes an unknown producer's batch at any sequence; here it
+must start at 0, because minikafka's own producer sends over several connections at once
+and relies on that refusal to put its first batches back in order
+(docs/performance.md).  Since producers are kept across log-start moves, a producer is
+unknown only after producer.id.expiration.ms or on a replica that restarted its log at
+its leader's log start (docs/retention.md).
+
 Followers do the same bookkeeping when they append what the leader replicated
 (:meth:`ProducerStateManager.update`), without the checks, so a follower that
 becomes leader dedupes the retries of batches the old leader appended.  The state
 is a function of the log: after a truncation it is rebuilt from the batch headers
 still in the log (:meth:`ProducerStateManager.rebuild`), which is also how a broker
-recovers it from disk at start-up (Kafka keeps snapshots to make that faster).
+recovers it from disk at start-up.
+
+The log start.  Retention and DeleteRecords move the partition's log start past old
+batches, but the producers that wrote them are kept (Kafka 2.5+, KIP-360): a producer
+whose every batch is gone still continues its sequence, and a transaction that began
+below the log start stays open until its marker.  Their state as of the log start is
+the manager's *base* (:meth:`ProducerStateManager.advance_start` folds the batches that
+fall below the start into it); a rebuild replays the log on top of the base, and the
+broker stores the base as the partition's producer snapshot (:meth:`encode_base`,
+:meth:`decode_base`; Kafka's ``<offset>.snapshot`` files), so that it survives a restart
+with disk storage.  Producers go only by expiry
+(:meth:`ProducerStateManager.remove_expired`): ``producer.id.expiration.ms`` after the
+timestamp of their last batch or marker, unless a transaction of theirs is open here
+(Kafka's ``removeExpiredProducers``).
 
 Transactions (KIP-98).  A batch with the transactional bit opens its producer's
 transaction in this partition, at the batch's base offset, unless one is open already;
@@ -41,12 +61,14 @@ Sequences wrap from 2^31 - 1 to 0, as in Kafka.  Pure: no I/O, clocks or randomn
 """
 from __future__ import annotations
 
+import json
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Iterable
 
 from ..errors import (
     InvalidProducerEpochError,
+    KafkaStorageError,
     OutOfOrderSequenceNumberError,
     TransactionCoordinatorFencedError,
     UnknownProducerIdError,
@@ -57,6 +79,7 @@ from ..protocol.records.control import ABORT, COMMIT
 NO_PRODUCER_ID = -1
 BATCH_WINDOW = 5  # batches remembered per producer (max.in.flight.requests.per.connection <= 5)
 MAX_SEQUENCE = 2**31 - 1
+SNAPSHOT_VERSION = 1
 
 
 def next_sequence(sequence: int, increment: int = 1) -> int:
@@ -88,14 +111,16 @@ class AbortedTxn:
 @dataclass
 class ProducerEntry:
     """One producer id's epoch, its last appended batches (oldest first), the first
-    offset of its open transaction in this partition (-1: none) and the epoch of the
-    coordinator that wrote its last marker."""
+    offset of its open transaction in this partition (-1: none), the epoch of the
+    coordinator that wrote its last marker, and the timestamp of its last batch or
+    marker (what ``producer.id.expiration.ms`` counts from; -1: none yet)."""
 
     producer_id: int
     epoch: int
     batches: deque[BatchMetadata] = field(default_factory=lambda: deque(maxlen=BATCH_WINDOW))
     txn_first_offset: int = -1
     coordinator_epoch: int = -1
+    last_timestamp: int = -1
 
     @property
     def last_seq(self) -> int:
@@ -111,13 +136,22 @@ class ProducerEntry:
                 return b
         return None
 
+    def copy(self) -> "ProducerEntry":
+        return ProducerEntry(self.producer_id, self.epoch, deque(self.batches, maxlen=BATCH_WINDOW),
+                             self.txn_first_offset, self.coordinator_epoch, self.last_timestamp)
+
     def describe(self) -> dict:
-        last = self.batches[-1] if self.batches else None
         return {"producer_id": self.producer_id, "producer_epoch": self.epoch,
                 "last_sequence": self.last_seq, "last_offset": self.last_offset,
-                "last_timestamp": last.timestamp if last else -1,
+                "last_timestamp": self.last_timestamp,
                 "current_txn_start_offset": self.txn_first_offset,
                 "coordinator_epoch": self.coordinator_epoch}
+
+
+def is_expired(entry: ProducerEntry, now_ms: int, expiration_ms: int) -> bool:
+    """Kafka's rule: no open transaction here, and its last batch or marker is at least
+    ``expiration_ms`` old."""
+    return entry.txn_first_offset < 0 and now_ms - entry.last_timestamp >= expiration_ms
 
 
 class ProducerStateManager:
@@ -129,6 +163,9 @@ class ProducerStateManager:
         self.ongoing: dict[int, int] = {}
         # aborted transactions in the order of their markers (so by last_offset)
         self.aborted: list[AbortedTxn] = []
+        # the state as of ``base_offset`` (the log start): what the batches below it left
+        self.base: dict[int, ProducerEntry] = {}
+        self.base_offset = 0
 
     def __len__(self) -> int:
         return len(self.producers)
@@ -179,15 +216,14 @@ class ProducerStateManager:
         pid = h.producer_id
         if pid == NO_PRODUCER_ID:
             return None
+        entry = self.producers.get(pid)
         if h.base_sequence < 0:
-            entry = self.producers.get(pid)
             if entry is not None and h.producer_epoch < entry.epoch:
                 raise InvalidProducerEpochError(
                     f"producer {pid} epoch {h.producer_epoch} is older than its current epoch {entry.epoch}")
             return None
         where = f" on {topic_partition}" if topic_partition else ""
         last_seq = next_sequence(h.base_sequence, h.last_offset_delta)
-        entry = self.producers.get(pid)
         if entry is None:
             if h.base_sequence != 0:
                 raise UnknownProducerIdError(
@@ -218,46 +254,136 @@ class ProducerStateManager:
         """Record an appended batch (``h`` carries its final base offset).  For a control
         batch, ``marker`` is its ``(type, coordinator epoch)`` (see
         :mod:`minikafka.protocol.records.control`)."""
-        pid = h.producer_id
-        if pid == NO_PRODUCER_ID:
-            return
-        entry = self.producers.get(pid)
-        if entry is None or h.producer_epoch != entry.epoch:
-            if entry is not None and h.producer_epoch < entry.epoch:
-                return  # never happens for a leader-checked log; keep the newer epoch
-            fresh = ProducerEntry(pid, h.producer_epoch)
-            if entry is not None:  # a new epoch keeps the open transaction and coordinator epoch
-                fresh.txn_first_offset, fresh.coordinator_epoch = entry.txn_first_offset, entry.coordinator_epoch
-            entry = self.producers[pid] = fresh
-        if h.is_control:
-            if marker is None:
-                return
-            kind, coordinator_epoch = marker
-            entry.coordinator_epoch = max(entry.coordinator_epoch, coordinator_epoch)
-            first = self.ongoing.pop(pid, None)
-            entry.txn_first_offset = -1
-            if kind == ABORT and first is not None:
-                self.aborted.append(AbortedTxn(pid, first, h.base_offset))
-            return
-        if h.is_transactional and pid not in self.ongoing:
-            self.ongoing[pid] = entry.txn_first_offset = h.base_offset
-        if h.base_sequence >= 0:
-            entry.batches.append(BatchMetadata(h.base_sequence, next_sequence(h.base_sequence, h.last_offset_delta),
-                                               h.base_offset, h.last_offset, h.max_timestamp))
+        _apply(self.producers, self.ongoing, self.aborted, h, marker)
 
     def rebuild(self, batches: Iterable[tuple[BatchHeader, tuple[int, int] | None]]) -> None:
-        """Forget everything and replay ``batches`` (the log's batch headers in order,
-        each with its marker for a control batch, else None)."""
+        """Start again from the base (the state as of the log start) and replay ``batches``
+        (the log's batch headers in order from :attr:`base_offset`, each with its marker
+        for a control batch, else None)."""
+        self.producers = {pid: e.copy() for pid, e in self.base.items()}
+        self.ongoing = {pid: e.txn_first_offset for pid, e in
+                        sorted(self.base.items(), key=lambda x: x[1].txn_first_offset) if e.txn_first_offset >= 0}
+        self.aborted = []
+        for h, marker in batches:
+            self.update(h, marker)
+
+    def reset(self, offset: int) -> None:
+        """Forget everything: the log restarts empty at ``offset`` (a follower far behind
+        its leader, as Kafka's ``truncateFullyAndStartAt``)."""
+        self.base.clear()
+        self.base_offset = offset
         self.producers.clear()
         self.ongoing.clear()
         self.aborted.clear()
-        for h, marker in batches:
-            self.update(h, marker)
+
+    def advance_start(self, offset: int, below: Iterable[tuple[BatchHeader, tuple[int, int] | None]]) -> None:
+        """The log start moved up to ``offset``: fold ``below`` (the batches from
+        :attr:`base_offset` whose last offset is below ``offset``) into the base.  The
+        producers stay; only the aborted transactions whose marker is below ``offset``
+        leave the index (no fetch can reach them)."""
+        if offset <= self.base_offset:
+            return
+        ongoing = {pid: e.txn_first_offset for pid, e in self.base.items() if e.txn_first_offset >= 0}
+        for h, marker in below:
+            _apply(self.base, ongoing, None, h, marker)
+        self.base_offset = offset
+        self.forget_aborted_below(offset)
+
+    def forget_base_from(self, offset: int) -> bool:
+        """A truncation to ``offset`` below :attr:`base_offset` (possible only for a base
+        loaded from a snapshot taken above the log start): the base no longer matches the
+        log, so it is dropped.  True when it was."""
+        if offset >= self.base_offset:
+            return False
+        self.base.clear()
+        self.base_offset = 0
+        return True
 
     def forget_aborted_below(self, offset: int) -> None:
         """Drop the aborted transactions whose marker is below ``offset`` (the log start)."""
         self.aborted = [a for a in self.aborted if a.last_offset >= offset]
 
+    def remove_expired(self, now_ms: int, expiration_ms: int) -> list[int]:
+        """Drop the producers :func:`is_expired` says are expired at ``now_ms`` (from the
+        base too, so no rebuild brings them back); returns their ids."""
+        gone = [pid for pid, e in self.producers.items() if is_expired(e, now_ms, expiration_ms)]
+        for pid in gone:
+            del self.producers[pid]
+            self.base.pop(pid, None)
+        return gone
+
     def describe(self) -> list[dict]:
         """Active producers, for replica_state, ``topics describe --json`` and the dashboard."""
         return [e.describe() for _, e in sorted(self.producers.items())]
+
+    # -- the producer snapshot ------------------------------------------------------
+    def encode_base(self) -> str:
+        """The base as a snapshot file's text (JSON): its offset and every producer."""
+        return json.dumps({"version": SNAPSHOT_VERSION, "offset": self.base_offset, "producers": [
+            {"producer_id": e.producer_id, "epoch": e.epoch, "txn_first_offset": e.txn_first_offset,
+             "coordinator_epoch": e.coordinator_epoch, "last_timestamp": e.last_timestamp,
+             "batches": [[b.first_seq, b.last_seq, b.first_offset, b.last_offset, b.timestamp] for b in e.batches]}
+            for _, e in sorted(self.base.items())]}, separators=(",", ":"))
+
+    def load_base(self, text: str, log_start_offset: int, log_end_offset: int) -> bool:
+        """Take the base from a snapshot file's text (:meth:`encode_base`) when it fits the
+        log: taken at or above its start and at or below its end.  True when taken; a
+        snapshot that does not fit is ignored (False); one that cannot be read raises
+        KAFKA_STORAGE_ERROR.  Call :meth:`rebuild` with the batches from
+        :attr:`base_offset` next."""
+        offset, base = decode_base(text)
+        if not log_start_offset <= offset <= log_end_offset:
+            return False
+        self.base, self.base_offset = base, offset
+        return True
+
+
+def decode_base(text: str) -> tuple[int, dict[int, ProducerEntry]]:
+    """``(offset, producers)`` of a producer snapshot's text; KAFKA_STORAGE_ERROR when it is
+    not one."""
+    try:
+        doc = json.loads(text)
+        if doc.get("version") != SNAPSHOT_VERSION:
+            raise ValueError(f"version {doc.get('version')!r}, expected {SNAPSHOT_VERSION}")
+        base = {}
+        for p in doc["producers"]:
+            e = ProducerEntry(int(p["producer_id"]), int(p["epoch"]), txn_first_offset=int(p["txn_first_offset"]),
+                              coordinator_epoch=int(p["coordinator_epoch"]), last_timestamp=int(p["last_timestamp"]))
+            e.batches.extend(BatchMetadata(*(int(x) for x in b)) for b in p["batches"])
+            base[e.producer_id] = e
+        return int(doc["offset"]), base
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise KafkaStorageError(f"not a producer snapshot: {exc}") from None
+
+
+def _apply(producers: dict[int, ProducerEntry], ongoing: dict[int, int], aborted: list[AbortedTxn] | None,
+           h: BatchHeader, marker: tuple[int, int] | None) -> None:
+    """One batch's effect on a producer map, its open transactions and (unless None) the
+    aborted-transaction index."""
+    pid = h.producer_id
+    if pid == NO_PRODUCER_ID:
+        return
+    entry = producers.get(pid)
+    if entry is None or h.producer_epoch != entry.epoch:
+        if entry is not None and h.producer_epoch < entry.epoch:
+            return  # never happens for a leader-checked log; keep the newer epoch
+        fresh = ProducerEntry(pid, h.producer_epoch)
+        if entry is not None:  # a new epoch keeps the open transaction and coordinator epoch
+            fresh.txn_first_offset, fresh.coordinator_epoch = entry.txn_first_offset, entry.coordinator_epoch
+        entry = producers[pid] = fresh
+    entry.last_timestamp = h.max_timestamp  # the batch's (or marker's) timestamp, as Kafka's lastTimestamp
+    if h.is_control:
+        if marker is None:
+            return
+        kind, coordinator_epoch = marker
+        entry.coordinator_epoch = max(entry.coordinator_epoch, coordinator_epoch)
+        first = ongoing.pop(pid, None)
+        entry.txn_first_offset = -1
+        if kind == ABORT and first is not None and aborted is not None:
+            aborted.append(AbortedTxn(pid, first, h.base_offset))
+        return
+    if h.is_transactional and pid not in ongoing:
+        ongoing[pid] = entry.txn_first_offset = h.base_offset
+    if h.base_sequence >= 0:
+        entry.batches.append(BatchMetadata(h.base_sequence, next_sequence(h.base_sequence, h.last_offset_delta),
+                                           h.base_offset, h.last_offset, h.max_timestamp))
