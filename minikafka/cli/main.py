@@ -276,9 +276,11 @@ def cmd_cluster_status(args: argparse.Namespace) -> int:
     from ..cluster import launcher
 
     st = launcher.status(args.dir)
+    # exit status 1 when nothing of the cluster runs (a script can test it), 0 otherwise
+    code = 0 if st["running"] else 1
     if args.json:
         print(json.dumps(st, indent=2))
-        return 0
+        return code
     zk = st["zookeeper"]
     serving = "serving" if zk["serving"] else "NOT answering"
     pid = f"pid {zk['pid']}" if zk["pid"] else "no pid"
@@ -298,7 +300,9 @@ def cmd_cluster_status(args: argparse.Namespace) -> int:
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     for r in rows:
         print("  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip())
-    return 0
+    if not st["running"]:
+        print(f"the cluster in {os.path.abspath(args.dir)} is down: start it with `minikafka cluster up{_dir_flag(args)}`")
+    return code
 
 
 def status_view(st: dict) -> watch.View:
@@ -471,8 +475,11 @@ def _add_cluster_parsers(sub: argparse._SubParsersAction) -> None:
     status = csub.add_parser("status", parents=[dir_parent], help="show processes, registrations, controller",
                              description="ZooKeeper's process and whether it serves, the controller and its "
                                          "epoch, then one line per broker: pid, process state (running, "
-                                         "paused, stopped, dead), whether it is registered under /brokers/ids, "
-                                         "whether it is the controller, and its endpoints.")
+                                         "paused by SIGSTOP, stopped by SIGTERM as `cluster stop`, `cluster "
+                                         "down` and `kill --signal TERM` do, dead: killed or crashed), whether "
+                                         "it is registered under /brokers/ids, whether it is the controller, and "
+                                         "its endpoints. Exit status 1 when none of the cluster's processes "
+                                         "runs.")
     status.add_argument("--json", action="store_true", help="print the status as JSON")
     watch.add_flags(status)
     status.set_defaults(func=watch.watchable(cmd_cluster_status, "minikafka cluster status", _cluster_status_view))

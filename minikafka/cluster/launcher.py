@@ -672,10 +672,13 @@ def zookeeper_servers(zk: ZooKeeperState) -> list[dict]:
 def status(dir: str | os.PathLike = DEFAULT_DIR) -> dict:
     """A snapshot of the recorded cluster: processes and what ZooKeeper says.
 
-    Returns ``{"dir", "storage", "zookeeper": {...}, "zookeeper_servers": [{"id",
+    Returns ``{"dir", "storage", "running", "zookeeper": {...}, "zookeeper_servers": [{"id",
     "client_port", "pid", "mode"}], "controller", "controller_epoch", "registered",
     "brokers": [{"id", "endpoint", "pid", "process", "alive", "registered", "controller",
-    "log", ...}]}``.  ``registered`` is None when ZooKeeper could not be read.
+    "log", ...}]}``.  ``registered`` is None when ZooKeeper could not be read; ``running``
+    is False when none of the cluster's processes (brokers, our ZooKeeper) runs.  A
+    process is ``running``, ``paused`` (SIGSTOP), ``stopped`` (exited on SIGTERM: ``cluster
+    stop``, ``cluster down``, ``kill --signal TERM``) or ``dead`` (killed or crashed).
     """
     state = load(dir)
     zk = state.zookeeper
@@ -693,7 +696,7 @@ def status(dir: str | os.PathLike = DEFAULT_DIR) -> dict:
         pstate = proc_state(b.pid)
         process = {"stopped": "paused"}.get(pstate, pstate)  # SIGSTOP
         if pstate == "dead" and b.exit == "stopped":
-            process = "stopped"  # exited cleanly after `cluster stop`
+            process = "stopped"  # exited on SIGTERM: `cluster stop`, `cluster down`, `kill --signal TERM`
         rows.append({
             "id": bid, "host": b.host, "port": b.port, "endpoint": b.endpoint, "kafka_endpoint": b.kafka_endpoint,
             "pid": b.pid if pstate != "dead" else None, "recorded_pid": b.pid,
@@ -702,12 +705,16 @@ def status(dir: str | os.PathLike = DEFAULT_DIR) -> dict:
             "controller": controller == bid if serving else None,
             "dashboard": f"http://{b.host}:{b.port}/", "log": b.log,
         })
+    zk_shown = {"stopped": "paused"}.get(zk_process, zk_process)  # SIGSTOP, as for brokers
+    if zk_process == "dead" and not zk.pids():
+        zk_shown = "stopped"  # `cluster down` stopped it and cleared its pid(s); a kill keeps them
     return {
         "dir": str(dir),
         "storage": state.storage,
+        "running": any(b["alive"] for b in rows) or zk_process in ("running", "stopped"),
         "zookeeper": {
             "connect": zk.connect, "pid": zk.pid if zk_process not in ("dead",) else None,
-            "external": zk.external, "process": zk_process,
+            "external": zk.external, "process": zk_shown,
             "alive": None if zk.external else zk_process != "dead",
             "serving": serving, "log": zk.log,
         },
@@ -731,7 +738,12 @@ def _stop_all(state: ClusterState) -> dict[str, str]:
         order.sort(key=lambda bid: bid == controller)
     for bid in order:
         b = state.brokers[bid]
-        results[f"broker {bid}"] = stop_pid(b.pid)
+        outcome = stop_pid(b.pid)
+        results[f"broker {bid}"] = outcome
+        if outcome == "stopped" or (outcome == "not running" and b.exit == "stopped"):
+            b.exit = "stopped"  # exited on SIGTERM: status says stopped, not dead
+        elif outcome == "killed":
+            b.exit = None
         b.pid = None
         save(state)
     for server in state.zookeeper.servers:
@@ -768,6 +780,10 @@ def kill(dir: str | os.PathLike, broker_id: int, signal_name: str = "KILL") -> i
                           f"`minikafka cluster start {broker_id}{_dir_flag(dir)}`")
     assert b.pid is not None
     _signal(b.pid, SIGNALS[name])
+    if name != "STOP":
+        # TERM asks for a controlled shutdown: once it has exited, status says stopped, not dead
+        b.exit = "stopped" if name == "TERM" else None
+        save(state)
     if name == "KILL":
         _wait_dead(b.pid, 5.0)
     return b.pid

@@ -90,10 +90,22 @@ def test_cluster_up_status_kill_start_down(tmp_path):
         wait_for(lambda: registered(dir) == {1: True, 2: True, 3: True}, 20, 0.2, "all brokers registered")
         started.append(load(dir).broker(2).pid)
 
+        # SIGTERM is a clean stop, whoever sends it: stopped, not dead
+        termed = run_cli("cluster", "kill", "3", "--signal", "TERM", "--dir", dir)
+        assert termed.returncode == 0, termed.stderr
+        wait_for(lambda: status(dir)["brokers"][2]["process"] == "stopped", 30, 0.2, "broker 3 to exit on SIGTERM")
+
         down = run_cli("cluster", "down", "--dir", dir)
         assert down.returncode == 0, down.stderr
         assert load(dir).pids() == []
         assert not [pid for pid in started if pid_alive(pid)]
+        after = run_cli("cluster", "status", "--json", "--dir", dir)
+        assert after.returncode == 1, "nothing runs: exit status 1"
+        st = json.loads(after.stdout)
+        assert st["running"] is False and st["zookeeper"]["process"] == "stopped"
+        assert [b["process"] for b in st["brokers"]] == ["stopped", "stopped", "stopped"], "down stops cleanly"
+        table = run_cli("cluster", "status", "--dir", dir)
+        assert table.returncode == 1 and f"the cluster in {dir} is down" in table.stdout, table.stdout
     finally:
         stop_cluster(dir)
 
