@@ -73,6 +73,15 @@ def _throttled_replicas(text: str) -> str:
     return ",".join(items)
 
 
+def _host_names(text: str) -> str:
+    """minikafka.http.allowed.hosts: host names separated by commas ("" none, "*" any)."""
+    items = [p.strip().lower() for p in str(text).split(",") if p.strip()]
+    for item in items:
+        if any(c.isspace() or c in "/?#@" for c in item):
+            raise ValueError(f"expected host names separated by commas (or *), got {item!r}")
+    return ",".join(items)
+
+
 def _text_value(text: str) -> str:
     return str(text)
 
@@ -237,6 +246,12 @@ BROKER_CONFIGS: tuple[ConfigDef, ...] = (
               "reading and handling them, over both client listeners. A connection whose next request does not "
               "fit waits (it is not read) until memory frees, as Kafka mutes its channel; -1 sets no bound (Kafka's "
               "default; here 512 MiB, at least socket.request.max.bytes).", -1),
+    ConfigDef("minikafka.http.allowed.hosts", _host_names, "", "More names the HTTP listeners answer for, "
+              "separated by commas (* for any). A request whose Host header (its port aside) names neither these nor "
+              "the broker's own (each listener's host and advertised host, localhost, 127.0.0.1, ::1) gets 421 "
+              "Misdirected Request and changes nothing: a web page whose name was pointed at the broker (DNS "
+              "rebinding) cannot use it. Add the names clients use beyond the advertised ones (a load balancer's, "
+              "an address of a broker listening on 0.0.0.0). Not a Kafka setting.", None),
     ConfigDef("connection.failed.authentication.delay.ms", int, 100, "After a failed authentication (SASL on "
               "the Kafka listener, HTTP Basic on the msgpack listener) the answer waits this long, then the "
               "connection is closed: each password guess costs a new connection and this delay.", 0),

@@ -37,6 +37,7 @@ from ..protocol.rpc.http import CONTENT_TYPE
 from ..protocol.rpc.http1 import HEAD_END, MAX_HEAD_BYTES, RequestHead, answer, parse_request_head
 from . import http_guard
 from .listeners import current_listener
+from .security import failed_login_delay_s
 
 if TYPE_CHECKING:
     from ..config import BrokerConfig
@@ -63,7 +64,8 @@ class RpcHttpServer:
         self.idle_s = config.get("connections.max.idle.ms") / 1000
         self.body_timeout_s = config.get("request.timeout.ms") / 1000
         self.max_bytes = config.get("socket.request.max.bytes")
-        self.auth_delay_s = config.get("connection.failed.authentication.delay.ms") / 1000
+        self.auth_delay_s = failed_login_delay_s(config)
+        self.hosts = http_guard.HostAllowList.of(config)  # the Host check (DNS rebinding)
         self._servers: list[asyncio.AbstractServer] = []
         self._connections: set[_RpcConnection] = set()
         self.tasks: set[asyncio.Task] = set()
@@ -227,7 +229,7 @@ class _RpcConnection(asyncio.Protocol):
         current_listener.set(self.listener)
         keep_alive = head.keep_alive
         refused = http_guard.refused("POST", head.path, head.headers, head.headers.get("host") or "",
-                                     self.host_scheme, head.content_type)
+                                     self.host_scheme, head.content_type, server.hosts)
         if refused is not None:
             broker.metrics.count(REQUEST_ERRORS, error="INVALID_REQUEST")
             if await self._skip(head.content_length):

@@ -95,6 +95,7 @@ class Broker:
                 acls=lambda: len(s.security.authorizer.bindings),
                 groups=s.coordinator.list_groups)),
             authenticate=lambda headers, peercert: s.security.http_principal(current_listener.get(), headers, peercert),
+            failed_login_pause=s.security.failed_login_pause,
             acls_enabled=s.security.enabled,
             zookeeper_session=lambda: getattr(s.zk, "session_state", ""),
             zookeeper_connect=self.config.zookeeper_connect)

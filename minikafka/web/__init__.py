@@ -15,7 +15,9 @@ Every broker serves them on its own port:
 The page and its JSON routes authenticate as the msgpack API on the same listener
 does: on a SASL_PLAINTEXT or SASL_SSL listener they want a user of ``sasl.users.file``
 in an ``Authorization: Basic`` header and answer 401 with a Basic challenge otherwise
-(a browser asks for the user and password once, then sends them on every poll).
+(a browser asks for the user and password once, then sends them on every poll); a
+wrong or missing password is answered after ``connection.failed.authentication.delay.ms``
+and closes the connection, as on the msgpack API.
 ``/metrics`` (counts and names, never records) and ``/static/`` stay open.  No route
 sends ``Access-Control-Allow-Origin``: pages of other sites cannot read the JSON
 (docs/security.md).
@@ -53,14 +55,18 @@ def setup_routes(app: Any, view: "BrokerView") -> None:
 
     def authenticated(handler: Callable[[web.Request], Awaitable[web.StreamResponse]]):
         """``handler`` behind the listener's authentication: 401 and a Basic challenge
-        when a SASL listener got no user or a wrong password."""
+        when a SASL listener got no user or a wrong password, answered after the
+        msgpack API's failed-login delay and closing the connection, as its answers do."""
         async def checked(request: web.Request) -> web.StreamResponse:
             peercert = request.transport.get_extra_info("peercert") if request.transport is not None else None
             try:
                 view.authenticate(request.headers, peercert)
             except SaslAuthenticationFailedError as exc:
                 body, _ = error_body(exc)
-                return web.json_response(body, status=401, headers={**NO_CACHE, "WWW-Authenticate": CHALLENGE})
+                await view.failed_login_pause()  # each guess costs the delay and a new connection
+                response = web.json_response(body, status=401, headers={**NO_CACHE, "WWW-Authenticate": CHALLENGE})
+                response.force_close()
+                return response
             return await handler(request)
         return checked
 

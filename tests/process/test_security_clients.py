@@ -417,6 +417,34 @@ def test_a_failed_login_is_delayed_and_closes_the_connection_on_both_listeners(s
         assert s.recv(10) == b""  # closed after the answer
 
 
+def test_a_failed_dashboard_login_is_delayed_and_closes_the_connection(secured):
+    """The dashboard's HTTP Basic login keeps the msgpack API's rule: a wrong password (or
+    none) is answered 401 after connection.failed.authentication.delay.ms (100) and the
+    connection is closed, so a keep-alive connection cannot try guess after guess."""
+    import base64
+    import time
+
+    wrong = base64.b64encode(b"alice:guess-1").decode()
+    for path, auth in (("/api/state", f"Authorization: Basic {wrong}\r\n"), ("/", "")):
+        with socket.create_connection(("127.0.0.1", secured.brokers[1]), timeout=10) as s:
+            started = time.monotonic()
+            s.sendall(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: keep-alive\r\n{auth}\r\n".encode())
+            got = b""
+            while chunk := s.recv(65536):  # to the end: the broker closes the connection (else a timeout)
+                got += chunk
+            assert time.monotonic() - started >= 0.09, path  # the delay, at least
+            assert got.startswith(b"HTTP/1.1 401") and b"SASL_AUTHENTICATION_FAILED" in got, got[:200]
+    # the right password still opens it
+    right = base64.b64encode(f"alice:{USERS['alice']}".encode()).decode()
+    with socket.create_connection(("127.0.0.1", secured.brokers[1]), timeout=10) as s:
+        s.sendall(f"GET /api/state HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+                  f"Authorization: Basic {right}\r\n\r\n".encode())
+        got = b""
+        while chunk := s.recv(65536):
+            got += chunk
+        assert got.startswith(b"HTTP/1.1 200"), got[:200]
+
+
 # ---------------------------------------------------------------- mutual TLS
 
 def test_a_client_certificate_is_the_principal_with_ssl_client_auth_required(make_cluster, certs):
