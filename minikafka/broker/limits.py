@@ -10,10 +10,12 @@ its connection quotas and its memory pool between listeners:
   minus :data:`FD_RESERVE`, and a larger value is lowered to that: the reserve keeps
   descriptors for ZooKeeper, log files, checkpoints and replication, so that a flood of
   clients never costs the broker its ZooKeeper session.
-* ``queued.max.request.bytes``: the bytes of requests being read and handled.  A
-  connection whose next request does not fit waits before reading it (Kafka mutes the
-  channel) until others free theirs; ``minikafka_request_bytes_in_flight`` shows the
-  bytes held.
+* ``queued.max.request.bytes``: the bytes requests hold, from their first byte read
+  until their answer has left (handed to the kernel).  A request is charged its head
+  while it arrives, its body before the body is read, and its answer while the answer
+  waits to be sent.  A connection whose next body does not fit waits before reading it
+  (Kafka mutes the channel) until others free theirs; ``minikafka_request_bytes_in_flight``
+  shows the bytes held.
 """
 from __future__ import annotations
 
@@ -107,6 +109,15 @@ class RequestMemory:
         size = max(0, size)
         if self.limit >= 0 and self.used > 0 and self.used + size > self.limit:
             return None
+        self.used += size
+        self.metrics.set_level(REQUEST_BYTES_IN_FLIGHT, self.used)
+        return size
+
+    def take(self, size: int) -> int:
+        """Take ``size`` bytes now, even past the limit, and return what was taken (give it
+        to :meth:`release`): bytes already read or made (a request head as it arrives, an
+        answer) are counted, and the next :meth:`acquire` waits until they are given back."""
+        size = max(0, size)
         self.used += size
         self.metrics.set_level(REQUEST_BYTES_IN_FLIGHT, self.used)
         return size

@@ -40,11 +40,13 @@ class RpcListener:
         self.metrics = metrics
         self.clock = clock
 
-    async def dispatch(self, api: str, body: bytes, *, remote: str, credential: str | None,
+    async def dispatch(self, api: str, body: bytes | bytearray, *, remote: str, credential: str | None,
                        principal: Callable[[], Any]) -> bytes:
         """Answer one msgpack request.  ``remote`` is the caller's address, ``credential``
         the cluster credential it sent (or None) and ``principal()`` authenticates it.
-        Every outcome is an answer map, packed."""
+        Every outcome is an answer map, packed.  A ``bytearray`` body is emptied once
+        decoded, so that its memory is given back while the request is handled (the
+        caller's frames still name it)."""
         # the principal is this request's only (a keep-alive connection serves several)
         token = current_principal.set(ANONYMOUS)
         try:
@@ -52,10 +54,14 @@ class RpcListener:
         finally:
             current_principal.reset(token)
 
-    async def _answer(self, api: str, body: bytes, remote: str, credential: str | None,
+    async def _answer(self, api: str, body: bytes | bytearray, remote: str, credential: str | None,
                       principal: Callable[[], Any]) -> dict:
         try:
-            msg = codec.decode_request(api, body)
+            try:
+                msg = codec.decode_request(api, body)
+            finally:
+                if isinstance(body, bytearray):
+                    body.clear()
             current_host.set(remote or "*")
             # as in Kafka, ApiVersions needs no authentication
             who = ANONYMOUS if api == "api_versions" else principal()

@@ -29,7 +29,7 @@ class ServedBroker:
     limits: ConnectionLimits  # shared by both client listeners
     memory: RequestMemory
 
-    async def dispatch(self, api: str, body: bytes, *, remote: str, credential: str | None,
+    async def dispatch(self, api: str, body: bytes | bytearray, *, remote: str, credential: str | None,
                        principal: Callable[[], Any]) -> bytes:
         """Answer one msgpack request (:meth:`RpcListener.dispatch`)."""
         return await self.rpc.dispatch(api, body, remote=remote, credential=credential, principal=principal)

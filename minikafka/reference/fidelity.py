@@ -58,10 +58,6 @@ KNOWN: tuple[Known, ...] = (
           "feature versions), adds its own fields (`storage`: memory or disk, and `log_since`), and lists its "
           "msgpack-over-HTTP listener beside the Kafka listener (`MINIKAFKA` in `endpoints` and in "
           "`listener_security_protocol_map`). Kafka's tools read the Kafka listener (`PLAINTEXT`) and ignore the rest."),
-    Known(r"/brokers/topics/[^/]+", "value",
-          "minikafka writes the assignment as version 1 (`partitions` only): it has no topic IDs (KIP-516), so "
-          "no `topic_id`, and it keeps a reassignment's moving replicas in /admin/reassign_partitions rather than "
-          "in `adding_replicas`/`removing_replicas`."),
     Known(r"/controller", "value",
           "minikafka writes version 1 (`brokerid`, `timestamp`); Kafka 3.x writes version 2 with "
           "`kraftControllerEpoch` -1, which only a migration to KRaft reads."),
@@ -88,8 +84,6 @@ KNOWN_FAILOVER: dict[tuple[str, str], str] = {
         "Kafka's controller bumps the leader epoch twice when a reassignment only removes a follower: once when it "
         "sends the new assignment to the replicas (the leader stays), once more when it takes the removed replica "
         "out of the ISR; minikafka bumps it once, when the removed replica leaves the ISR.",
-    ("kafka-topics --describe", "TopicId"):
-        "minikafka has no topic IDs (KIP-516), so its Metadata answers carry none and the tool prints no TopicId.",
 }
 
 

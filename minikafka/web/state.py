@@ -219,14 +219,16 @@ class WebState:
         await asyncio.gather(*(ask(t) for t in stale))
 
     def _topics(self, partitions: list[dict]) -> list[dict]:
-        """Every topic with its partition count, replication factor, overrides and the
-        effective value (and its source) of every setting."""
+        """Every topic with its id (KIP-516), partition count, replication factor, overrides
+        and the effective value (and its source) of every setting."""
         out = []
+        metadata = self.view.metadata()
         for topic in sorted({p["topic"] for p in partitions}, key=lambda t: (is_internal_topic(t), t)):
             parts = [p for p in partitions if p["topic"] == topic]
             entries = self.configs.get(topic, (0.0, None))[1]
             out.append({
-                "topic": topic, "internal": is_internal_topic(topic), "partitions": len(parts),
+                "topic": topic, "topic_id": metadata.topic_id(topic), "internal": is_internal_topic(topic),
+                "partitions": len(parts),
                 "replication_factor": max(len(p["replicas"]) for p in parts),
                 "configs": entries,
                 "overrides": {c["name"]: c["value"] for c in entries if c["source"] == "topic"} if entries is not None else None,

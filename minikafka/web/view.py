@@ -19,6 +19,8 @@ class Metadata(Protocol):
     brokers: dict[int, Endpoint]  # live broker id -> inter-broker endpoint
     partitions: dict[tuple[str, int], dict]  # UpdateMetadata's partition states
 
+    def topic_id(self, topic: str) -> str: ...  # the topic's id (KIP-516), the zero id when unknown
+
 
 @dataclass(frozen=True)
 class BrokerView:

@@ -9,6 +9,7 @@ import asyncio
 import socket
 import time
 
+import msgpack
 import pytest
 
 from minikafka import Admin
@@ -155,3 +156,59 @@ def test_a_gzip_bomb_is_refused_and_an_aborted_upload_is_given_back(make_cluster
     assert metric(http, "minikafka_connections_idle_closed_total", listener="HTTP") >= 1
     second.close()
     wait_for(lambda: metric(http, "minikafka_request_bytes_in_flight") == 0, 15, message="uploads given back")
+
+
+def read_until_closed(s: socket.socket) -> bytes:
+    """What the broker sends until it closes the connection (a reset counts as closed)."""
+    got = b""
+    try:
+        while chunk := s.recv(65536):
+            got += chunk
+    except ConnectionResetError:
+        pass
+    return got
+
+
+def test_slow_heads_and_a_huge_content_length_on_both_listeners(make_cluster):
+    # connections.max.idle.ms far away: only the deadline of a head, request.timeout.ms, closes these
+    c = make_cluster(brokers=1, broker_configs={"request.timeout.ms": "2000", "connections.max.idle.ms": "600000"})
+    http, kafka = c.brokers[1], c.kafka_ports[1]
+    # half a request head on the msgpack/HTTP listener: 408 and closed
+    half = connect(http, "127.0.0.1")
+    half.settimeout(20)
+    half.sendall(b"POST /v1/metadata HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Le")
+    began = time.monotonic()
+    got = read_until_closed(half)
+    assert got.startswith(b"HTTP/1.1 408 ") and b"REQUEST_TIMED_OUT" in got, got
+    assert time.monotonic() - began < 15
+    # half a size prefix on the Kafka listener: closed
+    prefix = connect(kafka, "127.0.0.1")
+    prefix.settimeout(20)
+    prefix.sendall(b"\x00\x00")
+    assert read_until_closed(prefix) == b""
+    # a dashboard connection (aiohttp's, after its first page) with half of its next head: closed
+    page = connect(http, "127.0.0.1")
+    page.settimeout(20)
+    page.sendall(b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+    first = page.recv(65536)
+    assert first.startswith(b"HTTP/1.1 200"), first[:100]
+    page.sendall(b"GET /metrics HTTP/1.1\r\nHo")
+    read_until_closed(page)
+    assert time.monotonic() - began < 60
+    assert metric(http, "minikafka_connections_idle_closed_total", listener="HTTP") >= 1
+    assert metric(http, "minikafka_connections_idle_closed_total", listener="KAFKA") >= 1
+    # a Content-Length of 1 GB: 413 at once, INVALID_REQUEST, and closed, nothing of the body held
+    big = connect(http, "127.0.0.1")
+    big.settimeout(20)
+    big.sendall(b"POST /v1/produce HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/msgpack\r\n"
+                b"Content-Length: 1073741824\r\n\r\n" + b"\x00" * 100_000)
+    began = time.monotonic()
+    got = read_until_closed(big)
+    assert time.monotonic() - began < 5, "answered at once, not after request.timeout.ms"
+    head, _, body = got.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 413 "), got[:200]
+    answer = msgpack.unpackb(body)
+    assert answer["error"] == "INVALID_REQUEST" and "socket.request.max.bytes" in answer["message"], answer
+    assert metric(http, "minikafka_request_bytes_in_flight") == 0
+    with Admin(c.bootstrap) as admin:  # the broker still serves
+        assert len(admin.cluster().brokers) == 1

@@ -2,7 +2,8 @@
 on 127.0.0.1: kept-alive and pipelined requests, the hand-over of a connection to aiohttp
 at its first other request, and the limits: connections, idle and body timeouts,
 queued.max.request.bytes, socket.request.max.bytes, the cross-site checks, a failed
-login.  The request layer is replaced by a function that echoes the api and body."""
+login, the deadline of a request head, and the budget held until an answer has left.
+The request layer is replaced by a function that echoes the api and body."""
 from __future__ import annotations
 
 import asyncio
@@ -67,7 +68,7 @@ async def serving(settings: dict[str, str] | None = None):
     app.router.add_post("/v1/{api:.*}", full)
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()
-    server = RpcHttpServer(config, broker, runner.server, answer_rpc, lambda: b"too large")
+    server = RpcHttpServer(config, broker, runner.server, answer_rpc, lambda n: b"too large: %d" % n)
     await server.listen("127.0.0.1", 0, "INTERNAL")
     port = server._servers[0].sockets[0].getsockname()[1]
     try:
@@ -168,12 +169,13 @@ def test_limits_timeouts_and_refusals():
             writer.write(post("half", b"x" * 900)[:-500])
             assert await closed(reader)
             assert s.broker.memory.used == 0 and ("half", b"x" * 400) not in s.calls
-            # socket.request.max.bytes=1000: its body dropped as it comes (a client still sending
-            # gets the answer, not a reset), answered with the error, then closed
+            # socket.request.max.bytes=1000: answered 413 at once, then closed for writing; what
+            # the client still sends is dropped as it comes (it gets the answer, not a reset)
             reader, writer = await s.connect()
             writer.write(post("big", b"x" * 8_000_000))
-            assert await read_answer(reader) == (200, b"too large", False)
+            assert await read_answer(reader) == (413, b"too large: 8000000", False)
             await writer.drain()
+            assert await closed(reader)
             # a page of another site (Origin), or another Content-Type: refused, nothing dispatched
             reader, writer = await s.connect()
             writer.write(post("delete_topics", b"", "Origin: http://evil.example"))
@@ -217,4 +219,77 @@ def test_a_client_that_does_not_read_its_answers_is_not_read_either():
                 status, body, _ = await read_answer(reader)
                 assert status == 200 and len(body) == 2_000_000
             assert len(s.calls) == 40
+    run(go())
+
+
+def test_a_head_that_does_not_arrive_within_request_timeout_ms_is_answered_408_and_closed():
+    async def go() -> None:
+        async with serving({"connections.max.idle.ms": "60000"}) as s:
+            reader, writer = await s.connect()
+            writer.write(b"POST /v1/metadata HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Le")
+            loop = asyncio.get_running_loop()
+            began = loop.time()
+            status, text, keep_alive = await read_answer(reader)
+            assert status == 408 and text.startswith(b"REQUEST_TIMED_OUT") and not keep_alive
+            assert await closed(reader)
+            assert loop.time() - began < 10  # request.timeout.ms=300, not connections.max.idle.ms
+            assert s.metrics.value(CONNECTIONS_IDLE_CLOSED, listener="HTTP") == 1
+            # a head trickling in, byte by byte, is held to the same deadline from its first byte
+            reader, writer = await s.connect()
+            began = loop.time()
+            for b in post("metadata", b""):
+                if reader.at_eof() or loop.time() - began > 5:
+                    break
+                try:
+                    writer.write(bytes([b]))
+                except ConnectionError:
+                    break
+                await asyncio.sleep(0.05)
+            got = b""
+            with contextlib.suppress(ConnectionError):
+                while chunk := await asyncio.wait_for(reader.read(1000), 5):  # until the broker closes it
+                    got += chunk
+            # closed by the deadline (the 408 may be lost to a reset: the client was still sending)
+            assert got in (b"",) or got.startswith(b"HTTP/1.1 408 ")
+            assert loop.time() - began < 10
+            assert s.calls == [] and s.broker.memory.used == 0
+    run(go())
+
+
+def test_a_huge_content_length_is_answered_413_at_once_with_nothing_read():
+    async def go() -> None:
+        async with serving({"request.timeout.ms": "20000"}) as s:
+            reader, writer = await s.connect()
+            writer.write(post("produce", b"").replace(b"Content-Length: 0", b"Content-Length: 1000000000"))
+            writer.write(b"x" * 100_000)
+            status, text, keep_alive = await asyncio.wait_for(read_answer(reader), 5)
+            assert (status, text, keep_alive) == (413, b"too large: 1000000000", False)
+            assert await asyncio.wait_for(reader.read(1), 5) == b""  # closed for writing
+            assert s.broker.memory.used == 0 and s.calls == []
+    run(go())
+
+
+def test_a_request_holds_its_budget_until_its_answer_has_left():
+    async def poll(check) -> bool:
+        for _ in range(250):
+            if check():
+                return True
+            await asyncio.sleep(0.02)
+        return False
+
+    async def go() -> None:
+        async with serving({"queued.max.request.bytes": "100000000"}) as s:
+            reader, writer = await s.connect()
+            writer.write(post("huge", b"abc") * 6)  # 12 MB of answers, more than the sockets take
+            assert await poll(lambda: s.broker.memory.used >= 2_000_000)  # an answer waiting to leave
+            for _ in range(6):
+                status, body, _ = await read_answer(reader)
+                assert status == 200 and len(body) == 2_000_000
+            assert await poll(lambda: s.broker.memory.used == 0)
+            # a head that has begun is counted as it arrives, and given back when its connection ends
+            begun = b"POST /v1/metadata HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            writer.write(begun)
+            assert await poll(lambda: s.broker.memory.used == len(begun))
+            writer.close()
+            assert await poll(lambda: s.broker.memory.used == 0)
     run(go())

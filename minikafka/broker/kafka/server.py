@@ -23,8 +23,12 @@ Limits (shared with the msgpack listener, :mod:`..limits`): a connection beyond
 ``max.connections`` or ``max.connections.per.ip`` is closed as soon as it is accepted;
 one without a new request for ``connections.max.idle.ms`` is closed; a frame whose
 bytes stop arriving (not all there ``request.timeout.ms`` after its size) closes its
-connection; and a frame is read only once its size fits in ``queued.max.request.bytes``
-with every other request being read or handled (until then the connection waits).
+connection, and so does a size prefix begun and not complete ``request.timeout.ms`` after
+its first byte; and a frame is read only once its size fits in
+``queued.max.request.bytes`` with every other request being read, handled or answered
+(until then the connection waits).  A request holds its frame's size in the budget until
+its answer has been written (an acks=all produce until its commit is answered), and the
+bytes of an answer still in the socket's buffer until they drain.
 """
 from __future__ import annotations
 
@@ -160,9 +164,16 @@ class KafkaServer:
     async def _serve_requests(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, conn: Connection,
                               answers: "_Answers") -> None:
         metrics = self.metrics
+        loop = asyncio.get_running_loop()
         while True:
-            async with asyncio.timeout(self.idle_s):  # connections.max.idle.ms
-                size = int.from_bytes(await reader.readexactly(4), "big", signed=True)
+            async with asyncio.timeout(self.idle_s) as deadline:  # connections.max.idle.ms
+                prefix = await reader.read(4)
+                if len(prefix) < 4:  # the size trickles in: request.timeout.ms from its first byte
+                    if not prefix:
+                        raise asyncio.IncompleteReadError(prefix, 4)
+                    deadline.reschedule(loop.time() + self.frame_timeout_s)
+                    prefix += await reader.readexactly(4 - len(prefix))
+            size = int.from_bytes(prefix, "big", signed=True)
             if conn.raw_sasl_next and 0 <= size <= self.max_frame:
                 # after SaslHandshake v0 the client sends the bare SASL/PLAIN token
                 async with asyncio.timeout(self.frame_timeout_s):
@@ -174,21 +185,29 @@ class KafkaServer:
                             "socket.request.max.bytes)", conn.peer, size, self.max_frame)
                 metrics.count(KAFKA_FRAMES_REJECTED)
                 return
-            held = await self.memory.acquire(size)  # queued.max.request.bytes: wait (muted) until it fits
+            # queued.max.request.bytes: wait (muted) until it fits; held until its answer is written
+            hold = _Held(self.memory, await self.memory.acquire(size))
             try:
                 async with asyncio.timeout(self.frame_timeout_s):  # the rest of the frame: request.timeout.ms
-                    payload = await reader.readexactly(size)
-                if not await self._handle_frame(payload, writer, conn, answers):
+                    payload = await _read_frame(reader, size)
+                if not await self._handle_frame(payload, writer, conn, answers, hold):
                     return
             finally:
-                self.memory.release(held)
+                hold.release()
 
-    async def _handle_frame(self, payload: bytes, writer: asyncio.StreamWriter, conn: Connection,
-                            answers: "_Answers") -> bool:
-        """Decode and handle one frame; False when the connection is to be closed."""
+    async def _handle_frame(self, payload: bytes | bytearray, writer: asyncio.StreamWriter, conn: Connection,
+                            answers: "_Answers", hold: "_Held") -> bool:
+        """Decode and handle one frame; False when the connection is to be closed.  A
+        bytearray ``payload`` is emptied once decoded (its memory given back while the
+        request is handled); ``hold`` is the request's budget, which an acks=all produce
+        takes along until its answer is written."""
         metrics = self.metrics
         try:
-            header, api, body = frames.decode_request(payload)
+            try:
+                header, api, body = frames.decode_request(payload)
+            finally:
+                if isinstance(payload, bytearray):
+                    payload.clear()
         except frames.UnsupportedRequest as exc:
             if exc.header.api_key == API_VERSIONS.key:
                 answers.add_bytes(frames.api_versions_error(exc.header.correlation_id))
@@ -208,12 +227,16 @@ class KafkaServer:
             metrics.count(AUTHENTICATION_FAILURES)
             return False
         if api.key == PRODUCE.key and body.get("acks") == -1:  # may wait for its commit
-            await answers.run_until_parked(api, header, self.handlers.handle(api, header, body, conn))
+            await answers.run_until_parked(api, header, self.handlers.handle(api, header, body, conn), hold)
         else:
             response = await self.handlers.handle(api, header, body, conn)
+            del body
             if conn.close_after_answer:  # a failed authentication: connection.failed.authentication.delay.ms
                 await asyncio.sleep(self.auth_delay_s)
             answers.add(api, header, response)
+            del response
+            # the answer's bytes still in the transport are held too, until drained
+            hold.take(writer.transport.get_write_buffer_size())
         if conn.close_after or conn.close_after_answer:
             # earlier answers leave first; a failed authentication is answered, then closed
             await answers.written()
@@ -233,6 +256,50 @@ class KafkaServer:
             raise ConnectionError("SASL authentication failed") from None
         writer.write((0).to_bytes(4, "big"))
         await writer.drain()
+
+
+async def _read_frame(reader: asyncio.StreamReader, size: int) -> bytes | bytearray:
+    """The next ``size`` bytes.  A large frame is read piece by piece into one buffer (the
+    stream's own buffer never holds it whole besides)."""
+    if size <= _FRAME_PIECE:
+        return await reader.readexactly(size)
+    payload = bytearray(size)
+    with memoryview(payload) as view:
+        got = 0
+        while got < size:
+            piece = await reader.read(min(_FRAME_PIECE, size - got))
+            if not piece:
+                raise asyncio.IncompleteReadError(bytes(view[:got]), size)
+            view[got:got + len(piece)] = piece
+            got += len(piece)
+    return payload
+
+
+_FRAME_PIECE = 1 << 20
+
+
+class _Held:
+    """The queued.max.request.bytes one request holds, given back once (when its answer has
+    been written, or the connection ends)."""
+
+    __slots__ = ("memory", "size", "parked")
+
+    def __init__(self, memory: RequestMemory, size: int) -> None:
+        self.memory = memory
+        self.size = size
+        self.parked = False  # an acks=all produce's task has it: released when that task ends
+
+    def take(self, size: int) -> None:
+        """More bytes now held by the request (its answer, already made)."""
+        if size > 0:
+            self.size += self.memory.take(size)
+
+    def release(self, _: object = None) -> None:
+        if self.parked and _ is None:
+            return  # the parked task's end gives it back
+        size, self.size = self.size, 0
+        if size:
+            self.memory.release(size)
 
 
 # An acks=all produce waits for its commit; while it does, its connection's next requests
@@ -277,9 +344,10 @@ class _Answers:
         self._queue.append((None, None, fut))
 
     async def run_until_parked(self, api: KafkaApi, header: RequestHeader,
-                               handling: Coroutine[Any, Any, dict | None]) -> None:
+                               handling: Coroutine[Any, Any, dict | None], hold: _Held | None = None) -> None:
         """Run ``handling`` until it is done or only waits (it called ``parking()``); its
-        answer is written when it is ready and every earlier answer has been written."""
+        answer is written when it is ready and every earlier answer has been written.
+        ``hold``, the request's budget, is given back when ``handling`` ends."""
         loop = asyncio.get_running_loop()
         if len(self._queue) >= MAX_PARKED_ANSWERS:
             await asyncio.wait([self._queue[0][2]])
@@ -297,6 +365,9 @@ class _Answers:
         ctx = contextvars.copy_context()
         ctx.run(on_parking.set, park)
         task = loop.create_task(handling, context=ctx)
+        if hold is not None:
+            hold.parked = True
+            task.add_done_callback(hold.release)
         self._tasks.add(task)
         self._queue.append((api, header, task))
         task.add_done_callback(self._tasks.discard)

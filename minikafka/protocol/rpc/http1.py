@@ -175,7 +175,8 @@ def parse_request_head(head: bytes | bytearray) -> RequestHead | None:
     return RequestHead(target[len(RPC_PATH_PREFIX):], headers, length, keep_alive)
 
 
-_REASONS = {200: "OK", 403: "Forbidden", 408: "Request Timeout", 415: "Unsupported Media Type"}
+_REASONS = {200: "OK", 403: "Forbidden", 408: "Request Timeout", 413: "Payload Too Large",
+            415: "Unsupported Media Type"}
 
 
 def answer(status: int, body: bytes, content_type: str, keep_alive: bool) -> bytes:

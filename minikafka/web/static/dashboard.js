@@ -354,6 +354,7 @@ function renderTopic(t) {
     "data-under-min-isr": t.under_min_isr,
   },
     el("td", { class: "topic" }, t.topic,
+      t.topic_id ? el("div", { class: "topic-id muted", title: "topic id (KIP-516)", text: t.topic_id }) : null,
       t.config_error ? el("div", { class: "config-error", text: `configs: ${t.config_error}` }) : null),
     el("td", { class: "num" }, t.partitions),
     el("td", { class: "num" }, t.replication_factor),
