@@ -71,6 +71,13 @@ def test_the_quick_suite_measures_every_scenario_against_both_yardsticks(tmp_pat
         assert idem["records_per_s"]["median"] > 0 and txn["records_per_s"]["median"] > 0
         ratio = txn["vs_idempotent"]["median"]
         assert ratio == pytest.approx(txn["records_per_s"]["runs"][0] / idem["records_per_s"]["runs"][0]), txn
+    # the cost of a delivery callback per record: without and with one per record, per client, with the ratio
+    base = "produce RF3 acks=all min.isr=2"
+    for client in ("python", "python asyncio", "confluent-kafka (C)"):
+        (plain,) = [r for r in rows if r["scenario"] == f"{base}, no callback (paired)" and r["client"] == client]
+        (cb,) = [r for r in rows if r["scenario"] == f"{base}, a delivery callback per record" and r["client"] == client]
+        assert plain["records_per_s"]["median"] > 0 and cb["records_per_s"]["median"] > 0
+        assert cb["vs_plain"]["median"] == pytest.approx(cb["records_per_s"]["runs"][0] / plain["records_per_s"]["runs"][0])
     (catchup,) = [r for r in rows if r["scenario"].startswith("catch-up")]
     assert catchup["mb_per_s"]["median"] > 0
     assert catchup["refetched_mb"]["median"] >= 5, "the follower refetched at least the topic's 50,000 records"
