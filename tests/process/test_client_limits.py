@@ -141,7 +141,7 @@ def test_a_gzip_bomb_is_refused_and_an_aborted_upload_is_given_back(make_cluster
     assert [(b["base_offset"], b["error"]) for b in body["skipped_batches"]] == [(0, "MESSAGE_TOO_LARGE")]
     # an upload that stops half way and whose client goes away: its bytes are given back;
     # meanwhile a second one does not fit in queued.max.request.bytes and waits
-    upload = (b"POST /v1/produce HTTP/1.1\r\nHost: x\r\nContent-Type: application/msgpack\r\n"
+    upload = (b"POST /v1/produce HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/msgpack\r\n"
               b"Content-Length: 3000000\r\n\r\n" + b"\x00" * 100000)
     first = connect(http, "127.0.0.6")
     first.sendall(upload)
