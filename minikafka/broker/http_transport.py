@@ -9,10 +9,13 @@ credential.
 
 The HTTP listeners share the Kafka listener's limits (:mod:`.limits`): a connection
 beyond ``max.connections`` or ``max.connections.per.ip`` is closed as soon as it is
-accepted; one without a request for ``connections.max.idle.ms`` is closed; a body must
-arrive within ``request.timeout.ms`` and is read only once its Content-Length fits in
-``queued.max.request.bytes``; its bytes are given back when the request ends, also when
-the client went away mid-upload.  A failed HTTP Basic
+accepted; one without a request for ``connections.max.idle.ms`` is closed (one handed to
+aiohttp, the dashboard's, after ``request.timeout.ms``: the deadline of a request head); a
+head and a body must each arrive within ``request.timeout.ms``; a body is read only once
+its Content-Length fits in ``queued.max.request.bytes`` and a Content-Length past
+``socket.request.max.bytes`` is answered 413 at once; its bytes, and then its answer's,
+are held until the answer has been written, and given back when the request ends, also
+when the client went away mid-upload.  A failed HTTP Basic
 login is answered after ``connection.failed.authentication.delay.ms`` and closes the
 connection.
 """
@@ -81,8 +84,12 @@ class HttpTransport:
         from ..web import setup_routes
         setup_routes(app, broker.web_view())
         self.app = app
+        # aiohttp gets a connection from the lean path with a complete request head; between
+        # its requests, and while the next head arrives, it waits at most keepalive_timeout:
+        # request.timeout.ms here, the deadline of a head (a trickling client is closed)
         self._runner = web.AppRunner(app, access_log=None,
-                                     keepalive_timeout=self.config.get("connections.max.idle.ms") / 1000)
+                                     keepalive_timeout=min(self.config.get("connections.max.idle.ms"),
+                                                           self.config.get("request.timeout.ms")) / 1000)
         await self._runner.setup()
         self._server = RpcHttpServer(self.config, broker, self._runner.server, self.answer_rpc, self.too_large)
         await self._server.listen(self.config.listen_host, self.config.listen_port, INTERNAL)
@@ -93,9 +100,10 @@ class HttpTransport:
                                       security.server_ssl() if security.tls("EXTERNAL") else None)
         await broker.kafka.start()
 
-    def too_large(self) -> bytes:
-        """The packed answer to a request whose body exceeds socket.request.max.bytes."""
-        exc = InvalidRequestError(f"request body exceeds socket.request.max.bytes={self.config.get('socket.request.max.bytes')}")
+    def too_large(self, n: int) -> bytes:
+        """The packed answer to a request whose body of ``n`` bytes exceeds socket.request.max.bytes."""
+        exc = InvalidRequestError(f"request body of {n} bytes exceeds socket.request.max.bytes="
+                                  f"{self.config.get('socket.request.max.bytes')}")
         assert self._broker is not None
         self._broker.metrics.count(REQUEST_ERRORS, error=exc.code.name)
         return codec.pack(codec.error_response(exc))
@@ -129,14 +137,22 @@ class HttpTransport:
         broker = self._broker
         assert broker is not None
         max_bytes = self.config.get("socket.request.max.bytes")
-        # queued.max.request.bytes: wait until the declared body fits (a larger one is refused by read())
-        held = await broker.memory.acquire(min(request.content_length or 0, max_bytes))
+        declared = request.content_length or 0
+        if declared > max_bytes:  # answered before any of the body is read
+            response = web.Response(status=413, body=self.too_large(declared), content_type=http.CONTENT_TYPE)
+            response.force_close()
+            return response
+        # queued.max.request.bytes: wait until the declared body fits (a larger one is refused by
+        # read()); held, with the answer's bytes, until the answer has been written
+        held = await broker.memory.acquire(declared)
         try:
             try:
                 async with asyncio.timeout(self.config.get("request.timeout.ms") / 1000):
                     body = await request.read()
             except web.HTTPRequestEntityTooLarge:
-                return web.Response(body=self.too_large(), content_type=http.CONTENT_TYPE)
+                response = web.Response(status=413, body=self.too_large(declared), content_type=http.CONTENT_TYPE)
+                response.force_close()
+                return response
             except TimeoutError:  # the body stopped arriving: close, as the Kafka listener does
                 broker.metrics.count(CONNECTIONS_IDLE_CLOSED, listener=HTTP_LISTENER)
                 if request.transport is not None:
@@ -144,13 +160,18 @@ class HttpTransport:
                 return web.Response(status=408)  # not sent: the connection is gone
             answer, failed_login = await self.answer_rpc(request.match_info["api"], body, request.remote or "",
                                                          request.headers, peercert(request))
+            del body
+            held += broker.memory.take(len(answer))
+            response = web.Response(body=answer, content_type=http.CONTENT_TYPE)
+            del answer
+            if failed_login:  # each guess costs the delay and a new connection
+                await broker.security.failed_login_pause()
+                response.force_close()
+            await response.prepare(request)
+            await response.write_eof()  # handed to the transport, its buffer drained
+            return response
         finally:
             broker.memory.release(held)
-        response = web.Response(body=answer, content_type=http.CONTENT_TYPE)
-        if failed_login:  # each guess costs the delay and a new connection
-            await broker.security.failed_login_pause()
-            response.force_close()
-        return response
 
     async def close(self) -> None:
         if self._server is not None:

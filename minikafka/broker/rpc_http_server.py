@@ -14,14 +14,22 @@ bytes read so far, to aiohttp's request handler for the rest of its life.
 
 Both paths keep the same rules (:mod:`.http_transport`): the connection limits
 (``max.connections``, ``max.connections.per.ip``), ``connections.max.idle.ms`` between
-requests, ``request.timeout.ms`` for a body to arrive (counted as an idle close), a body
+requests, ``request.timeout.ms`` for a request's head to arrive once its first byte did
+(then 408 and closed) and for its body (then closed; both counted as idle closes), a body
 read only once its ``Content-Length`` fits in ``queued.max.request.bytes`` (the
-connection is not read meanwhile) and refused past ``socket.request.max.bytes``, the
-cross-site checks (:mod:`.http_guard`), and a failed login answered after
-``connection.failed.authentication.delay.ms`` and closing the connection.  A client that
-reads its answers slowly holds only its own connection: while the transport's buffer is
-full, nothing more is read from it.  A client that goes away mid-request does not stop
-its handling (as aiohttp's default); the answer goes nowhere.
+connection is not read meanwhile), a ``Content-Length`` past ``socket.request.max.bytes``
+answered at once with 413 and INVALID_REQUEST (nothing of the body is kept; the
+connection is closed), the cross-site checks (:mod:`.http_guard`), and a failed login
+answered after ``connection.failed.authentication.delay.ms`` and closing the connection.
+
+``queued.max.request.bytes`` (:class:`~.limits.RequestMemory`) counts every byte a request
+holds, from the first byte of its head to the last byte of its answer handed to the
+kernel: the head as it arrives, the body (taken before it is read, and handed to the
+request layer without a copy, which empties it once decoded), and the answer while it
+waits in the transport.  A client that reads its answers slowly holds only its own
+connection and budget: until its answer has left, nothing more is read from it.  A client
+that goes away mid-request does not stop its handling (as aiohttp's default); the answer
+goes nowhere.
 """
 from __future__ import annotations
 
@@ -43,8 +51,9 @@ if TYPE_CHECKING:
     from ..config import BrokerConfig
     from .served import ServedBroker
 
-# (api, body, remote address, headers, TLS client certificate) -> (packed answer, login failed)
-AnswerRpc = Callable[[str, bytes, str, Any, "dict | None"], Awaitable[tuple[bytes, bool]]]
+# (api, body, remote address, headers, TLS client certificate) -> (packed answer, login failed);
+# a bytearray body is the callee's: the request layer empties it once decoded
+AnswerRpc = Callable[[str, "bytes | bytearray", str, Any, "dict | None"], Awaitable[tuple[bytes, bool]]]
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +65,7 @@ class RpcHttpServer:
     configured) and the connections and request tasks they own."""
 
     def __init__(self, config: "BrokerConfig", broker: "ServedBroker", web_server: web.Server,
-                 answer_rpc: AnswerRpc, too_large: Callable[[], bytes]) -> None:
+                 answer_rpc: AnswerRpc, too_large: Callable[[int], bytes]) -> None:
         self.broker = broker
         self.web_server = web_server
         self.answer_rpc = answer_rpc
@@ -91,6 +100,7 @@ class RpcHttpServer:
         """Give a connection, and the bytes read from it so far, to aiohttp for good."""
         handler = self.web_server()
         self._handed_over[handler] = ip
+        transport.set_write_buffer_limits()  # aiohttp's own flow control, with the default limits
         transport.set_protocol(handler)
         handler.connection_made(transport)
         if data:
@@ -126,12 +136,17 @@ class _RpcConnection(asyncio.Protocol):
         self._admitted = False
         self._buf = bytearray()
         self._busy = False  # a request is being handled: the bytes that come wait in _buf
+        self._buf_held = 0  # queued.max.request.bytes taken for _buf between requests (a head)
+        self._answer_held = 0  # taken by the request whose answer is still leaving
         self._body_need = 0
         self._skip_left = 0  # body bytes still to drop
         self._body_waiter: asyncio.Future | None = None
         self._idle_timer: asyncio.TimerHandle | None = None
+        self._head_timer: asyncio.TimerHandle | None = None  # request.timeout.ms for a head begun
+        self._linger_timer: asyncio.TimerHandle | None = None  # after a 413: closed when it fires
+        self._discarding = False  # answered and closing: whatever comes is dropped
         self._paused = False  # reading paused by us (flow control)
-        self._write_paused = False  # writing paused by the transport (a slow reader)
+        self._write_paused = False  # the answer has not all left yet (a slow reader)
         self._closed = False
 
     # -- asyncio.Protocol ---------------------------------------------------------------
@@ -147,10 +162,13 @@ class _RpcConnection(asyncio.Protocol):
             return
         self._admitted = True
         self.server._connections.add(self)
+        # told (pause_writing / resume_writing) as soon as an answer does not leave at once,
+        # and once all of it has: its bytes are held in the budget until then
+        self.transport.set_write_buffer_limits(high=0)
         self._arm_idle()
 
     def data_received(self, data: bytes) -> None:
-        if self._closed:
+        if self._closed or self._discarding:
             return
         if self._skip_left:  # the body of a request answered without it: dropped as it comes
             n = min(len(data), self._skip_left)
@@ -159,6 +177,8 @@ class _RpcConnection(asyncio.Protocol):
             if not self._skip_left and self._body_waiter is not None and not self._body_waiter.done():
                 self._body_waiter.set_result(None)
         self._buf += data
+        if not self._busy:
+            self._hold_buffer()
         if self._body_waiter is not None:
             if not self._skip_left and len(self._buf) >= self._body_need and not self._body_waiter.done():
                 self._body_waiter.set_result(None)
@@ -171,18 +191,26 @@ class _RpcConnection(asyncio.Protocol):
     def connection_lost(self, exc: Exception | None) -> None:
         self._closed = True
         self._disarm_idle()
+        self._disarm_head()
+        if self._linger_timer is not None:
+            self._linger_timer.cancel()
+            self._linger_timer = None
         if self._body_waiter is not None and not self._body_waiter.done():
             self._body_waiter.set_exception(ConnectionResetError("the client went away"))
+        self._buf = bytearray()
+        self._hold_buffer()
+        self._answer_sent()
         self.server._connections.discard(self)
         if self._admitted:
             self._admitted = False
             self.server.broker.limits.release(HTTP_LISTENER, self.ip)
 
     def pause_writing(self) -> None:
-        self._write_paused = True  # the transport's buffer is full: the client reads slowly
+        self._write_paused = True  # the answer did not all leave at once: the client reads slowly
 
     def resume_writing(self) -> None:
-        self._write_paused = False
+        self._write_paused = False  # all of it has left
+        self._answer_sent()
         if not self._busy and not self._closed:
             self._go_on()
 
@@ -190,19 +218,45 @@ class _RpcConnection(asyncio.Protocol):
         if self.transport is not None and not self._closed:
             self.transport.abort()
 
+    # -- queued.max.request.bytes ---------------------------------------------------------
+    def _hold_buffer(self) -> None:
+        """Count the bytes waiting in ``_buf`` between requests (a head as it arrives) in the
+        budget.  While a request is served, what its connection has buffered (its body, at
+        most a head's worth beyond) is the request's: it took its body's size."""
+        want = len(self._buf)
+        if want != self._buf_held:
+            memory = self.server.broker.memory
+            if want > self._buf_held:
+                self._buf_held += memory.take(want - self._buf_held)
+            else:
+                memory.release(self._buf_held - want)
+                self._buf_held = want
+
+    def _answer_sent(self) -> None:
+        """The last answer has left: give back what its request held."""
+        if self._answer_held:
+            held, self._answer_held = self._answer_held, 0
+            self.server.broker.memory.release(held)
+
     # -- requests -----------------------------------------------------------------------
     def _next_request(self) -> None:
         end = self._buf.find(HEAD_END)
         if end < 0:
             if len(self._buf) > MAX_HEAD_BYTES:
                 self._hand_over()  # aiohttp answers an oversized head
+            elif self._buf and self._head_timer is None:  # request.timeout.ms from its first byte
+                self._head_timer = asyncio.get_running_loop().call_later(self.server.body_timeout_s,
+                                                                         self._head_timed_out)
+            self._hold_buffer()
             return
         head = parse_request_head(self._buf[:end + len(HEAD_END)])
         if head is None:
             self._hand_over()
             return
         del self._buf[:end + len(HEAD_END)]
+        self._release_buffer_hold()
         self._disarm_idle()
+        self._disarm_head()
         self._busy = True
         task = asyncio.get_running_loop().create_task(self._serve_or_close(head))
         self.server.tasks.add(task)
@@ -211,10 +265,12 @@ class _RpcConnection(asyncio.Protocol):
     def _hand_over(self) -> None:
         assert self.transport is not None
         self._disarm_idle()
+        self._disarm_head()
         self._closed = True  # for this object: aiohttp's handler has the connection now
         self.server._connections.discard(self)
         self._admitted = False  # released by the aiohttp handler's end
         data, self._buf = bytes(self._buf), bytearray()
+        self._hold_buffer()
         self.server.hand_over(self.transport, self.ip, data)
 
     async def _serve_or_close(self, head: RequestHead) -> None:
@@ -236,9 +292,8 @@ class _RpcConnection(asyncio.Protocol):
                 self._answer(refused[0], refused[1].encode(), "text/plain; charset=utf-8", False)
             return
         n = head.content_length
-        if n > server.max_bytes:
-            if await self._skip(n):
-                self._answer(200, server.too_large(), CONTENT_TYPE, False)
+        if n > server.max_bytes:  # answered now, before any of the body is read
+            self._refuse_too_large(n)
             return
         assert self.transport is not None
         held = broker.memory.try_acquire(n)
@@ -249,6 +304,7 @@ class _RpcConnection(asyncio.Protocol):
             finally:
                 if not self._closed and not self._paused:
                     self.transport.resume_reading()
+        handed = False
         try:
             try:
                 body = await self._body(n)
@@ -260,12 +316,20 @@ class _RpcConnection(asyncio.Protocol):
                 return  # the client went away
             cert = self.transport.get_extra_info("peercert")
             packed, failed_login = await server.answer_rpc(head.api, body, self.remote, head.headers, cert)
+            del body  # emptied by the request layer: the answer is what is held now
+            held += broker.memory.take(len(packed))
+            if failed_login:  # each guess costs the delay and a new connection
+                await asyncio.sleep(server.auth_delay_s)
+                keep_alive = False
+            self._answer_held += held  # given back once the answer has left, or the connection is gone
+            handed = True
         finally:
-            broker.memory.release(held)
-        if failed_login:  # each guess costs the delay and a new connection
-            await asyncio.sleep(server.auth_delay_s)
-            keep_alive = False
+            if not handed:
+                broker.memory.release(held)
         self._answer(200, packed, CONTENT_TYPE, keep_alive)
+        del packed
+        if not self._write_paused:
+            self._answer_sent()
         if keep_alive and not self._closed:
             self._busy = False
             if self._write_paused:  # a client not reading its answers: nothing more is read from it
@@ -274,6 +338,27 @@ class _RpcConnection(asyncio.Protocol):
                     self.transport.pause_reading()
                 return  # resume_writing() goes on
             self._go_on()
+
+    def _release_buffer_hold(self) -> None:
+        if self._buf_held:
+            self.server.broker.memory.release(self._buf_held)
+            self._buf_held = 0
+
+    def _refuse_too_large(self, n: int) -> None:
+        """413 with INVALID_REQUEST at once; the connection is closed for writing and what
+        the client still sends is dropped as it comes (so that it reads the answer rather
+        than a reset), until it closes or request.timeout.ms passes."""
+        transport = self.transport
+        assert transport is not None
+        self._buf = bytearray()
+        self._discarding = True
+        transport.write(answer(413, self.server.too_large(n), CONTENT_TYPE, False))
+        if transport.can_write_eof():
+            transport.write_eof()
+            self._linger_timer = asyncio.get_running_loop().call_later(self.server.body_timeout_s, self.close)
+        else:  # TLS cannot half-close
+            self._closed = True
+            transport.close()
 
     def _go_on(self) -> None:
         """Ready for the next request: read again, and serve one already buffered."""
@@ -310,8 +395,9 @@ class _RpcConnection(asyncio.Protocol):
         finally:
             self._body_waiter = None
 
-    async def _body(self, n: int) -> bytes:
-        """The next ``n`` bytes, within request.timeout.ms."""
+    async def _body(self, n: int) -> bytearray:
+        """The next ``n`` bytes, within request.timeout.ms: the buffer itself when it holds
+        just the body (no copy)."""
         if len(self._buf) < n:
             if self._closed:
                 raise ConnectionResetError("the client went away")
@@ -322,7 +408,10 @@ class _RpcConnection(asyncio.Protocol):
                     await self._body_waiter
             finally:
                 self._body_waiter = None
-        body = bytes(self._buf[:n])
+        if len(self._buf) == n:
+            body, self._buf = self._buf, bytearray()
+            return body
+        body = self._buf[:n]
         del self._buf[:n]
         return body
 
@@ -335,6 +424,23 @@ class _RpcConnection(asyncio.Protocol):
         if not keep_alive:
             self._closed = True
             transport.close()
+
+    # -- request.timeout.ms for a head ----------------------------------------------------------
+    def _disarm_head(self) -> None:
+        if self._head_timer is not None:
+            self._head_timer.cancel()
+            self._head_timer = None
+
+    def _head_timed_out(self) -> None:
+        """A head begun request.timeout.ms ago is still not complete (a trickling client):
+        408, and the connection is closed."""
+        self._head_timer = None
+        if self._closed or self._busy:
+            return
+        self.server.broker.metrics.count(CONNECTIONS_IDLE_CLOSED, listener=HTTP_LISTENER)
+        text = (f"REQUEST_TIMED_OUT: the request head did not arrive within request.timeout.ms="
+                f"{round(self.server.body_timeout_s * 1000)}\n")
+        self._answer(408, text.encode(), "text/plain; charset=utf-8", False)
 
     # -- connections.max.idle.ms ------------------------------------------------------------
     def _arm_idle(self) -> None:
@@ -351,4 +457,3 @@ class _RpcConnection(asyncio.Protocol):
         if not self._busy:
             self.server.broker.metrics.count(CONNECTIONS_IDLE_CLOSED, listener=HTTP_LISTENER)
             self.close()
-
