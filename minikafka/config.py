@@ -227,7 +227,9 @@ BROKER_CONFIGS: tuple[ConfigDef, ...] = (
     ConfigDef("default.replication.factor", int, 1, "Replication factor for topics created without one.", 1),
     ConfigDef("num.partitions", int, 1, "Partitions for topics created without a count.", 1),
     ConfigDef("auto.create.topics.enable", _bool, True, "Create a topic (num.partitions, default.replication.factor) "
-              "when a Kafka-protocol Metadata request names an unknown topic and allows it, as Kafka's producers do.", None),
+              "when a Metadata request names an unknown topic and allows it, as producers' requests do, on the Kafka "
+              "and the msgpack listener alike (`minikafka produce newtopic` creates it); false answers "
+              "UNKNOWN_TOPIC_OR_PARTITION.", None),
     ConfigDef("message.max.bytes", int, 1048588, "Largest record batch the broker accepts.", 1),
     ConfigDef("socket.request.max.bytes", int, 104857600, "Largest request body the broker accepts.", 1),
     ConfigDef("request.timeout.ms", int, 30000, "Timeout of controller-to-broker and broker-to-broker requests. "

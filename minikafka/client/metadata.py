@@ -162,20 +162,24 @@ class Metadata:
         self._refresh = loop.create_task(self._do_refresh())
         await asyncio.shield(self._refresh)
 
-    async def ask_for_topics(self, names: list[str], auto_create: bool = True) -> dict[str, errors.KafkaError]:
+    async def ask_for_topics(self, names: list[str], auto_create: bool = True,
+                             unknown_is_fatal: bool = False) -> dict[str, errors.KafkaError]:
         """A metadata request naming ``names`` with auto-creation allowed, as a Kafka
         producer sends for a topic it has no metadata for: a broker with
         auto.create.topics.enable creates the missing ones (unless not ``auto_create``). The answer is not cached
         (the next :meth:`refresh` sees the new topics once they have leaders).  Returns
         the topics answered with an error that waiting cannot cure (TOPIC_AUTHORIZATION_FAILED,
-        INVALID_TOPIC_EXCEPTION...), with that error."""
+        INVALID_TOPIC_EXCEPTION...), with that error; with ``unknown_is_fatal``,
+        UNKNOWN_TOPIC_OR_PARTITION too (a broker that may create a missing topic answers
+        LEADER_NOT_AVAILABLE instead, so this one will not create it)."""
         timeout_s = min(self.request_timeout_ms, METADATA_ATTEMPT_TIMEOUT_MS) / 1000
         answer = await self.call_any("metadata", {"topics": list(names), "allow_auto_topic_creation": auto_create},
                                      timeout_s)
         fatal = {}
         for t in answer.get("topics") or ():
             code = t.get("error_code", 0)
-            if code and not errors.error_for(code).retriable:
+            if code and (not errors.error_for(code).retriable
+                         or (unknown_is_fatal and code == errors.UnknownTopicOrPartitionError.code.code)):
                 fatal[t["name"]] = errors.error_for(code, f"topic {t['name']!r}: {t.get('message') or errors.error_name(code)}")
         return fatal
 

@@ -319,17 +319,26 @@ class AIOProducer:
             self._flushing -= 1
 
     async def partitions_for(self, topic: str) -> set[int]:
-        """The partition numbers of ``topic`` (UNKNOWN_TOPIC_OR_PARTITION if it does not exist,
-        TOPIC_AUTHORIZATION_FAILED if an ACL hides it, as Kafka's producer answers)."""
+        """The partition numbers of ``topic``.  A topic that does not exist is created when
+        the broker's auto.create.topics.enable allows it (Kafka's default), as Kafka's
+        producer asks for it, and its partitions are awaited up to ``max_block_ms``;
+        UNKNOWN_TOPIC_OR_PARTITION when the broker does not create it,
+        TOPIC_AUTHORIZATION_FAILED if an ACL hides it (or forbids creating it)."""
         self._check_started()
         if self._meta.topic(topic) is None:
             await self._meta.refresh()
         info = self._meta.topic(topic)
         if info is None:
-            fatal = await self._meta.ask_for_topics([topic], auto_create=False)
+            fatal = await self._meta.ask_for_topics([topic], unknown_is_fatal=True)
             if topic in fatal:
                 raise fatal[topic]
-            raise errors.UnknownTopicOrPartitionError(f"topic {topic!r} does not exist")
+            deadline = time.monotonic() + self.max_block_ms / 1000
+            while (info := self._meta.topic(topic)) is None:  # created: its metadata comes with its leaders
+                if time.monotonic() >= deadline:
+                    raise errors.UnknownTopicOrPartitionError(
+                        f"topic {topic!r} not present in metadata after {self.max_block_ms} ms")
+                await asyncio.sleep(self.retry_backoff_ms / 1000)
+                await self._meta.refresh()
         return set(info.partition_ids)
 
     # ----- transactions (KIP-98) -------------------------------------------

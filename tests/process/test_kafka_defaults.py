@@ -1,13 +1,16 @@
 """A cluster started with Kafka's defaults (none of the test suite's lighter settings)
-behaves as Apache Kafka 3.9 does with its defaults: __consumer_offsets has 50 partitions."""
+behaves as Apache Kafka 3.9 does with its defaults: __consumer_offsets has 50 partitions,
+a missing topic is created on produce through either listener."""
 from __future__ import annotations
 
+import subprocess
+import sys
 import uuid
 
 import pytest
 
 from minikafka import Admin, Consumer, TopicPartition
-from process_helpers import start_cluster, stop_cluster
+from process_helpers import start_cluster, stop_cluster, wait_for
 
 pytestmark = pytest.mark.process
 
@@ -30,3 +33,48 @@ def test_consumer_offsets_gets_kafkas_50_partitions_on_the_first_commit(plain):
         [offsets] = admin.describe_topics(["__consumer_offsets"])
     assert len(offsets.partitions) == 50
     assert {len(p.replicas) for p in offsets.partitions} == {3}
+
+
+def test_minikafka_produce_creates_a_missing_topic_as_a_kafka_producer_does(plain):
+    """auto.create.topics.enable (true by default) on the msgpack listener too: `minikafka
+    produce` asks for the topic as Kafka's console producer does, and the broker creates it
+    with num.partitions and default.replication.factor."""
+    topic = f"auto-cli-{uuid.uuid4().hex[:8]}"
+    r = subprocess.run([sys.executable, "-m", "minikafka", "produce", topic, "--bootstrap-server", plain.bootstrap],
+                       input=b"a\nb\n", capture_output=True, timeout=120)
+    assert r.returncode == 0, r.stderr.decode()
+    with Admin(plain.bootstrap) as admin:
+        [desc] = admin.describe_topics([topic])
+        assert [len(p.replicas) for p in desc.partitions] == [1]
+    with Consumer(plain.bootstrap, auto_offset_reset="earliest") as c:
+        c.assign([TopicPartition(topic, 0)])
+        got: list = []
+        wait_for(lambda: got.extend(c.poll(500)) or len(got) >= 2, 30, message="the produced records")
+    assert [r.value for r in got] == [b"a", b"b"]
+
+
+def test_a_broker_without_auto_creation_refuses_a_missing_topic_on_both_listeners(tmp_path):
+    """auto.create.topics.enable=false: UNKNOWN_TOPIC_OR_PARTITION for `minikafka produce`
+    (msgpack listener) and for a confluent-kafka producer (Kafka listener); nothing created."""
+    from confluent_kafka import KafkaException, Producer as KafkaProducer
+
+    dir = tmp_path / "minikafka"
+    try:
+        refusing = start_cluster(dir, brokers=1, broker_configs={"auto.create.topics.enable": "false"})
+        r = subprocess.run([sys.executable, "-m", "minikafka", "produce", "refused-ours", "--bootstrap-server",
+                            refusing.bootstrap], input=b"a\n", capture_output=True, timeout=120)
+        err = r.stderr.decode()
+        assert r.returncode != 0 and "UNKNOWN_TOPIC_OR_PARTITION" in err and err.count("\n") == 1, err
+        p = KafkaProducer({"bootstrap.servers": refusing.kafka_bootstrap, "topic.metadata.propagation.max.ms": 1000,
+                           "message.timeout.ms": 30000})
+        results = []
+        try:
+            p.produce("refused-kafka", b"a", on_delivery=lambda e, m: results.append(e))
+        except KafkaException as exc:  # librdkafka may refuse at once
+            results.append(exc.args[0])
+        p.flush(30)
+        assert [e.name() for e in results] == ["UNKNOWN_TOPIC_OR_PART"], results
+        with Admin(refusing.bootstrap) as admin:
+            assert not {"refused-ours", "refused-kafka"} & set(admin.list_topics())
+    finally:
+        stop_cluster(dir)

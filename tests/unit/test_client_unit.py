@@ -355,6 +355,9 @@ class FakeBroker:
         topics = [{"name": t, "error_code": 0, "error": "NONE", "message": "", "partitions": [
             {"partition": p, "leader": 1, "leader_epoch": 0, "replicas": [1], "isr": [1], "offline_replicas": [],
              "error_code": 0, "error": "NONE", "message": ""} for p in range(n)]} for t, n in self.topics.items()]
+        # a named topic it does not have is answered as by a broker with auto.create.topics.enable=false
+        topics += [{"name": t, "error_code": 3, "error": "UNKNOWN_TOPIC_OR_PARTITION", "message": "", "partitions": []}
+                   for t in body.get("topics") or () if t not in self.topics]
         return {"cluster_id": "fake", "controller_id": 1, "controller_epoch": 1,
                 "brokers": [{"id": 1, "host": "127.0.0.1", "port": self.port}], "topics": topics}
 
