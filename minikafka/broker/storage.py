@@ -35,7 +35,7 @@ from ..errors import ClientError, CorruptMessageError, KafkaStorageError
 from ..log import checkpoint
 from ..log.epoch_cache import LeaderEpochCache
 from ..log.partition_log import PartitionLog
-from ..log.recovery import check_recovered_batch
+from ..log.recovery import check_recovered_batch, epoch_checkpoint_problem
 from ..protocol.records.batch import HEADER_SIZE, read_header, validate_batch
 from ..protocol.topic_ids import is_topic_id
 
@@ -376,6 +376,7 @@ class DiskStorage(Storage):
         plog = PartitionLog()
         segments = self._segments(topic, partition)
         torn = False
+        last_epoch = -1  # the leader epoch of the last batch read
         for i, path in enumerate(segments):
             if torn:
                 os.remove(path)
@@ -399,10 +400,11 @@ class DiskStorage(Storage):
             while pos < len(buf):
                 try:
                     h = validate_batch(buf, pos)
-                    check_recovered_batch(h, plog.log_end_offset, base, next_base, compacted)
+                    check_recovered_batch(h, plog.log_end_offset, base, next_base, compacted, last_epoch)
                     # a compacted segment may start after its file's base offset
                     plog.append(h, bytes(buf[pos:pos + h.size]), new_segment=pos == 0, allow_gap=True,
                                 segment_base=base)
+                    last_epoch = h.leader_epoch
                 except CorruptMessageError as exc:
                     if keep_damage:
                         raise KafkaStorageError(
@@ -419,25 +421,43 @@ class DiskStorage(Storage):
                     torn = True
                     break
                 pos += h.size
-        epochs = LeaderEpochCache()
+        if log_start_offset > plog.log_start_offset:
+            plog.advance_log_start(log_start_offset)
+        return plog, self._load_epochs(topic, partition, plog)
+
+    def _load_epochs(self, topic: str, partition: int, plog: PartitionLog) -> LeaderEpochCache:
+        """The leader-epoch checkpoint of a loaded log, checked against the log's batches
+        (:func:`~minikafka.log.recovery.epoch_checkpoint_problem`).  One that is unreadable,
+        missing under a log with batches, or that disagrees with the batches is rebuilt from
+        the leader epochs stamped in them, said in the log and written back."""
         epath = os.path.join(self.partition_dir(topic, partition), EPOCH_CHECKPOINT)
+        batches = [(b.base_offset, b.last_offset, b.leader_epoch) for b in plog.batches_from(plog.log_start_offset)]
+        entries: list[tuple[int, int]] = []
+        why: str | None = None
         if os.path.exists(epath):
             with open(epath, errors="replace") as f:
                 text = f.read()
             try:
-                for e, o in checkpoint.parse_epochs(text):
-                    epochs.assign(e, o)
+                entries = checkpoint.parse_epochs(text)
             except KafkaStorageError as exc:
-                epochs = LeaderEpochCache.from_batches(
-                    (b.leader_epoch, b.base_offset) for b in plog.batches_from(plog.log_start_offset))
-                log.warning("%s-%d: %s is unreadable (%s): rebuilt from the log's batches: %s", topic, partition,
-                            epath, exc, epochs.entries)
-                write_atomically(epath, checkpoint.format_epochs(epochs.entries))
+                why = f"is unreadable ({exc})"
+        elif batches:
+            why = "is missing"
+        if why is None:
+            problem = epoch_checkpoint_problem(entries, batches, plog.log_start_offset, plog.log_end_offset)
+            if problem is not None:
+                why = f"disagrees with the log ({problem})"
+        if why is None:
+            epochs = LeaderEpochCache(entries)
+        else:
+            epochs = LeaderEpochCache.from_batches((epoch, base) for base, _, epoch in batches)
         epochs.truncate_from_end(plog.log_end_offset)
-        if log_start_offset > plog.log_start_offset:
-            plog.advance_log_start(log_start_offset)
-            epochs.truncate_from_start(plog.log_start_offset)
-        return plog, epochs
+        epochs.truncate_from_start(plog.log_start_offset)
+        if why is not None:
+            log.warning("%s-%d: %s %s: rebuilt from the log's batches, by the leader epoch stamped in each: %s", topic, partition,
+                        epath, why, epochs.entries)
+            write_atomically(epath, checkpoint.format_epochs(epochs.entries))
+        return epochs
 
     def append(self, topic: str, partition: int, batches: Iterable[bytes], log_: PartitionLog) -> None:
         """Append batches to the active segment file; a batch that starts a segment of
