@@ -52,3 +52,28 @@ def test_overload_answers_every_request_while_a_follower_catches_up(make_cluster
         return True
 
     wait_for(in_every_isr, 120, interval_s=0.5, message="broker 3 back in every ISR")
+
+
+def test_memory_floods_stay_within_queued_max_request_bytes(make_cluster):
+    """Concurrent large bodies on /v1/produce and compression bombs of every codec through
+    both listeners (a smaller run of the figures in docs/performance.md): the broker lives,
+    every request is answered with Kafka's error name, and its resident memory stays within
+    the request budget (64 MiB here) above where it started."""
+    budget_mb = 64
+    c = make_cluster(brokers=1, broker_configs={"queued.max.request.bytes": str(budget_mb << 20)})
+    with Admin(c.bootstrap) as admin:
+        admin.create_topic("overload", partitions=1, replication_factor=1)
+    [pid] = [b.pid for b in load(c.dir).brokers.values()]
+    r = subprocess.run([sys.executable, str(SCRIPT), "--bootstrap-server", c.bootstrap, "--kafka", c.kafka_bootstrap,
+                        "--pids", str(pid), "--seconds", "0", "--settle", "1",
+                        "--bodies", "40", "--body-mb", "10", "--bombs", "5", "--bomb-mb", "64"],
+                       capture_output=True, text=True, timeout=300)
+    print(r.stdout)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "bodies=40x10MB: answered=40 unanswered=0 errors={'MESSAGE_TOO_LARGE': 40}" in r.stdout
+    assert "bombs=5x4codecsx2listenersx64MB: answered=40 unanswered=0 errors={'MESSAGE_TOO_LARGE': 40}" in r.stdout
+    figures = r.stdout.split(f"rss_mb[{pid}]=")[1].split()
+    start, peak = float(figures[0].split("->")[0]), float(figures[1].split("->")[0])
+    assert "alive=True" in r.stdout
+    # the budget, one request being decoded beside it, and the allocator's slack
+    assert peak <= start + 2 * budget_mb + 100, r.stdout

@@ -231,3 +231,43 @@ def test_the_leader_refuses_an_oversized_batch_from_its_header_and_a_bomb_at_max
     assert "more than 1048588 bytes" in str(errors[-1])
     assert peak < 3 << 20, peak
     assert leader.log_end_offset == 0
+
+
+def test_a_refused_bomb_leaves_nothing_held_without_the_cyclic_collector(tmp_path):
+    """The produce path frees a refused batch's buffers when the request ends: no reference
+    cycle (an error kept with its traceback, whose frames name the answer entry) waits for
+    the collector, which is off here."""
+    import gc
+    import time
+    import tracemalloc
+    from types import SimpleNamespace
+
+    from minikafka.broker.replica_manager import ReplicaManager
+    from minikafka.broker.security import Security
+    from minikafka.broker.storage import Storage
+    from minikafka.protocol.rpc.types import ProducePartition, ProduceRequest
+    from minikafka.replication.partition import LeaderState, PartitionReplica
+
+    config = BrokerConfig(1, "zk")
+    metrics = Metrics()
+    rm = ReplicaManager(config, SimpleNamespace(time=time.time, monotonic=time.monotonic), Storage(str(tmp_path), 1),
+                        None, metrics, Security(config, metrics), lambda *args: None)
+    leader = PartitionReplica("t", 0, 1)
+    leader.become_leader(LeaderState(1, 0, (1,), (1,), 0, 1), 0)
+    rm.partitions[("t", 0)] = leader
+    rm.topic_configs["t"] = {"max.message.bytes": str(64 << 20)}
+    bomb = encode_batch([(None, b"\0" * (200 << 20), None, 0)], compression="gzip")
+    request = ProduceRequest(acks=1, timeout_ms=1000, partitions=[ProducePartition(topic="t", partition=0, records=bomb)])
+    gc.collect()
+    gc.disable()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        [entry] = asyncio.run(rm.produce(request))
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+        gc.enable()
+    assert entry.error is not None and entry.error.code.name == "MESSAGE_TOO_LARGE"
+    assert "more than 67108864 bytes" in str(entry.error)  # the topic's max.message.bytes
+    assert held < 4 << 20, held
