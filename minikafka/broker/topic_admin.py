@@ -367,7 +367,8 @@ class TopicAdmin:
                     check_partition_count(count)
                     if factor > len(live):
                         raise InvalidReplicationFactorError(
-                            f"replication factor {factor} is larger than the {len(live)} live brokers {live}")
+                            f"replication factor {factor} is larger than the {len(live)} live "
+                            f"broker{'s' if len(live) != 1 else ''} {live}")
                     assignment = rules.assign_replicas(live, count, factor)
                 if await self.zk.exists(layout.topic_path(name)) is not None:
                     raise TopicAlreadyExistsError(f"topic {name!r} already exists")

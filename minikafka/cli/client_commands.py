@@ -100,12 +100,16 @@ def add_parsers(subparsers: argparse._SubParsersAction) -> None:
                                                 "as kafka-configs.sh does.")
     csub = configs.add_subparsers(dest="configs_command", metavar="COMMAND", required=True,
                                   parser_class=type(configs))
-    cdesc = csub.add_parser("describe", help="every setting of a topic or a broker with its source",
-                            description="Every setting of a topic (its value and whether it is the topic's "
-                                        "override, the broker's value or the default) or of a broker.")
+    cdesc = csub.add_parser("describe", help="a topic's overrides or a broker's dynamic settings (--all: every one)",
+                            description="A topic's own settings (its overrides) or a broker's dynamic settings, "
+                                        "as kafka-configs --describe prints them; with --all every setting with "
+                                        "its source (the topic's override, the broker's value or the default; "
+                                        "for a broker: dynamic, static or default).")
     which = cdesc.add_mutually_exclusive_group(required=True)
-    which.add_argument("--topic", type=topic_name, help="a topic's settings, its own and the defaults")
-    which.add_argument("--broker", type=broker_id, metavar="ID", help="a broker's settings, static and dynamic")
+    which.add_argument("--topic", type=topic_name, help="a topic's settings")
+    which.add_argument("--broker", type=broker_id, metavar="ID", help="a broker's settings")
+    cdesc.add_argument("--all", action="store_true",
+                       help="every setting with its source, not only the overrides (kafka-configs --all)")
     add_dir_and_bootstrap(cdesc)
     cdesc.set_defaults(func=cmd_configs_describe)
     calter = csub.add_parser("alter", help="set or remove topic overrides or dynamic broker settings",
@@ -451,14 +455,16 @@ def cmd_configs_describe(args: argparse.Namespace) -> int:
         dynamic = [f"{k}={v}" for k, (v, src, _) in sorted(settings.items()) if src.startswith("dynamic")]
         print(f"Broker: {args.broker}\tDynamic: {','.join(dynamic) or '(none)'}")
         for name, (value, source, read_only) in sorted(settings.items()):
-            print(f"  {name}={'' if value is None else value}\t({source}{', read-only' if read_only else ''})")
+            if args.all or source.startswith("dynamic"):
+                print(f"  {name}={'' if value is None else value}\t({source}{', read-only' if read_only else ''})")
         return 0
     with Admin(resolve_bootstrap(args), **client_options(args)) as admin:
         configs = admin.describe_configs(args.topic)
     overrides = [f"{k}={v}" for k, (v, src) in sorted(configs.items()) if src == "topic"]
     print(f"Topic: {args.topic}\tOverrides: {','.join(overrides) or '(none)'}")
     for name, (value, source) in sorted(configs.items()):
-        print(f"  {name}={'' if value is None else value}\t({source})")
+        if args.all or source == "topic":
+            print(f"  {name}={'' if value is None else value}\t({source})")
     return 0
 
 

@@ -74,10 +74,16 @@ def add_parsers(subparsers: argparse._SubParsersAction) -> None:
                              description="Delete a consumer group that has no active members, with its "
                                          "committed offsets, as kafka-consumer-groups --delete does. A group "
                                          "with members is refused (NON_EMPTY_GROUP), an unknown one too "
-                                         "(GROUP_ID_NOT_FOUND).")
+                                         "(GROUP_ID_NOT_FOUND, in the words of `groups describe`).")
     add_named(delete, "group", "group", "GROUP", group_id, "the group id")
     add_dir_and_bootstrap(delete)
     delete.set_defaults(func=cmd_groups_delete)
+
+
+def unknown_group(group: str) -> str:
+    """The one error line for a group that does not exist (``groups describe``, ``groups delete``):
+    Kafka's error name, then kafka-consumer-groups' sentence."""
+    return f"GROUP_ID_NOT_FOUND: Consumer group '{group}' does not exist."
 
 
 def cmd_groups_list(args: argparse.Namespace) -> int:
@@ -182,7 +188,7 @@ def cmd_groups_describe(args: argparse.Namespace) -> int:
         print(json.dumps(d), flush=True)  # a group that does not exist: state Dead, as Kafka's Admin describes it
     elif d["state"] == "Dead":
         # kafka-consumer-groups' words; it prints them as "Error: ..." (and exits 0), ours is a one-line error
-        raise ClientError(f"Consumer group '{args.group}' does not exist.")
+        raise ClientError(unknown_group(args.group))
     else:
         print("\n".join(format_group(d)), flush=True)
     return 0
@@ -263,8 +269,12 @@ def cmd_groups_reset(args: argparse.Namespace) -> int:
 
 def cmd_groups_delete(args: argparse.Namespace) -> int:
     from ..client.sync import Admin
+    from ..errors import GroupIdNotFoundError
 
     with Admin(resolve_bootstrap(args), **client_options(args)) as admin:
-        admin.delete_group(args.group)
+        try:
+            admin.delete_group(args.group)
+        except GroupIdNotFoundError:
+            raise ClientError(unknown_group(args.group)) from None
     print(f"Deletion of requested consumer groups ('{args.group}') was successful.")
     return 0

@@ -14,8 +14,10 @@ its "Processed a total of N messages" line) and ``--watch`` exit 0.
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
 import os
+import re
 import sys
 from typing import Sequence
 
@@ -35,10 +37,41 @@ class UsageError(Exception):
 
 
 class ArgumentParser(argparse.ArgumentParser):
-    """argparse that reports mistakes as one line instead of usage text and exit."""
+    """argparse that reports mistakes as one line instead of usage text and exit.
+
+    An unknown flag is reported by the (sub)command that was given it, so the line points
+    to that command's ``--help`` (``minikafka topics describe --help``), and a mistyped
+    flag or subcommand gets the closest known one (``did you mean --partitions?``)."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
+        m = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
+        if m is not None:
+            choices = re.findall(r"'([^']*)'", m.group(2))
+            message += _did_you_mean(m.group(1), choices)
+        elif "required" in message:  # a mistyped required flag reads as a missing one: name the typo
+            unknown = [a.split("=", 1)[0] for a in getattr(self, "_given", ()) if a.startswith("--")
+                       and a.split("=", 1)[0] not in self._option_string_actions]
+            if unknown:
+                message += f"; {unknown[0]} is not an option{_did_you_mean(unknown[0], self._flags())}"
         raise UsageError(f"{message} (see `{self.prog} --help`)")
+
+    def _flags(self) -> list[str]:
+        return [f for f in self._option_string_actions if f.startswith("--")]
+
+    def parse_known_args(self, args=None, namespace=None):  # type: ignore[override]
+        self._given = list(sys.argv[1:] if args is None else args)
+        parsed, extras = super().parse_known_args(args, namespace)
+        if extras:
+            first = next((e for e in extras if e.startswith("-")), None)
+            hint = "" if first is None else _did_you_mean(first.split("=", 1)[0], self._flags())
+            self.error(f"unrecognized arguments: {' '.join(extras)}{hint}")
+        return parsed, extras
+
+
+def _did_you_mean(word: str, known: Sequence[str]) -> str:
+    """``"; did you mean X?"`` for the known word closest to ``word`` (nothing when none is close)."""
+    close = difflib.get_close_matches(word, known, n=1, cutoff=0.6)
+    return f"; did you mean {close[0]}?" if close else ""
 
 
 def _one_line(text: str) -> str:
@@ -442,10 +475,11 @@ def _add_cluster_parsers(sub: argparse._SubParsersAction) -> None:
     up.add_argument("--brokers", type=positive_int, default=3, help="number of brokers (default 3)")
     up.add_argument("--zookeeper-port", type=port_number, default=2181,
                     help="ZooKeeper client port (default 2181); of server 1 in an ensemble")
-    up.add_argument("--zookeeper-nodes", type=positive_int, default=1,
-                    help="ZooKeeper servers: 1 (default) runs a standalone server, 3 or 5 an ensemble whose "
-                         "other ports are free ports chosen at start; the brokers' zookeeper.connect names "
-                         "every server")
+    up.add_argument("--zookeeper-nodes", type=positive_int, default=1, metavar="N",
+                    help="ZooKeeper servers: 1 (default) runs a standalone server, more an ensemble (an odd "
+                         "number such as 3 or 5, so that a majority outlives a server's loss) whose other "
+                         "ports are free ports chosen at start; the brokers' zookeeper.connect names every "
+                         "server")
     up.add_argument("--zookeeper-chroot", metavar="PATH", default="",
                     help="keep the cluster's znodes under PATH (e.g. /kafka) of our ZooKeeper: the brokers' "
                          "zookeeper.connect ends with it, as Kafka's does (HOST:PORT,HOST:PORT/kafka)")

@@ -535,7 +535,8 @@ def up(dir: str | os.PathLike = DEFAULT_DIR, brokers: int = 3, zookeeper_port: i
         if not zk.external and chroot:
             _ensure_chroot(zk.connect)
 
-        progress(f"starting {brokers} broker{'s' if brokers != 1 else ''} on ports {base_port}-{base_port + brokers - 1}")
+        progress(f"starting 1 broker on port {base_port}" if brokers == 1
+                 else f"starting {brokers} brokers on ports {base_port}-{base_port + brokers - 1}")
         secret_file = cluster_secret_file(root)
         config_file = secret_configs_file(root, configs)
         procs: dict[int, subprocess.Popen] = {}

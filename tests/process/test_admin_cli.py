@@ -39,6 +39,9 @@ def test_configs_alter_and_describe(cluster):
     r = cli(cluster, "configs", "describe", "--topic", topic)
     assert r.returncode == 0, r.stderr
     assert r.stdout.splitlines()[0] == f"Topic: {topic}\tOverrides: max.message.bytes=5000,min.insync.replicas=2"
+    # the overrides only, as kafka-configs --describe; --all adds every other setting with its source
+    assert r.stdout.splitlines()[1:] == ["  max.message.bytes=5000\t(topic)", "  min.insync.replicas=2\t(topic)"]
+    r = cli(cluster, "configs", "describe", "--topic", topic, "--all")
     assert "  min.insync.replicas=2\t(topic)" in r.stdout.splitlines()
     assert any(line.startswith("  unclean.leader.election.enable=false\t(default)") for line in r.stdout.splitlines())
     assert cli(cluster, "configs", "alter", "--topic", topic, "--delete-config", "min.insync.replicas").returncode == 0

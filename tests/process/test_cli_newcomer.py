@@ -111,3 +111,16 @@ def test_elect_leaders_election_types(one_broker):
     preferred = run_cli("topics", "elect-leaders", "--election-type", "preferred", "--topic", "elected", *boot)
     assert preferred.returncode == 0 and preferred.stdout == "elected-0: already led by its preferred replica\n"
     one_line_error(run_cli("topics", "elect-leaders", "--election-type", "DIRTY", *boot), "PREFERRED or UNCLEAN")
+
+
+def test_configs_overrides_and_one_broker_words(one_broker):
+    boot = ("--bootstrap-server", one_broker.bootstrap)
+    assert run_cli("topics", "create", "tuned", "--partitions", "1", "--config", "retention.ms=60000", *boot).returncode == 0
+    overrides = run_cli("configs", "describe", "--topic", "tuned", *boot)
+    assert overrides.stdout.splitlines() == ["Topic: tuned\tOverrides: retention.ms=60000", "  retention.ms=60000\t(topic)"]
+    every = run_cli("configs", "describe", "--topic", "tuned", "--all", *boot)
+    assert len(every.stdout.splitlines()) > 10 and "  min.insync.replicas=1\t(default)" in every.stdout.splitlines()
+    one_line_error(run_cli("topics", "create", "too-wide", "--replication-factor", "2", *boot),
+                   "INVALID_REPLICATION_FACTOR", "larger than the 1 live broker [1]")
+    one_line_error(run_cli("groups", "delete", "nobody-here", *boot),
+                   "GROUP_ID_NOT_FOUND: Consumer group 'nobody-here' does not exist.")

@@ -29,5 +29,6 @@ def test_memory_storage_over_an_earlier_disk_cluster_says_what_it_deletes(tmp_pa
         again = run_cli("cluster", "up", *args)  # an earlier memory cluster: nothing worth a word
         assert again.returncode == 0, again.stdout + again.stderr
         assert again.stdout.startswith("starting ZooKeeper"), again.stdout
+        assert f"starting 1 broker on port {base} ...\n" in again.stdout, "one broker, one port (not 'ports P-P')"
     finally:
         stop_cluster(dir)
