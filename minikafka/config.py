@@ -230,11 +230,17 @@ BROKER_CONFIGS: tuple[ConfigDef, ...] = (
               "when a Metadata request names an unknown topic and allows it, as producers' requests do, on the Kafka "
               "and the msgpack listener alike (`minikafka produce newtopic` creates it); false answers "
               "UNKNOWN_TOPIC_OR_PARTITION.", None),
-    ConfigDef("message.max.bytes", int, 1048588, "Largest record batch the broker accepts.", 1),
-    ConfigDef("socket.request.max.bytes", int, 104857600, "Largest request body the broker accepts.", 1),
+    ConfigDef("message.max.bytes", int, 1048588, "Largest record batch the broker accepts (read from the batch's "
+              "header, before anything else is checked), and the most a compressed batch may expand to when the "
+              "leader decompresses it to validate it: one expanding further is MESSAGE_TOO_LARGE.", 1),
+    ConfigDef("socket.request.max.bytes", int, 104857600, "Largest request body the broker accepts: a larger "
+              "HTTP Content-Length is answered 413 (INVALID_REQUEST) at once, a larger Kafka frame closes its "
+              "connection.", 1),
     ConfigDef("request.timeout.ms", int, 30000, "Timeout of controller-to-broker and broker-to-broker requests. "
-              "On both client listeners, also how long the rest of a request may take to arrive once its first "
-              "bytes did: a connection whose request stops arriving is closed.", 1),
+              "On both client listeners, also how long a request may take to arrive once its first byte did: its "
+              "head (an HTTP request head: else 408 and closed; a Kafka frame's size), then its body (else "
+              "closed). A connection handed to the dashboard's web app waits this long at most for its next "
+              "request.", 1),
     ConfigDef("max.connections", int, None, "Most client connections the broker keeps open, over both client "
               "listeners (msgpack HTTP and Kafka); a new one beyond it is closed at once. Unset (Kafka: "
               "2147483647): the process's open-file limit (RLIMIT_NOFILE) minus a reserve of 256 descriptors for "
@@ -244,10 +250,13 @@ BROKER_CONFIGS: tuple[ConfigDef, ...] = (
               "client listeners; a new one beyond it is closed at once.", 0),
     ConfigDef("connections.max.idle.ms", int, 600000, "A client connection that has had no request in flight "
               "for this long is closed (both listeners).", 1),
-    ConfigDef("queued.max.request.bytes", int, 536870912, "Bytes of requests the broker holds at once while "
-              "reading and handling them, over both client listeners. A connection whose next request does not "
-              "fit waits (it is not read) until memory frees, as Kafka mutes its channel; -1 sets no bound (Kafka's "
-              "default; here 512 MiB, at least socket.request.max.bytes).", -1),
+    ConfigDef("queued.max.request.bytes", int, 536870912, "Bytes the client requests of both client listeners "
+              "hold at once, each from its first byte read until its answer has left: its head as it arrives, "
+              "its body (taken before the body is read) and its answer while it waits to be sent. A connection "
+              "whose next body does not fit waits (it is not read) until memory frees, as Kafka mutes its "
+              "channel; -1 sets no bound (Kafka's default; here 512 MiB, at least socket.request.max.bytes). A "
+              "broker's memory stays within about this much above its resting size (security.md, memory "
+              "floods).", -1),
     ConfigDef("minikafka.http.allowed.hosts", _host_names, "", "More names the HTTP listeners answer for, "
               "separated by commas (* for any). A request whose Host header (its port aside) names neither these nor "
               "the broker's own (each listener's host and advertised host, localhost, 127.0.0.1, ::1) gets 421 "
@@ -385,7 +394,8 @@ BROKER_CONFIGS: tuple[ConfigDef, ...] = (
 TOPIC_CONFIGS: tuple[ConfigDef, ...] = (
     ConfigDef("min.insync.replicas", int, None, "Smallest ISR with which acks=all produces are accepted (broker default if unset).", 1),
     ConfigDef("unclean.leader.election.enable", _bool, None, "Allow electing an out-of-sync replica (broker default if unset).", None),
-    ConfigDef("max.message.bytes", int, None, "Largest record batch for this topic (broker message.max.bytes if unset).", 1),
+    ConfigDef("max.message.bytes", int, None, "Largest record batch for this topic, and the most one may expand to "
+              "once decompressed (broker message.max.bytes if unset).", 1),
     ConfigDef("segment.bytes", int, None, "Segment size (broker log.segment.bytes if unset).", 1024),
     ConfigDef("segment.ms", int, None, "Start a new segment when a batch's timestamp is this long after the active "
               "segment's first (broker log.roll.ms / log.roll.hours if unset).", 1),
