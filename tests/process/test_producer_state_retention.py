@@ -17,19 +17,15 @@ from process_helpers import wait_for
 
 pytestmark = pytest.mark.process
 
-CONFIGS = {"transaction.state.log.num.partitions": "5", "group.initial.rebalance.delay.ms": "200"}
+CONFIGS = {"transaction.state.log.num.partitions": "5"}
 FIRST = 1  # the preferred leader of both topics
 
 
 @pytest.fixture(scope="module")
-def disk_cluster(tmp_path_factory):
-    from process_helpers import start_cluster
-    handle = start_cluster(tmp_path_factory.mktemp("producer-state") / "minikafka", brokers=3, storage="disk",
-                           broker_configs=CONFIGS)
-    try:
-        yield handle
-    finally:
-        handle.down()
+def disk_cluster(tmp_path_factory, request):
+    from conftest import _cluster_fixture
+    return _cluster_fixture(request, tmp_path_factory.mktemp("producer-state") / "minikafka", brokers=3,
+                            storage="disk", broker_configs=CONFIGS)
 
 
 def _partition(cluster, topic: str):

@@ -73,7 +73,9 @@ import org.apache.kafka.streams.kstream.Produced;
  * KafkaProducer: a committed and an aborted transaction, a consume-transform-produce loop that commits its
  * input offsets inside each transaction (aborting every third one and rewinding), a second instance with the
  * same {@code transactional.id} that fences the first, and read_committed and read_uncommitted consumers
- * reading the output back. Every result is one JSON object per line on stdout
+ * reading the output back. {@code eos-soak} (not part of {@code all} either, see {@link StreamsSoak}) keeps a
+ * Kafka Streams {@code exactly_once_v2} word count caught up with a steady input for a while and reports
+ * whether it ever left RUNNING. Every result is one JSON object per line on stdout
  * ({@code {"event": ...}}); Kafka's own logging goes to stderr.
  */
 public final class App {
@@ -81,7 +83,7 @@ public final class App {
 
     public static void main(String[] argv) throws Exception {
         if (argv.length == 0) {
-            System.err.println("usage: App admin|produce|consume|wordcount|transactions|all --bootstrap HOST:PORT[,...] [options]");
+            System.err.println("usage: App admin|produce|consume|wordcount|transactions|eos-soak|all --bootstrap HOST:PORT[,...] [options]");
             System.exit(2);
         }
         Options o = new Options(Arrays.copyOfRange(argv, 1, argv.length));
@@ -91,6 +93,7 @@ public final class App {
             case "consume" -> consume(o);
             case "wordcount" -> wordcount(o);
             case "transactions" -> transactions(o);
+            case "eos-soak" -> StreamsSoak.run(o);
             case "all" -> {
                 admin(o);
                 Set<Integer> acked = produce(o);
