@@ -5,7 +5,8 @@ Every broker serves them on its own port:
 * ``GET /``: the dashboard (plain HTML, CSS and JavaScript from ``web/static``, no
   build step and nothing fetched from elsewhere); it polls the two JSON routes.
 * ``GET /api/state``: the cluster as this broker sees it (:mod:`minikafka.web.state`).
-* ``GET /api/events?since=TS&limit=N``: the cluster-wide event timeline.
+* ``GET /api/events?since=TS&limit=N``: the cluster-wide event timeline, kept by every
+  broker (it pulls the others' events every second), so a dead broker's events stay.
 * ``GET /api/records?topic=T&partition=P&limit=N``: the last N (1 to 100, default 20)
   committed records of a partition, read from its leader as a consumer
   (:mod:`minikafka.web.records`); bad parameters get a JSON error with Kafka's error name.
@@ -26,8 +27,10 @@ The routes see their broker only through a :class:`~minikafka.web.view.BrokerVie
 """
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Awaitable, Callable
+from typing import TYPE_CHECKING, Any, AsyncIterator, Awaitable, Callable
 
 if TYPE_CHECKING:
     from .view import BrokerView
@@ -52,6 +55,17 @@ def setup_routes(app: Any, view: "BrokerView") -> None:
 
     state = WebState(view)
     reader = RecordReader(view, state.endpoint)
+
+    async def keep_timeline(app: Any) -> AsyncIterator[None]:
+        """The app owns the task that keeps the other brokers' events: started with the
+        app, cancelled at its cleanup."""
+        task = asyncio.get_running_loop().create_task(state.keep_timeline(), name="web-timeline-pull")
+        yield
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+    app.cleanup_ctx.append(keep_timeline)
 
     def authenticated(handler: Callable[[web.Request], Awaitable[web.StreamResponse]]):
         """``handler`` behind the listener's authentication: 401 and a Basic challenge

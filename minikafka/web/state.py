@@ -23,14 +23,19 @@ assembled by the broker that serves the page.
   suspended, lost: from its ``replica_state`` answer) and each ZooKeeper server's mode
   (leader, follower, standalone, looking or down: the server's own ``srvr`` answer) for
   every server of the serving broker's ``zookeeper.connect``.
-* :meth:`WebState.events` merges this broker's events with those of the other live
-  brokers (the ``events`` API, as ``cluster=true`` does) and keeps what it fetched, so
-  the events of a broker that died later stay on the timeline.
+* :meth:`WebState.events` merges this broker's events with those of the other brokers.
+  :meth:`WebState.keep_timeline` (a task the dashboard's web app owns, from its start to
+  its cleanup) asks every other live broker for its new events (the ``events`` API)
+  every :data:`TIMELINE_PULL_S` seconds, whether or not a page is open, and keeps them:
+  when a broker dies, the others still hold its events up to its last second, so the
+  timeline of a failover survives the death of the controller that recorded it.
+  ``cluster_state()["timeline"]`` says, per broker, the newest event held of it.
 """
 from __future__ import annotations
 
 import asyncio
 import collections
+import logging
 import re
 import time
 from typing import TYPE_CHECKING, Any
@@ -42,6 +47,8 @@ from ..zk.layout import is_internal_topic
 if TYPE_CHECKING:
     from .view import BrokerView
 
+log = logging.getLogger(__name__)
+
 # A broker that does not answer replica_state / events within this is shown as
 # "not responding" (a SIGSTOPped broker stays registered until its ZooKeeper
 # session expires); the page polls every 500 ms, so keep this under a second.
@@ -50,6 +57,8 @@ PEER_TIMEOUT_S = 0.8
 # and deduplicated, so an event recorded while its answer was in flight is not lost.
 EVENT_OVERLAP_S = 2.0
 MAX_CACHED_EVENTS = 2000
+# Every broker asks the other live brokers for their new events this often, page or no page.
+TIMELINE_PULL_S = 1.0
 # Topic configs are asked again when older than this (a describe_configs per topic reads
 # ZooKeeper; the page polls every 500 ms).
 CONFIG_TTL_S = 3.0
@@ -462,6 +471,7 @@ class WebState:
             "topics": self._topics(partitions),
             "groups": groups,
             "transactions": transactions,
+            "timeline": {"held": {str(bid): ts for bid, ts in sorted(self.timeline_held().items())}},
             "summary": {
                 "topics": len({p["topic"] for p in partitions}),
                 "partitions": len(partitions),
@@ -503,6 +513,24 @@ class WebState:
             self._remember(bid, list(got.get("events") or ()))
 
         await asyncio.gather(*(pull(i, *hp) for i, hp in peers.items()))
+
+    async def keep_timeline(self, interval_s: float = TIMELINE_PULL_S) -> None:
+        """Pull the other live brokers' new events every ``interval_s`` seconds, until
+        cancelled (by the web app's cleanup); a failed round is tried again the next time."""
+        while True:
+            try:
+                await self._pull_remote_events()
+            except Exception:  # never seen: each peer's failure is already caught
+                log.exception("pulling the other brokers' events failed")
+            await asyncio.sleep(interval_s)
+
+    def timeline_held(self) -> dict[int, float]:
+        """Broker id -> the time of the newest event held of it (this broker's own included)."""
+        held = {bid: cache[-1]["ts"] for bid, cache in self.remote_events.items() if cache}
+        own = self.view.local_events()
+        if own:
+            held[self.view.broker_id] = own[-1]["ts"]
+        return held
 
     def _annotate(self, e: dict) -> dict:
         out = {"ts": e["ts"], "broker": e["broker"], "kind": e["kind"], "text": e["text"]}
