@@ -82,6 +82,19 @@ def _host_names(text: str) -> str:
     return ",".join(items)
 
 
+def _jaas_config(text: str) -> str | None:
+    """sasl.jaas.config: checked as Kafka's PLAIN login module entry (auth/users.py); "" unsets it."""
+    from .auth.users import parse_jaas_users
+
+    if not str(text).strip():
+        return None
+    try:
+        parse_jaas_users(str(text))
+    except InvalidConfigError as exc:
+        raise ValueError(exc.message.removeprefix("sasl.jaas.config: ")) from None
+    return str(text)
+
+
 def _text_value(text: str) -> str:
     return str(text)
 
@@ -161,7 +174,8 @@ class ConfigDef:
         except (ValueError, TypeError) as exc:
             # int() says "invalid literal for int() with base 10": say it in words
             why = "expected a whole number" if self.parse is int else str(exc)
-            raise InvalidConfigError(f"invalid value {value!r} for {self.name}: {why}") from None
+            shown = "(not shown: a password)" if self.name in SENSITIVE_CONFIGS else repr(value)
+            raise InvalidConfigError(f"invalid value {shown} for {self.name}: {why}") from None
         if self.minimum is not None and v < self.minimum:
             raise InvalidConfigError(f"invalid value {value!r} for {self.name}: must be >= {self.minimum}")
         return v
@@ -195,6 +209,12 @@ BROKER_CONFIGS: tuple[ConfigDef, ...] = (
     ConfigDef("sasl.enabled.mechanisms", _mechanisms, "PLAIN", "SASL mechanisms of SASL_* listeners (PLAIN only).", None),
     ConfigDef("sasl.users.file", _optional_path, None, "File of NAME=PASSWORD lines: the users who may authenticate "
               "on SASL_* listeners (Kafka's user_NAME=\"PASSWORD\" entries of the PLAIN login module).", None),
+    ConfigDef("sasl.jaas.config", _jaas_config, None, "Kafka's JAAS entry for SASL/PLAIN on SASL_* listeners: "
+              "org.apache.kafka.common.security.plain.PlainLoginModule required user_NAME=\"PASSWORD\" ...; "
+              "its user_ entries are users as sasl.users.file's lines are (both may be given). username and "
+              "password are accepted and not used: brokers authenticate to each other with the cluster "
+              "credential. A password: DescribeConfigs answers no value, and cluster up passes it in a file, "
+              "not on the command line.", None),
     ConfigDef("authorizer.class.name", _authorizer, "", "Turn on ACLs (kept in ZooKeeper's /kafka-acl, as Kafka 2.x): "
               "kafka.security.authorizer.AclAuthorizer. Empty: every principal may do everything.", None),
     ConfigDef("super.users", str, "", "Principals that pass every ACL check, separated by ';' (User:admin;User:ops). "

@@ -4,7 +4,8 @@ Pure: parsing and checking only; the broker reads the file (``sasl.users.file``)
 the listeners call :meth:`Users.check`.
 
 * The users file has one ``NAME=PASSWORD`` per line (``#`` starts a comment), the pairs
-  Kafka's PLAIN login module takes as ``user_NAME="PASSWORD"``.
+  Kafka's PLAIN login module takes as ``user_NAME="PASSWORD"``.  The broker setting
+  ``sasl.jaas.config`` may give them that way too (:func:`parse_jaas_users`).
 * On the Kafka listener a client sends SASL/PLAIN's token, ``authzid NUL user NUL
   password`` (RFC 4616), after SaslHandshake; :func:`parse_plain` reads it.
 * On the HTTP listener the same user and password travel in an ``Authorization: Basic``
@@ -18,11 +19,16 @@ from __future__ import annotations
 import base64
 import binascii
 import hmac
+import re
 
 from ..errors import InvalidConfigError, SaslAuthenticationFailedError
 from .acls import ANONYMOUS
 
-__all__ = ["ANONYMOUS", "Users", "cert_principal", "parse_basic", "parse_plain", "parse_users"]
+__all__ = ["ANONYMOUS", "Users", "cert_principal", "parse_basic", "parse_jaas_users", "parse_plain", "parse_users"]
+
+PLAIN_LOGIN_MODULE = "org.apache.kafka.common.security.plain.PlainLoginModule"
+_JAAS_FLAGS = ("required", "requisite", "sufficient", "optional")
+_JAAS_OPTION = re.compile(r'\s*([A-Za-z0-9_.\-]+)\s*=\s*"((?:[^"\\]|\\.)*)"')
 
 
 def parse_users(text: str, source: str = "sasl.users.file") -> dict[str, str]:
@@ -38,6 +44,43 @@ def parse_users(text: str, source: str = "sasl.users.file") -> dict[str, str]:
             raise InvalidConfigError(f"{source} line {n}: expected NAME=PASSWORD (a name without ':', ';', ',' "
                                      f"or spaces, and a password)")
         users[name] = password
+    return users
+
+
+def parse_jaas_users(text: str) -> dict[str, str]:
+    """The users of a broker's ``sasl.jaas.config``, Kafka's one-line JAAS entry for SASL/PLAIN:
+    ``org.apache.kafka.common.security.plain.PlainLoginModule required user_alice="alice-secret"
+    user_bob="bob-secret";`` -> {name: password}.  ``username`` and ``password`` (the
+    broker's own login to other brokers in Kafka) are accepted and not used: brokers here
+    authenticate to each other with the cluster credential.  INVALID_CONFIG on another login
+    module, a missing flag or ``;``, or an option that is not ``key="value"``."""
+    body = text.strip()
+    module, _, rest = body.partition(" ")
+    if module != PLAIN_LOGIN_MODULE:
+        raise InvalidConfigError(f"sasl.jaas.config: expected {PLAIN_LOGIN_MODULE} first (SASL/PLAIN is the "
+                                 f"only mechanism)")
+    flag, _, options = rest.strip().partition(" ")
+    if flag.endswith(";"):  # no options: "... required;"
+        flag, options = flag[:-1], ";"
+    if flag not in _JAAS_FLAGS:
+        raise InvalidConfigError(f"sasl.jaas.config: the login module's flag must follow it, one of "
+                                 f"{', '.join(_JAAS_FLAGS)}")
+    options = options.strip()
+    if not options.endswith(";"):
+        raise InvalidConfigError("sasl.jaas.config must end with ';'")
+    users: dict[str, str] = {}
+    pos, options = 0, options[:-1]
+    while pos < len(options.rstrip()):
+        m = _JAAS_OPTION.match(options, pos)
+        if m is None:
+            raise InvalidConfigError('sasl.jaas.config: expected key="value" options, separated by spaces')
+        key, value = m.group(1), re.sub(r'\\(.)', r'\1', m.group(2))
+        if key.startswith("user_"):
+            name = key[len("user_"):]
+            if not name or not value:
+                raise InvalidConfigError(f"sasl.jaas.config: {key} needs a name and a password")
+            users[name] = value
+        pos = m.end()
     return users
 
 

@@ -65,7 +65,8 @@ class Security:
         self.users = users_mod.Users(self._read_users())
         if any(p.startswith("SASL") for p in self.protocols.values()) and not len(self.users):
             raise errors.InvalidConfigError("a SASL_PLAINTEXT or SASL_SSL listener needs users: set sasl.users.file "
-                                            "to a file of NAME=PASSWORD lines")
+                                            "to a file of NAME=PASSWORD lines, or give them in sasl.jaas.config "
+                                            "(user_NAME=\"PASSWORD\" entries)")
         if any(p.endswith("SSL") for p in self.protocols.values()) and not config.get("ssl.keystore.location"):
             raise errors.InvalidConfigError("an SSL or SASL_SSL listener needs ssl.keystore.location (a PEM file "
                                             "with the broker's key and certificate)")
@@ -88,14 +89,17 @@ class Security:
             self.server_ssl()  # a missing or wrong PEM file stops the broker before it binds
 
     def _read_users(self) -> dict[str, str]:
+        """The users of ``sasl.users.file`` and of ``sasl.jaas.config``'s ``user_NAME`` entries."""
+        jaas = self.config.get("sasl.jaas.config")
+        users = users_mod.parse_jaas_users(jaas) if jaas else {}
         path = self.config.get("sasl.users.file")
         if not path:
-            return {}
+            return users
         try:
             text = Path(path).read_text()
         except OSError as exc:
             raise errors.InvalidConfigError(f"cannot read sasl.users.file {path}: {exc.strerror or exc}") from None
-        return users_mod.parse_users(text, f"sasl.users.file {path}")
+        return {**users_mod.parse_users(text, f"sasl.users.file {path}"), **users}
 
     # -- TLS ---------------------------------------------------------------------------
     def tls(self, listener: str) -> bool:
