@@ -145,6 +145,19 @@ def test_against_kafka_every_compared_row_has_both_clusters_figures_and_kafka_is
     assert not kafka_dir.exists() and not ours.exists()
 
 
+@pytest.mark.process
+def test_bench_produce_times_every_record_from_its_batch_and_prints_throughput_and_latency(cluster):
+    for extra in ((), ("--on-delivery",)):
+        done = run_cli("bench", "produce", "--bootstrap-server", cluster.bootstrap, "--records", "3000",
+                       "--topic", "bench-produce-check", *extra)
+        assert done.returncode == 0, done.stderr[-2000:]
+        fields = dict(f.split("=", 1) for f in done.stdout.split() if "=" in f)
+        assert fields["records"] == "3000" and fields["failed"] == "0", done.stdout
+        assert fields["on_delivery"] == ("on" if extra else "off")
+        assert float(fields["records_per_s"].replace(",", "")) > 0
+        assert 0 < float(fields["latency_ms_p50"]) <= float(fields["p99"]) <= float(fields["p99.9"]), done.stdout
+
+
 def test_a_bad_run_count_is_one_line_and_exit_2():
     done = run_cli("bench", "suite", "--runs", "0")
     assert done.returncode == 2
