@@ -171,13 +171,17 @@ class ReplicaManager:
                 f"broker {self.broker_id} is not the leader of {topic}-{partition} (leader is {p.leader_id})")
         return p
 
-    def _create_replica(self, topic: str, partition: int, only_copy: bool = False) -> PartitionReplica:
+    def _create_replica(self, topic: str, partition: int, only_copy: bool = False,
+                        leader_epoch: int | None = None) -> PartitionReplica:
         """Load the replica from storage.  ``only_copy``: no other replica holds its records
         (it is to lead with an ISR of itself alone), so damage in its log is refused
-        (KAFKA_STORAGE_ERROR, raised) rather than cut away."""
+        (KAFKA_STORAGE_ERROR, raised) rather than cut away.  ``leader_epoch``: the
+        partition's current one; a batch or leader-epoch entry above it is damage (an
+        epoch cache that cannot be rebuilt from the replica's own batches: refused as the
+        only copy, cut and fetched again otherwise)."""
         plog, epochs = self.storage.load(topic, partition, self._checkpointed_starts.get((topic, partition), 0),
                                          compacted=cfg.compacts(self.setting(topic, "cleanup.policy")),
-                                         keep_damage=only_copy)
+                                         keep_damage=only_copy, max_epoch=leader_epoch)
         self.offline.pop((topic, partition), None)
         hw = self._checkpointed_hws.get((topic, partition), 0)
         p = PartitionReplica(topic, partition, self.broker_id, plog, epochs, hw, self.truncation)
@@ -360,7 +364,7 @@ class ReplicaManager:
                 try:
                     # the only in-sync copy: led by it, or by nobody yet (it is about to be elected)
                     p = self._create_replica(topic, part, only_copy=m.leader in (self.broker_id, -1)
-                                             and set(m.isr) <= {self.broker_id})
+                                             and set(m.isr) <= {self.broker_id}, leader_epoch=m.leader_epoch)
                 except KafkaStorageError as exc:
                     if (topic, part) not in self.offline:
                         log.error("%s", exc.message)

@@ -232,8 +232,8 @@ class Storage:
         """Record the topic id the partition's log belongs to (memory storage: nothing)."""
 
     # -- logs ----------------------------------------------------------------------
-    def load(self, topic: str, partition: int, log_start_offset: int = 0,
-             compacted: bool = False, keep_damage: bool = False) -> tuple[PartitionLog, LeaderEpochCache]:
+    def load(self, topic: str, partition: int, log_start_offset: int = 0, compacted: bool = False,
+             keep_damage: bool = False, max_epoch: int | None = None) -> tuple[PartitionLog, LeaderEpochCache]:
         """The stored log and epoch cache of a partition (empty for memory storage)."""
         return PartitionLog(), LeaderEpochCache()
 
@@ -359,8 +359,8 @@ class DiskStorage(Storage):
                 out.append((topic, int(part)))
         return sorted(out)
 
-    def load(self, topic: str, partition: int, log_start_offset: int = 0,
-             compacted: bool = False, keep_damage: bool = False) -> tuple[PartitionLog, LeaderEpochCache]:
+    def load(self, topic: str, partition: int, log_start_offset: int = 0, compacted: bool = False,
+             keep_damage: bool = False, max_epoch: int | None = None) -> tuple[PartitionLog, LeaderEpochCache]:
         """Read every segment (each file is one segment of the log); the first invalid batch
         (torn write, a CRC mismatch, or offsets that do not fit where the batch lies:
         :func:`~minikafka.log.recovery.check_recovered_batch`) and everything after it are
@@ -368,7 +368,9 @@ class DiskStorage(Storage):
         the first segment.  ``compacted`` (the topic's cleanup.policy includes compact):
         gaps between batches are the log cleaner's, not damage.  ``keep_damage``: no other
         replica holds these records (the only copy), so an invalid batch is not cut away:
-        KAFKA_STORAGE_ERROR is raised, naming it, and the files stay as they are.  A log
+        KAFKA_STORAGE_ERROR is raised, naming it, and the files stay as they are.
+        ``max_epoch``: the partition's current leader epoch (LeaderAndIsr's): a batch or an
+        epoch entry above it was written by no leader, so it is damage too.  A log
         marked by :meth:`mark_compacted` counts as compacted whatever its topic's policy
         is now."""
         compacted = compacted or os.path.exists(os.path.join(self.partition_dir(topic, partition), COMPACTED_MARKER))
@@ -400,7 +402,7 @@ class DiskStorage(Storage):
             while pos < len(buf):
                 try:
                     h = validate_batch(buf, pos)
-                    check_recovered_batch(h, plog.log_end_offset, base, next_base, compacted, last_epoch)
+                    check_recovered_batch(h, plog.log_end_offset, base, next_base, compacted, last_epoch, max_epoch)
                     # a compacted segment may start after its file's base offset
                     plog.append(h, bytes(buf[pos:pos + h.size]), new_segment=pos == 0, allow_gap=True,
                                 segment_base=base)
@@ -423,9 +425,10 @@ class DiskStorage(Storage):
                 pos += h.size
         if log_start_offset > plog.log_start_offset:
             plog.advance_log_start(log_start_offset)
-        return plog, self._load_epochs(topic, partition, plog)
+        return plog, self._load_epochs(topic, partition, plog, max_epoch)
 
-    def _load_epochs(self, topic: str, partition: int, plog: PartitionLog) -> LeaderEpochCache:
+    def _load_epochs(self, topic: str, partition: int, plog: PartitionLog,
+                     max_epoch: int | None = None) -> LeaderEpochCache:
         """The leader-epoch checkpoint of a loaded log, checked against the log's batches
         (:func:`~minikafka.log.recovery.epoch_checkpoint_problem`).  One that is unreadable,
         missing under a log with batches, or that disagrees with the batches is rebuilt from
@@ -444,7 +447,7 @@ class DiskStorage(Storage):
         elif batches:
             why = "is missing"
         if why is None:
-            problem = epoch_checkpoint_problem(entries, batches, plog.log_start_offset, plog.log_end_offset)
+            problem = epoch_checkpoint_problem(entries, batches, plog.log_start_offset, plog.log_end_offset, max_epoch)
             if problem is not None:
                 why = f"disagrees with the log ({problem})"
         if why is None:

@@ -25,15 +25,20 @@ from ..protocol.records.batch import BatchHeader
 
 
 def check_recovered_batch(h: BatchHeader, log_end_offset: int, segment_base: int, next_segment_base: int | None,
-                          compacted: bool, previous_epoch: int = -1) -> None:
+                          compacted: bool, previous_epoch: int = -1, max_epoch: int | None = None) -> None:
     """Raise CORRUPT_MESSAGE unless batch ``h`` may follow a log ending at
     ``log_end_offset`` in the segment file based at ``segment_base`` (the next file, if
     any, is based at ``next_segment_base``) and whose last batch has leader epoch
     ``previous_epoch`` (-1: none).  ``compacted``: gaps between batches are allowed
-    (cleanup.policy includes compact)."""
+    (cleanup.policy includes compact).  ``max_epoch``: the partition's current leader
+    epoch, when known (the controller hands each epoch out once, so no leader stamped a
+    higher one)."""
     if h.leader_epoch < previous_epoch:
         raise CorruptMessageError(f"batch at offset {h.base_offset} has leader epoch {h.leader_epoch}, below the "
                                   f"previous batch's {previous_epoch} (leader epochs only grow along a log)")
+    if max_epoch is not None and h.leader_epoch > max_epoch:
+        raise CorruptMessageError(f"batch at offset {h.base_offset} has leader epoch {h.leader_epoch}, above the "
+                                  f"partition's current leader epoch {max_epoch}")
     if h.base_offset < 0 or h.last_offset_delta < 0:
         raise CorruptMessageError(f"batch offsets {h.base_offset}..{h.last_offset} are negative")
     if h.record_count < 1 or h.last_offset_delta < h.record_count - 1 or (
@@ -53,13 +58,14 @@ def check_recovered_batch(h: BatchHeader, log_end_offset: int, segment_base: int
 
 
 def epoch_checkpoint_problem(entries: list[tuple[int, int]], batches: Iterable[tuple[int, int, int]],
-                             log_start_offset: int, log_end_offset: int) -> str | None:
+                             log_start_offset: int, log_end_offset: int, max_epoch: int | None = None) -> str | None:
     """Why a leader-epoch checkpoint's ``(epoch, start offset)`` entries cannot describe
     the log, or None when they can.  ``batches``: ``(base offset, last offset, leader
     epoch)`` of the log's batches from its start, in offset order (their epochs already
     checked to grow, :func:`check_recovered_batch`).
 
-    * Epochs are not negative and strictly grow; start offsets strictly grow.
+    * Epochs are not negative and strictly grow, and none is above ``max_epoch`` (the
+      partition's current leader epoch, when known); start offsets strictly grow.
     * Entries past the log end, and all but the last entry below the log start, are what
       a crash between a change of the log and the checkpoint's rewrite leaves (a lost
       unflushed tail, segments deleted by retention): they are not damage, and the
@@ -77,6 +83,8 @@ def epoch_checkpoint_problem(entries: list[tuple[int, int]], batches: Iterable[t
             return f"epoch {e2} starts at offset {s2}, not after epoch {e1}'s start {s1}"
     if any(e < 0 or s < 0 for e, s in entries):
         return "a negative epoch or start offset"
+    if max_epoch is not None and entries and entries[-1][0] > max_epoch:
+        return f"epoch {entries[-1][0]} is above the partition's current leader epoch {max_epoch}"
     kept = [(e, s) for e, s in entries if s <= log_end_offset]
     below = [(e, s) for e, s in kept if s <= log_start_offset]
     kept = ([(below[-1][0], log_start_offset)] if below else []) + [(e, s) for e, s in kept if s > log_start_offset]

@@ -82,8 +82,9 @@ class SimStorage(Storage):
         self.disk.epochs[(topic, partition)] = list(entries)
 
     # -- logs -------------------------------------------------------------------------------------
-    def load(self, topic: str, partition: int, log_start_offset: int = 0,
-             compacted: bool = False, keep_damage: bool = False) -> tuple[PartitionLog, LeaderEpochCache]:
+    def load(self, topic: str, partition: int, log_start_offset: int = 0, compacted: bool = False,
+             keep_damage: bool = False, max_epoch: int | None = None) -> tuple[PartitionLog, LeaderEpochCache]:
+        """The simulated disk's log (no damage to look for: ``keep_damage`` and ``max_epoch`` unused)."""
         tp = (topic, partition)
         plog, epochs = PartitionLog(), LeaderEpochCache()
         if not self.persistent:

@@ -10,6 +10,8 @@ import pytest
 
 from minikafka import Admin, Producer
 from minikafka.cluster.state import load
+from minikafka.protocol.records.batch import encode_batch, read_header
+from minikafka.rpc import call_sync
 from process_helpers import wait_for
 from replica_checks import leader_state, replica_states
 
@@ -56,3 +58,33 @@ def test_a_follower_with_a_damaged_epoch_checkpoint_ends_with_the_leaders_entrie
     assert "leader-epoch-checkpoint disagrees with the log" in log and "rebuilt from the log's batches" in log
     wait_for(lambda: checkpoint.read_text() == f"0\n2\n0 0\n{epoch} 100\n", 30,
              message="the rebuilt and extended checkpoint on disk")
+
+
+def test_a_leader_whose_epochs_cannot_be_rebuilt_from_its_batches_refuses_leadership(make_cluster):
+    """The only copy's last batch says leader epoch 128 (a damaged byte the CRC does not
+    cover): its checkpoint disagrees, and its batches cannot stand in for it, since the
+    partition never had that epoch. The broker refuses to lead it, says why, and answers
+    KAFKA_STORAGE_ERROR, leaving the files as they are."""
+    c = make_cluster(brokers=1, storage="disk")
+    topic = "epoch-damage-only-copy"
+    with Admin(c.bootstrap) as admin:
+        admin.create_topic(topic, partitions=1, replication_factor=1)
+    with Producer(c.bootstrap, acks="all") as p:
+        for i in range(20):
+            p.send(topic, f"record-{i}".encode()).result(30)
+    c.stop(1)
+    segment = sorted((Path(load(c.dir).broker(1).data_dir) / f"{topic}-0").glob("*.log"))[-1]
+    raw = bytearray(segment.read_bytes())
+    pos = 0
+    while pos + read_header(bytes(raw), pos).size < len(raw):  # the last batch
+        pos += read_header(bytes(raw), pos).size
+    raw[pos + 15] |= 0x80  # the low byte of its partition leader epoch (bytes 12-15): 0 -> 128
+    segment.write_bytes(bytes(raw))
+    c.start(1)
+    log_file = Path(load(c.dir).broker(1).log)
+    wait_for(lambda: "holds the only copy" in log_file.read_text(), 30, message="the refusal in the broker's log")
+    assert "has leader epoch 128, above the partition's current leader epoch" in log_file.read_text()
+    answer = call_sync("127.0.0.1", c.brokers[1], "produce", {"acks": -1, "partitions": [
+        {"topic": topic, "partition": 0, "records": encode_batch([(None, b"v", None, 0)])}]}, raise_error=False)
+    assert [p["error"] for p in answer["partitions"]] == ["KAFKA_STORAGE_ERROR"]
+    assert segment.read_bytes() == bytes(raw)

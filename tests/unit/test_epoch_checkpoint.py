@@ -120,3 +120,31 @@ def test_a_batch_stamped_with_a_lower_epoch_is_cut_or_refused_as_the_only_copy(t
     log, epochs = DiskStorage(str(d), broker_id=1).load("t", 0)
     assert log.log_end_offset == 2  # cut at the damaged batch: fetched again from the leader
     assert epochs.entries == [(0, 0), (2, 1)]
+
+
+# -- above the partition's current leader epoch: written by no leader ------------------------
+def test_a_batch_or_an_entry_above_the_current_leader_epoch_is_damage():
+    h = read_header(_batch(5, 9))
+    check_recovered_batch(h, 5, 0, None, False, previous_epoch=2, max_epoch=9)
+    with pytest.raises(CorruptMessageError, match="leader epoch 9, above the partition's current leader epoch 3"):
+        check_recovered_batch(h, 5, 0, None, False, previous_epoch=2, max_epoch=3)
+    problem = epoch_checkpoint_problem([(0, 0), (1, 100), (7, 200)], LOG, 0, 200, max_epoch=2)
+    assert problem is not None and "epoch 7 is above the partition's current leader epoch 2" in problem
+
+
+def test_a_leader_whose_epochs_cannot_be_rebuilt_from_its_batches_is_refused(tmp_path, caplog):
+    from minikafka.broker.storage import DiskStorage
+
+    # the last batch's leader epoch byte damaged 1 -> 129: the checkpoint disagrees, and the
+    # batches cannot stand for it either, since no leader of this partition ever had epoch 129
+    d = _stored(tmp_path, [0, 0, 1, 129], [(0, 0), (1, 2)])
+    with pytest.raises(KafkaStorageError, match="above the partition's current leader epoch 2.*holds the only copy"):
+        DiskStorage(str(d), broker_id=1).load("t", 0, keep_damage=True, max_epoch=2)
+    # a follower cuts it and fetches it again from the leader
+    log, epochs = DiskStorage(str(d), broker_id=1).load("t", 0, max_epoch=2)
+    assert log.log_end_offset == 3 and epochs.entries == [(0, 0), (1, 2)]
+    # an entry above it, without a batch (the checkpoint alone damaged): rebuilt from the batches
+    d = _stored(tmp_path / "b", [0, 0, 1], [(0, 0), (1, 2), (40, 3)])
+    (d / "t-0" / "leader-epoch-checkpoint").write_text("0\n2\n0 0\n40 2\n")
+    _, epochs = DiskStorage(str(d), broker_id=1).load("t", 0, max_epoch=2)
+    assert epochs.entries == [(0, 0), (1, 2)]
