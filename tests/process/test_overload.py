@@ -56,7 +56,7 @@ def test_overload_answers_every_request_while_a_follower_catches_up(make_cluster
 
 def test_memory_floods_stay_within_queued_max_request_bytes(make_cluster):
     """Concurrent large bodies on /v1/produce and compression bombs of every codec through
-    both listeners (a smaller run of the figures in docs/performance.md): the broker lives,
+    both listeners (a smaller run of the figures in docs/security.md): the broker lives,
     every request is answered with Kafka's error name, and its resident memory stays within
     the request budget (64 MiB here) above where it started."""
     budget_mb = 64

@@ -18,8 +18,10 @@ the body (`Content-Type: application/msgpack`) and a msgpack map as the answer, 
 with HTTP status 200. Every answer carries `error_code` (Kafka's number, 0 for none),
 `error` (Kafka's name) and `message`; per-partition entries carry their own three.
 Maps may hold more keys than listed; unknown request keys are ignored. Missing or
-mistyped fields, negative offsets, bodies that are not msgpack or are larger than
-`socket.request.max.bytes` are answered with `INVALID_REQUEST` and change nothing.
+mistyped fields, negative offsets and bodies that are not msgpack are answered with
+`INVALID_REQUEST` and change nothing; a `Content-Length` larger than
+`socket.request.max.bytes` is answered at once, before the body is read, with HTTP 413
+and the same `INVALID_REQUEST` map, and the connection is closed.
 A body of another `Content-Type` (`application/x-msgpack`, the older name, is taken too)
 is refused with HTTP 415, and a request that carries a browser's `Origin` header naming
 another site with HTTP 403, before it is read ([security.md](security.md#web-pages-and-the-http-api)).
