@@ -231,8 +231,15 @@ BROKER_CONFIGS: tuple[ConfigDef, ...] = (
     ConfigDef("ssl.client.auth", _choice("none", "requested", "required"), "none", "Ask TLS clients for a "
               "certificate: none, requested or required. A client certificate's subject is the principal "
               "(User:CN=...).", None),
-    ConfigDef("replica.lag.time.max.ms", int, 10000, "A follower that has not caught up to the leader's LEO for this long leaves the ISR.", 1),
+    ConfigDef("replica.lag.time.max.ms", int, 10000, "A follower that has not caught up to the leader's LEO for this long leaves the ISR, unless the LEO it "
+              "last reported is the leader's LEO now (an idle partition keeps a follower that stopped fetching; see "
+              "minikafka.replica.lag.idle.followers).", 1),
     ConfigDef("replica.lag.max.messages", int, 0, "Legacy rule (Kafka < 0.9): a follower this many messages behind leaves the ISR; 0 turns it off.", 0),
+    ConfigDef("minikafka.replica.lag.idle.followers", _bool, False, "false (Kafka's rule): a follower whose last "
+              "fetch reached the leader's log end stays in the ISR while nothing new is written, however long it "
+              "has not fetched. true: replica.lag.time.max.ms alone decides, so a stopped (frozen, cut off) "
+              "follower leaves the ISR of idle partitions too, which shows the lag rule without writing anything. "
+              "Not a Kafka setting.", None),
     ConfigDef("replica.fetch.wait.max.ms", int, 500, "Longest a follower fetch waits at the leader for data.", 0),
     ConfigDef("replica.fetch.min.bytes", int, 1, "Bytes a follower fetch waits for before the leader answers.", 0),
     ConfigDef("replica.fetch.max.bytes", int, 1048576, "Bytes a follower asks for per partition (at least one batch is returned).", 1),

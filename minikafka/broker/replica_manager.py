@@ -836,6 +836,7 @@ class ReplicaManager:
         lag = self.config.get("replica.lag.time.max.ms")
         msgs = self.config.get("replica.lag.max.messages")
         for p in list(self.partitions.values()):
+        idle = self.config.get("minikafka.replica.lag.idle.followers")
             if p.is_leader:
                 self.apply(p, p.maybe_shrink_isr(t, lag, msgs))
 

@@ -75,11 +75,6 @@ KNOWN_REFUSALS: dict[str, str] = {}
 # A tool's output (kafka-topics/kafka-consumer-groups --describe) is explained column by column, at
 # every step: (what, column) -> reason, the columns as failover.differing_fields names them.
 KNOWN_FAILOVER: dict[tuple[str, str], str] = {
-    ("partition ISR of an idle partition", "ISR shrink"):
-        "Kafka keeps a follower in the ISR while its log end offset equals the leader's, however long it has "
-        "not fetched (`replica.lag.time.max.ms` counts from when it was last caught up, and a partition nothing is "
-        "written to stays caught up); minikafka drops a follower that has not fetched for `replica.lag.time.max.ms` "
-        "from every partition it follows, written to or not.",
     ("partition leader_epoch", "reassignment"):
         "Kafka's controller bumps the leader epoch twice when a reassignment only removes a follower: once when it "
         "sends the new assignment to the replicas (the leader stays), once more when it takes the removed replica "

@@ -532,10 +532,16 @@ class PartitionReplica:
             eff.events.append(("isr_expand", f"{self.topic}-{self.partition}: expanding ISR {list(self.isr)} -> {list(new_isr)} "
                                              f"(broker {remote.broker_id} reached HW {self.high_watermark})"))
 
-    def out_of_sync_replicas(self, now_ms: int, lag_time_max_ms: int, lag_max_messages: int = 0) -> list[int]:
-        """ISR followers that have not caught up within the lag time (or, with the legacy
-        rule on, are more than ``lag_max_messages`` behind)."""
+    def out_of_sync_replicas(self, now_ms: int, lag_time_max_ms: int, lag_max_messages: int = 0,
+                             idle_followers_lag: bool = False) -> list[int]:
+        """ISR followers that have not caught up within the lag time and whose LEO (as their
+        last fetch reported it) is not the leader's LEO: a follower of an idle partition stays
+        however long it has not fetched, as in Kafka.  With ``idle_followers_lag`` (the
+        ``minikafka.replica.lag.idle.followers`` switch) the lag time alone decides, so a
+        stopped follower leaves every ISR it is in.  With the legacy rule on, a follower more
+        than ``lag_max_messages`` behind is out too."""
         out = []
+        leader_leo = None if idle_followers_lag else self.log_end_offset
         for r in self.isr:
             if r == self.broker_id:
                 continue
@@ -549,12 +555,14 @@ class PartitionReplica:
                 out.append(r)
         return out
 
-    def maybe_shrink_isr(self, now_ms: int, lag_time_max_ms: int, lag_max_messages: int = 0) -> Effects:
-        """Periodic check (every replica.lag.time.max.ms / 2): propose removing lagging followers."""
+    def maybe_shrink_isr(self, now_ms: int, lag_time_max_ms: int, lag_max_messages: int = 0,
+                         idle_followers_lag: bool = False) -> Effects:
+        """Periodic check (every replica.lag.time.max.ms / 2): propose removing lagging
+        followers (:meth:`out_of_sync_replicas`)."""
         eff = Effects()
         if self.role is not Role.LEADER or self.pending_isr is not None:
             return eff
-        lagging = self.out_of_sync_replicas(now_ms, lag_time_max_ms, lag_max_messages)
+        lagging = self.out_of_sync_replicas(now_ms, lag_time_max_ms, lag_max_messages, idle_followers_lag)
         if lagging:
             new_isr = tuple(b for b in self.isr if b not in lagging)
             self.pending_isr = new_isr

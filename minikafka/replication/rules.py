@@ -31,8 +31,15 @@ def follower_hw(follower_leo: int, leader_hw: int) -> int:
     return min(follower_leo, leader_hw)
 
 
-def is_caught_up(last_caught_up_ms: int, now_ms: int, lag_time_max_ms: int) -> bool:
-    """A follower is in sync if it caught up to the leader's LEO within the lag time."""
+def is_caught_up(last_caught_up_ms: int, now_ms: int, lag_time_max_ms: int,
+                 follower_leo: int = -1, leader_leo: int | None = None) -> bool:
+    """A follower is in sync if it caught up to the leader's LEO within the lag time, or if
+    the LEO its last fetch reported equals the leader's LEO now, however long ago that fetch
+    was (Kafka's ``ReplicaState.isCaughtUp``: a partition nothing is written to keeps a
+    follower that stopped fetching).  ``leader_leo`` None leaves the second rule out; an
+    unknown follower LEO (-1, no fetch since this leadership began) never meets it."""
+    if leader_leo is not None and follower_leo >= 0 and follower_leo == leader_leo:
+        return True
     return now_ms - last_caught_up_ms <= lag_time_max_ms
 
 
@@ -94,7 +101,7 @@ def assign_replicas(brokers: Sequence[int], partitions: int, replication_factor:
 def end_offset_for(entries: Sequence[tuple[int, int]], requested_epoch: int, log_end_offset: int) -> tuple[int, int]:
     """Reference version of the epoch cache lookup (for property tests): see
     LeaderEpochCache.end_offset_for."""
-    if not entries or requested_epoch < 0:
+    if not entries or requested_epoch < 0 or requested_epoch > entries[-1][0]:
         return (-1, -1)
     le = [e for e in entries if e[0] <= requested_epoch]
     if not le:

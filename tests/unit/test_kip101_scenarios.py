@@ -160,10 +160,10 @@ def scenario_2_unclean(mode: TruncationMode) -> Cluster:
     c = Cluster(brokers=(A, B), truncation=mode, min_insync_replicas=1, unclean=True)
     c.produce()
     c.replicate(2)
-    c.tick(c.lag_time_max_ms + 1)  # B stopped fetching: A shrinks the ISR
+    c.produce()  # m2 at 1; B stopped fetching (at LEO 1, the leader's until now)
+    c.tick(c.lag_time_max_ms + 1)  # B behind for the lag time: A shrinks the ISR
     assert c.isr == (A,) and c.leader_epoch == 0
-    c.produce()  # m2 at 1, committed by A alone
-    assert c.replica(A).high_watermark == 2 and "m2" in c.acked
+    assert c.replica(A).high_watermark == 2 and "m2" in c.acked  # committed by A alone
     c.crash(A)
     assert c.leader == B and c.isr == (B,)
     c.produce()  # m3 at 1

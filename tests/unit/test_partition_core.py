@@ -184,7 +184,31 @@ def test_follower_at_leader_leo_is_caught_up_now():
     fetch(leader, f, 5000)  # offset 0 == leader LEO 0
     assert leader.remotes[F].last_caught_up_ms == 5000
     assert leader.maybe_shrink_isr(5000 + LAG, LAG).isr_update is None
-    assert leader.maybe_shrink_isr(5001 + LAG, LAG).isr_update == (L,)
+    # with the switch on, the lag time alone decides: a follower that stopped fetching leaves
+    assert leader.maybe_shrink_isr(5001 + LAG, LAG, idle_followers_lag=True).isr_update == (L,)
+
+
+def test_a_stopped_follower_of_an_idle_partition_stays_in_the_isr_while_its_leo_is_the_leaders():
+    """Kafka's ReplicaState.isCaughtUp: a follower whose last fetch reached the leader's LEO
+    is in sync while nothing new is written, however long ago that fetch was; the first
+    record written after the lag time puts it out."""
+    leader, fs = pair()
+    leader.append_as_leader(batch("a"), -1, 1)
+    fetch(leader, fs[F], 1000)
+    fetch(leader, fs[F], 1001)  # reports LEO 1 == the leader's; then stops fetching
+    assert leader.high_watermark == 1
+    assert leader.out_of_sync_replicas(100 * LAG, LAG) == []
+    assert leader.maybe_shrink_isr(100 * LAG, LAG).isr_update is None
+    leader.append_as_leader(batch("b"), 1, 1)  # the leader moves on: the lag time counts again
+    assert leader.maybe_shrink_isr(100 * LAG, LAG).isr_update == (L,)
+
+
+def test_a_follower_that_never_fetched_in_this_leadership_leaves_after_the_lag_time():
+    """A new leader knows no follower LEO (-1) until it fetches: the lag time decides, even
+    for an idle partition (Kafka resets the followers' state on a new leadership)."""
+    leader, _ = pair(now=0)
+    assert leader.maybe_shrink_isr(LAG, LAG).isr_update is None
+    assert leader.maybe_shrink_isr(LAG + 1, LAG).isr_update == (L,)
 
 
 def test_caught_up_to_leo_seen_at_previous_fetch():
@@ -296,7 +320,7 @@ def test_a_proposed_expansion_holds_the_hw_at_the_new_members_leo_until_written(
     assert leader.high_watermark == 3
     # a proposed shrink does not lower the bar: F still counts until the write
     leader.isr_update_done((L, F, G), 1)
-    assert leader.maybe_shrink_isr(20 * LAG, LAG).isr_update == (L,)
+    assert leader.maybe_shrink_isr(20 * LAG, LAG, idle_followers_lag=True).isr_update == (L,)
     leader.append_as_leader(batch("d"), 1, 1)
     fetch(leader, g, 20 * LAG + 1)
     fetch(leader, g, 20 * LAG + 2)
@@ -702,7 +726,7 @@ def test_quick_caught_up_fetch_only_for_an_in_sync_follower_at_the_hw():
     assert not leader.note_caught_up_fetch(F, 0, 30)  # behind
     leader.isr_update_done(leader.pending_isr, 1)  # G joined
     assert leader.note_caught_up_fetch(G, 1, 40)
-    leader.isr_update_done(leader.maybe_shrink_isr(40 + LAG + 1, LAG).isr_update, 2)
+    leader.isr_update_done(leader.maybe_shrink_isr(40 + LAG + 1, LAG, idle_followers_lag=True).isr_update, 2)
     assert leader.isr == (L,)
     assert not leader.note_caught_up_fetch(F, 1, 50)  # out of the ISR, at the HW: it is to join again
     assert leader.update_follower_fetch(F, 1, 50).isr_update == (L, F)

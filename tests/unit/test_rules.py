@@ -88,6 +88,16 @@ def test_is_caught_up_property(last, delta, lag):
     assert rules.is_caught_up(last, last + delta, lag) is (delta <= lag)
 
 
+@pytest.mark.parametrize("follower_leo,leader_leo,expected", [
+    (7, 7, True),  # at the leader's LEO: in sync however old its last catch-up
+    (6, 7, False),
+    (-1, 0, False),  # no fetch in this leadership: the lag time decides
+    (7, None, False),  # the LEO rule left out
+])
+def test_is_caught_up_at_the_leaders_leo(follower_leo, leader_leo, expected):
+    assert rules.is_caught_up(0, 10**6, 10_000, follower_leo, leader_leo) is expected
+
+
 # -- can_join_isr ----------------------------------------------------------------------------
 
 
