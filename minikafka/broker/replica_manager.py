@@ -835,10 +835,10 @@ class ReplicaManager:
         t = self.now_ms()
         lag = self.config.get("replica.lag.time.max.ms")
         msgs = self.config.get("replica.lag.max.messages")
-        for p in list(self.partitions.values()):
         idle = self.config.get("minikafka.replica.lag.idle.followers")
+        for p in list(self.partitions.values()):
             if p.is_leader:
-                self.apply(p, p.maybe_shrink_isr(t, lag, msgs))
+                self.apply(p, p.maybe_shrink_isr(t, lag, msgs, idle))
 
     def checkpoint_hws(self) -> None:
         """Write replication-offset-checkpoint, and log-start-offset-checkpoint when a log

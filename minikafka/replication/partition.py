@@ -548,7 +548,7 @@ class PartitionReplica:
             remote = self.remotes.get(r)
             if remote is None:
                 continue
-            lagging = not rules.is_caught_up(remote.last_caught_up_ms, now_ms, lag_time_max_ms)
+            lagging = not rules.is_caught_up(remote.last_caught_up_ms, now_ms, lag_time_max_ms, remote.leo, leader_leo)
             if lag_max_messages > 0 and remote.leo >= 0 and self.log_end_offset - remote.leo > lag_max_messages:
                 lagging = True
             if lagging:
