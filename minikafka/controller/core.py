@@ -759,8 +759,14 @@ class ControllerCore:
                                         d.topic_ids.get(topic, ZERO_TOPIC_ID), adding, removing))
 
     def _reassign_step(self, p: Plan, tp: TP) -> None:
-        """Kafka's reassignment: AR = target + old; once every target replica is in the ISR,
-        lead from the target set, shrink AR and ISR to it, stop and delete the old replicas."""
+        """Kafka's reassignment (KafkaController.onPartitionReassignment in ZooKeeper mode):
+        AR = target + old with the leader epoch bumped (phase A); once every target replica
+        is in the ISR (at once when the target only removes replicas), phase B: the leader
+        epoch is bumped for the new assignment (the leader stays, or one of the target leads),
+        then once more for each removed replica taken out of the ISR, as Kafka's replica
+        state machine takes them out one by one; AR becomes the target, the old replicas are
+        stopped and deleted.  The steps of one plan make one state write, with the last
+        leader epoch (A,B,C -> B,C with leader B: epoch + 2, as in Kafka)."""
         d = p.draft
         target = d.reassigning.get(tp)
         if target is None:
@@ -787,9 +793,14 @@ class ControllerCore:
             return
         leader = st.leader if st.leader in target else next(
             (r for r in target if r in st.isr and r in d.live and r not in d.shutting_down), NO_LEADER)
-        isr = tuple(r for r in st.isr if r in target)
         removed = [r for r in info.replicas if r not in target]
-        self._write(p, tp, layout.LeaderIsr(leader, st.leader_epoch + 1, isr, d.epoch))
+        epoch = st.leader_epoch + 1  # the new assignment (or leader) with a bumped epoch
+        isr = list(st.isr)
+        for r in removed:  # each removed replica out of the ISR: one more bump (never the last member)
+            if r in isr and len(isr) > 1:
+                isr.remove(r)
+                epoch += 1
+        self._write(p, tp, layout.LeaderIsr(leader, epoch, tuple(isr), d.epoch))
         del d.reassigning[tp]
         d.adding.pop(tp, None)
         self._write_assignment(p, tp[0], {tp[1]: list(target)})

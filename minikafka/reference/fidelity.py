@@ -75,10 +75,6 @@ KNOWN_REFUSALS: dict[str, str] = {}
 # A tool's output (kafka-topics/kafka-consumer-groups --describe) is explained column by column, at
 # every step: (what, column) -> reason, the columns as failover.differing_fields names them.
 KNOWN_FAILOVER: dict[tuple[str, str], str] = {
-    ("partition leader_epoch", "reassignment"):
-        "Kafka's controller bumps the leader epoch twice when a reassignment only removes a follower: once when it "
-        "sends the new assignment to the replicas (the leader stays), once more when it takes the removed replica "
-        "out of the ISR; minikafka bumps it once, when the removed replica leaves the ISR.",
 }
 
 

@@ -240,9 +240,9 @@ def test_reassignment_phases():
     # 3 joins: still waiting
     plan = run(c, IsrChanged({("t", 0): StateRead(LeaderIsr(1, 1, (1, 2, 3), EPOCH), 5, 900)}))
     assert plan.writes == []
-    # 4 joins: phase B
+    # 4 joins: phase B: 3 leads (epoch 2), then 1 and 2 leave the ISR one by one (epochs 3 and 4), as in Kafka
     plan = run(c, IsrChanged({("t", 0): StateRead(LeaderIsr(1, 1, (1, 2, 3, 4), EPOCH), 6, 901)}))
-    assert plan.writes == [StateWrite(("t", 0), LeaderIsr(3, 2, (3, 4), EPOCH), 6), AssignmentWrite("t", {0: [3, 4]}, TID)]
+    assert plan.writes == [StateWrite(("t", 0), LeaderIsr(3, 4, (3, 4), EPOCH), 6), AssignmentWrite("t", {0: [3, 4]}, TID)]
     assert c.ctx.adding == {}
     assert {b for b, bodies in sends(plan, "stop_replica").items() if bodies[0]["delete_partitions"]} == {1, 2}
     assert plan.after == [SyncReassignZnode({})]
@@ -252,8 +252,24 @@ def test_reassignment_phases():
 def test_reassignment_to_replicas_already_in_sync_finishes_at_once():
     c = controller(topics=T3)
     plan = run(c, Reassign({("t", 0): [2, 3]}))
-    assert plan.writes == [StateWrite(("t", 0), LeaderIsr(2, 5, (2, 3), EPOCH), 3), AssignmentWrite("t", {0: [2, 3]}, TID)]
+    # 2 leads (epoch 5), then the removed 1 leaves the ISR (epoch 6)
+    assert plan.writes == [StateWrite(("t", 0), LeaderIsr(2, 6, (2, 3), EPOCH), 3), AssignmentWrite("t", {0: [2, 3]}, TID)]
     assert plan.after == [SyncReassignZnode({})]
+
+
+def test_a_reassignment_that_removes_a_follower_bumps_the_leader_epoch_twice():
+    """KafkaController.onPartitionReassignment, phase B with the leader kept: the new
+    assignment goes out with a bumped epoch, then the removed follower leaves the ISR with
+    another; the leader learns the last state (the fidelity scenario's +5 after +3)."""
+    c = controller(topics={"t": topic({0: [1, 2, 3]}, {0: (1, 4, [3, 1, 2])})})
+    plan = run(c, Reassign({("t", 0): [1, 2]}))
+    assert plan.writes == [StateWrite(("t", 0), LeaderIsr(1, 6, (1, 2), EPOCH), 3), AssignmentWrite("t", {0: [1, 2]}, TID)]
+    [lair] = sends(plan, "leader_and_isr")[1]
+    assert [(s["leader"], s["leader_epoch"], s["isr"]) for s in lair["partition_states"]] == [(1, 6, [1, 2])]
+    # a removed replica already out of the ISR costs no second bump
+    c = controller(topics={"t": topic({0: [1, 2, 3]}, {0: (1, 4, [1, 2])})})
+    plan = run(c, Reassign({("t", 0): [1, 2]}))
+    assert state(c) == LeaderIsr(1, 5, (1, 2), EPOCH)
 
 
 def test_malformed_reassignment_is_ignored_and_removed():
