@@ -258,6 +258,7 @@ class KafkaController:
         h.record_event("controller_elected", f"broker {h.broker_id} became controller with controller epoch {self.epoch}",
                        controller_epoch=self.epoch)
         h.count(CONTROLLER_ELECTIONS)
+        await self.store.enable_feature_versioning()
         self._watch()
         if h.config.get("auto.leader.rebalance.enable"):
             self._timers.append(self._tg.create_task(self._rebalance_timer()))

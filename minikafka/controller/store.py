@@ -292,6 +292,14 @@ class ControllerStore:
             return None
         return epoch, results[1].version
 
+    async def enable_feature_versioning(self) -> None:
+        """Create /feature (versioning enabled, no finalized features) unless it exists, as
+        Kafka's controller does when it takes over (KafkaController.enableFeatureVersioning)."""
+        try:
+            await self.zk.create(layout.FEATURE, layout.encode_feature())
+        except NodeExistsError:
+            pass
+
     async def controller_holder(self) -> int | None:
         """The broker /controller names now (Kafka's getControllerId); None when it is
         absent, -1 when it cannot be read."""

@@ -54,17 +54,10 @@ class Known:
 
 KNOWN: tuple[Known, ...] = (
     Known(r"/brokers/ids/<id>", "value",
-          "minikafka registers version 4 without the `features` map of version 5 (no broker advertises "
-          "feature versions), adds its own fields (`storage`: memory or disk, and `log_since`), and lists its "
-          "msgpack-over-HTTP listener beside the Kafka listener (`MINIKAFKA` in `endpoints` and in "
-          "`listener_security_protocol_map`). Kafka's tools read the Kafka listener (`PLAINTEXT`) and ignore the rest."),
-    Known(r"/controller", "value",
-          "minikafka writes version 1 (`brokerid`, `timestamp`); Kafka 3.x writes version 2 with "
-          "`kraftControllerEpoch` -1, which only a migration to KRaft reads."),
-    Known(r"/feature", "only in Kafka",
-          "Kafka 3.x's controller creates /feature (feature versioning, KIP-584); minikafka has no finalized features."),
-    Known(r"/config/ips", "only in Kafka",
-          "Kafka creates /config/ips for IP connection-rate quotas (KIP-612), which minikafka does not have."),
+          "minikafka registers version 5 as Kafka does, adds its own fields (`storage`: memory or disk, and "
+          "`log_since`), and lists its msgpack-over-HTTP listener beside the Kafka listener (`MINIKAFKA` in "
+          "`endpoints` and in `listener_security_protocol_map`). Kafka's tools read the Kafka listener "
+          "(`PLAINTEXT`) and ignore the rest."),
 )
 
 

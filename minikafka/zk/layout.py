@@ -24,12 +24,14 @@ REASSIGN_PARTITIONS = "/admin/reassign_partitions"
 PREFERRED_REPLICA_ELECTION = "/admin/preferred_replica_election"
 CLUSTER_ID = "/cluster/id"
 PRODUCER_ID_BLOCK = "/latest_producer_id_block"  # producer id blocks (idempotent producers)
+FEATURE = "/feature"  # finalized feature versions (KIP-584), written by the controller
 
-# Created at broker start, as Kafka 2.x's KafkaZkClient.createTopLevelPaths does (tools
-# that read or watch them expect them to exist).
+# Created at broker start, as Kafka's KafkaZkClient.createTopLevelPaths does (tools that
+# read or watch them expect them to exist), with every config entity type's path
+# (topics, clients, users, brokers, ips).
 PERSISTENT_PATHS = (BROKER_IDS, BROKER_TOPICS, ISR_CHANGE_NOTIFICATION, CONFIG_TOPICS, DELETE_TOPICS, "/cluster",
                     "/brokers/seqid", "/config/changes", "/config/brokers", "/config/clients", "/config/users",
-                    "/admin", "/consumers", "/log_dir_event_notification", PRODUCER_ID_BLOCK)
+                    "/config/ips", "/admin", "/consumers", "/log_dir_event_notification", PRODUCER_ID_BLOCK)
 
 
 def broker_path(broker_id: int) -> str:
@@ -165,11 +167,14 @@ class BrokerInfo:
         listed = [(n, hp) for n, hp in named if hp is not None]
         # With a Kafka listener, PLAINTEXT names it; the protocol map says what each speaks.
         ours = {**_OUR_LISTENER, "PLAINTEXT": "KAFKA" if self.kafka is not None else "INTERNAL"}
+        # version 5, as Kafka 2.7+ registers: ``features``, the supported feature versions
+        # (KIP-584), is empty, as a ZooKeeper-mode Kafka 3.9 broker writes it
         data = {
-            "version": 4, "host": host, "port": port, "jmx_port": -1, "storage": self.storage,
+            "features": {}, "listener_security_protocol_map": {n: (self.protocols or {}).get(ours[n], "PLAINTEXT")
+                                                               for n, _ in listed},
             "endpoints": [f"{n}://{_join_host_port(*hp)}" for n, hp in listed],
-            "listener_security_protocol_map": {n: (self.protocols or {}).get(ours[n], "PLAINTEXT") for n, _ in listed},
-            "timestamp": _timestamp(now_ms),
+            "jmx_port": -1, "port": port, "host": host, "version": 5, "timestamp": _timestamp(now_ms),
+            "storage": self.storage,
         }
         if self.log_since >= 0:
             data["log_since"] = self.log_since
@@ -215,7 +220,15 @@ class LeaderIsr:
 
 
 def encode_controller(broker_id: int, now_ms: int) -> bytes:
-    return _dumps({"version": 1, "brokerid": broker_id, "timestamp": _timestamp(now_ms)})
+    """/controller, version 2 as Kafka 3.x writes it; ``kraftControllerEpoch`` -1 says a
+    ZooKeeper-mode controller holds it (only a migration to KRaft writes another)."""
+    return _dumps({"version": 2, "brokerid": broker_id, "timestamp": _timestamp(now_ms), "kraftControllerEpoch": -1})
+
+
+def encode_feature() -> bytes:
+    """/feature as a ZooKeeper-mode Kafka 3.x controller creates it (KIP-584's FeatureZNode
+    version 2): feature versioning enabled (status 1), no finalized features."""
+    return _dumps({"version": 2, "status": 1, "features": {}})
 
 
 def decode_controller(data: bytes) -> int:
