@@ -67,7 +67,9 @@ class LeaderEpochCache:
     def end_offset_for(self, requested_epoch: int, log_end_offset: int) -> tuple[int, int]:
         """``(epoch, end_offset)`` for OffsetsForLeaderEpoch.
 
-        * the latest epoch (or newer): ``(latest, LEO)``;
+        * the latest epoch: ``(latest, LEO)``;
+        * newer than the latest: ``(-1, -1)``, as Kafka's LeaderEpochFileCache answers
+          (no epoch of this replica ends anywhere for it);
         * an older epoch: the largest cached epoch <= requested, ending where the next
           higher epoch starts;
         * older than every entry: ``(requested, start offset of the first entry)``, as
@@ -79,7 +81,9 @@ class LeaderEpochCache:
         """
         if not self._entries or requested_epoch < 0:
             return (UNDEFINED_EPOCH, UNDEFINED_OFFSET)
-        if requested_epoch >= self._entries[-1][0]:
+        if requested_epoch > self._entries[-1][0]:
+            return (UNDEFINED_EPOCH, UNDEFINED_OFFSET)
+        if requested_epoch == self._entries[-1][0]:
             return (self._entries[-1][0], log_end_offset)
         epochs = [e for e, _ in self._entries]
         i = bisect.bisect_right(epochs, requested_epoch)  # first entry with epoch > requested

@@ -284,13 +284,13 @@ END_OFFSET_TABLE = [
     ([], 0, 10, (UNDEFINED_EPOCH, UNDEFINED_OFFSET)),
     ([(0, 0)], UNDEFINED_EPOCH, 10, (UNDEFINED_EPOCH, UNDEFINED_OFFSET)),
     ([(0, 0)], 0, 10, (0, 10)),
-    ([(0, 0)], 3, 10, (0, 10)),  # newer than the latest: the latest and the LEO
+    ([(0, 0)], 3, 10, (UNDEFINED_EPOCH, UNDEFINED_OFFSET)),  # newer than the latest: undefined, as in Kafka
     ([(0, 0), (2, 4), (5, 9)], 0, 12, (0, 4)),
     ([(0, 0), (2, 4), (5, 9)], 1, 12, (0, 4)),  # unknown epoch: the largest epoch below it
     ([(0, 0), (2, 4), (5, 9)], 2, 12, (2, 9)),
     ([(0, 0), (2, 4), (5, 9)], 4, 12, (2, 9)),
     ([(0, 0), (2, 4), (5, 9)], 5, 12, (5, 12)),
-    ([(0, 0), (2, 4), (5, 9)], 7, 12, (5, 12)),
+    ([(0, 0), (2, 4), (5, 9)], 7, 12, (UNDEFINED_EPOCH, UNDEFINED_OFFSET)),
     # older than every entry: the requested epoch ends where the first known epoch starts
     ([(3, 0), (5, 6)], 1, 12, (1, 0)),
     ([(3, 2), (5, 6)], 2, 12, (2, 2)),
