@@ -798,7 +798,8 @@ class ReplicaManager:
                     off = -1
                     if found is not None:
                         entry.timestamp, off = found
-                entry.offset, entry.leader_epoch = off, p.leader_epoch
+                # no record at or after the time: offset, timestamp and leader epoch unknown, as in Kafka
+                entry.offset, entry.leader_epoch = off, p.leader_epoch if off >= 0 else -1
             except KafkaError as exc:
                 entry.error = exc
             out.append(entry)

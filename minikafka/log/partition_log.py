@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Iterator
 
 from ..errors import CorruptMessageError, OffsetOutOfRangeError
-from ..protocol.records.batch import BatchHeader, iter_records
+from ..protocol.records.batch import BatchHeader, TIMESTAMP_TYPE_MASK, section_of, split_batches
 
 
 @dataclass(frozen=True)
@@ -202,31 +202,34 @@ class PartitionLog:
 
     def offset_for_timestamp(self, timestamp: int, upto: int) -> tuple[int, int] | None:
         """Kafka's ListOffsets by time: ``(timestamp, offset)`` of the first record below
-        ``upto`` whose timestamp is >= ``timestamp``, or None when there is none."""
+        ``upto`` whose timestamp is >= ``timestamp``, or None when there is none.  A
+        transaction marker counts as a record, as in Kafka (it carries the time the
+        coordinator ended the transaction)."""
         for batch in self.batches_from(self.log_start_offset):
             if batch.base_offset >= upto:
                 return None
             if batch.max_timestamp < timestamp:
                 continue
-            for r in iter_records(batch.data, validate=False):
-                if r.offset >= upto:
+            for ts, offset in _stamps(batch.data):
+                if offset >= upto:
                     return None
-                if r.timestamp >= timestamp and r.offset >= self.log_start_offset:
-                    return r.timestamp, r.offset
+                if ts >= timestamp and offset >= self.log_start_offset:
+                    return ts, offset
         return None
 
     def offset_of_max_timestamp(self, upto: int) -> tuple[int, int] | None:
         """``(timestamp, offset)`` of the record with the largest timestamp below ``upto``
-        (the first such record on ties), or None for an empty range (ListOffsets -3)."""
+        (the first such record on ties; transaction markers included, as in Kafka), or
+        None for an empty range (ListOffsets -3)."""
         best: tuple[int, int] | None = None
         for batch in self.batches_from(self.log_start_offset):
             if batch.base_offset >= upto:
                 break
             if best is not None and batch.max_timestamp <= best[0]:
                 continue
-            for r in iter_records(batch.data, validate=False):
-                if r.offset < upto and (best is None or r.timestamp > best[0]):
-                    best = (r.timestamp, r.offset)
+            for ts, offset in _stamps(batch.data):
+                if offset < upto and (best is None or ts > best[0]):
+                    best = (ts, offset)
         return best
 
     def truncate_to(self, offset: int) -> int:
@@ -290,3 +293,13 @@ class PartitionLog:
         if i < len(self._batches) and self._batches[i].base_offset <= offset:
             return self._batches[i].base_offset
         return offset
+
+
+def _stamps(data: bytes) -> Iterator[tuple[int, int]]:
+    """``(timestamp, offset)`` of every record in ``data``'s batches, control records
+    (transaction markers) included, in offset order."""
+    for h, raw in split_batches(data, validate=False):
+        deltas, ts_deltas = section_of(raw, h)[:2]
+        for delta, ts_delta in zip(deltas, ts_deltas):
+            yield (h.max_timestamp if h.attributes & TIMESTAMP_TYPE_MASK else h.base_timestamp + ts_delta,
+                   h.base_offset + delta)

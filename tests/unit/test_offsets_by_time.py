@@ -47,3 +47,21 @@ def test_time_lookup_in_compressed_batches():
     assert log.offset_for_timestamp(111, upto=7) == (120, 2)
     assert log.offset_for_timestamp(135, upto=7) == (300, 4)
     assert log.offset_of_max_timestamp(upto=7) == (300, 4)
+
+
+def test_a_transaction_marker_counts_as_a_record_as_in_kafka():
+    """Kafka's time index and max-timestamp lookup go through every record of the log,
+    control records included: a marker written after the transaction's records carries
+    the coordinator's (later) time, and is the answer when it is the first at or after
+    the time asked, or the latest."""
+    from minikafka.protocol.records.control import encode_marker
+
+    log = PartitionLog()
+    data = stamp(encode_batch([(None, b"a", None, 100), (None, b"b", None, 110)], producer_id=7, producer_epoch=0,
+                              base_sequence=0, is_transactional=True), 0, 0)
+    log.append(read_header(data), data)
+    marker = stamp(encode_marker(7, 0, True, 0, 500), 2, 0)
+    log.append(read_header(marker), marker)
+    assert log.offset_for_timestamp(111, upto=3) == (500, 2)
+    assert log.offset_of_max_timestamp(upto=3) == (500, 2)
+    assert log.offset_of_max_timestamp(upto=2) == (110, 1)
