@@ -63,6 +63,29 @@ MAX_WAIT_MS = 300_000
 # What a client may send on a SASL listener before it has authenticated.
 PRE_AUTHENTICATION_APIS = frozenset({apis.API_VERSIONS.key, apis.SASL_HANDSHAKE.key, apis.SASL_AUTHENTICATE.key})
 
+# Kafka refuses a partition it has no metadata for (or may not describe) before reading any
+# log, with the answer's defaults: an empty list of aborted transactions, not null
+_REFUSED_BEFORE_READING = ("UNKNOWN_TOPIC_OR_PARTITION", "TOPIC_AUTHORIZATION_FAILED")
+
+
+def fetched_partition(e: Any) -> dict:
+    """One partition of a consumer's Fetch answer as Kafka writes it.  A refused partition
+    carries no offsets (high watermark, last stable offset and log start -1: its read
+    failed) and no records; its aborted transactions are null, or an empty list when Kafka
+    refused it before reading (unknown topic or partition, not authorized)."""
+    refused = e.error is not None
+    if e.aborted_transactions is not None:
+        aborted: list[dict] | None = [{"producer_id": a.producer_id, "first_offset": a.first_offset}
+                                      for a in e.aborted_transactions]
+    else:
+        aborted = [] if refused and e.error.code.name in _REFUSED_BEFORE_READING else None
+    return {"partition_index": e.partition, "error_code": _code(e.error),
+            "high_watermark": e.high_watermark,
+            "last_stable_offset": e.last_stable_offset if e.last_stable_offset >= 0 else e.high_watermark,
+            "log_start_offset": -1 if refused else e.log_start_offset,
+            "aborted_transactions": aborted, "preferred_read_replica": -1,
+            "records": e.records if not refused and e.records is not None else b""}
+
 
 class _PerTopic(Protocol):
     @property
@@ -324,14 +347,7 @@ class KafkaHandlers:
             except (FetchSessionIdNotFoundError, InvalidFetchSessionEpochError) as exc:
                 # the whole request is refused: the consumer starts over with a full fetch
                 return {"error_code": _code(exc), "session_id": 0, "responses": []}
-            topics = _by_topic(answer.partitions, lambda e: {
-                "partition_index": e.partition, "error_code": _code(e.error),
-                "high_watermark": e.high_watermark,
-                "last_stable_offset": e.last_stable_offset if e.last_stable_offset >= 0 else e.high_watermark,
-                "log_start_offset": e.log_start_offset,
-                "aborted_transactions": None if e.aborted_transactions is None else [
-                    {"producer_id": a.producer_id, "first_offset": a.first_offset} for a in e.aborted_transactions],
-                "preferred_read_replica": -1, "records": e.records if e.error is None and e.records is not None else b""})
+            topics = _by_topic(answer.partitions, fetched_partition)
             return {"error_code": 0, "session_id": answer.session_id,
                     "responses": [{"topic": t, "partitions": ps} for t, ps in topics.items()]}
         return {"error_code": 0, "session_id": 0,
