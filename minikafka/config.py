@@ -525,6 +525,7 @@ class BrokerConfig:
     cluster_secret: str | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "settings_given", tuple(self.settings))
         merged = {c.name: c.default for c in BROKER_CONFIGS}
         for k, v in self.settings.items():
             if k not in _BROKER_BY_NAME:
@@ -532,7 +533,11 @@ class BrokerConfig:
             merged[k] = _BROKER_BY_NAME[k].convert(v)
         object.__setattr__(self, "settings", merged)
         object.__setattr__(self, "static", dict(merged))  # without dynamic changes
+        # the settings given (--config, --config-file): Kafka's STATIC_BROKER_CONFIG, even at their default
+        object.__setattr__(self, "explicit", frozenset(self.settings_given))
         object.__setattr__(self, "dynamic_sources", {})  # name -> "dynamic_default" or "dynamic_broker"
+        # "dynamic_default" / "dynamic_broker" -> the valid settings of that layer, as stored
+        object.__setattr__(self, "dynamic_layers", {"dynamic_default": {}, "dynamic_broker": {}})
         if self.storage not in ("memory", "disk"):
             raise InvalidConfigError(f"invalid storage {self.storage!r}: expected memory or disk")
         if self.external_listen_port is None and (self.external_advertised_host or self.external_advertised_port):
@@ -578,6 +583,7 @@ class BrokerConfig:
         values are skipped.  Changes ``settings`` in place and returns what changed."""
         new = dict(self.static)
         sources: dict[str, str] = {}
+        layers: dict[str, dict[str, str]] = {"dynamic_default": {}, "dynamic_broker": {}}
         for layer, source in ((default, "dynamic_default"), (own, "dynamic_broker")):
             for k, v in layer.items():
                 if k in DYNAMIC_BROKER_CONFIGS:
@@ -586,11 +592,20 @@ class BrokerConfig:
                     except InvalidConfigError:
                         continue
                     sources[k] = source
+                    layers[source][k] = str(v)
         changed = {k: v for k, v in new.items() if self.settings.get(k) != v}
         self.settings.update(new)
         self.dynamic_sources.clear()
         self.dynamic_sources.update(sources)
+        self.dynamic_layers.clear()
+        self.dynamic_layers.update(layers)
         return changed
+
+    def listeners_text(self, advertised: bool = False) -> str:
+        """``listeners`` (or ``advertised.listeners``) as in effect, NAME://HOST:PORT items
+        however they were given (the setting or the --listen... flags)."""
+        return ",".join(f"{name}://{_host_port(*(adv if advertised else listen))}"
+                        for name, (listen, adv) in self.listener_endpoints().items())
 
     def listener_endpoints(self) -> dict[str, tuple[tuple[str, int], tuple[str, int]]]:
         """Each listener's (listen, advertised) endpoint, by Kafka listener name (what
@@ -701,6 +716,20 @@ def topic_only(name: str) -> bool:
 # log.retention.minutes > log.retention.hours, log.roll.ms > log.roll.hours).
 MS_FALLBACKS = {"log.retention.ms": (("log.retention.minutes", 60_000), ("log.retention.hours", 3_600_000)),
                  "log.roll.ms": (("log.roll.hours", 3_600_000),)}
+
+
+def _host_port(host: str, port: int) -> str:
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+# Settings a broker takes from its command line (--id, --zookeeper, --data-dir), described
+# by DescribeConfigs as Kafka describes them (STATIC_BROKER_CONFIG), not settable by --config.
+COMMAND_LINE_CONFIGS: tuple[ConfigDef, ...] = (
+    ConfigDef("broker.id", int, -1, "This broker's id (--id).", None),
+    ConfigDef("zookeeper.connect", str, None, "The ZooKeeper connect string (--zookeeper).", None),
+    ConfigDef("log.dirs", str, None, "The broker's data folder (--data-dir): its logs with disk storage, its "
+              "checkpoints.", None),
+)
 
 
 def broker_ms_setting(broker: "BrokerConfig", name: str) -> int:

@@ -183,10 +183,12 @@ class TopicAdmin:
         return out
 
     def _broker_source(self, name: str) -> int:
+        """Where the broker's value of ``name`` comes from: a dynamic layer, the broker's
+        own settings (STATIC_BROKER_CONFIG, even when equal to the default), or the default."""
         config = self.config
         if name in config.dynamic_sources:
             return _DYNAMIC_SOURCES[config.dynamic_sources[name]]
-        return SOURCE_DEFAULT if config.get(name) == cfg.broker_default(name) else SOURCE_STATIC_BROKER
+        return SOURCE_STATIC_BROKER if name in config.explicit else SOURCE_DEFAULT
 
     def check_broker_name(self, name: str) -> None:
         """A DescribeConfigs of broker settings may name this broker or none ("")."""
@@ -195,21 +197,43 @@ class TopicAdmin:
             raise InvalidRequestError(f"broker {self.broker_id} describes its own configs, not broker {name!r}")
 
     def describe_broker(self, name: str) -> list[ConfigEntry]:
-        """This broker's settings: static (--config at start) or dynamic (the topic defaults,
-        changed live through /config/brokers); read_only marks the static-only ones."""
+        """This broker's settings as Kafka's DescribeConfigs answers them: each value in
+        effect with its source, DYNAMIC_BROKER_CONFIG (/config/brokers/<id>),
+        DYNAMIC_DEFAULT_BROKER_CONFIG (/config/brokers/<default>), STATIC_BROKER_CONFIG (the
+        broker's --config, --config-file or command line: broker.id, zookeeper.connect,
+        log.dirs, listeners, advertised.listeners) or DEFAULT_CONFIG, and as synonyms every
+        layer that sets it in that order, the default last; read_only marks the settings
+        that cannot change live."""
         self.check_broker_name(name)
         config = self.config
+        given = {"broker.id": config.broker_id, "zookeeper.connect": config.zookeeper_connect,
+                 "log.dirs": config.data_dir, "listeners": config.listeners_text(),
+                 "advertised.listeners": config.listeners_text(advertised=True)}
         out = []
-        for c in cfg.BROKER_CONFIGS:
-            value = config.get(c.name)
-            source = self._broker_source(c.name)
-            synonyms = [(c.name, _text(value), source)]
-            static = config.static[c.name]
-            if source in (SOURCE_DYNAMIC_BROKER, SOURCE_DYNAMIC_DEFAULT) and static != c.default:
-                synonyms.append((c.name, _text(static), SOURCE_STATIC_BROKER))
-            if source != SOURCE_DEFAULT:
+        for c in cfg.COMMAND_LINE_CONFIGS:
+            synonyms = [(c.name, _text(given[c.name]), SOURCE_STATIC_BROKER)]
+            if c.default is not None:
                 synonyms.append((c.name, _text(c.default), SOURCE_DEFAULT))
-            out.append(_entry(c, _text(value), source, c.name not in cfg.DYNAMIC_BROKER_CONFIGS, tuple(synonyms)))
+            out.append(_entry(c, _text(given[c.name]), SOURCE_STATIC_BROKER, True, tuple(synonyms)))
+        layers = ((config.dynamic_layers["dynamic_broker"], SOURCE_DYNAMIC_BROKER),
+                  (config.dynamic_layers["dynamic_default"], SOURCE_DYNAMIC_DEFAULT))
+        for c in cfg.BROKER_CONFIGS:
+            if c.name in given:  # the listeners, however they were given
+                value = given[c.name]
+                synonyms = [(c.name, value, SOURCE_STATIC_BROKER)]
+            else:
+                value = _text(config.get(c.name))
+                names = [c.name] + [n for n, _ in cfg.MS_FALLBACKS.get(c.name, ())]
+                synonyms = []
+                for layer, source in layers:
+                    synonyms += [(n, layer[n], source) for n in names if n in layer]
+                synonyms += [(n, _text(config.static[n]), SOURCE_STATIC_BROKER) for n in names if n in config.explicit]
+                synonyms += [(n, _text(cfg.broker_default(n)), SOURCE_DEFAULT) for n in names
+                             if cfg.broker_default(n) is not None]
+                while synonyms and synonyms[0][0] != c.name:  # as Kafka: from the setting's own name on
+                    synonyms.pop(0)
+            source = synonyms[0][2] if synonyms else SOURCE_DEFAULT
+            out.append(_entry(c, value, source, c.name not in cfg.DYNAMIC_BROKER_CONFIGS, tuple(synonyms)))
         return out
 
     async def alter_broker(self, name: str, change: Any, validate_only: bool) -> None:

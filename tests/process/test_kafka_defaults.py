@@ -1,6 +1,7 @@
 """A cluster started with Kafka's defaults (none of the test suite's lighter settings)
 behaves as Apache Kafka 3.9 does with its defaults: __consumer_offsets has 50 partitions,
-a missing topic is created on produce through either listener."""
+a missing topic is created on produce through either listener, and a broker describes its
+settings with Kafka's sources."""
 from __future__ import annotations
 
 import subprocess
@@ -10,6 +11,7 @@ import uuid
 import pytest
 
 from minikafka import Admin, Consumer, TopicPartition
+from kafka_tools import run_tool, tool_class
 from process_helpers import start_cluster, stop_cluster, wait_for
 
 pytestmark = pytest.mark.process
@@ -78,3 +80,38 @@ def test_a_broker_without_auto_creation_refuses_a_missing_topic_on_both_listener
             assert not {"refused-ours", "refused-kafka"} & set(admin.list_topics())
     finally:
         stop_cluster(dir)
+
+
+def test_kafka_configs_describes_a_brokers_settings_with_their_sources(plain, kafka_jars):
+    """kafka-configs --describe --entity-type brokers --entity-name 1 --all (Kafka 3.9's tool):
+    the command line's settings and the listeners are STATIC_BROKER_CONFIG, so is a --config
+    setting (zookeeper.set.acl, from `cluster up`), an untouched one is DEFAULT_CONFIG, and a
+    dynamic one lists its layers in Kafka's order."""
+    configs = ("--bootstrap-server", plain.kafka_bootstrap, "--entity-type", "brokers")
+    with Admin(plain.bootstrap) as admin:
+        admin.alter_broker_configs(1, set={"log.retention.ms": "7200000"})
+        admin.alter_broker_configs(None, set={"log.retention.ms": "3600000"})
+    try:
+        r = run_tool(kafka_jars("3.9"), tool_class("3.9", "kafka-configs"), *configs, "--entity-name", "1",
+                     "--describe", "--all")
+    finally:
+        with Admin(plain.bootstrap) as admin:
+            admin.alter_broker_configs(1, delete=("log.retention.ms",))
+            admin.alter_broker_configs(None, delete=("log.retention.ms",))
+    assert r.returncode == 0, r.stderr
+    lines = {line.strip().split("=", 1)[0]: line.strip() for line in r.stdout.splitlines()[1:]}
+    assert lines["broker.id"] == ("broker.id=1 sensitive=false synonyms={STATIC_BROKER_CONFIG:broker.id=1, "
+                                  "DEFAULT_CONFIG:broker.id=-1}")
+    assert lines["zookeeper.connect"].startswith("zookeeper.connect=127.0.0.1:")
+    assert "synonyms={STATIC_BROKER_CONFIG:zookeeper.connect=127.0.0.1:" in lines["zookeeper.connect"]
+    kafka_port = plain.kafka_ports[1]
+    assert f"KAFKA://127.0.0.1:{kafka_port}" in lines["listeners"].split()[0]
+    assert "synonyms={STATIC_BROKER_CONFIG:listeners=" in lines["listeners"]
+    assert "synonyms={STATIC_BROKER_CONFIG:advertised.listeners=" in lines["advertised.listeners"]
+    assert "synonyms={STATIC_BROKER_CONFIG:log.dirs=" in lines["log.dirs"]
+    assert lines["zookeeper.set.acl"] == ("zookeeper.set.acl=true sensitive=false synonyms={STATIC_BROKER_CONFIG:"
+                                          "zookeeper.set.acl=true, DEFAULT_CONFIG:zookeeper.set.acl=false}")
+    assert lines["num.partitions"] == "num.partitions=1 sensitive=false synonyms={DEFAULT_CONFIG:num.partitions=1}"
+    assert lines["log.retention.ms"] == (
+        "log.retention.ms=7200000 sensitive=false synonyms={DYNAMIC_BROKER_CONFIG:log.retention.ms=7200000, "
+        "DYNAMIC_DEFAULT_BROKER_CONFIG:log.retention.ms=3600000, DEFAULT_CONFIG:log.retention.hours=168}")
