@@ -5,8 +5,9 @@ AdminClient through each cluster's Kafka listener) and, after each step, compare
 ZooKeeper layouts (:mod:`.znodes`); then both answer the same refused admin requests
 (:mod:`.refusals`), and go through the failover scenario (:mod:`.failover`: ISR shrink,
 leader kill under a producer and a consumer, preferred election, controlled shutdown,
-reassignment, an old controller's requests).  Every difference must be explained in
-:data:`KNOWN` (a path pattern, the kind of difference and the reason),
+reassignment, an old controller's requests).  Last, the differential fuzzer (:mod:`.fuzz`)
+runs its CI seeds on two fresh clusters; the page ends with its allow-list.  Every
+difference must be explained in :data:`KNOWN` (a path pattern, the kind of difference and the reason),
 :data:`KNOWN_REFUSALS` or :data:`KNOWN_FAILOVER`; the page docs/fidelity.md is generated
 from what was observed::
 
@@ -28,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from . import failover, refusals, znodes
+from . import failover, fuzz, fuzz_compare, fuzz_ops, refusals, znodes
 
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "fidelity.md"
 TOPIC = "fidelity"
@@ -326,7 +327,7 @@ def render(diffs: list[dict], kafka_version: str, refused: list[dict], failed_ov
         why = "" if same_row else (explain_failover(r) or "**unexplained**")
         ours = "same" if same_row and isinstance(r["ours"], list) else _output(r["ours"])
         lines.append(f"| {r['step']} | {r['what']} | {_output(r['kafka'])} | {ours} | {why} |")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n\n" + fuzz.render_section()
 
 
 # ----- the command ------------------------------------------------------------------------------
@@ -361,6 +362,7 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             reference.down(Path(tmp) / "kafka")
         page = render(diffs, ref.version, refused, failed_over)
+        fuzzed = _fuzz(Path(tmp) / "fuzz")
     if args.write:
         PAGE.write_text(page)
     else:
@@ -374,7 +376,18 @@ def main(argv: list[str] | None = None) -> int:
     moved = unexplained_failover(failed_over)
     for r in moved:
         print(f"unexplained: {r['step']}: {r['what']}: Kafka {r['kafka']}, minikafka {r['ours']}", file=sys.stderr)
-    return 1 if missing or odd or moved else 0
+    for r in fuzzed:
+        for d in r.unexplained:
+            print(f"unexplained: fuzz seed {r.seed}: {fuzz_compare.describe(d)}", file=sys.stderr)
+    return 1 if missing or odd or moved or any(r.unexplained for r in fuzzed) else 0
+
+
+def _fuzz(folder: Path) -> list:
+    """The fuzzer's CI seeds on two fresh clusters (after the scripted steps' clusters are down):
+    the page lists its allow-list, and an unexplained difference fails the command."""
+    with fuzz.clusters(folder, progress=lambda m: print(f"fuzz: {m}", file=sys.stderr)) as (kafka, ours):
+        fuzzer = fuzz.Fuzzer(kafka, ours)
+        return [fuzzer.check(seed, fuzz_ops.generate(seed, fuzz.CI_OPS), shrink=False) for seed in fuzz.CI_SEEDS]
 
 
 if __name__ == "__main__":

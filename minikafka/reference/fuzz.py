@@ -1,0 +1,273 @@
+"""The differential fuzzer: seeded sequences of Kafka requests on minikafka and on Apache Kafka 3.9.
+
+    minikafka reference fuzz --seeds 1..20 --ops 100      # start both clusters, fuzz, stop them
+    minikafka reference fuzz --replay repro.json           # run one reproduction on both
+
+For each seed, :func:`.fuzz_ops.generate` makes a sequence; it runs on the minikafka
+cluster, then on the Kafka cluster (one after the other, never both at once), each time
+with names prefixed by the seed (``fz<seed>-``), so that seeds share the two clusters
+without seeing each other's topics, groups or transactional ids.  The answers and the end
+state are compared (:mod:`.fuzz_compare`); a difference not in the allow-list is shrunk to
+a shorter sequence that still shows one, and printed as a reproduction.
+
+Both clusters run with the settings of :data:`FUZZ_CONFIGS`: no topic auto-creation (a
+produce to a missing topic is not sent, on both), and 10 partitions for the two internal
+topics (Kafka's 50 only make its start slower).
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterator
+
+from ..errors import ClientError
+from . import fuzz_compare, fuzz_ops
+from .fuzz_run import Runner, Side
+
+FUZZ_CONFIGS = {
+    "auto.create.topics.enable": "false",
+    "offsets.topic.num.partitions": "10",
+    "transaction.state.log.num.partitions": "10",
+}
+
+
+@dataclass
+class SeedResult:
+    seed: int | None
+    ops: list[dict]
+    diffs: list[dict]
+    shrunk: list[dict] | None = None
+    shrunk_diffs: list[dict] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def unexplained(self) -> list[dict]:
+        return fuzz_compare.unexplained(self.diffs)
+
+
+def run_side(side: Side, prefix: str, ops: list[dict]) -> dict:
+    """``{"answers": [...], "state": {...}}`` of ``ops`` on one cluster, in this process."""
+    runner = Runner(side, prefix)
+    try:
+        answers = [runner.run(op) for op in ops]
+        return {"answers": answers, "state": runner.state(ops)}
+    finally:
+        runner.close()
+
+
+def run_side_apart(side: Side, prefix: str, ops: list[dict], attempts: int = 2) -> dict:
+    """:func:`run_side` in a child process (``python -m minikafka.reference.fuzz``), so that a
+    client library that aborts (librdkafka asserts now and then while a fenced transactional
+    producer is torn down) costs one attempt, not the whole run.  A second attempt uses a
+    new prefix; if it fails too, ClientError (the cluster is out of reach, say)."""
+    last = ""
+    for attempt in range(attempts):
+        job = json.dumps({"side": [side.name, side.bootstrap, side.zookeeper], "prefix": f"{prefix}{attempt}",
+                          "ops": ops})
+        done = subprocess.run([sys.executable, "-m", "minikafka.reference.fuzz", "--side"], input=job, text=True,
+                              capture_output=True, timeout=3600)
+        if done.returncode == 0:
+            return json.loads(done.stdout)
+        last = (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1][:300]
+    raise ClientError(f"the fuzzer could not run a sequence on {side.name} ({side.bootstrap}): {last}")
+
+
+class Fuzzer:
+    """Both clusters, and a counter that makes every run's prefix new."""
+
+    def __init__(self, kafka: Side, ours: Side, progress=lambda msg: None) -> None:  # noqa: ANN001
+        self.kafka, self.ours, self.progress = kafka, ours, progress
+        self.runs = 0
+        self.last: dict[str, dict] = {}  # the last runs compared, by side
+
+    def diffs(self, seed: int | None, ops: list[dict]) -> list[dict]:
+        """Run ``ops`` on minikafka, then on Kafka; their differences."""
+        self.runs += 1
+        prefix = f"fz{seed if seed is not None else 'r'}-{self.runs}-"
+        ours = run_side_apart(self.ours, prefix, ops)
+        kafka = run_side_apart(self.kafka, prefix, ops)
+        self.last = {"kafka": kafka, "ours": ours}
+        return fuzz_compare.compare(ops, kafka, ours)
+
+    def check(self, seed: int | None, ops: list[dict], shrink: bool = True) -> SeedResult:
+        start = time.monotonic()
+        result = SeedResult(seed, ops, self.diffs(seed, ops))
+        if result.unexplained and shrink:
+            self.progress(f"seed {seed}: {len(result.unexplained)} unexplained differences; shrinking "
+                          f"{len(ops)} operations")
+            last: dict[str, list[dict]] = {}
+
+            def fails(candidate: list[dict]) -> bool:
+                found = fuzz_compare.unexplained(self.diffs(seed, candidate))
+                if found:
+                    last["diffs"] = found
+                return bool(found)
+            result.shrunk = fuzz_compare.shrink(ops, fails)
+            result.shrunk_diffs = last.get("diffs", result.unexplained) if result.shrunk != ops else result.unexplained
+        result.seconds = time.monotonic() - start
+        return result
+
+
+@contextmanager
+def clusters(folder: str | os.PathLike, progress=lambda msg: None) -> Iterator[tuple[Side, Side]]:  # noqa: ANN001
+    """A fresh 3-broker minikafka cluster and a fresh 3-broker Kafka 3.9 cluster (each with
+    its own ZooKeeper, on free ports), stopped by pid after."""
+    from ..cluster import free_ports, launcher
+    from . import cluster as reference
+
+    root = Path(folder)
+    ref = reference.up(root / "kafka", configs=FUZZ_CONFIGS, progress=lambda m: progress(f"Kafka: {m}"))
+    try:
+        zk_port = free_ports.free_port()
+        base = free_ports.free_port_block(3, avoid=(zk_port,))
+        kbase = free_ports.free_port_block(3, avoid=(zk_port, base, base + 1, base + 2))
+        progress("minikafka: starting 3 brokers")
+        ours = launcher.up(root / "minikafka", zookeeper_port=zk_port, base_port=base, kafka_base_port=kbase,
+                           broker_configs=FUZZ_CONFIGS)
+        try:
+            yield (Side("Kafka", ref.bootstrap, ref.zookeeper_connect),
+                   Side("minikafka", ",".join(f"127.0.0.1:{b.kafka_port}" for b in ours.brokers.values()),
+                        ours.zookeeper.connect))
+        finally:
+            launcher.down(root / "minikafka")
+    finally:
+        reference.down(root / "kafka")
+
+
+# the run that tests/process/test_reference_fuzz.py (CI) and `python -m minikafka.reference.fidelity` make
+CI_SEEDS = (1, 2, 3)
+CI_OPS = 40
+
+
+def _values(allowed: object) -> str:
+    if allowed is ...:
+        return "any"
+    return " or ".join(f"`{json.dumps(v)}`" for v in (allowed if isinstance(allowed, tuple) else (allowed,)))
+
+
+def render_section() -> str:
+    """The differential fuzzing section of docs/fidelity.md: what is run, how, and the
+    allow-list with each entry's reason (the differences the fuzzer explains)."""
+    kinds = ", ".join(f"`{k}`" for k in sorted(fuzz_ops.WEIGHTS))
+    lines = [
+        "## Differential fuzzing",
+        "",
+        "Scripts find only what someone thought to script, so `minikafka reference fuzz` also asks both clusters "
+        "random questions: for each seed a sequence of operations (`minikafka/reference/fuzz_ops.py`: "
+        f"{kinds}) runs on a fresh 3-broker minikafka cluster and then on a fresh 3-broker Apache Kafka cluster, "
+        "one after the other, each through the same clients (confluent-kafka's AdminClient, Producer and "
+        "Consumer; Fetch, ListOffsets, OffsetsForLeaderEpoch and OffsetDelete built by hand and sent to the "
+        "partition's leader or the group's coordinator). Seeds share the two clusters under their own name "
+        "prefixes. Every answer is compared, normalized (producer ids, broker clocks, ports and brokers masked; "
+        "a read waits for a settled partition: a leader, the full ISR, the high watermark at the log end and the "
+        "last stable offset at the high watermark), and then the end state: each partition's batches and "
+        "records, log start, high watermark, last stable offset and aborted transactions, the groups' committed "
+        "offsets and states, and the topics' znodes. Both clusters run with "
+        + ", ".join(f"{k}={v}" for k, v in FUZZ_CONFIGS.items()) + ".",
+        "",
+        "A difference not explained below fails the run; it is shrunk (delta debugging over the operations) to a "
+        "short sequence and written as a reproduction that `minikafka reference fuzz --replay FILE` runs on "
+        f"both clusters again. CI runs seeds {CI_SEEDS[0]}..{CI_SEEDS[-1]} with {CI_OPS} operations each "
+        "(tests/process/test_reference_fuzz.py); a long sweep is "
+        "`minikafka reference fuzz --seeds 1..200 --ops 300 --repro-dir repros`.",
+        "",
+        "The known differences (`minikafka/reference/fuzz_compare.py`, `ALLOWED`), each matched by the path of "
+        "the answer or state it concerns; one marked *and what follows* explains everything later in the same "
+        "sequence too:",
+        "",
+        "| name | where | why |",
+        "| --- | --- | --- |",
+    ]
+    for a in fuzz_compare.ALLOWED:
+        where = "`" + a.pattern.replace("|", "\\|") + "`"
+        if a.kafka is not ... or a.ours is not ...:
+            where += f" (Kafka {_values(a.kafka)}, minikafka {_values(a.ours)})"
+        if a.after:
+            where += f", after a `{a.after}`"
+        if a.cascade:
+            where += ", *and what follows*"
+        lines.append(f"| {a.name} | {where} | {a.reason} |")
+    return "\n".join(lines) + "\n"
+
+
+def parse_seeds(text: str) -> list[int]:
+    """``7``, ``1..20`` or ``1,4,9`` as a list of seeds (ValueError otherwise)."""
+    out: list[int] = []
+    for part in text.split(","):
+        if ".." in part:
+            lo, hi = part.split("..", 1)
+            if int(hi) < int(lo):
+                raise ValueError(f"an empty range of seeds: {part}")
+            out += range(int(lo), int(hi) + 1)
+        else:
+            out.append(int(part))
+    return out
+
+
+def load_replay(path: str) -> tuple[int | None, list[dict]]:
+    """The seed and operations of a reproduction file (ValueError if it is not one)."""
+    try:
+        data = json.loads(Path(path).read_text())
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"cannot read the reproduction {path}: {exc}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("ops"), list) or \
+            not all(isinstance(op, dict) and op.get("op") in fuzz_ops.WEIGHTS for op in data["ops"]):
+        raise ValueError(f"{path} is not a reproduction (a JSON object with an `ops` list of operations)")
+    return data.get("seed"), data["ops"]
+
+
+def report(result: SeedResult, out=sys.stdout, repro_dir: str | None = None) -> None:  # noqa: ANN001
+    """Print one seed's outcome; an unexplained difference with its reproduction."""
+    names: dict[str, int] = {}
+    for d in result.diffs:
+        if d["allowed"] is not None:
+            names[d["allowed"].name] = names.get(d["allowed"].name, 0) + 1
+    known = ", ".join(f"{n} x{c}" for n, c in sorted(names.items())) or "none"
+    print(f"seed {result.seed}: {len(result.ops)} ops, {len(result.unexplained)} unexplained differences "
+          f"(known: {known}) in {result.seconds:.0f} s", file=out, flush=True)
+    for d in result.unexplained[:20]:
+        print(f"  {fuzz_compare.describe(d)}", file=out)
+    if result.unexplained:
+        ops = result.shrunk or result.ops
+        text = fuzz_compare.reproduction(result.seed, ops, result.shrunk_diffs or result.unexplained)
+        if repro_dir:
+            Path(repro_dir).mkdir(parents=True, exist_ok=True)
+            path = Path(repro_dir) / f"repro-seed-{result.seed}.json"
+            path.write_text(text + "\n")
+            print(f"  reproduction ({len(ops)} ops): {path}", file=out, flush=True)
+        else:
+            print(f"  reproduction ({len(ops)} ops):\n{text}", file=out, flush=True)
+
+
+def main_run(seeds: list[int] | None, ops: int, replay: str | None, repro_dir: str | None, shrink: bool,
+             progress=lambda msg: print(msg, file=sys.stderr, flush=True)) -> int:  # noqa: ANN001
+    """What ``minikafka reference fuzz`` does: 0 when no difference is unexplained, else 1."""
+    jobs = [load_replay(replay)] if replay else [(s, fuzz_ops.generate(s, ops)) for s in seeds or []]
+    bad = 0
+    total = 0
+    with tempfile.TemporaryDirectory(prefix="minikafka-fuzz-") as tmp, clusters(tmp, progress) as (kafka, ours):
+        fuzzer = Fuzzer(kafka, ours, progress)
+        for seed, sequence in jobs:
+            result = fuzzer.check(seed, sequence, shrink=shrink and not replay)
+            report(result, repro_dir=repro_dir)
+            bad += bool(result.unexplained)
+            total += len(result.unexplained)
+    print(f"{len(jobs)} sequences, {bad} with unexplained differences ({total} in all)", flush=True)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    # the child of run_side_apart: a job on stdin, its answers on stdout
+    if sys.argv[1:] != ["--side"]:
+        sys.exit("usage: python -m minikafka.reference.fuzz --side < job.json (see run_side_apart)")
+    job = json.load(sys.stdin)
+    json.dump(run_side(Side(*job["side"]), job["prefix"], job["ops"]), sys.stdout)
+    sys.stdout.flush()
+    os._exit(0)  # no client teardown: its answers are out

@@ -1,0 +1,193 @@
+"""The differential fuzzer's comparison: answers side by side, the allow-list, the shrinker.
+
+Pure: no clusters here.  :func:`compare` walks two runs of the same sequence (the answers
+of :class:`.fuzz_run.Runner`, one per operation, then the end state) and gives every
+leaf where Kafka's and minikafka's differ, each with a path such as
+``op 7 fetch/batches/0/offsets/1`` or ``state znodes//brokers/topics/t1/version``.
+:data:`ALLOWED` lists the differences that are known and explained (deliberate, or being
+fixed elsewhere); :func:`unexplained` keeps the others, which fail the fuzz run.
+:func:`shrink` reduces a failing sequence to a smaller one that still fails (delta
+debugging over the operation list), and :func:`reproduction` writes it as JSON for
+``minikafka reference fuzz --replay FILE``.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any, Callable
+
+
+@dataclass(frozen=True)
+class Allowed:
+    """A known difference: paths matching ``pattern`` (a regular expression over the whole
+    path), optionally only where Kafka's value is ``kafka`` and minikafka's ``ours``."""
+
+    name: str  # a short handle, quoted in reports
+    pattern: str
+    reason: str
+    kafka: Any = ...  # ... = any value; a tuple: any of its values
+    ours: Any = ...
+    after: str | None = None  # only after an operation of this kind in the sequence
+    cascade: bool = False  # what differs later in the sequence (and in the end state) follows from it
+
+    def matches(self, diff: dict, ops: list[dict] | None = None) -> bool:
+        if not re.fullmatch(self.pattern, diff["path"]) or not _value_in(diff["kafka"], self.kafka) \
+                or not _value_in(diff["ours"], self.ours):
+            return False
+        if self.after is None:
+            return True
+        at = _op_index(diff["path"])
+        return ops is not None and any(op["op"] == self.after for op in ops[:len(ops) if at is None else at])
+
+
+def _value_in(value: Any, allowed: Any) -> bool:
+    return allowed is ... or (value in allowed if isinstance(allowed, tuple) else value == allowed)
+
+
+def _op_index(path: str) -> int | None:
+    """The operation a difference belongs to (None: the end state)."""
+    m = re.match(r"op (\d+) ", path)
+    return int(m.group(1)) if m else None
+
+
+ALLOWED: tuple[Allowed, ...] = (
+    Allowed("topic-znode-version", r"state znodes//brokers/topics/t\d/(version|topic_id|adding_replicas|removing_replicas)",
+            "minikafka writes a topic's assignment as version 1 without `topic_id` and the reassignment fields "
+            "(no topic IDs, KIP-516; docs/fidelity.md's ZooKeeper layout). Being changed: remove this entry "
+            "once /brokers/topics/T is version 3."),
+    Allowed("producer-state-after-delete-records",
+            r"op \d+ (produce|transaction|fence)/(delivered|open|late)/\d+/0|op \d+ (transaction|fence)/(end|first_commit)",
+            "After DeleteRecords moved a partition's log start past all of a producer's batches, minikafka has "
+            "forgotten the producer (docs/retention.md) and refuses its next batch with UNKNOWN_PRODUCER_ID or "
+            "OUT_OF_ORDER_SEQUENCE_NUMBER; Kafka keeps its state until producer.id.expiration.ms. Everything later "
+            "in the sequence follows from it. Being changed: remove this entry once producer state survives "
+            "DeleteRecords.", kafka="NONE",
+            ours=("UNKNOWN_PRODUCER_ID", "OUT_OF_ORDER_SEQUENCE_NUMBER", "_FENCED", "INVALID_PRODUCER_EPOCH",
+                  "_INCONSISTENT"), after="delete_records", cascade=True),
+    Allowed("groups-after-topic-deletion",
+            r"op \d+ (describe_group|fetch_offsets|consume|delete_group|delete_group_offsets|commit_offsets)/.*"
+            r"|state groups/.*",
+            "When a topic is deleted, Kafka's group coordinator removes every group's committed offsets of its "
+            "partitions and then every empty group left without offsets (it is Dead: DescribeGroups says DEAD, "
+            "DeleteGroups GROUP_ID_NOT_FOUND); minikafka keeps both until offsets.retention.minutes. Everything "
+            "later in the sequence follows from it. Remove this entry once the coordinator cleans up on deletion.",
+            after="delete_topic", cascade=True),
+    Allowed("create-existing-with-bad-counts", r"op \d+ create_topic/error",
+            "CreateTopics for a topic that exists, asking for 0 partitions or replication factor 0: Kafka looks "
+            "for the topic first (after authorization) and answers TOPIC_ALREADY_EXISTS; minikafka's Kafka "
+            "listener checks the counts first and answers INVALID_PARTITIONS or INVALID_REPLICATION_FACTOR.",
+            kafka="TOPIC_ALREADY_EXISTS", ours=("INVALID_PARTITIONS", "INVALID_REPLICATION_FACTOR")),
+    Allowed("marker-log-append-time", r"(state topics/t\d/\d+|op \d+ fetch)/batches/\d+/log_append_time",
+            "A transaction marker (control batch) on a topic with message.timestamp.type=LogAppendTime: Kafka "
+            "stamps it with the LogAppendTime attribute like every batch it appends; minikafka writes it with "
+            "CreateTime. Consumers never read a control batch's timestamp.", kafka=True, ours=False),
+    Allowed("record-errors", r"op \d+ (produce|transaction|fence)/(delivered|open|late)/\d+/0",
+            "A batch with a keyless record refused by a compacted topic: Kafka's ProduceResponse names the "
+            "keyless records (record_errors, KIP-467), so librdkafka fails the others of the batch with "
+            "_INVALID_DIFFERENT_RECORD; minikafka gives no record_errors, so every record fails with INVALID_RECORD.",
+            kafka="_INVALID_DIFFERENT_RECORD", ours="INVALID_RECORD"),
+)
+
+
+def flatten(value: Any, path: str = "") -> dict[str, Any]:
+    """Leaf path -> value; a list's length is a leaf too (``.../#``), so that a missing
+    element shows once rather than as one difference per element."""
+    out: dict[str, Any] = {}
+    if isinstance(value, dict):
+        if not value:
+            out[path] = {}
+        for k, v in value.items():
+            out.update(flatten(v, f"{path}/{k}" if path else str(k)))
+    elif isinstance(value, list):
+        out[f"{path}/#"] = len(value)
+        for i, v in enumerate(value):
+            out.update(flatten(v, f"{path}/{i}"))
+    else:
+        out[path] = value
+    return out
+
+
+def _path_order(path: str) -> list[tuple]:
+    """Paths in document order: list indexes as numbers, a list's length first."""
+    return [(0, int(s), "") if s.isdigit() else (0, -1, "") if s == "#" else (1, 0, s) for s in path.split("/")]
+
+
+def diff_values(where: str, kafka: Any, ours: Any) -> list[dict]:
+    """The leaves of ``kafka`` and ``ours`` that differ: ``{"path", "kafka", "ours"}``
+    (a leaf missing on one side is ``"<absent>"`` there)."""
+    k, o = flatten(kafka), flatten(ours)
+    out = []
+    for path in sorted(set(k) | set(o), key=_path_order):
+        kv, ov = k.get(path, "<absent>"), o.get(path, "<absent>")
+        if kv != ov:
+            out.append({"path": f"{where}/{path}" if path else where, "kafka": kv, "ours": ov})
+    return out
+
+
+def compare(ops: list[dict], kafka: dict, ours: dict) -> list[dict]:
+    """Every difference between two runs of ``ops`` (``{"answers": [...], "state": {...}}``
+    each), with ``allowed`` set to the :class:`Allowed` entry that explains it (or None)."""
+    diffs = []
+    for i, op in enumerate(ops):
+        ka = kafka["answers"][i] if i < len(kafka["answers"]) else "<not run>"
+        oa = ours["answers"][i] if i < len(ours["answers"]) else "<not run>"
+        diffs += diff_values(f"op {i} {op['op']}", ka, oa)
+    for part in sorted(set(kafka.get("state", {})) | set(ours.get("state", {}))):
+        diffs += diff_values(f"state {part}", kafka.get("state", {}).get(part), ours.get("state", {}).get(part))
+    out = []
+    since: tuple[int, Allowed] | None = None  # the first operation that showed a cascading difference
+    for d in diffs:
+        at = _op_index(d["path"])
+        allowed = next((a for a in ALLOWED if a.matches(d, ops)), None)
+        if allowed is None and since is not None and (at is None or at >= since[0]):
+            allowed = since[1]  # a consequence of that difference
+        elif allowed is not None and allowed.cascade and since is None and at is not None:
+            since = (at, allowed)
+        out.append({**d, "allowed": allowed})
+    return out
+
+
+def unexplained(diffs: list[dict]) -> list[dict]:
+    return [d for d in diffs if d["allowed"] is None]
+
+
+def shrink(ops: list[dict], fails: Callable[[list[dict]], bool], budget: int = 60) -> list[dict]:
+    """A smaller list of operations for which ``fails`` still holds (``fails(ops)`` is taken
+    as true): delta debugging (ddmin) over the list, removing chunks, then single
+    operations, while ``fails`` is asked at most ``budget`` times."""
+    asked = 0
+
+    def still(candidate: list[dict]) -> bool:
+        nonlocal asked
+        if asked >= budget or not candidate:
+            return False
+        asked += 1
+        return fails(candidate)
+
+    n = 2
+    while len(ops) >= 2 and asked < budget:
+        size = -(-len(ops) // n)
+        chunks = [ops[i:i + size] for i in range(0, len(ops), size)]
+        for i in range(len(chunks)):
+            rest = [op for j, c in enumerate(chunks) if j != i for op in c]
+            if still(rest):
+                ops, n = rest, max(n - 1, 2)
+                break
+        else:
+            if n >= len(ops):
+                break
+            n = min(2 * n, len(ops))
+    return ops
+
+
+def reproduction(seed: int | None, ops: list[dict], diffs: list[dict]) -> str:
+    """The JSON that ``minikafka reference fuzz --replay FILE`` runs: the seed it came from,
+    the operations, and the differences they showed."""
+    return json.dumps({"seed": seed, "ops": ops,
+                       "differences": [{k: d[k] for k in ("path", "kafka", "ours")} for d in diffs]}, indent=1)
+
+
+def describe(diff: dict) -> str:
+    """One line for a difference."""
+    return f"{diff['path']}: Kafka {json.dumps(diff['kafka'])} minikafka {json.dumps(diff['ours'])}"
