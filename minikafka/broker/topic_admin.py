@@ -380,6 +380,10 @@ class TopicAdmin:
                 if collides:
                     raise InvalidTopicExceptionError(f"topic {name!r} collides with existing topic {collides[0]!r}: "
                                                      "'.' and '_' are alike in metric names")
+                # Kafka looks for the topic before anything else is checked: an existing topic is
+                # TOPIC_ALREADY_EXISTS, whatever counts or configs the request asks for
+                if await self.zk.exists(layout.topic_path(name)) is not None:
+                    raise TopicAlreadyExistsError(f"topic {name!r} already exists")
                 config = validate_topic_config(t.config)
                 if t.assignment is not None:
                     assignment = check_assignment(t.assignment, live)
@@ -394,8 +398,6 @@ class TopicAdmin:
                             f"replication factor {factor} is larger than the {len(live)} live "
                             f"broker{'s' if len(live) != 1 else ''} {live}")
                     assignment = rules.assign_replicas(live, count, factor)
-                if await self.zk.exists(layout.topic_path(name)) is not None:
-                    raise TopicAlreadyExistsError(f"topic {name!r} already exists")
                 if not validate_only:
                     topic_id = self.new_topic_id()
 

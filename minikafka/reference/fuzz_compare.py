@@ -73,11 +73,6 @@ ALLOWED: tuple[Allowed, ...] = (
             "DeleteGroups GROUP_ID_NOT_FOUND); minikafka keeps both until offsets.retention.minutes. Everything "
             "later in the sequence follows from it. Remove this entry once the coordinator cleans up on deletion.",
             after="delete_topic", cascade=True),
-    Allowed("create-existing-with-bad-counts", r"op \d+ create_topic/error",
-            "CreateTopics for a topic that exists, asking for 0 partitions or replication factor 0: Kafka looks "
-            "for the topic first (after authorization) and answers TOPIC_ALREADY_EXISTS; minikafka's Kafka "
-            "listener checks the counts first and answers INVALID_PARTITIONS or INVALID_REPLICATION_FACTOR.",
-            kafka="TOPIC_ALREADY_EXISTS", ours=("INVALID_PARTITIONS", "INVALID_REPLICATION_FACTOR")),
     Allowed("marker-log-append-time", r"(state topics/t\d/\d+|op \d+ fetch)/batches/\d+/log_append_time",
             "A transaction marker (control batch) on a topic with message.timestamp.type=LogAppendTime: Kafka "
             "stamps it with the LogAppendTime attribute like every batch it appends; minikafka writes it with "

@@ -311,3 +311,23 @@ def test_log_append_time_is_stamped_by_the_leader_and_answered_on_both_listeners
     consumer.close()
     assert [(m.value(), m.timestamp()) for m in got][:2] == [
         (b"old", (TIMESTAMP_LOG_APPEND_TIME, stamped)), (b"ours", (TIMESTAMP_LOG_APPEND_TIME, p["log_append_time"]))]
+
+
+# -- CreateTopics: the topic is looked for first ------------------------------------------
+def test_creating_an_existing_topic_is_topic_already_exists_whatever_else_is_wrong(cluster):
+    """Kafka's CreateTopics looks for the topic before it checks the counts and the configs
+    (found by the differential fuzzer): an existing topic asked again with 0 partitions, a
+    replication factor of 0 or a bad config value is TOPIC_ALREADY_EXISTS."""
+    from confluent_kafka import KafkaException
+    from confluent_kafka.admin import NewTopic
+
+    topic = new_topic(cluster)
+    admin = confluent_admin(cluster)
+    for ask in (NewTopic(topic, 0, 1), NewTopic(topic, 1, 0), NewTopic(topic, 1, 1, config={"retention.ms": "abc"})):
+        with pytest.raises(KafkaException) as refused:
+            admin.create_topics([ask])[topic].result(30)
+        assert refused.value.args[0].name() == "TOPIC_ALREADY_EXISTS", (ask, refused.value)
+    missing = f"fid-{uuid.uuid4().hex[:8]}"
+    with pytest.raises(KafkaException) as refused:  # a new topic still gets the count's own error
+        admin.create_topics([NewTopic(missing, 0, 1)])[missing].result(30)
+    assert refused.value.args[0].name() == "INVALID_PARTITIONS"

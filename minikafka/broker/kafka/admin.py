@@ -15,8 +15,6 @@ from ...errors import (
     InvalidReplicaAssignmentError,
     InvalidReplicationFactorError as _InvalidRF,
     NoReassignmentInProgressError,
-    InvalidPartitionsError,
-    InvalidReplicationFactorError,
     InvalidRequestError,
     KafkaError,
     OffsetOutOfRangeError,
@@ -90,10 +88,7 @@ class KafkaAdmin:
                     partitions = t["num_partitions"] if t["num_partitions"] != -1 else self.config.get("num.partitions")
                     rf = t["replication_factor"] if t["replication_factor"] != -1 else \
                         self.config.get("default.replication.factor")
-                    if partitions < 1:
-                        raise InvalidPartitionsError(f"number of partitions must be at least 1, not {partitions}")
-                    if rf < 1:
-                        raise InvalidReplicationFactorError(f"replication factor must be at least 1, not {rf}")
+                    # a count below 1 is refused by the topic admin, after it looked for the topic (as Kafka)
                 internal.append(CreatableTopic(name=name, num_partitions=partitions, replication_factor=rf,
                                                config=configs, assignment=assignment))
                 results[name] = {"name": name, "num_partitions": partitions, "replication_factor": rf}
