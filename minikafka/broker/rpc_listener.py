@@ -10,6 +10,7 @@ retriable REQUEST_TIMED_OUT.
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 from typing import Any, Callable
 
@@ -61,7 +62,8 @@ class RpcListener:
                 msg = codec.decode_request(api, body)
             finally:
                 if isinstance(body, bytearray):
-                    body.clear()
+                    with contextlib.suppress(BufferError):  # still viewed by a decoding error's frames
+                        body.clear()
             current_host.set(remote or "*")
             # as in Kafka, ApiVersions needs no authentication
             who = ANONYMOUS if api == "api_versions" else principal()

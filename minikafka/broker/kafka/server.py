@@ -33,6 +33,7 @@ bytes of an answer still in the socket's buffer until they drain.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import functools
 import logging
@@ -207,7 +208,8 @@ class KafkaServer:
                 header, api, body = frames.decode_request(payload)
             finally:
                 if isinstance(payload, bytearray):
-                    payload.clear()
+                    with contextlib.suppress(BufferError):  # still viewed by a decoding error's frames
+                        payload.clear()
         except frames.UnsupportedRequest as exc:
             if exc.header.api_key == API_VERSIONS.key:
                 answers.add_bytes(frames.api_versions_error(exc.header.correlation_id))

@@ -45,7 +45,7 @@ def peek_header(payload: bytes | memoryview) -> tuple[int, int, int]:
     return r.int16(), r.int16(), r.int32()
 
 
-def decode_request(payload: bytes | memoryview) -> tuple[RequestHeader, KafkaApi, dict]:
+def decode_request(payload: bytes | bytearray | memoryview) -> tuple[RequestHeader, KafkaApi, dict]:
     """Parse one request payload (the bytes after the size prefix).
 
     Raises :class:`UnsupportedRequest` for an unknown API or version and

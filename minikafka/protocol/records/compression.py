@@ -135,7 +135,7 @@ def _snappy_decompress(data: memoryview, max_size: int) -> bytes:
     out = _Output(2, max_size)
     out.declared(sum(_raw_snappy_length(b) for b in blocks))
     for block in blocks:
-        out.add(cramjam.snappy.decompress_raw(block))
+        out.add(bytes(cramjam.snappy.decompress_raw(block)))
     return out.result()
 
 
@@ -306,14 +306,12 @@ def _zstd_decompress(data: memoryview, max_size: int) -> bytes:
     out = _Output(4, max_size)
     out.declared(_zstd_declared(data))
     # the decoder's window is allocated, but only the output's share of it is ever written
-    reader = zstandard.ZstdDecompressor().stream_reader(data, read_across_frames=True, closefd=False)
     try:
-        while chunk := reader.read(_STEP):
-            out.add(chunk)
+        with zstandard.ZstdDecompressor().stream_reader(data, read_across_frames=True, closefd=False) as reader:
+            while chunk := reader.read(_STEP):
+                out.add(chunk)
     except zstandard.ZstdError as exc:
         raise _corrupt(4, str(exc)) from None
-    finally:
-        reader.close()
     return out.result()
 
 

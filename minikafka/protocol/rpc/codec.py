@@ -31,7 +31,7 @@ def _refuse_ext(code: int, data: bytes) -> Any:
     raise _ExtTypeRefused(f"{EXT_REFUSED} (ext type {code})")
 
 
-def unpack(body: bytes, max_entries: int | None = None) -> Any:
+def unpack(body: bytes | bytearray, max_entries: int | None = None) -> Any:
     """Decode msgpack bytes; raise INVALID_REQUEST when they are not valid msgpack.
 
     With ``max_entries`` (a request) an array or map holding more entries is refused while
@@ -53,7 +53,7 @@ def unpack(body: bytes, max_entries: int | None = None) -> Any:
         raise InvalidRequestError(f"body is not valid msgpack: {exc.__class__.__name__}: {exc}") from None
 
 
-def decode_request(api: str, body: bytes, max_bytes: int = MAX_REQUEST_BYTES) -> dict:
+def decode_request(api: str, body: bytes | bytearray, max_bytes: int = MAX_REQUEST_BYTES) -> dict:
     """Validate a request body for ``api`` and return it with defaults filled in."""
     spec = APIS.get(api)
     if spec is None:
