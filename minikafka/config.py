@@ -419,7 +419,8 @@ BROKER_CONFIGS: tuple[ConfigDef, ...] = (
 )
 
 TOPIC_CONFIGS: tuple[ConfigDef, ...] = (
-    ConfigDef("min.insync.replicas", int, None, "Smallest ISR with which acks=all produces are accepted (broker default if unset).", 1),
+    ConfigDef("min.insync.replicas", int, None, "Smallest ISR with which acks=all produces are accepted (broker default if unset); "
+              "above the replication factor it counts as the replication factor, as in Kafka.", 1),
     ConfigDef("unclean.leader.election.enable", _bool, None, "Allow electing an out-of-sync replica (broker default if unset).", None),
     ConfigDef("max.message.bytes", int, None, "Largest record batch for this topic, and the most one may expand to "
               "once decompressed (broker message.max.bytes if unset).", 1),

@@ -475,7 +475,7 @@ class ReplicaManager:
                 if not internal:  # the coordinator writes __consumer_offsets for any caller
                     self.security.require("Write", "Topic", topic)
                 p = self.leader_of(topic, part)
-                min_isr = self.setting(topic, "min.insync.replicas")
+                min_isr = self.effective_min_isr(p)
                 log_append_time = None
                 if self.setting(topic, "message.timestamp.type") == "LogAppendTime":
                     log_append_time = int(self.clock.time() * 1000)
@@ -510,7 +510,7 @@ class ReplicaManager:
         smaller than min.insync.replicas, the answer is NOT_ENOUGH_REPLICAS_AFTER_APPEND (the
         record is written and visible, but fewer replicas than promised have it)."""
         tp = (p.topic, p.partition)
-        min_isr = self.setting(p.topic, "min.insync.replicas")
+        min_isr = self.effective_min_isr(p)
         verdict: list[KafkaError | None] = []
 
         def ready() -> bool:
@@ -537,6 +537,12 @@ class ReplicaManager:
             "it may still be committed")
 
     # -- transaction markers ----------------------------------------------------------------
+    def effective_min_isr(self, p: PartitionReplica) -> int:
+        """min.insync.replicas as acks=all applies it: never more than the partition's replicas
+        (Kafka's Partition.effectiveMinIsr), so that a topic of replication factor 1 with
+        min.insync.replicas=2 still takes acks=all writes."""
+        return min(self.setting(p.topic, "min.insync.replicas"), max(len(p.replicas), 1))
+
     async def write_txn_markers(self, req: WriteTxnMarkersRequest) -> list[WritableTxnMarkerResult]:
         """WriteTxnMarkers on the leaders: append each marker to each of its partitions,
         then wait until the markers are committed (acks=all) or ``timeout_ms``.  A committed
