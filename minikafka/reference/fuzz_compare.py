@@ -62,7 +62,7 @@ ALLOWED: tuple[Allowed, ...] = (
             "forgotten the producer (docs/retention.md) and refuses its next batch with UNKNOWN_PRODUCER_ID or "
             "OUT_OF_ORDER_SEQUENCE_NUMBER; Kafka keeps its state until producer.id.expiration.ms. Everything later "
             "in the sequence follows from it. Being changed: remove this entry once producer state survives "
-            "DeleteRecords.", kafka="NONE",
+            "DeleteRecords.", kafka=("NONE", "_FENCED"),
             ours=("UNKNOWN_PRODUCER_ID", "OUT_OF_ORDER_SEQUENCE_NUMBER", "_FENCED", "INVALID_PRODUCER_EPOCH",
                   "_INCONSISTENT"), after="delete_records", cascade=True),
     Allowed("groups-after-topic-deletion",
