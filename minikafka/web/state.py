@@ -88,6 +88,14 @@ def _shown_order(item: tuple[tuple[str, int], Any]) -> tuple[bool, str, int]:
     return is_internal_topic(topic), topic, partition
 
 
+def _counts(partitions: list[dict]) -> dict[str, int]:
+    """The dashboard's summary numbers of some partitions."""
+    return {"topics": len({p["topic"] for p in partitions}), "partitions": len(partitions),
+            "under_replicated": sum(1 for p in partitions if p["under_replicated"]),
+            "under_min_isr": sum(1 for p in partitions if p["under_min_isr"]),
+            "offline": sum(1 for p in partitions if p["offline"])}
+
+
 def _event_key(e: dict) -> tuple:
     return (e["ts"], e["broker"], e["kind"], e["text"])
 
@@ -472,13 +480,12 @@ class WebState:
             "groups": groups,
             "transactions": transactions,
             "timeline": {"held": {str(bid): ts for bid, ts in sorted(self.timeline_held().items())}},
+            # the counts of the partitions the table shows by default (internal topics are
+            # behind a toggle), those of the internal topics apart
             "summary": {
-                "topics": len({p["topic"] for p in partitions}),
-                "partitions": len(partitions),
-                "under_replicated": sum(1 for p in partitions if p["under_replicated"]),
-                "under_min_isr": sum(1 for p in partitions if p["under_min_isr"]),
-                "offline": sum(1 for p in partitions if p["offline"]),
+                **_counts([p for p in partitions if not p["internal"]]),
                 "open_transactions": len(transactions["open"]),
+                "internal": _counts([p for p in partitions if p["internal"]]),
             },
         }
 

@@ -119,15 +119,18 @@ function renderState(s) {
     el("span", { class: `zk-server zk-${z.mode}`, "data-mode": z.mode, "data-endpoint": `${z.host}:${z.port}`,
                  text: `${z.host}:${z.port} ${z.mode}` })));
 
+  // the partitions the table shows: internal topics' counts only while they are shown
   const sum = $("summary");
-  sum.dataset.partitions = s.summary.partitions;
-  sum.dataset.underReplicated = s.summary.under_replicated;
-  sum.dataset.underMinIsr = s.summary.under_min_isr;
-  sum.dataset.offline = s.summary.offline;
-  $("sum-partitions").textContent = s.summary.partitions;
-  $("sum-urp").textContent = s.summary.under_replicated;
-  $("sum-umi").textContent = s.summary.under_min_isr;
-  $("sum-offline").textContent = s.summary.offline;
+  const hidden = $("show-internal").checked ? null : s.summary.internal;
+  const shown = (k) => s.summary[k] + (hidden || !s.summary.internal ? 0 : s.summary.internal[k]);
+  sum.dataset.partitions = shown("partitions");
+  sum.dataset.underReplicated = shown("under_replicated");
+  sum.dataset.underMinIsr = shown("under_min_isr");
+  sum.dataset.offline = shown("offline");
+  $("sum-partitions").textContent = shown("partitions");
+  $("sum-urp").textContent = shown("under_replicated");
+  $("sum-umi").textContent = shown("under_min_isr");
+  $("sum-offline").textContent = shown("offline");
 
   const alive = new Set(s.live_brokers);
   const body = $("partition-rows");
