@@ -432,12 +432,16 @@ class GroupCoordinator:
         Needs Read on the group, and on each topic (TOPIC_AUTHORIZATION_FAILED per entry)."""
         security = self.security
         security.require("Read", "Group", group_id)
+        errs, good = self._check_entries(offsets)
+        if all(e is not None and not isinstance(e, OffsetMetadataTooLargeError) for e in errs):
+            # every partition unknown or not readable: Kafka answers before it reaches the group
+            # coordinator, so no group comes into being (nor is the member checked)
+            return errs
         g = self._group(group_id, create=generation < 0 and not member_id)
         if g is None:
             from ..errors import UnknownMemberIdError
             raise (UnknownMemberIdError if member_id else IllegalGenerationError)(f"group {group_id!r} does not exist")
         g.check_commit(member_id, instance_id, generation, self._now())
-        errs, good = self._check_entries(offsets)
         if good:
             try:
                 at = await self._append(group_id, [(rec.encode_key(rec.OffsetKey(group_id, t, p)), rec.encode_offset(v))

@@ -334,3 +334,21 @@ def test_creating_an_existing_topic_is_topic_already_exists_whatever_else_is_wro
         admin.create_topics([NewTopic(missing, 0, 1)])[missing].result(30)
     assert refused.value.args[0].name() == "INVALID_PARTITIONS"
 
+
+
+def test_an_offset_commit_for_unknown_partitions_only_creates_no_group(cluster):
+    """Kafka refuses the partitions of a topic that does not exist before the group
+    coordinator sees the commit (found by the differential fuzzer): the group stays
+    unknown (DescribeGroups: Dead), where minikafka made an empty group."""
+    from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
+
+    admin = confluent_admin(cluster)
+    group = f"g-{uuid.uuid4().hex[:8]}"
+    asked = ConsumerGroupTopicPartitions(group, [TopicPartition(f"no-such-{uuid.uuid4().hex[:6]}", 0, 5)])
+    (done,) = admin.alter_consumer_group_offsets([asked]).values()
+    got = done.result(30)
+    assert [tp.error.name() for tp in got.topic_partitions] == ["UNKNOWN_TOPIC_OR_PART"]
+    described = admin.describe_consumer_groups([group])[group].result(30)
+    assert described.state.name == "DEAD", described.state
+    listed = {g.group_id for g in admin.list_consumer_groups().result(30).valid}
+    assert group not in listed
