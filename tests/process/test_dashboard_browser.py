@@ -786,3 +786,23 @@ def test_the_page_moves_to_a_live_brokers_dashboard_when_its_broker_dies(cluster
         expect(page.locator(f"#broker-{serving}")).to_have_attribute("data-alive", "false", timeout=FAILOVER_MS)
     finally:
         cluster.start(serving)
+
+
+def test_a_dead_replica_reads_dead_on_every_partition(make_cluster, page):
+    handle = make_cluster()
+    with Admin(handle.bootstrap) as admin:
+        admin.create_topic("deadview", partitions=3, replication_factor=3)
+        controller = admin.cluster().controller_id
+    with Producer(handle.bootstrap, acks="all") as producer:
+        for p in range(3):
+            for i in range(20):
+                producer.send("deadview", b"r%d" % i, partition=p)
+        producer.flush()
+    victim = next(b for b in sorted(handle.brokers) if b != controller)
+    page.goto(f"http://127.0.0.1:{handle.brokers[controller]}/")
+    for p in range(3):  # the leaders know every follower's LEO
+        expect(row(page, "deadview", p).locator(f'.replica[data-broker-id="{victim}"] .nums')).to_have_text("LEO 20")
+    handle.kill(victim, "KILL")
+    expect(page.locator(f"#broker-{victim}")).to_have_attribute("data-alive", "false", timeout=FAILOVER_MS)
+    for p in range(3):  # not "LEO 20?" here and "dead" there: one word
+        expect(row(page, "deadview", p).locator(f'.replica[data-broker-id="{victim}"] .nums')).to_have_text("dead")

@@ -502,7 +502,10 @@ function renderReplicaBars(p) {
     else if (!r.in_isr) tags.push(el("span", { class: "tag out", text: "!", title: "not in the ISR" }));
 
     let nums;
-    if (leo < 0) nums = el("span", { class: "nums" }, r.alive ? "no report" : "dead");
+    if (!r.alive) {  // one word for a dead replica, whatever the leader last saw of it
+      nums = el("span", { class: "nums dead", title: leo >= 0
+        ? `the broker is dead; the leader last saw this replica's LEO at ${leo}` : "the broker is dead" }, "dead");
+    } else if (leo < 0) nums = el("span", { class: "nums" }, "no report");
     else {
       const title = r.reported ? `replica HW ${r.hw}, leader epoch ${r.leader_epoch}, role ${r.role}`
         : "the broker did not answer: its LEO as the leader last saw it";
