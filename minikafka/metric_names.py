@@ -211,11 +211,12 @@ CONNECTIONS_REFUSED = counter(
     ("listener", "reason"))
 CONNECTIONS_IDLE_CLOSED = counter(
     "minikafka_connections_idle_closed_total",
-    "Connections closed after connections.max.idle.ms without a request, or whose request's bytes stopped "
-    "arriving for request.timeout.ms.", ("listener",))
+    "Connections closed after connections.max.idle.ms without a request, or whose request (its head or its "
+    "body) had not all arrived request.timeout.ms after its first byte.", ("listener",))
 REQUEST_BYTES_IN_FLIGHT = level(
     "minikafka_request_bytes_in_flight",
-    "Bytes of requests being read or handled (both listeners), bounded by queued.max.request.bytes.")
+    "Bytes client requests hold (both listeners), each from its first byte read until its answer has left: "
+    "heads arriving, bodies, answers waiting to be sent; bounded by queued.max.request.bytes.")
 REQUEST_MEMORY_WAITS = counter(
     "minikafka_request_memory_waits_total",
     "Requests that waited for memory because queued.max.request.bytes was in use (their connection is muted "
