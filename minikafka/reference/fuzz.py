@@ -167,7 +167,9 @@ def render_section() -> str:
         "partition's leader or the group's coordinator). Seeds share the two clusters under their own name "
         "prefixes. Every answer is compared, normalized (producer ids, broker clocks, ports and brokers masked; "
         "a read waits for a settled partition: a leader, the full ISR, the high watermark at the log end and the "
-        "last stable offset at the high watermark), and then the end state: each partition's batches and "
+        "last stable offset at the high watermark; a batch cut off at the end of a Fetch answer is left out, and "
+        "so are aborted transactions starting after the last batch returned, which Kafka lists up to its offset "
+        "index's next entry), and then the end state: each partition's batches and "
         "records, log start, high watermark, last stable offset and aborted transactions, the groups' committed "
         "offsets and states, and the topics' znodes. Both clusters run with "
         + ", ".join(f"{k}={v}" for k, v in FUZZ_CONFIGS.items()) + ".",
