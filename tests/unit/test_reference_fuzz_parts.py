@@ -141,3 +141,13 @@ def test_fuzz_command_mistakes_are_one_line_and_exit_2(args, says):
     done = subprocess.run([sys.executable, "-m", "minikafka", "reference", "fuzz", *args], capture_output=True,
                           text=True, timeout=60)
     assert done.returncode == 2 and done.stderr.count("\n") == 1 and says in done.stderr, done.stderr
+
+
+def test_a_shorter_kafka_fetch_is_explained_only_as_a_prefix():
+    ops = [{"op": "fetch"}]
+    kafka = _run([{"batches": [{"offsets": [0, 0]}]}])
+    longer = _run([{"batches": [{"offsets": [0, 0]}, {"offsets": [1, 1]}]}])
+    assert fuzz_compare.unexplained(fuzz_compare.compare(ops, kafka, longer)) == []
+    other = _run([{"batches": [{"offsets": [0, 1]}]}])  # the same count, another batch: not explained
+    assert fuzz_compare.unexplained(fuzz_compare.compare(ops, kafka, other)) != []
+    assert fuzz_compare.unexplained(fuzz_compare.compare(ops, longer, kafka)) != []  # minikafka shorter: not
