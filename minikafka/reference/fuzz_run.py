@@ -670,9 +670,16 @@ class Runner:
                 break
             found += got["batches"]
             offset = got["batches"][-1]["offsets"][1] + 1
-        committed = self.wire.fetch(topic, p, start, 1 << 20, 1)
+        aborted: set[int] = set()  # read_committed, page by page as a consumer reads
+        offset = start
+        while offset < lso:
+            got = self.wire.fetch(topic, p, offset, 1 << 20, 1)
+            if got["error"] != "NONE" or not got["batches"]:
+                break
+            aborted.update(got["aborted"] or ())
+            offset = got["batches"][-1]["offsets"][1] + 1
         return {"log_start": start, "high_watermark": hw, "last_stable": lso, "batches": found,
-                "aborted": committed["aborted"]}
+                "aborted": sorted(aborted)}
 
     def _znodes(self, topic: str, short: str) -> dict:
         out = {}
