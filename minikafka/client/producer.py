@@ -32,7 +32,7 @@ from .. import errors
 from ..protocol.records.compression import COMPRESSION_TYPES
 from .accumulator import RECORD_OVERHEAD, ProducerBatch, RecordAccumulator, _settle, record_size
 from .connection import ClientSecurity, Connection
-from .futures import DeliveryFuture
+from .futures import delivery_future
 from .transactions import TransactionManager, TxnState
 from .metadata import Metadata, needs_refresh, now_ms
 from .partitioner import StickyPartitioner, partition_for_key
@@ -283,7 +283,7 @@ class AIOProducer:
         if self._txn is not None:
             self._txn.check_send()
         loop = asyncio.get_running_loop()
-        fut = loop.create_future() if on_delivery is None else DeliveryFuture(loop, on_delivery)
+        fut = loop.create_future() if on_delivery is None else delivery_future(loop, on_delivery)
         self.append(
             check_topic(topic),
             to_bytes(value, "value"),

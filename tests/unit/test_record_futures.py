@@ -12,7 +12,7 @@ import pytest
 from minikafka import errors
 from minikafka.client.accumulator import ProducerBatch
 from minikafka.client.types import TopicPartition
-from minikafka.client.futures import Completion, DeliveryFuture, RecordFuture, fail_batch, resolve_batch
+from minikafka.client.futures import Completion, RecordFuture, delivery_future, fail_batch, resolve_batch
 
 
 def _batch(futs: list[RecordFuture]) -> ProducerBatch:
@@ -176,7 +176,7 @@ def test_the_asyncio_delivery_future_calls_on_delivery_as_its_batch_settles(capl
             if len(seen) == 2:
                 raise RuntimeError("a bug in the application's callback")
 
-        futs = [DeliveryFuture(loop, cb) for _ in range(3)]
+        futs = [delivery_future(loop, cb) for _ in range(3)]
         b = ProducerBatch("t", 0, created_ms=0)
         for i, f in enumerate(futs[:2]):
             b.try_append((None, b"v", (), 1000 + i), f, 20, 1 << 20)
