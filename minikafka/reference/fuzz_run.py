@@ -544,7 +544,11 @@ class Runner:
         topic = self.name(op["topic"])
         self.settle(topic, op["partition"])
         offset = -1 if op["offset"] == "hw" else op["offset"]
-        futures = self.admin.delete_records([TopicPartition(topic, op["partition"], offset)], operation_timeout=30)
+        # a new client: the runner's may still name the leader of a topic deleted and created again
+        # (librdkafka's cached metadata), which Kafka answers NOT_LEADER_OR_FOLLOWER
+        from confluent_kafka.admin import AdminClient
+        admin = AdminClient({"bootstrap.servers": self.side.bootstrap})
+        futures = admin.delete_records([TopicPartition(topic, op["partition"], offset)], operation_timeout=30)
         try:
             got = next(iter(futures.values())).result(60)
         except Exception as exc:  # noqa: BLE001
