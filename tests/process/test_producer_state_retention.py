@@ -8,6 +8,7 @@ log start leads), and after the killed broker restarts and leads again: its prod
 state came back from the producer snapshot on its disk, not from its log."""
 from __future__ import annotations
 
+import time
 import uuid
 
 import pytest
@@ -44,6 +45,14 @@ def _delete_records(cluster, topic: str, offset: int) -> int:
     return fut.result(60).low_watermark
 
 
+def _delete_all(cluster, topic: str, end: int) -> None:
+    """DeleteRecords to the high watermark once it is ``end`` (commit_transaction returns before
+    the coordinator's markers are written, as in Kafka)."""
+    wait_for(lambda: _partition(cluster, topic).high_watermark == end, timeout_s=30,
+             message=f"{topic}'s high watermark at {end}")
+    assert _delete_records(cluster, topic, -1) == end
+
+
 def _transaction(producer, topic: str, values: list[str]) -> None:
     producer.begin_transaction()
     for v in values:
@@ -71,7 +80,6 @@ def _read_committed(cluster, topic: str, expect: int) -> list[str]:
     got: list[str] = []
     try:
         c.assign([confluent_kafka.TopicPartition(topic, 0, confluent_kafka.OFFSET_BEGINNING)])
-        import time
         deadline = time.monotonic() + 60
         while len(got) < expect and time.monotonic() < deadline:
             m = c.poll(0.5)
@@ -103,19 +111,20 @@ def test_producers_go_on_after_delete_records_a_leader_kill_and_a_restart(disk_c
     try:
         # the issue's script: 10 records committed, DeleteRecords to 10, the next transaction commits
         _transaction(txn, txn_topic, [f"a{i}" for i in range(10)])
+        wait_for(lambda: _partition(cluster, txn_topic).high_watermark == 11, timeout_s=30, message="the marker")
         assert _delete_records(cluster, txn_topic, 10) == 10
         _transaction(txn, txn_topic, [f"b{i}" for i in range(10)])
-        assert _delete_records(cluster, txn_topic, -1) == 22  # to the high watermark: past every batch
+        _delete_all(cluster, txn_topic, 22)  # to the high watermark: past every batch
         _transaction(txn, txn_topic, [f"c{i}" for i in range(10)])
         # an idempotent producer likewise
         _idempotent_send(idem, idem_topic, [f"i{i}" for i in range(10)])
-        assert _delete_records(cluster, idem_topic, -1) == 10
+        _delete_all(cluster, idem_topic, 10)
         _idempotent_send(idem, idem_topic, [f"j{i}" for i in range(10)])
         assert _read_committed(cluster, txn_topic, 10) == [f"c{i}" for i in range(10)]
 
         # every batch of both producers below the log start, then the leader dies
-        assert _delete_records(cluster, txn_topic, -1) == 33
-        assert _delete_records(cluster, idem_topic, -1) == 20
+        _delete_all(cluster, txn_topic, 33)
+        _delete_all(cluster, idem_topic, 20)
         producers = {t: _producer_ids(cluster, t) for t in (txn_topic, idem_topic)}
         assert all(len(ids) == 1 for ids in producers.values()), producers
         assert _partition(cluster, txn_topic).leader == FIRST
