@@ -29,9 +29,9 @@ its leader's log start (docs/retention.md).
 Followers do the same bookkeeping when they append what the leader replicated
 (:meth:`ProducerStateManager.update`), without the checks, so a follower that
 becomes leader dedupes the retries of batches the old leader appended.  The state
-is a function of the log: after a truncation it is rebuilt from the batch headers
-still in the log (:meth:`ProducerStateManager.rebuild`), which is also how a broker
-recovers it from disk at start-up.
+follows the log: after a truncation it is rebuilt from the batch headers still in the
+log, on top of the state as of the log start (:meth:`ProducerStateManager.rebuild`),
+which is also how a broker recovers it from disk at start-up.
 
 The log start.  Retention and DeleteRecords move the partition's log start past old
 batches, but the producers that wrote them are kept (Kafka 2.5+, KIP-360): a producer
