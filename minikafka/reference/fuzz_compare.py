@@ -77,6 +77,15 @@ ALLOWED: tuple[Allowed, ...] = (
             "DeleteRecords.", kafka=("NONE", "_FENCED"),
             ours=("UNKNOWN_PRODUCER_ID", "OUT_OF_ORDER_SEQUENCE_NUMBER", "_FENCED", "INVALID_PRODUCER_EPOCH",
                   "_INCONSISTENT"), after="delete_records", cascade=True),
+    Allowed("producer-state-after-topic-recreation",
+            r"op \d+ (produce|transaction|fence)/(delivered|open|late)/\d+/0|op \d+ (transaction|fence)/(end|first_commit)",
+            "A topic deleted and created again under the same name: a producer that wrote to the old one sends its "
+            "next sequence number to the new, empty partition. Kafka accepts it (a producer it has no state for on "
+            "that partition); minikafka refuses it with UNKNOWN_PRODUCER_ID (or OUT_OF_ORDER_SEQUENCE_NUMBER), as it "
+            "does after DeleteRecords (previous entry). Everything later in the sequence follows from it. Being "
+            "changed with the producer state across DeleteRecords.", kafka=("NONE", "_FENCED"),
+            ours=("UNKNOWN_PRODUCER_ID", "OUT_OF_ORDER_SEQUENCE_NUMBER", "_FENCED", "INVALID_PRODUCER_EPOCH",
+                  "_INCONSISTENT"), after="delete_topic", cascade=True),
     Allowed("groups-after-topic-deletion",
             r"op \d+ (describe_group|fetch_offsets|consume|delete_group|delete_group_offsets|commit_offsets)/.*"
             r"|state groups/.*",
