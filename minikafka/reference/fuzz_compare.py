@@ -86,6 +86,13 @@ ALLOWED: tuple[Allowed, ...] = (
             "changed with the producer state across DeleteRecords.", kafka=("NONE", "_FENCED"),
             ours=("UNKNOWN_PRODUCER_ID", "OUT_OF_ORDER_SEQUENCE_NUMBER", "_FENCED", "INVALID_PRODUCER_EPOCH",
                   "_INCONSISTENT"), after="delete_topic", cascade=True),
+    Allowed("decompressed-batch-cap",
+            r"op \d+ (produce|transaction|fence)/(delivered|open|late)/\d+/0",
+            "Deliberate: a compressed batch whose records decompress past the topic's max.message.bytes is refused "
+            "with MESSAGE_TOO_LARGE (librdkafka: MSG_SIZE_TOO_LARGE) by minikafka, which decompresses step by step "
+            "and stops there (compression bombs, docs/security.md); Kafka checks only the compressed size and goes "
+            "on (accepting it, or refusing it for another reason such as a keyless record on a compacted topic). "
+            "Everything later in the sequence follows from it.", ours="MSG_SIZE_TOO_LARGE", cascade=True),
     Allowed("groups-after-topic-deletion",
             r"op \d+ (describe_group|fetch_offsets|consume|delete_group|delete_group_offsets|commit_offsets)/.*"
             r"|state groups/.*",
