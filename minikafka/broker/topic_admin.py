@@ -206,18 +206,20 @@ class TopicAdmin:
         that cannot change live."""
         self.check_broker_name(name)
         config = self.config
-        given = {"broker.id": config.broker_id, "zookeeper.connect": config.zookeeper_connect,
-                 "log.dirs": config.data_dir, "listeners": config.listeners_text(),
-                 "advertised.listeners": config.listeners_text(advertised=True)}
+        given: dict[str, str | None] = {
+            "broker.id": _text(config.broker_id), "zookeeper.connect": config.zookeeper_connect,
+            "log.dirs": config.data_dir, "listeners": config.listeners_text(),
+            "advertised.listeners": config.listeners_text(advertised=True)}
         out = []
         for c in cfg.COMMAND_LINE_CONFIGS:
-            synonyms = [(c.name, _text(given[c.name]), SOURCE_STATIC_BROKER)]
+            synonyms: list[tuple[str, str | None, int]] = [(c.name, given[c.name], SOURCE_STATIC_BROKER)]
             if c.default is not None:
                 synonyms.append((c.name, _text(c.default), SOURCE_DEFAULT))
-            out.append(_entry(c, _text(given[c.name]), SOURCE_STATIC_BROKER, True, tuple(synonyms)))
+            out.append(_entry(c, given[c.name], SOURCE_STATIC_BROKER, True, tuple(synonyms)))
         layers = ((config.dynamic_layers["dynamic_broker"], SOURCE_DYNAMIC_BROKER),
                   (config.dynamic_layers["dynamic_default"], SOURCE_DYNAMIC_DEFAULT))
         for c in cfg.BROKER_CONFIGS:
+            value: str | None
             if c.name in given:  # the listeners, however they were given
                 value = given[c.name]
                 synonyms = [(c.name, value, SOURCE_STATIC_BROKER)]
