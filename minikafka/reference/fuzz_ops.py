@@ -39,7 +39,8 @@ BASE_TIMESTAMP = 1_600_000_000_000  # CreateTime of generated records: fixed, fa
 
 # (key, a valid value, an invalid value) of the topic configs the fuzzer alters
 TOPIC_CONFIGS: tuple[tuple[str, tuple[str, ...], str], ...] = (
-    ("retention.ms", ("3600000", "-1", "86400000"), "abc"),
+    # retention far beyond the records' 2020 timestamps: when a broker's retention check runs is not compared
+    ("retention.ms", ("315360000000", "-1", "999999999999"), "abc"),
     ("cleanup.policy", ("delete", "compact", "compact,delete"), "bogus"),
     ("message.timestamp.type", ("CreateTime", "LogAppendTime"), "WallClock"),
     ("compression.type", ("producer", "gzip", "lz4", "uncompressed"), "brotli"),
