@@ -303,8 +303,10 @@ def test_a_paused_controller_is_replaced_and_fenced_when_it_resumes(make_cluster
 
 @pytest.mark.process
 def test_a_paused_memory_follower_whose_session_expired_keeps_its_log_and_rejoins(make_cluster, zk_of):
-    """A memory-storage follower frozen past its session: the leader drops it from the
-    ISR first (no new leader epoch), then its registration vanishes.  On resume the same
+    """A memory-storage follower frozen past its session while the partition takes a
+    record: the leader drops it from the ISR first (no new leader epoch), then its
+    registration vanishes (an idle partition would keep it in the ISR, as Kafka does, until
+    the controller removed it with the registration).  On resume the same
     process fetches at once (its epoch is still current), rejoins the ISR, and
     re-registers with its log intact: the controller leaves the ISR alone (only a
     restarted memory broker comes back empty and is pushed out again)."""
@@ -319,6 +321,7 @@ def test_a_paused_memory_follower_whose_session_expired_keeps_its_log_and_rejoin
     paused_at = time.time()
     handle.kill(follower, "STOP")
     try:
+        _produce(handle, "pf", ["late"], acks=1)  # the leader's log end moves past the paused follower's
         wait_for(lambda: follower not in zk.state("pf").isr, timeout_s=40,
                  message=f"the leader removing paused broker {follower} from the ISR")
         wait_for(lambda: zk.client.exists(layout.broker_path(follower)) is None, timeout_s=40,
@@ -339,8 +342,8 @@ def test_a_paused_memory_follower_whose_session_expired_keeps_its_log_and_rejoin
     assert (st.leader, st.leader_epoch, sorted(st.isr)) == (1, 0, ALL)
     pushed_out = [e for e in _events(handle, controller) if "registered anew" in e["text"]]
     assert not pushed_out, pushed_out
-    got = replica_states(handle, "pf", 0)
-    assert got[follower]["log_end_offset"] == 20, got[follower]
+    wait_for(lambda: replica_states(handle, "pf", 0)[follower]["log_end_offset"] == 21, 30,
+             message=f"broker {follower} holding the 20 records and the late one")
 
 
 # ---------------------------------------------------------------- controlled shutdown
