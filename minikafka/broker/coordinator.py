@@ -634,6 +634,9 @@ class GroupCoordinator:
             g.offsets_removed(gone)
             self.record_event("offsets_deleted", f"group {group_id}: offsets of {len(gone)} partitions deleted",
                               group=group_id)
+            if g.state is GroupState.EMPTY and not g.offsets and not g.pending_partitions():
+                # Kafka's cleanupGroupMetadata: an empty group left without offsets is gone (Dead)
+                await self._delete(g, "its last offsets deleted")
         return errs
 
     async def _delete(self, g: Group, why: str) -> None:

@@ -352,3 +352,26 @@ def test_an_offset_commit_for_unknown_partitions_only_creates_no_group(cluster):
     assert described.state.name == "DEAD", described.state
     listed = {g.group_id for g in admin.list_consumer_groups().result(30).valid}
     assert group not in listed
+
+
+def test_deleting_an_empty_groups_last_offsets_deletes_the_group(cluster):
+    """Kafka's OffsetDelete ends an empty group left without offsets (cleanupGroupMetadata:
+    the group is Dead; found by the differential fuzzer), where minikafka kept it Empty."""
+    from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
+
+    from minikafka.reference.fuzz_run import Wire
+
+    topic = new_topic(cluster, partitions=2)
+    admin = confluent_admin(cluster)
+    group = f"g-{uuid.uuid4().hex[:8]}"
+    (done,) = admin.alter_consumer_group_offsets([ConsumerGroupTopicPartitions(
+        group, [TopicPartition(topic, 0, 1), TopicPartition(topic, 1, 1)])]).values()
+    done.result(30)
+    wire = Wire(cluster.kafka_bootstrap)
+    try:
+        assert wire.offset_delete(group, topic, 0) == {"error": "NONE", "partitions": ["NONE"]}
+        assert admin.describe_consumer_groups([group])[group].result(30).state.name == "EMPTY"  # one offset left
+        assert wire.offset_delete(group, topic, 1) == {"error": "NONE", "partitions": ["NONE"]}
+    finally:
+        wire.close()
+    assert admin.describe_consumer_groups([group])[group].result(30).state.name == "DEAD"
