@@ -28,13 +28,14 @@ def leader_of(cluster, topic: str, partition: int = 0) -> int:
     return d.partitions[partition].leader
 
 
-def acks_all_refused(cluster, topic: str) -> bool:
-    """True when an acks=all produce to ``topic`` is refused with NOT_ENOUGH_REPLICAS."""
+def kilobyte_refused(cluster, topic: str) -> bool:
+    """True when a record of 1,000 bytes to ``topic`` is refused with MESSAGE_TOO_LARGE (the
+    settings below lower max.message.bytes / message.max.bytes to 200)."""
     with Producer(cluster.bootstrap, acks="all", retries=0, delivery_timeout_ms=5000) as p:
         try:
-            p.send(topic, b"x").result(10)
+            p.send(topic, b"x" * 1000).result(10)
             return False
-        except errors.NotEnoughReplicasError:
+        except errors.MessageTooLargeError:
             return True
 
 
@@ -46,11 +47,11 @@ def test_a_config_change_notification_applies_a_topic_setting_on_every_broker(cl
     with Producer(cluster.bootstrap, acks="all") as p:
         p.send(topic, b"accepted").result(30)
     # what kafka-configs.sh --zookeeper does: the entity's config, then a notification
-    zk.set(layout.topic_config_path(topic), json.dumps({"version": 1, "config": {"min.insync.replicas": "3"}}).encode())
+    zk.set(layout.topic_config_path(topic), json.dumps({"version": 1, "config": {"max.message.bytes": "200"}}).encode())
     zk.create(layout.CONFIG_CHANGE_PREFIX, json.dumps({"version": 2, "entity_path": f"topics/{topic}"}).encode(),
               sequence=True, makepath=True)
 
-    wait_for(lambda: acks_all_refused(cluster, topic), 30, interval_s=0.5, message="acks=all refused with min.insync.replicas=3 on RF 2")
+    wait_for(lambda: kilobyte_refused(cluster, topic), 30, interval_s=0.5, message="a 1,000-byte record refused with max.message.bytes=200")
 
 
 def test_an_empty_preferred_election_elects_nothing(make_cluster):
@@ -153,37 +154,37 @@ def test_dynamic_broker_configs_by_hand_and_by_cli_apply_live(make_cluster):
     wait_for(lambda: leader_of(c, topic) >= 0, 30, message="a leader")
 
     def refused() -> bool:
-        return acks_all_refused(c, topic)
+        return kilobyte_refused(c, topic)
 
     assert not refused()
     client = zk_client(c)
     try:
-        client.create("/config/brokers/<default>", json.dumps({"version": 1, "config": {"min.insync.replicas": "3"}}).encode(),
+        client.create("/config/brokers/<default>", json.dumps({"version": 1, "config": {"message.max.bytes": "200"}}).encode(),
                       makepath=True)
         client.create(layout.CONFIG_CHANGE_PREFIX, json.dumps({"version": 2, "entity_path": "brokers/<default>"}).encode(),
                       sequence=True, makepath=True)
-        wait_for(refused, 30, interval_s=0.5, message="acks=all refused with the brokers' min.insync.replicas=3")
+        wait_for(refused, 30, interval_s=0.5, message="a 1,000-byte record refused with the brokers' message.max.bytes=200")
         with Admin(c.bootstrap) as admin:
             settings = admin.describe_broker_configs(2)
-            assert settings["min.insync.replicas"] == ("3", "dynamic_default", False)
+            assert settings["message.max.bytes"] == ("200", "dynamic_default", False)
             assert settings["replica.lag.time.max.ms"][2]  # read-only: static
             # a topic's own setting still wins over the brokers' default
-            admin.alter_configs(topic, set={"min.insync.replicas": "1"})
+            admin.alter_configs(topic, set={"max.message.bytes": "1048588"})
             wait_for(lambda: not refused(), 30, interval_s=0.5, message="the topic's override applied")
-            admin.alter_configs(topic, delete=["min.insync.replicas"])
+            admin.alter_configs(topic, delete=["max.message.bytes"])
             wait_for(refused, 30, interval_s=0.5, message="back to the brokers' default")
         # one broker's own setting is layered over the default
-        r = run_cli("configs", "alter", "--broker", "1", "--add-config", "min.insync.replicas=1",
+        r = run_cli("configs", "alter", "--broker", "1", "--add-config", "message.max.bytes=1048588",
                     "--bootstrap-server", c.bootstrap)
         assert r.returncode == 0 and r.stdout.strip() == "Completed updating config for broker 1.", r.stderr
         r = run_cli("configs", "describe", "--broker", "1", "--bootstrap-server", c.bootstrap)
-        assert "min.insync.replicas=1\t(dynamic_broker)" in r.stdout, r.stdout
-        r = run_cli("configs", "alter", "--broker-defaults", "--delete-config", "min.insync.replicas",
+        assert "message.max.bytes=1048588\t(dynamic_broker)" in r.stdout, r.stdout
+        r = run_cli("configs", "alter", "--broker-defaults", "--delete-config", "message.max.bytes",
                     "--bootstrap-server", c.bootstrap)
         assert r.returncode == 0 and "default config for brokers" in r.stdout, r.stderr
         wait_for(lambda: json.loads(client.get("/config/brokers/<default>")[0])["config"] == {}, 10,
                  message="the default emptied")
-        wait_for(lambda: not refused(), 30, interval_s=0.5, message="acks=all accepted again")
+        wait_for(lambda: not refused(), 30, interval_s=0.5, message="a 1,000-byte record accepted again")
         # a setting that cannot change live: one line, exit 2, nothing stored
         r = run_cli("configs", "alter", "--broker-defaults", "--add-config", "replica.lag.time.max.ms=100",
                     "--bootstrap-server", c.bootstrap)
