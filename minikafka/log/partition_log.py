@@ -72,6 +72,9 @@ class PartitionLog:
         self.roll_ms = roll_ms
         self.segments: list[Segment] = [Segment(log_start_offset)]
         self.cleaned_upto = log_start_offset  # the log cleaner's first dirty offset
+        # (timestamp, offset) of the newest record of an active segment dropped because the
+        # log start reached the LEO, which Kafka would still hold (see advance_log_start)
+        self.emptied_max_timestamp: tuple[int, int] | None = None
 
     def __len__(self) -> int:
         return len(self._batches)
@@ -139,7 +142,12 @@ class PartitionLog:
 
     def advance_log_start(self, offset: int) -> list[Segment]:
         """Move the log start offset up to ``offset`` (never down, never past the LEO) and
-        drop the segments that end at or below it; returns the dropped segments."""
+        drop the segments that end at or below it; returns the dropped segments.
+
+        When the active segment goes too (the new start is the LEO), the log restarts
+        empty there, but remembers the newest record of that segment
+        (:attr:`emptied_max_timestamp`): Kafka keeps an active segment whatever the log
+        start, and its max-timestamp ListOffsets still finds that record."""
         offset = min(offset, self.log_end_offset)
         if offset <= self.log_start_offset:
             return []
@@ -150,12 +158,16 @@ class PartitionLog:
             n += 1
         if n == len(self.segments) - 1 and ends[-1] <= offset and self.segments[-1].size_bytes:
             # the active segment is wholly below the new start too: restart the log there
+            self.emptied_max_timestamp = _max_stamp(self.batches_from(self.segments[-1].base_offset),
+                                                    self.emptied_max_timestamp)
             dropped = list(self.segments)
             self._batches.clear()
             self._bases.clear()
             self.size_bytes = 0
             self.segments = [Segment(offset)]
             return dropped
+        if n:
+            self.emptied_max_timestamp = None  # Kafka's retention has deleted that segment by now
         dropped = self.segments[:n]
         if dropped:
             cut = bisect.bisect_left(self._bases, self.segments[n].base_offset)
@@ -218,19 +230,17 @@ class PartitionLog:
         return None
 
     def offset_of_max_timestamp(self, upto: int) -> tuple[int, int] | None:
-        """``(timestamp, offset)`` of the record with the largest timestamp below ``upto``
-        (the first such record on ties; transaction markers included, as in Kafka), or
-        None for an empty range (ListOffsets -3)."""
-        best: tuple[int, int] | None = None
-        for batch in self.batches_from(self.log_start_offset):
-            if batch.base_offset >= upto:
-                break
-            if best is not None and batch.max_timestamp <= best[0]:
-                continue
-            for ts, offset in _stamps(batch.data):
-                if offset < upto and (best is None or ts > best[0]):
-                    best = (ts, offset)
-        return best
+        """Kafka's ListOffsets -3 (KIP-734): ``(timestamp, offset)`` of the record with the
+        largest timestamp in the whole stored log (the first such record on ties;
+        transaction markers included), or None when the log holds none or that record is
+        at or above ``upto`` (the HW, or the LSO under read_committed).
+
+        As in Kafka, the search covers the records still stored below the log start
+        (DeleteRecords), the newest one of a segment emptied by the log start included
+        (:attr:`emptied_max_timestamp`), and it is not narrowed to the records below
+        ``upto``: a largest timestamp past the bound gives no answer at all."""
+        best = _max_stamp(iter(self._batches), self.emptied_max_timestamp)
+        return best if best is not None and best[1] < upto else None
 
     def truncate_to(self, offset: int) -> int:
         """Remove every record at ``offset`` and above; return the new LEO.
@@ -240,6 +250,8 @@ class PartitionLog:
         """
         if offset >= self.log_end_offset:
             return self.log_end_offset
+        if self.emptied_max_timestamp is not None and self.emptied_max_timestamp[1] >= offset:
+            self.emptied_max_timestamp = None
         i = self._index_of(max(offset, self.log_start_offset))
         for b in self._batches[i:]:
             self.size_bytes -= len(b.data)
@@ -265,6 +277,7 @@ class PartitionLog:
 
     def truncate_fully_and_start_at(self, offset: int) -> None:
         """Drop everything and restart the log at ``offset`` (a follower far behind a leader)."""
+        self.emptied_max_timestamp = None
         self._batches.clear()
         self._bases.clear()
         self.size_bytes = 0
@@ -293,6 +306,18 @@ class PartitionLog:
         if i < len(self._batches) and self._batches[i].base_offset <= offset:
             return self._batches[i].base_offset
         return offset
+
+
+def _max_stamp(batches: Iterator[StoredBatch], best: tuple[int, int] | None) -> tuple[int, int] | None:
+    """``(timestamp, offset)`` of the first record with the largest timestamp among
+    ``batches`` and ``best`` (an earlier record, which wins ties)."""
+    for batch in batches:
+        if best is not None and batch.max_timestamp <= best[0]:
+            continue
+        for ts, offset in _stamps(batch.data):
+            if best is None or ts > best[0]:
+                best = (ts, offset)
+    return best
 
 
 def _stamps(data: bytes) -> Iterator[tuple[int, int]]:
