@@ -64,26 +64,13 @@ def _op_index(path: str) -> int | None:
 
 
 ALLOWED: tuple[Allowed, ...] = (
-    Allowed("topic-znode-version", r"state znodes//brokers/topics/t\d/(version|topic_id|adding_replicas|removing_replicas)",
-            "minikafka writes a topic's assignment as version 1 without `topic_id` and the reassignment fields "
-            "(no topic IDs, KIP-516; docs/fidelity.md's ZooKeeper layout). Being changed: remove this entry "
-            "once /brokers/topics/T is version 3."),
-    Allowed("producer-state-after-delete-records",
-            r"op \d+ (produce|transaction|fence)/(delivered|open|late)/\d+/0|op \d+ (transaction|fence)/(end|first_commit)",
-            "After DeleteRecords moved a partition's log start past all of a producer's batches, minikafka has "
-            "forgotten the producer (docs/retention.md) and refuses its next batch with UNKNOWN_PRODUCER_ID or "
-            "OUT_OF_ORDER_SEQUENCE_NUMBER; Kafka keeps its state until producer.id.expiration.ms. Everything later "
-            "in the sequence follows from it. Being changed: remove this entry once producer state survives "
-            "DeleteRecords.", kafka=("NONE", "_FENCED"),
-            ours=("UNKNOWN_PRODUCER_ID", "OUT_OF_ORDER_SEQUENCE_NUMBER", "_FENCED", "INVALID_PRODUCER_EPOCH",
-                  "_INCONSISTENT"), after="delete_records", cascade=True),
     Allowed("producer-state-after-topic-recreation",
             r"op \d+ (produce|transaction|fence)/(delivered|open|late)/\d+/0|op \d+ (transaction|fence)/(end|first_commit)",
             "A topic deleted and created again under the same name: a producer that wrote to the old one sends its "
             "next sequence number to the new, empty partition. Kafka accepts it (a producer it has no state for on "
-            "that partition); minikafka refuses it with UNKNOWN_PRODUCER_ID (or OUT_OF_ORDER_SEQUENCE_NUMBER), as it "
-            "does after DeleteRecords (previous entry). Everything later in the sequence follows from it. Being "
-            "changed with the producer state across DeleteRecords.", kafka=("NONE", "_FENCED"),
+            "that partition); minikafka refuses a producer it has no state for with UNKNOWN_PRODUCER_ID (or "
+            "OUT_OF_ORDER_SEQUENCE_NUMBER), as Kafka did before 2.5 (docs/retention.md: our own producer relies on "
+            "that refusal to order its first batches). Everything later in the sequence follows from it.", kafka=("NONE", "_FENCED"),
             ours=("UNKNOWN_PRODUCER_ID", "OUT_OF_ORDER_SEQUENCE_NUMBER", "_FENCED", "INVALID_PRODUCER_EPOCH",
                   "_INCONSISTENT"), after="delete_topic", cascade=True),
     Allowed("decompressed-batch-cap",
@@ -109,6 +96,13 @@ ALLOWED: tuple[Allowed, ...] = (
             "next offset and reads the same records; the end state compares the whole logs. Only answers where "
             "Kafka's batches are a prefix of minikafka's are explained.",
             test=lambda d: _fewer(d)),
+    Allowed("time-lookup-below-the-log-start", r"op \d+ list_offsets/(leader_epoch|offset|timestamp)",
+            "ListOffsets by time after DeleteRecords: Kafka searches the first segment whose largest timestamp "
+            "reaches the time asked, and a segment wholly below the new log start stays on disk until the next "
+            "retention check (every 5 minutes), so when that segment is the first match and holds nothing at or "
+            "past the log start, Kafka answers -1 without looking further; minikafka drops such segments at once "
+            "and answers the first record at or after the time from the log start on. Kafka's answer depends on "
+            "when its retention check last ran.", kafka=-1, after="delete_records"),
     Allowed("marker-log-append-time", r"(state topics/t\d/\d+|op \d+ fetch)/batches/\d+/log_append_time",
             "A transaction marker (control batch) on a topic with message.timestamp.type=LogAppendTime: Kafka "
             "stamps it with the LogAppendTime attribute like every batch it appends; minikafka writes it with "
