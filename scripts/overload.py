@@ -54,6 +54,7 @@ from minikafka.errors import error_for  # noqa: E402
 from minikafka.protocol.kafka import frames  # noqa: E402
 from minikafka.protocol.kafka.apis import PRODUCE  # noqa: E402
 from minikafka.protocol.records.batch import encode_batch  # noqa: E402
+from minikafka.protocol.records.varint import varint_bytes  # noqa: E402
 
 TOPIC = "overload"
 
@@ -70,16 +71,6 @@ def rss_mb(pid: int, field: str = "VmRSS") -> float:
 
 
 # -- memory floods -------------------------------------------------------------------------
-
-def _zigzag(n: int) -> bytes:
-    n = (n << 1) ^ (n >> 63)
-    out = bytearray()
-    while n >= 0x80:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
-
 
 _CODECS = {"gzip": 1, "snappy": 2, "lz4": 3, "zstd": 4}
 
@@ -117,10 +108,10 @@ def _zeros_compressed(codec: str, prefix: bytes, size: int, suffix: bytes) -> by
 def bomb_batch(codec: str, size: int) -> bytes:
     """One record batch v2 holding one record whose value is ``size`` zero bytes, compressed
     with ``codec``: small on the wire, ``size`` bytes once decompressed."""
-    body_head = b"\x00" + _zigzag(0) + _zigzag(0) + _zigzag(-1) + _zigzag(size)
-    suffix = _zigzag(0)  # no headers
+    body_head = b"\x00" + varint_bytes(0) + varint_bytes(0) + varint_bytes(-1) + varint_bytes(size)
+    suffix = varint_bytes(0)  # no headers
     record_len = len(body_head) + size + len(suffix)
-    section = _zeros_compressed(codec, _zigzag(record_len) + body_head, size, suffix)
+    section = _zeros_compressed(codec, varint_bytes(record_len) + body_head, size, suffix)
     ts = int(time.time() * 1000)
     tail = (_CODECS[codec].to_bytes(2, "big") + (0).to_bytes(4, "big") + ts.to_bytes(8, "big") * 2
             + (-1).to_bytes(8, "big", signed=True) + (-1).to_bytes(2, "big", signed=True)

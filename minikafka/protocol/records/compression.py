@@ -173,6 +173,16 @@ _UINT32 = struct.Struct("<I")
 _UINT64 = struct.Struct("<Q")
 
 
+_SKIPPABLE_MAGIC = 0x184D2A50  # LZ4 and zstd alike: a frame of user data, its magic's low 4 bits free
+
+
+def _past_skippable_frame(data: memoryview, pos: int, codec: int) -> int:
+    """Where the skippable frame at ``pos`` ends (its 4-byte size follows the magic)."""
+    if len(data) - pos < 8:
+        raise _corrupt(codec, "truncated skippable frame")
+    return pos + 8 + _UINT32.unpack_from(data, pos + 4)[0]
+
+
 def _lz4_decompress(data: memoryview, max_size: int) -> bytes:
     """LZ4 frames walked block by block: the sizes the frames declare (content size,
     stored blocks) are checked against the cap first, then each block is decompressed
@@ -185,10 +195,8 @@ def _lz4_decompress(data: memoryview, max_size: int) -> bytes:
         if n - pos < 7:
             raise _corrupt(3, "truncated frame header")
         (magic,) = _UINT32.unpack_from(data, pos)
-        if magic & 0xFFFFFFF0 == 0x184D2A50:  # a skippable frame
-            if n - pos < 8:
-                raise _corrupt(3, "truncated skippable frame")
-            pos += 8 + _UINT32.unpack_from(data, pos + 4)[0]
+        if magic & 0xFFFFFFF0 == _SKIPPABLE_MAGIC:
+            pos = _past_skippable_frame(data, pos, 3)
             continue
         if magic != _LZ4_MAGIC:
             raise _corrupt(3, f"not an LZ4 frame (magic {magic:#010x})")
@@ -261,10 +269,8 @@ def _zstd_declared(data: memoryview) -> int:
         if n - pos < 5:
             raise _corrupt(4, "truncated frame header")
         (magic,) = _UINT32.unpack_from(data, pos)
-        if magic & 0xFFFFFFF0 == 0x184D2A50:  # a skippable frame
-            if n - pos < 8:
-                raise _corrupt(4, "truncated skippable frame")
-            pos += 8 + _UINT32.unpack_from(data, pos + 4)[0]
+        if magic & 0xFFFFFFF0 == _SKIPPABLE_MAGIC:
+            pos = _past_skippable_frame(data, pos, 4)
             continue
         if magic != _ZSTD_MAGIC:
             raise _corrupt(4, f"not a zstd frame (magic {magic:#010x})")
