@@ -557,8 +557,9 @@ class ReplicaManager:
                 entry = WritableTxnMarkerPartitionResult(topic=tp.topic, partition=tp.partition)
                 try:
                     p = self.leader_of(tp.topic, tp.partition)
-                    appended, eff = p.append_marker(marker.producer_id, marker.producer_epoch, marker.committed,
-                                                    marker.coordinator_epoch, now)
+                    appended, eff = p.append_marker(
+                        marker.producer_id, marker.producer_epoch, marker.committed, marker.coordinator_epoch, now,
+                        self.setting(tp.topic, "message.timestamp.type") == "LogAppendTime")
                     self.apply(p, eff)
                     waits.append((entry, p, appended.last_offset + 1, p.leader_term, marker))
                 except KafkaError as exc:

@@ -40,7 +40,7 @@ from ..errors import (
 from ..log.epoch_cache import UNDEFINED_EPOCH, LeaderEpochCache
 from ..log import cleaner, retention
 from ..log.partition_log import PartitionLog
-from ..protocol.batch_convert import convert as convert_batch
+from ..protocol.batch_convert import convert as convert_batch, stamp_log_append_time
 from ..protocol.records.batch import (
     HEADER_SIZE,
     MAX_DECOMPRESSED_BYTES,
@@ -415,15 +415,20 @@ class PartitionReplica:
                             -1 if log_append_time_ms is None else log_append_time_ms), eff
 
     def append_marker(self, producer_id: int, producer_epoch: int, committed: bool, coordinator_epoch: int,
-                      now_ms: int) -> tuple[AppendResult, Effects]:
+                      now_ms: int, log_append_time: bool = False) -> tuple[AppendResult, Effects]:
         """WriteTxnMarkers on the leader: append the COMMIT or ABORT control batch that ends
         ``producer_id``'s transaction here (stamped with ``now_ms``).  The LSO passes the
         transaction; an abort enters the aborted-transaction index.  A marker of an older
-        producer epoch or from an older coordinator than this partition saw is refused."""
+        producer epoch or from an older coordinator than this partition saw is refused.
+        With ``log_append_time`` (the topic's message.timestamp.type is LogAppendTime) the
+        control batch carries the LogAppendTime attribute and ``now_ms`` as its max
+        timestamp, as Kafka's leader stamps every batch it appends to such a topic."""
         self._require_leader()
         where = f"{self.topic}-{self.partition}"
         self.producers.check_marker(producer_id, producer_epoch, coordinator_epoch, where)
         raw = encode_marker(producer_id, producer_epoch, committed, coordinator_epoch, now_ms)
+        if log_append_time:
+            raw = stamp_log_append_time(raw, now_ms)
         offset = self.log_end_offset
         data = stamp(raw, offset, self.leader_epoch)
         header = replace(read_header(data), base_offset=offset, leader_epoch=self.leader_epoch)
