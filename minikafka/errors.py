@@ -37,6 +37,12 @@ class KafkaError(Exception):
     request, and a message quoting a 100 KB field 20,000 times would take gigabytes."""
 
     code: ErrorCode
+    #: KIP-467: the records of a refused produce batch that caused the refusal, as
+    #: ``(index in the batch, message)``; ProduceResponse v8+ carries them as
+    #: ``record_errors``, so that a client fails only those records with this error and
+    #: the others of the batch with its own "different record" error (librdkafka's
+    #: _INVALID_DIFFERENT_RECORD).  Empty for every other error.
+    record_errors: tuple[tuple[int, str | None], ...] = ()
 
     def __init__(self, message: str = "") -> None:
         message = message or self.code.description

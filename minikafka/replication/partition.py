@@ -31,6 +31,7 @@ from typing import Sequence
 from ..errors import (
     FencedLeaderEpochError,
     InvalidRecordError,
+    KafkaError,
     MessageTooLargeError,
     NotEnoughReplicasError,
     NotLeaderOrFollowerError,
@@ -143,6 +144,17 @@ class LeaderState:
     @classmethod
     def from_message(cls, m: dict) -> "LeaderState":
         return cls(m["leader"], m["leader_epoch"], tuple(m["isr"]), tuple(m["replicas"]), m["zk_version"], m["controller_epoch"])
+
+
+def refused_records(kind: type[KafkaError], errors: list[tuple[int, str]]) -> KafkaError:
+    """A batch refused because of some of its records (Kafka's RecordValidationException):
+    the error carries them as ``record_errors`` (index in the batch, why; KIP-467) and
+    says, as Kafka's does, how many there are and the first three."""
+    shown = ", ".join(f"RecordError(batchIndex={i}, message='{m}')" for i, m in errors[:3])
+    exc = kind(f"One or more records have been rejected due to {len(errors)} record errors in total, and only "
+               f"showing the first three errors at most: [{shown}]")
+    exc.record_errors = tuple(errors)
+    return exc
 
 
 @dataclass(frozen=True)
@@ -381,9 +393,11 @@ class PartitionReplica:
                                      "(transaction markers come from the transaction coordinator)")
         if self.compacted:
             for h, raw in batches:
-                if any(r.key is None for r in iter_records(raw, validate=False)):
-                    raise InvalidRecordError(f"compacted topic cannot accept a record without a key "
-                                             f"({self.topic}-{self.partition})")
+                keyless = [i for i, r in enumerate(iter_records(raw, validate=False)) if r.key is None]
+                if keyless:
+                    raise refused_records(InvalidRecordError, [
+                        (i, f"Compacted topic cannot accept message without key in topic partition "
+                            f"{self.topic}-{self.partition}") for i in keyless])
         eff = Effects()
         # Idempotent producers: a retried batch (same producer, epoch and sequences as
         # one of its last 5) is answered with its original offsets and not written

@@ -95,6 +95,14 @@ class _PerTopic(Protocol):
 E = TypeVar("E", bound=_PerTopic)
 
 
+def _record_errors(exc: KafkaError | None) -> list[dict]:
+    """ProduceResponse v8+ ``record_errors`` (KIP-467): the records of a refused batch that
+    caused the refusal, by their index in the batch (empty for any other answer)."""
+    if exc is None or not exc.record_errors:
+        return []
+    return [{"batch_index": i, "batch_index_error_message": m} for i, m in exc.record_errors]
+
+
 def _code(exc: KafkaError | None) -> int:
     return 0 if exc is None else exc.code.code
 
@@ -286,7 +294,8 @@ class KafkaHandlers:
                                                                   partitions=ok), conn.context())
             results = [{"topic": e.topic, "index": e.partition, "error_code": _code(e.error),
                         "error_message": e.error.message if e.error else None, "base_offset": e.base_offset,
-                        "log_start_offset": e.log_start_offset, "log_append_time_ms": e.log_append_time}
+                        "log_start_offset": e.log_start_offset, "log_append_time_ms": e.log_append_time,
+                        "record_errors": _record_errors(e.error)}
                        for e in answer.partitions]
             missing = InvalidRecordError("no records")
             results += [{"topic": t, "index": p, "error_code": _code(missing), "error_message": missing.message,

@@ -1,0 +1,96 @@
+"""KIP-467: a produce batch refused because of some of its records names them.
+
+As Kafka's LogValidator, the leader refuses a batch with a keyless record on a compacted
+topic with INVALID_RECORD and the index of every keyless record in the batch
+(``record_errors``), and ProduceResponse v8+ carries them with ``error_message``, so that
+librdkafka fails those records with INVALID_RECORD and the other records of the batch with
+_INVALID_DIFFERENT_RECORD, as against Kafka (found by the differential fuzzer)."""
+from __future__ import annotations
+
+import asyncio
+from types import SimpleNamespace
+
+import pytest
+
+from minikafka.broker.kafka.connection import Connection
+from minikafka.broker.kafka.handlers import KafkaHandlers
+from minikafka.errors import InvalidRecordError
+from minikafka.protocol.kafka import apis, frames
+from minikafka.protocol.records.batch import encode_batch
+from minikafka.protocol.rpc.types import ProducePartitionResponse, ProduceResponse
+from minikafka.replication.partition import LeaderState, PartitionReplica, refused_records
+
+WHY = "Compacted topic cannot accept message without key in topic partition c-0"
+
+
+def compacted_leader() -> PartitionReplica:
+    p = PartitionReplica("c", 0, 1)
+    p.become_leader(LeaderState(1, 0, (1,), (1,), 0, 1), 0)
+    p.compacted = True
+    return p
+
+
+def test_the_keyless_records_of_a_batch_for_a_compacted_topic_are_named_by_their_index():
+    p = compacted_leader()
+    batch = encode_batch([(b"k0", b"a", None, 0), (None, b"b", None, 0), (b"k2", b"c", None, 0),
+                          (None, b"d", None, 0)])
+    with pytest.raises(InvalidRecordError) as refused:
+        p.append_as_leader(batch, 1, 1)
+    assert refused.value.record_errors == ((1, WHY), (3, WHY))
+    assert refused.value.message == (
+        "One or more records have been rejected due to 2 record errors in total, and only showing the first three "
+        f"errors at most: [RecordError(batchIndex=1, message='{WHY}'), RecordError(batchIndex=3, message='{WHY}')]")
+    assert p.log_end_offset == 0  # nothing of the batch is stored
+    p.append_as_leader(encode_batch([(b"k0", b"a", None, 0)]), 1, 1)  # keyed records are taken
+    assert p.log_end_offset == 1
+
+
+def test_the_message_shows_the_first_three_record_errors_and_counts_them_all():
+    exc = refused_records(InvalidRecordError, [(i, f"r{i}") for i in range(5)])
+    assert exc.message.startswith("One or more records have been rejected due to 5 record errors in total")
+    assert "batchIndex=2" in exc.message and "batchIndex=3" not in exc.message
+    assert len(exc.record_errors) == 5
+    assert InvalidRecordError("other").record_errors == ()  # other errors name no records
+
+
+class _Data:
+    """The request layer's produce, answering one refused partition."""
+
+    def __init__(self, error) -> None:  # noqa: ANN001
+        self.error = error
+
+    async def produce(self, req, ctx) -> ProduceResponse:  # noqa: ANN001
+        return ProduceResponse(partitions=[ProducePartitionResponse(
+            topic="c", partition=0, base_offset=-1, log_append_time=-1, log_start_offset=-1, error=self.error)])
+
+
+def _answer(error, version: int) -> dict:  # noqa: ANN001
+    """The Produce answer the Kafka listener encodes for ``error`` at ``version``, decoded as
+    a client reads it."""
+    handlers = SimpleNamespace(layer=SimpleNamespace(data=_Data(error)))
+    request = {"acks": -1, "timeout_ms": 1000, "transactional_id": None,
+               "topic_data": [{"name": "c", "partition_data": [{"index": 0, "records": b"x"}]}]}
+    body = asyncio.run(KafkaHandlers.produce(handlers, version, request, Connection(external=False, peer="x")))
+    frame = frames.encode_response(apis.PRODUCE, version, 7, body)
+    correlation, decoded = frames.decode_response(apis.PRODUCE, version, frame[4:])
+    assert correlation == 7
+    [topic] = decoded["responses"]
+    [partition] = topic["partition_responses"]
+    return partition
+
+
+def test_produce_v8_carries_the_record_errors_and_the_error_message():
+    error = refused_records(InvalidRecordError, [(1, WHY), (3, WHY)])
+    got = _answer(error, 8)
+    assert got["error_code"] == InvalidRecordError.code.code
+    assert got["record_errors"] == [{"batch_index": 1, "batch_index_error_message": WHY},
+                                    {"batch_index": 3, "batch_index_error_message": WHY}]
+    assert got["error_message"] == error.message
+
+
+def test_a_produce_answer_without_record_errors_has_an_empty_list_and_v7_has_no_such_fields():
+    assert _answer(InvalidRecordError("a whole batch refused"), 9)["record_errors"] == []
+    assert _answer(None, 9)["record_errors"] == [] and _answer(None, 9)["error_message"] is None
+    v7 = _answer(refused_records(InvalidRecordError, [(0, WHY)]), 7)  # read back with the fields' defaults
+    assert v7["error_code"] == InvalidRecordError.code.code
+    assert v7["record_errors"] == [] and v7["error_message"] is None
