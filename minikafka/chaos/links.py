@@ -260,30 +260,40 @@ class Links:
 
     # -- cuts ---------------------------------------------------------------------------
     def cut(self, src: Endpoint, dst: Endpoint, *, only: str | None = None, both_ways: bool = False,
-            reject: bool = False) -> Cut:
+            reject: bool = False, loss: float | None = None) -> Cut:
         """Drop what ``src`` sends to ``dst``: its requests on the connections it opened to
         ``dst`` and its answers on the connections ``dst`` opened to it (``only``:
         ``"requests"`` or ``"answers"``).  ``both_ways`` cuts ``dst`` to ``src`` as well;
-        ``reject`` resets connections instead of dropping packets silently."""
+        ``reject`` resets connections instead of dropping packets silently; ``loss``
+        (between 0 and 1) drops only that share of the packets, at random
+        (``-m statistic --mode random``): TCP retransmits them, so the link is slow
+        rather than cut."""
         if only not in (None, "requests", "answers"):
             raise ValueError("only must be None, 'requests' or 'answers'")
+        if loss is not None and not 0 < loss < 1:
+            raise ValueError(f"loss must be between 0 and 1, got {loss}")
         target = ["REJECT", "--reject-with", "tcp-reset"] if reject else ["DROP"]
+        if loss is not None:
+            target = ["-m", "statistic", "--mode", "random", "--probability", f"{loss:.4f}", "-j", *target]
+        else:
+            target = ["-j", *target]
         rules: list[list[str]] = []
         pairs = [(src, dst), (dst, src)] if both_ways else [(src, dst)]
         for a, b in pairs:
             if only in (None, "requests") and a.cgroup is not None and b.ports:
                 rules.append(["-o", "lo", "-p", "tcp", "-m", "cgroup", "--path", a.cgroup,
-                              "-m", "multiport", "--dports", ",".join(map(str, b.ports)), "-j", *target])
+                              "-m", "multiport", "--dports", ",".join(map(str, b.ports)), *target])
             if only in (None, "answers") and b.mark and a.ports:
                 rules.append(["-o", "lo", "-p", "tcp", "-m", "multiport", "--sports", ",".join(map(str, a.ports)),
                               "-m", "conntrack", "--ctdir", "REPLY",
-                              "-m", "connmark", "--mark", f"{b.mark << MARK_SHIFT:#x}/{MARK_MASK:#x}", "-j", *target])
+                              "-m", "connmark", "--mark", f"{b.mark << MARK_SHIFT:#x}/{MARK_MASK:#x}", *target])
         if not rules:
             raise LinkFaultError(f"nothing to cut from {src.name} to {dst.name}: neither opens connections "
                                  f"to the other from a cgroup of this run")
         what = {None: "everything", "requests": "the requests", "answers": "the answers"}[only]
         arrow = "<->" if both_ways else "->"
-        desc = f"{'reject' if reject else 'drop'} {what} {src.name} {arrow} {dst.name}"
+        share = f" ({loss:.0%} of the packets)" if loss is not None else ""
+        desc = f"{'reject' if reject else 'drop'} {what}{share} {src.name} {arrow} {dst.name}"
         return self._add(Cut(desc, rules))
 
     def block_port(self, port: int, reject: bool = True) -> Cut:

@@ -23,7 +23,7 @@ from typing import Sequence
 
 from ..config import BrokerConfig, parse_overrides
 from ..errors import ClientError, InvalidConfigError, KafkaError, NetworkExceptionError
-from . import acl_commands, bench, client_commands, group_commands, kafka_spellings, listener_probe, reference_commands, scenario, sim, spark_commands, txn_commands, watch
+from . import acl_commands, bench, client_commands, fault_commands, group_commands, kafka_spellings, listener_probe, reference_commands, scenario, sim, spark_commands, txn_commands, watch
 from .common import broker_id, merge_named
 
 EXIT_USAGE = 2
@@ -649,6 +649,7 @@ def build_parser() -> ArgumentParser:
     sim.add_parsers(sub)
     reference_commands.add_parsers(sub)
     spark_commands.add_parsers(sub)
+    fault_commands.add_parsers(sub)
     return parser
 
 
