@@ -7,7 +7,9 @@ is muted, so a retried batch is always written before the batches behind it:
 per-partition order holds, retries included.  An idempotent producer keeps up to
 ``max_in_flight_requests_per_connection`` batches of a partition in flight, but
 only full ones go beside another: while a request is in flight, the partition's
-records gather in its next batch (see ``_muted``).  Retriable errors refresh
+records gather in its next batch (see ``_muted``); and only once the partition's
+leader has taken a batch of the producer's current id and epoch (see
+``_leader_knows``).  Retriable errors refresh
 metadata, back off ``retry_backoff_ms`` and retry until ``delivery_timeout_ms``
 after the batch was created; other errors fail the records' futures.
 
@@ -17,9 +19,12 @@ every batch, on its first send, the next sequence numbers of its partition; a re
 resends the same bytes, so a leader (old or new) that already has the batch answers
 with its original offsets instead of writing it again.  Without idempotence a retry
 after an indefinite error (a timeout, a dropped connection) may write a record twice.
-If a partition's sequences break anyway (a batch expired after a send, or the broker
-lost the producer's state), the batch fails with OUT_OF_ORDER_SEQUENCE_NUMBER or
-UNKNOWN_PRODUCER_ID and the producer takes a new producer id for what follows.
+A leader that has no state for the producer (a new partition, a topic deleted and
+created again, a producer expired by ``producer.id.expiration.ms``) takes its next
+batch at whatever sequence it carries, as Kafka 2.5+ does, and the producer goes on.
+If a partition's sequences break anyway (a batch expired after a send), the batch
+fails with OUT_OF_ORDER_SEQUENCE_NUMBER (or, from an older broker, UNKNOWN_PRODUCER_ID)
+and the producer takes a new producer id for what follows.
 """
 from __future__ import annotations
 
@@ -45,6 +50,11 @@ NOT_PLACED, PLACED, PLACED_WAKE = 0, 1, 2
 
 # Extra time the client gives a produce answer beyond the broker-side timeout.
 RESPONSE_MARGIN_MS = 5000
+
+# How long after its last answer a partition's leader is taken to still hold the
+# producer's state (see AIOProducer._leader_knows).  A leader forgets an idle producer
+# after producer.id.expiration.ms (Kafka's default: one day), far longer than this.
+LEADER_KNOWS_MS = 1000
 
 
 def normalize_acks(acks: Any) -> int:
@@ -154,6 +164,9 @@ class AIOProducer:
         self.producer_id = -1
         self.producer_epoch = -1
         self._next_seq: dict[tuple[str, int], int] = {}
+        # Partition -> (producer id, epoch, topic id, leader, leader epoch, time) of the
+        # last batch its leader took, at that time: see _leader_knows.
+        self._taken: dict[tuple[str, int], tuple[int, int, str, int, int, int]] = {}
         self._pid_task: asyncio.Task | None = None
         if batch_size < 1:
             raise errors.ClientError("batch_size must be at least 1")
@@ -355,6 +368,7 @@ class AIOProducer:
         await txn.init()
         self.producer_id, self.producer_epoch = txn.producer_id, txn.producer_epoch
         self._next_seq.clear()
+        self._taken.clear()
 
     def begin_transaction(self) -> None:
         """Start a transaction: the records sent until commit or abort belong to it."""
@@ -555,7 +569,7 @@ class AIOProducer:
             if txn is None:
                 self._maybe_init_producer_id()
             return max(1, self.retry_backoff_ms)
-        ready, delay = self._acc.ready(now, self._muted(), flushing=bool(self._flushing or self._closing))
+        ready, delay = self._acc.ready(now, self._muted(now), flushing=bool(self._flushing or self._closing))
         if not ready:
             return delay
         by_leader: dict[int, list[ProducerBatch]] = {}
@@ -593,11 +607,12 @@ class AIOProducer:
             task.add_done_callback(self._tasks.discard)
         return delay
 
-    def _muted(self) -> set[tuple[str, int]]:
+    def _muted(self, now: int) -> set[tuple[str, int]]:
         """Partitions that may not send now: at their in-flight limit; with a retried
         batch first in line while others are still in flight (a retry goes alone, so the
-        batches behind it cannot overtake it again); or with a batch in flight and the
-        next one not yet full.
+        batches behind it cannot overtake it again); with a batch in flight and the
+        next one not yet full; or with a batch in flight to a leader that may not know
+        the producer (:meth:`_leader_knows`).
 
         The last rule makes a partition's requests fewer and larger when records come
         faster than its acknowledgements (``linger_ms=0`` at a high rate): the records
@@ -608,9 +623,38 @@ class AIOProducer:
         the acknowledgement by about 40 % (docs/performance.md)."""
         limit = self._partition_in_flight
         head = self._acc.head
+        knows = self._leader_knows
         # a batch with another behind it is closed (the record that made the new one closed it)
         return {tp for tp, n in self._inflight_tp.items()
-                if n >= limit or ((b := head(tp)) is not None and (b.attempts or not b.closed))}
+                if n >= limit or ((b := head(tp)) is not None and (b.attempts or not b.closed))
+                or not knows(tp, now)}
+
+    def _leader_knows(self, tp: tuple[str, int], now: int) -> bool:
+        """Whether ``tp``'s leader holds this producer's state, so that a batch sent
+        beside another cannot be written before it: the leader refuses a batch that
+        overtook its predecessor by its sequence number (OUT_OF_ORDER_SEQUENCE_NUMBER)
+        only for a producer it knows.  One it does not know (its first batch here, a
+        topic deleted and created again, a producer expired) is taken at any sequence,
+        as in Kafka 2.5+, where a connection's requests are answered in order; ours go
+        on several connections.  So a partition sends one batch at a time until its
+        leader took one of the current producer id and epoch, and again when the leader
+        or the topic changed since, or when that was more than :data:`LEADER_KNOWS_MS`
+        ago (an idle producer expires: producer.id.expiration.ms)."""
+        k = self._taken.get(tp)
+        if k is None or k[0] != self.producer_id or k[1] != self.producer_epoch or now - k[5] > LEADER_KNOWS_MS:
+            return False
+        t = self._meta.topics.get(tp[0])
+        p = None if t is None else t.partitions.get(tp[1])
+        return p is not None and (t.topic_id, p.leader, p.leader_epoch) == k[2:5]
+
+    def _note_taken(self, batch: ProducerBatch, leader: int, now: int) -> None:
+        """``leader`` took ``batch``: while it leads, it knows the producer (see :meth:`_leader_knows`)."""
+        if batch.producer_id != self.producer_id or batch.producer_epoch != self.producer_epoch:
+            return
+        t = self._meta.topics.get(batch.topic)
+        p = None if t is None else t.partitions.get(batch.partition)
+        if p is not None and p.leader == leader:
+            self._taken[batch.tp] = (batch.producer_id, batch.producer_epoch, t.topic_id, leader, p.leader_epoch, now)
 
     def _place_waiting(self, now: int) -> None:
         for topic in list(self._waiting):
@@ -686,6 +730,8 @@ class AIOProducer:
                     self._handle_error(b, errors.error_for(p["error_code"], p.get("message") or ""))
                 else:
                     b.complete(p.get("base_offset", -1), p.get("log_append_time", -1))
+                    if b.producer_id >= 0:
+                        self._note_taken(b, leader, now_ms())
         except asyncio.CancelledError:
             for b in batches:
                 b.fail(errors.ClientError("the producer was closed before the answer arrived"))
@@ -714,6 +760,7 @@ class AIOProducer:
         answer = await self._meta.call_any("init_producer_id", {}, timeout_s, attempt_timeout_s=min(5.0, timeout_s))
         self.producer_id, self.producer_epoch = answer["producer_id"], answer["producer_epoch"]
         self._next_seq.clear()
+        self._taken.clear()
 
     def _maybe_init_producer_id(self) -> None:
         if self._pid_task is not None and not self._pid_task.done():
@@ -732,6 +779,7 @@ class AIOProducer:
 
     def _handle_error(self, batch: ProducerBatch, exc: errors.KafkaError) -> None:
         now = now_ms()
+        self._taken.pop(batch.tp, None)  # a new leader, a new topic, lost state: one batch at a time again
         if (self.enable_idempotence and batch.sent_behind and batch.producer_id == self.producer_id
                 and isinstance(exc, (errors.OutOfOrderSequenceNumberError, errors.UnknownProducerIdError))
                 and now - batch.created_ms < self.delivery_timeout_ms):

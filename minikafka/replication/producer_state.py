@@ -13,18 +13,22 @@ no producer id (-1)                                    appended, no bookkeeping
 same first and last sequence as one of the last 5      a duplicate: not appended again;
 batches of this producer and epoch                     answered with the original offsets
 epoch older than the producer's current epoch          INVALID_PRODUCER_EPOCH (a zombie)
+unknown producer (no state here), any epoch/sequence   appended: its state starts here
 newer epoch, base sequence not 0                       OUT_OF_ORDER_SEQUENCE_NUMBER
-unknown producer, base sequence not 0                  UNKNOWN_PRODUCER_ID
 same epoch, base sequence not last sequence + 1        OUT_OF_ORDER_SEQUENCE_NUMBER
+(not 0, when only a marker of it is here)
 anything else                                          appended; the window moves on
 =====================================================  ===============================
 
-Kafka's leader (2.5+, KIP-360) takes an unknown producer's batch at any sequence; here it
-must start at 0, because minikafka's own producer sends over several connections at once
-and relies on that refusal to put its first batches back in order
-(docs/performance.md).  Since producers are kept across log-start moves, a producer is
-unknown only after producer.id.expiration.ms or on a replica that restarted its log at
-its leader's log start (docs/retention.md).
+An unknown producer's batch is taken at any sequence, as by Kafka's leader since 2.5
+(KIP-360; ``ProducerAppendInfo.checkSequence`` accepts any first sequence when the
+producer has no epoch in the partition): the partition may have lost the producer's
+state (``producer.id.expiration.ms``, a replica that restarted its log at its leader's
+log start, docs/retention.md) or may be new (a topic deleted and created again under the
+same name), and the producer simply goes on with its sequence.  Only a producer the
+partition knows is held to its sequence, so a client that sends a partition's batches
+concurrently must not do so before the leader has taken one of them (minikafka's own
+producer sends one batch at a time until then, docs/performance.md).
 
 Followers do the same bookkeeping when they append what the leader replicated
 (:meth:`ProducerStateManager.update`), without the checks, so a follower that
@@ -71,7 +75,6 @@ from ..errors import (
     KafkaStorageError,
     OutOfOrderSequenceNumberError,
     TransactionCoordinatorFencedError,
-    UnknownProducerIdError,
 )
 from ..protocol.records.batch import BatchHeader
 from ..protocol.records.control import ABORT, COMMIT
@@ -225,10 +228,7 @@ class ProducerStateManager:
         where = f" on {topic_partition}" if topic_partition else ""
         last_seq = next_sequence(h.base_sequence, h.last_offset_delta)
         if entry is None:
-            if h.base_sequence != 0:
-                raise UnknownProducerIdError(
-                    f"producer {pid} has no state{where} and its batch starts at sequence {h.base_sequence}, not 0")
-            return None
+            return None  # no state here (new, expired, or lost with the log): any sequence starts it
         if h.producer_epoch < entry.epoch:
             raise InvalidProducerEpochError(
                 f"producer {pid} epoch {h.producer_epoch} is older than its current epoch {entry.epoch}{where}")

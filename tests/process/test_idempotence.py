@@ -1,7 +1,8 @@
 """Idempotent producers on real brokers: a retried batch is written once, also by a new
-leader after the old one was SIGKILLed; sequence gaps and fenced epochs are refused;
-producer ids come from blocks in /latest_producer_id_block; Kafka clients with
-enable.idempotence get the same guarantees."""
+leader after the old one was SIGKILLed; sequence gaps and fenced epochs are refused; a
+producer the partition does not know (a topic deleted and created again) is taken at its
+next sequence, as by Kafka 2.5+; producer ids come from blocks in
+/latest_producer_id_block; Kafka clients with enable.idempotence get the same guarantees."""
 from __future__ import annotations
 
 import json
@@ -12,7 +13,7 @@ from collections import Counter
 
 import pytest
 
-from minikafka import Admin, Consumer, Producer, TopicPartition
+from minikafka import Admin, Consumer, Producer, TopicPartition, errors
 from minikafka.protocol.rpc.codec import pack, unpack
 from minikafka.protocol.records.batch import encode_batch
 from minikafka.zk import layout
@@ -79,15 +80,20 @@ def test_a_retried_batch_is_written_once_and_gaps_and_old_epochs_are_refused(clu
     assert produce(cluster, leader, topic, batch(pid, 2, [b"c"]))["base_offset"] == 2
     gap = produce(cluster, leader, topic, batch(pid, 9, [b"x"]))
     assert gap["error"] == "OUT_OF_ORDER_SEQUENCE_NUMBER"
-    unknown = produce(cluster, leader, topic, batch(pid + 1_000_000, 4, [b"x"]))
-    assert unknown["error"] == "UNKNOWN_PRODUCER_ID"
-    assert produce(cluster, leader, topic, batch(pid, 0, [b"d"], epoch=1))["base_offset"] == 3  # epoch bump
+    # a producer this partition has no state for starts at whatever sequence it carries (Kafka 2.5+)
+    other = pid + 1_000_000
+    unknown = produce(cluster, leader, topic, batch(other, 4, [b"u"]))
+    assert (unknown["error"], unknown["base_offset"]) == ("NONE", 3)
+    assert produce(cluster, leader, topic, batch(other, 6, [b"x"]))["error"] == "OUT_OF_ORDER_SEQUENCE_NUMBER"
+    assert produce(cluster, leader, topic, batch(pid, 0, [b"d"], epoch=1))["base_offset"] == 4  # epoch bump
     zombie = produce(cluster, leader, topic, batch(pid, 3, [b"x"], epoch=0))
     assert zombie["error"] == "INVALID_PRODUCER_EPOCH"
-    assert values(cluster, topic, 4) == [b"a", b"b", b"c", b"d"]
+    assert values(cluster, topic, 5) == [b"a", b"b", b"c", b"u", b"d"]
     # the leader shows its producer; `topics describe --json` carries the same list
     producers = wait_for(lambda: describe(cluster, topic).producers, 10, message="producer state")
-    assert producers == [{"producer_id": pid, "producer_epoch": 1, "last_sequence": 0, "last_offset": 3,
+    assert producers == [{"producer_id": pid, "producer_epoch": 1, "last_sequence": 0, "last_offset": 4,
+                          "last_timestamp": 1_700_000_000_000},
+                         {"producer_id": other, "producer_epoch": 0, "last_sequence": 4, "last_offset": 3,
                           "last_timestamp": 1_700_000_000_000}]
     from process_helpers import run_cli
 
@@ -188,3 +194,64 @@ def test_confluent_kafka_idempotent_producer_through_a_leader_kill(make_cluster)
     counts = Counter(int(v) for v in stored)
     assert not [v for v, n in counts.items() if n > 1], "duplicates"
     assert set(acked) <= set(counts) and len(acked) == 2000
+
+
+def recreate(cluster, topic: str) -> None:
+    """Delete ``topic`` and create it again under the same name (a new topic id, empty)."""
+    with Admin(cluster.bootstrap) as admin:
+        old_id = admin.describe_topics([topic])[0].topic_id
+        admin.delete_topic(topic)
+
+    def created() -> bool:
+        try:
+            with Admin(cluster.bootstrap) as admin:
+                admin.create_topic(topic, partitions=1, replication_factor=3, config={"min.insync.replicas": "2"})
+            return True
+        except errors.TopicAlreadyExistsError:  # its deletion is still under way
+            return False
+
+    wait_for(created, 60, message=f"{topic} created again")
+    wait_for(lambda: describe(cluster, topic).leader >= 0, 30, message="a leader of the new topic")
+    with Admin(cluster.bootstrap) as admin:
+        assert admin.describe_topics([topic])[0].topic_id != old_id
+
+
+def test_confluent_kafka_goes_on_in_a_topic_deleted_and_created_again(cluster):
+    """librdkafka's idempotent producer keeps its producer id, epoch and the partition's
+    next sequence number across the deletion; the new, empty partition has no state for it
+    and takes that sequence, as Kafka 2.5+ does (a leader that answers UNKNOWN_PRODUCER_ID
+    instead makes librdkafka bump its epoch and start again at sequence 0)."""
+    from confluent_kafka import Producer as CProducer
+
+    topic = new_topic(cluster)
+    reports: list[tuple[str | None, bytes]] = []
+    p = CProducer({"bootstrap.servers": cluster.kafka_bootstrap, "enable.idempotence": True, "linger.ms": 5,
+                   "message.timeout.ms": 60000})
+
+    def send(tag: str) -> None:
+        for i in range(5):
+            p.produce(topic, f"{tag}{i}".encode(), partition=0,
+                      on_delivery=lambda err, msg: reports.append((err and err.name(), msg.value())))
+        assert p.flush(60) == 0
+
+    send("old")
+    (before,) = wait_for(lambda: describe(cluster, topic).producers, 10, message="producer state")
+    assert before["last_sequence"] == 4
+    recreate(cluster, topic)
+    send("new")
+    assert reports == [(None, f"{tag}{i}".encode()) for tag in ("old", "new") for i in range(5)]
+    assert values(cluster, topic, 5) == [b"new%d" % i for i in range(5)]
+    # the same producer id and epoch, sequences 5-9: taken as they came, no epoch bump to recover
+    (after,) = wait_for(lambda: describe(cluster, topic).producers, 10, message="producer state")
+    assert (after["producer_id"], after["producer_epoch"], after["last_sequence"], after["last_offset"]) == \
+        (before["producer_id"], before["producer_epoch"], 9, 4)
+
+
+def test_our_producer_goes_on_in_a_topic_deleted_and_created_again(cluster):
+    topic = new_topic(cluster)
+    with Producer(cluster.bootstrap, acks="all", linger_ms=0, retry_backoff_ms=50) as p:
+        assert [p.send(topic, b"old%d" % i, partition=0).result(30).offset for i in range(5)] == list(range(5))
+        recreate(cluster, topic)
+        futs = [p.send(topic, b"new%d" % i, partition=0) for i in range(5)]
+        assert [f.result(60).offset for f in futs] == list(range(5))
+    assert values(cluster, topic, 5) == [b"new%d" % i for i in range(5)]

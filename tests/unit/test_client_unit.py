@@ -391,15 +391,14 @@ class FakeBroker:
         return {"partitions": out}
 
     def _sequence_error(self, tp: tuple[str, int], records: bytes) -> int:
-        """0, or UNKNOWN_PRODUCER_ID / OUT_OF_ORDER_SEQUENCE_NUMBER as a leader answers a
-        batch that does not continue its producer's sequence (and records it when it does)."""
+        """0, or OUT_OF_ORDER_SEQUENCE_NUMBER as a leader answers a batch that does not
+        continue its producer's sequence (and records it when it does).  A producer the
+        partition has no state for is taken at any sequence, as by Kafka 2.5+."""
         for h, _ in split_batches(records):
             if h.producer_id < 0:
                 continue
             key = (h.producer_id, tp)
             expected = self.next_seq.get(key)
-            if expected is None and h.base_sequence != 0:
-                return 59
             if expected is not None and h.base_sequence != expected:
                 return 45
             self.next_seq[key] = h.base_sequence + h.record_count
@@ -588,7 +587,27 @@ def test_a_batch_that_overtakes_its_predecessor_is_refused_and_sent_again_after_
 
     broker.create("t", 1)
     broker.check_sequences = True
-    broker.hold_first[("t", 0)] = 0.5  # the first produce is slow: the next (full) batches overtake it
+    p = Producer(broker.bootstrap, acks="all", linger_ms=0, batch_size=200, retry_backoff_ms=10,
+                 max_in_flight_requests_per_connection=5)
+    first = p.send("t", b"v00").result(10)  # the leader knows the producer from here on
+    broker.hold_first[("t", 0)] = 0.5  # the next produce is slow: the (full) batches behind it overtake it
+    futs = [p.send("t", b"v%02d" % i) for i in range(1, 40)]
+    p.flush()
+    p.close()
+    assert [first.offset] + [f.result().offset for f in futs] == list(range(40))
+    assert [r[1][-3:] for r in _log_values(broker, ("t", 0))] == [b"v%02d" % i for i in range(40)]
+    sent = _sent_batches(broker)
+    assert len(sent) > len(set(sent)), "a batch that overtook its predecessor was sent again"
+
+
+def test_a_producers_first_batches_to_a_leader_go_one_at_a_time(broker):
+    """A leader takes a batch of a producer it has no state for at any sequence (Kafka
+    2.5+), so it cannot refuse a batch that overtook the producer's first one: until the
+    leader took one, the partition's batches go one at a time, in order."""
+    from minikafka import Producer
+
+    broker.create("t", 1)
+    broker.hold_first[("t", 0)] = 0.5  # the first produce is slow: nothing may overtake it
     p = Producer(broker.bootstrap, acks="all", linger_ms=0, batch_size=200, retry_backoff_ms=10,
                  max_in_flight_requests_per_connection=5)
     futs = [p.send("t", b"v%02d" % i) for i in range(40)]
@@ -597,32 +616,54 @@ def test_a_batch_that_overtakes_its_predecessor_is_refused_and_sent_again_after_
     assert [f.result().offset for f in futs] == list(range(40))
     assert [r[1][-3:] for r in _log_values(broker, ("t", 0))] == [b"v%02d" % i for i in range(40)]
     sent = _sent_batches(broker)
-    assert len(sent) > len(set(sent)), "a batch that overtook its predecessor was sent again"
+    assert sent[1][2] == sent[0][3], "the second request carries the batch after the first"
+
+
+def test_a_leader_that_may_have_forgotten_an_idle_producer_gets_one_batch_at_a_time(broker, monkeypatch):
+    """An idle producer's state expires on the leader (producer.id.expiration.ms): after
+    LEADER_KNOWS_MS without an answer the partition starts again with one batch in flight."""
+    from minikafka import Producer
+    from minikafka.client import producer as producer_mod
+
+    monkeypatch.setattr(producer_mod, "LEADER_KNOWS_MS", 50)
+    broker.create("t", 1)
+    p = Producer(broker.bootstrap, acks="all", linger_ms=0, batch_size=200, retry_backoff_ms=10,
+                 max_in_flight_requests_per_connection=5)
+    assert p.send("t", b"v00").result(10).offset == 0
+    broker.next_seq.clear()  # the leader expired the producer
+    time.sleep(0.2)
+    broker.hold_first[("t", 0)] = 0.5
+    futs = [p.send("t", b"v%02d" % i) for i in range(1, 40)]
+    p.flush()
+    p.close()
+    assert [f.result().offset for f in futs] == list(range(1, 40))
+    assert [r[1][-3:] for r in _log_values(broker, ("t", 0))] == [b"v%02d" % i for i in range(40)]
 
 
 def test_while_a_batch_is_in_flight_the_next_waits_for_its_answer_unless_it_fills(broker):
     from minikafka import Producer
 
     broker.create("t", 1)
-    broker.hold_first[("t", 0)] = 0.5  # the first produce is answered late
     p = Producer(broker.bootstrap, acks="all", linger_ms=0, batch_size=400, max_in_flight_requests_per_connection=5)
+    assert p.send("t", b"known").result(10).offset == 0  # the leader knows the producer from here on
+    broker.hold_first[("t", 0)] = 0.5  # the next produce is answered late
     first = p.send("t", b"first")
     deadline = time.monotonic() + 10
-    while not _sent_batches(broker):
+    while len(_sent_batches(broker)) < 2:
         assert time.monotonic() < deadline, "the first batch was not sent"
         time.sleep(0.01)
     futs = [p.send("t", b"v%02d" % i) for i in range(3)]  # linger 0, but one batch is in flight
     time.sleep(0.2)
-    assert len(_sent_batches(broker)) == 1, "a batch that is not full went while another was in flight"
+    assert len(_sent_batches(broker)) == 2, "a batch that is not full went while another was in flight"
     more = [p.send("t", b"w%02d" % i) for i in range(40)]  # these fill batches: full ones go at once
     deadline = time.monotonic() + 10
-    while len(_sent_batches(broker)) < 2:
+    while len(_sent_batches(broker)) < 3:
         assert time.monotonic() < deadline, "a full batch waited for the batch in flight"
         time.sleep(0.01)
     assert not first.done()  # still in flight: the full batch went beside it
     p.flush()
     p.close()
-    assert [f.result().offset for f in [first, *futs, *more]] == list(range(44))
+    assert [f.result().offset for f in [first, *futs, *more]] == list(range(1, 45))
 
 
 def test_without_idempotence_one_batch_per_partition_is_in_flight(broker):

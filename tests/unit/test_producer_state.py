@@ -6,7 +6,6 @@ import pytest
 from minikafka.errors import (
     InvalidProducerEpochError,
     OutOfOrderSequenceNumberError,
-    UnknownProducerIdError,
 )
 from minikafka.log.partition_log import PartitionLog
 from minikafka.protocol.records.batch import encode_batch, read_header
@@ -50,10 +49,42 @@ def test_a_gap_is_out_of_order():
         s.check(header(1, 2))  # overlaps but is not one of the remembered batches
 
 
-def test_unknown_producer_must_start_at_zero():
+def test_an_unknown_producer_is_taken_at_any_sequence_then_held_to_it():
+    """Kafka 2.5+ (KIP-360): a producer the partition has no state for (new here, expired,
+    or its state lost with the log) starts wherever its sequence is; from then on a gap is
+    OUT_OF_ORDER_SEQUENCE_NUMBER and a retry a duplicate."""
     s = ProducerStateManager()
-    with pytest.raises(UnknownProducerIdError):
-        s.check(header(5))
+    appended(s, 5, 2, 0)  # sequences 5-6, the first batch this partition sees of producer 7
+    assert s.describe()[0]["last_sequence"] == 6
+    with pytest.raises(OutOfOrderSequenceNumberError, match="expected sequence 7, got 9"):
+        s.check(header(9))
+    with pytest.raises(OutOfOrderSequenceNumberError, match="expected sequence 7, got 0"):
+        s.check(header(0))  # sequence 0 is no longer special either
+    dup = s.check(header(5, 2))
+    assert (dup.first_offset, dup.last_offset) == (0, 1)
+    appended(s, 7, 1, 2)
+
+
+def test_an_unknown_producer_at_any_epoch_then_the_epoch_rules_apply():
+    s = ProducerStateManager()
+    appended(s, 40, 1, 0, epoch=3)
+    with pytest.raises(InvalidProducerEpochError):
+        s.check(header(41, epoch=2))  # older than the epoch the partition now knows
+    with pytest.raises(OutOfOrderSequenceNumberError, match="must start at sequence 0"):
+        s.check(header(41, epoch=4))  # a known producer's new epoch starts at 0
+    appended(s, 0, 1, 1, epoch=4)
+    assert s.describe()[0]["producer_epoch"] == 4
+
+
+def test_a_producer_known_only_by_its_marker_must_start_at_zero():
+    """A transaction marker gives the producer an epoch here without batches: its next
+    batch of that epoch is held to sequence 0 (Kafka: the last sequence is -1)."""
+    from minikafka.protocol.records.control import COMMIT, encode_marker
+
+    s = ProducerStateManager()
+    s.update(read_header(encode_marker(7, 0, True, 1, 1000)), (COMMIT, 1))
+    with pytest.raises(OutOfOrderSequenceNumberError, match="expected sequence 0, got 3"):
+        s.check(header(3))
     assert s.check(header(0)) is None
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from minikafka import config as cfg
-from minikafka.errors import KafkaStorageError, OutOfOrderSequenceNumberError, UnknownProducerIdError
+from minikafka.errors import KafkaStorageError, OutOfOrderSequenceNumberError
 from minikafka.log.partition_log import PartitionLog
 from minikafka.protocol.records.batch import encode_batch, iter_records, split_batches
 from minikafka.protocol.records.control import ABORT, read_marker
@@ -153,8 +153,8 @@ def test_an_in_sync_follower_keeps_the_same_state_and_accepts_the_next_batch_as_
 def test_a_follower_that_restarts_its_log_at_the_leaders_start_has_no_state_for_the_producer():
     """Producer snapshots are not replicated (nor in Kafka): a replica that empties its log
     and starts at the leader's log start knows no producer that wrote below it; as leader
-    it answers UNKNOWN_PRODUCER_ID (Kafka 2.5+ would take the batch), and the producer
-    starts over (a new epoch or id, sequence 0)."""
+    it takes that producer's next batch at whatever sequence it carries (Kafka 2.5+), and
+    holds it to its sequence from there."""
     p = leader()
     produce(p, idem(7, 0))
     p.delete_records(-1)
@@ -162,9 +162,10 @@ def test_a_follower_that_restarts_its_log_at_the_leaders_start_has_no_state_for_
     f.handle_out_of_range(p.log_end_offset, p.log.log_start_offset)
     assert f.log.log_start_offset == 2 and f.producers.describe() == []
     f.become_leader(LeaderState(F, 1, (F,), (L, F), 1, 1), 0)
-    with pytest.raises(UnknownProducerIdError):
-        produce(f, idem(7, 2))
-    assert produce(f, idem(7, 0)) == (2, 3)
+    assert produce(f, idem(7, 2)) == (2, 3)
+    assert state(f, 7)["last_sequence"] == 3
+    with pytest.raises(OutOfOrderSequenceNumberError):
+        produce(f, idem(7, 0))
 
 
 def test_truncation_after_the_log_start_moved_rebuilds_from_the_state_at_the_log_start():
@@ -194,8 +195,8 @@ def test_producers_expire_by_producer_id_expiration_ms_unless_a_transaction_is_o
     produce(p, idem(9, 2))
     p.truncate_to(6)  # a rebuild does not bring the expired producer back
     assert sorted(d["producer_id"] for d in p.producers.describe()) == [8, 9]
-    with pytest.raises(UnknownProducerIdError):
-        produce(p, idem(7, 2))  # an expired producer is unknown
+    assert produce(p, idem(7, 6)) == (6, 7)  # an expired producer is unknown: any sequence starts it again
+    assert state(p, 7)["last_sequence"] == 7
 
 
 def test_the_producer_snapshot_restores_the_producers_below_the_log_start():
