@@ -116,7 +116,9 @@ class AIOProducer:
     ``max_in_flight_requests_per_connection`` (idempotent producers) bounds the
     batches of a partition in flight at once; while one is in flight, the next goes
     only when full, so that at ``linger_ms=0`` the records that come meanwhile leave
-    together when its answer arrives.
+    together when its answer arrives, and only once the partition's leader has taken
+    a batch of this producer (one it has no state for would take a batch that
+    overtook its predecessor).
     """
 
     def __init__(

@@ -401,8 +401,8 @@ class PartitionReplica:
         eff = Effects()
         # Idempotent producers: a retried batch (same producer, epoch and sequences as
         # one of its last 5) is answered with its original offsets and not written
-        # again; a gap, an unknown producer or a fenced epoch is refused before
-        # anything of the request is written.
+        # again; a gap or a fenced epoch is refused before anything of the request is
+        # written (a producer this partition has no state for starts at any sequence).
         where = f"{self.topic}-{self.partition}"
         if len(batches) == 1:
             duplicate = self.producers.check(batches[0][0], where)
