@@ -139,7 +139,7 @@ def assemble(config: BrokerConfig, ports: Ports) -> Services:
                             lambda: getattr(zk, "session_state", "")),
         admin=AdminApis(topic_admin, config_changes.load_broker_configs),
         control=ControlApis(config.broker_id, lambda: identity.broker_epoch, zk, metrics, replica_manager, metadata,
-                            listeners, fetchers, controller, security, transport.call),
+                            listeners, fetchers, controller, security, transport.call, coordinator.on_topics_deleted),
         groups=GroupApis(coordinator, endpoints),
         acls=AclApis(security, acls),
         txn=TransactionApis(txn_coordinator, endpoints))

@@ -578,6 +578,40 @@ class GroupCoordinator:
                     self.record_event("offsets_expired", f"group {g.group_id}: offsets of {len(expired)} partitions "
                                                          f"expired ({why})", group=g.group_id)
 
+    def on_topics_deleted(self, topics: list[str]) -> None:
+        """Kafka's onPartitionsDeleted, called when an UpdateMetadata says ``topics`` were
+        deleted (every broker gets it): each loaded group here loses its offsets of their
+        partitions, and an Empty group left without offsets is Dead and removed at once
+        (:meth:`Group.topics_deleted`); tombstones for those offsets (and the removed
+        group's metadata) are then written to its ``__consumer_offsets`` partition, so that
+        a coordinator that loads the partition later does not bring them back."""
+        deleted = set(topics)
+        for shard in list(self.shards.values()):
+            if not shard.loaded:  # as in Kafka: only the groups loaded now are cleaned up
+                continue
+            for g in list(shard.groups.values()):
+                gone, dead = g.topics_deleted(deleted)
+                if dead:
+                    self._handle(g, g.mark_dead())
+                    del shard.groups[g.group_id]
+                if gone or dead:
+                    self._spawn(self._tombstone_deleted(g, gone, dead, sorted(deleted)))
+
+    async def _tombstone_deleted(self, g: Group, gone: list[tuple[str, int]], dead: bool, topics: list[str]) -> None:
+        entries: list[tuple[bytes, bytes | None]] = [(rec.encode_key(rec.OffsetKey(g.group_id, t, p)), None)
+                                                     for t, p in gone]
+        if dead:
+            entries.append((rec.encode_key(rec.GroupKey(g.group_id)), None))
+        what = f"offsets of {len(gone)} partitions of deleted topics {', '.join(topics)} removed" + \
+            ("; the group, empty and left without offsets, is gone" if dead else "")
+        try:
+            await self._append(g.group_id, entries)
+        except KafkaError as exc:  # the memory is cleaned up; the log keeps them until a later removal
+            log.warning("group %s: %s, but the tombstones were not written: %s", g.group_id, what, exc)
+            return
+        self.record_event("group_deleted" if dead else "offsets_deleted", f"group {g.group_id}: {what}",
+                          group=g.group_id)
+
     # -- admin ----------------------------------------------------------------------
     def list_groups(self) -> list[Group]:
         """The live groups here that the principal may Describe (all of them with Describe on the cluster)."""

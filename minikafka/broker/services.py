@@ -53,6 +53,9 @@ class FetcherControl(Protocol):
 LeadershipListener = Callable[[int, bool], None]
 # A transaction marker reached __consumer_offsets-N: (N, producer id, committed)
 TxnMarkerListener = Callable[[int, int, bool], None]
+# Told the topics an UpdateMetadata says were deleted (Kafka's onPartitionsDeleted: the
+# group coordinator removes the groups' offsets of their partitions)
+TopicsDeletedListener = Callable[[list[str]], None]
 
 
 class Identity(Protocol):

@@ -31,7 +31,7 @@ which of a transactional and a plain commit of the same partition is the newer.
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 
 from ..errors import (
@@ -519,6 +519,26 @@ class Group:
                 self.pending_txn[pid].pop(tp, None)
                 if not self.pending_txn[pid]:
                     del self.pending_txn[pid]
+
+    def topics_deleted(self, topics: Collection[str]) -> tuple[list[tuple[str, int]], bool]:
+        """``topics`` were deleted (Kafka's onPartitionsDeleted and cleanupGroupMetadata):
+        the group's committed offsets of their partitions go, and so do pending
+        transactional offsets of them (a producer whose transaction still holds other
+        partitions' offsets keeps them; one left with none still counts until its marker,
+        as in Kafka).  Returns the partitions to tombstone in the offsets log (committed or
+        pending, in order) and whether the group is now gone: an Empty group left with no
+        offsets, committed or pending, is Dead (the caller removes it and tombstones its
+        metadata too).  A group with members keeps living, without those offsets."""
+        gone = {tp for tp in self.offsets if tp[0] in topics}
+        for tp in gone:
+            del self.offsets[tp]
+            self.positions.pop(tp, None)
+        for mine in self.pending_txn.values():
+            for tp in [tp for tp in mine if tp[0] in topics]:
+                del mine[tp]
+                gone.add(tp)
+        dead = self.state is GroupState.EMPTY and not self.offsets and not self.pending_txn
+        return sorted(gone), dead
 
     # -- transactional offsets (KIP-98, KIP-447) -------------------------------------
     def check_txn_commit(self, member_id: str, instance_id: str | None, generation: int) -> None:

@@ -40,7 +40,7 @@ from ..metadata_cache import MetadataCache
 from ..metrics import Metrics
 from ..replica_manager import ReplicaManager
 from ..security import Security
-from ..services import PeerCall
+from ..services import PeerCall, TopicsDeletedListener
 from .context import RequestContext
 
 log = logging.getLogger(__name__)
@@ -82,7 +82,8 @@ class ControlApis:
 
     def __init__(self, broker_id: int, broker_epoch: Callable[[], int], zk: ZkSession, metrics: Metrics,
                  replicas: ReplicaManager, metadata: MetadataCache, listeners: Listeners, fetchers: FetcherManager,
-                 controller: ControllerLink, security: Security, call: PeerCall) -> None:
+                 controller: ControllerLink, security: Security, call: PeerCall,
+                 on_topics_deleted: TopicsDeletedListener) -> None:
         self.broker_id = broker_id
         self.broker_epoch = broker_epoch
         self.zk = zk
@@ -94,6 +95,7 @@ class ControlApis:
         self.controller = controller
         self.security = security
         self.call = call
+        self.on_topics_deleted = on_topics_deleted
         self._verified_controller_epoch = -1  # highest controller epoch checked against ZooKeeper
 
     async def verify_controller_epoch(self, epoch: int) -> None:
@@ -142,6 +144,8 @@ class ControlApis:
         for topic in req.deleted_topics:
             self.replicas.topic_configs.pop(topic, None)
         self.metadata.update(req)
+        if req.deleted_topics:  # as Kafka's handleUpdateMetadataRequest: the groups lose their offsets
+            self.on_topics_deleted(list(req.deleted_topics))
         return UpdateMetadataResponse()
 
     async def controlled_shutdown(self, req: ControlledShutdownRequest,
