@@ -86,7 +86,8 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
             fuzz.load_replay(args.replay)
     except ValueError as exc:
         raise ClientError(str(exc) if args.replay else f"--seeds {args.seeds}: give N, N..M or N,M,...") from None
-    return fuzz.main_run(seeds, args.ops, args.replay, args.repro_dir, shrink=not args.no_shrink)
+    return fuzz.main_run(seeds, args.ops, args.replay, args.repro_dir, shrink=not args.no_shrink,
+                         faults=not args.no_faults)
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
@@ -135,7 +136,11 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                                        "3.9 cluster, run a seeded sequence of Kafka requests per seed on each (one "
                                        "after the other) through confluent-kafka and hand-built requests, and "
                                        "compare every answer and the end state (records, offsets, committed "
-                                       "offsets, znodes). A difference not in the allow-list "
+                                       "offsets, znodes). About one operation in 60 is a fault step: a "
+                                       "partition's leader or follower, the controller, or a group's or "
+                                       "transactional id's coordinator gets SIGKILL, SIGTERM or SIGSTOP on both "
+                                       "clusters, and is brought back once the others have moved on without it "
+                                       "(seconds each). A difference not in the allow-list "
                                        "(minikafka/reference/fuzz_compare.py) is shrunk to a short sequence and "
                                        "printed as a reproduction for --replay. Exit 1 if any is unexplained.")
     fuzz.add_argument("--seeds", metavar="N..M", help="the seeds: N, N..M or N,M,...")
@@ -144,4 +149,6 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     fuzz.add_argument("--repro-dir", metavar="DIR", help="write each reproduction to DIR/repro-seed-N.json "
                                                          "rather than printing it")
     fuzz.add_argument("--no-shrink", action="store_true", help="report differences without shrinking")
+    fuzz.add_argument("--no-faults", action="store_true",
+                      help="no fault steps: the same seeds' other operations only (faster)")
     fuzz.set_defaults(func=cmd_fuzz)

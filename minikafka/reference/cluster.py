@@ -18,6 +18,7 @@ from __future__ import annotations
 import glob
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -243,14 +244,38 @@ def _broker(dir: str | os.PathLike, broker_id: int) -> tuple[ReferenceState, Ref
 
 def kill(dir: str | os.PathLike, broker_id: int) -> None:
     """SIGKILL one reference broker (it stays recorded; :func:`start` brings it back)."""
+    signal_broker(dir, broker_id, "KILL")
+
+
+SIGNALS = {"KILL": signal.SIGKILL, "TERM": signal.SIGTERM, "STOP": signal.SIGSTOP, "CONT": signal.SIGCONT}
+
+
+def signal_broker(dir: str | os.PathLike, broker_id: int, name: str, timeout_s: float = BROKER_STOP_GRACE_S) -> str:
+    """Send one reference broker SIGKILL, SIGTERM, SIGSTOP or SIGCONT, by its recorded pid.
+
+    KILL returns once the process is gone; TERM (Kafka's controlled shutdown) once it has
+    exited, SIGKILLing it after ``timeout_s``; STOP and CONT at once.  A broker that exited
+    is no longer recorded as running, and :func:`start` brings it back with its data.
+    Returns ``"killed"``, ``"stopped"``, ``"paused"``, ``"resumed"`` or ``"not running"``."""
+    if name not in SIGNALS:
+        raise ClientError(f"unsupported signal {name!r}: use KILL, TERM, STOP or CONT")
     state, b = _broker(dir, broker_id)
-    if b.pid and proc_state(b.pid) != "dead":
-        os.kill(b.pid, 9)
+    if not b.pid or proc_state(b.pid) == "dead":
+        return "not running"
+    if name == "TERM":
+        outcome = stop_pid(b.pid, timeout_s)
+    elif name in ("STOP", "CONT"):
+        os.kill(b.pid, SIGNALS[name])
+        return "paused" if name == "STOP" else "resumed"
+    else:
+        os.kill(b.pid, signal.SIGKILL)  # a paused process dies at once too
         deadline = time.monotonic() + 10
         while proc_state(b.pid) != "dead" and time.monotonic() < deadline:
             time.sleep(0.05)
+        outcome = "killed"
     b.pid = None
     state.save()
+    return outcome
 
 
 def start(dir: str | os.PathLike, broker_id: int) -> None:

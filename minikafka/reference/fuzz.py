@@ -11,8 +11,13 @@ state are compared (:mod:`.fuzz_compare`); a difference not in the allow-list is
 a shorter sequence that still shows one, and printed as a reproduction.
 
 Both clusters run with the settings of :data:`FUZZ_CONFIGS`: no topic auto-creation (a
-produce to a missing topic is not sent, on both), and 10 partitions for the two internal
-topics (Kafka's 50 only make its start slower).
+produce to a missing topic is not sent, on both), 10 partitions for the two internal
+topics (Kafka's 50 only make its start slower), and for the fault steps
+(:mod:`.fuzz_faults`) the same ZooKeeper session and replica lag timeouts, no leadership
+moved back by a timer and no time retention; minikafka keeps its logs on disk
+(:data:`STORAGE`), as Kafka does, so that a broker killed and started again has them.
+Each :class:`.fuzz_run.Side` names its cluster's folder, whose recorded pids the fault
+steps signal.
 """
 from __future__ import annotations
 
@@ -35,6 +40,13 @@ FUZZ_CONFIGS = {
     "auto.create.topics.enable": "false",
     "offsets.topic.num.partitions": "10",
     "transaction.state.log.num.partitions": "10",
+    # fault steps: the same short timeouts on both, and no leadership moved back by a timer
+    # (Kafka's every 5 minutes) at a moment that differs between the two runs
+    "zookeeper.session.timeout.ms": "6000",
+    "replica.lag.time.max.ms": "10000",
+    "auto.leader.rebalance.enable": "false",
+    # records carry 2020 timestamps: no time retention, which Kafka checks 30 s after a broker's start
+    "log.retention.ms": "-1",
 }
 
 
@@ -69,13 +81,16 @@ def run_side_apart(side: Side, prefix: str, ops: list[dict], attempts: int = 2) 
     new prefix; if it fails too, ClientError (the cluster is out of reach, say)."""
     last = ""
     for attempt in range(attempts):
-        job = json.dumps({"side": [side.name, side.bootstrap, side.zookeeper], "prefix": f"{prefix}{attempt}",
-                          "ops": ops})
+        job = json.dumps({"side": [side.name, side.bootstrap, side.zookeeper, side.dir],
+                          "prefix": f"{prefix}{attempt}", "ops": ops})
         done = subprocess.run([sys.executable, "-m", "minikafka.reference.fuzz", "--side"], input=job, text=True,
                               capture_output=True, timeout=3600)
         if done.returncode == 0:
             return json.loads(done.stdout)
         last = (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1][:300]
+        if side.dir and any(op["op"] == "fault" for op in ops):
+            from .fuzz_faults import Processes
+            Processes(side).heal()  # a broker the failed run left paused or down
     raise ClientError(f"the fuzzer could not run a sequence on {side.name} ({side.bootstrap}): {last}")
 
 
@@ -115,6 +130,9 @@ class Fuzzer:
         return result
 
 
+STORAGE = "disk"  # minikafka's brokers keep their logs on disk, as Kafka's do: a broker killed comes back with them
+
+
 @contextmanager
 def clusters(folder: str | os.PathLike, progress=lambda msg: None) -> Iterator[tuple[Side, Side]]:  # noqa: ANN001
     """A fresh 3-broker minikafka cluster and a fresh 3-broker Kafka 3.9 cluster (each with
@@ -130,11 +148,11 @@ def clusters(folder: str | os.PathLike, progress=lambda msg: None) -> Iterator[t
         kbase = free_ports.free_port_block(3, avoid=(zk_port, base, base + 1, base + 2))
         progress("minikafka: starting 3 brokers")
         ours = launcher.up(root / "minikafka", zookeeper_port=zk_port, base_port=base, kafka_base_port=kbase,
-                           broker_configs=FUZZ_CONFIGS)
+                           broker_configs=FUZZ_CONFIGS, storage=STORAGE)
         try:
-            yield (Side("Kafka", ref.bootstrap, ref.zookeeper_connect),
+            yield (Side("Kafka", ref.bootstrap, ref.zookeeper_connect, str(root / "kafka")),
                    Side("minikafka", ",".join(f"127.0.0.1:{b.kafka_port}" for b in ours.brokers.values()),
-                        ours.zookeeper.connect))
+                        ours.zookeeper.connect, str(root / "minikafka")))
         finally:
             launcher.down(root / "minikafka")
     finally:
@@ -155,7 +173,7 @@ def _values(allowed: object) -> str:
 def render_section() -> str:
     """The differential fuzzing section of docs/fidelity.md: what is run, how, and the
     allow-list with each entry's reason (the differences the fuzzer explains)."""
-    kinds = ", ".join(f"`{k}`" for k in sorted(fuzz_ops.WEIGHTS))
+    kinds = ", ".join(f"`{k}`" for k in sorted(fuzz_ops.KINDS))
     lines = [
         "## Differential fuzzing",
         "",
@@ -172,11 +190,27 @@ def render_section() -> str:
         "index's next entry), and then the end state: each partition's batches and "
         "records, log start, high watermark, last stable offset and aborted transactions, the groups' committed "
         "offsets and states, and the topics' znodes. Both clusters run with "
-        + ", ".join(f"{k}={v}" for k, v in FUZZ_CONFIGS.items()) + ".",
+        + ", ".join(f"{k}={v}" for k, v in FUZZ_CONFIGS.items()) + f" (minikafka with {STORAGE} storage).",
+        "",
+        "About one operation in " + str(fuzz_ops.FAULT_EVERY) + " is a fault step (`minikafka/reference/"
+        "fuzz_faults.py`), drawn from a second random stream of the seed so that the seed's other operations stay "
+        "the same: a role (" + ", ".join(f"`{r}`" for r in fuzz_ops.FAULT_ROLES) + ") is resolved to a broker on "
+        "each cluster (a partition's leader, its first follower in replica order, /controller, FindCoordinator), "
+        "which gets " + ", ".join(f"SIG{s}" for s in fuzz_ops.FAULT_SIGNALS) + " by its recorded pid. The step "
+        "waits until the others have moved on without it (its registration gone, a controller, every partition it "
+        "held with another leader and an ISR without it, or leaderless with it as the last ISR member), starts it "
+        "again with its data (SIGSTOP: SIGCONT) and waits until the cluster has settled (three brokers registered, "
+        "every partition of the sequence's and the internal topics with a leader and its full ISR, the "
+        "coordinators found). Its answer holds no broker id and no time: the target partition's outcome (another "
+        "leader or offline, its leader epoch's steps), whether the controller or coordinator moved, and checks "
+        "over every partition (leaders moved, ISRs left, one leader epoch step each, elections on the return only "
+        "where a partition was offline, every high watermark kept). A fault step costs seconds (about "
+        "zookeeper.session.timeout.ms plus a JVM's start); `--no-faults` leaves them out.",
         "",
         "A difference not explained below fails the run; it is shrunk (delta debugging over the operations) to a "
         "short sequence and written as a reproduction that `minikafka reference fuzz --replay FILE` runs on "
-        f"both clusters again. CI runs seeds {CI_SEEDS[0]}..{CI_SEEDS[-1]} with {CI_OPS} operations each "
+        f"both clusters again. CI runs seeds {CI_SEEDS[0]}..{CI_SEEDS[-1]} with {CI_OPS} operations each, and a "
+        "short sequence around a leader's SIGKILL (`fuzz_ops.fault_drill`; the seeds hold a SIGTERM and a SIGSTOP) "
         "(tests/process/test_reference_fuzz.py); a long sweep is "
         "`minikafka reference fuzz --seeds 1..200 --ops 300 --repro-dir repros`.",
         "",
@@ -220,7 +254,7 @@ def load_replay(path: str) -> tuple[int | None, list[dict]]:
     except (OSError, ValueError) as exc:
         raise ValueError(f"cannot read the reproduction {path}: {exc}") from None
     if not isinstance(data, dict) or not isinstance(data.get("ops"), list) or \
-            not all(isinstance(op, dict) and op.get("op") in fuzz_ops.WEIGHTS for op in data["ops"]):
+            not all(isinstance(op, dict) and op.get("op") in fuzz_ops.KINDS for op in data["ops"]):
         raise ValueError(f"{path} is not a reproduction (a JSON object with an `ops` list of operations)")
     return data.get("seed"), data["ops"]
 
@@ -249,9 +283,10 @@ def report(result: SeedResult, out=sys.stdout, repro_dir: str | None = None) -> 
 
 
 def main_run(seeds: list[int] | None, ops: int, replay: str | None, repro_dir: str | None, shrink: bool,
-             progress=lambda msg: print(msg, file=sys.stderr, flush=True)) -> int:  # noqa: ANN001
-    """What ``minikafka reference fuzz`` does: 0 when no difference is unexplained, else 1."""
-    jobs = [load_replay(replay)] if replay else [(s, fuzz_ops.generate(s, ops)) for s in seeds or []]
+             progress=lambda msg: print(msg, file=sys.stderr, flush=True), faults: bool = True) -> int:  # noqa: ANN001
+    """What ``minikafka reference fuzz`` does: 0 when no difference is unexplained, else 1
+    (``faults``: the seeds' sequences hold fault steps)."""
+    jobs = [load_replay(replay)] if replay else [(s, fuzz_ops.generate(s, ops, faults)) for s in seeds or []]
     bad = 0
     total = 0
     with tempfile.TemporaryDirectory(prefix="minikafka-fuzz-") as tmp, clusters(tmp, progress) as (kafka, ours):

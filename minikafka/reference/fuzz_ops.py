@@ -23,7 +23,12 @@ Operations (the runner documents each answer):
   ``leader_epoch`` (OffsetsForLeaderEpoch), ``delete_records``;
 * groups: ``commit_offsets``, ``fetch_offsets``, ``describe_group``, ``delete_group``,
   ``delete_group_offsets``, ``consume`` (a consumer joins, reads what is there, commits and
-  leaves).
+  leaves);
+* faults: ``fault`` (a broker picked by its role, a partition's ``leader`` or ``follower``,
+  the ``controller``, a ``group_coordinator`` or a ``txn_coordinator``, gets SIGKILL,
+  SIGTERM or SIGSTOP and comes back, see :mod:`.fuzz_faults`).  Fault steps come from a
+  second random stream of the seed (about one after every :data:`FAULT_EVERY` operations),
+  so that the other operations of a seed are the same with them as without.
 """
 from __future__ import annotations
 
@@ -59,6 +64,11 @@ WEIGHTS: dict[str, int] = {
     "commit_offsets": 5, "fetch_offsets": 3, "describe_group": 2, "delete_group": 1, "delete_group_offsets": 2,
     "consume": 3,
 }
+
+FAULT_ROLES = ("leader", "follower", "controller", "group_coordinator", "txn_coordinator")
+FAULT_SIGNALS = ("KILL", "TERM", "STOP")
+FAULT_EVERY = 60  # a fault step after an operation with probability 1/60: about 5 in 300 operations
+KINDS = (*sorted(WEIGHTS), "fault")  # every operation kind
 
 
 class _Model:
@@ -182,9 +192,26 @@ def _one(rng: random.Random, model: _Model, kind: str) -> dict:
     return {"op": kind, "group": group}  # fetch_offsets, describe_group, delete_group
 
 
-def generate(seed: int, ops: int) -> list[dict]:
-    """``ops`` operations from ``seed``: the same list for the same arguments."""
+def fault(rng: random.Random, model: _Model) -> dict:
+    """A fault step: a signal and a role, with the partition, group or transactional id it
+    names (a partition of an existing topic)."""
+    op: dict[str, Any] = {"op": "fault", "signal": rng.choice(FAULT_SIGNALS), "role": rng.choice(FAULT_ROLES)}
+    if op["role"] in ("leader", "follower"):
+        op["topic"] = rng.choice(sorted(model.topics))
+        op["partition"] = rng.randrange(model.topics[op["topic"]])
+    elif op["role"] == "group_coordinator":
+        op["group"] = rng.choice(GROUPS)
+    elif op["role"] == "txn_coordinator":
+        op["txn"] = rng.choice(TXN_IDS)
+    return op
+
+
+def generate(seed: int, ops: int, faults: bool = True) -> list[dict]:
+    """``ops`` operations from ``seed``: the same list for the same arguments.  Fault steps
+    (``faults``) are drawn from a second random stream, so that the list without them is
+    the same operations, only longer at the end."""
     rng = random.Random(seed)
+    frng = random.Random(f"faults-{seed}")
     model = _Model()
     out: list[dict] = []
     kinds = sorted(WEIGHTS)
@@ -192,10 +219,35 @@ def generate(seed: int, ops: int) -> list[dict]:
     while len(out) < ops:
         if not model.topics or (len(model.topics) < 2 and rng.random() < 0.15):
             out.append(_create_topic(rng, model))
-            continue
-        kind = rng.choices(kinds, weights)[0]
-        out.append(_create_topic(rng, model) if kind == "create_topic" else _one(rng, model, kind))
+        else:
+            kind = rng.choices(kinds, weights)[0]
+            out.append(_create_topic(rng, model) if kind == "create_topic" else _one(rng, model, kind))
+        if faults and model.topics and len(out) < ops and frng.random() < 1 / FAULT_EVERY:
+            out.append(fault(frng, model))
     return out
+
+
+def fault_drill() -> list[dict]:
+    """A short sequence around one SIGKILL (what CI runs besides its seeds, whose sequences hold
+    a SIGTERM and a SIGSTOP): the leader of a partition holding an idempotent producer's
+    records is killed; the same producer writes on to the new leader, and the reads after it
+    must find every acknowledged record under the new leader epoch."""
+    recs = [[f"k{i}", "v" + "x" * (i * 7), [], i * 10] for i in range(6)]
+    return [
+        {"op": "create_topic", "topic": "t0", "partitions": 2, "rf": 3, "configs": {}, "validate_only": False},
+        {"op": "create_topic", "topic": "t1", "partitions": 1, "rf": 1, "configs": {}, "validate_only": False},
+        {"op": "produce", "topic": "t0", "partition": 0, "records": recs, "acks": -1, "codec": "none",
+         "idempotent": True},
+        {"op": "produce", "topic": "t1", "partition": 0, "records": recs[:3], "acks": 1, "codec": "gzip",
+         "idempotent": False},
+        {"op": "fault", "signal": "KILL", "role": "leader", "topic": "t0", "partition": 0},
+        {"op": "produce", "topic": "t0", "partition": 0, "records": recs[:2], "acks": -1, "codec": "none",
+         "idempotent": True},
+        {"op": "fetch", "topic": "t0", "partition": 0, "offset": "start", "max_bytes": 1048576,
+         "isolation": "read_uncommitted"},
+        {"op": "leader_epoch", "topic": "t0", "partition": 0, "epoch": 0},
+        {"op": "list_offsets", "topic": "t1", "partition": 0, "spec": "latest", "isolation": "read_uncommitted"},
+    ]
 
 
 def names(ops: list[dict]) -> dict[str, set[str]]:

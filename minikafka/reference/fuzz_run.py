@@ -52,6 +52,7 @@ class Side:
     name: str  # "Kafka" or "minikafka"
     bootstrap: str  # its Kafka listeners, host:port,...
     zookeeper: str  # its ZooKeeper connect string
+    dir: str = ""  # its folder (reference.json or cluster.json): the pids a fault step signals
 
 
 def _err(exc: BaseException) -> str:
@@ -258,6 +259,13 @@ class Runner:
         self.zk = KazooClient(hosts=side.zookeeper, timeout=10.0)
         self.zk.start(timeout=15)
         self.producers: dict[str, Any] = {}  # "idem:<codec>" or "txn:<id>" -> a Producer kept across operations
+        self.used_groups: set[str] = set()  # the groups and transactional ids run so far (short names)
+        self.used_txns: set[str] = set()
+
+    def fresh_admin(self) -> None:
+        """A new AdminClient (one that remembers no coordinator from before a fault step)."""
+        from confluent_kafka.admin import AdminClient
+        self.admin = AdminClient({"bootstrap.servers": self.side.bootstrap})
 
     def close(self) -> None:
         for p in self.producers.values():
@@ -332,6 +340,10 @@ class Runner:
     # ----- operations -------------------------------------------------------------------------
     def run(self, op: dict) -> dict:
         """One operation's answer (an exception of the client is an answer too)."""
+        if op.get("group"):
+            self.used_groups.add(op["group"])
+        if op.get("txn"):
+            self.used_txns.add(op["txn"])
         try:
             return getattr(self, "_" + op["op"])(op)
         except Exception as exc:  # noqa: BLE001 (what a client raised is compared like an answer)
@@ -643,6 +655,12 @@ class Runner:
             consumer.close()
         return {"read": sorted(read), "commit": commit}
 
+    def _fault(self, op: dict) -> dict:
+        """A broker picked by its role crashed, stopped or paused, and brought back
+        (:func:`.fuzz_faults.fault`: the answer holds no broker id and no time)."""
+        from . import fuzz_faults
+        return fuzz_faults.fault(self, op)
+
     # ----- the end state ----------------------------------------------------------------------
     def state(self, ops: list[dict]) -> dict:
         """Every topic and group the sequence used, as it is at the end (after settling)."""
@@ -695,7 +713,11 @@ class Runner:
             for p in sorted(self.zk.get_children(base), key=int):
                 path = f"{base}/{p}/state"
                 if self.zk.exists(path):
-                    out[path.replace(topic, short)] = znodes.mask(path, self.zk.get(path)[0])
+                    state = znodes.mask(path, self.zk.get(path)[0])
+                    if isinstance(state, dict) and "controller_epoch" in state:
+                        # counts the controller elections of the cluster's life, which seeds share
+                        state["controller_epoch"] = "<epoch>"
+                    out[path.replace(topic, short)] = state
         return out
 
 
