@@ -2,7 +2,8 @@
 
 Everything the controller does is an event on one queue, handled one at a time by one
 task: the race for ``/controller`` and resignation, ZooKeeper watch firings, ZooKeeper
-session loss, timers and API requests (controlled shutdown, elections).  Decisions come
+session loss, timers and API requests (controlled shutdown, elections).  The queue holds
+the dataclasses of :mod:`.events`, dispatched with ``match``.  Decisions come
 from the pure :class:`~minikafka.controller.core.ControllerCore`; this shell only reads
 ZooKeeper to build core events and carries out the plans in order: the fenced
 transaction, then the requests to brokers, then admin znode clean-ups.
@@ -27,7 +28,7 @@ import asyncio
 import logging
 import time
 from dataclasses import dataclass
-from typing import Any, Awaitable, Callable, NamedTuple
+from typing import Any, Awaitable, Callable, NamedTuple, assert_never, overload
 
 from ..config import BrokerConfig
 from ..errors import NotControllerError
@@ -35,7 +36,8 @@ from ..metric_names import CONTROLLER_ELECTIONS, CONTROLLER_MOVES, CONTROLLER_WR
 from ..zk import layout
 from ..zk.session import Watch, ZkSession
 from . import core
-from .channel import ChannelManager
+from . import events as ev
+from .channel import Call, ChannelManager
 from .store import ControllerStore, Fenced, StateConflict, parse_preferred, parse_reassignment
 
 log = logging.getLogger(__name__)
@@ -62,7 +64,7 @@ class ControllerHost:
     zk: ZkSession
     record_event: Callable[..., None]
     count: Callable[[Metric], None]  # add one to a counter declared in minikafka.metric_names
-    call: Callable[[str, int, str, dict, float], Awaitable[dict]]  # (host, port, api, body, timeout_s)
+    call: Call  # (host, port, api, body, timeout_s) -> the answer's map
     stopping: Callable[[], bool]
     now_ms: Callable[[], int] = lambda: int(time.time() * 1000)  # the broker's wall clock, ms
     new_topic_id: Callable[[], str] | None = None  # a fresh random topic id (KIP-516) for topics stored without one
@@ -74,18 +76,18 @@ class KafkaController:
     def __init__(self, host: ControllerHost) -> None:
         self.host = host
         self.store = ControllerStore(host.zk, host.now_ms, host.new_topic_id)
-        self.queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
+        self.queue: asyncio.Queue[ev.QueueEvent] = asyncio.Queue()
         self.core: core.ControllerCore | None = None
         self.epoch = -1
         self.epoch_zk_version = -1
         self.channels: ChannelManager | None = None
-        self._main: asyncio.Task | None = None
+        self._main: asyncio.Task[None] | None = None
         self._tg: asyncio.TaskGroup | None = None
         self._watches: list[Watch] = []
         self._topic_watches: dict[str, Watch] = {}
         self._controller_watch: Watch | None = None
-        self._timers: list[asyncio.Task] = []
-        self._waiting: set[asyncio.Future] = set()
+        self._timers: list[asyncio.Task[None]] = []
+        self._waiting: set[asyncio.Future[core.Reply]] = set()
         self._race_after = 0.0  # loop time before which this broker does not race (after a move)
         self._elected_session: int | None = None  # the ZooKeeper session this broker won /controller in
         self._last_holder: int | None = None  # the broker /controller last named, as seen here
@@ -123,14 +125,14 @@ class KafkaController:
     def start(self) -> None:
         """Start the event loop; it watches /controller and races for it."""
         self._main = asyncio.get_running_loop().create_task(self._run(), name=f"controller-{self.host.broker_id}")
-        self.put("startup")
+        self.put(ev.Startup())
 
     async def stop(self) -> None:
         """Resign (when active) and stop the event loop."""
         if self._main is None:
             return
-        done = asyncio.get_running_loop().create_future()
-        self.put("shutdown", done)
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.put(ev.Shutdown(done))
         try:
             await asyncio.wait_for(asyncio.shield(done), 10.0)
         except asyncio.TimeoutError:
@@ -139,33 +141,41 @@ class KafkaController:
         await asyncio.gather(self._main, return_exceptions=True)
         self._main = None
 
-    def put(self, kind: str, payload: Any = None) -> None:
+    def put(self, event: ev.QueueEvent) -> None:
         """Queue an event (watch callbacks, timers and the broker call this)."""
-        self.queue.put_nowait((kind, payload))
+        self.queue.put_nowait(event)
 
     def session_lost(self) -> None:
-        self.put("resign", SESSION_LOST)
+        self.put(ev.Resign(SESSION_LOST))
 
     def session_regained(self) -> None:
-        self.put("elect")
+        self.put(ev.Elect())
 
     def config_changed(self, topic: str, config: dict[str, str]) -> None:
         """A topic's overrides changed (a /config/changes notification)."""
-        self.put("watched", core.TopicConfigChanged(topic, dict(config)))
+        self.put(ev.Decide(core.TopicConfigChanged(topic, dict(config))))
 
     def broker_config_changed(self) -> None:
         """This broker's dynamic configs changed (the controller decides with them)."""
-        self.put("watched", core.BrokerConfigChanged())
+        self.put(ev.Decide(core.BrokerConfigChanged()))
 
-    async def request(self, event: core.Event) -> Any:
-        """Handle ``event`` on the queue and return the plan's reply.  Raises
-        NOT_CONTROLLER when this broker is not (or stops being) the controller first."""
+    @overload
+    async def request(self, event: core.ControlledShutdown) -> list[core.TP]: ...
+
+    @overload
+    async def request(self, event: core.PreferredElection | core.UncleanElection) -> dict[core.TP, str]: ...
+
+    async def request(self, event: core.ControlledShutdown | core.PreferredElection | core.UncleanElection) -> core.Reply:
+        """Handle ``event`` on the queue and return the plan's reply: the partitions the
+        broker still leads for a controlled shutdown, partition -> error name for an
+        election.  Raises NOT_CONTROLLER when this broker is not (or stops being) the
+        controller first."""
         if not self.active:
             raise NotControllerError(f"broker {self.host.broker_id} is not the controller")
-        fut = asyncio.get_running_loop().create_future()
+        fut: asyncio.Future[core.Reply] = asyncio.get_running_loop().create_future()
         self._waiting.add(fut)
         fut.add_done_callback(self._waiting.discard)
-        self.put("request", (event, fut))
+        self.put(ev.Request(event, fut))
         return await fut
 
     # -- the loop ---------------------------------------------------------------------------------
@@ -173,20 +183,53 @@ class KafkaController:
         async with asyncio.TaskGroup() as tg:
             self._tg = tg
             while True:
-                kind, payload = await self.queue.get()
+                event = await self.queue.get()
                 try:
-                    await getattr(self, f"_on_{kind}")(payload)
+                    await self._dispatch(event)
                 except asyncio.CancelledError:
                     raise
                 except Exception:
-                    log.exception("controller event %s failed", kind)
+                    log.exception("controller event %s failed", type(event).__name__)
                 self.handled += 1
 
-    async def _on_startup(self, _: Any) -> None:
+    async def _dispatch(self, event: ev.QueueEvent) -> None:
+        match event:
+            case ev.Startup():
+                await self._on_startup()
+            case ev.Shutdown(done):
+                await self._on_shutdown(done)
+            case ev.Elect():
+                await self._on_elect()
+            case ev.Resign(reason):
+                await self._on_resign(reason)
+            case ev.ControllerZnodeChanged(data):
+                await self._on_controller_change(data)
+            case ev.Decide(decide):
+                await self._on_decide(decide)
+            case ev.Request(asked, reply):
+                await self._on_request(asked, reply)
+            case ev.BrokerIdsChanged():
+                await self._on_broker_change()
+            case ev.TopicChildrenChanged():
+                await self._on_topic_change()
+            case ev.TopicZnodeChanged(topic):
+                await self._on_partition_modification(topic)
+            case ev.IsrNotificationsChanged():
+                await self._on_isr_change()
+            case ev.DeleteTopicsChanged():
+                await self._on_delete_topics()
+            case ev.ReassignZnodeChanged(data):
+                await self._on_reassign(data)
+            case ev.PreferredZnodeChanged(data):
+                await self._on_preferred_znode(data)
+            case _:  # mypy fails here when a QueueEvent has no case above
+                assert_never(event)
+
+    async def _on_startup(self) -> None:
         self._controller_watch = self.host.zk.watch_data(layout.CONTROLLER, self._on_controller_znode)
 
     def _on_controller_znode(self, data: bytes | None, stat: Any) -> None:
-        self.put("controller_change", data)
+        self.put(ev.ControllerZnodeChanged(data))
 
     async def _on_controller_change(self, data: bytes | None) -> None:
         if data is None:
@@ -196,10 +239,10 @@ class KafkaController:
                 await self._resign("/controller was deleted")
                 self._race_after = asyncio.get_running_loop().time() + MOVE_BACKOFF_S
                 assert self._tg is not None
-                self._tg.create_task(self._after(MOVE_BACKOFF_S, "elect"))
+                self._tg.create_task(self._after(MOVE_BACKOFF_S, ev.Elect()))
                 return
             if not self.active:
-                await self._on_elect(None)
+                await self._on_elect()
             return
         try:
             holder = layout.decode_controller(data)
@@ -220,7 +263,7 @@ class KafkaController:
         except Exception:  # ZooKeeper unreachable: resign, as before the check
             return False
 
-    async def _on_shutdown(self, done: asyncio.Future) -> None:
+    async def _on_shutdown(self, done: asyncio.Future[None]) -> None:
         if self._controller_watch is not None:
             self._controller_watch.cancel()
         if self.active:
@@ -238,7 +281,7 @@ class KafkaController:
             return
         await self._resign(reason)
 
-    async def _on_elect(self, _: Any) -> None:
+    async def _on_elect(self) -> None:
         """Race for /controller (Kafka's elect): create it and bump /controller_epoch in one
         transaction; the winner loads the cluster (failover)."""
         h = self.host
@@ -246,7 +289,7 @@ class KafkaController:
             return
         loop = asyncio.get_running_loop()
         if loop.time() < self._race_after:
-            return  # a timer queues "elect" when the hold-back ends
+            return  # a timer queues Elect when the hold-back ends
         won = await self.store.try_elect(h.broker_id)
         if won is None:
             return
@@ -270,25 +313,31 @@ class KafkaController:
         event and handled as a no-op diff if nothing changed meanwhile."""
         zk = self.host.zk
 
-        def on(kind: str) -> Callable[..., None]:
-            return lambda *args: self.put(kind, args[0])
+        def children(event: ev.QueueEvent) -> Callable[[list[str]], None]:
+            return lambda _children: self.put(event)
+
+        def data(event: Callable[[bytes | None], ev.QueueEvent]) -> Callable[[bytes | None, Any], None]:
+            return lambda value, _stat: self.put(event(value))
 
         self._watches = [
-            zk.watch_children(layout.BROKER_IDS, on("broker_change")),
-            zk.watch_children(layout.BROKER_TOPICS, on("topic_change")),
-            zk.watch_children(layout.ISR_CHANGE_NOTIFICATION, on("isr_change")),
-            zk.watch_children(layout.DELETE_TOPICS, on("delete_topics")),
-            zk.watch_data(layout.REASSIGN_PARTITIONS, on("reassign")),
-            zk.watch_data(layout.PREFERRED_REPLICA_ELECTION, on("preferred_znode")),
+            zk.watch_children(layout.BROKER_IDS, children(ev.BrokerIdsChanged())),
+            zk.watch_children(layout.BROKER_TOPICS, children(ev.TopicChildrenChanged())),
+            zk.watch_children(layout.ISR_CHANGE_NOTIFICATION, children(ev.IsrNotificationsChanged())),
+            zk.watch_children(layout.DELETE_TOPICS, children(ev.DeleteTopicsChanged())),
+            zk.watch_data(layout.REASSIGN_PARTITIONS, data(ev.ReassignZnodeChanged)),
+            zk.watch_data(layout.PREFERRED_REPLICA_ELECTION, data(ev.PreferredZnodeChanged)),
         ]
 
     def _watch_topics(self) -> None:
         """Watch /brokers/topics/T of every topic in the context (partition additions)."""
         assert self.core is not None
+
+        def changed(topic: str) -> Callable[[bytes | None, Any], None]:
+            return lambda _data, _stat: self.put(ev.TopicZnodeChanged(topic))
+
         for topic in self.core.ctx.topics:
             if topic not in self._topic_watches:
-                self._topic_watches[topic] = self.host.zk.watch_data(
-                    layout.topic_path(topic), lambda data, stat, t=topic: self.put("partition_modification", t))
+                self._topic_watches[topic] = self.host.zk.watch_data(layout.topic_path(topic), changed(topic))
         for topic in [t for t in self._topic_watches if t not in self.core.ctx.topics]:
             self._topic_watches.pop(topic).cancel()
 
@@ -325,7 +374,7 @@ class KafkaController:
         self._race_after = asyncio.get_running_loop().time() + MOVE_BACKOFF_S
         assert self._tg is not None
         self._tg.create_task(self._delete_controller(version))
-        self._tg.create_task(self._after(MOVE_BACKOFF_S, "elect"))
+        self._tg.create_task(self._after(MOVE_BACKOFF_S, ev.Elect()))
 
     async def _delete_controller(self, version: int) -> None:
         """Delete /controller (fenced); retried while ZooKeeper is unreachable, since while
@@ -338,9 +387,9 @@ class KafkaController:
                 log.warning("deleting /controller failed (%s); retrying", exc)
                 await asyncio.sleep(0.5)
 
-    async def _after(self, delay_s: float, kind: str, payload: Any = None) -> None:
+    async def _after(self, delay_s: float, event: ev.QueueEvent) -> None:
         await asyncio.sleep(delay_s)
-        self.put(kind, payload)
+        self.put(event)
 
     async def _rebalance_timer(self) -> None:
         """auto.leader.rebalance.enable: every leader.imbalance.check.interval.seconds."""
@@ -348,10 +397,10 @@ class KafkaController:
         threshold = cfg.get("leader.imbalance.per.broker.percentage") / 100.0
         while True:
             await asyncio.sleep(cfg.get("leader.imbalance.check.interval.seconds"))
-            self.put("watched", core.CheckImbalance(threshold))
+            self.put(ev.Decide(core.CheckImbalance(threshold)))
 
     # -- active-controller events -------------------------------------------------------------------
-    async def _handle(self, read: Callable[[], Awaitable[core.Event | None]]) -> Any:
+    async def _handle(self, read: Callable[[], Awaitable[core.Event | None]]) -> core.Reply:
         """Read, plan, write, carry out; re-plan from fresh state on a lost race.  A fenced
         controller stops; any other failure moves the controller to another broker."""
         if not self.active:
@@ -391,8 +440,7 @@ class KafkaController:
             await self.channels.remove(b)
         for b, endpoint in plan.channels_added.items():
             self.channels.add(b, endpoint)
-        for s in plan.sends:
-            self.channels.send(s.broker, s.api, s.body)
+        self.channels.send(plan.sends)
         for n in plan.notes:
             h.record_event(n.kind, n.text, **n.fields)
         for c in plan.counters:
@@ -407,7 +455,7 @@ class KafkaController:
         except NotControllerError:
             pass
 
-    async def _on_watched(self, event: core.Event) -> None:
+    async def _on_decide(self, event: core.Event) -> None:
         async def read() -> core.Event:
             return event
         await self._active(read)
@@ -415,12 +463,12 @@ class KafkaController:
     # Watch firings only say "look again": each handler reads the znodes as they are when
     # it runs (as Kafka's event handlers do), never the children the watch saw, which may
     # be older than what the failover or an earlier event already read.
-    async def _on_broker_change(self, _: Any) -> None:
+    async def _on_broker_change(self) -> None:
         async def read() -> core.Event:
             return core.BrokersChanged(await self.store.read_brokers(await self.host.zk.children(layout.BROKER_IDS)))
         await self._active(read)
 
-    async def _on_topic_change(self, _: Any) -> None:
+    async def _on_topic_change(self) -> None:
         async def read() -> core.Event | None:
             assert self.core is not None
             children = await self.host.zk.children(layout.BROKER_TOPICS)
@@ -437,22 +485,23 @@ class KafkaController:
             return None if assignment is None else core.PartitionsChanged(topic, assignment)
         await self._active(read)
 
-    async def _on_isr_change(self, _: Any) -> None:
+    async def _on_isr_change(self) -> None:
         if not self.active:
             return
         children = await self.host.zk.children(layout.ISR_CHANGE_NOTIFICATION)
-        taken = await self.store.take_isr_notifications(children) if children else {}
+        notified = await self.store.take_isr_notifications(children) if children else {}
+        first = sorted(notified)
+        taken: dict[core.TP, core.StateRead] | None = notified
 
         async def read() -> core.Event | None:
             nonlocal taken
             if taken is None:  # a re-plan: read the states again
                 taken = {tp: st for tp in first if (st := await self.store.read_state(tp)) is not None}
-            ev, taken = core.IsrChanged(dict(taken)), None
-            return ev if ev.states else None
-        first = sorted(taken)
+            event, taken = core.IsrChanged(dict(taken)), None
+            return event if event.states else None
         await self._active(read)
 
-    async def _on_delete_topics(self, _: Any) -> None:
+    async def _on_delete_topics(self) -> None:
         async def read() -> core.Event | None:
             children = await self.host.zk.children(layout.DELETE_TOPICS)
             return core.DeleteTopics(tuple(sorted(children))) if children else None
@@ -476,9 +525,7 @@ class KafkaController:
         if data:
             await self._active(read)
 
-    async def _on_request(self, arg: tuple[core.Event, asyncio.Future]) -> None:
-        event, fut = arg
-
+    async def _on_request(self, event: core.Event, fut: asyncio.Future[core.Reply]) -> None:
         async def read() -> core.Event:
             return event
         try:

@@ -5,12 +5,14 @@ Here the deciding half is pure, like :mod:`minikafka.replication.partition`: no
 ZooKeeper, no network, no clock, no awaits.  :class:`ControllerCore` holds what the
 controller knows (:class:`Context`, Kafka's ControllerContext); :meth:`ControllerCore.plan`
 takes one event (a frozen dataclass below, built by the shell from what it read in
-ZooKeeper) and returns a :class:`Plan`:
+ZooKeeper; :data:`Event` is their union, and ``plan`` has one ``match`` case for each,
+which mypy checks) and returns a :class:`Plan`:
 
 - ``writes``: partition state, assignment and deletion ops that the shell runs as ONE
   ZooKeeper transaction, fenced by ``/controller_epoch``'s version; every partition
   state write is conditional on the state znode's version;
-- ``sends``: LeaderAndIsr, UpdateMetadata and StopReplica requests, per broker, in order;
+- ``sends``: LeaderAndIsr, UpdateMetadata and StopReplica requests, per broker, in order,
+  as the msgpack API's typed messages (:data:`ControllerRequest`); the shell encodes them;
 - ``after``: admin znode clean-ups (the preferred-election and reassignment znodes);
 - ``notes`` and ``counters`` for the timeline and /metrics; ``reply`` for API requests.
 
@@ -53,10 +55,12 @@ BrokerConfigChanged        the same for every topic (dynamic broker configs chan
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import AbstractSet, Any
+from typing import AbstractSet, Any, assert_never
 
 from ..config import BrokerConfig, topic_setting
 from ..metric_names import LEADER_ELECTIONS, PREFERRED_LEADER_ELECTIONS, UNCLEAN_LEADER_ELECTIONS, Metric
+from ..protocol.rpc.types import (Endpoint, LeaderAndIsrRequest, LiveBroker, PartitionState, StopReplicaRequest,
+                                  TopicPartition, UpdateMetadataRequest)
 from ..protocol.topic_ids import ZERO_TOPIC_ID
 from ..replication import rules
 from ..zk import layout
@@ -242,8 +246,14 @@ class BrokerConfigChanged:
     """The controller's broker configs changed (dynamic broker configs)."""
 
 
+# Every event the core decides on: ControllerCore.plan has one case per member, and mypy
+# fails (at its assert_never) when a member has none.
 Event = (Failover | BrokersChanged | TopicsAdded | PartitionsChanged | IsrChanged | DeleteTopics | Reassign
          | PreferredElection | UncleanElection | ControlledShutdown | CheckImbalance | TopicConfigChanged | BrokerConfigChanged)
+
+# What a plan answers an API request with: partition -> error name for the elections,
+# the partitions the broker still leads for a controlled shutdown, None for the rest.
+Reply = dict[TP, str] | list[TP] | None
 
 
 # -- decisions ----------------------------------------------------------------------------------
@@ -290,11 +300,17 @@ class SyncReassignZnode:
     remaining: dict[TP, list[int]]
 
 
+# The requests the controller sends brokers, as the typed messages of the msgpack API
+# (minikafka.protocol.rpc.types); the shell's channel encodes them for the wire.
+ControllerRequest = LeaderAndIsrRequest | UpdateMetadataRequest | StopReplicaRequest
+
+
 @dataclass(frozen=True)
 class Send:
+    """One request to one broker; a plan's sends go out in order, per broker."""
+
     broker: int
-    api: str
-    body: dict
+    request: ControllerRequest
 
 
 @dataclass(frozen=True)
@@ -303,7 +319,7 @@ class Note:
 
     kind: str
     text: str
-    fields: dict = field(default_factory=dict)
+    fields: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -318,7 +334,7 @@ class Plan:
     channels_removed: list[int] = field(default_factory=list)
     notes: list[Note] = field(default_factory=list)
     counters: list[Metric] = field(default_factory=list)  # declared in minikafka.metric_names
-    reply: Any = None
+    reply: Reply = None
     created: list[TP] = field(default_factory=list)  # partitions whose znodes this plan creates
 
     def note(self, kind: str, text: str, **fields: Any) -> None:
@@ -339,8 +355,35 @@ class ControllerCore:
     def plan(self, event: Event) -> Plan:
         """Decide what ``event`` leads to, on a copy of the context."""
         p = Plan(self.ctx.copy())
-        handler = getattr(self, f"_on_{type(event).__name__}")
-        handler(p, event)
+        match event:
+            case Failover():
+                self._on_failover(p, event)
+            case BrokersChanged():
+                self._on_brokers_changed(p, event)
+            case TopicsAdded():
+                self._on_topics_added(p, event)
+            case PartitionsChanged():
+                self._on_partitions_changed(p, event)
+            case IsrChanged():
+                self._on_isr_changed(p, event)
+            case DeleteTopics():
+                self._on_delete_topics(p, event)
+            case Reassign():
+                self._on_reassign(p, event)
+            case PreferredElection():
+                self._on_preferred_election(p, event)
+            case UncleanElection():
+                self._on_unclean_election(p, event)
+            case ControlledShutdown():
+                self._on_controlled_shutdown(p, event)
+            case CheckImbalance():
+                self._on_check_imbalance(p, event)
+            case TopicConfigChanged():
+                self._on_topic_config_changed(p, event)
+            case BrokerConfigChanged():
+                self._on_broker_config_changed(p, event)
+            case _:  # mypy fails here when an Event has no case above
+                assert_never(event)
         return p
 
     def commit(self, plan: Plan, zxid: int) -> None:
@@ -494,63 +537,62 @@ class ControllerCore:
         return changed
 
     # -- requests to brokers ------------------------------------------------------------------------
-    def _state_msg(self, d: Context, tp: TP, is_new: bool = False) -> dict:
+    def _partition_state(self, d: Context, tp: TP, is_new: bool = False) -> PartitionState:
         info = d.info(tp)
         st = info.state
         assert st is not None
-        return {"topic": tp[0], "partition": tp[1], "controller_epoch": st.controller_epoch, "leader": st.leader,
-                "leader_epoch": st.leader_epoch, "isr": list(st.isr), "zk_version": info.zk_version,
-                "replicas": list(info.replicas), "is_new": is_new,
-                "topic_id": d.topic_ids.get(tp[0], ZERO_TOPIC_ID)}
+        return PartitionState(topic=tp[0], partition=tp[1], controller_epoch=st.controller_epoch, leader=st.leader,
+                              leader_epoch=st.leader_epoch, isr=list(st.isr), zk_version=info.zk_version,
+                              replicas=list(info.replicas), is_new=is_new,
+                              topic_id=d.topic_ids.get(tp[0], ZERO_TOPIC_ID))
 
     @staticmethod
-    def brokers_msg(d: Context) -> list[dict]:
+    def live_brokers(d: Context) -> list[LiveBroker]:
         """The live brokers as UpdateMetadata and LeaderAndIsr carry them."""
-        def endpoint(hp: tuple[str, int] | None) -> dict | None:
-            return None if hp is None else {"host": hp[0], "port": hp[1]}
+        def endpoint(hp: tuple[str, int] | None) -> Endpoint | None:
+            return None if hp is None else Endpoint(host=hp[0], port=hp[1])
 
-        return [{"id": b, "host": i.host, "port": i.port, "external": endpoint(i.external),
-                 "kafka": endpoint(i.kafka), "kafka_external": endpoint(i.kafka_external)}
+        return [LiveBroker(id=b, host=i.host, port=i.port, external=endpoint(i.external), kafka=endpoint(i.kafka),
+                           kafka_external=endpoint(i.kafka_external))
                 for b, i in sorted(d.live.items())]
-
-    def _header(self, d: Context) -> dict:
-        return {"controller_id": d.controller_id, "controller_epoch": d.epoch}
 
     def _leader_and_isr(self, p: Plan, tps: list[TP], new: AbstractSet[TP] = frozenset(),
                         exclude: AbstractSet[int] = frozenset()) -> None:
         d = p.draft
-        per_broker: dict[int, list[dict]] = {}
+        per_broker: dict[int, list[PartitionState]] = {}
         for tp in sorted(set(tps)):
             if not d.has(tp) or d.info(tp).state is None:
                 continue
-            msg = self._state_msg(d, tp, tp in new)
+            state = self._partition_state(d, tp, tp in new)
             for r in d.info(tp).replicas:
                 if r in d.live and r not in exclude:
-                    per_broker.setdefault(r, []).append(msg)
-        brokers = self.brokers_msg(d)
+                    per_broker.setdefault(r, []).append(state)
+        brokers = self.live_brokers(d)
         for b, states in sorted(per_broker.items()):
-            leaders = {s["leader"] for s in states}
-            p.sends.append(Send(b, "leader_and_isr", {**self._header(d), "broker_epoch": d.live[b].epoch,
-                                                      "partition_states": states,
-                                                      "live_leaders": [x for x in brokers if x["id"] in leaders]}))
+            leaders = {s.leader for s in states}
+            p.sends.append(Send(b, LeaderAndIsrRequest(
+                controller_id=d.controller_id, controller_epoch=d.epoch, broker_epoch=d.live[b].epoch,
+                partition_states=states, live_leaders=[x for x in brokers if x.id in leaders])))
 
     def _metadata(self, p: Plan, tps: list[TP] | None = None, deleted: list[str] | None = None) -> None:
         """UpdateMetadata to every live broker (``tps`` None: every partition)."""
         d = p.draft
         chosen = [tp for tp, _ in d.partitions()] if tps is None else sorted(set(tps))
-        states = [self._state_msg(d, tp) for tp in chosen if d.has(tp) and d.info(tp).state is not None]
-        body = {**self._header(d), "partition_states": states, "live_brokers": self.brokers_msg(d),
-                "deleted_topics": list(deleted or [])}
+        states = [self._partition_state(d, tp) for tp in chosen if d.has(tp) and d.info(tp).state is not None]
+        request = UpdateMetadataRequest(controller_id=d.controller_id, controller_epoch=d.epoch, partition_states=states,
+                                        live_brokers=self.live_brokers(d), deleted_topics=list(deleted or []))
         for b in sorted(d.live):
-            p.sends.append(Send(b, "update_metadata", body))
+            p.sends.append(Send(b, request))
 
     def _stop_replica(self, p: Plan, broker: int, tps: list[TP], delete: bool) -> None:
-        if tps and broker in p.draft.live:
-            p.sends.append(Send(broker, "stop_replica", {**self._header(p.draft), "delete_partitions": delete,
-                                                         "partitions": [{"topic": t, "partition": q} for t, q in tps]}))
+        d = p.draft
+        if tps and broker in d.live:
+            p.sends.append(Send(broker, StopReplicaRequest(
+                controller_id=d.controller_id, controller_epoch=d.epoch, delete_partitions=delete,
+                partitions=[TopicPartition(topic=t, partition=q) for t, q in tps])))
 
     # -- event handlers -------------------------------------------------------------------------------
-    def _on_Failover(self, p: Plan, ev: Failover) -> None:
+    def _on_failover(self, p: Plan, ev: Failover) -> None:
         """Kafka's onControllerFailover: context load, new partitions initialised, restarted
         memory replicas out of ISRs, dead replicas offline, then metadata and states to all."""
         d = p.draft
@@ -583,7 +625,7 @@ class ControllerCore:
         self._metadata(p)
         self._leader_and_isr(p, [tp for tp, _ in d.partitions()], new=set(new))
 
-    def _on_BrokersChanged(self, p: Plan, ev: BrokersChanged) -> None:
+    def _on_brokers_changed(self, p: Plan, ev: BrokersChanged) -> None:
         d = p.draft
         current, old = ev.current, d.live
         dead = sorted(set(old) - set(current))
@@ -652,7 +694,7 @@ class ControllerCore:
         if changed:
             self._metadata(p, changed)
 
-    def _on_TopicsAdded(self, p: Plan, ev: TopicsAdded) -> None:
+    def _on_topics_added(self, p: Plan, ev: TopicsAdded) -> None:
         d = p.draft
         new: list[TP] = []
         for topic, read in sorted(ev.topics.items()):
@@ -666,7 +708,7 @@ class ControllerCore:
         self._leader_and_isr(p, new, new=set(new))
         self._metadata(p, new)
 
-    def _on_PartitionsChanged(self, p: Plan, ev: PartitionsChanged) -> None:
+    def _on_partitions_changed(self, p: Plan, ev: PartitionsChanged) -> None:
         """Partitions added to /brokers/topics/T are initialised like a new topic's; changes
         to existing partitions belong to reassignments."""
         d = p.draft
@@ -683,7 +725,7 @@ class ControllerCore:
         self._leader_and_isr(p, new, new=set(new))
         self._metadata(p, new)
 
-    def _on_IsrChanged(self, p: Plan, ev: IsrChanged) -> None:
+    def _on_isr_changed(self, p: Plan, ev: IsrChanged) -> None:
         d = p.draft
         known = sorted(tp for tp in ev.states if d.has(tp))
         for tp in known:
@@ -698,7 +740,7 @@ class ControllerCore:
         if progressed:
             p.after.append(SyncReassignZnode(dict(d.reassigning)))
 
-    def _on_DeleteTopics(self, p: Plan, ev: DeleteTopics) -> None:
+    def _on_delete_topics(self, p: Plan, ev: DeleteTopics) -> None:
         """/admin/delete_topics/T: StopReplica with deletion to every replica, then the
         topic's znodes go (in the fenced transaction)."""
         d = p.draft
@@ -728,7 +770,7 @@ class ControllerCore:
         if deleted:
             self._metadata(p, [], deleted=deleted)
 
-    def _on_Reassign(self, p: Plan, ev: Reassign) -> None:
+    def _on_reassign(self, p: Plan, ev: Reassign) -> None:
         d = p.draft
         if ev.wanted is None:
             p.note("reassignment_ignored", f"controller: malformed {layout.REASSIGN_PARTITIONS} ignored")
@@ -810,7 +852,7 @@ class ControllerCore:
         self._metadata(p, [tp])
         p.note("reassign_done", f"{tp[0]}-{tp[1]}: replicas now {list(target)}, leader {leader}")
 
-    def _on_PreferredElection(self, p: Plan, ev: PreferredElection) -> None:
+    def _on_preferred_election(self, p: Plan, ev: PreferredElection) -> None:
         """Move leadership to the preferred (first) replica where it is alive and in the ISR.
         The reply maps each partition to an error name (NONE, ELECTION_NOT_NEEDED,
         PREFERRED_LEADER_NOT_AVAILABLE, UNKNOWN_TOPIC_OR_PARTITION).  From the znode, only
@@ -855,7 +897,7 @@ class ControllerCore:
             self._metadata(p, changed)
         return results
 
-    def _on_UncleanElection(self, p: Plan, ev: UncleanElection) -> None:
+    def _on_unclean_election(self, p: Plan, ev: UncleanElection) -> None:
         """A leader for each partition that has none: an ISR replica if one is alive, else
         the first live replica (unclean: records it lacks are lost), whatever the topic's
         unclean.leader.election.enable.  The reply maps each partition to NONE,
@@ -899,7 +941,7 @@ class ControllerCore:
             self._metadata(p, changed)
         p.reply = results
 
-    def _on_ControlledShutdown(self, p: Plan, ev: ControlledShutdown) -> None:
+    def _on_controlled_shutdown(self, p: Plan, ev: ControlledShutdown) -> None:
         """Kafka's ControlledShutdown: for each partition the broker leads, a new leader from
         the rest of the ISR; for each it follows, out of the ISR.  The stopping broker gets
         StopReplica (logs kept) for those partitions instead of LeaderAndIsr, so it stops
@@ -939,7 +981,7 @@ class ControllerCore:
             self._metadata(p, changed)
         p.reply = remaining
 
-    def _on_CheckImbalance(self, p: Plan, ev: CheckImbalance) -> None:
+    def _on_check_imbalance(self, p: Plan, ev: CheckImbalance) -> None:
         """auto.leader.rebalance.enable: a preferred election for the brokers whose share
         of partitions they do not lead exceeds the threshold."""
         d = p.draft
@@ -953,7 +995,7 @@ class ControllerCore:
                                        f"preferred election for {len(tps)} partitions")
             self._elect_preferred(p, tps)
 
-    def _on_TopicConfigChanged(self, p: Plan, ev: TopicConfigChanged) -> None:
+    def _on_topic_config_changed(self, p: Plan, ev: TopicConfigChanged) -> None:
         """New overrides for a topic; its offline partitions are elected if they now may be
         (unclean election became allowed: Kafka's TopicUncleanLeaderElectionEnable)."""
         d = p.draft
@@ -962,7 +1004,7 @@ class ControllerCore:
         d.configs[ev.topic] = dict(ev.config)
         self._elect_offline(p, [ev.topic], "unclean.leader.election.enable set")
 
-    def _on_BrokerConfigChanged(self, p: Plan, ev: BrokerConfigChanged) -> None:
+    def _on_broker_config_changed(self, p: Plan, ev: BrokerConfigChanged) -> None:
         """Dynamic broker configs changed: offline partitions are elected if they now may be."""
         self._elect_offline(p, sorted(p.draft.topics), "unclean.leader.election.enable set on the brokers")
 
@@ -977,8 +1019,8 @@ class ControllerCore:
 
 
 __all__ = [
-    "AssignmentWrite", "BrokerConfigChanged", "BrokersChanged", "CheckImbalance", "Context", "ControlledShutdown", "ControllerCore", "CREATE",
-    "Delete", "DeleteIfPresent", "DeleteTopics", "Event", "Failover", "IsrChanged", "Note", "PartitionInfo",
-    "PartitionsChanged", "Plan", "PreferredElection", "UncleanElection", "Reassign", "Send", "StateRead", "StateWrite",
-    "SyncReassignZnode", "TopicConfigChanged", "TopicRead", "TopicsAdded",
+    "AssignmentWrite", "BrokerConfigChanged", "BrokersChanged", "CheckImbalance", "Context", "ControlledShutdown",
+    "ControllerCore", "ControllerRequest", "CREATE", "Delete", "DeleteIfPresent", "DeleteTopics", "Event", "Failover",
+    "IsrChanged", "Note", "PartitionInfo", "PartitionsChanged", "Plan", "PreferredElection", "Reassign", "Reply", "Send",
+    "StateRead", "StateWrite", "SyncReassignZnode", "TopicConfigChanged", "TopicRead", "TopicsAdded", "UncleanElection",
 ]

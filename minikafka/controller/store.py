@@ -279,6 +279,8 @@ class ControllerStore:
             except NodeExistsError:
                 pass
             got = await self.zk.get(layout.CONTROLLER_EPOCH)
+            if got is None:  # deleted again at once (by a tool): not elected this time
+                return None
         epoch = int(got[0]) + 1
         version = got[1].version
 

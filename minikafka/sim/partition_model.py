@@ -23,6 +23,7 @@ from ..errors import OffsetOutOfRangeError
 from ..log.epoch_cache import LeaderEpochCache
 from ..log.partition_log import PartitionLog
 from ..protocol.records.batch import encode_batch, iter_records
+from ..protocol.rpc.types import LeaderAndIsrRequest
 from ..replication import rules
 from ..replication.partition import Effects, LeaderState, PartitionReplica, Role, TruncationMode
 from ..zk.layout import BrokerInfo, LeaderIsr
@@ -137,7 +138,7 @@ class Cluster:
         if plan.state_writes():
             self.pending_acks.clear()  # waiting produce requests are answered NOT_LEADER/timeout
             self.history.append(f"epoch {self.leader_epoch}: leader {self.leader} isr {list(self.isr)}")
-        targets = sorted({s.broker for s in plan.sends if s.api == "leader_and_isr"})
+        targets = sorted({s.broker for s in plan.sends if isinstance(s.request, LeaderAndIsrRequest)})
         self.send_leader_and_isr(targets)
         return plan
 
@@ -181,7 +182,7 @@ class Cluster:
         partition has no live leader, and tells the broker the partition's state (a restart
         it did not notice, whose registration never vanished, only gets the state)."""
         plan = self._sync_live()
-        if broker not in {s.broker for s in plan.sends if s.api == "leader_and_isr"}:
+        if broker not in {s.broker for s in plan.sends if isinstance(s.request, LeaderAndIsrRequest)}:
             self.send_leader_and_isr([broker])
 
     def _apply(self, eff: Effects) -> None:

@@ -1,6 +1,8 @@
 """The controller's pure decision core: events in, plans out (no ZooKeeper, no network)."""
 from __future__ import annotations
 
+from typing import TypeVar
+
 import pytest
 
 from minikafka import metric_names
@@ -10,6 +12,7 @@ from minikafka.controller.core import (CREATE, AssignmentWrite, BrokersChanged, 
                                        ControllerCore, Delete, DeleteIfPresent, DeleteTopics, Failover, IsrChanged,
                                        PartitionsChanged, PreferredElection, Reassign, StateRead, StateWrite,
                                        SyncReassignZnode, TopicConfigChanged, TopicRead, TopicsAdded)
+from minikafka.protocol.rpc.types import LeaderAndIsrRequest, StopReplicaRequest, UpdateMetadataRequest
 from minikafka.zk.layout import BrokerInfo, LeaderIsr
 
 EPOCH = 7
@@ -46,11 +49,15 @@ def state(c: ControllerCore, t: str = "t", p: int = 0) -> LeaderIsr:
     return c.ctx.info((t, p)).state
 
 
-def sends(plan: core.Plan, api: str) -> dict[int, list[dict]]:
-    out: dict[int, list[dict]] = {}
+R = TypeVar("R", LeaderAndIsrRequest, UpdateMetadataRequest, StopReplicaRequest)
+
+
+def sends(plan: core.Plan, kind: type[R]) -> dict[int, list[R]]:
+    """The plan's requests of one kind, per broker, in order."""
+    out: dict[int, list[R]] = {}
     for s in plan.sends:
-        if s.api == api:
-            out.setdefault(s.broker, []).append(s.body)
+        if isinstance(s.request, kind):
+            out.setdefault(s.broker, []).append(s.request)
     return out
 
 
@@ -64,10 +71,10 @@ def test_failover_initialises_new_partitions_and_tells_every_broker():
     assert plan.writes == [StateWrite(("n", 0), LeaderIsr(2, 0, (2, 3), EPOCH), CREATE),
                            StateWrite(("n", 1), LeaderIsr(3, 0, (3, 1), EPOCH), CREATE)]
     assert set(plan.channels_added) == {1, 2, 3}
-    assert set(sends(plan, "update_metadata")) == {1, 2, 3}
-    lair = sends(plan, "leader_and_isr")
-    assert {s["partition"] for s in lair[3][0]["partition_states"]} == {0, 1}
-    assert all(s["is_new"] for s in lair[3][0]["partition_states"])
+    assert set(sends(plan, UpdateMetadataRequest)) == {1, 2, 3}
+    lair = sends(plan, LeaderAndIsrRequest)
+    assert {s.partition for s in lair[3][0].partition_states} == {0, 1}
+    assert all(s.is_new for s in lair[3][0].partition_states)
     assert c.ctx.topics == {}  # nothing applied before the transaction commits
     c.commit(plan, 42)
     info = c.ctx.info(("n", 0))
@@ -106,7 +113,7 @@ def test_leader_death_elects_the_next_isr_replica_and_bumps_the_epoch_once():
     plan = run(c, BrokersChanged({2: broker(2), 3: broker(3)}))
     assert plan.writes == [StateWrite(("t", 0), LeaderIsr(2, 5, (2, 3), EPOCH), 3)]
     assert plan.channels_removed == [1]
-    assert set(sends(plan, "leader_and_isr")) == {2, 3}
+    assert set(sends(plan, LeaderAndIsrRequest)) == {2, 3}
     assert metric_names.LEADER_ELECTIONS in plan.counters
     assert [n.kind for n in plan.notes] == ["broker_lost", "leader_elected"]
 
@@ -170,8 +177,8 @@ def test_a_returning_broker_gets_its_states_and_leads_what_was_offline():
     assert state(c, "o").leader == -1
     plan = run(c, BrokersChanged({1: broker(1), 2: broker(2), 3: broker(3)}))
     assert state(c, "o") == LeaderIsr(3, 2, (3,), EPOCH)
-    lair = sends(plan, "leader_and_isr")
-    assert [s["topic"] for s in lair[3][0]["partition_states"]] == ["o"]
+    lair = sends(plan, LeaderAndIsrRequest)
+    assert [s.topic for s in lair[3][0].partition_states] == ["o"]
     assert plan.channels_added == {3: ("127.0.0.1", 9003)}
 
 
@@ -205,8 +212,8 @@ def test_isr_change_notifications_update_the_context_and_every_broker():
     plan = run(c, IsrChanged({("t", 0): StateRead(LeaderIsr(1, 4, (1, 2), 1), 9, 800), ("gone", 0): StateRead(LeaderIsr(1, 0, (1,), 1), 1, 1)}))
     assert plan.writes == []
     assert c.ctx.info(("t", 0)).zk_version == 9 and state(c).isr == (1, 2)
-    assert set(sends(plan, "update_metadata")) == {1, 2, 3}
-    assert [s["partition"] for s in sends(plan, "update_metadata")[1][0]["partition_states"]] == [0]
+    assert set(sends(plan, UpdateMetadataRequest)) == {1, 2, 3}
+    assert [s.partition for s in sends(plan, UpdateMetadataRequest)[1][0].partition_states] == [0]
 
 
 # -- deletion ---------------------------------------------------------------------------------------------
@@ -215,9 +222,9 @@ def test_topic_deletion_stops_replicas_and_deletes_its_znodes_in_the_transaction
     plan = run(c, DeleteTopics(("t", "nope")))
     assert Delete("/brokers/topics/t") in plan.writes and Delete("/config/topics/t") in plan.writes
     assert DeleteIfPresent("/admin/delete_topics/nope") in plan.after
-    stops = sends(plan, "stop_replica")
-    assert all(body[0]["delete_partitions"] for body in stops.values()) and set(stops) == {1, 2, 3}
-    assert sends(plan, "update_metadata")[1][0]["deleted_topics"] == ["t"]
+    stops = sends(plan, StopReplicaRequest)
+    assert all(body[0].delete_partitions for body in stops.values()) and set(stops) == {1, 2, 3}
+    assert sends(plan, UpdateMetadataRequest)[1][0].deleted_topics == ["t"]
     assert "t" not in c.ctx.topics
 
 
@@ -235,7 +242,7 @@ def test_reassignment_phases():
     # the znode keeps the topic id and lists what partition 0 adds and removes (Kafka's TopicZNode)
     assert AssignmentWrite("t", {0: [3, 4, 1, 2]}, TID, {0: [3, 4]}, {0: [1, 2]}) in plan.writes
     assert state(c) == LeaderIsr(1, 1, (1, 2), EPOCH)
-    assert set(sends(plan, "leader_and_isr")) == {1, 2, 3, 4}
+    assert set(sends(plan, LeaderAndIsrRequest)) == {1, 2, 3, 4}
     assert plan.after == [SyncReassignZnode({("t", 0): [3, 4]})]
     # 3 joins: still waiting
     plan = run(c, IsrChanged({("t", 0): StateRead(LeaderIsr(1, 1, (1, 2, 3), EPOCH), 5, 900)}))
@@ -244,7 +251,7 @@ def test_reassignment_phases():
     plan = run(c, IsrChanged({("t", 0): StateRead(LeaderIsr(1, 1, (1, 2, 3, 4), EPOCH), 6, 901)}))
     assert plan.writes == [StateWrite(("t", 0), LeaderIsr(3, 4, (3, 4), EPOCH), 6), AssignmentWrite("t", {0: [3, 4]}, TID)]
     assert c.ctx.adding == {}
-    assert {b for b, bodies in sends(plan, "stop_replica").items() if bodies[0]["delete_partitions"]} == {1, 2}
+    assert {b for b, bodies in sends(plan, StopReplicaRequest).items() if bodies[0].delete_partitions} == {1, 2}
     assert plan.after == [SyncReassignZnode({})]
     assert c.ctx.reassigning == {}
 
@@ -264,8 +271,8 @@ def test_a_reassignment_that_removes_a_follower_bumps_the_leader_epoch_twice():
     c = controller(topics={"t": topic({0: [1, 2, 3]}, {0: (1, 4, [3, 1, 2])})})
     plan = run(c, Reassign({("t", 0): [1, 2]}))
     assert plan.writes == [StateWrite(("t", 0), LeaderIsr(1, 6, (1, 2), EPOCH), 3), AssignmentWrite("t", {0: [1, 2]}, TID)]
-    [lair] = sends(plan, "leader_and_isr")[1]
-    assert [(s["leader"], s["leader_epoch"], s["isr"]) for s in lair["partition_states"]] == [(1, 6, [1, 2])]
+    [lair] = sends(plan, LeaderAndIsrRequest)[1]
+    assert [(s.leader, s.leader_epoch, s.isr) for s in lair.partition_states] == [(1, 6, [1, 2])]
     # a removed replica already out of the ISR costs no second bump
     c = controller(topics={"t": topic({0: [1, 2, 3]}, {0: (1, 4, [1, 2])})})
     plan = run(c, Reassign({("t", 0): [1, 2]}))
@@ -305,10 +312,10 @@ def test_controlled_shutdown_moves_leadership_shrinks_isrs_and_stops_the_broker_
     assert state(c, "b") == LeaderIsr(2, 1, (2,), EPOCH)
     assert state(c, "c") == LeaderIsr(3, 0, (3,), 1)  # not in the ISR: unchanged, fetcher stopped
     assert plan.reply == [("d", 0)]  # no other replica can lead it
-    assert 1 not in sends(plan, "leader_and_isr")
-    stop = sends(plan, "stop_replica")[1][0]
-    assert not stop["delete_partitions"]
-    assert {(x["topic"], x["partition"]) for x in stop["partitions"]} == {("a", 0), ("b", 0), ("c", 0)}
+    assert 1 not in sends(plan, LeaderAndIsrRequest)
+    stop = sends(plan, StopReplicaRequest)[1][0]
+    assert not stop.delete_partitions
+    assert {(x.topic, x.partition) for x in stop.partitions} == {("a", 0), ("b", 0), ("c", 0)}
     # while it shuts down it is not elected, and the preferred election passes it over
     assert run(c, PreferredElection((("a", 0),))).reply == {("a", 0): "PREFERRED_LEADER_NOT_AVAILABLE"}
 
@@ -368,8 +375,8 @@ def test_states_carry_the_topic_id_to_brokers():
     c = ControllerCore(1, EPOCH, BrokerConfig(broker_id=1, zookeeper_connect="unused"))
     plan = c.plan(Failover({b: broker(b) for b in (1, 2, 3)}, {"t": topic({0: [1, 2, 3]}, {0: (1, 0, [1, 2, 3])})}))
     assert plan.writes == []  # the znode has its id: nothing to write
-    for api in ("leader_and_isr", "update_metadata"):
-        assert {s["topic_id"] for body in sends(plan, api).values() for s in body[0]["partition_states"]} == {TID}
+    for kind in (LeaderAndIsrRequest, UpdateMetadataRequest):
+        assert {s.topic_id for body in sends(plan, kind).values() for s in body[0].partition_states} == {TID}
 
 
 def test_a_topic_stored_without_an_id_gets_the_fresh_one_at_failover():
@@ -388,7 +395,7 @@ def test_a_new_topic_written_without_an_id_gets_one_with_its_leaders():
     c = controller()
     plan = run(c, TopicsAdded({"n": topic({0: [2, 3]}, topic_id=None, new_topic_id=fresh)}))
     assert AssignmentWrite("n", {0: [2, 3]}, fresh) in plan.writes
-    assert {s["topic_id"] for s in sends(plan, "leader_and_isr")[2][0]["partition_states"]} == {fresh}
+    assert {s.topic_id for s in sends(plan, LeaderAndIsrRequest)[2][0].partition_states} == {fresh}
 
 
 def test_a_deleted_topic_forgets_its_id():

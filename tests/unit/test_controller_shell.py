@@ -7,9 +7,13 @@ import asyncio
 
 from minikafka.config import BrokerConfig
 from minikafka.controller import core
+from minikafka.controller.channel import ChannelManager, wire
 from minikafka.controller.controller import ClusterCounts, ControllerHost, KafkaController
+from minikafka.controller.events import Startup
 from minikafka.controller.store import Fenced, StateConflict
 from minikafka.errors import NotControllerError
+from minikafka.protocol.rpc import codec
+from minikafka.protocol.rpc.types import DECODE_REQUEST, LeaderAndIsrRequest, StopReplicaRequest, UpdateMetadataRequest
 from minikafka.zk.layout import BrokerInfo, LeaderIsr
 from minikafka.zk.session import Watch
 
@@ -51,8 +55,8 @@ class Channels:
     async def remove(self, b):
         pass
 
-    def send(self, b, api, body):
-        self.sent.append((b, api))
+    def send(self, sends):
+        self.sent += [(s.broker, wire(s.request)[0]) for s in sends]
 
     async def stop(self):
         pass
@@ -147,7 +151,60 @@ def test_the_controller_tells_metrics_its_cluster_counts_and_queue_size():
     ctl, _, _, _ = make([])
     assert ctl.cluster_counts() == ClusterCounts(topics=1, partitions=1, offline_partitions=0)
     assert ctl.queue_size == 0
-    ctl.put("startup")
+    ctl.put(Startup())
     assert ctl.queue_size == 1
     ctl.core = None  # not the active controller
     assert ctl.cluster_counts() is None
+
+
+def test_the_core_sends_typed_requests_that_go_out_as_the_maps_brokers_decode_back():
+    """No dict body leaves the core: each send is a typed request, which the channel turns
+    into its API name and wire map only when sending; the broker's codec accepts the map
+    and decodes it back to an equal request."""
+    c = core.ControllerCore(1, 5, BrokerConfig(broker_id=1, zookeeper_connect="unused"))
+    live = {b: BrokerInfo(b, "127.0.0.1", 9000 + b, epoch=10, kafka=("127.0.0.1", 19000 + b)) for b in (1, 2, 3)}
+    read = core.TopicRead({0: [1, 2, 3], 1: [3, 1]}, {}, {0: core.StateRead(LeaderIsr(1, 4, (1, 2, 3), 1), 8, 600)},
+                          topic_id="zWE-MNjxSt-Rt1hKImWx9Q")
+    plan = c.plan(core.Failover(live, {"t": read}))
+    c.commit(plan, 600)
+    plan = c.plan(core.ControlledShutdown(3))
+    kinds = set()
+    for p in (plan, c.plan(core.DeleteTopics(("t",)))):
+        for s in p.sends:
+            assert isinstance(s.request, (LeaderAndIsrRequest, UpdateMetadataRequest, StopReplicaRequest))
+            api, body = wire(s.request)
+            decoded = DECODE_REQUEST[api](codec.decode_request(api, codec.pack(body)))
+            assert decoded == s.request
+            kinds.add(api)
+    assert kinds == {"leader_and_isr", "update_metadata", "stop_replica"}
+
+
+def test_the_channels_send_each_broker_its_requests_in_order_encoded_once():
+    """A plan's sends reach each broker with a channel in the plan's order, as wire maps;
+    a request that goes to several brokers (UpdateMetadata) is encoded once; a broker
+    without a channel gets nothing."""
+    c = core.ControllerCore(1, 5, BrokerConfig(broker_id=1, zookeeper_connect="unused"))
+    live = {b: BrokerInfo(b, "127.0.0.1", 9000 + b, epoch=10) for b in (1, 2, 3)}
+    read = core.TopicRead({0: [1, 2, 3], 1: [2, 3, 1]}, {}, {0: core.StateRead(LeaderIsr(1, 4, (1, 2, 3), 1), 8, 600)})
+    plan = c.plan(core.Failover(live, {"t": read}))
+    got: dict[int, list[tuple[str, dict]]] = {1: [], 2: []}
+
+    async def call(host: str, port: int, api: str, body: dict, timeout_s: float) -> dict:
+        got[port - 9000].append((api, body))
+        return {}
+
+    async def main() -> None:
+        async with asyncio.TaskGroup() as tg:
+            channels = ChannelManager(call, 1.0, tg)
+            for b in (1, 2):
+                channels.add(b, ("127.0.0.1", 9000 + b))
+            channels.send(plan.sends)
+            while sum(map(len, got.values())) < sum(1 for s in plan.sends if s.broker in got):
+                await asyncio.sleep(0)
+            await channels.stop()
+
+    asyncio.run(main())
+    for b in (1, 2):
+        assert got[b] == [wire(s.request) for s in plan.sends if s.broker == b]
+        assert [api for api, _ in got[b]] == ["update_metadata", "leader_and_isr"]
+    assert got[1][0][1] is got[2][0][1]  # one UpdateMetadata, encoded once for both
