@@ -80,14 +80,6 @@ ALLOWED: tuple[Allowed, ...] = (
             "and stops there (compression bombs, docs/security.md); Kafka checks only the compressed size and goes "
             "on (accepting it, or refusing it for another reason such as a keyless record on a compacted topic). "
             "Everything later in the sequence follows from it.", ours="MSG_SIZE_TOO_LARGE", cascade=True),
-    Allowed("groups-after-topic-deletion",
-            r"op \d+ (describe_group|fetch_offsets|consume|delete_group|delete_group_offsets|commit_offsets)/.*"
-            r"|state groups/.*",
-            "When a topic is deleted, Kafka's group coordinator removes every group's committed offsets of its "
-            "partitions and then every empty group left without offsets (it is Dead: DescribeGroups says DEAD, "
-            "DeleteGroups GROUP_ID_NOT_FOUND); minikafka keeps both until offsets.retention.minutes. Everything "
-            "later in the sequence follows from it. Remove this entry once the coordinator cleans up on deletion.",
-            after="delete_topic", cascade=True),
     Allowed("fetch-stops-after-a-transactional-batch", r"op \d+ fetch/(batches|aborted)/.*",
             "One Fetch answer from Apache Kafka 3.9.2 holds fewer batches than asked for once the partition holds "
             "transactional batches: from an offset at or before the first transactional batch it returns that batch "
@@ -103,15 +95,6 @@ ALLOWED: tuple[Allowed, ...] = (
             "past the log start, Kafka answers -1 without looking further; minikafka drops such segments at once "
             "and answers the first record at or after the time from the log start on. Kafka's answer depends on "
             "when its retention check last ran.", kafka=-1, after="delete_records"),
-    Allowed("marker-log-append-time", r"(state topics/t\d/\d+|op \d+ fetch)/batches/\d+/log_append_time",
-            "A transaction marker (control batch) on a topic with message.timestamp.type=LogAppendTime: Kafka "
-            "stamps it with the LogAppendTime attribute like every batch it appends; minikafka writes it with "
-            "CreateTime. Consumers never read a control batch's timestamp.", kafka=True, ours=False),
-    Allowed("record-errors", r"op \d+ (produce|transaction|fence)/(delivered|open|late)/\d+/0",
-            "A batch with a keyless record refused by a compacted topic: Kafka's ProduceResponse names the "
-            "keyless records (record_errors, KIP-467), so librdkafka fails the others of the batch with "
-            "_INVALID_DIFFERENT_RECORD; minikafka gives no record_errors, so every record fails with INVALID_RECORD.",
-            kafka="_INVALID_DIFFERENT_RECORD", ours="INVALID_RECORD"),
     Allowed("leader-epochs-after-a-fault-step",
             r"(state topics/t\d/\d+|op \d+ fetch)/batches/\d+/leader_epoch|op \d+ list_offsets/leader_epoch"
             r"|op \d+ leader_epoch/(leader_epoch|end_offset)|state znodes//brokers/topics/t\d/partitions/\d+/state/leader_epoch",
