@@ -582,9 +582,11 @@ def test_idempotent_producer_numbers_batches_and_retries_keep_their_sequence(bro
     assert [api for api, _ in broker.requests].count("init_producer_id") == 1
 
 
-def test_a_batch_that_overtakes_its_predecessor_is_refused_and_sent_again_after_it(broker):
+def test_a_batch_that_overtakes_its_predecessor_is_refused_and_sent_again_after_it(broker, monkeypatch):
     from minikafka import Producer
+    from minikafka.client import producer as producer_mod
 
+    monkeypatch.setattr(producer_mod, "LEADER_KNOWS_MS", 60_000)  # however slow this machine is
     broker.create("t", 1)
     broker.check_sequences = True
     p = Producer(broker.bootstrap, acks="all", linger_ms=0, batch_size=200, retry_backoff_ms=10,
@@ -640,9 +642,11 @@ def test_a_leader_that_may_have_forgotten_an_idle_producer_gets_one_batch_at_a_t
     assert [r[1][-3:] for r in _log_values(broker, ("t", 0))] == [b"v%02d" % i for i in range(40)]
 
 
-def test_while_a_batch_is_in_flight_the_next_waits_for_its_answer_unless_it_fills(broker):
+def test_while_a_batch_is_in_flight_the_next_waits_for_its_answer_unless_it_fills(broker, monkeypatch):
     from minikafka import Producer
+    from minikafka.client import producer as producer_mod
 
+    monkeypatch.setattr(producer_mod, "LEADER_KNOWS_MS", 60_000)  # however slow this machine is
     broker.create("t", 1)
     p = Producer(broker.bootstrap, acks="all", linger_ms=0, batch_size=400, max_in_flight_requests_per_connection=5)
     assert p.send("t", b"known").result(10).offset == 0  # the leader knows the producer from here on
