@@ -7,7 +7,7 @@ wrong, record by record, with the offsets.
   producer) is not in the final log at its acknowledged offset;
 * **unread**: an acknowledged record that a consumer expected to see every record of
   its topics (``once``) was never handed (the application lost it on the way);
-* **duplicated**: a value is in the final log more than once (the offsets of each copy);
+* **duplicated**: a value is in a topic's final log more than once (the offsets of each copy);
 * **reread**: a ``once`` consumer was handed the same offset more than once (the
   application processed it twice);
 * **reordered**: a producer's record acknowledged before it sent the next one to the
@@ -105,11 +105,11 @@ def check_application(history: History, final: dict[TP, dict[int, str]], aborted
         has = final[op.tp].get(op.offset)
         if has != op.value:
             v.lost.append((op.tp, op.offset, op.value, has))
-    copies: dict[str, list[tuple[TP, int]]] = {}
+    copies: dict[tuple[str, str], list[tuple[TP, int]]] = {}  # (topic, value) -> where it is
     for tp, log in sorted(final.items()):
         for o, value in sorted(log.items()):
-            copies.setdefault(value, []).append((tp, o))
-    v.duplicated = [(value, where) for value, where in sorted(copies.items()) if len(where) > 1]
+            copies.setdefault((tp[0], value), []).append((tp, o))
+    v.duplicated = [(value, where) for (_, value), where in sorted(copies.items()) if len(where) > 1]
     v.reordered = _reordered([op for op in acked if op.offset is not None and op.completed_at is not None])
     handed: dict[str, Counter] = {}
     topics_read: dict[str, set[str]] = {}

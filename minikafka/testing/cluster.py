@@ -147,7 +147,7 @@ class LocalCluster:
         """The broker ids registered in ZooKeeper now."""
         return sorted(int(i) for i in self.zk.children(layout.BROKER_IDS))
 
-    def heal(self, timeout_s: float = 90.0) -> list[str]:
+    def heal(self, timeout_s: float = 120.0) -> list[str]:
         """Undo every fault (:meth:`Faults.heal_all`), then wait until every broker is
         registered and every partition of every topic has a leader and all its replicas
         in the ISR.  Returns what was done."""
@@ -214,7 +214,7 @@ def _links_wanted(links: str) -> bool:
 
 
 def start_cluster(dir: str | None = None, brokers: int = 3, broker_configs: dict[str, str] | None = None,
-                  storage: str = "memory", links: str = "auto", zookeeper_nodes: int = 1, timeout_s: float = 60.0,
+                  storage: str = "memory", links: str = "auto", zookeeper_nodes: int = 1, timeout_s: float = 120.0,
                   attempts: int = 3) -> LocalCluster:
     """Start ZooKeeper and ``brokers`` brokers on free loopback ports and return the
     :class:`LocalCluster` once every broker is registered, answers and knows the

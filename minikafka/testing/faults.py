@@ -100,7 +100,7 @@ class Faults:
     :meth:`expire_session`."""
 
     def __init__(self, dir: str, zk: Any, links: Any = None, session_timeout_s: float = 6.0,
-                 restart_timeout_s: float = 60.0) -> None:
+                 restart_timeout_s: float = 120.0) -> None:
         self.dir = dir
         self.zk = zk
         self.links = links
@@ -143,6 +143,7 @@ class Faults:
         session until the session times out); healing resumes it (SIGCONT)."""
         found = self.find(target)
         pid = launcher.kill(self.dir, found.broker, "STOP")
+        self._until(lambda: launcher.proc_state(pid) == "stopped", 10, f"broker {found.broker} (pid {pid}) to stop")
         return self._record(FaultAction("pause", f"paused {found.describe()}, pid {pid}", found.broker,
                                         str(found.role), found.epoch, found.epoch_name, pid,
                                         _heal=lambda: self._resume(found.broker)))

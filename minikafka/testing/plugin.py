@@ -127,7 +127,7 @@ class ClusterPool:
                 if cluster.broken():
                     cluster.heal()
                 else:
-                    cluster.wait.isr_full(timeout_s=60)
+                    cluster.wait.isr_full(timeout_s=120)
                 return cluster
             except Exception:
                 cluster.stop()  # cannot be healed: replace it

@@ -113,6 +113,17 @@ class Recorder:
             self.consumed(get("topic"), get("partition"), get("offset"), get("value"), consumer)
         return messages
 
+    def unread(self, consumer: str = "consumer") -> int:
+        """How many acknowledged records of the topics ``consumer`` reads it has not been
+        handed yet (0: it caught up with every acknowledgement so far); for a test's loop."""
+        with self.lock:
+            seen = {(r.tp, r.offset) for r in self.history.reads if r.process == consumer}
+            topics = self.topics.get(consumer) or {r.tp[0] for r in self.history.reads if r.process == consumer}
+            if not topics:
+                return self.history.acked
+            return sum(1 for op in self.history.acknowledged()
+                       if op.tp[0] in topics and (op.tp, op.offset) not in seen)
+
     # -- transactions ------------------------------------------------------------------------
     def begin(self, producer: str) -> None:
         """``producer`` began a transaction."""

@@ -62,6 +62,8 @@ def test_a_planted_duplicate_names_every_copy():
     assert v.duplicated == [("a", [((T, 0), 0), ((T, 1), 7)])]
     assert not v.ok
     assert check_application(h, _final([(0, 0, "a"), (0, 1, "b"), (1, 7, "a")]), duplicates_allowed=True).ok
+    # the same value in two topics (a copier's input and output) is no duplicate
+    assert check_application(h, {**_final([(0, 0, "a"), (0, 1, "b")]), ("copies", 0): {0: "a", 1: "b"}}).ok
 
 
 def test_a_planted_reorder_is_reported():

@@ -1,0 +1,256 @@
+"""The test harness of applications (minikafka.testing) on a real cluster, through its own
+pytest fixtures (the plugin is loaded by its pytest11 entry point): each fault by role
+says which broker and epoch it hit and heals on leaving its block, the waits see the
+cluster recover, the CLI and the HTTP control server carry out the same faults, the
+checker catches a planted loss, duplicate and reorder in a real log, and a cluster a
+test left broken is healed before the next test."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from minikafka import Consumer, Producer, TopicPartition
+from minikafka.cluster import launcher
+from minikafka.cluster.free_ports import in_ephemeral_range
+from minikafka.testing import (Recorder, controller, follower_of, group_coordinator, leader_of, txn_coordinator,
+                               wait_until)
+from minikafka.testing.control import ControlServer
+from minikafka.zk import layout
+
+pytestmark = [pytest.mark.process,
+              pytest.mark.minikafka(partitions=3, broker_configs={"zookeeper.session.timeout.ms": "4000",
+                                                                  "replica.lag.time.max.ms": "3000"})]
+
+
+def _produce(cluster, topic, values, partition=None):
+    with Producer(cluster.bootstrap, acks="all") as p:
+        return [p.send(topic, v.encode(), partition=partition).result(30) for v in values]
+
+
+def _registered(cluster, broker_id):
+    return cluster.zk.get(layout.broker_path(broker_id)) is not None
+
+
+def test_the_fixtures_give_a_cluster_with_both_listeners_and_a_fresh_topic(minikafka_cluster, minikafka_topic,
+                                                                           minikafka_admin):
+    import confluent_kafka
+
+    c = minikafka_cluster
+    assert sorted(c.brokers) == [1, 2, 3] and len(c.kafka_ports) == 3
+    assert not any(in_ephemeral_range(p) for p in [*c.brokers.values(), *c.kafka_ports.values()])
+    (desc,) = minikafka_admin.describe_topics([minikafka_topic])
+    assert len(desc.partitions) == 3 and all(sorted(p.isr) == [1, 2, 3] for p in desc.partitions)
+    p = confluent_kafka.Producer({"bootstrap.servers": c.kafka_bootstrap, "acks": "all"})
+    p.produce(minikafka_topic, b"through-the-kafka-listener", partition=1)
+    assert p.flush(30) == 0
+    with Consumer(c.bootstrap, auto_offset_reset="earliest") as consumer:
+        consumer.assign([TopicPartition(minikafka_topic, 1)])
+        got = wait_until(lambda: consumer.poll(timeout_ms=500), 30, "the record")
+    assert got[0].value == b"through-the-kafka-listener"
+
+
+def test_kill_the_leader_of_a_partition_by_role(minikafka_cluster, minikafka_topic):
+    c = minikafka_cluster
+    _produce(c, minikafka_topic, [f"k{i}" for i in range(20)], partition=0)
+    leader, epoch = c.wait.leader(minikafka_topic, 0)
+    with c.faults.kill(leader_of(minikafka_topic, 0)) as fault:
+        assert (fault.kind, fault.broker, fault.epoch) == ("kill", leader, epoch)
+        assert fault.text.startswith(f"killed broker {leader} (the leader of {minikafka_topic}-0, leader epoch "
+                                     f"{epoch}), pid ")
+        assert launcher.proc_state(fault.pid) == "dead"
+        new, new_epoch = c.wait.leader(minikafka_topic, 0, not_broker=leader)
+        assert new != leader and new_epoch > epoch
+    assert fault.healed and fault.heal_text.startswith(f"started broker {leader} again")
+    assert _registered(c, leader)
+    c.wait.isr_full(minikafka_topic)
+    _produce(c, minikafka_topic, ["after"], partition=0)
+
+
+def test_pause_a_follower_and_stop_the_controller(minikafka_cluster, minikafka_topic):
+    c = minikafka_cluster
+    st = c.faults.find(follower_of(minikafka_topic, 1))
+    with c.faults.pause(follower_of(minikafka_topic, 1)) as paused:
+        assert paused.broker == st.broker and "a follower of" in paused.text
+        assert launcher.proc_state(c.pid(paused.broker)) == "stopped"
+    assert launcher.proc_state(c.pid(paused.broker)) == "running"
+    old = c.faults.find(controller())
+    with c.faults.stop(controller()) as stopped:
+        assert stopped.broker == old.broker and f"controller epoch {old.epoch}" in stopped.text
+        new = wait_until(lambda: (f := c.faults.find(controller())).broker != old.broker and f, 30, "a new controller")
+        assert new.epoch == old.epoch + 1
+    c.wait.isr_full()
+
+
+def test_the_coordinators_of_a_group_and_of_a_transactional_id_by_role(minikafka_cluster, minikafka_topic,
+                                                                       minikafka_admin):
+    c = minikafka_cluster
+    group = f"g-{minikafka_topic}"
+    _produce(c, minikafka_topic, ["a", "b", "c"])
+    with Consumer(c.bootstrap, group_id=group, auto_offset_reset="earliest") as consumer:
+        consumer.subscribe([minikafka_topic])
+        wait_until(lambda: consumer.poll(timeout_ms=200) or consumer.assignment(), 30, "an assignment")
+        described = c.wait.group_stable(group, members=1)
+        assert c.faults.find(group_coordinator(group)).broker == described.coordinator
+        consumer.commit()
+    with c.faults.restart(group_coordinator(group)) as restarted:
+        assert restarted.kind == "restart" and restarted.healed
+        assert restarted.text.startswith(f"restarted broker {described.coordinator} (the coordinator of group "
+                                         f"{group!r}, leader epoch ")
+    c.wait.isr_full("__consumer_offsets")
+    with Producer(c.bootstrap, transactional_id=f"t-{minikafka_topic}") as p:
+        p.init_transactions()
+        found = c.faults.find(txn_coordinator(f"t-{minikafka_topic}"))
+        assert found.broker == minikafka_admin.find_transaction_coordinator(f"t-{minikafka_topic}")
+        with c.faults.kill(txn_coordinator(f"t-{minikafka_topic}")) as killed:
+            assert killed.broker == found.broker and "the transaction coordinator of" in killed.text
+
+
+def test_link_faults_a_session_expiry_and_a_zookeeper_outage(minikafka_cluster, minikafka_topic):
+    c = minikafka_cluster
+    assert c.links is not None, "this test runs as root: the session cluster's brokers are in cgroups"
+    with c.faults.cut(leader_of(minikafka_topic, 0), follower_of(minikafka_topic, 0)) as cut:
+        assert cut.text.startswith("cut the link broker ") and "(dropping every packet)" in cut.text
+        assert any("DROP" in r for r in c.links.links.rules())
+    assert not any("DROP" in r for r in c.links.links.rules())
+    with c.faults.slow("controller", "zookeeper", loss=0.25) as slow:
+        assert "dropping 25% of the packets" in slow.text
+        assert any("statistic" in r and "0.25" in r for r in c.links.links.rules())
+    victim = c.faults.find(follower_of(minikafka_topic, 2)).broker
+    owner = c.zk.get(layout.broker_path(victim))[1].ephemeralOwner
+    with c.faults.expire_session(follower_of(minikafka_topic, 2)) as expired:
+        assert expired.broker == victim and f"session {owner:#x}" in expired.text
+    assert c.zk.get(layout.broker_path(victim))[1].ephemeralOwner not in (None, owner)
+    with c.faults.zookeeper_outage() as outage:
+        assert outage.text.startswith("killed ZooKeeper server 1 (pid ")
+        assert "ZooKeeper server 1 is not running" in c.broken()
+    assert c.heal() == [] and c.broken() == []
+
+
+def test_caught_up_waits_for_the_group_to_commit_the_end_offsets(minikafka_cluster, minikafka_topic):
+    c = minikafka_cluster
+    group = f"g-{minikafka_topic}"
+    _produce(c, minikafka_topic, [f"v{i}" for i in range(30)])
+    with Consumer(c.bootstrap, group_id=group, auto_offset_reset="earliest", enable_auto_commit=False) as consumer:
+        consumer.subscribe([minikafka_topic])
+        read = 0
+        while read < 30:
+            got = consumer.poll(timeout_ms=500)
+            read += len(got)
+            consumer.commit()
+        committed = c.wait.caught_up(group, minikafka_topic, timeout_s=30)
+    assert sum(committed.values()) == 30
+
+
+def test_the_cli_and_the_http_endpoint_carry_out_the_same_faults(minikafka_cluster, minikafka_topic):
+    c = minikafka_cluster
+    run = lambda *a: subprocess.run([sys.executable, "-m", "minikafka", "fault", *a, "--dir", c.dir],  # noqa: E731
+                                    capture_output=True, text=True, timeout=120)
+    leader, epoch = c.wait.leader(minikafka_topic, 2)
+    out = run("find", f"leader:{minikafka_topic}:2")
+    assert out.returncode == 0 and out.stdout == f"broker {leader} (the leader of {minikafka_topic}-2, leader epoch {epoch})\n"
+    bad = run("kill", f"leader:{minikafka_topic}:9")
+    assert bad.returncode == 2 and bad.stdout == ""
+    assert bad.stderr.strip() == f"minikafka: error: no partition {minikafka_topic}-9 (UNKNOWN_TOPIC_OR_PARTITION)"
+    assert c.broken() == []  # the mistake changed nothing
+    post = lambda url, body: json.loads(urllib.request.urlopen(urllib.request.Request(  # noqa: E731
+        url, method="POST", data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}),
+        timeout=120).read())
+    with ControlServer(c) as server:
+        (Path(c.dir) / "control.json").write_text(json.dumps({"url": server.url, "pid": os.getpid()}))
+        try:
+            # the command line, forwarded to the control server of the cluster's folder
+            killed = run("kill", f"leader:{minikafka_topic}:2", "--json")
+            assert killed.returncode == 0, killed.stderr
+            action = json.loads(killed.stdout)
+            assert (action["kind"], action["broker"], action["epoch"]) == ("kill", leader, epoch)
+            assert launcher.proc_state(action["pid"]) == "dead"
+            listed = run("list")
+            assert f"{action['id']}: killed broker {leader} (the leader of {minikafka_topic}-2" in listed.stdout
+            healed = run("heal", str(action["id"]))
+            assert healed.returncode == 0 and healed.stdout.startswith(f"started broker {leader} again")
+            # the same over HTTP, as a Java or Node test sends it
+            found = post(server.url + "/v1/find", {"target": f"follower:{minikafka_topic}:2"})
+            paused = post(server.url + "/v1/faults/pause", {"target": f"follower:{minikafka_topic}:2"})
+            assert paused["broker"] == found["broker"] and launcher.proc_state(c.pid(found["broker"])) == "stopped"
+            assert post(server.url + "/v1/faults/heal", {"id": paused["id"]})["done"] == [
+                f"resumed broker {found['broker']}, pid {paused['pid']}"]
+            forged = urllib.request.Request(server.url + "/v1/faults/kill", method="POST", data=b"target=1",
+                                            headers={"Content-Type": "application/x-www-form-urlencoded"})
+            with pytest.raises(urllib.error.HTTPError) as refused:
+                urllib.request.urlopen(forged, timeout=10)
+            assert refused.value.code == 415
+            with pytest.raises(urllib.error.HTTPError) as unknown:
+                post(server.url + "/v1/faults/kill", {"target": "group:"})
+            assert unknown.value.code == 400 and json.loads(unknown.value.read())["error"] == "INVALID_REQUEST"
+        finally:
+            (Path(c.dir) / "control.json").unlink()
+    assert c.broken() == []
+
+
+def test_the_checker_catches_a_planted_loss_duplicate_and_reorder(minikafka_cluster, minikafka_topic, minikafka_admin):
+    c = minikafka_cluster
+    rec = Recorder()
+    with Producer(c.bootstrap, acks="all") as raw:
+        p = rec.producer(raw)
+        for i in range(6):
+            p.send(minikafka_topic, f"r{i}".encode(), partition=0).result(30)
+        raw.send(minikafka_topic, b"r3", partition=0).result(30)  # a duplicate, past the recorder
+        # a reorder: "z1" recorded as acknowledged at offset 8 before "z0" was sent, which got offset 7
+        first = raw.send(minikafka_topic, b"z0", partition=0).result(30)
+        second = raw.send(minikafka_topic, b"z1", partition=0).result(30)
+    op = rec.sent(minikafka_topic, "z1", 0)
+    rec.acked(op, 0, second.offset)
+    op = rec.sent(minikafka_topic, "z0", 0)
+    rec.acked(op, 0, first.offset)
+    with Consumer(c.bootstrap, auto_offset_reset="earliest") as consumer:
+        reader = rec.consumer(consumer, name="reader")
+        reader.assign([TopicPartition(minikafka_topic, 0)])
+        wait_until(lambda: len(rec.history.reads) >= 9 or reader.poll(timeout_ms=200) and False, 30, "every record")
+    assert rec.check(c).ok is False  # the duplicate and the reorder already
+    minikafka_admin.delete_records({TopicPartition(minikafka_topic, 0): 2})  # planted loss: r0 and r1 go
+    report = rec.check(c)
+    t = (minikafka_topic, 0)
+    assert report.lost == [(t, 0, "r0", None), (t, 1, "r1", None)]
+    assert report.duplicated == [("r3", [(t, 3), (t, 6)])]
+    assert report.reordered == [(t, "z1", 8, "z0", 7)]
+    assert not report.unread and not report.reread
+    assert [r[:3] for r in report.vanished] == [("reader", t, 0), ("reader", t, 1)]  # read, then deleted
+    text = str(report)
+    assert "lost: acknowledged 'r0' at " + f"{minikafka_topic}-0@0" in text and "ok=false" in text
+
+
+USER_FILE = '''
+import pytest
+from minikafka.testing import leader_of, follower_of
+
+pytestmark = pytest.mark.minikafka(brokers=3, partitions=1)
+SEEN = {}
+
+def test_leaves_the_cluster_broken(minikafka_cluster, minikafka_topic):
+    SEEN["topic"] = minikafka_topic
+    minikafka_cluster.faults.kill(leader_of(minikafka_topic, 0))
+    minikafka_cluster.faults.pause(follower_of(minikafka_topic, 0))
+    minikafka_cluster.faults.cut("broker:1", "zookeeper")
+    assert minikafka_cluster.broken()
+
+def test_finds_it_healed(minikafka_cluster, minikafka_topic, minikafka_admin):
+    assert minikafka_cluster.broken() == []
+    assert SEEN["topic"] not in minikafka_admin.list_topics()
+    (d,) = minikafka_admin.describe_topics([minikafka_topic])
+    assert all(sorted(p.isr) == [1, 2, 3] for p in d.partitions)
+'''
+
+
+def test_a_cluster_a_test_left_broken_is_healed_before_the_next_test(tmp_path):
+    (tmp_path / "test_user.py").write_text(textwrap.dedent(USER_FILE))
+    out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "timeout=240",
+                          str(tmp_path / "test_user.py")], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]
+    assert "2 passed" in out.stdout
