@@ -20,6 +20,7 @@ option (``pytest.ini``, ``pyproject.toml``'s ``[tool.pytest.ini_options]``):
 marker keyword          ini option                       meaning (default)
 ======================  ===============================  =================================
 ``brokers``             ``minikafka_brokers``            brokers in the cluster (3)
+``zookeeper_nodes``     ``minikafka_zookeeper_nodes``    ZooKeeper servers: 1, or 3 or 5 (1)
 ``broker_configs``      ``minikafka_broker_configs``     broker settings, ``key=value`` lines
 ``partitions``          ``minikafka_partitions``         the topic's partitions (1)
 ``replication_factor``  ``minikafka_replication_factor`` the topic's replicas (min(3, brokers))
@@ -38,6 +39,8 @@ import pytest
 
 INI = {
     "minikafka_brokers": ("brokers of the session cluster (default 3)", "3"),
+    "minikafka_zookeeper_nodes": ("ZooKeeper servers of the session cluster: 1, or an ensemble of 3 or 5 (default 1)",
+                                  "1"),
     "minikafka_broker_configs": ("broker settings of the session cluster, key=value lines", ""),
     "minikafka_partitions": ("partitions of each test's topic (default 1)", "1"),
     "minikafka_replication_factor": ("replication factor of each test's topic (default: min(3, brokers))", ""),
@@ -45,7 +48,7 @@ INI = {
     "minikafka_links": ("auto, on or off: start brokers in cgroups so that link faults work (default auto: "
                         "when running as root with iptables and cgroup v2)", "auto"),
 }
-MARKER_KEYS = ("brokers", "broker_configs", "partitions", "replication_factor", "topic_configs")
+MARKER_KEYS = ("brokers", "zookeeper_nodes", "broker_configs", "partitions", "replication_factor", "topic_configs")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -55,7 +58,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
-        "markers", "minikafka(brokers=3, broker_configs={}, partitions=1, replication_factor=None, topic_configs={}): "
+        "markers", "minikafka(brokers=3, zookeeper_nodes=1, broker_configs={}, partitions=1, replication_factor=None, "
+                   "topic_configs={}): "
                    "settings of the minikafka cluster and topic this test uses")
 
 
@@ -101,6 +105,7 @@ def settings(node: Any, config: pytest.Config) -> dict[str, Any]:
     brokers = number("brokers") or 3
     return {
         "brokers": brokers,
+        "zookeeper_nodes": number("zookeeper_nodes") or 1,
         "broker_configs": _pairs(marker.get("broker_configs", ini("broker_configs")), "minikafka broker_configs"),
         "partitions": number("partitions") or 1,
         "replication_factor": number("replication_factor") or min(3, brokers),
@@ -120,7 +125,7 @@ class ClusterPool:
     def get(self, s: dict[str, Any]) -> Any:
         from .cluster import start_cluster
 
-        key = (s["brokers"], tuple(sorted(s["broker_configs"].items())), s["links"])
+        key = (s["brokers"], s["zookeeper_nodes"], tuple(sorted(s["broker_configs"].items())), s["links"])
         cluster = self.clusters.get(key)
         if cluster is not None and not cluster.stopped:
             try:
@@ -132,7 +137,8 @@ class ClusterPool:
             except Exception:
                 cluster.stop()  # cannot be healed: replace it
         t0 = time.monotonic()
-        cluster = start_cluster(brokers=s["brokers"], broker_configs=s["broker_configs"], links=s["links"])
+        cluster = start_cluster(brokers=s["brokers"], broker_configs=s["broker_configs"], links=s["links"],
+                                zookeeper_nodes=s["zookeeper_nodes"])
         self.start_seconds[key] = time.monotonic() - t0
         self.clusters[key] = cluster
         return cluster
