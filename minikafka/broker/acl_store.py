@@ -17,10 +17,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Iterable
 
-from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
-
 from ..auth import acls
 from ..auth.acls import AclBinding, AclFilter, Authorizer
+from ..zk.errors import BadVersionError, NodeExistsError, NoNodeError
 from .change_follower import ChangeFollower
 
 if TYPE_CHECKING:

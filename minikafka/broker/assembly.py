@@ -31,7 +31,8 @@ from .coordinator import GroupCoordinator
 from .fetcher import FetcherManager
 from .kafka.handlers import KafkaHandlers
 from .kafka.server import KafkaServer
-from .limits import ConnectionLimits, RequestMemory
+from .connection_policy import ConnectionPolicy
+from .limits import ConnectionLimits, RequestMemory, open_file_limit
 from .listeners import Listeners
 from .metadata_cache import MetadataCache
 from .metrics import Metrics
@@ -144,9 +145,11 @@ def assemble(config: BrokerConfig, ports: Ports) -> Services:
         acls=AclApis(security, acls),
         txn=TransactionApis(txn_coordinator, endpoints))
     rpc = RpcListener(config, layer, metrics, clock)
-    limits = ConnectionLimits(config, metrics)
-    memory = RequestMemory(config.get("queued.max.request.bytes"), metrics)
-    kafka = KafkaServer(config, security, metrics, KafkaHandlers(layer, security, metrics, clock), limits, memory)
+    policy = ConnectionPolicy.of(config.get, open_file_limit())  # one policy for every client connection
+    limits = ConnectionLimits(policy, metrics)
+    memory = RequestMemory(policy, metrics)
+    kafka = KafkaServer(config, security, metrics, KafkaHandlers(layer, security, metrics, clock), policy, limits,
+                        memory)
     return Services(config=config, identity=identity, clock=clock, random=ports.random, transport=transport,
                     storage=storage, tasks=tasks, timeline=timeline, metrics=metrics, metadata=metadata, zk=zk,
                     listeners=listeners, security=security, acls=acls, replica_manager=replica_manager,

@@ -7,7 +7,8 @@ listener start here too.  Calls to other brokers go through one
 :class:`~minikafka.http_pool.HttpPool` of kept-alive connections carrying the cluster
 credential.
 
-The HTTP listeners share the Kafka listener's limits (:mod:`.limits`): a connection
+The HTTP listeners keep the Kafka listener's rules, the broker's one
+:class:`~.connection_policy.ConnectionPolicy`, with its counts (:mod:`.limits`): a connection
 beyond ``max.connections`` or ``max.connections.per.ip`` is closed as soon as it is
 accepted; one without a request for ``connections.max.idle.ms`` is closed (one handed to
 aiohttp, the dashboard's, after ``request.timeout.ms``: the deadline of a request head); a
@@ -34,6 +35,7 @@ from ..protocol.rpc import codec, http
 from ..http_pool import HttpPool
 from ..rpc import call
 from . import cluster_auth, http_guard
+from .connection_policy import Size
 from .listeners import EXTERNAL, INTERNAL, current_listener
 from .rpc_http_server import HTTP_LISTENER, RpcHttpServer
 
@@ -76,7 +78,7 @@ class HttpTransport:
         if self.config.cluster_secret is None:
             log.warning("no cluster credential (--cluster-secret-file or MINIKAFKA_CLUSTER_SECRET): anyone who reaches "
                         "this broker's port may send it controller and replica requests")
-        app = web.Application(client_max_size=self.config.get("socket.request.max.bytes"),
+        app = web.Application(client_max_size=broker.policy.max_request_bytes,
                               middlewares=[broker.listeners.middleware, http_guard.middleware(
                                   lambda error: broker.metrics.count(REQUEST_ERRORS, error=error),
                                   http_guard.HostAllowList.of(self.config))])
@@ -87,9 +89,7 @@ class HttpTransport:
         # aiohttp gets a connection from the lean path with a complete request head; between
         # its requests, and while the next head arrives, it waits at most keepalive_timeout:
         # request.timeout.ms here, the deadline of a head (a trickling client is closed)
-        self._runner = web.AppRunner(app, access_log=None,
-                                     keepalive_timeout=min(self.config.get("connections.max.idle.ms"),
-                                                           self.config.get("request.timeout.ms")) / 1000)
+        self._runner = web.AppRunner(app, access_log=None, keepalive_timeout=broker.policy.handed_over_keepalive_s)
         await self._runner.setup()
         self._server = RpcHttpServer(self.config, broker, self._runner.server, self.answer_rpc, self.too_large)
         await self._server.listen(self.config.listen_host, self.config.listen_port, INTERNAL)
@@ -102,9 +102,9 @@ class HttpTransport:
 
     def too_large(self, n: int) -> bytes:
         """The packed answer to a request whose body of ``n`` bytes exceeds socket.request.max.bytes."""
-        exc = InvalidRequestError(f"request body of {n} bytes exceeds socket.request.max.bytes="
-                                  f"{self.config.get('socket.request.max.bytes')}")
         assert self._broker is not None
+        exc = InvalidRequestError(f"request body of {n} bytes exceeds socket.request.max.bytes="
+                                  f"{self._broker.policy.max_request_bytes}")
         self._broker.metrics.count(REQUEST_ERRORS, error=exc.code.name)
         return codec.pack(codec.error_response(exc))
 
@@ -136,9 +136,9 @@ class HttpTransport:
         """aiohttp's route for ``POST /v1/<api>`` on a connection it was handed."""
         broker = self._broker
         assert broker is not None
-        max_bytes = self.config.get("socket.request.max.bytes")
+        policy = broker.policy
         declared = request.content_length or 0
-        if declared > max_bytes:  # answered before any of the body is read
+        if policy.request_size(declared) is Size.TOO_LARGE:  # answered before any of the body is read
             response = web.Response(status=413, body=self.too_large(declared), content_type=http.CONTENT_TYPE)
             response.force_close()
             return response
@@ -147,7 +147,7 @@ class HttpTransport:
         held = await broker.memory.acquire(declared)
         try:
             try:
-                async with asyncio.timeout(self.config.get("request.timeout.ms") / 1000):
+                async with asyncio.timeout_at(policy.arrival_deadline(asyncio.get_running_loop().time())):
                     body = await request.read()
             except web.HTTPRequestEntityTooLarge:
                 response = web.Response(status=413, body=self.too_large(declared), content_type=http.CONTENT_TYPE)
@@ -165,7 +165,7 @@ class HttpTransport:
             response = web.Response(body=answer, content_type=http.CONTENT_TYPE)
             del answer
             if failed_login:  # each guess costs the delay and a new connection
-                await broker.security.failed_login_pause()
+                await asyncio.sleep(policy.failed_login_delay_s)
                 response.force_close()
             await response.prepare(request)
             await response.write_eof()  # handed to the transport, its buffer drained

@@ -1,15 +1,13 @@
-"""What one broker lets its clients hold: connections and request memory.
+"""What one broker lets its clients hold: the counts of connections and request memory.
 
 Both client listeners (the msgpack/HTTP one and the Kafka one) share one
 :class:`ConnectionLimits` and one :class:`RequestMemory`, as Kafka's SocketServer shares
-its connection quotas and its memory pool between listeners:
+its connection quotas and its memory pool between listeners.  These are the counting
+shells; the rules are :class:`~.connection_policy.ConnectionPolicy`'s:
 
 * ``max.connections`` and ``max.connections.per.ip``: a connection beyond either is
   closed as soon as it is accepted, counted in ``minikafka_connections_refused_total``
-  and logged (rate-limited).  ``max.connections`` unset means the open-file limit
-  minus :data:`FD_RESERVE`, and a larger value is lowered to that: the reserve keeps
-  descriptors for ZooKeeper, log files, checkpoints and replication, so that a flood of
-  clients never costs the broker its ZooKeeper session.
+  and logged (rate-limited).
 * ``queued.max.request.bytes``: the bytes requests hold, from their first byte read
   until their answer has left (handed to the kernel).  A request is charged its head
   while it arrives, its body before the body is read, and its answer while the answer
@@ -23,15 +21,13 @@ import asyncio
 import collections
 import logging
 
-from ..config import BrokerConfig
 from ..metric_names import CONNECTIONS, CONNECTIONS_REFUSED, REQUEST_BYTES_IN_FLIGHT, REQUEST_MEMORY_WAITS
+from .connection_policy import FD_RESERVE, ConnectionPolicy, effective_max_connections
 from .metrics import Metrics
 
-log = logging.getLogger(__name__)
+__all__ = ["FD_RESERVE", "ConnectionLimits", "RequestMemory", "effective_max_connections", "open_file_limit"]
 
-#: File descriptors kept out of reach of client connections (ZooKeeper, segments,
-#: checkpoints, replication and controller connections).
-FD_RESERVE = 256
+log = logging.getLogger(__name__)
 
 
 def open_file_limit() -> int | None:
@@ -44,23 +40,13 @@ def open_file_limit() -> int | None:
     return None if soft == resource.RLIM_INFINITY else int(soft)
 
 
-def effective_max_connections(configured: int | None, nofile: int | None, reserve: int = FD_RESERVE) -> int:
-    """max.connections as enforced: the configured value (unset: no bound of its own),
-    never more than ``nofile - reserve`` (at least 1)."""
-    cap = max(1, nofile - reserve) if nofile is not None else None
-    if configured is None:
-        return cap if cap is not None else 2147483647
-    return min(configured, cap) if cap is not None else configured
-
-
 class ConnectionLimits:
-    """Counts the open client connections, per listener and per IP, and admits new ones."""
+    """Counts the open client connections, per listener and per IP, and admits new ones
+    as the policy says."""
 
-    def __init__(self, config: BrokerConfig, metrics: Metrics, nofile: int | None = None) -> None:
+    def __init__(self, policy: ConnectionPolicy, metrics: Metrics) -> None:
+        self.policy = policy
         self.metrics = metrics
-        self.max_connections = effective_max_connections(
-            config.get("max.connections"), open_file_limit() if nofile is None else nofile)
-        self.max_per_ip = config.get("max.connections.per.ip")
         self.total = 0
         self._by_ip: collections.Counter[str] = collections.Counter()
         self._by_listener: collections.Counter[str] = collections.Counter()
@@ -68,18 +54,14 @@ class ConnectionLimits:
     def admit(self, listener: str, ip: str) -> bool:
         """Whether a connection just accepted from ``ip`` on ``listener`` may stay; if it
         may, it is counted until :meth:`release`.  A refusal is counted and logged."""
-        if self.total >= self.max_connections:
-            reason = "max.connections"
-            limit = self.max_connections
-        elif self._by_ip[ip] >= self.max_per_ip:
-            reason = "max.connections.per.ip"
-            limit = self.max_per_ip
-        else:
+        refused = self.policy.refusal(self.total, self._by_ip[ip])
+        if refused is None:
             self.total += 1
             self._by_ip[ip] += 1
             self._by_listener[listener] += 1
             self.metrics.set_level(CONNECTIONS, self._by_listener[listener], listener=listener)
             return True
+        reason, limit = refused
         self.metrics.count(CONNECTIONS_REFUSED, listener=listener, reason=reason)
         log.warning("closing a new connection on the %s listener: %s=%d reached", listener, reason, limit)
         return False
@@ -95,10 +77,11 @@ class ConnectionLimits:
 
 
 class RequestMemory:
-    """The broker-wide budget of request bytes (queued.max.request.bytes; -1: none)."""
+    """The broker-wide budget of request bytes (queued.max.request.bytes; -1: none): the
+    bytes held, and the requests waiting until theirs fit (:meth:`ConnectionPolicy.fits`)."""
 
-    def __init__(self, limit: int, metrics: Metrics) -> None:
-        self.limit = limit
+    def __init__(self, policy: ConnectionPolicy, metrics: Metrics) -> None:
+        self.policy = policy
         self.metrics = metrics
         self.used = 0
         self._freed: asyncio.Event | None = None
@@ -107,7 +90,7 @@ class RequestMemory:
         """Take ``size`` bytes if they fit now and return what was taken (give it to
         :meth:`release`); None, taking nothing, when :meth:`acquire` would wait."""
         size = max(0, size)
-        if self.limit >= 0 and self.used > 0 and self.used + size > self.limit:
+        if not self.policy.fits(self.used, size):
             return None
         self.used += size
         self.metrics.set_level(REQUEST_BYTES_IN_FLIGHT, self.used)

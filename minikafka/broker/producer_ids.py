@@ -13,7 +13,8 @@ import asyncio
 import json
 
 from ..zk import layout
-from ..zk.session import BadVersionError, NodeExistsError, ZkSession
+from ..zk.errors import BadVersionError, NodeExistsError
+from ..zk.session import ZkSession
 
 BLOCK_SIZE = 1000
 

@@ -63,7 +63,8 @@ from ..replication.fetch_session import (FETCH_SESSION_ID_NOT_FOUND, FINAL_EPOCH
                                          FetchSessionCache, PartitionFetch)
 from ..replication.partition import Effects, LeaderState, PartitionReplica, Role, TruncationMode
 from ..zk import layout
-from ..zk.session import BadVersionError, ZkSession
+from ..zk.errors import BadVersionError
+from ..zk.session import ZkSession
 from .metrics import Metrics
 from .purgatory import Purgatory, parking
 from .security import Security
@@ -481,7 +482,8 @@ class ReplicaManager:
                     log_append_time = int(self.clock.time() * 1000)
                 max_bytes = self.setting(topic, "max.message.bytes")  # also the cap on a decompressed batch
                 res, eff = p.append_as_leader(m.records, acks, min_isr, max_bytes,
-                                              self.setting(topic, "compression.type"), log_append_time, max_bytes)
+                                              self.setting(topic, "compression.type"), log_append_time, max_bytes,
+                                              None if log_append_time is not None else self.create_time_range(topic))
                 self.apply(p, eff)
                 entry.base_offset, entry.log_start_offset = res.base_offset, p.log.log_start_offset
                 entry.log_append_time = res.log_append_time
@@ -537,6 +539,22 @@ class ReplicaManager:
             "it may still be committed")
 
     # -- transaction markers ----------------------------------------------------------------
+    def create_time_range(self, topic: str) -> tuple[int, int] | None:
+        """The CreateTime timestamps a leader of ``topic`` takes now: from now minus
+        message.timestamp.before.max.ms to now plus message.timestamp.after.max.ms, each
+        replaced by message.timestamp.difference.max.ms while left at its default (as
+        Kafka's LogConfig does); None when nothing bounds them (the defaults)."""
+        unset = cfg.LONG_MAX
+        difference = self.setting(topic, "message.timestamp.difference.max.ms")
+        before = self.setting(topic, "message.timestamp.before.max.ms")
+        after = self.setting(topic, "message.timestamp.after.max.ms")
+        before = difference if before == unset else before
+        after = difference if after == unset else after
+        if before == unset and after == unset:
+            return None
+        now = int(self.clock.time() * 1000)
+        return now - before, now + after
+
     def effective_min_isr(self, p: PartitionReplica) -> int:
         """min.insync.replicas as acks=all applies it: never more than the partition's replicas
         (Kafka's Partition.effectiveMinIsr), so that a topic of replication factor 1 with
@@ -828,13 +846,22 @@ class ReplicaManager:
 
     def replica_state(self, partitions: list[tuple[str, int, int | None]] | None, checksum_upto: int | None) -> list[dict]:
         """Snapshots of local replicas (``partitions``: topic, partition and its own checksum
-        bound or None; None for all), as :meth:`PartitionReplica.describe` gives them."""
+        bound or None; None for all), as :meth:`PartitionReplica.describe` gives them.  A
+        leader's also names its ISR followers that are out of sync now (``out_of_sync``:
+        not caught up to its LEO within replica.lag.time.max.ms, the rule of the ISR check),
+        so that a follower one fetch behind is not mistaken for a lagging one."""
         wanted = partitions if partitions is not None else [(t, p, None) for t, p in sorted(self.partitions)]
+        t = self.now_ms()
+        lag = self.config.get("replica.lag.time.max.ms")
+        msgs = self.config.get("replica.lag.max.messages")
+        idle = self.config.get("minikafka.replica.lag.idle.followers")
         out = []
         for topic, part, upto in wanted:
             p = self.partitions.get((topic, part))
             if p is not None:
-                out.append(p.describe(upto if upto is not None else checksum_upto))
+                state = p.describe(upto if upto is not None else checksum_upto)
+                state["out_of_sync"] = p.out_of_sync_replicas(t, lag, msgs, idle) if p.is_leader else []
+                out.append(state)
         return out
 
     # -- timers -----------------------------------------------------------------------

@@ -12,7 +12,8 @@ route calls).  The first request it does not serve (the dashboard's pages, /metr
 other method or path, anything unusual or malformed) hands the connection, with the
 bytes read so far, to aiohttp's request handler for the rest of its life.
 
-Both paths keep the same rules (:mod:`.http_transport`): the connection limits
+Both paths keep the same rules, the broker's one
+:class:`~.connection_policy.ConnectionPolicy` (which the Kafka listener asks too): the connection limits
 (``max.connections``, ``max.connections.per.ip``), ``connections.max.idle.ms`` between
 requests, ``request.timeout.ms`` for a request's head to arrive once its first byte did
 (then 408 and closed) and for its body (then closed; both counted as idle closes), a body
@@ -44,8 +45,8 @@ from ..metric_names import CONNECTIONS_IDLE_CLOSED, REQUEST_ERRORS
 from ..protocol.rpc.http import CONTENT_TYPE
 from ..protocol.rpc.http1 import HEAD_END, MAX_HEAD_BYTES, RequestHead, answer, parse_request_head
 from . import http_guard
+from .connection_policy import Size
 from .listeners import current_listener
-from .security import failed_login_delay_s
 
 if TYPE_CHECKING:
     from ..config import BrokerConfig
@@ -70,10 +71,7 @@ class RpcHttpServer:
         self.web_server = web_server
         self.answer_rpc = answer_rpc
         self.too_large = too_large
-        self.idle_s = config.get("connections.max.idle.ms") / 1000
-        self.body_timeout_s = config.get("request.timeout.ms") / 1000
-        self.max_bytes = config.get("socket.request.max.bytes")
-        self.auth_delay_s = failed_login_delay_s(config)
+        self.policy = broker.policy  # connections, idle, head and body deadlines, sizes, failed logins
         self.hosts = http_guard.HostAllowList.of(config)  # the Host check (DNS rebinding)
         self._servers: list[asyncio.AbstractServer] = []
         self._connections: set[_RpcConnection] = set()
@@ -245,8 +243,9 @@ class _RpcConnection(asyncio.Protocol):
             if len(self._buf) > MAX_HEAD_BYTES:
                 self._hand_over()  # aiohttp answers an oversized head
             elif self._buf and self._head_timer is None:  # request.timeout.ms from its first byte
-                self._head_timer = asyncio.get_running_loop().call_later(self.server.body_timeout_s,
-                                                                         self._head_timed_out)
+                loop = asyncio.get_running_loop()
+                self._head_timer = loop.call_at(self.server.policy.arrival_deadline(loop.time()),
+                                                self._head_timed_out)
             self._hold_buffer()
             return
         head = parse_request_head(self._buf[:end + len(HEAD_END)])
@@ -292,7 +291,7 @@ class _RpcConnection(asyncio.Protocol):
                 self._answer(refused[0], refused[1].encode(), "text/plain; charset=utf-8", False)
             return
         n = head.content_length
-        if n > server.max_bytes:  # answered now, before any of the body is read
+        if server.policy.request_size(n) is Size.TOO_LARGE:  # answered now, before any of the body is read
             self._refuse_too_large(n)
             return
         assert self.transport is not None
@@ -319,7 +318,7 @@ class _RpcConnection(asyncio.Protocol):
             del body  # emptied by the request layer: the answer is what is held now
             held += broker.memory.take(len(packed))
             if failed_login:  # each guess costs the delay and a new connection
-                await asyncio.sleep(server.auth_delay_s)
+                await asyncio.sleep(server.policy.failed_login_delay_s)
                 keep_alive = False
             self._answer_held += held  # given back once the answer has left, or the connection is gone
             handed = True
@@ -355,7 +354,8 @@ class _RpcConnection(asyncio.Protocol):
         transport.write(answer(413, self.server.too_large(n), CONTENT_TYPE, False))
         if transport.can_write_eof():
             transport.write_eof()
-            self._linger_timer = asyncio.get_running_loop().call_later(self.server.body_timeout_s, self.close)
+            loop = asyncio.get_running_loop()
+            self._linger_timer = loop.call_at(self.server.policy.arrival_deadline(loop.time()), self.close)
         else:  # TLS cannot half-close
             self._closed = True
             transport.close()
@@ -381,9 +381,10 @@ class _RpcConnection(asyncio.Protocol):
             return True
         if self._closed:
             return False
-        self._body_waiter = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()
+        self._body_waiter = loop.create_future()
         try:
-            async with asyncio.timeout(self.server.body_timeout_s):
+            async with asyncio.timeout_at(self.server.policy.arrival_deadline(loop.time())):
                 await self._body_waiter
             return True
         except TimeoutError:
@@ -402,9 +403,10 @@ class _RpcConnection(asyncio.Protocol):
             if self._closed:
                 raise ConnectionResetError("the client went away")
             self._body_need = n
-            self._body_waiter = asyncio.get_running_loop().create_future()
+            loop = asyncio.get_running_loop()
+            self._body_waiter = loop.create_future()
             try:
-                async with asyncio.timeout(self.server.body_timeout_s):
+                async with asyncio.timeout_at(self.server.policy.arrival_deadline(loop.time())):
                     await self._body_waiter
             finally:
                 self._body_waiter = None
@@ -439,13 +441,13 @@ class _RpcConnection(asyncio.Protocol):
             return
         self.server.broker.metrics.count(CONNECTIONS_IDLE_CLOSED, listener=HTTP_LISTENER)
         text = (f"REQUEST_TIMED_OUT: the request head did not arrive within request.timeout.ms="
-                f"{round(self.server.body_timeout_s * 1000)}\n")
+                f"{round(self.server.policy.request_timeout_s * 1000)}\n")
         self._answer(408, text.encode(), "text/plain; charset=utf-8", False)
 
     # -- connections.max.idle.ms ------------------------------------------------------------
     def _arm_idle(self) -> None:
-        if self.server.idle_s > 0:
-            self._idle_timer = asyncio.get_running_loop().call_later(self.server.idle_s, self._idle)
+        loop = asyncio.get_running_loop()
+        self._idle_timer = loop.call_at(self.server.policy.idle_deadline(loop.time()), self._idle)
 
     def _disarm_idle(self) -> None:
         if self._idle_timer is not None:

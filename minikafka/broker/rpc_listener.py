@@ -6,7 +6,8 @@ field), turned into the request layer's typed request, answered by its one handl
 the typed response turned back into a map.  Every answer carries ``error_code``,
 ``error`` and ``message``; bad input never changes stored state and never stops the
 broker: a handler's bug is answered UNKNOWN_SERVER_ERROR, an unreachable ZooKeeper the
-retriable REQUEST_TIMED_OUT.
+retriable REQUEST_TIMED_OUT (:func:`.connection_policy.request_failure`, which the Kafka
+listener follows too).
 """
 from __future__ import annotations
 
@@ -16,18 +17,18 @@ from typing import Any, Callable
 
 from ..auth.acls import ANONYMOUS
 from ..config import BrokerConfig
-from ..errors import ClusterAuthorizationFailedError, KafkaError, RequestTimedOutError, UnknownServerError
+from ..errors import ClusterAuthorizationFailedError
 from ..metric_names import CLUSTER_AUTHORIZATION_FAILURES, REQUEST_ERRORS
 from ..protocol.rpc import codec
 from ..protocol.rpc.types import DECODE_REQUEST, ENCODE_RESPONSE
 from . import cluster_auth
 from .apis.context import RequestContext
 from .apis.layer import RequestLayer
+from .connection_policy import request_failure
 from .listeners import current_listener
 from .metrics import Metrics
 from .security import current_host, current_principal
 from .services import Clock
-from .zk_errors import ZK_UNREACHABLE
 
 log = logging.getLogger(__name__)
 
@@ -78,13 +79,10 @@ class RpcListener:
             resp = ENCODE_RESPONSE[api](await self.layer.handlers[api](DECODE_REQUEST[api](msg), ctx))
             self.metrics.observe_request(api, self.clock.monotonic() - started)
             return resp
-        except KafkaError as exc:
-            self.metrics.count(REQUEST_ERRORS, error=exc.code.name)
-            return codec.error_response(exc)
-        except ZK_UNREACHABLE as exc:  # ZooKeeper is down or the session moved: retriable
-            self.metrics.count(REQUEST_ERRORS, error="REQUEST_TIMED_OUT")
-            return codec.error_response(RequestTimedOutError(
-                f"{api} needs ZooKeeper, which does not answer ({exc.__class__.__name__}); try again"))
-        except Exception as exc:  # a bug: answer UNKNOWN_SERVER_ERROR, keep serving
-            log.exception("%s failed", api)
-            return codec.error_response(UnknownServerError(f"{exc.__class__.__name__}: {exc}"))
+        except Exception as exc:  # noqa: BLE001 - answered as the connection policy says; the broker keeps serving
+            failure = request_failure(api, exc)
+            if failure.bug:
+                log.exception("%s failed", api)
+            else:
+                self.metrics.count(REQUEST_ERRORS, error=failure.error.code.name)
+            return codec.error_response(failure.error)

@@ -19,7 +19,6 @@
 """
 from __future__ import annotations
 
-import asyncio
 import contextvars
 import logging
 import ssl
@@ -45,14 +44,6 @@ INTERNAL_PRINCIPAL = "User:minikafka-internal"  # the broker's own work (coordin
 current_principal: contextvars.ContextVar[str] = contextvars.ContextVar("minikafka_principal",
                                                                         default=INTERNAL_PRINCIPAL)
 current_host: contextvars.ContextVar[str] = contextvars.ContextVar("minikafka_client_host", default="*")
-
-def failed_login_delay_s(config: BrokerConfig) -> float:
-    """The one rule after a failed login, on every listener and route (msgpack API,
-    dashboard, SASL on the Kafka listener): the answer waits this long
-    (``connection.failed.authentication.delay.ms``), then the connection is closed, so each
-    password guess costs the delay and a new connection."""
-    return config.get("connection.failed.authentication.delay.ms") / 1000
-
 
 class Security:
     """Authentication and authorization settings of one broker, checked at start."""
@@ -131,12 +122,6 @@ class Security:
         return self._server_ssl
 
     # -- authentication -------------------------------------------------------------------
-    async def failed_login_pause(self) -> None:
-        """Wait :func:`failed_login_delay_s` before answering a failed login on an HTTP
-        listener (the msgpack API's aiohttp route, the dashboard's pages and JSON); the
-        caller then closes the connection."""
-        await asyncio.sleep(failed_login_delay_s(self.config))
-
     def http_principal(self, listener: str, headers, peercert: dict | None) -> str:
         """The principal of an HTTP request on ``listener``: cluster credential, then Basic
         authentication, then the TLS client certificate.  SASL_AUTHENTICATION_FAILED for a

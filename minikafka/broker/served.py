@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from ..web.view import BrokerView
+from .connection_policy import ConnectionPolicy
 from .kafka.server import KafkaServer
 from .limits import ConnectionLimits, RequestMemory
 from .listeners import Listeners
@@ -26,6 +27,7 @@ class ServedBroker:
     security: Security
     metrics: Metrics
     web_view: Callable[[], BrokerView]
+    policy: ConnectionPolicy  # the rules of every client connection, on both listeners
     limits: ConnectionLimits  # shared by both client listeners
     memory: RequestMemory
 

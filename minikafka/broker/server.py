@@ -20,7 +20,7 @@ from ..controller.controller import KafkaController
 from ..errors import ClientError, KafkaError
 from ..web.view import BrokerView
 from ..zk import layout
-from ..zk.session import NodeExistsError
+from ..zk.errors import NodeExistsError
 from .assembly import ZK_ACL_USER, Services, assemble
 from .listeners import current_listener
 from .loop_monitor import LoopMonitor
@@ -70,7 +70,7 @@ class Broker:
         s = self.services
         return ServedBroker(broker_id=self.broker_id, rpc=s.rpc, kafka=s.kafka, listeners=s.listeners,
                             security=s.security, metrics=s.metrics, web_view=self.web_view,
-                            limits=s.kafka.limits, memory=s.kafka.memory)
+                            policy=s.kafka.policy, limits=s.kafka.limits, memory=s.kafka.memory)
 
     def web_view(self) -> BrokerView:
         """What the dashboard routes may see of this broker."""
@@ -95,7 +95,7 @@ class Broker:
                 acls=lambda: len(s.security.authorizer.bindings),
                 groups=s.coordinator.list_groups)),
             authenticate=lambda headers, peercert: s.security.http_principal(current_listener.get(), headers, peercert),
-            failed_login_pause=s.security.failed_login_pause,
+            failed_login_pause=lambda: asyncio.sleep(s.kafka.policy.failed_login_delay_s),
             acls_enabled=s.security.enabled,
             zookeeper_session=lambda: getattr(s.zk, "session_state", ""),
             zookeeper_connect=self.config.zookeeper_connect)

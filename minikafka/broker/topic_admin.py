@@ -40,7 +40,8 @@ from ..errors import (
 from ..protocol.topic_ids import ZERO_TOPIC_ID
 from ..replication import rules
 from ..zk import layout
-from ..zk.session import BadVersionError, NodeExistsError, ZkSession
+from ..zk.errors import BadVersionError, NodeExistsError
+from ..zk.session import ZkSession
 from .metadata_cache import MetadataCache
 from .security import Security, refusal
 from .services import EventLog

@@ -60,6 +60,7 @@ from ..transactions.state import (
     TxnState,
     check_timeout,
 )
+from ..zk.errors import ZooKeeperUnavailableError
 from ..zk.session import ZkSession
 from .coordinator_log import wait_committed
 from .metadata_cache import MetadataCache
@@ -67,7 +68,6 @@ from .metrics import Metrics
 from .security import Security, refusal
 from .services import Clock, EventLog, Spawn
 from .topic_admin import NewTopic, TopicAdmin
-from .zk_errors import ZK_UNREACHABLE
 
 if TYPE_CHECKING:
     from .replica_manager import ReplicaManager
@@ -453,10 +453,10 @@ class TransactionCoordinator:
     async def _new_producer_id(self) -> int:
         try:
             return await self.producer_ids()
-        except ZK_UNREACHABLE as exc:
+        except ZooKeeperUnavailableError as exc:
             raise CoordinatorNotAvailableError(
                 f"broker {self.broker_id} has no producer ids left and ZooKeeper, which hands out the next block, "
-                f"does not answer ({exc.__class__.__name__}); try again") from None
+                f"does not answer ({exc}); try again") from None
 
     async def add_partitions(self, transactional_id: str, producer_id: int, producer_epoch: int,
                              partitions: list[tuple[str, int]]) -> list[KafkaError | None]:

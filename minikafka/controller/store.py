@@ -14,10 +14,9 @@ import logging
 import time
 from typing import Any, Callable
 
-from kazoo.exceptions import RolledBackError
-
 from ..zk import layout
-from ..zk.session import BadVersionError, NodeExistsError, NoNodeError, ZkSession
+from ..zk.errors import BadVersionError, NodeExistsError, NoNodeError, RolledBackError
+from ..zk.session import ZkSession
 from .core import (CREATE, TP, AssignmentWrite, Delete, DeleteIfPresent, Failover, Plan, StateRead, StateWrite,
                    SyncReassignZnode, TopicRead, recovered_controller_epoch)
 

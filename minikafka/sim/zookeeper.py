@@ -2,17 +2,17 @@
 
 :class:`ZkServer` keeps znodes with ZooKeeper's semantics: data versions, ``czxid`` /
 ``mzxid``, child versions, ephemeral nodes owned by a session, sequential nodes, multi
-ops that apply all or nothing (kazoo's result list: ``RolledBackError`` before the
-failed op, ``RuntimeInconsistency`` after it), sessions that expire when not heard
+ops that apply all or nothing (the adapter's result list: the failed op's error, and
+``RolledBackError`` for every other op), sessions that expire when not heard
 from for their timeout (their ephemeral nodes go with them) and watches.
 
 :class:`SimZkSession` is what a broker gets from the coordinator port instead of
-:class:`~minikafka.zk.session.ZkSession`, with the same methods and exceptions (kazoo's).
+:class:`~minikafka.zk.session.ZkSession`, with the same methods and errors (:mod:`minikafka.zk.errors`).
 Every request, answer, ping and watch notification is a message on the simulated
 network between the broker's node and ``zk`` (in order, like the session's one TCP
 connection), so link faults reach ZooKeeper too.  The client behaves as kazoo does:
 pings every third of the session timeout; no answer for two thirds of it means
-SUSPENDED (requests in flight fail with ConnectionLoss, new ones wait); reconnecting
+SUSPENDED (requests in flight fail with ZooKeeperUnavailableError, new ones wait); reconnecting
 within the timeout means CONNECTED again; after expiry it reports LOST, opens a new
 session and reports CONNECTED.  Watches behave like kazoo's DataWatch and
 ChildrenWatch: the callback runs with the current value at once and after every change,
@@ -26,25 +26,23 @@ import contextvars
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
 
-from kazoo.exceptions import (
-    BadArgumentsError,
+from ..zk.errors import (
     BadVersionError,
-    ConnectionClosedError,
-    ConnectionLoss,
-    NoNodeError,
     NodeExistsError,
+    NoNodeError,
     NotEmptyError,
-    OperationTimeoutError,
     RolledBackError,
-    RuntimeInconsistency,
-    SessionExpiredError,
+    ZooKeeperError,
+    ZooKeeperUnavailableError,
 )
-from kazoo.protocol.states import ZnodeStat
-
-from ..zk.session import Watch
+from ..zk.session import Watch, ZnodeStat
 from .network import Network
 
 ZK = "zk"  # the ensemble's node name on the simulated network
+
+
+class _ConnectionLoss(ZooKeeperUnavailableError):
+    """A request in flight when the session's connection dropped (kazoo's ConnectionLoss)."""
 
 
 @dataclass
@@ -160,7 +158,7 @@ class ZkServer:
     def request(self, sid: int, op: tuple) -> Any:
         """Apply one request; returns its result or an exception instance."""
         if sid not in self.sessions:
-            return SessionExpiredError()
+            return ZooKeeperUnavailableError("SessionExpiredError: the session expired")
         self.touch(sid)
         kind = op[0]
         try:
@@ -205,7 +203,7 @@ class ZkServer:
             # a single write is a multi of one
             return self._multi(sid, [op])[0]
         except KeyError:  # pragma: no cover - a request the twin does not know
-            return BadArgumentsError()
+            return ZooKeeperError("BadArgumentsError")
 
     def _ensure(self, path: str, zxid: int) -> None:
         parts = [p for p in path.split("/") if p]
@@ -247,7 +245,7 @@ class ZkServer:
                 return NoNodeError()
             parent = self.nodes.get(_parent(path))
             if parent is not None and parent.ephemeral_owner:
-                return BadArgumentsError()
+                return ZooKeeperError("BadArgumentsError")
             return None
         if n is None:
             return NoNodeError()
@@ -255,7 +253,7 @@ class ZkServer:
         if version != -1 and n.version != version:
             return BadVersionError()
         if kind == "delete" and n.children:
-            return NotEmptyError()
+            return NotEmptyError(path)
         return None
 
     def _apply(self, sid: int, op: tuple, zxid: int) -> Any:
@@ -296,7 +294,7 @@ class ZkServer:
         if failed is not None:
             self.nodes = snapshot
             return [RolledBackError() for _ in range(failed)] + [results[failed]] + \
-                [RuntimeInconsistency() for _ in range(len(ops) - failed - 1)]
+                [RolledBackError() for _ in range(len(ops) - failed - 1)]
         self.zxid = zxid
         muted.release()
         return results
@@ -331,7 +329,8 @@ class _Muted:
 
 
 class _Tx:
-    """kazoo's transaction builder: check, create, set_data, delete."""
+    """A transaction builder with kazoo's face (what ``commit``'s ``build`` is given): check, create,
+    set_data, delete."""
 
     def __init__(self) -> None:
         self.ops: list[tuple] = []
@@ -430,7 +429,7 @@ class SimZkSession:
         if state == SUSPENDED:
             for fut in self._inflight:
                 if not fut.done():
-                    fut.set_exception(ConnectionLoss())
+                    fut.set_exception(_ConnectionLoss("ConnectionLoss: the connection to ZooKeeper was lost"))
         if state in (CONNECTED, SUSPENDED):
             for cb in list(self._callbacks):
                 cb(state)
@@ -444,7 +443,7 @@ class SimZkSession:
                 break
             except asyncio.TimeoutError:
                 if loop.time() > deadline:
-                    raise OperationTimeoutError("ZooKeeper did not answer the connection") from None
+                    raise ZooKeeperUnavailableError("ZooKeeper did not answer the connection") from None
         self._pinger = loop.create_task(self._keep_alive())
         for key in list(self._handles):
             loop.create_task(self._refresh(key, always=True))
@@ -465,7 +464,7 @@ class SimZkSession:
             sid = self.sid
             try:
                 alive = await self._roundtrip(lambda s: s.touch(sid), self.timeout_s * 2 / 3)
-            except (asyncio.TimeoutError, ConnectionLoss):
+            except (asyncio.TimeoutError, _ConnectionLoss):
                 self._set_state(SUSPENDED)
                 continue
             if alive:
@@ -480,7 +479,7 @@ class SimZkSession:
                 cb("LOST")
             try:
                 await self._open()
-            except (asyncio.TimeoutError, ConnectionLoss):
+            except (asyncio.TimeoutError, _ConnectionLoss):
                 continue
             for key in list(self._handles):
                 asyncio.get_running_loop().create_task(self._refresh(key, always=True))
@@ -488,7 +487,7 @@ class SimZkSession:
     def drop_connection(self) -> None:
         """The server this session is connected to went away (killed, or it lost its
         quorum and closed its clients): the client sees the connection close at once.
-        SUSPENDED, requests in flight fail with ConnectionLoss, and the keep-alive
+        SUSPENDED, requests in flight fail with ZooKeeperUnavailableError, and the keep-alive
         reconnects (to another server) and reads every watched value again, so no
         notification is lost the way a silently dropped message would lose it."""
         if self.state == CONNECTED:
@@ -511,10 +510,10 @@ class SimZkSession:
         deadline = loop.time() + self.request_timeout_s
         while self.state != CONNECTED:
             if self.state == CLOSED:
-                raise ConnectionClosedError("the session is closed")
+                raise ZooKeeperUnavailableError("ConnectionClosedError: the session is closed")
             left = deadline - loop.time()
             if left <= 0:
-                raise OperationTimeoutError(f"ZooKeeper did not answer within {self.request_timeout_s:g} s")
+                raise ZooKeeperUnavailableError(f"ZooKeeper did not answer within {self.request_timeout_s:g} s")
             try:
                 await asyncio.wait_for(self._state_changed.wait(), left)
             except asyncio.TimeoutError:
@@ -523,7 +522,7 @@ class SimZkSession:
         try:
             result = await self._roundtrip(lambda s: s.request(sid, op), max(0.0, deadline - loop.time()))
         except asyncio.TimeoutError:
-            raise OperationTimeoutError(f"ZooKeeper did not answer within {self.request_timeout_s:g} s") from None
+            raise ZooKeeperUnavailableError(f"ZooKeeper did not answer within {self.request_timeout_s:g} s") from None
         if isinstance(result, BaseException):
             raise result
         return result
@@ -615,7 +614,7 @@ class SimZkSession:
                 value = (names,)
         except NoNodeError:  # the watch is set all the same (ZooKeeper's exists watch)
             value = (None, None) if kind == "data" else ([],)
-        except (ConnectionLoss, OperationTimeoutError, SessionExpiredError, ConnectionClosedError):
+        except ZooKeeperUnavailableError:
             return  # read again at the reconnection
         marker = (value[1].mzxid if value[1] is not None else value) if kind == "data" else (value, pzxid)
         if not always and self._last.get(key) == marker:

@@ -42,7 +42,7 @@ class BrokerView:
     # the listener wants a user and password and got none or wrong ones
     authenticate: Callable[[Mapping[str, str], dict | None], str]
     # awaited before answering a failed login (then the connection closes): the same
-    # connection.failed.authentication.delay.ms as the msgpack API's (Security.failed_login_pause)
+    # connection.failed.authentication.delay.ms as the msgpack API's (ConnectionPolicy.failed_login_delay_s)
     failed_login_pause: Callable[[], Awaitable[None]]
     acls_enabled: bool = False  # an authorizer is on: the record browser would read around the ACLs
     zookeeper_session: Callable[[], str] = lambda: ""  # this broker's: connected, suspended, lost

@@ -3,6 +3,10 @@
 kazoo runs its own threads.  Every call here uses kazoo's ``*_async`` methods and
 hands the result back to the event loop with ``loop.call_soon_threadsafe``; watch
 callbacks cross into the loop the same way and only ever run loop-side callables.
+
+kazoo's exceptions stop here: every method raises the adapter's own errors
+(:mod:`minikafka.zk.errors`), and a multi-op's result list carries them in place of
+kazoo's, so no module above ``minikafka/zk/`` imports kazoo.
 """
 from __future__ import annotations
 
@@ -10,15 +14,59 @@ import asyncio
 import logging
 from typing import Any, Awaitable, Callable
 
+from kazoo import exceptions as kz
 from kazoo.client import KazooClient, KazooState
-from kazoo.exceptions import BadVersionError, NoAuthError, NodeExistsError, NoNodeError, OperationTimeoutError
-
+from kazoo.handlers.threading import KazooTimeoutError
 from kazoo.protocol.states import ZnodeStat
 from kazoo.security import make_acl, make_digest_acl
 
+from .errors import (
+    BadVersionError,
+    NodeExistsError,
+    NoNodeError,
+    NotEmptyError,
+    RolledBackError,
+    ZooKeeperError,
+    ZooKeeperUnavailableError,
+)
+
 log = logging.getLogger(__name__)
 
-__all__ = ["BadVersionError", "NoNodeError", "NodeExistsError", "Watch", "ZkSession"]
+__all__ = ["Watch", "ZkSession", "ZnodeStat", "translate"]
+
+# kazoo's exception -> the adapter's (the first class in this order that the exception is)
+_TRANSLATED: tuple[tuple[type[BaseException], type[ZooKeeperError]], ...] = (
+    (kz.NoNodeError, NoNodeError),
+    (kz.NodeExistsError, NodeExistsError),
+    (kz.BadVersionError, BadVersionError),
+    (kz.NotEmptyError, NotEmptyError),
+    (kz.RolledBackError, RolledBackError),
+    (kz.RuntimeInconsistency, RolledBackError),  # kazoo's word for the ops after the failed one
+    (kz.ConnectionLoss, ZooKeeperUnavailableError),
+    (kz.SessionExpiredError, ZooKeeperUnavailableError),  # ConnectionClosedError too
+    (kz.OperationTimeoutError, ZooKeeperUnavailableError),
+    (kz.SessionMovedError, ZooKeeperUnavailableError),
+    (kz.ZookeeperStoppedError, ZooKeeperUnavailableError),
+    (kz.ConnectionDropped, ZooKeeperUnavailableError),
+    (KazooTimeoutError, ZooKeeperUnavailableError),
+)
+
+
+def translate(exc: BaseException) -> BaseException:
+    """The adapter's error for one of kazoo's exceptions (any other exception unchanged):
+    its message names kazoo's reason, so that a log line still tells what happened."""
+    if not isinstance(exc, (kz.KazooException, KazooTimeoutError)):
+        return exc
+    reason = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    for theirs, ours in _TRANSLATED:
+        if isinstance(exc, theirs):
+            return ours(reason)
+    return ZooKeeperError(reason)
+
+
+def _results(results: list[Any]) -> list[Any]:
+    """A multi-op's result list with the adapter's errors in place of kazoo's."""
+    return [translate(r) if isinstance(r, BaseException) else r for r in results]
 
 
 def secure_acl(user: str, password: str) -> list:
@@ -66,9 +114,12 @@ class ZkSession:
     async def start(self, timeout_s: float = 15.0) -> None:
         self.loop = asyncio.get_running_loop()
         self.client.add_listener(self._on_state)
-        await asyncio.to_thread(self.client.start, timeout_s)
-        if self.secure_acl is not None:
-            await asyncio.to_thread(self._secure_root)
+        try:
+            await asyncio.to_thread(self.client.start, timeout_s)
+            if self.secure_acl is not None:
+                await asyncio.to_thread(self._secure_root)
+        except (kz.KazooException, KazooTimeoutError) as exc:
+            raise translate(exc) from None
 
     def _secure_root(self) -> None:
         """Give ``/`` (the chroot) the secure ACL unless it has it: deleting or creating a
@@ -78,10 +129,10 @@ class ZkSession:
             current, _ = self.client.get_acls("/")
             if set(current) != set(acl):
                 self.client.set_acls("/", acl)
-        except NoAuthError:
+        except kz.NoAuthError:
             log.warning("cannot set the secure ACL on the root of %s: it is protected by another credential",
                         self.connect)
-        except NoNodeError:
+        except kz.NoNodeError:
             log.warning("cannot set the secure ACL on the root of %s: the chroot does not exist", self.connect)
 
     async def stop(self) -> None:
@@ -114,15 +165,19 @@ class ZkSession:
     def _await(self, async_result: Any) -> Awaitable[Any]:
         """The kazoo result as an awaitable, bounded by :attr:`request_timeout_s`: while
         ZooKeeper is unreachable kazoo keeps requests queued until it reconnects, and a
-        caller must not hang that long (it gets OperationTimeoutError, a retriable error;
-        the request may still be carried out later, as any timed-out request may)."""
+        caller must not hang that long (it gets ZooKeeperUnavailableError, a retriable error;
+        the request may still be carried out later, as any timed-out request may).  kazoo's
+        exceptions come out as the adapter's (:func:`translate`)."""
         return self._bounded(self._future(async_result))
 
     async def _bounded(self, fut: asyncio.Future) -> Any:
         try:
             return await asyncio.wait_for(fut, self.request_timeout_s)
         except asyncio.TimeoutError:
-            raise OperationTimeoutError(f"ZooKeeper did not answer within {self.request_timeout_s:g} s") from None
+            raise ZooKeeperUnavailableError(
+                f"ZooKeeper did not answer within {self.request_timeout_s:g} s") from None
+        except (kz.KazooException, KazooTimeoutError) as exc:
+            raise translate(exc) from None
 
     def _future(self, async_result: Any) -> asyncio.Future:
         loop = self.loop or asyncio.get_running_loop()
@@ -164,7 +219,10 @@ class ZkSession:
 
     async def delete(self, path: str, version: int = -1, recursive: bool = False) -> None:
         if recursive:
-            await asyncio.to_thread(self.client.delete, path, version, True)
+            try:
+                await asyncio.to_thread(self.client.delete, path, version, True)
+            except (kz.KazooException, KazooTimeoutError) as exc:
+                raise translate(exc) from None
             return
         try:
             await self._await(self.client.delete_async(path, version))
@@ -181,26 +239,22 @@ class ZkSession:
     async def transaction(self, build: Callable[[Any], None]) -> list[Any]:
         """Run a multi-op transaction; ``build(tx)`` adds check/create/set_data ops.
 
-        Returns kazoo's result list; raises the first failed op's exception."""
-        tx = self.client.transaction()
-        build(tx)
-        results = await self._await(tx.commit_async())
+        Returns the result list; raises the failed op's error (not a RolledBackError)."""
+        results = await self.commit(build)
         for r in results:
-            if isinstance(r, Exception):
-                # kazoo reports the failing op's exception and RolledBackError for the others
-                if r.__class__.__name__ != "RolledBackError":
-                    raise r
+            if isinstance(r, Exception) and not isinstance(r, RolledBackError):
+                raise r
         for r in results:
             if isinstance(r, Exception):
                 raise r
         return results
 
     async def commit(self, build: Callable[[Any], None]) -> list[Any]:
-        """Run a multi-op transaction and return kazoo's raw result list (an exception
-        object in the place of each failed or rolled-back op)."""
+        """Run a multi-op transaction and return its result list: each op's result, or the
+        adapter's error in the place of the failed op and RolledBackError for the others."""
         tx = self.client.transaction()
         build(tx)
-        return await self._await(tx.commit_async())
+        return _results(await self._await(tx.commit_async()))
 
     def watch_children(self, path: str, callback: Callable[[list[str]], Any]) -> "Watch":
         """``callback(children)`` runs on the loop now and at every change of ``path``'s

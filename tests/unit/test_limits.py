@@ -9,6 +9,7 @@ import logging
 import cramjam
 import pytest
 
+from minikafka.broker.connection_policy import ConnectionPolicy
 from minikafka.broker.limits import FD_RESERVE, ConnectionLimits, RequestMemory, effective_max_connections
 from minikafka.broker.log_limit import RepeatFilter
 from minikafka.broker.metrics import Metrics
@@ -89,8 +90,8 @@ def test_max_connections_leaves_the_descriptor_reserve():
 
 def test_connection_limits_total_and_per_ip():
     metrics = Metrics()
-    limits = ConnectionLimits(BrokerConfig(1, "zk", settings={"max.connections": "3", "max.connections.per.ip": "2"}),
-                              metrics, nofile=100000)
+    config = BrokerConfig(1, "zk", settings={"max.connections": "3", "max.connections.per.ip": "2"})
+    limits = ConnectionLimits(ConnectionPolicy.of(config.get, nofile=100000), metrics)
     assert limits.admit("KAFKA", "10.0.0.1") and limits.admit("HTTP", "10.0.0.1")
     assert not limits.admit("KAFKA", "10.0.0.1")
     assert limits.admit("KAFKA", "10.0.0.2")
@@ -104,7 +105,7 @@ def test_connection_limits_total_and_per_ip():
 def test_request_memory_makes_a_request_wait_until_it_fits():
     async def run() -> None:
         metrics = Metrics()
-        memory = RequestMemory(100, metrics)
+        memory = RequestMemory(ConnectionPolicy(request_memory_bytes=100), metrics)
         a = await memory.acquire(80)
         waiting = asyncio.ensure_future(memory.acquire(50))
         await asyncio.sleep(0)

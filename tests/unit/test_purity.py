@@ -24,7 +24,9 @@ FORBIDDEN_CALLS = {"open", "read_text", "write_text", "read_bytes", "write_bytes
 ROOT = Path(minikafka.__file__).resolve().parent
 PURE_MODULES = ("controller/core.py", "zk/layout.py",  # the controller's decision core, the znode layout
                 "sim/partition_model.py", "sim/scenarios.py",  # the KIP scenarios' model of one partition
-                "listener_spec.py")  # listeners / advertised.listeners rules
+                "listener_spec.py",  # listeners / advertised.listeners rules
+                "broker/connection_policy.py",  # the rules of every client connection
+                "zk/errors.py")  # the ZooKeeper adapter's errors
 FILES = sorted([p for pkg in PURE_PACKAGES for p in (ROOT / pkg).rglob("*.py")] + [ROOT / m for m in PURE_MODULES])
 
 

@@ -12,6 +12,7 @@ from types import SimpleNamespace
 
 from aiohttp import web
 
+from minikafka.broker.connection_policy import ConnectionPolicy
 from minikafka.broker.limits import ConnectionLimits, RequestMemory
 from minikafka.broker.metrics import Metrics
 from minikafka.broker.rpc_http_server import RpcHttpServer
@@ -47,8 +48,9 @@ async def closed(reader: asyncio.StreamReader) -> bool:
 async def serving(settings: dict[str, str] | None = None):
     config = BrokerConfig(1, "zk", settings={**SETTINGS, **(settings or {})})
     metrics = Metrics()
-    broker = SimpleNamespace(limits=ConnectionLimits(config, metrics, nofile=100000),
-                             memory=RequestMemory(config.get("queued.max.request.bytes"), metrics), metrics=metrics)
+    policy = ConnectionPolicy.of(config.get, nofile=100000)
+    broker = SimpleNamespace(policy=policy, limits=ConnectionLimits(policy, metrics),
+                             memory=RequestMemory(policy, metrics), metrics=metrics)
     calls: list[tuple[str, bytes]] = []
 
     async def answer_rpc(api: str, body: bytes, remote: str, headers, cert) -> tuple[bytes, bool]:

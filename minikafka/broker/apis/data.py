@@ -26,9 +26,9 @@ from ...protocol.rpc.types import (
     WriteTxnMarkersRequest,
     WriteTxnMarkersResponse,
 )
+from ...zk.errors import ZooKeeperUnavailableError
 from ..producer_ids import ProducerIdManager
 from ..replica_manager import ReplicaManager
-from ..zk_errors import ZK_UNREACHABLE
 from .context import RequestContext
 
 
@@ -70,10 +70,10 @@ class DataApis:
             raise InvalidRequestError("a transactional id is served by its transaction coordinator")
         try:
             pid = await self.producer_ids.generate()
-        except ZK_UNREACHABLE as exc:
+        except ZooKeeperUnavailableError as exc:
             raise CoordinatorLoadInProgressError(
                 f"broker {self.broker_id} has no producer ids left and ZooKeeper, which hands out the next block, "
-                f"does not answer ({exc.__class__.__name__}); try again") from None
+                f"does not answer ({exc}); try again") from None
         return InitProducerIdResponse(producer_id=pid, producer_epoch=0)
 
     async def write_txn_markers(self, req: WriteTxnMarkersRequest, ctx: RequestContext) -> WriteTxnMarkersResponse:

@@ -28,8 +28,10 @@ from ...errors import (
     UnknownTopicIdError,
     UnsupportedSaslMechanismError,
 )
+from ...metric_names import REQUEST_ERRORS
 from ...protocol.kafka import apis
 from ...protocol.kafka.apis import KafkaApi
+from ...protocol.kafka.error_response import error_response
 from ...protocol.kafka.frames import RequestHeader, supported_versions
 from ...protocol.topic_ids import ZERO_TOPIC_ID, from_uuid, to_uuid
 from ...protocol.rpc.types import (
@@ -45,6 +47,7 @@ from ...protocol.rpc.types import (
     ProduceRequest,
 )
 from ..apis.layer import RequestLayer
+from ..connection_policy import request_failure
 from ..metrics import Metrics
 from ..security import Security
 from ..services import Clock
@@ -175,17 +178,27 @@ class KafkaHandlers:
         assert set(self.table) == set(apis.APIS), set(self.table) ^ set(apis.APIS)
 
     async def handle(self, api: KafkaApi, header: RequestHeader, body: dict, conn: Connection) -> dict | None:
-        """Run the handler; a bug answers UNKNOWN_SERVER_ERROR where the API has a top-level
-        error code and closes the connection otherwise (as Kafka does)."""
+        """Run the handler.  A failure of the whole request is answered as the connection
+        policy says (:func:`~..connection_policy.request_failure`): ZooKeeper that cannot
+        answer is REQUEST_TIMED_OUT in the request's own shape (every entry, or the
+        top-level error code), the connection kept, as on the msgpack listener; any other
+        error, and a bug (logged), closes the connection."""
         started = self.clock.monotonic()
         try:
             return await self.table[api.key](header.api_version, body, conn)
-        except KafkaError as exc:
-            log.info("Kafka %s v%d from %s: %s", api.name, header.api_version, conn.peer, exc)
-            conn.close_after = True
-            return None
-        except Exception:
-            log.exception("Kafka %s v%d from %s failed", api.name, header.api_version, conn.peer)
+        except Exception as exc:  # noqa: BLE001 - the policy tells errors from bugs
+            failure = request_failure(api.name, exc)
+            if failure.bug:
+                log.exception("Kafka %s v%d from %s failed", api.name, header.api_version, conn.peer)
+            else:
+                log.info("Kafka %s v%d from %s: %s", api.name, header.api_version, conn.peer, failure.error)
+            acks_0 = api.key == apis.PRODUCE.key and body.get("acks") == 0  # no answer: the close tells
+            if failure.keeps_connection and not acks_0:
+                answer = error_response(api, header.api_version, body, failure.error.code.code,
+                                        failure.error.message)
+                if answer is not None:
+                    self.metrics.count(REQUEST_ERRORS, error=failure.error.code.name)
+                    return answer
             conn.close_after = True
             return None
         finally:

@@ -19,7 +19,8 @@ Kafka does.  The connection's principal is the request principal of every handle
 failed authentication is answered after ``connection.failed.authentication.delay.ms``
 and closes the connection, so each password guess costs a connection and that delay.
 
-Limits (shared with the msgpack listener, :mod:`..limits`): a connection beyond
+Limits (the msgpack listener's too: one :class:`~..connection_policy.ConnectionPolicy`
+decides, :mod:`..limits` counts): a connection beyond
 ``max.connections`` or ``max.connections.per.ip`` is closed as soon as it is accepted;
 one without a new request for ``connections.max.idle.ms`` is closed; a frame whose
 bytes stop arriving (not all there ``request.timeout.ms`` after its size) closes its
@@ -53,6 +54,7 @@ from ...metric_names import (
     KAFKA_UNSUPPORTED_REQUESTS,
 )
 from ...errors import KafkaError
+from ..connection_policy import ConnectionPolicy, Size
 from ..limits import ConnectionLimits, RequestMemory
 from ..metrics import Metrics
 from ..purgatory import on_parking
@@ -67,19 +69,16 @@ class KafkaServer:
     """The Kafka listener(s) of one broker and their connection tasks."""
 
     def __init__(self, config: BrokerConfig, security: Security, metrics: Metrics, handlers: KafkaHandlers,
-                 limits: ConnectionLimits, memory: RequestMemory) -> None:
+                 policy: ConnectionPolicy, limits: ConnectionLimits, memory: RequestMemory) -> None:
         self.config = config
+        self.policy = policy  # connections, idle, frame deadlines and sizes, failed logins
         self.limits = limits
         self.memory = memory
-        self.idle_s = config.get("connections.max.idle.ms") / 1000
-        self.frame_timeout_s = config.get("request.timeout.ms") / 1000
-        self.auth_delay_s = config.get("connection.failed.authentication.delay.ms") / 1000
         self.security = security
         self.metrics = metrics
         self.handlers = handlers
         self._servers: list[asyncio.AbstractServer] = []
         self._connections: set[asyncio.Task] = set()
-        self.max_frame = config.get("socket.request.max.bytes")
 
     def endpoints(self) -> list[tuple[str, int, str]]:
         """``(host, port, listener name)`` of every Kafka socket this broker should listen on."""
@@ -100,7 +99,7 @@ class KafkaServer:
                 functools.partial(self._accept, listener=listener), host, port, reuse_address=True,
                 ssl=security.server_ssl() if tls else None,
                 # a TLS handshake that stalls holds a descriptor before any limit sees it
-                ssl_handshake_timeout=self.frame_timeout_s if tls else None)
+                ssl_handshake_timeout=self.policy.request_timeout_s if tls else None)
             self._servers.append(server)
 
     async def stop(self) -> None:
@@ -165,31 +164,34 @@ class KafkaServer:
     async def _serve_requests(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, conn: Connection,
                               answers: "_Answers") -> None:
         metrics = self.metrics
+        policy = self.policy
         loop = asyncio.get_running_loop()
         while True:
-            async with asyncio.timeout(self.idle_s) as deadline:  # connections.max.idle.ms
+            async with asyncio.timeout_at(policy.idle_deadline(loop.time())) as deadline:  # connections.max.idle.ms
                 prefix = await reader.read(4)
                 if len(prefix) < 4:  # the size trickles in: request.timeout.ms from its first byte
                     if not prefix:
                         raise asyncio.IncompleteReadError(prefix, 4)
-                    deadline.reschedule(loop.time() + self.frame_timeout_s)
+                    deadline.reschedule(policy.arrival_deadline(loop.time()))
                     prefix += await reader.readexactly(4 - len(prefix))
             size = int.from_bytes(prefix, "big", signed=True)
-            if conn.raw_sasl_next and 0 <= size <= self.max_frame:
+            if conn.raw_sasl_next and policy.request_size(size) is Size.READ:
                 # after SaslHandshake v0 the client sends the bare SASL/PLAIN token
-                async with asyncio.timeout(self.frame_timeout_s):
+                async with asyncio.timeout_at(policy.arrival_deadline(loop.time())):
                     token = await reader.readexactly(size)
                 await self._raw_sasl(token, writer, conn)
                 continue
-            if size < 8 or size > self.max_frame:
-                log.warning("closing Kafka connection from %s: frame of %d bytes (must be 8..%d, "
-                            "socket.request.max.bytes)", conn.peer, size, self.max_frame)
+            if policy.request_size(size, smallest=frames.SMALLEST_REQUEST) is not Size.READ:
+                log.warning("closing Kafka connection from %s: frame of %d bytes (must be %d..%d, "
+                            "socket.request.max.bytes)", conn.peer, size, frames.SMALLEST_REQUEST,
+                            policy.max_request_bytes)
                 metrics.count(KAFKA_FRAMES_REJECTED)
                 return
             # queued.max.request.bytes: wait (muted) until it fits; held until its answer is written
             hold = _Held(self.memory, await self.memory.acquire(size))
             try:
-                async with asyncio.timeout(self.frame_timeout_s):  # the rest of the frame: request.timeout.ms
+                # the rest of the frame: request.timeout.ms
+                async with asyncio.timeout_at(policy.arrival_deadline(loop.time())):
                     payload = await _read_frame(reader, size)
                 if not await self._handle_frame(payload, writer, conn, answers, hold):
                     return
@@ -234,7 +236,7 @@ class KafkaServer:
             response = await self.handlers.handle(api, header, body, conn)
             del body
             if conn.close_after_answer:  # a failed authentication: connection.failed.authentication.delay.ms
-                await asyncio.sleep(self.auth_delay_s)
+                await asyncio.sleep(self.policy.failed_login_delay_s)
             answers.add(api, header, response)
             del response
             # the answer's bytes still in the transport are held too, until drained
@@ -254,7 +256,7 @@ class KafkaServer:
             conn.authenticate(self.security.plain(token))
         except KafkaError as exc:
             log.warning("closing Kafka connection from %s: %s", conn.peer, exc)
-            await asyncio.sleep(self.auth_delay_s)  # connection.failed.authentication.delay.ms
+            await asyncio.sleep(self.policy.failed_login_delay_s)  # connection.failed.authentication.delay.ms
             raise ConnectionError("SASL authentication failed") from None
         writer.write((0).to_bytes(4, "big"))
         await writer.drain()

@@ -16,6 +16,8 @@ from .wire import MalformedFrame, Reader, Writer
 
 UNSUPPORTED_VERSION = 35
 INVALID_REQUEST = 42
+#: the fewest bytes a request payload has: api_key, api_version and correlation_id
+SMALLEST_REQUEST = 8
 
 
 @dataclass(frozen=True)
