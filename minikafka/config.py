@@ -351,11 +351,14 @@ BROKER_CONFIGS: tuple[ConfigDef, ...] = (
               "topics: CreateTime keeps the producer's timestamps; LogAppendTime has the leader stamp each batch "
               "with its clock (the batch's max timestamp and timestamp type bit)."),
     ConfigDef("log.message.timestamp.difference.max.ms", int, LONG_MAX, "Default for topics (deprecated in "
-              "Kafka). Accepted and described; no effect here: timestamps are not checked.", 0),
-    ConfigDef("log.message.timestamp.before.max.ms", int, LONG_MAX, "Default for topics. Accepted and described; no effect here: "
-              "timestamps are not checked.", 0),
-    ConfigDef("log.message.timestamp.after.max.ms", int, LONG_MAX, "Default for topics. Accepted and described; no effect here: "
-              "timestamps are not checked.", 0),
+              "Kafka): how far a CreateTime may be from the leader's clock, either way, where "
+              "log.message.timestamp.before.max.ms or log.message.timestamp.after.max.ms is left at its default.", 0),
+    ConfigDef("log.message.timestamp.before.max.ms", int, LONG_MAX, "Default for topics: how far before the leader's "
+              "clock a record's CreateTime may be; a batch with an older one is refused with INVALID_TIMESTAMP "
+              "naming those records (record_errors).", 0),
+    ConfigDef("log.message.timestamp.after.max.ms", int, LONG_MAX, "Default for topics: how far after the leader's "
+              "clock a record's CreateTime may be; a batch with a later one is refused with INVALID_TIMESTAMP naming "
+              "those records (record_errors).", 0),
     ConfigDef("log.message.downconversion.enable", _bool, True, "Default for topics. Accepted and described; no effect here: "
               "only record batch v2 is served, to clients that all read it.", None),
     ConfigDef("log.message.format.version", _text_value, "3.0-IV1", "Default for topics (deprecated in Kafka). "
@@ -451,12 +454,15 @@ TOPIC_CONFIGS: tuple[ConfigDef, ...] = (
     ConfigDef("message.timestamp.type", _choice("CreateTime", "LogAppendTime"), None, "CreateTime (the "
               "producer's timestamps) or LogAppendTime (the leader stamps each batch with its clock; produce "
               "answers carry it as log_append_time) (broker log.message.timestamp.type if unset)."),
-    ConfigDef("message.timestamp.difference.max.ms", int, None, "Accepted and described; no effect here: timestamps are not "
-              "checked (broker log.message.timestamp.difference.max.ms if unset).", 0),
-    ConfigDef("message.timestamp.before.max.ms", int, None, "Accepted and described; no effect here: timestamps are not "
-              "checked (broker log.message.timestamp.before.max.ms if unset).", 0),
-    ConfigDef("message.timestamp.after.max.ms", int, None, "Accepted and described; no effect here: timestamps are not "
-              "checked (broker log.message.timestamp.after.max.ms if unset).", 0),
+    ConfigDef("message.timestamp.difference.max.ms", int, None, "Deprecated in Kafka: how far a CreateTime may be from "
+              "the leader's clock, either way, where message.timestamp.before.max.ms or message.timestamp.after.max.ms "
+              "is left at its default (broker log.message.timestamp.difference.max.ms if unset).", 0),
+    ConfigDef("message.timestamp.before.max.ms", int, None, "With CreateTime: how far before the leader's clock a "
+              "record's timestamp may be; a batch with an older one is refused with INVALID_TIMESTAMP naming those "
+              "records (broker log.message.timestamp.before.max.ms if unset).", 0),
+    ConfigDef("message.timestamp.after.max.ms", int, None, "With CreateTime: how far after the leader's clock a "
+              "record's timestamp may be; a batch with a later one is refused with INVALID_TIMESTAMP naming those "
+              "records (broker log.message.timestamp.after.max.ms if unset).", 0),
     ConfigDef("message.downconversion.enable", _bool, None, "Accepted and described; no effect here: only record batch v2 is "
               "served (broker log.message.downconversion.enable if unset).", None),
     ConfigDef("message.format.version", _text_value, None, "Deprecated in Kafka. Accepted and described; no effect here "

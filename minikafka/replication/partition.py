@@ -31,6 +31,7 @@ from typing import Sequence
 from ..errors import (
     FencedLeaderEpochError,
     InvalidRecordError,
+    InvalidTimestampError,
     KafkaError,
     MessageTooLargeError,
     NotEnoughReplicasError,
@@ -149,12 +150,46 @@ class LeaderState:
 def refused_records(kind: type[KafkaError], errors: list[tuple[int, str]]) -> KafkaError:
     """A batch refused because of some of its records (Kafka's RecordValidationException):
     the error carries them as ``record_errors`` (index in the batch, why; KIP-467) and
-    says, as Kafka's does, how many there are and the first three."""
-    shown = ", ".join(f"RecordError(batchIndex={i}, message='{m}')" for i, m in errors[:3])
-    exc = kind(f"One or more records have been rejected due to {len(errors)} record errors in total, and only "
-               f"showing the first three errors at most: [{shown}]")
+    says, as Kafka's does, how many there are and the first three (INVALID_TIMESTAMP: that
+    some timestamp is invalid)."""
+    if kind is InvalidTimestampError:
+        exc = kind("One or more records have been rejected due to invalid timestamp")
+    else:
+        shown = ", ".join(f"RecordError(batchIndex={i}, message='{m}')" for i, m in errors[:3])
+        exc = kind(f"One or more records have been rejected due to {len(errors)} record errors in total, and "
+                   f"only showing the first three errors at most: [{shown}]")
     exc.record_errors = tuple(errors)
     return exc
+
+
+def check_records(h: BatchHeader, raw: bytes | bytearray | memoryview, where: str, compacted: bool,
+                  log_append_time: bool, create_time_range: tuple[int, int] | None) -> None:
+    """The per-record checks of Kafka's LogValidator on one producer batch; a batch with
+    failing records is refused whole, naming them (:func:`refused_records`): on a compacted
+    topic a record without a key is INVALID_RECORD; else, on a CreateTime topic, a record
+    timestamp outside ``create_time_range`` (``now - message.timestamp.before.max.ms`` to
+    ``now + message.timestamp.after.max.ms``; None: not bounded) is INVALID_TIMESTAMP, and
+    so is a batch the producer marked LogAppendTime (unless its records carry a
+    CreateTime the topic keeps).  INVALID_TIMESTAMP wins when both kinds occur."""
+    stamped_by_producer = h.log_append_time
+    if not compacted and not stamped_by_producer and (log_append_time or create_time_range is None):
+        return  # nothing to check: no record is read
+    errors: list[tuple[int, str]] = []
+    bad_time = False
+    for i, r in enumerate(iter_records(raw, validate=False)):
+        if compacted and r.key is None:
+            errors.append((i, f"Compacted topic cannot accept message without key in topic partition {where}"))
+        elif not log_append_time and r.timestamp != -1:
+            if create_time_range is not None and not create_time_range[0] <= r.timestamp <= create_time_range[1]:
+                bad_time = True
+                errors.append((i, f"Timestamp {r.timestamp} of message with offset {r.offset} is out of range. The "
+                                  f"timestamp should be within [{create_time_range[0]}, {create_time_range[1]}]"))
+        elif stamped_by_producer:
+            bad_time = True
+            errors.append((i, f"Invalid timestamp type in message with offset {r.offset}. Producer should not set "
+                              "timestamp type to LogAppendTime."))
+    if errors:
+        raise refused_records(InvalidTimestampError if bad_time else InvalidRecordError, errors)
 
 
 @dataclass(frozen=True)
@@ -367,14 +402,18 @@ class PartitionReplica:
     def append_as_leader(self, records: bytes, required_acks: int, min_insync_replicas: int,
                          max_batch_bytes: int | None = None, compression_type: str = "producer",
                          log_append_time_ms: int | None = None,
-                         max_decompressed_bytes: int = MAX_DECOMPRESSED_BYTES) -> tuple[AppendResult, Effects]:
+                         max_decompressed_bytes: int = MAX_DECOMPRESSED_BYTES,
+                         create_time_range: tuple[int, int] | None = None) -> tuple[AppendResult, Effects]:
         """Validate, stamp (offset, leader epoch) and append producer batches.
 
         acks=all with ISR smaller than min.insync.replicas is refused with
         NOT_ENOUGH_REPLICAS before anything is written.  As Kafka's LogValidator, a batch
         is recompressed to the topic's ``compression_type`` (``producer``: as sent) and,
         with ``log_append_time_ms`` (the topic's message.timestamp.type is
-        LogAppendTime; the caller's clock), stamped with that time.
+        LogAppendTime; the caller's clock), stamped with that time.  A batch with records
+        Kafka refuses one by one (:func:`check_records`: a record without a key on a
+        compacted topic, a CreateTime outside ``create_time_range``) is refused whole,
+        naming them.
         """
         self._require_leader()
         if required_acks == -1 and len(self.isr) < min_insync_replicas:
@@ -391,13 +430,9 @@ class PartitionReplica:
         if any(h.is_control for h, _ in batches):
             raise InvalidRecordError(f"{self.topic}-{self.partition}: a producer cannot write control batches "
                                      "(transaction markers come from the transaction coordinator)")
-        if self.compacted:
-            for h, raw in batches:
-                keyless = [i for i, r in enumerate(iter_records(raw, validate=False)) if r.key is None]
-                if keyless:
-                    raise refused_records(InvalidRecordError, [
-                        (i, f"Compacted topic cannot accept message without key in topic partition "
-                            f"{self.topic}-{self.partition}") for i in keyless])
+        for h, raw in batches:
+            check_records(h, raw, f"{self.topic}-{self.partition}", self.compacted, log_append_time_ms is not None,
+                          create_time_range)
         eff = Effects()
         # Idempotent producers: a retried batch (same producer, epoch and sequences as
         # one of its last 5) is answered with its original offsets and not written

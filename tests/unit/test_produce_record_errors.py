@@ -14,8 +14,9 @@ import pytest
 
 from minikafka.broker.kafka.connection import Connection
 from minikafka.broker.kafka.handlers import KafkaHandlers
-from minikafka.errors import InvalidRecordError
+from minikafka.errors import InvalidRecordError, InvalidTimestampError
 from minikafka.protocol.kafka import apis, frames
+from minikafka.protocol.batch_convert import stamp_log_append_time
 from minikafka.protocol.records.batch import encode_batch
 from minikafka.protocol.rpc.types import ProducePartitionResponse, ProduceResponse
 from minikafka.replication.partition import LeaderState, PartitionReplica, refused_records
@@ -23,10 +24,10 @@ from minikafka.replication.partition import LeaderState, PartitionReplica, refus
 WHY = "Compacted topic cannot accept message without key in topic partition c-0"
 
 
-def compacted_leader() -> PartitionReplica:
+def compacted_leader(compacted: bool = True) -> PartitionReplica:
     p = PartitionReplica("c", 0, 1)
     p.become_leader(LeaderState(1, 0, (1,), (1,), 0, 1), 0)
-    p.compacted = True
+    p.compacted = compacted
     return p
 
 
@@ -51,6 +52,76 @@ def test_the_message_shows_the_first_three_record_errors_and_counts_them_all():
     assert "batchIndex=2" in exc.message and "batchIndex=3" not in exc.message
     assert len(exc.record_errors) == 5
     assert InvalidRecordError("other").record_errors == ()  # other errors name no records
+
+
+NOW = 1_700_000_000_000
+HOUR = 3_600_000
+
+
+def test_a_create_time_outside_the_topics_bounds_is_refused_with_invalid_timestamp():
+    """message.timestamp.before.max.ms / after.max.ms (the caller turns them into a range
+    around its clock): the records outside are named; a batch inside is taken."""
+    p = compacted_leader(compacted=False)
+    batch = encode_batch([(None, b"a", None, NOW), (None, b"b", None, NOW - 2 * HOUR), (None, b"c", None, NOW + 1)])
+    with pytest.raises(InvalidTimestampError) as refused:
+        p.append_as_leader(batch, 1, 1, create_time_range=(NOW - HOUR, NOW + HOUR))
+    assert refused.value.message == "One or more records have been rejected due to invalid timestamp"
+    assert refused.value.record_errors == ((1, f"Timestamp {NOW - 2 * HOUR} of message with offset 1 is out of "
+                                                f"range. The timestamp should be within [{NOW - HOUR}, {NOW + HOUR}]"),)
+    assert p.log_end_offset == 0
+    p.append_as_leader(batch, 1, 1, create_time_range=(NOW - 3 * HOUR, NOW + HOUR))
+    p.append_as_leader(batch, 1, 1)  # no bounds: any CreateTime
+    assert p.log_end_offset == 6
+
+
+def test_with_both_kinds_of_record_errors_the_batch_is_invalid_timestamp_naming_all():
+    p = compacted_leader()
+    batch = encode_batch([(None, b"a", None, NOW), (b"k", b"b", None, 0), (b"k", b"c", None, NOW)])
+    with pytest.raises(InvalidTimestampError) as refused:
+        p.append_as_leader(batch, 1, 1, create_time_range=(NOW - HOUR, NOW + HOUR))
+    assert [i for i, _ in refused.value.record_errors] == [0, 1]
+    assert refused.value.record_errors[0][1] == WHY
+
+
+def test_a_batch_the_producer_stamped_log_append_time_is_refused_on_a_log_append_time_topic():
+    p = compacted_leader(compacted=False)
+    batch = stamp_log_append_time(encode_batch([(None, b"a", None, NOW), (None, b"b", None, NOW)]), NOW)
+    with pytest.raises(InvalidTimestampError) as refused:
+        p.append_as_leader(batch, 1, 1, log_append_time_ms=NOW + 5)
+    assert [i for i, _ in refused.value.record_errors] == [0, 1]
+    assert "Producer should not set timestamp type to LogAppendTime" in refused.value.record_errors[0][1]
+    p.append_as_leader(encode_batch([(None, b"a", None, NOW)]), 1, 1, log_append_time_ms=NOW + 5)
+    assert p.log_end_offset == 1
+
+
+def test_the_replica_manager_bounds_create_time_by_the_topics_settings(tmp_path):
+    import time
+
+    from minikafka.broker.metrics import Metrics
+    from minikafka.broker.replica_manager import ReplicaManager
+    from minikafka.broker.security import Security
+    from minikafka.broker.storage import Storage
+    from minikafka.config import BrokerConfig
+
+    config = BrokerConfig(1, "zk")
+    metrics = Metrics()
+    clock = SimpleNamespace(time=lambda: NOW / 1000, monotonic=time.monotonic)
+    rm = ReplicaManager(config, clock, Storage(str(tmp_path), 1), None, metrics, Security(config, metrics),
+                        lambda *args, **kw: None)
+    assert rm.create_time_range("t") is None  # Kafka's defaults: unbounded
+    rm.topic_configs["t"] = {"message.timestamp.before.max.ms": str(HOUR)}
+    assert rm.create_time_range("t") == (NOW - HOUR, NOW + 9223372036854775807)
+    rm.topic_configs["t"] = {"message.timestamp.difference.max.ms": str(HOUR),
+                             "message.timestamp.after.max.ms": "5"}
+    assert rm.create_time_range("t") == (NOW - HOUR, NOW + 5)  # the deprecated one where the other is unset
+    leader = PartitionReplica("t", 0, 1)
+    leader.become_leader(LeaderState(1, 0, (1,), (1,), 0, 1), 0)
+    rm.partitions[("t", 0)] = leader
+    from minikafka.protocol.rpc.types import ProducePartition, ProduceRequest
+    request = ProduceRequest(acks=1, timeout_ms=1000, partitions=[ProducePartition(
+        topic="t", partition=0, records=encode_batch([(None, b"a", None, NOW), (None, b"b", None, NOW + 10)]))])
+    [entry] = asyncio.run(rm.produce(request))
+    assert isinstance(entry.error, InvalidTimestampError) and [i for i, _ in entry.error.record_errors] == [1]
 
 
 class _Data:
