@@ -17,6 +17,7 @@ from ..cluster.launcher import _ZkReader
 from ..cluster.state import exists, load
 from ..rpc import call_sync
 from ..zk import layout
+from ..zk.launcher import is_no_node
 
 # Broker settings that make failures visible quickly.
 FAST_SETTINGS = {
@@ -55,7 +56,7 @@ class ZkReader(_ZkReader):
             try:
                 return self._client().get(path)
             except Exception as exc:
-                if type(exc).__name__ == "NoNodeError":
+                if is_no_node(exc):
                     return None
                 self.close()
                 raise
@@ -66,7 +67,7 @@ class ZkReader(_ZkReader):
             try:
                 return self._client().get_children(path)
             except Exception as exc:
-                if type(exc).__name__ == "NoNodeError":
+                if is_no_node(exc):
                     return []
                 self.close()
                 raise

@@ -28,7 +28,7 @@ from typing import Any, Callable
 from ..config import SENSITIVE_CONFIGS, BrokerConfig
 from ..errors import ClientError
 from ..zk import layout
-from ..zk.launcher import probe_client, server_mode, split_connect, wait_until_serving
+from ..zk.launcher import is_no_node, probe_client, server_mode, split_connect, wait_until_serving
 from . import free_ports
 from .state import (
     DEFAULT_DIR,
@@ -222,7 +222,7 @@ class _ZkReader:
         try:
             return self.client.get_children(path)
         except Exception as exc:
-            return [] if type(exc).__name__ == "NoNodeError" else None
+            return [] if is_no_node(exc) else None
 
     def get(self, path: str) -> tuple[bytes, Any] | None:
         if not self.ok:

@@ -232,6 +232,15 @@ def _quiet_logger() -> logging.Logger:
     return log
 
 
+def is_no_node(exc: BaseException) -> bool:
+    """Whether ``exc``, raised by a client of :func:`probe_client`, says that the znode does
+    not exist (so that its callers need not know kazoo's exceptions)."""
+    from .errors import NoNodeError
+    from .session import translate
+
+    return isinstance(translate(exc), NoNodeError)
+
+
 def probe_client(connect: str, timeout_s: float = 3.0):
     """A started kazoo client for short reads (caller must ``stop()`` and ``close()`` it).
 

@@ -20,6 +20,7 @@ from minikafka.protocol.kafka.error_response import error_response
 from minikafka.protocol.kafka.frames import RequestHeader
 from minikafka.protocol.kafka.schema import Struct
 from minikafka.zk import errors as zk_errors
+from minikafka.zk.launcher import is_no_node
 from minikafka.zk.session import ZkSession, translate
 
 # -- the policy: given sizes and times, it answers ------------------------------------------
@@ -104,6 +105,10 @@ def test_kazoo_exceptions_become_the_adapters_own(theirs, ours):
     mine = translate(theirs)
     assert type(mine) is ours and not isinstance(mine, kz.KazooException)
     assert type(theirs).__name__ in str(mine)  # the log still says what ZooKeeper said
+
+
+def test_the_command_lines_short_lived_readers_tell_a_missing_znode_without_kazoo():
+    assert is_no_node(kz.NoNodeError()) and not is_no_node(kz.ConnectionLoss()) and not is_no_node(KeyError("x"))
 
 
 def test_the_session_raises_and_reports_only_the_adapters_errors():
