@@ -27,6 +27,8 @@ def fuzzer(tmp_path_factory, request):
                        Side("minikafka", ours.kafka_bootstrap, ours.zk_connect, str(odir)))
 
 
+# the first test also starts both clusters; a seed's fault step adds a JVM's restart on a busy machine
+@pytest.mark.timeout(600)
 @pytest.mark.parametrize("seed", fuzz.CI_SEEDS)
 def test_a_seeded_sequence_differs_from_kafka_only_as_the_allow_list_says(fuzzer, seed):
     ops = fuzz_ops.generate(seed, fuzz.CI_OPS)
@@ -51,6 +53,7 @@ def test_the_ci_run_holds_a_fault_step_of_each_signal():
     assert signals == set(fuzz_ops.FAULT_SIGNALS)
 
 
+@pytest.mark.timeout(600)
 def test_a_leader_killed_under_an_idempotent_producer_differs_from_kafka_only_as_the_allow_list_says(fuzzer):
     """The leader of a partition SIGKILLed on both clusters and started again: the step's own
     answer, the producer's writes to the new leader, the reads and the end state agree but
