@@ -64,15 +64,6 @@ def _op_index(path: str) -> int | None:
 
 
 ALLOWED: tuple[Allowed, ...] = (
-    Allowed("producer-state-after-topic-recreation",
-            r"op \d+ (produce|transaction|fence)/(delivered|open|late)/\d+/0|op \d+ (transaction|fence)/(end|first_commit)",
-            "A topic deleted and created again under the same name: a producer that wrote to the old one sends its "
-            "next sequence number to the new, empty partition. Kafka accepts it (a producer it has no state for on "
-            "that partition); minikafka refuses a producer it has no state for with UNKNOWN_PRODUCER_ID (or "
-            "OUT_OF_ORDER_SEQUENCE_NUMBER), as Kafka did before 2.5 (docs/retention.md: our own producer relies on "
-            "that refusal to order its first batches). Everything later in the sequence follows from it.", kafka=("NONE", "_FENCED"),
-            ours=("UNKNOWN_PRODUCER_ID", "OUT_OF_ORDER_SEQUENCE_NUMBER", "_FENCED", "INVALID_PRODUCER_EPOCH",
-                  "_INCONSISTENT"), after="delete_topic", cascade=True),
     Allowed("decompressed-batch-cap",
             r"op \d+ (produce|transaction|fence)/(delivered|open|late)/\d+/0",
             "Deliberate: a compressed batch whose records decompress past the topic's max.message.bytes is refused "
