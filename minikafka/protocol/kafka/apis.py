@@ -56,8 +56,8 @@ PRODUCE = _api(
     "acks=0 gets no response, as in Kafka. A batch refused because of some of its records (a record without a "
     "key on a compacted topic: INVALID_RECORD; a CreateTime outside message.timestamp.before.max.ms / "
     "after.max.ms of the leader's clock: INVALID_TIMESTAMP) names them by their index in the batch in "
-    "record_errors (v8+, KIP-467), with error_message, so that a client fails the other records of the batch "
-    "with its own error (librdkafka: _INVALID_DIFFERENT_RECORD).",
+    "record_errors (v8+, KIP-467), with error_message, so that a client may fail the other records of the batch "
+    "with its own error (librdkafka does for INVALID_RECORD: _INVALID_DIFFERENT_RECORD).",
     (
         F("transactional_id", "string", "3+", nullable="3+", default=None),
         F("acks", "int16"),
