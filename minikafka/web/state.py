@@ -6,7 +6,10 @@ assembled by the broker that serves the page.
   published them) with what every live broker reports about its own replicas
   through the ``replica_state`` API (LEO, HW, role, the leader's view of its
   followers), asked concurrently with a short timeout so that a paused or dying
-  broker cannot hold the answer.
+  broker cannot hold the answer.  A replica's ``behind`` says whether its ``lag`` means
+  something: a live follower out of the ISR, or one the leader finds out of sync
+  (``out_of_sync``: not caught up within replica.lag.time.max.ms); an in-sync follower
+  one fetch behind is not behind.
 * Partitions and topics are in name order, internal topics (names starting with
   ``__``: ``__consumer_offsets``, ``__transaction_state``) after the others and marked
   ``internal``; the page hides them behind a toggle.
@@ -392,6 +395,9 @@ class WebState:
             # the last stable offset: below it no transaction is open (read_committed stops there)
             lso = int(lead.get("last_stable_offset", hw)) if lead is not None else -1
             leader_leo = int(lead["log_end_offset"]) if lead is not None else -1
+            # the ISR followers the leader finds out of sync by Kafka's rule (not caught up
+            # to its LEO within replica.lag.time.max.ms)
+            out_of_sync = {int(x) for x in (lead or {}).get("out_of_sync") or ()}
             reps = []
             for r in replicas:
                 rep = states.get(r, {}).get((topic, part))
@@ -410,6 +416,11 @@ class WebState:
                 # when it cannot answer (dead, paused), from the leader's last view of it
                 leo = entry["leo"] if entry["reported"] else entry["leo_seen_by_leader"]
                 entry["lag"] = max(0, leader_leo - leo) if leader_leo >= 0 and leo >= 0 else None
+                # behind: a live follower that lags by Kafka's rule (out of the ISR, or in it
+                # but not caught up within replica.lag.time.max.ms); an in-sync follower one
+                # fetch behind (the records an acks=all producer has in flight) is not
+                entry["behind"] = (entry["alive"] and r != leader and bool(entry["lag"])
+                                   and (r not in isr or r in out_of_sync))
                 reps.append(entry)
             offline = leader < 0 or leader not in live
             min_isr = self._min_isr(topic)

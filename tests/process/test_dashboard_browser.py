@@ -12,7 +12,8 @@ Needs the ``playwright`` Python package (dev extra) and Debian's chromium at
 /usr/bin/chromium; Playwright's own browser download is never used.  The failover test
 writes its screenshot to docs/images/dashboard.png (the picture of the README and
 docs/metrics.md), so the picture is regenerated whenever the browser tests run: commit
-it with a change to the page.
+it with a change to the page.  The picture names the ports ``minikafka cluster up``
+gives (the page's /api/state is answered with them for the picture), not the test's.
 """
 from __future__ import annotations
 
@@ -100,6 +101,23 @@ def visible_rows(page) -> list[str]:
     """The topics of the partition table's visible rows, top to bottom."""
     return page.eval_on_selector_all("tr.partition", "rows => rows.filter((r) => r.offsetParent !== null)"
                                                      ".map((r) => r.dataset.topic)")
+
+
+def with_default_ports(route) -> None:
+    """Answer the page's /api/state with the ports ``minikafka cluster up`` gives (ZooKeeper
+    2181, broker N on 9091+N and its Kafka listener on 29091+N) in place of the test
+    cluster's free ports: for the documentation's picture only."""
+    resp = route.fetch()
+    state = resp.json()
+    for b in state["brokers"]:
+        b["port"] = 9091 + b["id"]
+        if b.get("kafka"):
+            b["kafka"] = f"{b['kafka'].rpartition(':')[0]}:{29091 + b['id']}"
+    zookeeper = state.get("zookeeper") or {}
+    zookeeper["connect"] = "127.0.0.1:2181"
+    for server in zookeeper.get("servers") or ():
+        server["port"] = 2181
+    route.fulfill(response=resp, json=state)
 
 
 def test_dashboard_shows_controller_isr_and_a_leader_failover(make_cluster, page, tmp_path):
@@ -227,8 +245,13 @@ def test_dashboard_shows_controller_isr_and_a_leader_failover(make_cluster, page
     expect(page.locator("#records-status")).to_have_attribute("data-state", "ok")
     expect(page.locator("#record-rows tr.record")).to_have_count(8)
     page.evaluate("window.scrollTo(0, 0)")
+    # ... with the ports a user of `minikafka cluster up` sees, not this test's free ones
+    page.route("**/api/state", with_default_ports)
+    expect(page.locator(f"#broker-{controller} .endpoint:not(.kafka)")).to_contain_text(f":{9091 + controller}")
+    expect(page.locator(".zk-server")).to_have_attribute("data-endpoint", "127.0.0.1:2181")
     shot = tmp_path / "dashboard.png"
     page.screenshot(path=str(shot), full_page=True)
+    page.unroute("**/api/state")
     assert shot.stat().st_size > 10_000
     consumer.close()
     target = REPO / "docs" / "images" / "dashboard.png"
@@ -585,7 +608,9 @@ def test_dashboard_layout_fits_1280_to_1920_px(make_cluster, page):
     Lag column and a stale replica's label with its lag are all in their panels."""
     from minikafka import Consumer, TopicPartition
 
-    handle = make_cluster()
+    # the frozen follower below stays registered (a 30 s ZooKeeper session) past
+    # replica.lag.time.max.ms (10 s), after which its lag is shown
+    handle = make_cluster(broker_configs={"zookeeper.session.timeout.ms": "30000"})
     with Admin(handle.bootstrap) as admin:
         controller = admin.cluster().controller_id
         others = [b for b in sorted(handle.brokers) if b != controller]
@@ -613,7 +638,8 @@ def test_dashboard_layout_fits_1280_to_1920_px(make_cluster, page):
         page.goto(f"http://127.0.0.1:{handle.brokers[controller]}/")
         stale = row(page, "payments-settlement-events", 0).locator(f'.replica[data-broker-id="{frozen}"] .nums')
         expect(stale).to_contain_text("?", timeout=30_000)
-        expect(stale).to_contain_text("lag 40")
+        # its lag shows once it is out of sync (replica.lag.time.max.ms without catching up)
+        expect(stale).to_contain_text("lag 40", timeout=FAILOVER_MS)
         expect(page.locator(f'tr.group[data-group="{group}"] .lag')).to_have_count(2, timeout=30_000)
         expect(page.locator("#rec-partition")).to_have_value("0")
         for width in (1280, 1400, 1920):
@@ -806,3 +832,140 @@ def test_a_dead_replica_reads_dead_on_every_partition(make_cluster, page):
     expect(page.locator(f"#broker-{victim}")).to_have_attribute("data-alive", "false", timeout=FAILOVER_MS)
     for p in range(3):  # not "LEO 20?" here and "dead" there: one word
         expect(row(page, "deadview", p).locator(f'.replica[data-broker-id="{victim}"] .nums')).to_have_text("dead")
+
+
+# Every lag label the partition table ever shows, noted as it is drawn (broker, whether the
+# replica is in the ISR, and the label), and how often an in-ISR replica was drawn behind
+# the leader's LEO.
+WATCH_LAG_LABELS = """() => {
+  window.lagLabels = [];
+  window.inFlight = 0;
+  const note = () => {
+    for (const r of document.querySelectorAll("#partition-rows .replica")) {
+      const label = r.querySelector(".nums .lag");
+      if (label) window.lagLabels.push(`b${r.dataset.brokerId} in ISR ${r.dataset.inIsr}: ${label.textContent}`);
+      if (r.dataset.inIsr === "true" && Number(r.dataset.lag) > 0) window.inFlight += 1;
+    }
+  };
+  new MutationObserver(note).observe(document.getElementById("partition-rows"), { childList: true, subtree: true });
+}"""
+
+
+def test_an_in_sync_follower_a_fetch_behind_shows_no_lag_and_a_stopped_one_does(make_cluster, page):
+    """Under a steady acks=all producer a follower is often a fetch behind the leader (the
+    records in flight): it is in sync, and no lag is shown for it.  A stopped follower
+    shows its lag (red) once it is out of sync by Kafka's rule: not caught up to the
+    leader's LEO within replica.lag.time.max.ms (10 s; its ZooKeeper session, 30 s here,
+    keeps it registered meanwhile)."""
+    handle = make_cluster(broker_configs={"zookeeper.session.timeout.ms": "30000"})
+    with Admin(handle.bootstrap) as admin:
+        admin.create_topic("steady", partitions=3, replication_factor=3)
+        controller = admin.cluster().controller_id
+    stop = threading.Event()
+
+    def produce() -> None:
+        with Producer(handle.bootstrap, acks="all", linger_ms=0) as producer:
+            i = 0
+            while not stop.is_set():
+                producer.send("steady", b"s%d" % i, partition=i % 3)
+                i += 1
+                stop.wait(0.003)
+
+    producing = threading.Thread(target=produce, daemon=True)
+    producing.start()
+    try:
+        serving = next(b for b in sorted(handle.brokers) if b != controller)
+        page.goto(f"http://127.0.0.1:{handle.brokers[serving]}/")
+        expect(page.locator('tr.partition[data-topic="steady"] td.rate.produce:not([data-records-per-s=""])'
+                            ':not([data-records-per-s="0"])')).to_have_count(3, timeout=30_000)
+        page.evaluate(WATCH_LAG_LABELS)
+        # until in-sync followers were drawn a fetch behind a few times (often, under this load)
+        page.wait_for_function("window.inFlight >= 5", timeout=60_000, polling=200)
+        assert page.evaluate("window.lagLabels") == [], "a lag shown for an in-sync follower"
+        expect(page.locator("#partition-rows .replica .nums .lag")).to_have_count(0)
+    finally:
+        stop.set()
+        producing.join(timeout=30)
+    leader = describe(handle.bootstrap, "steady").partitions[0].leader
+    frozen = next(b for b in sorted(handle.brokers) if b != leader)
+    handle.kill(frozen, "STOP")
+    try:
+        with Producer(f"127.0.0.1:{handle.brokers[leader]}", acks=1, linger_ms=5) as producer:
+            for i in range(30):
+                producer.send("steady", b"late-%d" % i, partition=0)
+            producer.flush()
+        page.goto(f"http://127.0.0.1:{handle.brokers[leader]}/")
+        stale = row(page, "steady", 0).locator(f'.replica[data-broker-id="{frozen}"]')
+        expect(stale.locator(".nums")).to_contain_text("?", timeout=30_000)
+        # out of sync after replica.lag.time.max.ms (10 s): its lag is shown, in red
+        expect(stale.locator(".nums .lag")).to_contain_text("lag", timeout=FAILOVER_MS)
+        expect(stale).to_have_attribute("data-behind", "true")
+    finally:
+        handle.resume(frozen)
+
+
+def test_opened_topic_settings_stay_in_their_panel_at_1280_to_1920_px(cluster, page):
+    """Opening a topic's list of effective settings (names up to 40 characters, values such
+    as 9223372036854775807) keeps every column, source included, inside the topics panel:
+    nothing pushed under the timeline beside it."""
+    with Admin(cluster.bootstrap) as admin:
+        admin.create_topic("settings-layout", partitions=1, replication_factor=3,
+                           config={"min.insync.replicas": "2", "retention.ms": "86400000"})
+    page.goto(f"http://127.0.0.1:{cluster.brokers[1]}/")
+    details = page.locator('details.configs[data-topic="settings-layout"]')
+    expect(details.locator("tr.config")).not_to_have_count(0, timeout=30_000)
+    details.locator("summary").click()
+    expect(details.locator('tr.config[data-config="follower.replication.throttled.replicas"]')).to_be_visible()
+    for width in (1280, 1400, 1920):
+        page.set_viewport_size({"width": width, "height": 900})
+        page.wait_for_timeout(600)  # a redraw at the new width
+        outside = page.evaluate("""() => {
+          const panel = document.getElementById("topics-section").getBoundingClientRect();
+          const timeline = document.getElementById("events-section").getBoundingClientRect();
+          const edge = Math.min(panel.right, timeline.left);
+          return [...document.querySelectorAll("#topics td")].filter((td) => td.offsetParent !== null)
+            .filter((td) => td.getBoundingClientRect().right > edge + 1)
+            .map((td) => `${td.textContent.slice(0, 40)} ends at ${td.getBoundingClientRect().right} > ${edge}`);
+        }""")
+        assert outside == [], f"at {width} px: {outside[:5]}"
+        assert page.evaluate(CLIPPED) == [], f"cut off at {width} px"
+    page.set_viewport_size({"width": 1400, "height": 900})
+
+
+# For every number cell (td.num) of a table's first shown row: where its text ends, and
+# where its column header's text ends (both right-aligned: the same place).
+NUMBER_ALIGNMENT = """(table) => {
+  const textRight = (cell) => {
+    const node = [...cell.childNodes].find((n) => n.nodeType === Node.TEXT_NODE && n.textContent.trim());
+    const range = document.createRange();
+    range.selectNodeContents(node || cell);
+    return range.getBoundingClientRect().right;
+  };
+  const row = [...document.querySelectorAll(`${table} tbody tr`)].find((r) => r.offsetParent !== null && !r.classList.contains("empty"));
+  const heads = document.querySelectorAll(`${table} thead th`);
+  return [...row.children].filter((td) => td.classList.contains("num"))
+    .map((td) => ({ header: heads[td.cellIndex].textContent.trim(), cell: td.textContent.trim(),
+                    off: Math.round(textRight(heads[td.cellIndex]) - textRight(td)) }));
+}"""
+
+
+def test_record_browser_numbers_are_right_aligned_under_their_headers(cluster, page):
+    """The record browser's offsets and leader epochs, and the numbers of the partitions and
+    topics tables, are right-aligned under their right-aligned headers."""
+    with Admin(cluster.bootstrap) as admin:
+        admin.create_topic("aligned", partitions=1, replication_factor=3)
+    with Producer(cluster.bootstrap, acks="all") as producer:
+        for i in range(12):
+            producer.send("aligned", b"value-%d" % i, key=b"key-%d" % i, partition=0)
+        producer.flush()
+    page.goto(f"http://127.0.0.1:{cluster.brokers[1]}/")
+    expect(row(page, "aligned", 0)).to_have_attribute("data-hw", "12", timeout=30_000)
+    page.select_option("#rec-topic", "aligned")
+    page.click("#rec-show")
+    expect(page.locator("#records-status")).to_have_attribute("data-state", "ok")
+    expect(page.locator("tr.record")).to_have_count(12)
+    for table in ("#records", "#partitions", "#topics"):
+        columns = page.evaluate(NUMBER_ALIGNMENT, table)
+        assert columns, f"no number column in {table}"
+        misaligned = [c for c in columns if abs(c["off"]) > 2]
+        assert misaligned == [], f"{table}: numbers not under their headers: {misaligned}"

@@ -348,6 +348,9 @@ _api(
             F("log_end_offset", "int"), F("high_watermark", "int"), F("isr", ["int"]),
             F("replicas", ["int"], "assigned replicas, the preferred leader first", default=list),
             F("remote_leos", {"int": "int"}, "leader only: follower id -> LEO last reported"),
+            F("out_of_sync", ["int"], "leader only: the ISR followers out of sync now, by Kafka's rule: not "
+              "caught up to the leader's LEO within replica.lag.time.max.ms (the next ISR check removes them)",
+              default=list),
             F("epochs", [["int"]], "epoch cache entries [epoch, start_offset]"),
             F("checksum", "int", "CRC-32 of batches below checksum_upto", nullable=True),
             F("checksum_upto", "int", "the offset bound the checksum covers, nil without a checksum",

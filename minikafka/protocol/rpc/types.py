@@ -799,6 +799,7 @@ class ReplicaState:
     isr: list[int]
     replicas: list[int] = field(default_factory=list)
     remote_leos: dict[int, int]
+    out_of_sync: list[int] = field(default_factory=list)
     epochs: list[list[int]]
     checksum: int | None
     checksum_upto: int | None = None
@@ -813,11 +814,11 @@ class ReplicaState:
 
 
 def decode_ReplicaState(m: dict) -> ReplicaState:
-    return ReplicaState(topic=m['topic'], partition=m['partition'], role=m['role'], leader=m['leader'], leader_epoch=m['leader_epoch'], log_start_offset=m['log_start_offset'], log_end_offset=m['log_end_offset'], high_watermark=m['high_watermark'], isr=m['isr'], replicas=m['replicas'], remote_leos=m['remote_leos'], epochs=m['epochs'], checksum=m['checksum'], checksum_upto=m['checksum_upto'], size_bytes=m['size_bytes'], segments=m['segments'], producers=[decode_ProducerState(x0) for x0 in m['producers']], fetched_records=m['fetched_records'], fetched_bytes=m['fetched_bytes'], last_stable_offset=m['last_stable_offset'], ongoing_transactions=[decode_OngoingTransaction(x0) for x0 in m['ongoing_transactions']], aborted_transactions=m['aborted_transactions'])
+    return ReplicaState(topic=m['topic'], partition=m['partition'], role=m['role'], leader=m['leader'], leader_epoch=m['leader_epoch'], log_start_offset=m['log_start_offset'], log_end_offset=m['log_end_offset'], high_watermark=m['high_watermark'], isr=m['isr'], replicas=m['replicas'], remote_leos=m['remote_leos'], out_of_sync=m['out_of_sync'], epochs=m['epochs'], checksum=m['checksum'], checksum_upto=m['checksum_upto'], size_bytes=m['size_bytes'], segments=m['segments'], producers=[decode_ProducerState(x0) for x0 in m['producers']], fetched_records=m['fetched_records'], fetched_bytes=m['fetched_bytes'], last_stable_offset=m['last_stable_offset'], ongoing_transactions=[decode_OngoingTransaction(x0) for x0 in m['ongoing_transactions']], aborted_transactions=m['aborted_transactions'])
 
 
 def encode_ReplicaState(o: ReplicaState) -> dict:
-    return {'topic': o.topic, 'partition': o.partition, 'role': o.role, 'leader': o.leader, 'leader_epoch': o.leader_epoch, 'log_start_offset': o.log_start_offset, 'log_end_offset': o.log_end_offset, 'high_watermark': o.high_watermark, 'isr': o.isr, 'replicas': o.replicas, 'remote_leos': o.remote_leos, 'epochs': o.epochs, 'checksum': o.checksum, 'checksum_upto': o.checksum_upto, 'size_bytes': o.size_bytes, 'segments': o.segments, 'producers': [encode_ProducerState(x0) for x0 in o.producers], 'fetched_records': o.fetched_records, 'fetched_bytes': o.fetched_bytes, 'last_stable_offset': o.last_stable_offset, 'ongoing_transactions': [encode_OngoingTransaction(x0) for x0 in o.ongoing_transactions], 'aborted_transactions': o.aborted_transactions}
+    return {'topic': o.topic, 'partition': o.partition, 'role': o.role, 'leader': o.leader, 'leader_epoch': o.leader_epoch, 'log_start_offset': o.log_start_offset, 'log_end_offset': o.log_end_offset, 'high_watermark': o.high_watermark, 'isr': o.isr, 'replicas': o.replicas, 'remote_leos': o.remote_leos, 'out_of_sync': o.out_of_sync, 'epochs': o.epochs, 'checksum': o.checksum, 'checksum_upto': o.checksum_upto, 'size_bytes': o.size_bytes, 'segments': o.segments, 'producers': [encode_ProducerState(x0) for x0 in o.producers], 'fetched_records': o.fetched_records, 'fetched_bytes': o.fetched_bytes, 'last_stable_offset': o.last_stable_offset, 'ongoing_transactions': [encode_OngoingTransaction(x0) for x0 in o.ongoing_transactions], 'aborted_transactions': o.aborted_transactions}
 
 
 @dataclass(slots=True, kw_only=True)

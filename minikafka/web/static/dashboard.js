@@ -337,6 +337,12 @@ function renderTopics(topics) {
   body.replaceChildren(...topics.map(renderTopic));
 }
 
+// A setting's name that may break after its dots (<wbr>), so an opened list of settings fits its panel.
+function dotted(name) {
+  const parts = name.split(".");
+  return parts.flatMap((part, i) => (i < parts.length - 1 ? [`${part}.`, el("wbr", {})] : [part]));
+}
+
 function renderTopic(t) {
   const entries = t.configs || [];
   const minIsr = entries.find((c) => c.name === "min.insync.replicas");
@@ -346,7 +352,7 @@ function renderTopic(t) {
     el("table", { class: "config-table" }, ...entries.map((c) => el("tr", {
       class: `config${c.source === "topic" ? " is-override" : ""}`,
       "data-config": c.name, "data-value": c.value ?? "", "data-source": c.source,
-    }, el("td", { class: "name", text: c.name }), el("td", { class: "value", text: c.value ?? "null" }),
+    }, el("td", { class: "name" }, ...dotted(c.name)), el("td", { class: "value", text: c.value ?? "null" }),
       el("td", { class: "source muted", text: c.source })))));
   if (openTopics.has(t.topic)) details.open = true;
   details.addEventListener("toggle", () => {
@@ -507,14 +513,18 @@ function renderReplicaBars(p) {
         ? `the broker is dead; the leader last saw this replica's LEO at ${leo}` : "the broker is dead" }, "dead");
     } else if (leo < 0) nums = el("span", { class: "nums" }, "no report");
     else {
-      const title = r.reported ? `replica HW ${r.hw}, leader epoch ${r.leader_epoch}, role ${r.role}`
+      let title = r.reported ? `replica HW ${r.hw}, leader epoch ${r.leader_epoch}, role ${r.role}`
         : "the broker did not answer: its LEO as the leader last saw it";
+      // The lag shows only for a follower behind by Kafka's rule (out of the ISR, or not
+      // caught up within replica.lag.time.max.ms); an in-sync follower a fetch behind is not.
+      if (r.lag && !r.behind && !r.is_leader) title += `; ${r.lag} behind the leader's LEO, in sync (caught up within replica.lag.time.max.ms)`;
       nums = el("span", { class: r.reported ? "nums" : "nums stale", title },
-        r.reported ? `LEO ${leo}` : `LEO ${leo}?`, r.lag ? el("span", { class: "lag" }, ` · lag ${r.lag}`) : null);
+        r.reported ? `LEO ${leo}` : `LEO ${leo}?`, r.behind ? el("span", { class: "lag" }, ` · lag ${r.lag}`) : null);
     }
     box.appendChild(el("div", {
       class: "replica", "data-broker-id": r.broker, "data-leo": leo, "data-hw": r.hw, "data-in-isr": r.in_isr,
       "data-alive": r.alive, "data-role": r.role, "data-log-start": r.log_start_offset, "data-lag": r.lag === null ? "" : r.lag,
+      "data-behind": !!r.behind,
       title: `broker ${r.broker}: ${r.role}, LEO ${leo}, HW ${r.hw}`,
     }, el("span", { class: "who" }, `b${r.broker} `, ...tags), bar, nums));
   }
