@@ -17,8 +17,10 @@ BASE_PORT="${MINIKAFKA_BASE_PORT:-9092}"
 if [ ! -x .venv/bin/minikafka ]; then
   echo "== creating .venv and installing minikafka (with the spark extra: it ships the ZooKeeper jars)"
   "$PYTHON" -m venv .venv
-  .venv/bin/python -m pip install --quiet --upgrade pip
-  .venv/bin/python -m pip install --quiet -e '.[spark]'
+  # -qq: errors only; pip shows the build backend's warnings at -q, among them setuptools'
+  # notice of an editable install, which is no concern of the demo's
+  .venv/bin/python -m pip install -qq --upgrade pip
+  .venv/bin/python -m pip install -qq -e '.[spark]'
 fi
 mk() { .venv/bin/minikafka "$@"; }
 
