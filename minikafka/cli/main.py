@@ -572,11 +572,27 @@ def _add_cluster_parsers(sub: argparse._SubParsersAction) -> None:
     zstart.set_defaults(func=cmd_cluster_zookeeper_start)
 
 
+# The end of `minikafka --help`: where a newcomer starts (each line a command that parses).
+FIRST_STEPS = """first steps:
+  minikafka cluster up                  ZooKeeper on 2181, brokers 1-3 on 9092-9094 (Kafka
+                                        protocol on 29092-29094); dashboard http://127.0.0.1:9092/
+  minikafka topics create orders --partitions 3 --replication-factor 3
+  seq 1 100 | minikafka produce orders --acks all
+  minikafka consume orders --from-beginning --max-messages 5
+  minikafka cluster kill 1              kill -9 broker 1: watch the failover with
+  minikafka topics describe orders      new leaders and leader epochs, ISR without broker 1
+  minikafka cluster start 1             it comes back, catches up and rejoins the ISR
+  minikafka cluster down
+
+`minikafka COMMAND --help` explains each command; README.md and docs/tutorial.md walk through them."""
+
+
 def build_parser() -> ArgumentParser:
     """The full ``minikafka`` argument parser."""
     from .. import __version__
 
-    parser = ArgumentParser(prog="minikafka", description="A mini Kafka cluster with a real ZooKeeper.")
+    parser = ArgumentParser(prog="minikafka", description="A mini Kafka cluster with a real ZooKeeper.",
+                            epilog=FIRST_STEPS, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"minikafka {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True, parser_class=ArgumentParser)
 

@@ -72,3 +72,17 @@ def test_the_readme_command_table_names_every_command():
         missing += [f"{name} {s}" for s in _subcommands(sub)
                     if not re.search(rf"`(minikafka )?{re.escape(name)} {re.escape(s)}\b", table)]
     assert missing == [], f"not in the README's command table: {missing}"
+
+
+def test_the_top_level_help_ends_with_first_steps_that_parse():
+    """`minikafka --help` shows a newcomer where to start (cluster up first), and each of its
+    example commands is one the parser accepts."""
+    text = build_parser().format_help()
+    steps = text.split("first steps:")[1]
+    commands = [line.strip().split("|")[-1].strip() for line in steps.splitlines() if "minikafka " in line
+                and not line.strip().startswith("`")]
+    commands = [re.split(r"\s{2,}", c)[0] for c in commands]
+    assert commands[0] == "minikafka cluster up"
+    assert "minikafka cluster down" in commands
+    for command in commands:
+        build_parser().parse_args(command.split()[1:])
