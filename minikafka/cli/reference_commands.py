@@ -86,8 +86,10 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
             fuzz.load_replay(args.replay)
     except ValueError as exc:
         raise ClientError(str(exc) if args.replay else f"--seeds {args.seeds}: give N, N..M or N,M,...") from None
+    if args.jobs < 1:
+        raise ClientError(f"--jobs must be at least 1, not {args.jobs}")
     return fuzz.main_run(seeds, args.ops, args.replay, args.repro_dir, shrink=not args.no_shrink,
-                         faults=not args.no_faults)
+                         faults=not args.no_faults, jobs=args.jobs)
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
@@ -151,4 +153,6 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     fuzz.add_argument("--no-shrink", action="store_true", help="report differences without shrinking")
     fuzz.add_argument("--no-faults", action="store_true",
                       help="no fault steps: the same seeds' other operations only (faster)")
+    fuzz.add_argument("--jobs", type=int, default=1, metavar="N",
+                      help="N pairs of clusters, each fuzzing its share of the seeds at once (default 1)")
     fuzz.set_defaults(func=cmd_fuzz)

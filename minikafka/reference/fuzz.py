@@ -26,7 +26,9 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,7 +36,7 @@ from typing import Iterator
 
 from ..errors import ClientError
 from . import fuzz_compare, fuzz_ops
-from .fuzz_run import Runner, Side
+from .fuzz_run import ACKS0_WAIT_S, Runner, Side
 
 FUZZ_CONFIGS = {
     "auto.create.topics.enable": "false",
@@ -50,6 +52,8 @@ FUZZ_CONFIGS = {
     # nor compaction, whose moment (Kafka's cleaner looks every 15 s, and rolls a segment at each append
     # of 2020 records, segment.ms being counted from a segment's first timestamp) differs between the runs
     "log.cleaner.enable": "false",
+    # a consumer's group is formed at once (Kafka's default waits 3 s for more members)
+    "group.initial.rebalance.delay.ms": "0",
 }
 
 
@@ -153,13 +157,55 @@ def clusters(folder: str | os.PathLike, progress=lambda msg: None) -> Iterator[t
         ours = launcher.up(root / "minikafka", zookeeper_port=zk_port, base_port=base, kafka_base_port=kbase,
                            broker_configs=FUZZ_CONFIGS, storage=STORAGE)
         try:
-            yield (Side("Kafka", ref.bootstrap, ref.zookeeper_connect, str(root / "kafka")),
-                   Side("minikafka", ",".join(f"127.0.0.1:{b.kafka_port}" for b in ours.brokers.values()),
-                        ours.zookeeper.connect, str(root / "minikafka")))
+            sides = (Side("Kafka", ref.bootstrap, ref.zookeeper_connect, str(root / "kafka")),
+                     Side("minikafka", ",".join(f"127.0.0.1:{b.kafka_port}" for b in ours.brokers.values()),
+                          ours.zookeeper.connect, str(root / "minikafka")))
+            for side in sides:
+                progress(f"{side.name}: creating the internal topics")
+                warm_up(side)
+            yield sides
         finally:
             launcher.down(root / "minikafka")
     finally:
         reference.down(root / "kafka")
+
+
+def warm_up(side: Side, timeout_s: float = 120.0) -> None:
+    """Create ``__consumer_offsets`` and ``__transaction_state`` on a new cluster (an offset
+    commit and a transaction, under names no seed uses) and wait until both answer, so that no
+    seed's first group or transactional request meets a coordinator still loading (Kafka
+    answers NOT_COORDINATOR for a moment after it creates the topic, minikafka does not)."""
+    from confluent_kafka import Consumer, Producer, TopicPartition
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    deadline = time.monotonic() + timeout_s
+    admin = AdminClient({"bootstrap.servers": side.bootstrap})
+    while True:
+        try:
+            admin.create_topics([NewTopic("warm-up", 1, 3)], request_timeout=30)["warm-up"].result(60)
+            break
+        except Exception as exc:  # noqa: BLE001 (brokers still starting; or it exists from an earlier try)
+            if "already exists" in str(exc):
+                break
+            if time.monotonic() > deadline:
+                raise ClientError(f"{side.name} ({side.bootstrap}) did not create a topic: {exc}") from None
+            time.sleep(1)
+    while True:
+        consumer = Consumer({"bootstrap.servers": side.bootstrap, "group.id": "warm-up"})
+        try:
+            consumer.commit(offsets=[TopicPartition("warm-up", 0, 0)], asynchronous=False)
+            break
+        except Exception as exc:  # noqa: BLE001 (the coordinator is loading)
+            if time.monotonic() > deadline:
+                raise ClientError(f"{side.name} ({side.bootstrap}) refused an offset commit: {exc}") from None
+            time.sleep(1)
+        finally:
+            consumer.close()
+    producer = Producer({"bootstrap.servers": side.bootstrap, "transactional.id": "warm-up"})
+    producer.init_transactions(max(deadline - time.monotonic(), 1))
+    producer.begin_transaction()
+    producer.produce("warm-up", b"x")
+    producer.commit_transaction(max(deadline - time.monotonic(), 1))
 
 
 # the run that tests/process/test_reference_fuzz.py (CI) and `python -m minikafka.reference.fidelity` make
@@ -186,7 +232,12 @@ def render_section() -> str:
         "one after the other, each through the same clients (confluent-kafka's AdminClient, Producer and "
         "Consumer; Fetch, ListOffsets, OffsetsForLeaderEpoch and OffsetDelete built by hand and sent to the "
         "partition's leader or the group's coordinator). Seeds share the two clusters under their own name "
-        "prefixes. Every answer is compared, normalized (producer ids, broker clocks, ports and brokers masked; "
+        "prefixes (`--jobs N` starts N pairs of clusters, each running its share of the seeds). Before the first "
+        "seed, each cluster creates its internal topics (an offset commit and a transaction under names no seed "
+        "uses), so that no seed meets a coordinator still loading. An AlterConfigs waits until every broker's "
+        "log says it applied the change (Kafka's `Processing override`, minikafka's `overrides now`), and an "
+        f"acks=0 produce until its records are in the log (at most {ACKS0_WAIT_S:.0f} s), since the next request "
+        "goes over another connection. Every answer is compared, normalized (producer ids, broker clocks, ports and brokers masked; "
         "a read waits for a settled partition: a leader, the full ISR, the high watermark at the log end and the "
         "last stable offset at the high watermark; a batch cut off at the end of a Fetch answer is left out, and "
         "so are aborted transactions starting after the last batch returned, which Kafka lists up to its offset "
@@ -286,22 +337,36 @@ def report(result: SeedResult, out=sys.stdout, repro_dir: str | None = None) -> 
 
 
 def main_run(seeds: list[int] | None, ops: int, replay: str | None, repro_dir: str | None, shrink: bool,
-             progress=lambda msg: print(msg, file=sys.stderr, flush=True), faults: bool = True) -> int:  # noqa: ANN001
+             progress=lambda msg: print(msg, file=sys.stderr, flush=True), faults: bool = True,
+             jobs: int = 1) -> int:  # noqa: ANN001
     """What ``minikafka reference fuzz`` does: 0 when no difference is unexplained, else 1
-    (``faults``: the seeds' sequences hold fault steps)."""
-    jobs = [load_replay(replay)] if replay else [(s, fuzz_ops.generate(s, ops, faults)) for s in seeds or []]
-    bad = 0
-    total = 0
-    with tempfile.TemporaryDirectory(prefix="minikafka-fuzz-") as tmp, clusters(tmp, progress) as (kafka, ours):
-        fuzzer = Fuzzer(kafka, ours, progress)
-        for seed, sequence in jobs:
-            result = fuzzer.check(seed, sequence, shrink=shrink and not replay)
-            report(result, repro_dir=repro_dir)
-            bad += bool(result.unexplained)
-            total += len(result.unexplained)
-    print(f"{len(jobs)} sequences, {bad} with unexplained differences ({total} in all)", flush=True)
-    return 1 if bad else 0
+    (``faults``: the seeds' sequences hold fault steps; ``jobs``: that many pairs of clusters,
+    each running its share of the seeds, since a fault step disturbs every seed on its cluster)."""
+    work = [load_replay(replay)] if replay else [(s, fuzz_ops.generate(s, ops, faults)) for s in seeds or []]
+    jobs = max(1, min(jobs, len(work)))
+    lock = threading.Lock()
+    found: list[SeedResult] = []
 
+    def worker(share: list[tuple[int | None, list[dict]]], say) -> None:  # noqa: ANN001
+        with tempfile.TemporaryDirectory(prefix="minikafka-fuzz-") as tmp, clusters(tmp, say) as (kafka, ours):
+            fuzzer = Fuzzer(kafka, ours, say)
+            for seed, sequence in share:
+                result = fuzzer.check(seed, sequence, shrink=shrink and not replay)
+                with lock:
+                    report(result, repro_dir=repro_dir)
+                    found.append(result)
+
+    if jobs == 1:
+        worker(work, progress)
+    else:
+        with ThreadPoolExecutor(jobs) as pool:
+            done = [pool.submit(worker, work[i::jobs], lambda m, i=i: progress(f"[{i + 1}] {m}")) for i in range(jobs)]
+            for f in done:
+                f.result()
+    bad = sum(1 for r in found if r.unexplained)
+    total = sum(len(r.unexplained) for r in found)
+    print(f"{len(work)} sequences, {bad} with unexplained differences ({total} in all)", flush=True)
+    return 1 if bad else 0
 
 if __name__ == "__main__":
     # the child of run_side_apart: a job on stdin, its answers on stdout

@@ -37,6 +37,7 @@ from ..protocol.kafka import apis, frames
 from ..protocol.records import batch as batches
 from . import fuzz_ops, znodes
 
+ACKS0_WAIT_S = 5.0  # at most this long for the records of an acks=0 produce to reach the log
 SETTLE_S = 20.0  # at most this long for a partition to settle before a read (then it is read as it is)
 BROKER_CLOCK = 1_700_000_000_000  # a timestamp above this is a broker's clock (LogAppendTime), masked
 CODEC_NAMES = {0: "none", 1: "gzip", 2: "snappy", 3: "lz4", 4: "zstd"}
@@ -69,6 +70,44 @@ def _text(b: bytes | None) -> str | None:
 
 def _ts(ts: int) -> Any:
     return "<broker clock>" if ts > BROKER_CLOCK else ts - fuzz_ops.BASE_TIMESTAMP
+
+
+class AppliedConfigs:
+    """How many topic-config changes each broker of a cluster has applied, read from the brokers'
+    logs in the cluster's folder: Kafka's ``Processing override for entityPath: topics/T`` and
+    minikafka's ``topic T overrides now``, one line per broker per change notification.  An
+    AlterConfigs is answered once ZooKeeper holds the change, before the brokers have read it;
+    a produce right after it would race with that read (on both clusters, by chance)."""
+
+    def __init__(self, folder: str) -> None:
+        from pathlib import Path
+        root = Path(folder) if folder else None
+        self.files = sorted(root.glob("kafka-*.log")) + sorted(root.glob("broker-*.log")) if root else []
+        self.read_to: dict[Any, int] = {f: 0 for f in self.files}
+        self.counts: dict[Any, dict[str, int]] = {f: {} for f in self.files}
+
+    def _scan(self) -> None:
+        import re
+        for f in self.files:
+            try:
+                with open(f, "rb") as fh:
+                    fh.seek(self.read_to[f])
+                    chunk = fh.read()
+            except OSError:
+                continue
+            end = chunk.rfind(b"\n") + 1  # whole lines only
+            self.read_to[f] += end
+            for m in re.finditer(rb"entityPath: topics/(\S+) with config|topic (\S+) overrides now", chunk[:end]):
+                topic = (m.group(1) or m.group(2)).decode()
+                self.counts[f][topic] = self.counts[f].get(topic, 0) + 1
+
+    def changes(self, topic: str) -> int:
+        """The fewest changes of ``topic`` any broker has applied (without logs to read, a number
+        past any wait)."""
+        if not self.files:
+            return 10**9
+        self._scan()
+        return min(c.get(topic, 0) for c in self.counts.values())
 
 
 class Wire:
@@ -261,6 +300,7 @@ class Runner:
         self.producers: dict[str, Any] = {}  # "idem:<codec>" or "txn:<id>" -> a Producer kept across operations
         self.used_groups: set[str] = set()  # the groups and transactional ids run so far (short names)
         self.used_txns: set[str] = set()
+        self.applied = AppliedConfigs(side.dir)
 
     def fresh_admin(self) -> None:
         """A new AdminClient (one that remembers no coordinator from before a fault step)."""
@@ -379,8 +419,12 @@ class Runner:
         except Exception as exc:  # noqa: BLE001
             return {"error": _err(exc)}
         self._wait(lambda: self._gone(topic), 60)
-        for key in [k for k in self.producers if k.startswith("idem:")]:
-            self.producers.pop(key).flush(5)  # a new topic of the same name starts with new producers
+        # A new topic of the same name starts with new producers, all of them: librdkafka keeps the old
+        # topic's leader epoch and ignores the new one's lower epochs (KIP-320), so a kept producer may
+        # send to the old leader until its batches time out (on the cluster where the leader moved;
+        # fault steps, raising the epochs, made it show).
+        for key in list(self.producers):
+            self.producers.pop(key).flush(5)
         return {"error": "NONE"}
 
     def _alter_config(self, op: dict) -> dict:
@@ -389,6 +433,7 @@ class Runner:
         kind = AlterConfigOpType.SET if op["operation"] == "SET" else AlterConfigOpType.DELETE
         res = ConfigResource("TOPIC", topic, incremental_configs=[
             ConfigEntry(op["key"], op["value"], incremental_operation=kind)])
+        before = self.applied.changes(topic) + 1
         try:
             self.admin.incremental_alter_configs([res])[res].result(60)
         except Exception as exc:  # noqa: BLE001
@@ -399,7 +444,8 @@ class Runner:
             cfg = json.loads(got or b"{}").get("config", {})
             return cfg.get(op["key"]) == op["value"] if op["value"] is not None else op["key"] not in cfg
         self._wait(stored, 10)
-        time.sleep(0.5)  # the brokers apply the change from ZooKeeper's notification
+        # every broker applies the change from ZooKeeper's notification, and says so in its log
+        self._wait(lambda: self.applied.changes(topic) >= before, 10)
         return {"error": "NONE"}
 
     def _describe_config(self, op: dict) -> dict:
@@ -453,7 +499,21 @@ class Runner:
         else:
             producer = self._producer(f"plain:{op['acks']}:{op['codec']}", acks=str(op["acks"]),
                                       **{"compression.type": op["codec"], "retries": 0})
-        return {"delivered": self._send(producer, topic, op["partition"], op["records"])}
+        before = self._high_watermarks(topic) if op["acks"] == 0 and not op["idempotent"] else None
+        delivered = self._send(producer, topic, op["partition"], op["records"])
+        if before is not None:
+            # acks=0: the producer's "delivered" says only that the request left, so wait (a while)
+            # until the records are in the log, as the next request on another connection would
+            # otherwise race with them; a batch the leader refused never arrives
+            sent = sum(1 for r in delivered if r[0] == "NONE")
+            self._wait(lambda: self._high_watermarks(topic) >= before + sent, ACKS0_WAIT_S)
+        return {"delivered": delivered}
+
+    def _high_watermarks(self, topic: str) -> int:
+        """The sum of the topic's partitions' high watermarks."""
+        md = self.wire.metadata(topic) or {}
+        got = [self.wire.list_offset(topic, p, -1) for p in md]
+        return sum(g["offset"] for g in got if g["error"] == "NONE")
 
     def _txn_producer(self, txn: str, fresh: bool = False):  # noqa: ANN202
         key = f"txn:{txn}"
