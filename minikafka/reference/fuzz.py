@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Iterator
 
 from ..errors import ClientError
-from . import fuzz_compare, fuzz_ops
+from . import fuzz_compare, fuzz_faults, fuzz_ops
 from .fuzz_run import ACKS0_WAIT_S, Runner, Side
 
 FUZZ_CONFIGS = {
@@ -73,7 +73,7 @@ class SeedResult:
 
 def run_side(side: Side, prefix: str, ops: list[dict]) -> dict:
     """``{"answers": [...], "state": {...}}`` of ``ops`` on one cluster, in this process."""
-    runner = Runner(side, prefix)
+    runner = Runner(side, prefix, fault_step=fuzz_faults.fault)
     try:
         answers = [runner.run(op) for op in ops]
         return {"answers": answers, "state": runner.state(ops)}

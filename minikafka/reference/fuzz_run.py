@@ -30,9 +30,9 @@ import socket
 import struct
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
-from ..errors import error_name
+from ..errors import ClientError, error_name
 from ..protocol.kafka import apis, frames
 from ..protocol.records import batch as batches
 from . import fuzz_ops, znodes
@@ -287,12 +287,14 @@ class Runner:
     """Runs operations on one cluster with names prefixed by ``prefix``; each :meth:`run`
     answer is a JSON-able dict."""
 
-    def __init__(self, side: Side, prefix: str) -> None:
+    def __init__(self, side: Side, prefix: str,
+                 fault_step: Callable[[Runner, dict], dict] | None = None) -> None:
         from confluent_kafka.admin import AdminClient
         from kazoo.client import KazooClient
 
         self.side = side
         self.prefix = prefix
+        self.fault_step = fault_step  # fuzz_faults.fault, given by the caller (it imports this module)
         self.admin = AdminClient({"bootstrap.servers": side.bootstrap})
         self.wire = Wire(side.bootstrap)
         self.zk = KazooClient(hosts=side.zookeeper, timeout=10.0)
@@ -716,10 +718,12 @@ class Runner:
         return {"read": sorted(read), "commit": commit}
 
     def _fault(self, op: dict) -> dict:
-        """A broker picked by its role crashed, stopped or paused, and brought back
-        (:func:`.fuzz_faults.fault`: the answer holds no broker id and no time)."""
-        from . import fuzz_faults
-        return fuzz_faults.fault(self, op)
+        """A broker picked by its role crashed, stopped or paused, and brought back, by the
+        ``fault_step`` this runner was given (:func:`.fuzz_faults.fault`: the answer holds no
+        broker id and no time)."""
+        if self.fault_step is None:
+            raise ClientError("this runner was given no fault step (Runner(..., fault_step=fuzz_faults.fault))")
+        return self.fault_step(self, op)
 
     # ----- the end state ----------------------------------------------------------------------
     def state(self, ops: list[dict]) -> dict:
