@@ -16,6 +16,10 @@ BASE_PORT="${MINIKAFKA_BASE_PORT:-9092}"
 
 if [ ! -x .venv/bin/minikafka ]; then
   echo "== creating .venv and installing minikafka (with the spark extra: it ships the ZooKeeper jars)"
+  if ! "$PYTHON" -c "import ensurepip" >/dev/null 2>&1; then
+    echo "demo.sh: $PYTHON cannot make a virtual environment (no ensurepip): install Debian's python3-venv (apt-get install python3-venv)" >&2
+    exit 2
+  fi
   "$PYTHON" -m venv .venv
   # -qq: errors only; pip shows the build backend's warnings at -q, among them setuptools'
   # notice of an editable install, which is no concern of the demo's
