@@ -226,7 +226,8 @@ class ControllerStore:
                     written = f" ({start} of {len(ops)} ops written before)" if start else ""
                     if isinstance(r, (BadVersionError, NodeExistsError, NoNodeError)):
                         raise StateConflict(sorted(plan.state_writes()), f"{r.__class__.__name__} on {kind} {args[0]}{written}")
-                    raise r.__class__(f"{kind} {args[0]}: {r.__class__.__name__}{written}")
+                    # the adapter's error names ZooKeeper's reason (NoAuthError, ...): keep it
+                    raise r.__class__(f"{kind} {args[0]}: {str(r) or r.__class__.__name__}{written}")
             if zxid < 0:
                 zxid = next((r.mzxid for r in results if hasattr(r, "mzxid")), -1)
         if zxid < 0:
