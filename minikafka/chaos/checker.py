@@ -7,9 +7,6 @@ duplicated, reordered and vanished records) are :mod:`minikafka.faults.checker`'
 """
 from __future__ import annotations
 
-import time
-
-from ..errors import KafkaError
 from ..faults.checker import RecordsVerdict
 from .cluster import post
 from .report import Summary
@@ -54,29 +51,11 @@ def read_final_log(bootstrap: str, topic: str, partitions: int, timeout_s: float
                    isolation_level: str = "read_uncommitted") -> dict[int, dict[int, str]]:
     """Every committed record of every partition: partition -> offset -> value (with
     read_committed: up to the last stable offsets, without aborted transactions)."""
-    from ..client.sync import Consumer
+    from ..client.read_to_end import read_to_end
     from ..client.types import TopicPartition
 
-    out: dict[int, dict[int, str]] = {p: {} for p in range(partitions)}
-    tps = [TopicPartition(topic, p) for p in range(partitions)]
-    with Consumer(bootstrap, auto_offset_reset="earliest", fetch_max_wait_ms=100, isolation_level=isolation_level) as c:
-        c.assign(tps)
-        deadline = time.monotonic() + timeout_s
-        while True:  # the broker asked for metadata may not know the latest leaders yet
-            try:
-                ends = c.end_offsets(tps)
-                break
-            except KafkaError as exc:
-                if not exc.retriable or time.monotonic() > deadline:
-                    raise
-                time.sleep(0.2)
-        c.seek_to_beginning(*tps)
-        while any(c.position(tp) < ends[tp] for tp in tps):
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"reading {topic} to its high watermarks {ends} took over {timeout_s:g}s")
-            for r in c.poll(timeout_ms=500):
-                out[r.partition][r.offset] = r.value.decode() if r.value is not None else ""
-    return out
+    got = read_to_end(bootstrap, [TopicPartition(topic, p) for p in range(partitions)], timeout_s, isolation_level)
+    return {p: got[(topic, p)] for p in range(partitions)}
 
 
 def fill_summary(summary: Summary, verdict: RecordsVerdict, final: dict[int, dict[int, str]]) -> None:

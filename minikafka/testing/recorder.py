@@ -200,36 +200,15 @@ class Recorder:
 def read_final_logs(bootstrap: str, topics: list[str], timeout_s: float = 60.0) -> dict[TP, dict[int, str]]:
     """Every record of ``topics`` below the last stable offset, as read_committed reads
     them: ``(topic, partition)`` -> offset -> value (as :func:`text`)."""
-    from ..client.sync import Admin, Consumer
+    from ..client.read_to_end import read_to_end
+    from ..client.sync import Admin
     from ..client.types import TopicPartition
-    from ..errors import KafkaError
 
-    out: dict[TP, dict[int, str]] = {}
     if not topics:
-        return out
+        return {}
     with Admin(bootstrap) as admin:
         tps = [TopicPartition(d.name, p.partition) for d in admin.describe_topics(topics) for p in d.partitions]
-    for tp in tps:
-        out[(tp.topic, tp.partition)] = {}
-    deadline = time.monotonic() + timeout_s
-    with Consumer(bootstrap, auto_offset_reset="earliest", fetch_max_wait_ms=100,
-                  isolation_level="read_committed") as c:
-        c.assign(tps)
-        while True:
-            try:
-                ends = c.end_offsets(tps)
-                break
-            except KafkaError as exc:
-                if not exc.retriable or time.monotonic() > deadline:
-                    raise
-                time.sleep(0.1)
-        c.seek_to_beginning(*tps)
-        while any(c.position(tp) < ends[tp] for tp in tps):
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"reading {', '.join(topics)} to their end offsets {ends} took over {timeout_s:g} s")
-            for r in c.poll(timeout_ms=200):
-                out[(r.topic, r.partition)][r.offset] = text(r.value)
-    return out
+    return read_to_end(bootstrap, tps, timeout_s, "read_committed", decode=text)
 
 
 def _messages(result: Any) -> list:
