@@ -877,34 +877,50 @@ class ReplicaManager:
 
     def checkpoint_hws(self) -> None:
         """Write replication-offset-checkpoint, and log-start-offset-checkpoint when a log
-        start moved since the last time (on the caller's thread: the broker's stop)."""
-        self._write_checkpoints(*self._checkpoint_contents())
+        start moved since the last time (on the caller's thread: the broker's stop, which
+        writes both, as Kafka's LogManager does at shutdown)."""
+        self._write_hws(self._hw_contents())
+        self._write_log_starts(self._log_start_contents())
 
     async def checkpoint_hws_in_background(self) -> None:
-        """:meth:`checkpoint_hws` with the offsets read on the loop and the files written
-        (each one fsynced twice) on a worker thread, so no event loop waits on the disk."""
-        contents = self._checkpoint_contents()
-        await asyncio.get_running_loop().run_in_executor(None, self._write_checkpoints, *contents)
+        """Every replica.high.watermark.checkpoint.interval.ms: replication-offset-checkpoint,
+        with the offsets read on the loop and the file written (fsynced twice) on a worker
+        thread, so no event loop waits on the disk."""
+        contents = self._hw_contents()
+        await asyncio.get_running_loop().run_in_executor(None, self._write_hws, contents)
 
-    def _checkpoint_contents(self) -> tuple[dict[tuple[str, int], int], dict[tuple[str, int], int] | None]:
-        hws = {tp: p.high_watermark for tp, p in self.partitions.items()}
-        starts = None
-        if self._starts_changed:
-            self._starts_changed = False
-            starts = {tp: p.log.log_start_offset for tp, p in self.partitions.items() if p.log.log_start_offset > 0}
-        return hws, starts
+    async def checkpoint_log_starts_in_background(self) -> None:
+        """Every log.flush.start.offset.checkpoint.interval.ms (Kafka's 60 s): log-start-
+        offset-checkpoint, when a log start moved since the last write.  A broker that
+        crashes comes back with the log starts it last wrote (or its first segments' base
+        offsets), so a DeleteRecords inside a segment newer than that is undone, as in Kafka."""
+        starts = self._log_start_contents()
+        if starts is not None:
+            await asyncio.get_running_loop().run_in_executor(None, self._write_log_starts, starts)
 
-    def _write_checkpoints(self, hws: dict[tuple[str, int], int], starts: dict[tuple[str, int], int] | None) -> None:
+    def _hw_contents(self) -> dict[tuple[str, int], int]:
+        return {tp: p.high_watermark for tp, p in self.partitions.items()}
+
+    def _log_start_contents(self) -> dict[tuple[str, int], int] | None:
+        if not self._starts_changed:
+            return None
+        self._starts_changed = False
+        return {tp: p.log.log_start_offset for tp, p in self.partitions.items() if p.log.log_start_offset > 0}
+
+    def _write_hws(self, hws: dict[tuple[str, int], int]) -> None:
         try:
             self.storage.write_hw_checkpoint(hws)
         except OSError as exc:
             log.error("could not write %s: %s", "replication-offset-checkpoint", exc)
-        if starts is not None:
-            try:
-                self.storage.write_log_start_checkpoint(starts)
-            except OSError as exc:
-                self._starts_changed = True  # try again next time
-                log.error("could not write %s: %s", "log-start-offset-checkpoint", exc)
+
+    def _write_log_starts(self, starts: dict[tuple[str, int], int] | None) -> None:
+        if starts is None:
+            return
+        try:
+            self.storage.write_log_start_checkpoint(starts)
+        except OSError as exc:
+            self._starts_changed = True  # try again next time
+            log.error("could not write %s: %s", "log-start-offset-checkpoint", exc)
 
     def retention_check(self) -> None:
         """Every log.retention.check.interval.ms: each replica, leader or follower, deletes

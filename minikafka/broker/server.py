@@ -124,6 +124,8 @@ class Broker:
         self._every("isr-shrink", self.config.get("replica.lag.time.max.ms") / 2000.0, rm.shrink_isr_check)
         self._every("hw-checkpoint", self.config.get("replica.high.watermark.checkpoint.interval.ms") / 1000.0,
                     rm.checkpoint_hws_in_background)
+        self._every("log-start-checkpoint", self.config.get("log.flush.start.offset.checkpoint.interval.ms") / 1000.0,
+                    rm.checkpoint_log_starts_in_background)
         self._every("retention", self.config.get("log.retention.check.interval.ms") / 1000.0, rm.retention_check)
         self._every("producer-expiration", self.config.get("producer.id.expiration.check.interval.ms") / 1000.0,
                     rm.expire_producers)

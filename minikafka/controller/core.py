@@ -28,11 +28,12 @@ event                      decisions
 =========================  ==================================================================
 Failover                   [onControllerFailover] new partitions get leader and ISR; memory
                            brokers that restarted since the last state write leave ISRs;
-                           replicas on unregistered brokers go offline; offline partitions
-                           with a live replica that may lead are elected; UpdateMetadata to
-                           all, LeaderAndIsr for every partition
+                           replicas on unregistered brokers go offline first (out of the
+                           ISRs, leaderless where they led: epoch + 1), then every
+                           partition without a live leader is elected (epoch + 1 again);
+                           UpdateMetadata to all, LeaderAndIsr for every partition
 BrokersChanged             [BrokerChange] dead or re-registered brokers: new leaders where
-                           they led, out of ISRs elsewhere; new ones: LeaderAndIsr for their
+                           they led, then out of every ISR, one broker at a time; new ones: LeaderAndIsr for their
                            replicas, elections of offline partitions they can lead
 TopicsAdded                [TopicChange] leader = first live replica, ISR = live replicas, epoch 0;
                            a topic without a topic id (an older writer's znode) gets one
@@ -452,22 +453,21 @@ class ControllerCore:
             p.note("leader_elected", f"{tp[0]}-{tp[1]}: new partition, leader {st.leader} at epoch 0, ISR {list(st.isr)}",
                    topic=tp[0], partition=tp[1], leader=st.leader, leader_epoch=0)
 
-    def _elect_one(self, p: Plan, tp: TP, reason: str, dead: frozenset[int] | set[int] = frozenset()) -> bool:
-        """Elect a leader for one partition; True if its state changes."""
+    def _elect_one(self, p: Plan, tp: TP, reason: str) -> bool:
+        """Elect a leader for one partition whose leader is not alive; True if its state
+        changes.  An election that finds no leader writes nothing (Kafka's failed
+        OfflinePartition -> OnlinePartition): the partition stays as it is until a replica
+        that may lead comes back."""
         d = p.draft
         info = d.info(tp)
         st = info.state
         if st is None:
             return False
-        live = set(d.live) - set(dead) - d.shutting_down
+        live = set(d.live) - d.shutting_down
         e = rules.elect_leader(info.replicas, st.isr, live, self._unclean_ok(d, tp[0]))
-        isr = e.isr
-        if e.leader == NO_LEADER:
-            for b in sorted(dead):
-                isr = rules.shrink_isr_on_failure(isr, b)
-        if e.leader == st.leader and tuple(isr) == tuple(st.isr):
+        if e.leader == NO_LEADER or (e.leader == st.leader and tuple(e.isr) == tuple(st.isr)):
             return False
-        new = layout.LeaderIsr(e.leader, st.leader_epoch + 1, tuple(isr), d.epoch)
+        new = layout.LeaderIsr(e.leader, st.leader_epoch + 1, tuple(e.isr), d.epoch)
         self._write(p, tp, new)
         p.counters.append(LEADER_ELECTIONS)
         if e.unclean:
@@ -475,36 +475,43 @@ class ControllerCore:
             p.note("unclean_election", f"{tp[0]}-{tp[1]}: UNCLEAN election of broker {e.leader} (no ISR replica alive; "
                                        f"data may be lost), epoch {new.leader_epoch}",
                    topic=tp[0], partition=tp[1], leader=e.leader, leader_epoch=new.leader_epoch)
-        elif e.leader == NO_LEADER:
-            p.note("partition_offline", f"{tp[0]}-{tp[1]}: no live ISR replica; offline with ISR {list(isr)} ({reason})",
-                   topic=tp[0], partition=tp[1])
         else:
-            p.note("leader_elected", f"{tp[0]}-{tp[1]}: leader {e.leader} at epoch {new.leader_epoch}, ISR {list(isr)} "
+            p.note("leader_elected", f"{tp[0]}-{tp[1]}: leader {e.leader} at epoch {new.leader_epoch}, ISR {list(e.isr)} "
                                      f"({reason})", topic=tp[0], partition=tp[1], leader=e.leader,
                    leader_epoch=new.leader_epoch)
         return True
 
-    def _offline_replicas(self, p: Plan, gone: set[int]) -> list[TP]:
-        """Replicas on ``gone`` brokers go offline: elections where they led, out of the
-        ISRs elsewhere (never the last member).  Returns the partitions that changed."""
+    def _elect_leaderless(self, p: Plan, reason: str) -> list[TP]:
+        """Elections for every partition whose leader is not a live broker (Kafka's
+        triggerOnlinePartitionStateChange); returns those that got a leader."""
+        d = p.draft
+        return [tp for tp, info in d.partitions()
+                if info.state is not None and info.state.leader not in d.live and self._elect_one(p, tp, reason)]
+
+    def _replica_offline(self, p: Plan, b: int, reason: str) -> list[TP]:
+        """Kafka's OfflineReplica for one dead broker: it leaves every ISR that lists it
+        (never as the last member) and, where it still leads (no election could replace
+        it), the partition is left without a leader; leader epoch + 1 on each change.
+        Returns the partitions that changed."""
         d = p.draft
         changed: list[TP] = []
         for tp, info in d.partitions():
             st = info.state
-            if st is None or not (gone & set(info.replicas)):
+            if st is None or b not in st.isr or b not in info.replicas:
                 continue
-            if st.leader in gone or st.leader == NO_LEADER:
-                if self._elect_one(p, tp, "leader failure", dead=gone):
-                    changed.append(tp)
-            elif gone & set(st.isr):
-                isr = st.isr
-                for b in sorted(gone):
-                    isr = rules.shrink_isr_on_failure(isr, b)
-                self._write(p, tp, layout.LeaderIsr(st.leader, st.leader_epoch + 1, isr, d.epoch))
-                p.note("isr_shrink_controller", f"{tp[0]}-{tp[1]}: controller removed {sorted(gone & set(st.isr))} from "
-                                                f"ISR -> {list(isr)} (leader epoch {st.leader_epoch + 1})",
+            leader = NO_LEADER if st.leader == b else st.leader
+            new = layout.LeaderIsr(leader, st.leader_epoch + 1, rules.shrink_isr_on_failure(st.isr, b), d.epoch)
+            self._write(p, tp, new)
+            live_isr = [r for r in new.isr if r in d.live and r not in d.shutting_down]
+            if st.leader == b and not live_isr:
+                p.note("partition_offline", f"{tp[0]}-{tp[1]}: no live ISR replica; offline with ISR {list(new.isr)} "
+                                            f"({reason})", topic=tp[0], partition=tp[1])
+            else:
+                led = "; it led, so no leader until the election" if st.leader == b else ""
+                p.note("isr_shrink_controller", f"{tp[0]}-{tp[1]}: controller removed [{b}] from ISR -> "
+                                                f"{list(new.isr)} (leader epoch {new.leader_epoch}{led})",
                        topic=tp[0], partition=tp[1])
-                changed.append(tp)
+            changed.append(tp)
         return changed
 
     def _drop_restarted_memory_replicas(self, p: Plan) -> list[TP]:
@@ -615,13 +622,15 @@ class ControllerCore:
         # Memory brokers that restarted since a partition's last state write first: the
         # comparison needs the mzxid from before this plan's writes.
         self._drop_restarted_memory_replicas(p)
-        dead = {r for _, info in d.partitions() for r in info.replicas if r not in d.live}
-        self._offline_replicas(p, dead)
-        # Offline partitions that a live replica can lead now (it came back while no
-        # controller was active): Kafka's triggerOnlinePartitionStateChange at start-up.
-        for tp, info in d.partitions():
-            if info.state is not None and info.state.leader not in d.live:
-                self._elect_one(p, tp, "controller failover")
+        # Kafka's order at start-up: the replica state machine first moves the replicas of
+        # unregistered brokers offline (out of the ISRs; a partition they led is left
+        # without a leader, epoch + 1), then the partition state machine elects leaders for
+        # every partition without a live one (epoch + 1 again).  So a partition the dead
+        # controller led steps its leader epoch by 2, as in Kafka.
+        dead = sorted({r for _, info in d.partitions() for r in info.replicas if r not in d.live})
+        for b in dead:
+            self._replica_offline(p, b, "controller failover")
+        self._elect_leaderless(p, "controller failover")
         self._metadata(p)
         self._leader_and_isr(p, [tp for tp, _ in d.partitions()], new=set(new))
 
@@ -653,13 +662,18 @@ class ControllerCore:
             self._broker_startup(p, born + bounced)
 
     def _broker_failure(self, p: Plan, ids: list[int]) -> None:
-        """Kafka's onBrokerFailure: new leaders where the leader died, the dead brokers out
-        of every ISR (never the last member), leader epoch + 1 on every change."""
+        """Kafka's onBrokerFailure: new leaders where the leader died, then the dead brokers
+        out of every ISR (never the last member), leader epoch + 1 on every change."""
         d = p.draft
         for b in ids:
             d.live.pop(b, None)
             p.channels_removed.append(b)
-        changed = self._offline_replicas(p, set(ids))
+        # Kafka's onReplicasBecomeOffline: elections where the leader died, then each dead
+        # broker's replicas offline (a leader no election replaced goes leaderless).
+        changed = self._elect_leaderless(p, "leader failure")
+        for b in sorted(ids):
+            changed += self._replica_offline(p, b, "leader failure")
+        changed = list(dict.fromkeys(changed))
         self._leader_and_isr(p, changed)
         self._metadata(p)
 

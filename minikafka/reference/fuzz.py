@@ -54,7 +54,13 @@ FUZZ_CONFIGS = {
     "log.cleaner.enable": "false",
     # a consumer's group is formed at once (Kafka's default waits 3 s for more members)
     "group.initial.rebalance.delay.ms": "0",
+    # log starts checkpointed each second, so that a broker a fault step kills comes back with
+    # the log start of the sequence's last DeleteRecords on both (Kafka writes every 60 s)
+    "log.flush.start.offset.checkpoint.interval.ms": "1000",
 }
+# Kafka's side only: its log tasks (the log start checkpoint among them) begin at once rather
+# than 30 s after a broker's start; minikafka's begin one interval after it
+KAFKA_ONLY_CONFIGS = {"log.initial.task.delay.ms": "0"}
 
 
 @dataclass
@@ -148,7 +154,7 @@ def clusters(folder: str | os.PathLike, progress=lambda msg: None) -> Iterator[t
     from . import cluster as reference
 
     root = Path(folder)
-    ref = reference.up(root / "kafka", configs=FUZZ_CONFIGS, progress=lambda m: progress(f"Kafka: {m}"))
+    ref = reference.up(root / "kafka", configs={**FUZZ_CONFIGS, **KAFKA_ONLY_CONFIGS}, progress=lambda m: progress(f"Kafka: {m}"))
     try:
         zk_port = free_ports.free_port()
         base = free_ports.free_port_block(3, avoid=(zk_port,))
@@ -244,21 +250,27 @@ def render_section() -> str:
         "index's next entry), and then the end state: each partition's batches and "
         "records, log start, high watermark, last stable offset and aborted transactions, the groups' committed "
         "offsets and states, and the topics' znodes. Both clusters run with "
-        + ", ".join(f"{k}={v}" for k, v in FUZZ_CONFIGS.items()) + f" (minikafka with {STORAGE} storage).",
+        + ", ".join(f"{k}={v}" for k, v in FUZZ_CONFIGS.items()) + f" (minikafka with {STORAGE} storage; Kafka with "
+        + ", ".join(f"{k}={v}" for k, v in KAFKA_ONLY_CONFIGS.items()) + " too).",
         "",
         "About one operation in " + str(fuzz_ops.FAULT_EVERY) + " is a fault step (`minikafka/reference/"
         "fuzz_faults.py`), drawn from a second random stream of the seed so that the seed's other operations stay "
         "the same: a role (" + ", ".join(f"`{r}`" for r in fuzz_ops.FAULT_ROLES) + ") is resolved to a broker on "
         "each cluster (a partition's leader, its first follower in replica order, /controller, FindCoordinator), "
-        "which gets " + ", ".join(f"SIG{s}" for s in fuzz_ops.FAULT_SIGNALS) + " by its recorded pid. The step "
+        "which gets " + ", ".join(f"SIG{s}" for s in fuzz_ops.FAULT_SIGNALS) + " by its recorded pid, "
+        f"{fuzz_faults.CHECKPOINT_S:.0f} s after the cluster settled (both have written their log start checkpoints by "
+        "then). The step "
         "waits until the others have moved on without it (its registration gone, a controller, every partition it "
         "held with another leader and an ISR without it, or leaderless with it as the last ISR member), starts it "
         "again with its data (SIGSTOP: SIGCONT) and waits until the cluster has settled (three brokers registered, "
         "every partition of the sequence's and the internal topics with a leader and its full ISR, the "
         "coordinators found). Its answer holds no broker id and no time: the target partition's outcome (another "
         "leader or offline, its leader epoch's steps), whether the controller or coordinator moved, and checks "
-        "over every partition (leaders moved, ISRs left, one leader epoch step each, elections on the return only "
-        "where a partition was offline, every high watermark kept). A fault step costs seconds (about "
+        "over every partition (leaders moved, ISRs left, leader epochs stepped as Kafka's controller steps them: one "
+        "step for each change, two where a new controller took over from the dead broker and elected a leader for "
+        "a partition it led; elections on the return only where a partition was offline, every high watermark "
+        "kept). Whether the broker was the controller too is not in the answer (it may be on one cluster only); "
+        "the target partition's epoch steps leave a takeover's extra step out. A fault step costs seconds (about "
         "zookeeper.session.timeout.ms plus a JVM's start); `--no-faults` leaves them out.",
         "",
         "A difference not explained below fails the run; it is shrunk (delta debugging over the operations) to a "

@@ -109,33 +109,17 @@ ALLOWED: tuple[Allowed, ...] = (
             "the leader epoch of every partition its broker holds (once, twice where the partition was offline "
             "until it came back), and which partitions of a topic with fewer replicas than brokers that broker "
             "holds, and whether it was the controller too, depend on where each cluster placed the replicas and "
-            "which broker won the controller election. On top of that, Kafka's new controller taking over from a "
-            "dead one raises the epochs of the partitions the old one led by 2 (see controller-failover-epoch-steps) "
-            "where minikafka's raises them by 1. The fault step's own answer compares the epochs of the partition "
-            "it names; offsets, records and ISRs are compared as before.", after="fault",
+            "which broker won the controller election (a new controller taking over from a dead one raises the "
+            "epochs of the partitions the old one led by 2, on both clusters). The fault step's own answer "
+            "compares the epochs of the partition it names; offsets, records and ISRs are compared as before.",
+            after="fault",
             test=lambda d: _epoch_value(d)),
-    Allowed("controller-failover-epoch-steps",
-            r"op \d+ fault/(partition/epoch_at_fault|partition/epoch_settled|checks/epoch_plus_one)",
-            "A fault step whose broker was the controller too (the controller is whichever broker won the "
-            "election, so it may be on one cluster only): Kafka's new controller, taking over, first takes the dead "
-            "broker out of every ISR, which leaves the partitions it led without a leader (leader epoch + 1), and "
-            "then elects their leaders (+ 1 again), so those partitions' leader epochs go up by 2; minikafka's "
-            "controller elects at once (+ 1). To be fixed in minikafka's controller failover.",
-            test=lambda d: _epoch_behind(d)),
 )
 
 
 def _epoch_value(diff: dict) -> bool:
     """Both values are leader epochs or offsets (numbers), not errors or missing entries."""
     return all(isinstance(v, int) and not isinstance(v, bool) for v in (diff["kafka"], diff["ours"]))
-
-
-def _epoch_behind(diff: dict) -> bool:
-    """Kafka's leader epoch step is the larger, or its fault step saw more than one step."""
-    kafka, ours = diff["kafka"], diff["ours"]
-    if isinstance(kafka, bool) or isinstance(ours, bool):
-        return kafka is False and ours is True
-    return isinstance(kafka, int) and isinstance(ours, int) and kafka > ours
 
 
 def flatten(value: Any, path: str = "") -> dict[str, Any]:

@@ -5,6 +5,7 @@ log start survives a broker restart."""
 from __future__ import annotations
 
 import json
+import os
 import time
 
 import pytest
@@ -181,3 +182,41 @@ def test_topic_configs_show_the_effective_retention(retained):
         assert configs["segment.ms"][0] == str(168 * 3_600_000)
         assert configs["retention.bytes"][0] == "-1"
         assert configs["segment.bytes"] == (str(SEGMENT), "topic")
+
+
+def _log_start(handle, topic: str) -> int:
+    return _desc(handle, topic).partitions[0].replica_log_starts.get(1, -2)
+
+
+def _kill_and_restart(handle) -> None:
+    handle.kill(1)
+    handle.start(1)
+
+    def leading() -> bool:
+        try:  # the restarted broker knows no topic until the controller's metadata reaches it
+            return _desc(handle, "solo").partitions[0].leader == 1
+        except errors.KafkaError:
+            return False
+    wait_for(leading, timeout_s=60, message="broker 1 leading again")
+
+
+@pytest.mark.parametrize("interval_ms, kept", [(3_600_000, False), (300, True)])
+def test_a_killed_broker_comes_back_with_the_log_start_it_last_checkpointed(make_cluster, interval_ms, kept):
+    # Kafka's rule: log-start-offset-checkpoint is written every
+    # log.flush.start.offset.checkpoint.interval.ms, and a broker killed before the write
+    # comes back with its first segment's base offset (a DeleteRecords inside it undone)
+    handle = make_cluster(brokers=1, storage="disk",
+                          broker_configs={"log.flush.start.offset.checkpoint.interval.ms": str(interval_ms)})
+    with Admin(handle.bootstrap) as admin:
+        admin.create_topic("solo", partitions=1, replication_factor=1)
+    _produce(handle, "solo", 20)
+    with Admin(handle.bootstrap) as admin:
+        assert admin.delete_records({TopicPartition("solo", 0): 12}) == {TopicPartition("solo", 0): 12}
+    assert _log_start(handle, "solo") == 12
+    checkpoint = f"{handle.dir}/broker-1/log-start-offset-checkpoint"
+    if kept:
+        wait_for(lambda: os.path.exists(checkpoint) and "solo 0 12" in open(checkpoint).read(), timeout_s=30,
+                 message="the checkpoint written")
+    _kill_and_restart(handle)
+    assert _log_start(handle, "solo") == (12 if kept else 0)
+    assert _first_offsets(handle, "solo", "earliest")[0] == (12 if kept else 0)

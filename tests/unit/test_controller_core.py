@@ -81,11 +81,37 @@ def test_failover_initialises_new_partitions_and_tells_every_broker():
     assert (info.zk_version, info.mzxid, info.state.leader) == (0, 42, 2)
 
 
-def test_failover_moves_replicas_of_unregistered_brokers_offline():
-    c = controller(live=(2, 3), topics={"t": topic({0: [1, 2, 3], 1: [2, 1]}, {0: (1, 4, [1, 2, 3]), 1: (2, 0, [2, 1])})})
-    assert state(c, "t", 0) == LeaderIsr(2, 5, (2, 3), EPOCH)
-    assert state(c, "t", 1) == LeaderIsr(2, 1, (2,), EPOCH)
+def test_failover_moves_replicas_of_unregistered_brokers_offline_then_elects():
+    # As Kafka's new controller: broker 1 leaves the ISRs first (t-0 leaderless, epoch 5),
+    # then t-0 gets a leader (epoch 6): a partition the dead broker led steps by 2, one it
+    # followed by 1; each is one conditional write of the version read.
+    c = ControllerCore(1, EPOCH, BrokerConfig(broker_id=1, zookeeper_connect="unused"))
+    plan = c.plan(Failover({b: broker(b) for b in (2, 3)},
+                           {"t": topic({0: [1, 2, 3], 1: [2, 1]}, {0: (1, 4, [1, 2, 3]), 1: (2, 0, [2, 1])})}))
+    by_tp = plan.state_writes()
+    assert by_tp[("t", 0)].state == LeaderIsr(2, 6, (2, 3), EPOCH)
+    assert by_tp[("t", 1)].state == LeaderIsr(2, 1, (2,), EPOCH)
+    assert by_tp[("t", 0)].expected_version == 3
+    assert [n.kind for n in plan.notes if n.kind != "controller_loaded"] == [
+        "isr_shrink_controller", "isr_shrink_controller", "leader_elected"]
+    c.commit(plan, 600)
     assert c.ctx.info(("t", 0)).zk_version == 4
+
+
+def test_failover_with_no_live_isr_replica_leaves_the_partition_leaderless_with_its_last_member():
+    c = controller(live=(2, 3), topics={"t": topic({0: [1, 2]}, {0: (1, 4, [1])})})
+    assert state(c) == LeaderIsr(-1, 5, (1,), EPOCH)
+
+
+def test_two_brokers_dying_at_once_leave_the_isr_one_at_a_time():
+    # Kafka's OfflineReplica runs per broker: leader 1 stays, 2 and 3 leave: epoch + 2
+    c = controller(live=(1, 2, 3), topics=T3)
+    plan = run(c, BrokersChanged({1: broker(1)}))
+    assert plan.writes == [StateWrite(("t", 0), LeaderIsr(1, 6, (1,), EPOCH), 3)]
+    # the last ISR member dies: no election can replace it, so it stays listed, leaderless
+    plan = run(c, BrokersChanged({}))
+    assert state(c) == LeaderIsr(-1, 7, (1,), EPOCH)
+    assert [n.kind for n in plan.notes] == ["broker_lost", "partition_offline"]
 
 
 def test_failover_drops_restarted_memory_brokers_before_anything_else():
@@ -160,14 +186,14 @@ def test_unclean_election_only_when_allowed():
     clean = controller(live=(2,), topics=t)
     assert state(clean).leader == -1
     unclean = controller(live=(2,), topics=t, unclean_leader_election_enable=True)
-    assert state(unclean) == LeaderIsr(2, 3, (2,), EPOCH)
+    assert state(unclean) == LeaderIsr(2, 4, (2,), EPOCH)  # dead 1 offline (+1), then elected (+1)
 
 
 def test_unclean_election_enabled_on_a_topic_elects_its_offline_partitions():
     c = controller(live=(2,), topics={"t": topic({0: [1, 2]}, {0: (-1, 2, [1])})})
     assert state(c).leader == -1
     plan = run(c, TopicConfigChanged("t", {"unclean.leader.election.enable": "true"}))
-    assert state(c) == LeaderIsr(2, 3, (2,), EPOCH)
+    assert state(c) == LeaderIsr(2, 4, (2,), EPOCH)  # the failover moved dead 1 offline (+1)
     assert metric_names.UNCLEAN_LEADER_ELECTIONS in plan.counters
     assert run(c, TopicConfigChanged("t", {"unclean.leader.election.enable": "true"})).writes == []
 
@@ -359,7 +385,7 @@ def test_dynamic_broker_configs_allowing_unclean_election_elect_offline_partitio
     c.config.apply_dynamic({"unclean.leader.election.enable": "true"}, {})
     plan = run(c, core.BrokerConfigChanged())
     assert [w.tp for w in plan.writes] == [("t", 0)]  # "u" keeps its own override
-    assert state(c) == LeaderIsr(2, 3, (2,), EPOCH)
+    assert state(c) == LeaderIsr(2, 4, (2,), EPOCH)  # the failover moved dead 1 offline (+1)
 
 
 def test_a_lost_controller_epoch_is_recovered_above_every_recorded_one():

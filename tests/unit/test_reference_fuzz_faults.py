@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from minikafka.reference import fuzz, fuzz_compare, fuzz_faults, fuzz_ops
 
 
@@ -82,11 +84,27 @@ def test_leader_epochs_after_a_fault_step_are_not_compared_but_other_values_are(
     (isr,) = _diffs([fault], "/brokers/topics/t0/partitions/0/state/isr/#", 3, 2)
     assert isr["allowed"] is None
     ops = [{"op": "create_topic"}, fault, {"op": "fault"}]
-    kafka = {"answers": [{}, {}, {"checks": {"epoch_plus_one": False, "acked_kept": True}}], "state": {}}
-    ours = {"answers": [{}, {}, {"checks": {"epoch_plus_one": True, "acked_kept": False}}], "state": {}}
+    kafka = {"answers": [{}, {}, {"checks": {"epoch_steps": False, "acked_kept": True}}], "state": {}}
+    ours = {"answers": [{}, {}, {"checks": {"epoch_steps": True, "acked_kept": False}}], "state": {}}
     found = {d["path"]: d["allowed"] for d in fuzz_compare.compare(ops, kafka, ours)}
-    assert found["op 2 fault/checks/epoch_plus_one"].name == "controller-failover-epoch-steps"
+    assert found["op 2 fault/checks/epoch_steps"] is None  # the controller's epoch steps are Kafka's now
     assert found["op 2 fault/checks/acked_kept"] is None  # a lost record is never explained
+
+
+@pytest.mark.parametrize("signal, was_controller, led, elected, step", [
+    ("KILL", False, True, True, 1),   # a running controller elects, the dead leader is out of the ISR
+    ("KILL", True, True, True, 2),    # a new controller: out of the ISR (leaderless), then elected
+    ("STOP", True, True, True, 2),    # a paused controller's session expires: the same takeover
+    ("TERM", True, True, True, 1),    # the controlled shutdown moved the leadership before it left
+    ("KILL", True, True, False, 1),   # the last ISR member: leaderless, no election
+    ("KILL", True, False, True, 1),   # a follower leaves the ISR
+])
+def test_the_expected_leader_epoch_step_is_kafka_s(signal, was_controller, led, elected, step):
+    victim, other = 1, 2
+    before = {"leader": victim if led else other, "isr": [victim, other] if elected or not led else [victim]}
+    during = {"leader": other if elected else -1, "isr": [other] if elected else [victim]}
+    assert fuzz_faults.expected_epoch_step(before, during, victim, was_controller, signal) == step
+    assert fuzz_faults.expected_epoch_step({"leader": other, "isr": [other]}, during, victim, was_controller, signal) == 0
 
 
 def test_both_clusters_get_the_fault_steps_settings():
