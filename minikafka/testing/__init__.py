@@ -10,7 +10,9 @@
   group caught up;
 * a checker for the application's own records (:mod:`.recorder`): wrap the producers
   and consumers, then ``recorder.check(...)`` reports lost, duplicated, reordered and
-  aborted-but-seen records with their offsets.
+  aborted-but-seen records with their offsets;
+* a secured Kafka listener (:mod:`.security`: SASL/PLAIN users, TLS with certificates of
+  :mod:`.tls`) and each client's settings to reach it.
 
 docs/testing.md shows each with an example.
 """
@@ -21,10 +23,13 @@ from ..faults.app_checker import AppVerdict, check_application
 from .faults import FaultAction, Faults
 from .recorder import Recorder, read_final_logs
 from .roles import Role, broker, controller, follower_of, group_coordinator, leader_of, parse_role, txn_coordinator
+from .security import Security
+from .tls import Certs, make_certs
 from .waits import WaitTimeout, Waits, wait_until
 
 __all__ = [
-    "AppVerdict", "FaultAction", "Recorder", "check_application", "read_final_logs", "Faults", "LocalCluster", "Role", "WaitTimeout", "Waits", "broker", "controller",
-    "default_broker_configs", "follower_of", "group_coordinator", "leader_of", "parse_role", "start_cluster",
+    "AppVerdict", "Certs", "FaultAction", "Faults", "LocalCluster", "Recorder", "Role", "Security", "WaitTimeout",
+    "Waits", "broker", "check_application", "controller", "default_broker_configs", "follower_of",
+    "group_coordinator", "leader_of", "make_certs", "parse_role", "read_final_logs", "start_cluster",
     "txn_coordinator", "wait_until",
 ]

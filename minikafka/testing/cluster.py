@@ -32,6 +32,7 @@ from ..cluster.state import ClusterState, load
 from ..errors import ClientError
 from ..zk import layout
 from .faults import Faults
+from .security import Security
 from .waits import Waits, wait_until
 
 _names = itertools.count(1)
@@ -57,8 +58,10 @@ class LocalCluster:
     block stops every process it started and removes its link rules."""
 
     def __init__(self, dir: str, state: ClusterState, links: Any = None, cluster_links: Any = None,
-                 configs: dict[str, str] | None = None, owned_dir: str | None = None, owns_processes: bool = True) -> None:
+                 configs: dict[str, str] | None = None, owned_dir: str | None = None, owns_processes: bool = True,
+                 security: Security | None = None) -> None:
         self.dir = dir
+        self.security = security or Security()
         self.owns_processes = owns_processes
         self.configs = dict(configs or {})
         self.brokers = {bid: b.port for bid, b in sorted(state.brokers.items())}
@@ -110,6 +113,22 @@ class LocalCluster:
         """Delete a topic (waits until it left the metadata)."""
         with self.admin() as admin:
             admin.delete_topic(name)
+
+    def kafka_client_config(self, user: str | None = None) -> dict[str, str]:
+        """confluent-kafka's (librdkafka's) settings for the Kafka listener: ``bootstrap.servers``
+        and, on a secured cluster, ``security.protocol``, the SASL user (default: the first)
+        and ``ssl.ca.location``.  ``confluent_kafka.Producer(cluster.kafka_client_config())``."""
+        return {"bootstrap.servers": self.kafka_bootstrap, **self.security.librdkafka(user)}
+
+    def kafka_python_config(self, user: str | None = None) -> dict[str, str]:
+        """kafka-python's keyword arguments for the Kafka listener (``bootstrap_servers``,
+        ``security_protocol``, ``sasl_*``, ``ssl_cafile``)."""
+        return {"bootstrap_servers": self.kafka_bootstrap, **self.security.kafka_python(user)}
+
+    def java_client_properties(self, user: str | None = None) -> str:
+        """A Java client's properties for the Kafka listener (``bootstrap.servers`` and the
+        security settings), the text of a file for ``--command-config`` or a JUnit test."""
+        return f"bootstrap.servers={self.kafka_bootstrap}\n" + self.security.java_properties(user)
 
     def endpoint(self, broker_id: int) -> str:
         """The msgpack/HTTP ``host:port`` of a broker."""
@@ -215,7 +234,7 @@ def _links_wanted(links: str) -> bool:
 
 def start_cluster(dir: str | None = None, brokers: int = 3, broker_configs: dict[str, str] | None = None,
                   storage: str = "memory", links: str = "auto", zookeeper_nodes: int = 1, timeout_s: float = 120.0,
-                  attempts: int = 3) -> LocalCluster:
+                  attempts: int = 3, security: Security | str | None = None) -> LocalCluster:
     """Start ZooKeeper and ``brokers`` brokers on free loopback ports and return the
     :class:`LocalCluster` once every broker is registered, answers and knows the
     controller and every other broker.
@@ -223,12 +242,17 @@ def start_cluster(dir: str | None = None, brokers: int = 3, broker_configs: dict
     ``dir``: the cluster folder (default: a new temporary folder, removed by
     :meth:`LocalCluster.stop`); ``broker_configs`` are added to
     :func:`default_broker_configs`; ``links``: ``auto`` starts the brokers in cgroups of
-    their own when link faults are possible here, ``on`` requires it, ``off`` never."""
+    their own when link faults are possible here, ``on`` requires it, ``off`` never;
+    ``security``: the Kafka listener's protocol (a :class:`~.security.Security`, or its
+    name: ``SASL_PLAINTEXT`` with the default users, ``SSL``, ``SASL_SSL``)."""
     owned = None
     if dir is None:
         owned = tempfile.mkdtemp(prefix="minikafka-test-")
         dir = os.path.join(owned, "cluster")
     configs = {**default_broker_configs(brokers), **{str(k): str(v) for k, v in (broker_configs or {}).items()}}
+    sec = Security(security) if isinstance(security, str) else security or Security()
+    sec, secured = sec.prepare(dir.rstrip("/") + ".security", configs)
+    configs = {**configs, **secured}
     link_set = cluster_links = None
     wrap = None
     if _links_wanted(links):
@@ -256,7 +280,7 @@ def start_cluster(dir: str | None = None, brokers: int = 3, broker_configs: dict
                 from ..chaos.links import ClusterLinks
 
                 cluster_links = ClusterLinks(link_set, state)
-            cluster = LocalCluster(dir, state, link_set, cluster_links, configs, owned)
+            cluster = LocalCluster(dir, state, link_set, cluster_links, configs, owned, security=sec)
             try:
                 _wait_metadata_complete(cluster, timeout_s)
             except BaseException:

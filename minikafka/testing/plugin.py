@@ -25,9 +25,18 @@ marker keyword          ini option                       meaning (default)
 ``partitions``          ``minikafka_partitions``         the topic's partitions (1)
 ``replication_factor``  ``minikafka_replication_factor`` the topic's replicas (min(3, brokers))
 ``topic_configs``       ``minikafka_topic_configs``      topic settings, ``key=value`` lines
+``security``            ``minikafka_security``           the Kafka listener's protocol:
+                                                         PLAINTEXT, SSL, SASL_PLAINTEXT or
+                                                         SASL_SSL (PLAINTEXT)
+``sasl_users``          ``minikafka_sasl_users``         SASL/PLAIN users, ``name=password``
+                                                         lines (admin and alice)
 (none)                  ``minikafka_links``              auto, on or off: brokers in cgroups
                                                          for link faults (auto: when root)
 ======================  ===============================  =================================
+
+On a secured cluster, ``minikafka_cluster.kafka_client_config(user=None)`` (confluent-kafka),
+``kafka_python_config(user=None)`` and ``java_client_properties(user=None)`` give the
+settings that reach the Kafka listener (see :mod:`minikafka.testing.security`).
 """
 from __future__ import annotations
 
@@ -45,21 +54,27 @@ INI = {
     "minikafka_partitions": ("partitions of each test's topic (default 1)", "1"),
     "minikafka_replication_factor": ("replication factor of each test's topic (default: min(3, brokers))", ""),
     "minikafka_topic_configs": ("topic settings of each test's topic, key=value lines", ""),
+    "minikafka_security": ("the Kafka listener's security protocol: PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL "
+                           "(default PLAINTEXT)", "PLAINTEXT"),
+    "minikafka_sasl_users": ("SASL/PLAIN users of a secured Kafka listener, name=password lines (default: "
+                             "admin=admin-secret, alice=alice-secret)", ""),
     "minikafka_links": ("auto, on or off: start brokers in cgroups so that link faults work (default auto: "
                         "when running as root with iptables and cgroup v2)", "auto"),
 }
-MARKER_KEYS = ("brokers", "zookeeper_nodes", "broker_configs", "partitions", "replication_factor", "topic_configs")
+MARKER_KEYS = ("brokers", "zookeeper_nodes", "broker_configs", "partitions", "replication_factor", "topic_configs",
+               "security", "sasl_users")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     for name, (help, default) in INI.items():
-        parser.addini(name, help, type="linelist" if name.endswith("_configs") else "string", default=default or None)
+        parser.addini(name, help, type="linelist" if name.endswith(("_configs", "_users")) else "string",
+                      default=default or None)
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "minikafka(brokers=3, zookeeper_nodes=1, broker_configs={}, partitions=1, replication_factor=None, "
-                   "topic_configs={}): "
+                   "topic_configs={}, security='PLAINTEXT', sasl_users={}): "
                    "settings of the minikafka cluster and topic this test uses")
 
 
@@ -110,8 +125,20 @@ def settings(node: Any, config: pytest.Config) -> dict[str, Any]:
         "partitions": number("partitions") or 1,
         "replication_factor": number("replication_factor") or min(3, brokers),
         "topic_configs": _pairs(marker.get("topic_configs", ini("topic_configs")), "minikafka topic_configs"),
+        "security": _security(marker.get("security", ini("security")),
+                              _pairs(marker.get("sasl_users", ini("sasl_users")), "minikafka sasl_users")),
         "links": str(config.getini("minikafka_links") or "auto"),
     }
+
+
+def _security(protocol: Any, users: dict[str, str]) -> Any:
+    from ..errors import ClientError
+    from .security import Security, parse_users
+
+    try:
+        return Security(str(protocol or "PLAINTEXT"), parse_users(users))
+    except ClientError as exc:
+        raise pytest.UsageError(f"minikafka security: {exc}") from None
 
 
 class ClusterPool:
@@ -125,7 +152,8 @@ class ClusterPool:
     def get(self, s: dict[str, Any]) -> Any:
         from .cluster import start_cluster
 
-        key = (s["brokers"], s["zookeeper_nodes"], tuple(sorted(s["broker_configs"].items())), s["links"])
+        key = (s["brokers"], s["zookeeper_nodes"], tuple(sorted(s["broker_configs"].items())), s["links"],
+               s["security"].key)
         cluster = self.clusters.get(key)
         if cluster is not None and not cluster.stopped:
             try:
@@ -138,7 +166,7 @@ class ClusterPool:
                 cluster.stop()  # cannot be healed: replace it
         t0 = time.monotonic()
         cluster = start_cluster(brokers=s["brokers"], broker_configs=s["broker_configs"], links=s["links"],
-                                zookeeper_nodes=s["zookeeper_nodes"])
+                                zookeeper_nodes=s["zookeeper_nodes"], security=s["security"])
         self.start_seconds[key] = time.monotonic() - t0
         self.clusters[key] = cluster
         return cluster

@@ -254,3 +254,50 @@ def test_a_cluster_a_test_left_broken_is_healed_before_the_next_test(tmp_path):
                           str(tmp_path / "test_user.py")], cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]
     assert "2 passed" in out.stdout
+
+
+@pytest.mark.minikafka(security="SASL_SSL", sasl_users={"admin": "admin-secret", "app": "app-secret"})
+def test_a_sasl_ssl_kafka_listener_reaches_the_application_and_refuses_strangers(minikafka_cluster, minikafka_topic):
+    import confluent_kafka
+    from confluent_kafka.admin import AdminClient
+
+    c = minikafka_cluster
+    conf = c.kafka_client_config(user="app")
+    assert (conf["security.protocol"], conf["sasl.username"], conf["sasl.password"]) == ("SASL_SSL", "app", "app-secret")
+    assert open(conf["ssl.ca.location"]).read().startswith("-----BEGIN CERTIFICATE-----")
+    # the application's producer, recorded, through a leader kill
+    rec = Recorder()
+    p = rec.producer(confluent_kafka.Producer({**conf, "acks": "all", "enable.idempotence": True}))
+    for i in range(20):
+        p.produce(minikafka_topic, f"s{i}".encode(), partition=0)
+    assert p.flush(30) == 0
+    with c.faults.kill(leader_of(minikafka_topic, 0)):
+        c.wait.leader(minikafka_topic, 0)
+        for i in range(20, 40):
+            p.produce(minikafka_topic, f"s{i}".encode(), partition=0)
+        assert p.flush(60) == 0
+    consumer = confluent_kafka.Consumer({**c.kafka_client_config(), "group.id": "secured-readers",
+                                         "auto.offset.reset": "earliest"})
+    try:
+        reader = rec.consumer(consumer)
+        reader.assign([confluent_kafka.TopicPartition(minikafka_topic, 0, 0)])
+        wait_until(lambda: (reader.poll(0.5), len(rec.history.reads) >= 40)[1], 60, "the 40 records")
+    finally:
+        consumer.close()
+    report = rec.check(c)
+    assert report.ok, str(report)
+    # a wrong password, and a client that does not speak TLS, get nothing
+    seen: list = []
+    wrong = AdminClient({**conf, "sasl.password": "guess", "error_cb": seen.append})
+    with pytest.raises(confluent_kafka.KafkaException):
+        wrong.list_topics(timeout=10)
+    wrong.poll(1)  # the error callbacks
+    assert any(e.code() == confluent_kafka.KafkaError._AUTHENTICATION and "Invalid username or password" in e.str()
+               for e in seen), seen
+    plain = AdminClient({"bootstrap.servers": c.kafka_bootstrap})
+    with pytest.raises(confluent_kafka.KafkaException):
+        plain.list_topics(timeout=5)
+    # the Java client's properties name the same settings
+    props = c.java_client_properties(user="app")
+    assert f"bootstrap.servers={c.kafka_bootstrap}" in props and "security.protocol=SASL_SSL" in props
+    assert 'username="app" password="app-secret";' in props and f"ssl.truststore.location={conf['ssl.ca.location']}" in props

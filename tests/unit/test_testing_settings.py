@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from minikafka.testing.plugin import settings
+from minikafka.testing.security import DEFAULT_USERS, Security
 
 
 class Node:
@@ -26,12 +27,27 @@ class Config:
         key = name.removeprefix("minikafka_")
         if key in self.ini:
             return self.ini[key]
-        return [] if name.endswith("_configs") else ("auto" if key == "links" else "")
+        return [] if name.endswith(("_configs", "_users")) else ("auto" if key == "links" else "")
 
 
 def test_defaults():
     assert settings(Node(), Config()) == {"brokers": 3, "zookeeper_nodes": 1, "broker_configs": {}, "partitions": 1,
-                                          "replication_factor": 3, "topic_configs": {}, "links": "auto"}
+                                          "replication_factor": 3, "topic_configs": {}, "links": "auto",
+                                          "security": Security("PLAINTEXT", DEFAULT_USERS)}
+
+
+def test_security_from_the_marker_or_the_ini_options():
+    s = settings(Node(pytest.mark.minikafka(security="sasl_ssl", sasl_users={"carol": "c-pw"})), Config())
+    assert (s["security"].protocol, s["security"].users, s["security"].sasl, s["security"].tls) == (
+        "SASL_SSL", {"carol": "c-pw"}, True, True)
+    ini = settings(Node(), Config(security="SASL_PLAINTEXT", sasl_users=["dave=d-pw", "erin = e-pw"]))
+    assert ini["security"].users == {"dave": "d-pw", "erin": "e-pw"}
+    assert ini["security"].librdkafka("erin") == {"security.protocol": "SASL_PLAINTEXT", "sasl.mechanisms": "PLAIN",
+                                                  "sasl.username": "erin", "sasl.password": "e-pw"}
+    assert ini["security"].kafka_python()["sasl_plain_username"] == "dave"  # the first user by default
+    assert 'username="dave" password="d-pw";' in ini["security"].java_properties()
+    # what the brokers get: the Kafka listener only, the harness's msgpack listener stays PLAINTEXT
+    assert Security("PLAINTEXT").prepare("/nonexistent", {}) == (Security("PLAINTEXT"), {})
 
 
 def test_the_marker_wins_over_the_ini_options_and_the_closest_marker_over_the_module_one():
@@ -46,6 +62,8 @@ def test_the_marker_wins_over_the_ini_options_and_the_closest_marker_over_the_mo
     (pytest.mark.minikafka(brokers=0), "minikafka brokers must be at least 1, got 0"),
     (pytest.mark.minikafka(partitions="many"), "minikafka partitions must be a whole number, got 'many'"),
     (pytest.mark.minikafka(broker=3), "takes the keywords brokers, zookeeper_nodes"),
+    (pytest.mark.minikafka(security="KERBEROS"), "security must be one of PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL"),
+    (pytest.mark.minikafka(security="SASL_SSL", sasl_users={"a b": "x"}), "a SASL user name must have no"),
 ])
 def test_a_wrong_setting_is_a_usage_error(marker, message):
     with pytest.raises(pytest.UsageError, match=message):
