@@ -9,7 +9,6 @@ owns (:class:`~.tasks.TaskOwner`).
 from __future__ import annotations
 
 import asyncio
-import functools
 import inspect
 import json
 import logging
@@ -22,9 +21,8 @@ from ..web.view import BrokerView
 from ..zk import layout
 from ..zk.errors import NodeExistsError
 from .assembly import ZK_ACL_USER, Services, assemble
-from .listeners import current_listener
+from .dashboard_view import dashboard_view
 from .loop_monitor import LoopMonitor
-from .metrics import MetricSources, render_prometheus
 from .ports import Ports, real_ports
 from .served import ServedBroker
 
@@ -73,32 +71,8 @@ class Broker:
                             policy=s.kafka.policy, limits=s.kafka.limits, memory=s.kafka.memory)
 
     def web_view(self) -> BrokerView:
-        """What the dashboard routes may see of this broker."""
-        s = self.services
-        return BrokerView(
-            broker_id=self.broker_id, advertised=self.config.advertised, metadata=lambda: s.metadata,
-            broker_endpoints=lambda live: s.listeners.brokers(live, self.broker_id),
-            kafka_endpoints=lambda: s.listeners.kafka_endpoints(self.broker_id),
-            cluster_id=lambda: self.cluster_id,
-            controller_epoch=lambda: ctl.epoch if (ctl := self.controller) is not None else None,
-            local_replicas=lambda: s.layer.cluster.replica_state(None, None),
-            local_events=lambda: list(s.timeline.events), call=s.transport.call,
-            prometheus=functools.partial(render_prometheus, s.metrics, MetricSources(
-                info=lambda: {"broker_id": self.broker_id, "storage": self.config.storage, "cluster_id": self.cluster_id},
-                replicas=lambda: s.replica_manager.partitions,
-                min_insync_replicas=lambda topic: int(s.replica_manager.setting(topic, "min.insync.replicas")),
-                controller_epoch=lambda: s.metadata.controller_epoch,
-                live_brokers=lambda: len(s.metadata.brokers),
-                cluster_counts=s.kafka_controller.cluster_counts,
-                controller_queue_size=lambda: s.kafka_controller.queue_size,
-                zookeeper_watches=lambda: len(s.zk.watches),
-                acls=lambda: len(s.security.authorizer.bindings),
-                groups=s.coordinator.list_groups)),
-            authenticate=lambda headers, peercert: s.security.http_principal(current_listener.get(), headers, peercert),
-            failed_login_pause=lambda: asyncio.sleep(s.kafka.policy.failed_login_delay_s),
-            acls_enabled=s.security.enabled,
-            zookeeper_session=lambda: getattr(s.zk, "session_state", ""),
-            zookeeper_connect=self.config.zookeeper_connect)
+        """What the dashboard routes may see of this broker (:mod:`.dashboard_view`)."""
+        return dashboard_view(self.config, self.services)
 
     # -- lifecycle -----------------------------------------------------------------
     async def start(self) -> None:
