@@ -1,7 +1,8 @@
 """Calls to a broker's msgpack API: the one place that moves the bytes.
 
 :func:`call` (asyncio, on an :class:`~minikafka.http_pool.HttpPool` of kept-alive
-connections) serves clients and brokers calling each other;
+connections) serves clients and brokers calling each other; :func:`request` is the typed
+call over any transport (a request dataclass in, its response dataclass out);
 :func:`call_sync` (urllib) serves the fault harness, the cluster launcher and tests.
 Framing and answer decoding are :mod:`minikafka.protocol.rpc.http`'s.  Transport failures
 are raised as :class:`BrokerUnreachableError` (NETWORK_EXCEPTION: the broker could not
@@ -17,10 +18,18 @@ import ssl
 import urllib.error
 import urllib.request
 
+from typing import Awaitable, Callable, TypeAlias, TypeVar
+
 from . import errors
 from .http_pool import CannotConnectError, ConnectionClosedError, HttpPool
 from .protocol.rpc import http
 from .protocol.rpc.http1 import HttpFramingError
+from .protocol.rpc.types import DECODE_RESPONSE, ENCODE_REQUEST, Request
+
+R = TypeVar("R")
+# Any transport's call: (host, port, api, body map, timeout_s) -> the answer map; the
+# client connections', the brokers' transport's, the simulation's network's.
+Call: TypeAlias = Callable[[str, int, str, dict, float], Awaitable[dict]]
 
 
 class BrokerUnreachableError(errors.NetworkExceptionError):
@@ -48,6 +57,16 @@ async def call(pool: HttpPool, host: str, port: int, api: str, body: dict,
     except (OSError, ssl.SSLError, HttpFramingError) as exc:
         raise BrokerUnreachableError(f"{where} failed: {why(exc, host)}") from None
     return http.decode_answer(raw, status, where)
+
+
+async def request(call: Call, host: str, port: int, req: Request[R], timeout_s: float) -> R:
+    """Send a typed request (a dataclass of :mod:`minikafka.protocol.rpc.types`) with any
+    transport's ``call`` and return its typed answer: ``await request(conn.call, host, port,
+    FetchRequest(...), 5.0)`` is a ``FetchResponse``.  The wire map is made and read here
+    only, so no caller builds or reads one; errors are raised as ``call`` raises them."""
+    api = req.API
+    answer: R = DECODE_RESPONSE[api](await call(host, port, api, ENCODE_REQUEST[api](req), timeout_s))
+    return answer
 
 
 def call_sync(host: str, port: int, api: str, body: dict, timeout_s: float = 5.0, raise_error: bool = True,

@@ -44,6 +44,11 @@ def metadata_ready(answer: dict) -> bool:
     return answer.get("controller_id", -1) >= 0
 
 
+def _taken(task: "asyncio.Future[None]") -> None:
+    if not task.cancelled():
+        task.exception()
+
+
 def needs_refresh(exc: BaseException) -> bool:
     return isinstance(exc, REFRESH_ERRORS)
 
@@ -160,6 +165,10 @@ class Metadata:
             return
         loop = asyncio.get_running_loop()
         self._refresh = loop.create_task(self._do_refresh())
+        # Its callers may be cancelled (a client closing) while it runs on: its outcome is
+        # theirs, taken here too so that a failure nobody waits for any more is not
+        # reported as "Task exception was never retrieved" on the way out.
+        self._refresh.add_done_callback(_taken)
         await asyncio.shield(self._refresh)
 
     async def ask_for_topics(self, names: list[str], auto_create: bool = True,

@@ -28,6 +28,9 @@ from ..client.sync import LoopThread
 from ..protocol.records.batch import split_batches
 from ..protocol.records.columns import scan
 from ..protocol.rpc.messages import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
+from ..protocol.rpc.types import (FetchPartition, FetchPartitionResponse, FetchRequest, ListOffsetsPartition,
+                                  ListOffsetsRequest, ListOffsetsResponse)
+from ..rpc import request
 from .offsets import OffsetRange, offset_changed, report_data_loss
 from .options import SourceOptions, TopicPartitionKey
 
@@ -202,12 +205,12 @@ class SourceClient:
                 groups.setdefault(la[0], []).append(tp)
         last: Any = errors.LeaderNotAvailableError("no leader in metadata") if retry else None
 
-        async def ask(leader: int, group: list[TopicPartitionKey]) -> dict:
+        async def ask(leader: int, group: list[TopicPartitionKey]) -> ListOffsetsResponse:
             host, port = meta.brokers[leader]
-            body = {"replica_id": -1, "isolation_level": self.isolation, "partitions": [
-                {"topic": t, "partition": p, "timestamp": timestamp,
-                 "current_leader_epoch": meta.partition(t, p).leader_epoch} for t, p in group]}
-            return await self._conn.call(host, port, "list_offsets", body, self.request_timeout_ms / 1000)
+            req = ListOffsetsRequest(isolation_level=self.isolation, partitions=[
+                ListOffsetsPartition(topic=t, partition=p, timestamp=timestamp,
+                                     current_leader_epoch=meta.partition(t, p).leader_epoch) for t, p in group])
+            return await request(self._conn.call, host, port, req, self.request_timeout_ms / 1000)
 
         leaders = list(groups)
         answers = await asyncio.gather(*(ask(b, groups[b]) for b in leaders), return_exceptions=True)
@@ -220,38 +223,35 @@ class SourceClient:
                 last = answer
                 continue
             seen = set()
-            for p in answer.get("partitions") or ():
-                tp = (p["topic"], p["partition"])
+            for p in answer.partitions:
+                tp = (p.topic, p.partition)
                 seen.add(tp)
-                code = p.get("error_code", 0)
-                if code:
-                    exc = errors.error_for(code, p.get("message") or "")
-                    if not (exc.retriable or needs_refresh(exc)):
-                        raise exc
+                if p.error is not None:
+                    if not (p.error.retriable or needs_refresh(p.error)):
+                        raise p.error
                     retry.append(tp)
-                    last = exc
+                    last = p.error
                 else:
-                    out[tp] = p["offset"]
+                    out[tp] = p.offset
             retry.extend(tp for tp in groups[leader] if tp not in seen)
         return out, retry, last
 
-    def probe(self, tp: TopicPartitionKey, offset: int) -> dict:
+    def probe(self, tp: TopicPartitionKey, offset: int) -> FetchPartitionResponse:
         """The leader's view of a partition at ``offset``: a consumer fetch without waiting.
 
-        Returns the answer entry: ``error_code``, ``high_watermark``, ``log_end_offset``
-        and ``log_start_offset`` (the latter two are set even with OFFSET_OUT_OF_RANGE).
+        Returns the answer entry: its ``error`` (None or OFFSET_OUT_OF_RANGE),
+        ``high_watermark``, ``log_end_offset`` and ``log_start_offset`` (the latter two are
+        set even with OFFSET_OUT_OF_RANGE).
         """
         deadline = time.monotonic() + self.poll_timeout_ms / 1000
         attempt = 0
         while True:
             res = self._fetch_result(self._submit(self._fetch(tp, offset, 1, 0)))
             if res is not _RETRY:
-                code = res.get("error_code", 0)
-                if code == 0 or code == errors.OffsetOutOfRangeError.code.code:
+                if res.error is None or isinstance(res.error, errors.OffsetOutOfRangeError):
                     return res
-                exc = errors.error_for(code, res.get("message") or "")
-                if not (exc.retriable or needs_refresh(exc)):
-                    raise exc
+                if not (res.error.retriable or needs_refresh(res.error)):
+                    raise res.error
             if time.monotonic() >= deadline:
                 raise SourceTimeoutError(f"{tp[0]}-{tp[1]}: no leader answered within {self.poll_timeout_ms} ms")
             self._backoff(attempt)
@@ -259,26 +259,20 @@ class SourceClient:
             self._try_refresh()
 
     # ----- reading ------------------------------------------------------------------
-    async def _fetch(self, tp: TopicPartitionKey, offset: int, max_bytes: int, max_wait_ms: int) -> dict:
+    async def _fetch(self, tp: TopicPartitionKey, offset: int, max_bytes: int, max_wait_ms: int) -> FetchPartitionResponse:
         meta = self._meta
         la = meta.leader_address(*tp)
         if la is None:
             raise errors.LeaderNotAvailableError(f"{tp[0]}-{tp[1]} has no leader in the metadata")
         _, host, port = la
         info = meta.partition(*tp)
-        body = {
-            "replica_id": -1,
-            "max_wait_ms": max_wait_ms,
-            "min_bytes": 1,
-            "max_bytes": max_bytes,
-            "isolation_level": self.isolation,
-            "partitions": [{"topic": tp[0], "partition": tp[1], "fetch_offset": offset,
-                            "current_leader_epoch": info.leader_epoch if info else -1,
-                            "partition_max_bytes": max_bytes}],
-        }
-        answer = await self._conn.call(host, port, "fetch", body, (self.request_timeout_ms + max_wait_ms) / 1000)
-        for p in answer.get("partitions") or ():
-            if p.get("topic") == tp[0] and p.get("partition") == tp[1]:
+        req = FetchRequest(max_wait_ms=max_wait_ms, min_bytes=1, max_bytes=max_bytes, isolation_level=self.isolation,
+                           partitions=[FetchPartition(topic=tp[0], partition=tp[1], fetch_offset=offset,
+                                                      current_leader_epoch=info.leader_epoch if info else -1,
+                                                      partition_max_bytes=max_bytes)])
+        answer = await request(self._conn.call, host, port, req, (self.request_timeout_ms + max_wait_ms) / 1000)
+        for p in answer.partitions:
+            if p.topic == tp[0] and p.partition == tp[1]:
                 return p
         raise errors.UnknownServerError(f"fetch answer without {tp[0]}-{tp[1]}")
 
@@ -321,9 +315,8 @@ class SourceClient:
                 res = self._fetch_result(fut)
                 retry = res is _RETRY
                 if not retry:
-                    code = res.get("error_code", 0)
-                    if code == errors.OffsetOutOfRangeError.code.code:
-                        lso, leo = res.get("log_start_offset", -1), res.get("log_end_offset", -1)
+                    if isinstance(res.error, errors.OffsetOutOfRangeError):
+                        lso, leo = res.log_start_offset, res.log_end_offset
                         if 0 <= leo < pos:
                             report_data_loss(offset_changed(topic, partition, end, leo), fail_on_data_loss)
                             return
@@ -333,12 +326,11 @@ class SourceClient:
                             continue
                         retry = True  # a leader that is not there yet (fetch raced an election)
                         last_problem = f"OFFSET_OUT_OF_RANGE at {pos} (log [{lso}, {leo}])"
-                    elif code:
-                        exc = errors.error_for(code, res.get("message") or "")
-                        if not (exc.retriable or needs_refresh(exc)):
-                            raise exc
+                    elif res.error is not None:
+                        if not (res.error.retriable or needs_refresh(res.error)):
+                            raise res.error
                         retry = True
-                        last_problem = str(exc)
+                        last_problem = str(res.error)
                 else:
                     last_problem = "leader unreachable or changed"
                 if retry:
@@ -351,7 +343,7 @@ class SourceClient:
                     self._try_refresh()
                     continue
                 attempt = 0
-                leo = res.get("log_end_offset", -1)
+                leo = res.log_end_offset
                 if 0 <= leo < end:
                     # A clean leader holds every committed record; a log that ends below the
                     # range end lost records that were committed when the range was planned.
@@ -359,18 +351,18 @@ class SourceClient:
                     end = max(pos, leo)
                     if pos >= end:
                         return
-                data = res.get("records") or b""
+                data = res.records or b""
                 if not data:
                     # Nothing committed at pos yet: a new leader whose HW is still catching up.
-                    last_problem = f"high watermark {res.get('high_watermark')} below {end}"
+                    last_problem = f"high watermark {res.high_watermark} below {end}"
                     if time.monotonic() >= deadline:
                         raise SourceTimeoutError(
                             f"Cannot fetch offset {pos} of {topic}-{partition} (range {rng}) within "
                             f"{self.poll_timeout_ms} ms (kafkaConsumer.pollTimeoutMs): {last_problem}")
                     continue
                 next_pos = _next_offset(data)
-                if res.get("aborted_transactions"):
-                    data = _without_aborted(data, res["aborted_transactions"])
+                if res.aborted_transactions:
+                    data = _without_aborted(data, res.aborted_transactions)
                 if next_pos <= pos:
                     raise errors.CorruptMessageError(f"{topic}-{partition}: fetch at {pos} returned batches ending at {next_pos}")
                 if next_pos < end:

@@ -289,7 +289,7 @@ class MiniKafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
             begin = start.get(tp)
             if begin is not None and hw < begin:
                 probe = self.client.probe(tp, begin)
-                leo = probe.get("log_end_offset", -1)
+                leo = probe.log_end_offset
                 if leo >= begin:
                     latest[tp] = begin  # committed data not visible yet on this leader: wait
                 else:

@@ -34,9 +34,13 @@ from ..errors import (
     MessageTooLargeError,
     TopicAuthorizationFailedError,
     UnknownTopicOrPartitionError,
-    error_for,
 )
 from ..protocol.records.batch import CONTROL_MASK, batch_records, split_batches
+from ..protocol.rpc.messages import EARLIEST_TIMESTAMP as EARLIEST
+from ..protocol.rpc.messages import LATEST_TIMESTAMP as LATEST
+from ..protocol.rpc.types import (FetchPartition, FetchPartitionResponse, FetchRequest, ListOffsetsPartition,
+                                  ListOffsetsPartitionResponse, ListOffsetsRequest, Request)
+from ..rpc import R, request
 
 if TYPE_CHECKING:
     from .view import BrokerView, Endpoint
@@ -118,13 +122,13 @@ class RecordReader:
         self.view = view
         self.endpoint_of = endpoint_of  # broker id -> (host, port) of a live broker, or None
 
-    async def _call(self, leader: "Endpoint", api: str, body: dict) -> dict:
-        return await self.view.call(leader[0], leader[1], api, body, LEADER_TIMEOUT_S)
+    async def _call(self, leader: "Endpoint", req: Request[R]) -> R:
+        return await request(self.view.call, leader[0], leader[1], req, LEADER_TIMEOUT_S)
 
     @staticmethod
-    def _check(entry: dict) -> None:
-        if entry["error_code"]:
-            raise error_for(entry["error_code"], entry.get("message") or "")
+    def _check(entry: ListOffsetsPartitionResponse | FetchPartitionResponse) -> None:
+        if entry.error is not None:
+            raise entry.error
 
     async def last_records(self, topic: str, partition: int, limit: int) -> dict:
         """At most ``limit`` records below the high watermark, the newest ones."""
@@ -139,12 +143,12 @@ class RecordReader:
         if leader is None:
             raise LeaderNotAvailableError(f"{topic}-{partition} has no live leader"
                                           + (f" (broker {leader_id} is gone)" if leader_id >= 0 else ""))
-        got = await self._call(leader, "list_offsets", {"replica_id": -1, "partitions": [
-            {"topic": topic, "partition": partition, "timestamp": ts} for ts in (-2, -1)]})
-        first, latest = got["partitions"]
+        got = await self._call(leader, ListOffsetsRequest(partitions=[
+            ListOffsetsPartition(topic=topic, partition=partition, timestamp=ts) for ts in (EARLIEST, LATEST)]))
+        first, latest = got.partitions
         self._check(first)
         self._check(latest)
-        log_start, hw = int(first["offset"]), int(latest["offset"])
+        log_start, hw = first.offset, latest.offset
 
         start = max(log_start, hw - limit)
         records: list[dict] = []
@@ -164,13 +168,13 @@ class RecordReader:
         out: list[dict] = []
         offset, scanned, expanded = start, 0, 0
         while offset < hw and scanned < MAX_SCAN_BYTES and expanded < MAX_DECOMPRESSED_BYTES:
-            got = await self._call(leader, "fetch", {
-                "replica_id": -1, "max_wait_ms": 0, "min_bytes": 0, "max_bytes": FETCH_BYTES,
-                "partitions": [{"topic": topic, "partition": partition, "fetch_offset": offset,
-                                "partition_max_bytes": FETCH_BYTES}]})
-            (entry,) = got["partitions"]
+            got = await self._call(leader, FetchRequest(
+                max_wait_ms=0, min_bytes=0, max_bytes=FETCH_BYTES,
+                partitions=[FetchPartition(topic=topic, partition=partition, fetch_offset=offset,
+                                           partition_max_bytes=FETCH_BYTES)]))
+            (entry,) = got.partitions
             self._check(entry)
-            data = entry["records"] or b""
+            data = entry.records or b""
             if not data:
                 break
             scanned += len(data)

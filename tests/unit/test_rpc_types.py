@@ -80,3 +80,33 @@ def test_errors_are_one_field_in_the_types_and_three_on_the_wire():
     ok = types.encode_ProducePartitionResponse(dataclasses.replace(entry, error=None))
     assert (ok["error_code"], ok["error"], ok["message"]) == (0, "NONE", "")
     assert types.decode_ProducePartitionResponse(ok).error is None
+
+
+def test_a_typed_call_sends_the_wire_map_and_decodes_the_answer_into_the_response_type():
+    import asyncio
+
+    from minikafka import errors
+    from minikafka.protocol.rpc import types as t
+    from minikafka.rpc import request
+
+    sent = []
+
+    async def call(host, port, api, body, timeout_s):
+        sent.append((host, port, api, body, timeout_s))
+        return {"session_id": 0, "error_code": 0, "error": "NONE", "message": "", "partitions": [
+            {"topic": "t", "partition": 0, "high_watermark": 5, "log_start_offset": 0, "log_end_offset": 5,
+             "leader_epoch": 2, "last_stable_offset": 5, "aborted_transactions": None, "records": b"",
+             "error_code": 1, "error": "OFFSET_OUT_OF_RANGE", "message": "at 9"}]}
+
+    req = t.FetchRequest(max_wait_ms=0, partitions=[t.FetchPartition(topic="t", partition=0, fetch_offset=9)])
+    answer = asyncio.run(request(call, "h", 1, req, 2.5))
+    ((host, port, api, body, timeout_s),) = sent
+    assert (host, port, api, timeout_s) == ("h", 1, "fetch", 2.5) and t.FetchRequest.API == "fetch"
+    assert body == t.encode_FetchRequest(req) and body["partitions"][0]["fetch_offset"] == 9
+    assert isinstance(answer, t.FetchResponse)
+    (p,) = answer.partitions
+    assert (p.high_watermark, p.leader_epoch) == (5, 2)
+    assert isinstance(p.error, errors.OffsetOutOfRangeError) and p.error.message == "at 9"
+    # every API's request names it and has both sides' tables
+    for api, decode in t.DECODE_REQUEST.items():
+        assert t.ENCODE_REQUEST[api] and t.DECODE_RESPONSE[api]

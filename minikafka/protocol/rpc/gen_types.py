@@ -114,13 +114,27 @@ def _structs() -> list[Struct]:
     return list(seen.values())
 
 
+def _request_apis() -> dict[str, tuple[str, str]]:
+    """Request struct name -> (its API's name, its response struct's name)."""
+    out: dict[str, tuple[str, str]] = {}
+    for name, api in APIS.items():
+        if api.request.name in out:
+            raise ValueError(f"{api.request.name} is the request of two APIs")
+        out[api.request.name] = (name, api.response.name)
+    return out
+
+
 def _class(s: Struct) -> str:
     fields = _data_fields(s)
     error = _has_error(s)
-    lines = ["", "", "", "@dataclass(slots=True, kw_only=True)", f"class {s.name}:"]
+    api = _request_apis().get(s.name)
+    base = f"(Request[{api[1]!r}])" if api else ""
+    lines = ["", "", "", "@dataclass(slots=True, kw_only=True)", f"class {s.name}{base}:"]
     doc = s.doc or f"The msgpack API's {s.name}."
     lines.append(f'    """{doc}"""')
-    if not fields and not error:
+    if api:
+        lines.append(f"    API: ClassVar[str] = {api[0]!r}")
+    if not fields and not error and not api:
         lines.append("")
     for f in fields:
         ann = _annotation(f.type) + (" | None" if f.nullable else "")
@@ -160,9 +174,19 @@ Generated from :mod:`minikafka.protocol.rpc.messages` by
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, ClassVar, Generic, TypeVar
 
 from ...errors import KafkaError, error_class
+
+R = TypeVar("R")
+
+
+class Request(Generic[R]):
+    """A request of the msgpack API whose answer decodes to an ``R`` (its response
+    dataclass); ``API`` is its name in ``POST /v1/<api>``.  ``minikafka.rpc.request``
+    sends one and returns the typed answer."""
+    __slots__ = ()
+    API: ClassVar[str]
 
 
 def _error_of(m: dict) -> KafkaError | None:
@@ -187,6 +211,9 @@ def render() -> str:
     parts.append("\n\n\n# Each API's request decoder and response encoder, by its name in ``POST /v1/<api>``.\n")
     parts.append("DECODE_REQUEST: dict[str, Callable[[dict], Any]] = {\n" + "".join(f"    {n!r}: decode_{a.request.name},\n" for n, a in APIS.items()) + "}\n")
     parts.append("ENCODE_RESPONSE: dict[str, Callable[[Any], dict]] = {\n" + "".join(f"    {n!r}: encode_{a.response.name},\n" for n, a in APIS.items()) + "}\n")
+    parts.append("\n# The caller's side: each API's request encoder and response decoder, by name.\n")
+    parts.append("ENCODE_REQUEST: dict[str, Callable[[Any], dict]] = {\n" + "".join(f"    {n!r}: encode_{a.request.name},\n" for n, a in APIS.items()) + "}\n")
+    parts.append("DECODE_RESPONSE: dict[str, Callable[[dict], Any]] = {\n" + "".join(f"    {n!r}: decode_{a.response.name},\n" for n, a in APIS.items()) + "}\n")
     return "".join(parts)
 
 

@@ -8,9 +8,19 @@ Generated from :mod:`minikafka.protocol.rpc.messages` by
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, ClassVar, Generic, TypeVar
 
 from ...errors import KafkaError, error_class
+
+R = TypeVar("R")
+
+
+class Request(Generic[R]):
+    """A request of the msgpack API whose answer decodes to an ``R`` (its response
+    dataclass); ``API`` is its name in ``POST /v1/<api>``.  ``minikafka.rpc.request``
+    sends one and returns the typed answer."""
+    __slots__ = ()
+    API: ClassVar[str]
 
 
 def _error_of(m: dict) -> KafkaError | None:
@@ -26,8 +36,9 @@ def _error_fields(exc: KafkaError | None) -> dict:
 
 
 @dataclass(slots=True, kw_only=True)
-class MetadataRequest:
+class MetadataRequest(Request['MetadataResponse']):
     """The msgpack API's MetadataRequest."""
+    API: ClassVar[str] = 'metadata'
     topics: list[str] | None = None
     allow_auto_topic_creation: bool = False
 
@@ -129,8 +140,9 @@ def encode_ProducePartition(o: ProducePartition) -> dict:
 
 
 @dataclass(slots=True, kw_only=True)
-class ProduceRequest:
+class ProduceRequest(Request['ProduceResponse']):
     """The msgpack API's ProduceRequest."""
+    API: ClassVar[str] = 'produce'
     acks: int
     timeout_ms: int = 30000
     partitions: list[ProducePartition]
@@ -179,8 +191,9 @@ def encode_ProduceResponse(o: ProduceResponse) -> dict:
 
 
 @dataclass(slots=True, kw_only=True)
-class InitProducerIdRequest:
+class InitProducerIdRequest(Request['InitProducerIdResponse']):
     """The msgpack API's InitProducerIdRequest."""
+    API: ClassVar[str] = 'init_producer_id'
     transactional_id: str | None = None
     transaction_timeout_ms: int = 60000
     producer_id: int = -1
@@ -247,8 +260,9 @@ def encode_FetchForgottenPartition(o: FetchForgottenPartition) -> dict:
 
 
 @dataclass(slots=True, kw_only=True)
-class FetchRequest:
+class FetchRequest(Request['FetchResponse']):
     """The msgpack API's FetchRequest."""
+    API: ClassVar[str] = 'fetch'
     replica_id: int = -1
     broker_epoch: int = -1
     max_wait_ms: int = 500
@@ -341,8 +355,9 @@ def encode_ListOffsetsPartition(o: ListOffsetsPartition) -> dict:
 
 
 @dataclass(slots=True, kw_only=True)
-class ListOffsetsRequest:
+class ListOffsetsRequest(Request['ListOffsetsResponse']):
     """The msgpack API's ListOffsetsRequest."""
+    API: ClassVar[str] = 'list_offsets'
     replica_id: int = -1
     isolation_level: int = 0
     partitions: list[ListOffsetsPartition]
@@ -409,8 +424,9 @@ def encode_CreatableTopic(o: CreatableTopic) -> dict:
 
 
 @dataclass(slots=True, kw_only=True)
-class CreateTopicsRequest:
+class CreateTopicsRequest(Request['CreateTopicsResponse']):
     """The msgpack API's CreateTopicsRequest."""
+    API: ClassVar[str] = 'create_topics'
     topics: list[CreatableTopic]
     timeout_ms: int = 30000
     validate_only: bool = False
@@ -513,8 +529,9 @@ def encode_LiveBroker(o: LiveBroker) -> dict:
 
 
 @dataclass(slots=True, kw_only=True)
-class LeaderAndIsrRequest:
+class LeaderAndIsrRequest(Request['LeaderAndIsrResponse']):
     """The msgpack API's LeaderAndIsrRequest."""
+    API: ClassVar[str] = 'leader_and_isr'
     controller_id: int
     controller_epoch: int
     broker_epoch: int = -1
@@ -562,8 +579,9 @@ def encode_LeaderAndIsrResponse(o: LeaderAndIsrResponse) -> dict:
 
 
 @dataclass(slots=True, kw_only=True)
-class UpdateMetadataRequest:
+class UpdateMetadataRequest(Request['UpdateMetadataResponse']):
     """The msgpack API's UpdateMetadataRequest."""
+    API: ClassVar[str] = 'update_metadata'
     controller_id: int
     controller_epoch: int
     partition_states: list[PartitionState]
@@ -609,8 +627,9 @@ def encode_TopicPartition(o: TopicPartition) -> dict:
 
 
 @dataclass(slots=True, kw_only=True)
-class StopReplicaRequest:
+class StopReplicaRequest(Request['StopReplicaResponse']):
     """The msgpack API's StopReplicaRequest."""
+    API: ClassVar[str] = 'stop_replica'
     controller_id: int
     controller_epoch: int
     delete_partitions: bool = False
@@ -674,8 +693,9 @@ def encode_OffsetForLeaderPartition(o: OffsetForLeaderPartition) -> dict:
 
 
 @dataclass(slots=True, kw_only=True)
-class OffsetsForLeaderEpochRequest:
+class OffsetsForLeaderEpochRequest(Request['OffsetsForLeaderEpochResponse']):
     """The msgpack API's OffsetsForLeaderEpochRequest."""
+    API: ClassVar[str] = 'offsets_for_leader_epoch'
     replica_id: int = -1
     partitions: list[OffsetForLeaderPartition]
 
@@ -738,8 +758,9 @@ def encode_ReplicaStatePartition(o: ReplicaStatePartition) -> dict:
 
 
 @dataclass(slots=True, kw_only=True)
-class ReplicaStateRequest:
+class ReplicaStateRequest(Request['ReplicaStateResponse']):
     """The msgpack API's ReplicaStateRequest."""
+    API: ClassVar[str] = 'replica_state'
     partitions: list[ReplicaStatePartition] | None = None
     checksum_upto: int | None = None
 
@@ -839,9 +860,9 @@ def encode_ReplicaStateResponse(o: ReplicaStateResponse) -> dict:
 
 
 @dataclass(slots=True, kw_only=True)
-class ApiVersionsRequest:
+class ApiVersionsRequest(Request['ApiVersionsResponse']):
     """The msgpack API's ApiVersionsRequest."""
-
+    API: ClassVar[str] = 'api_versions'
 
 
 def decode_ApiVersionsRequest(m: dict) -> ApiVersionsRequest:
@@ -869,8 +890,9 @@ def encode_ApiVersionsResponse(o: ApiVersionsResponse) -> dict:
 
 
 @dataclass(slots=True, kw_only=True)
-class EventsRequest:
+class EventsRequest(Request['EventsResponse']):
     """The msgpack API's EventsRequest."""
+    API: ClassVar[str] = 'events'
     since: float = 0.0
     cluster: bool = False
     limit: int = 500
@@ -917,8 +939,9 @@ def encode_EventsResponse(o: EventsResponse) -> dict:
 
 
 @dataclass(slots=True, kw_only=True)
-class ControlledShutdownRequest:
+class ControlledShutdownRequest(Request['ControlledShutdownResponse']):
     """The msgpack API's ControlledShutdownRequest."""
+    API: ClassVar[str] = 'controlled_shutdown'
     broker_id: int
     broker_epoch: int = -1
 
@@ -947,8 +970,9 @@ def encode_ControlledShutdownResponse(o: ControlledShutdownResponse) -> dict:
 
 
 @dataclass(slots=True, kw_only=True)
-class ElectLeadersRequest:
+class ElectLeadersRequest(Request['ElectLeadersResponse']):
     """The msgpack API's ElectLeadersRequest."""
+    API: ClassVar[str] = 'elect_leaders'
     partitions: list[TopicPartition] | None = None
     election_type: int = 0
     timeout_ms: int = 30000
@@ -994,8 +1018,9 @@ def encode_ElectLeadersResponse(o: ElectLeadersResponse) -> dict:
 
 
 @dataclass(slots=True, kw_only=True)
-class DeleteTopicsRequest:
+class DeleteTopicsRequest(Request['DeleteTopicsResponse']):
     """The msgpack API's DeleteTopicsRequest."""
+    API: ClassVar[str] = 'delete_topics'
     topics: list[str] = field(default_factory=list)
     topic_ids: list[str] = field(default_factory=list)
     timeout_ms: int = 30000
@@ -1041,8 +1066,9 @@ def encode_DeleteTopicsResponse(o: DeleteTopicsResponse) -> dict:
 
 
 @dataclass(slots=True, kw_only=True)
-class CreatePartitionsRequest:
+class CreatePartitionsRequest(Request['CreatePartitionsResponse']):
     """The msgpack API's CreatePartitionsRequest."""
+    API: ClassVar[str] = 'create_partitions'
     topic: str
     count: int
     assignments: list[list[int]] | None = None
@@ -1090,8 +1116,9 @@ def encode_DeleteRecordsPartition(o: DeleteRecordsPartition) -> dict:
 
 
 @dataclass(slots=True, kw_only=True)
-class DeleteRecordsRequest:
+class DeleteRecordsRequest(Request['DeleteRecordsResponse']):
     """The msgpack API's DeleteRecordsRequest."""
+    API: ClassVar[str] = 'delete_records'
     partitions: list[DeleteRecordsPartition]
     timeout_ms: int = 30000
 
@@ -1157,8 +1184,9 @@ def encode_AclBinding(o: AclBinding) -> dict:
 
 
 @dataclass(slots=True, kw_only=True)
-class CreateAclsRequest:
+class CreateAclsRequest(Request['CreateAclsResponse']):
     """The msgpack API's CreateAclsRequest."""
+    API: ClassVar[str] = 'create_acls'
     acls: list[AclBinding]
 
 
@@ -1205,8 +1233,9 @@ def encode_AclFilter(o: AclFilter) -> dict:
 
 
 @dataclass(slots=True, kw_only=True)
-class DescribeAclsRequest:
+class DescribeAclsRequest(Request['DescribeAclsResponse']):
     """The msgpack API's DescribeAclsRequest."""
+    API: ClassVar[str] = 'describe_acls'
     filter: AclFilter | None = None
 
 
@@ -1234,8 +1263,9 @@ def encode_DescribeAclsResponse(o: DescribeAclsResponse) -> dict:
 
 
 @dataclass(slots=True, kw_only=True)
-class DeleteAclsRequest:
+class DeleteAclsRequest(Request['DeleteAclsResponse']):
     """The msgpack API's DeleteAclsRequest."""
+    API: ClassVar[str] = 'delete_acls'
     filters: list[AclFilter]
 
 
@@ -1277,8 +1307,9 @@ def encode_DeleteAclsResponse(o: DeleteAclsResponse) -> dict:
 
 
 @dataclass(slots=True, kw_only=True)
-class DescribeConfigsRequest:
+class DescribeConfigsRequest(Request['DescribeConfigsResponse']):
     """The msgpack API's DescribeConfigsRequest."""
+    API: ClassVar[str] = 'describe_configs'
     topic: str | None = None
     broker: str | None = None
 
@@ -1326,8 +1357,9 @@ def encode_DescribeConfigsResponse(o: DescribeConfigsResponse) -> dict:
 
 
 @dataclass(slots=True, kw_only=True)
-class AlterConfigsRequest:
+class AlterConfigsRequest(Request['AlterConfigsResponse']):
     """The msgpack API's AlterConfigsRequest."""
+    API: ClassVar[str] = 'alter_configs'
     topic: str | None = None
     broker: str | None = None
     set: dict[str, str] = field(default_factory=dict)
@@ -1374,8 +1406,9 @@ def encode_ReassignablePartition(o: ReassignablePartition) -> dict:
 
 
 @dataclass(slots=True, kw_only=True)
-class AlterPartitionReassignmentsRequest:
+class AlterPartitionReassignmentsRequest(Request['AlterPartitionReassignmentsResponse']):
     """The msgpack API's AlterPartitionReassignmentsRequest."""
+    API: ClassVar[str] = 'alter_partition_reassignments'
     partitions: list[ReassignablePartition]
 
 
@@ -1419,8 +1452,9 @@ def encode_AlterPartitionReassignmentsResponse(o: AlterPartitionReassignmentsRes
 
 
 @dataclass(slots=True, kw_only=True)
-class ListPartitionReassignmentsRequest:
+class ListPartitionReassignmentsRequest(Request['ListPartitionReassignmentsResponse']):
     """The msgpack API's ListPartitionReassignmentsRequest."""
+    API: ClassVar[str] = 'list_partition_reassignments'
     partitions: list[TopicPartition] | None = None
 
 
@@ -1466,8 +1500,9 @@ def encode_ListPartitionReassignmentsResponse(o: ListPartitionReassignmentsRespo
 
 
 @dataclass(slots=True, kw_only=True)
-class DescribeLogDirsRequest:
+class DescribeLogDirsRequest(Request['DescribeLogDirsResponse']):
     """The msgpack API's DescribeLogDirsRequest."""
+    API: ClassVar[str] = 'describe_log_dirs'
     partitions: list[TopicPartition] | None = None
 
 
@@ -1529,8 +1564,9 @@ def encode_DescribeLogDirsResponse(o: DescribeLogDirsResponse) -> dict:
 
 
 @dataclass(slots=True, kw_only=True)
-class FindCoordinatorRequest:
+class FindCoordinatorRequest(Request['FindCoordinatorResponse']):
     """The msgpack API's FindCoordinatorRequest."""
+    API: ClassVar[str] = 'find_coordinator'
     key: str
     key_type: int = 0
 
@@ -1576,8 +1612,9 @@ def encode_JoinGroupProtocol(o: JoinGroupProtocol) -> dict:
 
 
 @dataclass(slots=True, kw_only=True)
-class JoinGroupRequest:
+class JoinGroupRequest(Request['JoinGroupResponse']):
     """The msgpack API's JoinGroupRequest."""
+    API: ClassVar[str] = 'join_group'
     group_id: str
     member_id: str = ''
     group_instance_id: str | None = None
@@ -1648,8 +1685,9 @@ def encode_SyncGroupAssignment(o: SyncGroupAssignment) -> dict:
 
 
 @dataclass(slots=True, kw_only=True)
-class SyncGroupRequest:
+class SyncGroupRequest(Request['SyncGroupResponse']):
     """The msgpack API's SyncGroupRequest."""
+    API: ClassVar[str] = 'sync_group'
     group_id: str
     member_id: str = ''
     group_instance_id: str | None = None
@@ -1683,8 +1721,9 @@ def encode_SyncGroupResponse(o: SyncGroupResponse) -> dict:
 
 
 @dataclass(slots=True, kw_only=True)
-class HeartbeatRequest:
+class HeartbeatRequest(Request['HeartbeatResponse']):
     """The msgpack API's HeartbeatRequest."""
+    API: ClassVar[str] = 'heartbeat'
     group_id: str
     member_id: str = ''
     group_instance_id: str | None = None
@@ -1729,8 +1768,9 @@ def encode_LeavingMember(o: LeavingMember) -> dict:
 
 
 @dataclass(slots=True, kw_only=True)
-class LeaveGroupRequest:
+class LeaveGroupRequest(Request['LeaveGroupResponse']):
     """The msgpack API's LeaveGroupRequest."""
+    API: ClassVar[str] = 'leave_group'
     group_id: str
     members: list[LeavingMember]
 
@@ -1793,8 +1833,9 @@ def encode_OffsetCommitPartition(o: OffsetCommitPartition) -> dict:
 
 
 @dataclass(slots=True, kw_only=True)
-class OffsetCommitRequest:
+class OffsetCommitRequest(Request['OffsetCommitResponse']):
     """The msgpack API's OffsetCommitRequest."""
+    API: ClassVar[str] = 'offset_commit'
     group_id: str
     member_id: str = ''
     group_instance_id: str | None = None
@@ -1842,8 +1883,9 @@ def encode_OffsetCommitResponse(o: OffsetCommitResponse) -> dict:
 
 
 @dataclass(slots=True, kw_only=True)
-class OffsetFetchRequest:
+class OffsetFetchRequest(Request['OffsetFetchResponse']):
     """The msgpack API's OffsetFetchRequest."""
+    API: ClassVar[str] = 'offset_fetch'
     group_id: str
     partitions: list[TopicPartition] | None = None
     require_stable: bool = False
@@ -1892,9 +1934,9 @@ def encode_OffsetFetchResponse(o: OffsetFetchResponse) -> dict:
 
 
 @dataclass(slots=True, kw_only=True)
-class ListGroupsRequest:
+class ListGroupsRequest(Request['ListGroupsResponse']):
     """The msgpack API's ListGroupsRequest."""
-
+    API: ClassVar[str] = 'list_groups'
 
 
 def decode_ListGroupsRequest(m: dict) -> ListGroupsRequest:
@@ -1937,8 +1979,9 @@ def encode_ListGroupsResponse(o: ListGroupsResponse) -> dict:
 
 
 @dataclass(slots=True, kw_only=True)
-class DescribeGroupsRequest:
+class DescribeGroupsRequest(Request['DescribeGroupsResponse']):
     """The msgpack API's DescribeGroupsRequest."""
+    API: ClassVar[str] = 'describe_groups'
     groups: list[str]
 
 
@@ -2006,8 +2049,9 @@ def encode_DescribeGroupsResponse(o: DescribeGroupsResponse) -> dict:
 
 
 @dataclass(slots=True, kw_only=True)
-class DeleteGroupsRequest:
+class DeleteGroupsRequest(Request['DeleteGroupsResponse']):
     """The msgpack API's DeleteGroupsRequest."""
+    API: ClassVar[str] = 'delete_groups'
     groups: list[str]
 
 
@@ -2050,8 +2094,9 @@ def encode_DeleteGroupsResponse(o: DeleteGroupsResponse) -> dict:
 
 
 @dataclass(slots=True, kw_only=True)
-class OffsetDeleteRequest:
+class OffsetDeleteRequest(Request['OffsetDeleteResponse']):
     """The msgpack API's OffsetDeleteRequest."""
+    API: ClassVar[str] = 'offset_delete'
     group_id: str
     partitions: list[TopicPartition]
 
@@ -2114,8 +2159,9 @@ def encode_WritableTxnMarker(o: WritableTxnMarker) -> dict:
 
 
 @dataclass(slots=True, kw_only=True)
-class WriteTxnMarkersRequest:
+class WriteTxnMarkersRequest(Request['WriteTxnMarkersResponse']):
     """The msgpack API's WriteTxnMarkersRequest."""
+    API: ClassVar[str] = 'write_txn_markers'
     markers: list[WritableTxnMarker]
     timeout_ms: int = 30000
 
@@ -2175,8 +2221,9 @@ def encode_WriteTxnMarkersResponse(o: WriteTxnMarkersResponse) -> dict:
 
 
 @dataclass(slots=True, kw_only=True)
-class AddPartitionsToTxnRequest:
+class AddPartitionsToTxnRequest(Request['AddPartitionsToTxnResponse']):
     """The msgpack API's AddPartitionsToTxnRequest."""
+    API: ClassVar[str] = 'add_partitions_to_txn'
     transactional_id: str
     producer_id: int
     producer_epoch: int
@@ -2223,8 +2270,9 @@ def encode_AddPartitionsToTxnResponse(o: AddPartitionsToTxnResponse) -> dict:
 
 
 @dataclass(slots=True, kw_only=True)
-class AddOffsetsToTxnRequest:
+class AddOffsetsToTxnRequest(Request['AddOffsetsToTxnResponse']):
     """The msgpack API's AddOffsetsToTxnRequest."""
+    API: ClassVar[str] = 'add_offsets_to_txn'
     transactional_id: str
     producer_id: int
     producer_epoch: int
@@ -2254,8 +2302,9 @@ def encode_AddOffsetsToTxnResponse(o: AddOffsetsToTxnResponse) -> dict:
 
 
 @dataclass(slots=True, kw_only=True)
-class EndTxnRequest:
+class EndTxnRequest(Request['EndTxnResponse']):
     """The msgpack API's EndTxnRequest."""
+    API: ClassVar[str] = 'end_txn'
     transactional_id: str
     producer_id: int
     producer_epoch: int
@@ -2285,8 +2334,9 @@ def encode_EndTxnResponse(o: EndTxnResponse) -> dict:
 
 
 @dataclass(slots=True, kw_only=True)
-class DescribeTransactionsRequest:
+class DescribeTransactionsRequest(Request['DescribeTransactionsResponse']):
     """The msgpack API's DescribeTransactionsRequest."""
+    API: ClassVar[str] = 'describe_transactions'
     transactional_ids: list[str]
 
 
@@ -2335,8 +2385,9 @@ def encode_DescribeTransactionsResponse(o: DescribeTransactionsResponse) -> dict
 
 
 @dataclass(slots=True, kw_only=True)
-class ListTransactionsRequest:
+class ListTransactionsRequest(Request['ListTransactionsResponse']):
     """The msgpack API's ListTransactionsRequest."""
+    API: ClassVar[str] = 'list_transactions'
     state_filters: list[str] = field(default_factory=list)
     producer_id_filters: list[int] = field(default_factory=list)
     duration_filter_ms: int = -1
@@ -2401,8 +2452,9 @@ def encode_TxnOffsetCommitPartition(o: TxnOffsetCommitPartition) -> dict:
 
 
 @dataclass(slots=True, kw_only=True)
-class TxnOffsetCommitRequest:
+class TxnOffsetCommitRequest(Request['TxnOffsetCommitResponse']):
     """The msgpack API's TxnOffsetCommitRequest."""
+    API: ClassVar[str] = 'txn_offset_commit'
     transactional_id: str
     group_id: str
     producer_id: int
@@ -2544,4 +2596,98 @@ ENCODE_RESPONSE: dict[str, Callable[[Any], dict]] = {
     'describe_transactions': encode_DescribeTransactionsResponse,
     'list_transactions': encode_ListTransactionsResponse,
     'txn_offset_commit': encode_TxnOffsetCommitResponse,
+}
+
+# The caller's side: each API's request encoder and response decoder, by name.
+ENCODE_REQUEST: dict[str, Callable[[Any], dict]] = {
+    'metadata': encode_MetadataRequest,
+    'produce': encode_ProduceRequest,
+    'init_producer_id': encode_InitProducerIdRequest,
+    'fetch': encode_FetchRequest,
+    'list_offsets': encode_ListOffsetsRequest,
+    'create_topics': encode_CreateTopicsRequest,
+    'leader_and_isr': encode_LeaderAndIsrRequest,
+    'update_metadata': encode_UpdateMetadataRequest,
+    'stop_replica': encode_StopReplicaRequest,
+    'offsets_for_leader_epoch': encode_OffsetsForLeaderEpochRequest,
+    'replica_state': encode_ReplicaStateRequest,
+    'api_versions': encode_ApiVersionsRequest,
+    'events': encode_EventsRequest,
+    'controlled_shutdown': encode_ControlledShutdownRequest,
+    'elect_leaders': encode_ElectLeadersRequest,
+    'delete_topics': encode_DeleteTopicsRequest,
+    'create_partitions': encode_CreatePartitionsRequest,
+    'delete_records': encode_DeleteRecordsRequest,
+    'create_acls': encode_CreateAclsRequest,
+    'describe_acls': encode_DescribeAclsRequest,
+    'delete_acls': encode_DeleteAclsRequest,
+    'describe_configs': encode_DescribeConfigsRequest,
+    'alter_configs': encode_AlterConfigsRequest,
+    'alter_partition_reassignments': encode_AlterPartitionReassignmentsRequest,
+    'list_partition_reassignments': encode_ListPartitionReassignmentsRequest,
+    'describe_log_dirs': encode_DescribeLogDirsRequest,
+    'find_coordinator': encode_FindCoordinatorRequest,
+    'join_group': encode_JoinGroupRequest,
+    'sync_group': encode_SyncGroupRequest,
+    'heartbeat': encode_HeartbeatRequest,
+    'leave_group': encode_LeaveGroupRequest,
+    'offset_commit': encode_OffsetCommitRequest,
+    'offset_fetch': encode_OffsetFetchRequest,
+    'list_groups': encode_ListGroupsRequest,
+    'describe_groups': encode_DescribeGroupsRequest,
+    'delete_groups': encode_DeleteGroupsRequest,
+    'offset_delete': encode_OffsetDeleteRequest,
+    'write_txn_markers': encode_WriteTxnMarkersRequest,
+    'add_partitions_to_txn': encode_AddPartitionsToTxnRequest,
+    'add_offsets_to_txn': encode_AddOffsetsToTxnRequest,
+    'end_txn': encode_EndTxnRequest,
+    'describe_transactions': encode_DescribeTransactionsRequest,
+    'list_transactions': encode_ListTransactionsRequest,
+    'txn_offset_commit': encode_TxnOffsetCommitRequest,
+}
+DECODE_RESPONSE: dict[str, Callable[[dict], Any]] = {
+    'metadata': decode_MetadataResponse,
+    'produce': decode_ProduceResponse,
+    'init_producer_id': decode_InitProducerIdResponse,
+    'fetch': decode_FetchResponse,
+    'list_offsets': decode_ListOffsetsResponse,
+    'create_topics': decode_CreateTopicsResponse,
+    'leader_and_isr': decode_LeaderAndIsrResponse,
+    'update_metadata': decode_UpdateMetadataResponse,
+    'stop_replica': decode_StopReplicaResponse,
+    'offsets_for_leader_epoch': decode_OffsetsForLeaderEpochResponse,
+    'replica_state': decode_ReplicaStateResponse,
+    'api_versions': decode_ApiVersionsResponse,
+    'events': decode_EventsResponse,
+    'controlled_shutdown': decode_ControlledShutdownResponse,
+    'elect_leaders': decode_ElectLeadersResponse,
+    'delete_topics': decode_DeleteTopicsResponse,
+    'create_partitions': decode_CreatePartitionsResponse,
+    'delete_records': decode_DeleteRecordsResponse,
+    'create_acls': decode_CreateAclsResponse,
+    'describe_acls': decode_DescribeAclsResponse,
+    'delete_acls': decode_DeleteAclsResponse,
+    'describe_configs': decode_DescribeConfigsResponse,
+    'alter_configs': decode_AlterConfigsResponse,
+    'alter_partition_reassignments': decode_AlterPartitionReassignmentsResponse,
+    'list_partition_reassignments': decode_ListPartitionReassignmentsResponse,
+    'describe_log_dirs': decode_DescribeLogDirsResponse,
+    'find_coordinator': decode_FindCoordinatorResponse,
+    'join_group': decode_JoinGroupResponse,
+    'sync_group': decode_SyncGroupResponse,
+    'heartbeat': decode_HeartbeatResponse,
+    'leave_group': decode_LeaveGroupResponse,
+    'offset_commit': decode_OffsetCommitResponse,
+    'offset_fetch': decode_OffsetFetchResponse,
+    'list_groups': decode_ListGroupsResponse,
+    'describe_groups': decode_DescribeGroupsResponse,
+    'delete_groups': decode_DeleteGroupsResponse,
+    'offset_delete': decode_OffsetDeleteResponse,
+    'write_txn_markers': decode_WriteTxnMarkersResponse,
+    'add_partitions_to_txn': decode_AddPartitionsToTxnResponse,
+    'add_offsets_to_txn': decode_AddOffsetsToTxnResponse,
+    'end_txn': decode_EndTxnResponse,
+    'describe_transactions': decode_DescribeTransactionsResponse,
+    'list_transactions': decode_ListTransactionsResponse,
+    'txn_offset_commit': decode_TxnOffsetCommitResponse,
 }
