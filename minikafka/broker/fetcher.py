@@ -19,9 +19,13 @@ import logging
 from typing import TYPE_CHECKING, Callable
 
 from ..config import BrokerConfig
-from ..errors import FetchSessionIdNotFoundError, InvalidFetchSessionEpochError, KafkaError
+from ..errors import (FencedLeaderEpochError, FetchSessionIdNotFoundError, InvalidFetchSessionEpochError, KafkaError,
+                      OffsetOutOfRangeError, UnknownLeaderEpochError)
 from ..metric_names import FENCED_FETCHES
-from ..replication.fetch_session import FINAL_EPOCH, FetchSessionHandler, PartitionFetch
+from ..protocol.rpc.types import (FetchForgottenPartition, FetchPartition, FetchRequest, OffsetForLeaderPartition,
+                                  OffsetsForLeaderEpochRequest, Request)
+from ..replication.fetch_session import FetchSessionHandler, PartitionFetch
+from ..rpc import R, request
 from ..replication.partition import PartitionReplica, Role, TruncationMode
 from .metrics import Metrics
 from .services import PeerCall, Spawn
@@ -118,26 +122,27 @@ class Fetcher:
         if ready:
             await self._fetch(ready)
 
-    async def _call(self, api: str, body: dict, timeout_s: float) -> dict:
+    async def _call(self, req: Request[R], timeout_s: float) -> R:
         host, port = self.endpoint
-        return await self.manager.call(host, port, api, body, timeout_s)
+        return await request(self.manager.call, host, port, req, timeout_s)
 
     async def _truncate(self, replicas: list[PartitionReplica]) -> None:
         rm = self.manager.replica_manager
         asked = {(p.topic, p.partition): (p, p.leader_epoch, p.truncation_epoch()) for p in replicas}
-        body = {"replica_id": self.manager.config.broker_id, "partitions": [
-            {"topic": p.topic, "partition": p.partition, "current_leader_epoch": cur, "leader_epoch": epoch}
-            for p, cur, epoch in asked.values()]}
-        resp = await self._call("offsets_for_leader_epoch", body, self.manager.config.get("request.timeout.ms") / 1000.0)
-        for r in resp["partitions"]:
-            tp = (r["topic"], r["partition"])
+        req = OffsetsForLeaderEpochRequest(replica_id=self.manager.config.broker_id, partitions=[
+            OffsetForLeaderPartition(topic=p.topic, partition=p.partition, current_leader_epoch=cur, leader_epoch=epoch)
+            for p, cur, epoch in asked.values()])
+        resp = await self._call(req, self.manager.config.get("request.timeout.ms") / 1000.0)
+        for r in resp.partitions:
+            tp = (r.topic, r.partition)
             p, cur, _ = asked[tp]
             if p.leader_epoch != cur or p.role is not Role.FOLLOWER:
                 continue  # state changed while the request was out
-            if r["error_code"]:
-                log.info("%s-%d: OffsetsForLeaderEpoch from broker %d: %s %s", tp[0], tp[1], self.leader_id, r["error"], r["message"])
+            if r.error is not None:
+                log.info("%s-%d: OffsetsForLeaderEpoch from broker %d: %s %s", tp[0], tp[1], self.leader_id,
+                         r.error.code.name, r.error.message)
                 continue
-            done, eff = p.on_leader_epoch_end_offset(r["leader_epoch"], r["end_offset"])
+            done, eff = p.on_leader_epoch_end_offset(r.leader_epoch, r.end_offset)
             rm.apply(p, eff)
 
     async def _fetch(self, replicas: list[PartitionReplica]) -> None:
@@ -155,22 +160,17 @@ class Fetcher:
             self.session.reset()
             self._session_endpoint = self.endpoint
         data = self.session.build(wanted)
-        body = {
-            "replica_id": cfg.broker_id, "broker_epoch": self.manager.broker_epoch(),
-            "max_wait_ms": wait_ms, "min_bytes": cfg.get("replica.fetch.min.bytes"),
-            "max_bytes": 10 * max_bytes,
-            "partitions": [{"topic": tp[0], "partition": tp[1], "fetch_offset": f.fetch_offset,
-                            "current_leader_epoch": f.current_leader_epoch, "partition_max_bytes": f.max_bytes,
-                            "log_start_offset": f.log_start_offset, "high_watermark": f.high_watermark}
-                           for tp, f in data.to_send.items()],
-        }
-        if data.session_id or data.epoch != FINAL_EPOCH:
-            body["session_id"] = data.session_id
-            body["session_epoch"] = data.epoch
-        if data.forgotten:
-            body["forgotten"] = [{"topic": tp[0], "partition": tp[1]} for tp in data.forgotten]
+        req = FetchRequest(
+            replica_id=cfg.broker_id, broker_epoch=self.manager.broker_epoch(),
+            max_wait_ms=wait_ms, min_bytes=cfg.get("replica.fetch.min.bytes"), max_bytes=10 * max_bytes,
+            partitions=[FetchPartition(topic=tp[0], partition=tp[1], fetch_offset=f.fetch_offset,
+                                       current_leader_epoch=f.current_leader_epoch, partition_max_bytes=f.max_bytes,
+                                       log_start_offset=f.log_start_offset, high_watermark=f.high_watermark)
+                        for tp, f in data.to_send.items()],
+            session_id=data.session_id, session_epoch=data.epoch,  # 0 and FINAL_EPOCH: no session
+            forgotten=[FetchForgottenPartition(topic=tp[0], partition=tp[1]) for tp in data.forgotten])
         # the answer leaves out the partitions with nothing new for us (see the fetch schema)
-        self._parked = asyncio.ensure_future(self._call("fetch", body, wait_ms / 1000.0 + cfg.get("request.timeout.ms") / 1000.0))
+        self._parked = asyncio.ensure_future(self._call(req, wait_ms / 1000.0 + cfg.get("request.timeout.ms") / 1000.0))
         try:
             resp = await self._parked
         except asyncio.CancelledError:
@@ -189,28 +189,29 @@ class Fetcher:
             raise
         finally:
             self._parked = None
-        self.session.handle_response(resp.get("session_id", 0))
+        self.session.handle_response(resp.session_id)
         errors = 0
-        for r in resp["partitions"]:
-            tp = (r["topic"], r["partition"])
+        for r in resp.partitions:
+            tp = (r.topic, r.partition)
             p, epoch, leo = sent[tp]
             if p.role is not Role.FOLLOWER or p.leader_epoch != epoch or p.log_end_offset != leo:
                 continue  # a LeaderAndIsr or truncation happened meanwhile
-            code = r["error_code"]
-            if code == 0:
-                rm.apply(p, p.append_as_follower(r["records"], r["high_watermark"], r["log_start_offset"]))
-            elif r["error"] == "OFFSET_OUT_OF_RANGE" and r["log_end_offset"] >= 0:
-                rm.apply(p, p.handle_out_of_range(r["log_end_offset"], r["log_start_offset"]))
+            err = r.error
+            if err is None:
+                rm.apply(p, p.append_as_follower(r.records, r.high_watermark, r.log_start_offset))
+            elif isinstance(err, OffsetOutOfRangeError) and r.log_end_offset >= 0:
+                rm.apply(p, p.handle_out_of_range(r.log_end_offset, r.log_start_offset))
             else:
                 errors += 1
-                if r["error"] in ("FENCED_LEADER_EPOCH", "UNKNOWN_LEADER_EPOCH"):
+                if isinstance(err, (FencedLeaderEpochError, UnknownLeaderEpochError)):
                     # Kafka logs these at INFO: the follower waits for the controller's
                     # LeaderAndIsr with the new epoch before fetching again
                     self.manager.metrics.count(FENCED_FETCHES)
                     log.info("%s-%d: fetch from broker %d at leader epoch %d refused: %s (%s); waiting for the new "
-                             "LeaderAndIsr", tp[0], tp[1], self.leader_id, epoch, r["error"], r["message"])
+                             "LeaderAndIsr", tp[0], tp[1], self.leader_id, epoch, err.code.name, err.message)
                 else:
-                    log.debug("%s-%d: fetch from broker %d: %s %s", tp[0], tp[1], self.leader_id, r["error"], r["message"])
+                    log.debug("%s-%d: fetch from broker %d: %s %s", tp[0], tp[1], self.leader_id, err.code.name,
+                              err.message)
         if errors and errors == len(sent):
             await asyncio.sleep(cfg.get("replica.fetch.backoff.ms") / 1000.0)
 
