@@ -250,8 +250,9 @@ BROKER_CONFIGS: tuple[ConfigDef, ...] = (
               "(every fetch names every partition).", 0),
     ConfigDef("replica.high.watermark.checkpoint.interval.ms", int, 5000, "How often replication-offset-checkpoint is written.", 1),
     ConfigDef("log.flush.start.offset.checkpoint.interval.ms", int, 60000,
-              "How often log-start-offset-checkpoint is written (when a log start moved). A broker that crashes comes "
-              "back with the log starts last written: a DeleteRecords inside a segment newer than that is undone.", 1),
+              "How often log-start-offset-checkpoint is written (when a log start moved; also at a clean stop). A "
+              "broker that crashes comes back with the log starts last written: a DeleteRecords inside a segment "
+              "newer than that is undone, as in Kafka.", 1),
     ConfigDef("min.insync.replicas", int, 1, "Default for topics: smallest ISR with which acks=all produces are accepted.", 1),
     ConfigDef("unclean.leader.election.enable", _bool, False, "Default for topics: elect a live out-of-sync replica when no ISR replica is alive (may lose data).", None),
     ConfigDef("default.replication.factor", int, 1, "Replication factor for topics created without one.", 1),
