@@ -35,6 +35,7 @@ from typing import Any, Callable
 
 from ..cluster import free_ports, launcher
 from ..cluster.launcher import _spawn, log_tail
+from ..cluster.state import process_state
 from ..cluster.state_files import load_state, save_state
 from ..errors import ClientError
 from ..zk.launcher import find_java
@@ -237,7 +238,9 @@ def wait_registered(state: SparkClusterState, deadline: float, workers: int | No
     while True:
         for name, pid, log in [("master", state.master_pid, state.master_log),
                                *((f"worker {w.id}", w.pid, w.log) for w in state.workers.values())]:
-            if proc_state(pid) == "dead":
+            # the process itself, not its command line: a daemon just started is ours, and while
+            # spark-class runs Spark's launcher and execs the JVM its command line is in flux
+            if process_state(pid) == "dead":
                 raise ClientError(f"the Spark {name} exited at start-up; last lines of {log}: {log_tail(log)}")
         answer = master_json(state)
         alive = registered(state, answer) if answer else []
