@@ -10,6 +10,7 @@ import importlib.util
 import time
 
 from .. import errors
+from ..polling import poll
 
 NEEDS_CONFLUENT = "needs confluent-kafka (pip install confluent-kafka)"
 
@@ -38,16 +39,10 @@ def wait_for(done, what: str, timeout_s: float, poll_s: float = 0.1) -> float:
     A metadata request that fails while a broker is down counts as not yet."""
     from confluent_kafka import KafkaException
 
-    start = time.monotonic()
-    while True:
-        try:
-            if done():
-                return time.monotonic() - start
-        except KafkaException:
-            pass
-        if time.monotonic() - start > timeout_s:
-            raise errors.ClientError(f"{what} not within {timeout_s:.0f} s")
-        time.sleep(poll_s)
+    got = poll(done, timeout_s, poll_s, not_yet=(KafkaException,))
+    if not got:
+        raise errors.ClientError(f"{what} not within {timeout_s:.0f} s")
+    return got.seconds
 
 
 def create_topic(bootstrap: str, topic: str, partition_count: int, rf: int, min_isr: int | None = None) -> None:

@@ -40,6 +40,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from ..polling import poll
 from . import controller_epoch, znodes
 
 TOPIC = "failover"
@@ -121,11 +122,8 @@ REASSIGN_COMMAND = "org.apache.kafka.tools.reassign.ReassignPartitionsCommand"
 
 # ----- reading a cluster --------------------------------------------------------------------------
 def _wait(what: str, name: str, done: Callable[[], Any], timeout_s: float = 90) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not done():
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"{name}: {what} within {timeout_s:.0f} s")
-        time.sleep(0.1)
+    if not poll(done, timeout_s):
+        raise TimeoutError(f"{name}: {what} within {timeout_s:.0f} s")
 
 
 def _json(zk, path: str) -> Any:  # noqa: ANN001

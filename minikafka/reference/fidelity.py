@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+from ..polling import poll
 from . import failover, fuzz, fuzz_compare, fuzz_ops, refusals, znodes
 
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "fidelity.md"
@@ -117,11 +118,8 @@ def _zk(side: Side):  # noqa: ANN202 (a started KazooClient)
 
 
 def _wait(what: str, side: Side, done: Callable[[], bool], timeout_s: float = 60) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not done():
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"{side.name}: {what} within {timeout_s:.0f} s")
-        time.sleep(0.1)
+    if not poll(done, timeout_s):
+        raise TimeoutError(f"{side.name}: {what} within {timeout_s:.0f} s")
 
 
 def _partition_states(zk, topic: str) -> list[dict]:  # noqa: ANN001

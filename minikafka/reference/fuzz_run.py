@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from ..errors import ClientError, error_name
+from ..polling import poll
 from ..protocol.kafka import apis, frames
 from ..protocol.records import batch as batches
 from . import fuzz_ops, znodes
@@ -325,16 +326,7 @@ class Runner:
         return name[len(self.prefix):] if name.startswith(self.prefix) else name
 
     def _wait(self, done, timeout_s: float = SETTLE_S) -> bool:
-        deadline = time.monotonic() + timeout_s
-        while True:
-            try:
-                if done():
-                    return True
-            except (OSError, KeyError):
-                pass
-            if time.monotonic() > deadline:
-                return False
-            time.sleep(0.05)
+        return bool(poll(done, timeout_s, 0.05, not_yet=(OSError, KeyError)))
 
     def _ready(self, topic: str, partitions: int | None = None) -> bool:
         """Every broker knows the topic with ``partitions`` partitions, each with a leader and its

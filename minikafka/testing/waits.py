@@ -13,9 +13,9 @@ offsets are asked of the brokers with an admin client.
 """
 from __future__ import annotations
 
-import time
 from typing import Any, Callable, Iterable, TypeVar
 
+from ..polling import poll
 from ..zk import layout
 from .roles import partition_state, replicas
 
@@ -30,18 +30,10 @@ def wait_until(condition: Callable[[], T], timeout_s: float = 30.0, what: str = 
                interval_s: float = 0.05) -> T:
     """Poll ``condition`` until it returns something truthy and return that; an exception
     it raises counts as not yet (and is quoted if time runs out)."""
-    deadline = time.monotonic() + timeout_s
-    last: Any = None
-    while True:
-        try:
-            last = condition()
-            if last:
-                return last
-        except Exception as exc:  # a broker or ZooKeeper not answering for a moment
-            last = f"{type(exc).__name__}: {exc}"
-        if time.monotonic() >= deadline:
-            raise WaitTimeout(f"timed out after {timeout_s:g} s waiting for {what} (last seen: {last!r})")
-        time.sleep(interval_s)
+    got = poll(condition, timeout_s, interval_s, not_yet=(Exception,))  # a broker or ZooKeeper not answering
+    if got.value is None:
+        raise WaitTimeout(f"timed out after {timeout_s:g} s waiting for {what} (last seen: {got.last!r})")
+    return got.value
 
 
 class Waits:
