@@ -24,6 +24,9 @@ from typing import Any, Callable, Iterable
 
 from .. import errors
 from ..protocol.rpc.messages import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
+from ..protocol.rpc.types import (FetchPartition, FetchRequest, FetchResponse, ListOffsetsPartition, ListOffsetsRequest,
+                                  ListOffsetsResponse, OffsetForLeaderPartition, OffsetsForLeaderEpochRequest)
+from ..rpc import request
 from ..protocol.records.batch import split_batches
 from .aborted import AbortedFilter
 from .batches import ConsumerBatch
@@ -559,28 +562,18 @@ class AIOConsumer:
                     st.checked_epoch = max(st.checked_epoch, info.leader_epoch)
                 sent[tp] = st.position
                 st.in_flight = True
-                parts.append({
-                    "topic": topic,
-                    "partition": partition,
-                    "fetch_offset": st.position,
-                    "current_leader_epoch": info.leader_epoch if info else -1,
-                    "partition_max_bytes": self.max_partition_fetch_bytes,
-                })
+                parts.append(FetchPartition(topic=topic, partition=partition, fetch_offset=st.position,
+                                            current_leader_epoch=info.leader_epoch if info else -1,
+                                            partition_max_bytes=self.max_partition_fetch_bytes))
             host, port = self._meta.brokers[leader]
-            body = {
-                "replica_id": -1,
-                "max_wait_ms": self.fetch_max_wait_ms,
-                "min_bytes": self.fetch_min_bytes,
-                "max_bytes": self.fetch_max_bytes,
-                "isolation_level": self._isolation,
-                "partitions": parts,
-            }
-            self._fetches[leader] = loop.create_task(self._fetch(host, port, body, sent))
+            req = FetchRequest(max_wait_ms=self.fetch_max_wait_ms, min_bytes=self.fetch_min_bytes,
+                               max_bytes=self.fetch_max_bytes, isolation_level=self._isolation, partitions=parts)
+            self._fetches[leader] = loop.create_task(self._fetch(host, port, req, sent))
 
-    async def _fetch(self, host: str, port: int, body: dict, sent: dict) -> tuple[dict, Any]:
+    async def _fetch(self, host: str, port: int, req: FetchRequest, sent: dict) -> tuple[dict, Any]:
         timeout_s = (self.request_timeout_ms + self.fetch_max_wait_ms) / 1000
         try:
-            return sent, await self._conn.call(host, port, "fetch", body, timeout_s)
+            return sent, await request(self._conn.call, host, port, req, timeout_s)
         except errors.KafkaError as exc:
             return sent, exc
 
@@ -605,29 +598,28 @@ class AIOConsumer:
                 continue
             self._handle_fetch(sent, answer)
 
-    def _handle_fetch(self, sent: dict, answer: dict) -> None:
+    def _handle_fetch(self, sent: dict, answer: FetchResponse) -> None:
         now = time.monotonic()
-        for p in answer.get("partitions") or ():
-            tp = TopicPartition(p["topic"], p["partition"])
+        for p in answer.partitions:
+            tp = TopicPartition(p.topic, p.partition)
             st = self._state.get(tp)
             if st is None or tp not in sent or st.position is None or st.position != sent[tp]:
                 continue  # unassigned or sought since the request was sent
-            code = p.get("error_code", 0)
-            if code == 0:
-                st.high_watermark = p.get("high_watermark", st.high_watermark)
-                st.log_end_offset = p.get("log_end_offset", st.log_end_offset)
-                data = p.get("records") or b""
+            exc = p.error
+            if exc is None:
+                st.high_watermark = p.high_watermark
+                st.log_end_offset = p.log_end_offset
+                data = p.records
                 if data:
                     position = st.position
                     append = st.buffer.append
                     topic, partition = tp.topic, tp.partition
-                    aborted = AbortedFilter(p.get("aborted_transactions"))
+                    aborted = AbortedFilter(p.aborted_transactions)
                     for h, raw in split_batches(data, validate=self.check_crcs):
                         skip = aborted.skips(h, raw)
                         if h.last_offset >= position:  # decoded when handed out
                             append(ConsumerBatch(topic, partition, h, raw, max(position, h.base_offset), skip))
                 continue
-            exc = errors.error_for(code, p.get("message") or "")
             if isinstance(exc, errors.OffsetOutOfRangeError):
                 if self.auto_offset_reset == "none":
                     raise errors.OffsetOutOfRangeError(f"{tp}: offset {st.position} is out of range ({exc.message})")
@@ -663,24 +655,25 @@ class AIOConsumer:
             parts = []
             for t, p in items:
                 tp = TopicPartition(t, p)
-                parts.append({"topic": t, "partition": p, "leader_epoch": due[tp].epoch,
-                              "current_leader_epoch": self._meta.partition(t, p).leader_epoch})
+                info = self._meta.partition(t, p)
+                parts.append(OffsetForLeaderPartition(topic=t, partition=p, leader_epoch=due[tp].epoch,
+                                                      current_leader_epoch=info.leader_epoch if info else -1))
             try:
-                answer = await self._conn.call(host, port, "offsets_for_leader_epoch",
-                                               {"replica_id": -1, "partitions": parts}, self.request_timeout_ms / 1000)
+                answer = await request(self._conn.call, host, port, OffsetsForLeaderEpochRequest(partitions=parts),
+                                       self.request_timeout_ms / 1000)
             except errors.KafkaError:
                 self._need_meta = True
                 continue
-            for r in answer.get("partitions") or ():
-                tp = TopicPartition(r["topic"], r["partition"])
+            for r in answer.partitions:
+                tp = TopicPartition(r.topic, r.partition)
                 st = due.get(tp)
-                if st is None or r.get("error_code", 0):
+                if st is None or r.error is not None:
                     self._need_meta = True
                     continue
                 info = self._meta.partition(tp.topic, tp.partition)
-                if st.position is not None and 0 <= r["end_offset"] < st.position:
-                    truncated[tp] = r["end_offset"]
-                elif st.position is not None and r["end_offset"] < 0:
+                if st.position is not None and 0 <= r.end_offset < st.position:
+                    truncated[tp] = r.end_offset
+                elif st.position is not None and r.end_offset < 0:
                     truncated[tp] = -1  # the leader knows no epoch that old: reset by policy
                 if info is not None:
                     st.checked_epoch = info.leader_epoch
@@ -773,13 +766,13 @@ class AIOConsumer:
                     raise errors.UnknownTopicOrPartitionError(f"topic {t!r} does not exist")
                 raise errors.LeaderNotAvailableError(f"{t}-{p} has no leader")
 
-        async def ask(leader: int, items: list[tuple[str, int]]) -> dict:
+        async def ask(leader: int, items: list[tuple[str, int]]) -> ListOffsetsResponse:
             host, port = self._meta.brokers[leader]
-            body = {"replica_id": -1, "isolation_level": self._isolation, "partitions": [
-                {"topic": t, "partition": p, "timestamp": timestamp,
-                 "current_leader_epoch": (self._meta.partition(t, p).leader_epoch if self._meta.partition(t, p) else -1)}
-                for t, p in items]}
-            return await self._conn.call(host, port, "list_offsets", body, self.request_timeout_ms / 1000)
+            req = ListOffsetsRequest(isolation_level=self._isolation, partitions=[
+                ListOffsetsPartition(topic=t, partition=p, timestamp=timestamp, current_leader_epoch=(
+                    info.leader_epoch if (info := self._meta.partition(t, p)) else -1))
+                for t, p in items])
+            return await request(self._conn.call, host, port, req, self.request_timeout_ms / 1000)
 
         leaders = list(groups)
         answers = await asyncio.gather(*(ask(leader, groups[leader]) for leader in leaders), return_exceptions=True)
@@ -792,19 +785,18 @@ class AIOConsumer:
                 self._need_meta = True
                 first_error = first_error or answer
                 continue
-            for p in answer.get("partitions") or ():
-                code = p.get("error_code", 0)
-                if code:
-                    exc = errors.error_for(code, p.get("message") or "")
+            for p in answer.partitions:
+                exc = p.error
+                if exc is not None:
                     if needs_refresh(exc):
                         self._need_meta = True
                     if not exc.retriable and partial:
                         raise exc
                     first_error = first_error or exc
                     continue
-                out[TopicPartition(p["topic"], p["partition"])] = p["offset"]
+                out[TopicPartition(p.topic, p.partition)] = p.offset
                 if timestamps_out is not None:
-                    timestamps_out[TopicPartition(p["topic"], p["partition"])] = p.get("timestamp", -1)
+                    timestamps_out[TopicPartition(p.topic, p.partition)] = p.timestamp
         if not partial and len(out) < len(tps):
             raise first_error or errors.UnknownServerError("list_offsets answers are missing partitions")
         return out

@@ -133,7 +133,8 @@ class FakeBroker:
         tp = (p["topic"], p["partition"])
         entry = {"topic": tp[0], "partition": tp[1], "error_code": 0, "error": "NONE", "message": "",
                  "high_watermark": self.leo.get(tp, 0), "log_start_offset": 0,
-                 "log_end_offset": self.leo.get(tp, 0), "leader_epoch": 0, "records": b""}
+                 "log_end_offset": self.leo.get(tp, 0), "leader_epoch": 0, "records": b"",
+                 "last_stable_offset": self.leo.get(tp, 0), "aborted_transactions": None}
         if tp not in self.logs:
             entry.update(error_code=3, error="UNKNOWN_TOPIC_OR_PARTITION")
         elif p["fetch_offset"] > self.leo[tp]:
@@ -159,11 +160,11 @@ class FakeBroker:
             except asyncio.TimeoutError:
                 pass
             parts = [self._read(p) for p in body["partitions"]]
-        return {"partitions": parts}
+        return {"session_id": 0, "partitions": parts}
 
     async def api_list_offsets(self, body: dict) -> dict:
         return {"partitions": [{"topic": p["topic"], "partition": p["partition"], "error_code": 0, "error": "NONE",
-                                "message": "", "leader_epoch": 0,
+                                "message": "", "leader_epoch": 0, "timestamp": -1,
                                 "offset": 0 if p["timestamp"] == -2 else self.leo[(p["topic"], p["partition"])]}
                                for p in body["partitions"]]}
 

@@ -9,6 +9,7 @@ import pytest
 from minikafka import errors
 from minikafka.client.consumer import AIOConsumer
 from minikafka.protocol.records.batch import encode_batch, iter_records, split_batches, stamp
+from minikafka.protocol.rpc.types import FetchResponse, decode_FetchResponse
 
 
 # ---------------------------------------------------------------- record decoding
@@ -29,9 +30,12 @@ def make_consumer() -> AIOConsumer:
     return AIOConsumer("127.0.0.1:1", auto_offset_reset="earliest")
 
 
-def fetch_answer(topic: str, partition: int, data: bytes, hw: int, code: int = 0) -> dict:
-    return {"partitions": [{"topic": topic, "partition": partition, "error_code": code, "message": "",
-                            "high_watermark": hw, "log_end_offset": hw, "records": data}]}
+def fetch_answer(topic: str, partition: int, data: bytes, hw: int, code: int = 0) -> FetchResponse:
+    """A broker's Fetch answer for one partition, as the consumer gets it (decoded from the wire map)."""
+    return decode_FetchResponse({"session_id": 0, "partitions": [{
+        "topic": topic, "partition": partition, "error_code": code, "error": errors.error_name(code), "message": "",
+        "high_watermark": hw, "log_end_offset": hw, "log_start_offset": 0, "leader_epoch": 0,
+        "last_stable_offset": hw, "aborted_transactions": None, "records": data}]})
 
 
 def test_consumer_skips_records_below_its_position_and_advances():
