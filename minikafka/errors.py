@@ -168,6 +168,11 @@ ProducerFencedError = _register(90, "PRODUCER_FENCED", False, "A newer producer 
 TransactionalIdNotFoundError = _register(105, "TRANSACTIONAL_ID_NOT_FOUND", False, "The transactional id does not exist.")
 UnstableOffsetCommitError = _register(88, "UNSTABLE_OFFSET_COMMIT", True, "There are unstable offsets that need to be cleared: a transaction holds offsets of the partition (OffsetFetch with require_stable).")
 
+# The refusals of Kafka's RecordValidationException (a batch whose records fail the broker's
+# checks): Kafka's produce answer carries an error message and the partition's log start
+# only for these, -1 and no message for any other refusal.
+RECORD_VALIDATION_ERRORS = (InvalidRecordError, InvalidTimestampError)
+
 
 def error_for(code: int, message: str = "") -> KafkaError:
     """The exception instance for a wire error code (UNKNOWN_SERVER_ERROR if unknown)."""

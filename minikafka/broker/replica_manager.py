@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 from .. import config as cfg
 from ..config import BrokerConfig, topic_setting
 from ..errors import (
+    RECORD_VALIDATION_ERRORS,
     FetchSessionIdNotFoundError,
     InconsistentTopicIdError,
     InvalidFetchSessionEpochError,
@@ -470,12 +471,13 @@ class ReplicaManager:
             topic, part = m.topic, m.partition
             entry = ProducePartitionResponse(topic=topic, partition=part, base_offset=-1, log_append_time=-1,
                                              log_start_offset=-1)
+            leader: PartitionReplica | None = None
             try:
                 if topic.startswith("__") and not internal:
                     raise InvalidTopicExceptionError(f"cannot append to internal topic {topic}")
                 if not internal:  # the coordinator writes __consumer_offsets for any caller
                     self.security.require("Write", "Topic", topic)
-                p = self.leader_of(topic, part)
+                p = leader = self.leader_of(topic, part)
                 min_isr = self.effective_min_isr(p)
                 log_append_time = None
                 if self.setting(topic, "message.timestamp.type") == "LogAppendTime":
@@ -494,6 +496,10 @@ class ReplicaManager:
                 # cycle) and their buffers, a refused batch's included, are freed now, not
                 # when the cyclic collector runs
                 entry.error = exc.with_traceback(None)
+                if leader is not None and isinstance(exc, RECORD_VALIDATION_ERRORS):
+                    # as Kafka's RecordValidationException: the partition's log start still
+                    # answered (any other refusal answers -1)
+                    entry.log_start_offset = leader.log.log_start_offset
             results.append(entry)
         if waits:
             parking()  # appended: only the wait for the commit is left

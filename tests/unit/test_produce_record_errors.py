@@ -122,6 +122,8 @@ def test_the_replica_manager_bounds_create_time_by_the_topics_settings(tmp_path)
         topic="t", partition=0, records=encode_batch([(None, b"a", None, NOW), (None, b"b", None, NOW + 10)]))])
     [entry] = asyncio.run(rm.produce(request))
     assert isinstance(entry.error, InvalidTimestampError) and [i for i, _ in entry.error.record_errors] == [1]
+    # a record validation refusal answers the partition's log start, as Kafka's (other refusals: -1)
+    assert entry.log_start_offset == leader.log.log_start_offset == 0
 
 
 class _Data:
@@ -165,3 +167,14 @@ def test_a_produce_answer_without_record_errors_has_an_empty_list_and_v7_has_no_
     v7 = _answer(refused_records(InvalidRecordError, [(0, WHY)]), 7)  # read back with the fields' defaults
     assert v7["error_code"] == InvalidRecordError.code.code
     assert v7["record_errors"] == [] and v7["error_message"] is None
+
+
+def test_only_a_record_validation_refusal_carries_an_error_message_as_in_kafka():
+    # Kafka's LogAppendResult has a custom message only for a RecordValidationException
+    from minikafka.errors import InvalidTimestampError, MessageTooLargeError, NotLeaderOrFollowerError
+
+    assert _answer(InvalidTimestampError("too old"), 9)["error_message"] == "too old"
+    for other in (NotLeaderOrFollowerError("moved"), MessageTooLargeError("too big")):
+        got = _answer(other, 9)
+        assert got["error_code"] == other.code.code and got["error_message"] is None
+

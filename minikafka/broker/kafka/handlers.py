@@ -16,6 +16,7 @@ import logging
 from typing import Any, Awaitable, Callable, Iterable, Protocol, TypeVar
 
 from ...errors import (
+    RECORD_VALIDATION_ERRORS,
     ClusterAuthorizationFailedError,
     FetchSessionIdNotFoundError,
     IllegalSaslStateError,
@@ -299,14 +300,16 @@ class KafkaHandlers:
         results: list[dict] = []
         if acks not in (-1, 0, 1):
             exc: KafkaError = InvalidRequiredAcksError(f"acks must be -1, 0 or 1, not {acks}")
-            results = [{"topic": t, "index": p, "error_code": exc.code.code, "error_message": exc.message,
+            results = [{"topic": t, "index": p, "error_code": exc.code.code, "error_message": None,
                         "base_offset": -1, "log_start_offset": -1} for t, p, _ in flat]
         else:
             ok = [ProducePartition(topic=t, partition=p, records=r) for t, p, r in flat if r is not None]
             answer = await self.layer.data.produce(ProduceRequest(acks=acks, timeout_ms=max(0, req["timeout_ms"]),
                                                                   partitions=ok), conn.context())
+            # as Kafka: an error message only with a record validation refusal (and its log start)
             results = [{"topic": e.topic, "index": e.partition, "error_code": _code(e.error),
-                        "error_message": e.error.message if e.error else None, "base_offset": e.base_offset,
+                        "error_message": e.error.message if isinstance(e.error, RECORD_VALIDATION_ERRORS) else None,
+                        "base_offset": e.base_offset,
                         "log_start_offset": e.log_start_offset, "log_append_time_ms": e.log_append_time,
                         "record_errors": _record_errors(e.error)}
                        for e in answer.partitions]
