@@ -560,15 +560,18 @@ class GroupCoordinator:
 
     async def _expire_offsets(self, now: int) -> None:
         """offsets.retention.minutes: a group empty that long loses its offsets (tombstones),
-        except those of partitions an open transaction holds offsets of; the group goes
-        when nothing is left (:meth:`Group.expired_offsets`)."""
+        except those of partitions an open transaction holds offsets of; an empty group
+        goes when nothing is left, or had nothing (:meth:`Group.expired_offsets`)."""
         keep_ms = self.config.get("offsets.retention.minutes") * 60_000
         for shard in list(self.shards.values()):
             if not shard.loaded:
                 continue
             for g in list(shard.groups.values()):
+                had_offsets = bool(g.offsets)
                 expired, whole = g.expired_offsets(now, keep_ms)
                 why = f"empty for more than offsets.retention.minutes={self.config.get('offsets.retention.minutes')}"
+                if whole and not had_offsets:
+                    why = "empty without offsets"  # Kafka's cleanupGroupMetadata: Dead at the next pass
                 if whole:
                     await self._delete(g, why)
                 elif expired:  # the others are held by open transactions (or not old enough)

@@ -618,11 +618,14 @@ class Group:
 
     def expired_offsets(self, now: int, retention_ms: int) -> tuple[list[tuple[str, int]], bool]:
         """offsets.retention.minutes: the committed offsets to tombstone now, and whether
-        the group itself goes (all its offsets expire and no transaction holds offsets of
-        it).  Only an Empty group's offsets expire; a consumer group's count from when it
-        went empty, a group without a protocol (offsets committed from outside the group
-        protocol) from each offset's commit.  An offset with a pending transactional one
-        for the same partition does not expire yet (as in Kafka)."""
+        the group itself goes: an Empty group left without offsets (all of them expire now,
+        or it has none at all: its members left without committing) and with none an open
+        transaction holds, as Kafka's cleanupGroupMetadata turns such a group Dead at each
+        offsets.retention.check.interval.ms.  Only an Empty group's offsets expire; a
+        consumer group's count from when it went empty, a group without a protocol
+        (offsets committed from outside the group protocol) from each offset's commit.  An
+        offset with a pending transactional one for the same partition does not expire yet
+        (as in Kafka)."""
         if self.state is not GroupState.EMPTY:
             return [], False
         expired = []
@@ -630,7 +633,7 @@ class Group:
             base = self.state_since if self.protocol_type else max(v.commit_timestamp, self.state_since)
             if now - base >= retention_ms and not self.has_pending(tp):
                 expired.append(tp)
-        whole = bool(self.offsets) and len(expired) == len(self.offsets) and not self.pending_txn
+        whole = len(expired) == len(self.offsets) and not self.pending_txn
         return expired, whole
 
     def check_commit(self, member_id: str, instance_id: str | None, generation: int, now: int) -> None:

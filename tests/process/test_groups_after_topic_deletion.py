@@ -90,3 +90,40 @@ def test_a_deleted_topic_takes_the_groups_offsets_and_empty_groups_along_even_af
     assert committed(mixed) == [(kept, 0, 1)]
     assert admin.describe_consumer_groups([readers])[readers].result(30).state.name == "DEAD"
     assert readers not in {g.group_id for g in admin.list_consumer_groups().result(30).valid}
+
+
+def test_an_empty_group_without_offsets_is_gone_at_the_next_cleanup(make_cluster):
+    # Kafka's cleanupGroupMetadata, every offsets.retention.check.interval.ms: a group whose
+    # members left without committing is Dead; one with committed offsets stays Empty
+    from confluent_kafka import Consumer, Producer
+    from confluent_kafka.admin import AdminClient
+
+    cluster = make_cluster(brokers=1, broker_configs={"offsets.retention.check.interval.ms": "1000"})
+    suffix = uuid.uuid4().hex[:8]
+    topic = f"t-{suffix}"
+    with Admin(cluster.bootstrap) as admin:
+        admin.create_topic(topic, partitions=1, replication_factor=1)
+    producer = Producer({"bootstrap.servers": cluster.kafka_bootstrap})
+    producer.produce(topic, b"v")
+    assert producer.flush(30) == 0
+
+    def join_and_leave(group: str, commit: bool) -> None:
+        c = Consumer({"bootstrap.servers": cluster.kafka_bootstrap, "group.id": group,
+                      "auto.offset.reset": "earliest", "enable.auto.commit": False})
+        c.subscribe([topic])
+        wait_for(lambda: (m := c.poll(1.0)) is not None and m.error() is None, 60, message=f"{group} reads")
+        if commit:
+            c.commit(asynchronous=False)
+        c.close()
+
+    idle, committed = f"idle-{suffix}", f"committed-{suffix}"
+    join_and_leave(idle, commit=False)
+    join_and_leave(committed, commit=True)
+    admin = AdminClient({"bootstrap.servers": cluster.kafka_bootstrap})
+
+    def listed() -> set[str]:
+        return {g.group_id for g in admin.list_consumer_groups().result(30).valid}
+    wait_for(lambda: idle not in listed(), 30, message="the group without offsets gone")
+    assert admin.describe_consumer_groups([idle])[idle].result(30).state.name == "DEAD"
+    assert committed in listed()
+    assert admin.describe_consumer_groups([committed])[committed].result(30).state.name == "EMPTY"

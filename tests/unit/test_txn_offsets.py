@@ -161,6 +161,13 @@ def test_a_member_groups_offsets_do_not_expire():
     assert g.expired_offsets(10**9, 1) == ([], False)
 
 
+def test_an_empty_group_without_offsets_goes_at_the_next_cleanup_as_in_kafka():
+    empty = Group("g", now=0)  # Empty, nothing committed (its members left without committing)
+    assert empty.expired_offsets(1, 10**9) == ([], True)
+    commit_txn(empty, 7, {TP0: v(2)}, 5)  # an open transaction holds offsets of it: it stays
+    assert empty.expired_offsets(1, 10**9) == ([], False)
+
+
 def test_offsets_of_a_group_without_protocol_expire_from_their_commit():
     g = Group("g", now=0)
     g.offsets_committed([(TP0, v(1, ts=0)), (TP1, v(1, ts=900))], 1)
