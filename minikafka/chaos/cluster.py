@@ -46,7 +46,7 @@ class ZkReader(_ZkReader):
     def _client(self):
         if self.client is None or not self.client.connected:
             self.close()
-            from ..zk.launcher import probe_client
+            from ..zk.probe import probe_client
             self.client = probe_client(self.connect, timeout_s=5.0)
         return self.client
 

@@ -28,7 +28,8 @@ from typing import Any, Callable
 from ..config import SENSITIVE_CONFIGS, BrokerConfig
 from ..errors import ClientError
 from ..zk import layout
-from ..zk.launcher import is_no_node, probe_client, server_mode, split_connect, wait_until_serving
+from ..zk.launcher import is_no_node, server_mode, split_connect, wait_until_serving
+from ..zk.probe import probe_client
 from . import free_ports
 from .state import (
     DEFAULT_DIR,
@@ -203,7 +204,7 @@ def api_versions(host: str, port: int, timeout_s: float = 2.0) -> dict | None:
 
 
 class _ZkReader:
-    """A short-lived kazoo client for a few reads; every failure reads as 'unknown'."""
+    """A short-lived ZooKeeper session (zk/probe.py) for a few reads; every failure reads as 'unknown'."""
 
     def __init__(self, connect: str, timeout_s: float = ZK_READ_TIMEOUT_S) -> None:
         self.client = None

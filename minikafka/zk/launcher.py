@@ -16,7 +16,6 @@ in the CLI to use an existing ZooKeeper instead.
 from __future__ import annotations
 
 import importlib.util
-import logging
 import os
 import shutil
 import signal
@@ -28,6 +27,8 @@ from pathlib import Path
 from typing import Callable
 
 from ..errors import ClientError
+from .errors import ZooKeeperError
+from .probe import probe_client
 
 MAIN_CLASS = "org.apache.zookeeper.server.ZooKeeperServerMain"
 QUORUM_MAIN_CLASS = "org.apache.zookeeper.server.quorum.QuorumPeerMain"
@@ -224,38 +225,13 @@ def split_connect(connect: str) -> tuple[str, str]:
     return hosts, (slash + chroot).rstrip("/") if slash else ""
 
 
-def _quiet_logger() -> logging.Logger:
-    """A logger for short-lived kazoo clients that drops their connection-retry chatter."""
-    log = logging.getLogger("minikafka.zk.probe")
-    log.setLevel(logging.CRITICAL)
-    log.propagate = False
-    return log
-
-
 def is_no_node(exc: BaseException) -> bool:
-    """Whether ``exc``, raised by a client of :func:`probe_client`, says that the znode does
-    not exist (so that its callers need not know kazoo's exceptions)."""
+    """Whether ``exc``, raised by a client of :func:`probe_client` (or by kazoo itself),
+    says that the znode does not exist."""
     from .errors import NoNodeError
-    from .session import translate
+    from .probe import translate
 
     return isinstance(translate(exc), NoNodeError)
-
-
-def probe_client(connect: str, timeout_s: float = 3.0):
-    """A started kazoo client for short reads (caller must ``stop()`` and ``close()`` it).
-
-    Raises kazoo's timeout error when ZooKeeper does not answer within ``timeout_s``.
-    """
-    from kazoo.client import KazooClient
-
-    client = KazooClient(
-        hosts=connect,
-        timeout=max(timeout_s, 1.0),
-        connection_retry={"max_tries": -1, "delay": 0.1, "backoff": 1.5, "max_delay": 0.5},
-        logger=_quiet_logger(),
-    )
-    client.start(timeout=timeout_s)
-    return client
 
 
 def four_letter_word(host: str, port: int, word: str, timeout_s: float = 1.0) -> str | None:
@@ -335,14 +311,13 @@ def wait_until_serving(connect: str, timeout_s: float = 30.0, alive: Callable[[]
             continue
         try:
             client = probe_client(hosts, timeout_s=min(2.0, max(remaining, 0.1)))
-        except Exception:  # kazoo's timeout error, refused connections
+        except ZooKeeperError:  # no answer in time, refused connections
             continue
         try:
             client.get_children("/")
             return
-        except Exception:
+        except ZooKeeperError:
             time.sleep(0.1)
         finally:
-            client.stop()
             client.close()
     raise TimeoutError(f"ZooKeeper at {hosts} did not start serving within {timeout_s:g} s")

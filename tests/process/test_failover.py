@@ -15,7 +15,7 @@ from minikafka import Admin, Consumer, Producer, TopicPartition, errors
 from minikafka.cluster import launcher
 from minikafka.cluster.state import load
 from minikafka.zk import layout
-from minikafka.zk.launcher import probe_client
+from minikafka.zk.probe import probe_client
 from process_helpers import run_cli, wait_for
 from replica_checks import post, replica_states, wait_identical
 
