@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import threading
 import time
@@ -82,16 +81,8 @@ class Control:
              "STOP": lambda: launcher.kill(self.dir, broker_id, "STOP"),
              "CONT": lambda: launcher.resume(self.dir, broker_id)}[sig]()
             return
-        if sig == "KILL":
-            reference.kill(self.dir, broker_id)
-            return
-        pid = reference.ReferenceState.load(self.dir).brokers[broker_id].pid
-        if pid is None:
+        if reference.signal_broker(self.dir, broker_id, sig) == "not running" and sig != "KILL":
             raise RuntimeError(f"Kafka broker {broker_id} is not running")
-        if sig == "TERM":
-            launcher.stop_pid(pid, reference.BROKER_STOP_GRACE_S)
-        else:
-            os.kill(pid, {"STOP": signal.SIGSTOP, "CONT": signal.SIGCONT}[sig])
 
     def start(self, broker_id: int) -> None:
         """Start a killed or stopped broker again (returns once it is spawned)."""
