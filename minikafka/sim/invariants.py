@@ -169,7 +169,9 @@ class Checker:
             lb, leader = leaders[0]
             log = _values(leader.log)
             logs[tp] = log
-            for b, r in replicas.items():
+            # the partition's assigned replicas (a cluster may have more brokers than replicas)
+            assigned = {b: replicas.get(b) for b in leader.replicas if world.alive(b)}
+            for b, r in assigned.items():
                 if r is None:
                     self.violate(f"{tp[0]}-{tp[1]}: b{b} holds no replica after healing")
                 elif b != lb and _values(r.log) != log:
@@ -177,7 +179,7 @@ class Checker:
                                  f"b{lb}'s (LEO {leader.log_end_offset}) after healing")
             if leader.high_watermark != leader.log_end_offset:
                 self.violate(f"{tp[0]}-{tp[1]}: HW {leader.high_watermark} below LEO {leader.log_end_offset} after healing")
-            if len(leader.isr) != len(replicas):
+            if len(leader.isr) != len(assigned):
                 self.violate(f"{tp[0]}-{tp[1]}: ISR {list(leader.isr)} not full after healing")
         return logs
 
