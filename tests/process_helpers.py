@@ -69,20 +69,24 @@ def run_cli(*args: str, timeout_s: float = 120, env: dict | None = None) -> subp
 
 
 def kill_recorded_pids(dir: str | os.PathLike) -> None:
-    """SIGKILL every pid recorded in ``dir``/cluster.json that is still alive (last-resort cleanup)."""
+    """SIGKILL every pid recorded in ``dir``/cluster.json that still runs a process of that
+    cluster (last-resort cleanup).  A recorded pid that another process took over since
+    (pids wrap around on a busy machine) is left alone: its command line does not name
+    ``dir``."""
     if not exists(dir):
         return
     try:
         state = load(dir)
     except Exception:
         return
-    for pid in state.pids():
-        if pid_alive(pid):
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-    for pid in state.pids():
+    ours = launcher.folder_markers(dir)
+    mine = [pid for pid in state.pids() if launcher.proc_state(pid, ours) != "dead"]
+    for pid in mine:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    for pid in mine:
         deadline = time.monotonic() + 5
         while pid_alive(pid) and time.monotonic() < deadline:
             time.sleep(0.05)

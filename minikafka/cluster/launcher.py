@@ -69,6 +69,15 @@ def _is_ours(pid: int | None, markers: tuple[bytes, ...] = OURS) -> bool:
     return any(m in cmdline for m in markers)
 
 
+def folder_markers(dir: str | os.PathLike) -> tuple[bytes, ...]:
+    """Markers that only the processes of the cluster in ``dir`` hold in their command
+    lines: the folder's path (every broker's data dir and every ZooKeeper server's
+    configuration are in it), as given and resolved.  Stronger than :data:`OURS`, which
+    any minikafka process holds: a recorded pid that another cluster's process took over
+    since is not this cluster's."""
+    return tuple(dict.fromkeys((os.fsencode(str(Path(dir).resolve())), os.fsencode(os.fspath(dir)))))
+
+
 def proc_state(pid: int | None, markers: tuple[bytes, ...] = OURS) -> str:
     """``running`` / ``stopped`` / ``dead`` for a recorded pid (a recycled pid, one whose
     command line holds none of ``markers``, counts as dead)."""

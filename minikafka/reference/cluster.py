@@ -26,7 +26,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..cluster import free_ports
-from ..cluster.launcher import _spawn, log_tail, proc_state, stop_pid
+from ..cluster.launcher import _spawn, folder_markers, log_tail
+from ..cluster.launcher import proc_state as _proc_state
+from ..cluster.launcher import stop_pid as _stop_pid
 from ..cluster.state_files import load_state, save_state
 from ..errors import ClientError
 from ..zk.launcher import find_java, wait_until_serving
@@ -52,6 +54,17 @@ DEFAULT_CONFIGS = {
     "num.recovery.threads.per.data.dir": "1",
     "log.cleaner.dedupe.buffer.size": str(2 * 1024 * 1024),
 }
+
+
+def proc_state(pid: int | None, dir: str | os.PathLike) -> str:
+    """The state of a recorded pid of the reference cluster in ``dir`` (``dead`` when
+    another process took the pid over since: its command line does not name ``dir``)."""
+    return _proc_state(pid, folder_markers(dir))
+
+
+def stop_pid(pid: int | None, dir: str | os.PathLike, grace_s: float = 20.0) -> str:
+    """SIGTERM, then SIGKILL after ``grace_s``, a process of the reference cluster in ``dir``."""
+    return _stop_pid(pid, grace_s, folder_markers(dir))
 
 
 @dataclass
@@ -156,7 +169,7 @@ def up(dir: str | os.PathLike = DEFAULT_DIR, brokers: int = 3, configs: dict[str
     if brokers < 1:
         raise ClientError(f"--brokers must be at least 1, not {brokers}")
     root = Path(dir)
-    if (root / STATE_FILE).exists() and any(proc_state(p) != "dead" for p in ReferenceState.load(root).pids()):
+    if (root / STATE_FILE).exists() and any(proc_state(p, root) != "dead" for p in ReferenceState.load(root).pids()):
         raise ClientError(f"a reference cluster is already running in {dir} (stop it with `minikafka reference down --dir {dir}`)")
     java = find_java()
     jars = find_jars()
@@ -203,7 +216,7 @@ def wait_ready(state: ReferenceState, deadline: float) -> None:
     try:
         while True:
             for b in state.brokers.values():
-                if proc_state(b.pid) == "dead":
+                if proc_state(b.pid, state.dir) == "dead":
                     raise ClientError(f"Kafka broker {b.id} exited at start-up; last lines of {b.log}: {log_tail(b.log)}")
             ids = set(zk.get_children("/brokers/ids")) if zk.exists("/brokers/ids") else set()
             if ids >= {str(i) for i in state.brokers} and zk.exists("/controller"):
@@ -220,9 +233,9 @@ def wait_ready(state: ReferenceState, deadline: float) -> None:
 def _stop(state: ReferenceState) -> dict[str, str]:
     results = {}
     for b in state.brokers.values():
-        results[f"kafka-{b.id}"] = stop_pid(b.pid, BROKER_STOP_GRACE_S)
+        results[f"kafka-{b.id}"] = stop_pid(b.pid, state.dir, BROKER_STOP_GRACE_S)
         b.pid = None
-    results["zookeeper"] = stop_pid(state.zookeeper_pid)
+    results["zookeeper"] = stop_pid(state.zookeeper_pid, state.dir)
     state.zookeeper_pid = None
     if Path(state.dir).exists():
         state.save()
@@ -260,17 +273,17 @@ def signal_broker(dir: str | os.PathLike, broker_id: int, name: str, timeout_s: 
     if name not in SIGNALS:
         raise ClientError(f"unsupported signal {name!r}: use KILL, TERM, STOP or CONT")
     state, b = _broker(dir, broker_id)
-    if not b.pid or proc_state(b.pid) == "dead":
+    if not b.pid or proc_state(b.pid, state.dir) == "dead":
         return "not running"
     if name == "TERM":
-        outcome = stop_pid(b.pid, timeout_s)
+        outcome = stop_pid(b.pid, state.dir, timeout_s)
     elif name in ("STOP", "CONT"):
         os.kill(b.pid, SIGNALS[name])
         return "paused" if name == "STOP" else "resumed"
     else:
         os.kill(b.pid, signal.SIGKILL)  # a paused process dies at once too
         deadline = time.monotonic() + 10
-        while proc_state(b.pid) != "dead" and time.monotonic() < deadline:
+        while proc_state(b.pid, state.dir) != "dead" and time.monotonic() < deadline:
             time.sleep(0.05)
         outcome = "killed"
     b.pid = None
@@ -281,7 +294,7 @@ def signal_broker(dir: str | os.PathLike, broker_id: int, name: str, timeout_s: 
 def start(dir: str | os.PathLike, broker_id: int) -> None:
     """Start a stopped or killed reference broker again, with its data."""
     state, b = _broker(dir, broker_id)
-    if b.pid and proc_state(b.pid) != "dead":
+    if b.pid and proc_state(b.pid, state.dir) != "dead":
         raise ClientError(f"reference broker {broker_id} is already running (pid {b.pid})")
     b.pid = _spawn(broker_command(find_java(), state.jars, b.properties), b.log, append=True).pid
     state.save()
@@ -292,6 +305,6 @@ def status(dir: str | os.PathLike = DEFAULT_DIR) -> dict:
     state = ReferenceState.load(dir)
     return {"dir": state.dir, "version": state.version, "bootstrap": state.bootstrap,
             "zookeeper": {"connect": state.zookeeper_connect, "pid": state.zookeeper_pid,
-                          "state": proc_state(state.zookeeper_pid)},
-            "brokers": [{"id": b.id, "port": b.port, "pid": b.pid, "state": proc_state(b.pid)}
+                          "state": proc_state(state.zookeeper_pid, state.dir)},
+            "brokers": [{"id": b.id, "port": b.port, "pid": b.pid, "state": proc_state(b.pid, state.dir)}
                         for b in state.brokers.values()]}

@@ -92,8 +92,8 @@ class Processes:
         from . import cluster as reference
 
         if self.kafka:
-            return launcher.proc_state(reference.ReferenceState.load(self.dir).brokers[broker_id].pid)
-        return launcher.proc_state(cluster_state.load(self.dir).broker(broker_id).pid)
+            return reference.proc_state(reference.ReferenceState.load(self.dir).brokers[broker_id].pid, self.dir)
+        return launcher.proc_state(cluster_state.load(self.dir).broker(broker_id).pid, launcher.folder_markers(self.dir))
 
     def start(self, broker_id: int) -> None:
         """Start a broker that exited again, with its data (returns once it is spawned)."""

@@ -211,8 +211,9 @@ def _kill_recorded(dir: str) -> None:
         state = load(dir)
     except Exception:
         return
+    ours = launcher.folder_markers(dir)  # not a recorded pid another process took over since
     for pid in state.pids():
-        if launcher.proc_state(pid) != "dead":
+        if launcher.proc_state(pid, ours) != "dead":
             try:
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
