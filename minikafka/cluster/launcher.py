@@ -450,7 +450,7 @@ def up(dir: str | os.PathLike = DEFAULT_DIR, brokers: int = 3, zookeeper_port: i
     BrokerConfig(broker_id=1, zookeeper_connect="127.0.0.1:2181", storage=storage, settings=dict(configs))
     if exists(dir):
         old = load(dir)
-        live = [pid for pid in old.pids() if _alive(pid)]
+        live = [pid for pid in old.pids() if _alive(pid, folder_markers(dir))]
         if live:
             raise ClientError(f"a cluster is already running in {dir} (pids {', '.join(map(str, live))}): "
                               f"stop it with `minikafka cluster down{_dir_flag(dir)}` or use another --dir")
@@ -612,7 +612,7 @@ def wipe(dir: str | os.PathLike) -> list[str]:
     """Delete the ZooKeeper data and broker logs an earlier cluster left in ``dir``
     (refused while that cluster runs); returns what was deleted."""
     if exists(dir):
-        live = [pid for pid in load(dir).pids() if _alive(pid)]
+        live = [pid for pid in load(dir).pids() if _alive(pid, folder_markers(dir))]
         if live:
             raise ClientError(f"a cluster is still running in {dir} (pids {', '.join(map(str, live))}): "
                               f"stop it with `minikafka cluster down{_dir_flag(dir)}` first")
@@ -704,7 +704,7 @@ def status(dir: str | os.PathLike = DEFAULT_DIR) -> dict:
     registered = sorted(int(i) for i in ids) if ids is not None else None
     rows = []
     for bid, b in sorted(state.brokers.items()):
-        pstate = proc_state(b.pid)
+        pstate = proc_state(b.pid, folder_markers(dir))
         process = {"stopped": "paused"}.get(pstate, pstate)  # SIGSTOP
         if pstate == "dead" and b.exit == "stopped":
             process = "stopped"  # exited on SIGTERM: `cluster stop`, `cluster down`, `kill --signal TERM`
@@ -740,16 +740,18 @@ def status(dir: str | os.PathLike = DEFAULT_DIR) -> dict:
 # ---------------------------------------------------------------- down / kill / start / resume
 
 def _stop_all(state: ClusterState) -> dict[str, str]:
-    """Stop every recorded process (controller broker last, ZooKeeper after the brokers)."""
+    """Stop every recorded process (controller broker last, ZooKeeper after the brokers);
+    a recorded pid that no longer names the cluster's folder is another process's now."""
     results: dict[str, str] = {}
+    ours = folder_markers(state.dir)
     order = sorted(state.brokers)
-    if any(_alive(b.pid) for b in state.brokers.values()) and _zk_process(state.zookeeper) != "dead":
+    if any(_alive(b.pid, ours) for b in state.brokers.values()) and _zk_process(state.zookeeper) != "dead":
         with _ZkReader(state.zookeeper.connect, timeout_s=2.0) as reader:
             controller = reader.controller()
         order.sort(key=lambda bid: bid == controller)
     for bid in order:
         b = state.brokers[bid]
-        outcome = stop_pid(b.pid)
+        outcome = stop_pid(b.pid, markers=ours)
         results[f"broker {bid}"] = outcome
         if outcome == "stopped" or (outcome == "not running" and b.exit == "stopped"):
             b.exit = "stopped"  # exited on SIGTERM: status says stopped, not dead
@@ -758,11 +760,11 @@ def _stop_all(state: ClusterState) -> dict[str, str]:
         b.pid = None
         save(state)
     for server in state.zookeeper.servers:
-        results[f"zookeeper {server.id}"] = stop_pid(server.pid)
+        results[f"zookeeper {server.id}"] = stop_pid(server.pid, markers=ours)
         server.pid = None
         save(state)
     if not state.zookeeper.external and not state.zookeeper.servers:
-        results["zookeeper"] = stop_pid(state.zookeeper.pid)
+        results["zookeeper"] = stop_pid(state.zookeeper.pid, markers=ours)
         state.zookeeper.pid = None
         save(state)
     return results
@@ -786,7 +788,7 @@ def kill(dir: str | os.PathLike, broker_id: int, signal_name: str = "KILL") -> i
         raise ClientError(f"unsupported signal {signal_name!r}: use KILL, TERM or STOP")
     state = load(dir)
     b = state.broker(broker_id)
-    if not _alive(b.pid):
+    if not _alive(b.pid, folder_markers(dir)):
         raise ClientError(f"broker {broker_id} is not running: start it with "
                           f"`minikafka cluster start {broker_id}{_dir_flag(dir)}`")
     assert b.pid is not None
@@ -804,7 +806,7 @@ def resume(dir: str | os.PathLike, broker_id: int) -> int:
     """Send SIGCONT to a broker paused with ``kill --signal STOP``; return its pid."""
     state = load(dir)
     b = state.broker(broker_id)
-    if not _alive(b.pid):
+    if not _alive(b.pid, folder_markers(dir)):
         raise ClientError(f"broker {broker_id} is not running: start it with "
                           f"`minikafka cluster start {broker_id}{_dir_flag(dir)}`")
     assert b.pid is not None
@@ -820,7 +822,7 @@ def stop(dir: str | os.PathLike, broker_id: int, grace_s: float = STOP_GRACE_S) 
     """
     state = load(dir)
     b = state.broker(broker_id)
-    outcome = stop_pid(b.pid, grace_s)
+    outcome = stop_pid(b.pid, grace_s, folder_markers(dir))
     if outcome == "stopped":
         b.exit = "stopped"
         save(state)
@@ -832,7 +834,7 @@ def check_startable(dir: str | os.PathLike, broker_id: int) -> tuple[ClusterStat
     (unknown broker, already running, paused, ZooKeeper down)."""
     state = load(dir)
     b = state.broker(broker_id)
-    pstate = proc_state(b.pid)
+    pstate = proc_state(b.pid, folder_markers(dir))
     if pstate == "running":
         raise ClientError(f"broker {broker_id} is already running (pid {b.pid})")
     if pstate == "stopped":
@@ -919,7 +921,7 @@ def zookeeper_kill(dir: str | os.PathLike, server_id: int) -> int:
     gone; return its pid.  Its data folder stays: :func:`zookeeper_start` brings it back."""
     state = load(dir)
     server = _zk_server(state, server_id)
-    if not _alive(server.pid):
+    if not _alive(server.pid, folder_markers(dir)):
         raise ClientError(f"ZooKeeper server {server_id} is not running: start it with "
                           f"`minikafka cluster zookeeper start {server_id}{_dir_flag(dir)}`")
     assert server.pid is not None
@@ -935,7 +937,7 @@ def zookeeper_start(dir: str | os.PathLike, server_id: int, wait: bool = True,
     ``srvr`` as serving (leader, follower or standalone: it rejoined a quorum)."""
     state = load(dir)
     server = _zk_server(state, server_id)
-    if _alive(server.pid):
+    if _alive(server.pid, folder_markers(dir)):
         raise ClientError(f"ZooKeeper server {server_id} is already running (pid {server.pid})")
     proc = _spawn(server.argv, server.log or os.devnull, append=True)
     server.pid = proc.pid

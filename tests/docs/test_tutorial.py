@@ -102,8 +102,12 @@ def run_console_doc(doc: Path, tmp_path: Path, min_steps: int = 15) -> None:
     finally:
         for pidfile in tmp_path.glob("*.pid"):
             try:
-                os.kill(int(pidfile.read_text().split()[0]), signal.SIGKILL)
-            except (ValueError, IndexError, ProcessLookupError):
+                pid = int(pidfile.read_text().split()[0])
+                # only a process the page started: it runs in the page's folder (a pid that
+                # another process took over since, pids wrapping around, is left alone)
+                if os.readlink(f"/proc/{pid}/cwd") == os.path.realpath(tmp_path):
+                    os.kill(pid, signal.SIGKILL)
+            except (ValueError, IndexError, OSError):
                 pass
         if (tmp_path / ".minikafka").exists():
             stop_cluster(tmp_path / ".minikafka")

@@ -19,12 +19,15 @@ def fuzzer(tmp_path_factory, request):
     """Both clusters with the fuzzer's settings, each stopped by pid after."""
     kdir = tmp_path_factory.mktemp("fuzz-reference") / "kafka"
     request.addfinalizer(lambda: reference.down(kdir) if (kdir / reference.STATE_FILE).exists() else None)
-    kafka = reference.up(kdir, brokers=3, configs=fuzz.FUZZ_CONFIGS)
+    kafka = reference.up(kdir, brokers=3, configs={**fuzz.FUZZ_CONFIGS, **fuzz.KAFKA_ONLY_CONFIGS})
     odir = tmp_path_factory.mktemp("fuzz-minikafka") / "minikafka"
     request.addfinalizer(lambda: stop_cluster(odir))
     ours = start_cluster(odir, brokers=3, broker_configs=fuzz.FUZZ_CONFIGS, storage=fuzz.STORAGE)
-    return fuzz.Fuzzer(Side("Kafka", kafka.bootstrap, kafka.zookeeper_connect, str(kdir)),
-                       Side("minikafka", ours.kafka_bootstrap, ours.zk_connect, str(odir)))
+    sides = (Side("Kafka", kafka.bootstrap, kafka.zookeeper_connect, str(kdir)),
+             Side("minikafka", ours.kafka_bootstrap, ours.zk_connect, str(odir)))
+    for side in sides:  # as `minikafka reference fuzz` does: no seed meets a coordinator still loading
+        fuzz.warm_up(side)
+    return fuzz.Fuzzer(*sides)
 
 
 # the first test also starts both clusters; a seed's fault step adds a JVM's restart on a busy machine
