@@ -18,7 +18,8 @@ let control
 let kafka
 
 before(async () => {
-  const dir = join(mkdtempSync(join(tmpdir(), 'minikafka-node-')), 'cluster')
+  // MINIKAFKA_CLUSTER_DIR: where the cluster lives (a runner that may kill this test stops it there)
+  const dir = process.env.MINIKAFKA_CLUSTER_DIR || join(mkdtempSync(join(tmpdir(), 'minikafka-node-')), 'cluster')
   server = spawn(process.env.MINIKAFKA || 'minikafka', ['fault', 'serve', '--dir', dir, '--json'],
     { stdio: ['ignore', 'pipe', 'inherit'] })
   const [line] = await new Promise((resolve, reject) => {

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from node_clients import KAFKAJS_VERSION, kafkajs_path
+from process_helpers import stop_cluster
 
 pytestmark = pytest.mark.process
 
@@ -25,13 +26,18 @@ def test_the_package_pins_the_kafkajs_the_tests_use():
     assert json.loads((EXAMPLE / "package.json").read_text())["dependencies"] == {"kafkajs": KAFKAJS_VERSION}
 
 
-def test_the_node_example_passes_through_a_leader_kill():
+def test_the_node_example_passes_through_a_leader_kill(tmp_path):
     node = shutil.which("node")
     assert node, "Node.js is needed to run examples/node; scripts/test-setup.sh installs it"
     minikafka = str(Path(sys.executable).parent / "minikafka")
     assert os.access(minikafka, os.X_OK), f"{minikafka} is not installed"
-    env = {**os.environ, "NODE_PATH": str(kafkajs_path()), "MINIKAFKA": minikafka, "KAFKAJS_NO_PARTITIONER_WARNING": "1"}
-    out = subprocess.run([node, "--test", "leader-kill.test.js"], cwd=EXAMPLE, capture_output=True, text=True,
-                         timeout=300, stdin=subprocess.DEVNULL, env=env)
+    cluster = tmp_path / "cluster"
+    env = {**os.environ, "NODE_PATH": str(kafkajs_path()), "MINIKAFKA": minikafka, "KAFKAJS_NO_PARTITIONER_WARNING": "1",
+           "MINIKAFKA_CLUSTER_DIR": str(cluster)}
+    try:
+        out = subprocess.run([node, "--test", "leader-kill.test.js"], cwd=EXAMPLE, capture_output=True, text=True,
+                             timeout=300, stdin=subprocess.DEVNULL, env=env)
+    finally:
+        stop_cluster(cluster)  # by its recorded pids, also when node was killed before its own cleanup
     assert out.returncode == 0, out.stdout[-4000:] + out.stderr[-2000:]
     assert "# pass 1" in out.stdout and "# fail 0" in out.stdout
