@@ -39,5 +39,25 @@ def test_the_node_example_passes_through_a_leader_kill(tmp_path):
                              timeout=300, stdin=subprocess.DEVNULL, env=env)
     finally:
         stop_cluster(cluster)  # by its recorded pids, also when node was killed before its own cleanup
+        _stop_fault_servers(cluster)
     assert out.returncode == 0, out.stdout[-4000:] + out.stderr[-2000:]
     assert "# pass 1" in out.stdout and "# fail 0" in out.stdout
+
+
+def _stop_fault_servers(cluster: Path) -> None:
+    """SIGKILL a `minikafka fault serve --dir CLUSTER` that outlived node (killed by the timeout):
+    found by its command line, which names this test's own folder."""
+    import signal
+
+    mark = str(cluster).encode()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                cmdline = (entry / "cmdline").read_bytes()
+            except OSError:
+                continue
+            if b"fault\x00serve" in cmdline and mark in cmdline:
+                try:
+                    os.kill(int(entry.name), signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
