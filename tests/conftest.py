@@ -28,6 +28,7 @@ from kafka_tools import kafka_jars  # noqa: E402,F401  (session fixture: Kafka's
 from process_helpers import (  # noqa: E402
     ClusterHandle,
     free_port,
+    cluster_fixture,
     free_port_block,
     start_cluster,
     start_zookeeper,
@@ -45,18 +46,6 @@ def zookeeper(tmp_path_factory, request):
     return handle
 
 
-# Test clusters start a new group's first rebalance after 200 ms, not Kafka's 3 s, and create
-# __consumer_offsets with 10 partitions, not Kafka's 50 (tests/process/test_groups.py: 120 s
-# instead of 172 s; tests/process/test_kafka_defaults.py checks the default).
-TEST_BROKER_CONFIGS = {"group.initial.rebalance.delay.ms": "200", "offsets.topic.num.partitions": "10"}
-
-
-def _cluster_fixture(request, dir: Path, broker_configs: dict[str, str] | None = None, **kwargs) -> ClusterHandle:
-    # Register the cleanup before starting, so a half-started cluster is stopped too.
-    request.addfinalizer(lambda: stop_cluster(dir))
-    return start_cluster(dir, broker_configs={**TEST_BROKER_CONFIGS, **(broker_configs or {})}, **kwargs)
-
-
 @pytest.fixture(scope="session")
 def cluster(tmp_path_factory, request) -> ClusterHandle:
     """ZooKeeper and 3 brokers (ids 1-3) on free ports, shared by the session.
@@ -65,7 +54,7 @@ def cluster(tmp_path_factory, request) -> ClusterHandle:
     before they end, or use ``make_cluster`` instead.
     """
     dir = tmp_path_factory.mktemp("cluster") / "minikafka"
-    return _cluster_fixture(request, dir, brokers=3)
+    return cluster_fixture(request, dir, brokers=3)
 
 
 @pytest.fixture
@@ -78,7 +67,7 @@ def make_cluster(tmp_path_factory, request):
         nonlocal count
         count += 1
         dir = tmp_path_factory.mktemp(f"extra-cluster-{count}") / "minikafka"
-        return _cluster_fixture(request, dir, brokers=brokers, broker_configs=broker_configs, storage=storage)
+        return cluster_fixture(request, dir, brokers=brokers, broker_configs=broker_configs, storage=storage)
 
     return make
 

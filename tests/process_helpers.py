@@ -281,3 +281,18 @@ def read_all(bootstrap: str, topic: str, partitions: int) -> list[bytes]:
                 out.append(r.value)
                 positions[TopicPartition(r.topic, r.partition)] = r.offset + 1
     return out
+
+
+# Test clusters start a new group's first rebalance after 200 ms, not Kafka's 3 s, and create
+# __consumer_offsets with 10 partitions, not Kafka's 50 (tests/process/test_groups.py: 120 s
+# instead of 172 s; tests/process/test_kafka_defaults.py checks the default).
+TEST_BROKER_CONFIGS = {"group.initial.rebalance.delay.ms": "200", "offsets.topic.num.partitions": "10"}
+
+
+def cluster_fixture(request, dir: Path, broker_configs: dict[str, str] | None = None, **kwargs) -> ClusterHandle:
+    """A cluster started for a fixture (``request``) in ``dir`` with the test clusters'
+    broker settings (``TEST_BROKER_CONFIGS`` under ``broker_configs``), stopped by the
+    fixture's finalizer, also when it only half started."""
+    # Register the cleanup before starting, so a half-started cluster is stopped too.
+    request.addfinalizer(lambda: stop_cluster(dir))
+    return start_cluster(dir, broker_configs={**TEST_BROKER_CONFIGS, **(broker_configs or {})}, **kwargs)

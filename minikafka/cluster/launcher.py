@@ -66,6 +66,10 @@ def _is_ours(pid: int | None, markers: tuple[bytes, ...] = OURS) -> bool:
         return not Path("/proc/self").exists()  # no /proc on this system: trust the record
     except OSError:
         return True
+    if not cmdline:
+        # Between Popen's return and the end of the exec the kernel shows an empty command
+        # line; a zombie's is empty too, but process_state counts zombies as dead first.
+        return True
     return any(m in cmdline for m in markers)
 
 

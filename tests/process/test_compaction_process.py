@@ -68,10 +68,10 @@ def _sizes(handle, topic: str) -> list[int]:
 
 @pytest.fixture(scope="module")
 def compacting(tmp_path_factory, request):
-    from conftest import _cluster_fixture
+    from process_helpers import cluster_fixture
 
     dir = tmp_path_factory.mktemp("compaction") / "minikafka"
-    handle = _cluster_fixture(request, dir, brokers=3, storage="disk",
+    handle = cluster_fixture(request, dir, brokers=3, storage="disk",
                               broker_configs={"log.cleaner.backoff.ms": "300"})
     with Admin(handle.bootstrap) as admin:
         common = {"cleanup.policy": "compact", "segment.bytes": str(SEGMENT), "min.cleanable.dirty.ratio": "0.01"}

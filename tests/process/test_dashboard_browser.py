@@ -745,13 +745,13 @@ def test_the_dashboard_on_a_sasl_listener_asks_for_a_user_and_works_with_one(pla
     import base64
     import urllib.error
 
-    from conftest import _cluster_fixture
+    from process_helpers import cluster_fixture
 
     users = tmp_path_factory.mktemp("users") / "users.properties"
     users.write_text("alice=alice-secret\n")
     alice = {"security_protocol": "SASL_PLAINTEXT", "sasl_plain_username": "alice",
              "sasl_plain_password": "alice-secret"}
-    handle = _cluster_fixture(request, tmp_path_factory.mktemp("sasl-dashboard") / "minikafka", brokers=1,
+    handle = cluster_fixture(request, tmp_path_factory.mktemp("sasl-dashboard") / "minikafka", brokers=1,
                               client_options=alice, broker_configs={
                                   "listener.security.protocol.map": "INTERNAL:SASL_PLAINTEXT",
                                   "sasl.users.file": str(users)})

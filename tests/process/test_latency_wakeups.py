@@ -37,7 +37,7 @@ MISSED = WAIT_MS / 1000 / 2  # a round trip this long means a parked request sle
 @pytest.fixture(scope="module")
 def slow_waits(tmp_path_factory, request):
     """A 3-broker cluster whose parked follower fetches wait 5 s."""
-    from conftest import TEST_BROKER_CONFIGS
+    from process_helpers import TEST_BROKER_CONFIGS
     from process_helpers import start_cluster, stop_cluster
 
     dir = tmp_path_factory.mktemp("slow-waits") / "minikafka"

@@ -24,8 +24,8 @@ FIRST = 1  # the preferred leader of both topics
 
 @pytest.fixture(scope="module")
 def disk_cluster(tmp_path_factory, request):
-    from conftest import _cluster_fixture
-    return _cluster_fixture(request, tmp_path_factory.mktemp("producer-state") / "minikafka", brokers=3,
+    from process_helpers import cluster_fixture
+    return cluster_fixture(request, tmp_path_factory.mktemp("producer-state") / "minikafka", brokers=3,
                             storage="disk", broker_configs=CONFIGS)
 
 

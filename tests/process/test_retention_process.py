@@ -54,10 +54,10 @@ def _first_offsets(handle, topic: str, reset: str, start: int = 0) -> list[int]:
 
 @pytest.fixture(scope="module")
 def retained(tmp_path_factory, request):
-    from conftest import _cluster_fixture
+    from process_helpers import cluster_fixture
 
     dir = tmp_path_factory.mktemp("retention") / "minikafka"
-    handle = _cluster_fixture(request, dir, brokers=3, storage="disk",
+    handle = cluster_fixture(request, dir, brokers=3, storage="disk",
                               broker_configs={"log.retention.check.interval.ms": "300"})
     with Admin(handle.bootstrap) as admin:
         admin.create_topic("bounded", partitions=1, replication_factor=3,

@@ -45,12 +45,12 @@ def certs(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def secured(tmp_path_factory, request, certs):
-    from conftest import _cluster_fixture
+    from process_helpers import cluster_fixture
 
     users = tmp_path_factory.mktemp("users") / "users.properties"
     users.write_text("# NAME=PASSWORD\n" + "".join(f"{u}={p}\n" for u, p in USERS.items()))
     dir = tmp_path_factory.mktemp("secured") / "minikafka"
-    return _cluster_fixture(request, dir, brokers=3, client_options=ADMIN, broker_configs={
+    return cluster_fixture(request, dir, brokers=3, client_options=ADMIN, broker_configs={
         "listener.security.protocol.map": "INTERNAL:SASL_PLAINTEXT,KAFKA:SASL_SSL",
         "sasl.users.file": str(users),
         "authorizer.class.name": "kafka.security.authorizer.AclAuthorizer",

@@ -39,8 +39,8 @@ TROUBLE = re.compile(r"ProducerFenced|UNKNOWN_PRODUCER_ID|UnknownProducerId|INVA
 
 @pytest.fixture(scope="module")
 def disk_cluster(tmp_path_factory, request):
-    from conftest import _cluster_fixture
-    return _cluster_fixture(request, tmp_path_factory.mktemp("streams-purge") / "minikafka", brokers=3,
+    from process_helpers import cluster_fixture
+    return cluster_fixture(request, tmp_path_factory.mktemp("streams-purge") / "minikafka", brokers=3,
                             storage="disk", broker_configs={"transaction.state.log.num.partitions": "5"})
 
 
