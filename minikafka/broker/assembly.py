@@ -44,7 +44,7 @@ from .security import Security
 from .services import Clock
 from .storage import Storage
 from .tasks import TaskOwner
-from .timeline import Timeline
+from .timeline import ClusterTimeline, Timeline
 from .topic_admin import TopicAdmin
 from .txn_coordinator import TransactionCoordinator
 
@@ -73,6 +73,7 @@ class Services:
     storage: Storage
     tasks: TaskOwner
     timeline: Timeline
+    cluster_timeline: ClusterTimeline  # every broker's events as this one holds them
     metrics: Metrics
     metadata: MetadataCache
     zk: ZkSession
@@ -133,10 +134,11 @@ def assemble(config: BrokerConfig, ports: Ports) -> Services:
                                           kafka_controller.broker_config_changed)
 
     endpoints = Endpoints(config.broker_id, metadata, listeners)
+    cluster_timeline = ClusterTimeline(timeline, lambda: metadata.brokers, transport.call)
     layer = RequestLayer(
         data=DataApis(config.broker_id, replica_manager, producer_ids),
         cluster=ClusterApis(config, metadata, endpoints, security, topic_admin, replica_manager, metrics,
-                            timeline.events, lambda: identity.cluster_id, transport.call,
+                            cluster_timeline, lambda: identity.cluster_id, transport.call,
                             lambda: getattr(zk, "session_state", "")),
         admin=AdminApis(topic_admin, config_changes.load_broker_configs),
         control=ControlApis(config.broker_id, lambda: identity.broker_epoch, zk, metrics, replica_manager, metadata,
@@ -151,7 +153,8 @@ def assemble(config: BrokerConfig, ports: Ports) -> Services:
     kafka = KafkaServer(config, security, metrics, KafkaHandlers(layer, security, metrics, clock), policy, limits,
                         memory)
     return Services(config=config, identity=identity, clock=clock, random=ports.random, transport=transport,
-                    storage=storage, tasks=tasks, timeline=timeline, metrics=metrics, metadata=metadata, zk=zk,
+                    storage=storage, tasks=tasks, timeline=timeline,
+                    cluster_timeline=cluster_timeline, metrics=metrics, metadata=metadata, zk=zk,
                     listeners=listeners, security=security, acls=acls, replica_manager=replica_manager,
                     fetchers=fetchers, topic_admin=topic_admin, producer_ids=producer_ids, coordinator=coordinator,
                     txn_coordinator=txn_coordinator,

@@ -29,7 +29,8 @@ def dashboard_view(config: BrokerConfig, s: Services) -> BrokerView:
         cluster_id=lambda: s.identity.cluster_id,
         controller_epoch=controller_epoch,
         local_replicas=lambda: s.layer.cluster.replica_state(None, None),
-        local_events=lambda: list(s.timeline.events), call=s.transport.call,
+        cluster_events=s.cluster_timeline.events, timeline_held=s.cluster_timeline.held,
+        keep_timeline=s.cluster_timeline.keep, call=s.transport.call,
         prometheus=functools.partial(render_prometheus, s.metrics, MetricSources(
             info=lambda: {"broker_id": broker_id, "storage": config.storage, "cluster_id": s.identity.cluster_id},
             replicas=lambda: s.replica_manager.partitions,

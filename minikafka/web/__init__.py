@@ -59,7 +59,7 @@ def setup_routes(app: Any, view: "BrokerView") -> None:
     async def keep_timeline(app: Any) -> AsyncIterator[None]:
         """The app owns the task that keeps the other brokers' events: started with the
         app, cancelled at its cleanup."""
-        task = asyncio.get_running_loop().create_task(state.keep_timeline(), name="web-timeline-pull")
+        task = asyncio.get_running_loop().create_task(view.keep_timeline(), name="web-timeline-pull")
         yield
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):

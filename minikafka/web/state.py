@@ -26,13 +26,14 @@ assembled by the broker that serves the page.
   suspended, lost: from its ``replica_state`` answer) and each ZooKeeper server's mode
   (leader, follower, standalone, looking or down: the server's own ``srvr`` answer) for
   every server of the serving broker's ``zookeeper.connect``.
-* :meth:`WebState.events` merges this broker's events with those of the other brokers.
-  :meth:`WebState.keep_timeline` (a task the dashboard's web app owns, from its start to
-  its cleanup) asks every other live broker for its new events (the ``events`` API)
-  every :data:`TIMELINE_PULL_S` seconds, whether or not a page is open, and keeps them:
-  when a broker dies, the others still hold its events up to its last second, so the
-  timeline of a failover survives the death of the controller that recorded it.
-  ``cluster_state()["timeline"]`` says, per broker, the newest event held of it.
+* :meth:`WebState.events` is the cluster's timeline as the serving broker holds it
+  (``minikafka.broker.timeline.ClusterTimeline``, which the ``events`` API with
+  ``cluster`` answers from too): its own events and every other broker's, pulled every
+  second by a task the dashboard's web app owns (from its start to its cleanup), whether
+  or not a page is open, and kept: when a broker dies, the others still hold its events
+  up to its last second, so the timeline of a failover survives the death of the
+  controller that recorded it.  ``cluster_state()["timeline"]`` says, per broker, the
+  newest event held of it.
 """
 from __future__ import annotations
 
@@ -56,12 +57,6 @@ log = logging.getLogger(__name__)
 # "not responding" (a SIGSTOPped broker stays registered until its ZooKeeper
 # session expires); the page polls every 500 ms, so keep this under a second.
 PEER_TIMEOUT_S = 0.8
-# Remote events are asked again from a little before the newest one already held,
-# and deduplicated, so an event recorded while its answer was in flight is not lost.
-EVENT_OVERLAP_S = 2.0
-MAX_CACHED_EVENTS = 2000
-# Every broker asks the other live brokers for their new events this often, page or no page.
-TIMELINE_PULL_S = 1.0
 # Topic configs are asked again when older than this (a describe_configs per topic reads
 # ZooKeeper; the page polls every 500 ms).
 CONFIG_TTL_S = 3.0
@@ -97,10 +92,6 @@ def _counts(partitions: list[dict]) -> dict[str, int]:
             "under_replicated": sum(1 for p in partitions if p["under_replicated"]),
             "under_min_isr": sum(1 for p in partitions if p["under_min_isr"]),
             "offline": sum(1 for p in partitions if p["offline"])}
-
-
-def _event_key(e: dict) -> tuple:
-    return (e["ts"], e["broker"], e["kind"], e["text"])
 
 
 class RateTracker:
@@ -146,8 +137,6 @@ class WebState:
         self.view = view
         # every broker this one has known, so a dead one can still be named with its endpoint
         self.known: dict[int, tuple[str, int]] = {}
-        self.remote_events: dict[int, collections.deque[dict]] = {}
-        self._remote_keys: dict[int, set[tuple]] = {}
         # topic -> (monotonic time asked, describe_configs entries)
         self.configs: dict[str, tuple[float, list[dict]]] = {}
         self.config_errors: dict[str, str] = {}
@@ -490,7 +479,7 @@ class WebState:
             "topics": self._topics(partitions),
             "groups": groups,
             "transactions": transactions,
-            "timeline": {"held": {str(bid): ts for bid, ts in sorted(self.timeline_held().items())}},
+            "timeline": {"held": {str(bid): ts for bid, ts in sorted(self.view.timeline_held().items())}},
             # the counts of the partitions the table shows by default (internal topics are
             # behind a toggle), those of the internal topics apart
             "summary": {
@@ -501,55 +490,6 @@ class WebState:
         }
 
     # -- /api/events ------------------------------------------------------------------
-    def _remember(self, bid: int, events: list[dict]) -> None:
-        cache = self.remote_events.setdefault(bid, collections.deque(maxlen=MAX_CACHED_EVENTS))
-        keys = self._remote_keys.setdefault(bid, set())
-        added = False
-        for e in events:
-            k = _event_key(e)
-            if k not in keys:
-                cache.append(e)
-                keys.add(k)
-                added = True
-        if added:
-            ordered = sorted(cache, key=lambda e: e["ts"])
-            cache.clear()
-            cache.extend(ordered)
-            self._remote_keys[bid] = {_event_key(e) for e in cache}
-
-    async def _pull_remote_events(self) -> None:
-        b = self.view
-        peers = {i: hp for i, hp in self._live().items() if i != b.broker_id}
-
-        async def pull(bid: int, host: str, port: int) -> None:
-            cache = self.remote_events.get(bid)
-            since = (cache[-1]["ts"] - EVENT_OVERLAP_S) if cache else 0.0
-            try:
-                got = await self._call(host, port, "events", {"since": since, "limit": 5000, "cluster": False})
-            except Exception:
-                return
-            self._remember(bid, list(got.get("events") or ()))
-
-        await asyncio.gather(*(pull(i, *hp) for i, hp in peers.items()))
-
-    async def keep_timeline(self, interval_s: float = TIMELINE_PULL_S) -> None:
-        """Pull the other live brokers' new events every ``interval_s`` seconds, until
-        cancelled (by the web app's cleanup); a failed round is tried again the next time."""
-        while True:
-            try:
-                await self._pull_remote_events()
-            except Exception:  # never seen: each peer's failure is already caught
-                log.exception("pulling the other brokers' events failed")
-            await asyncio.sleep(interval_s)
-
-    def timeline_held(self) -> dict[int, float]:
-        """Broker id -> the time of the newest event held of it (this broker's own included)."""
-        held = {bid: cache[-1]["ts"] for bid, cache in self.remote_events.items() if cache}
-        own = self.view.local_events()
-        if own:
-            held[self.view.broker_id] = own[-1]["ts"]
-        return held
-
     def _annotate(self, e: dict) -> dict:
         out = {"ts": e["ts"], "broker": e["broker"], "kind": e["kind"], "text": e["text"]}
         if e["kind"] in ("topic_created", "topic_deleted"):  # "topic T created ...": T, no partition
@@ -572,16 +512,6 @@ class WebState:
 
     async def events(self, since: float, limit: int) -> dict:
         """Every known event with ts > since, oldest first, at most ``limit`` (the newest)."""
-        b = self.view
-        await self._pull_remote_events()
-        merged: dict[tuple, dict] = {}
-        for e in b.local_events():
-            if e["ts"] > since:
-                merged[_event_key(e)] = e
-        for cache in self.remote_events.values():
-            for e in cache:
-                if e["ts"] > since:
-                    merged.setdefault(_event_key(e), e)
-        events = sorted(merged.values(), key=lambda e: (e["ts"], e["broker"]))[-limit:]
-        return {"ts": time.time(), "serving_broker": b.broker_id,
+        events = await self.view.cluster_events(since, limit)
+        return {"ts": time.time(), "serving_broker": self.view.broker_id,
                 "events": [self._annotate(e) for e in events]}

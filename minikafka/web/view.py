@@ -34,7 +34,11 @@ class BrokerView:
     cluster_id: Callable[[], str]
     controller_epoch: Callable[[], int | None]  # its controller epoch while this broker is the active controller
     local_replicas: Callable[[], list[dict]]  # this broker's replica_state entries
-    local_events: Callable[[], list[dict]]  # this broker's timeline
+    # every broker's events as this one holds them (broker/timeline.py's ClusterTimeline):
+    # those newer than ``since``, the newest ``limit``, after asking the live ones for theirs
+    cluster_events: Callable[[float, int], Awaitable[list[dict]]]
+    timeline_held: Callable[[], dict[int, float]]  # broker id -> the newest event held of it
+    keep_timeline: Callable[[], Awaitable[None]]  # pulls the others' events every second until cancelled
     call: Callable[[str, int, str, dict, float], Awaitable[dict]]  # another broker's API (host, port, api, body, timeout)
     prometheus: Callable[[], str]  # /metrics text
     # the principal of a request (its headers and TLS client certificate) on the current

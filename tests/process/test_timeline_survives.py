@@ -1,7 +1,8 @@
 """The cluster's event timeline outlives the broker that recorded it: every broker keeps
 the events it pulls from the others, so after the controller that handled a failover is
-killed, the live brokers' /api/events still show that failover (and the first dead
-broker's last events), whether or not a dashboard was open meanwhile."""
+killed, the live brokers' /api/events, and the msgpack ``events`` API with ``cluster``,
+still show that failover (and the first dead broker's last events), whether or not a
+dashboard was open meanwhile."""
 from __future__ import annotations
 
 import json
@@ -54,3 +55,9 @@ def test_a_failover_stays_on_the_timeline_after_the_controller_dies(make_cluster
         f"the first dead broker {first}'s last event too"
     held = get(c.brokers[survivor], "/api/state")["timeline"]["held"]
     assert set(held) == {"1", "2", "3"}, held
+    # the msgpack events API with cluster=true answers from the same held timeline
+    merged = post(c.brokers[survivor], "events", {"since": 0, "cluster": True, "limit": 5000}, timeout_s=5.0)["events"]
+    assert [e for e in merged if e["broker"] == controller and e["kind"] == "broker_lost"
+            and f"broker {first} is gone" in e["text"]], merged[-20:]
+    assert last in merged, f"broker {first}'s last event in the msgpack answer too"
+    assert [e["ts"] for e in merged] == sorted(e["ts"] for e in merged)

@@ -1,8 +1,6 @@
 """Metadata, ApiVersions, Events and ReplicaState: what the cluster looks like from here."""
 from __future__ import annotations
 
-import asyncio
-from collections import deque
 from typing import Callable
 
 from ...errors import (
@@ -32,6 +30,7 @@ from ..metrics import Metrics
 from ..replica_manager import ReplicaManager
 from ..security import Security
 from ..services import PeerCall
+from ..timeline import ClusterTimeline
 from ..topic_admin import NewTopic, TopicAdmin
 from ...config import BrokerConfig
 from .context import RequestContext
@@ -42,7 +41,7 @@ class ClusterApis:
     """The cluster as this broker knows it: its metadata cache, its events, its replicas."""
 
     def __init__(self, config: BrokerConfig, metadata: MetadataCache, endpoints: Endpoints, security: Security,
-                 topic_admin: TopicAdmin, replicas: ReplicaManager, metrics: Metrics, events: deque[dict],
+                 topic_admin: TopicAdmin, replicas: ReplicaManager, metrics: Metrics, timeline: ClusterTimeline,
                  cluster_id: Callable[[], str], call: PeerCall,
                  zookeeper_session: Callable[[], str] = lambda: "") -> None:
         self.config = config
@@ -53,7 +52,7 @@ class ClusterApis:
         self.topic_admin = topic_admin
         self.replicas = replicas
         self.metrics = metrics
-        self.events_log = events
+        self.timeline = timeline
         self.cluster_id = cluster_id
         self.call = call
         self.zookeeper_session = zookeeper_session  # connected, suspended, lost (replica_state tells it)
@@ -112,22 +111,14 @@ class ClusterApis:
         return ApiVersionsResponse(apis=sorted(APIS), broker_id=self.broker_id)
 
     async def events(self, req: EventsRequest, ctx: RequestContext) -> EventsResponse:
-        """This broker's recent events (with ``cluster``, every live broker's, merged by time)."""
-        since, limit = req.since, req.limit
-        events = [e for e in self.events_log if e["ts"] > since]
+        """This broker's recent events; with ``cluster``, every broker's as this one holds
+        them (a dead broker's up to its last second), merged by time."""
         if req.cluster:
-            async def remote(host: str, port: int) -> list[dict]:
-                try:
-                    r = await self.call(host, port, "events", {"since": since, "limit": limit}, 2.0)
-                    return r["events"]
-                except KafkaError:
-                    return []
-            others = [hp for b, hp in self.metadata.brokers.items() if b != self.broker_id]
-            for got in await asyncio.gather(*(remote(*o) for o in others)):
-                events.extend(got)
-        events.sort(key=lambda e: (e["ts"], e["broker"]))
+            events = await self.timeline.events(req.since, req.limit)
+        else:
+            events = [e for e in self.timeline.own.events if e["ts"] > req.since][-req.limit:] if req.limit > 0 else []
         return EventsResponse(events=[Event(ts=e["ts"], broker=e["broker"], kind=e["kind"], text=e["text"])
-                                      for e in events[-limit:]])
+                                      for e in events])
 
     def replica_state(self, partitions: list[tuple[str, int, int | None]] | None,
                       checksum_upto: int | None) -> list[dict]:

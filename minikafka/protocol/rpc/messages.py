@@ -386,11 +386,13 @@ _api(
 _api(
     "events",
     "Recent events recorded by this broker (and, as controller, the cluster's): elections, ISR changes, "
-    "truncations, registrations. With cluster=true the broker also gathers every live broker's events "
-    "and merges them by time.",
+    "truncations, registrations. With cluster=true, every broker's events as this broker holds them, "
+    "merged by time: it asks every live broker for its new ones (also once a second in the background, so "
+    "a dead broker's events stay, up to its last second).",
     (
         F("since", "float", "only events with ts > since (seconds since the epoch)", default=0.0),
-        F("cluster", "bool", "merge the events of every live broker", default=False),
+        F("cluster", "bool", "every broker's events as this one holds them, a dead broker's included",
+          default=False),
         F("limit", "int", default=500, minimum=1, maximum=5000),
     ),
     (
