@@ -19,7 +19,10 @@ with ``cleanup.policy=compact`` keeps, for every key, at least its last record:
   may still abort).
 * **Offsets never move.** A rewritten batch keeps its base offset and its last offset;
   a batch with nothing left is dropped, leaving a gap in the offsets (readers skip it,
-  as with Kafka).  Segments whose cleaned sizes fit in ``segment.bytes`` together are
+  as with Kafka), except the last batch of a producer that is still active (its state
+  is in the partition's producer state): that one stays as an empty batch, a header
+  with no records, so the producer's epoch and last sequence stay in the log for a
+  replica that rebuilds its producer state from it (Kafka's ``RETAIN_EMPTY``).  Segments whose cleaned sizes fit in ``segment.bytes`` together are
   merged, each group keeping the base offset of its first segment (Kafka's
   groupSegmentsBySize), so a compacted log does not collect empty segments.
 
@@ -107,6 +110,9 @@ class CleanInput:
     segment_bytes: int
     # aborted transactions as (producer id, first offset, marker offset)
     aborted: tuple[tuple[int, int, int], ...] = ()
+    # the active producers' last data batches as (producer id, its last offset): kept,
+    # empty if nothing of it is left
+    last_batches: frozenset[tuple[int, int]] = frozenset()
 
     def is_aborted(self, producer_id: int, offset: int) -> bool:
         """Whether the batch of ``producer_id`` at ``offset`` belongs to an aborted transaction."""
@@ -137,12 +143,15 @@ def overdue(log: PartitionLog, cleanable: int, clean_upto: int, now_ms: int, max
 
 def select(log: PartitionLog, high_watermark: int, now_ms: int, *, clean_upto: int, min_cleanable_ratio: float,
            min_compaction_lag_ms: int = 0, max_compaction_lag_ms: int | None = None,
-           aborted: tuple[tuple[int, int, int], ...] = ()) -> CleanInput | None:
+           aborted: tuple[tuple[int, int, int], ...] = (),
+           last_batches: frozenset[tuple[int, int]] = frozenset()) -> CleanInput | None:
     """The cleaning pass due on ``log`` now (cheap: no record is decoded), or None when
     nothing is cleanable or the dirty ratio is below ``min_cleanable_ratio`` and no dirty
     segment is older than ``max_compaction_lag_ms``.  ``high_watermark`` is the bound of
     what may be cleaned: the caller passes its last stable offset.  ``aborted`` lists the
-    log's aborted transactions as ``(producer id, first offset, marker offset)``."""
+    log's aborted transactions as ``(producer id, first offset, marker offset)``;
+    ``last_batches`` the active producers' last data batches as ``(producer id, last
+    offset)``."""
     cleanable = first_uncleanable_segment(log, high_watermark, now_ms, min_compaction_lag_ms)
     if not cleanable:
         return None
@@ -155,7 +164,8 @@ def select(log: PartitionLog, high_watermark: int, now_ms: int, *, clean_upto: i
     segments = log.segments[:cleanable]
     batches = tuple(b for b in log.batches_from(segments[0].base_offset) if b.base_offset < end)
     return CleanInput(tuple(s.base_offset for s in segments), tuple(s.size_bytes for s in segments), batches, end,
-                      log.segment_bytes, tuple(a for a in aborted if a[1] < end))
+                      log.segment_bytes, tuple(a for a in aborted if a[1] < end),
+                      frozenset(lb for lb in last_batches if lb[1] < end))
 
 
 def compute(inp: CleanInput, now_ms: int, delete_retention_ms: int) -> CleanPlan:
@@ -194,7 +204,7 @@ def compute(inp: CleanInput, now_ms: int, delete_retention_ms: int) -> CleanPlan
                 dropped.append(offset)
             return kept
 
-        data = rewrite_batch(h, b.data, keep)
+        data = rewrite_batch(h, b.data, keep, keep_empty=(h.producer_id, b.last_offset) in inp.last_batches)
         removed += len(dropped)
         tombstones += sum(1 for off in dropped if off in tombstone_at)
         if data is None:

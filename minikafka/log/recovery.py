@@ -41,7 +41,7 @@ def check_recovered_batch(h: BatchHeader, log_end_offset: int, segment_base: int
                                   f"partition's current leader epoch {max_epoch}")
     if h.base_offset < 0 or h.last_offset_delta < 0:
         raise CorruptMessageError(f"batch offsets {h.base_offset}..{h.last_offset} are negative")
-    if h.record_count < 1 or h.last_offset_delta < h.record_count - 1 or (
+    if h.record_count < (0 if compacted else 1) or h.last_offset_delta < h.record_count - 1 or (
             not compacted and h.last_offset_delta != h.record_count - 1):
         raise CorruptMessageError(f"batch at offset {h.base_offset}: last offset {h.last_offset} does not match "
                                   f"its {h.record_count} records")

@@ -794,7 +794,9 @@ class PartitionReplica:
                               min_cleanable_ratio=min_cleanable_ratio, min_compaction_lag_ms=min_compaction_lag_ms,
                               max_compaction_lag_ms=max_compaction_lag_ms,
                               aborted=tuple((a.producer_id, a.first_offset, a.last_offset)
-                                            for a in self.producers.aborted))
+                                            for a in self.producers.aborted),
+                              last_batches=frozenset((pid, e.last_offset) for pid, e in self.producers.producers.items()
+                                                     if e.batches))
 
     def apply_clean(self, inp: cleaner.CleanInput, plan: cleaner.CleanPlan) -> Effects:
         """Put the cleaned segments in place of the ones ``inp`` snapshotted, unless the

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from minikafka import config as cfg
-from minikafka.errors import InvalidConfigError, InvalidRecordError
+from minikafka.errors import CorruptMessageError, InvalidConfigError, InvalidRecordError
 from minikafka.log import cleaner
 from minikafka.log.partition_log import PartitionLog
 from minikafka.protocol.records.batch import (
@@ -333,3 +333,59 @@ def test_a_pass_computed_on_a_snapshot_is_dropped_when_the_log_head_changed():
     assert eff.cleaned is None and content(p.log) == before
     # the next pass starts over from the log as it is
     assert p.clean(0, DAY, 0.0).cleaned is not None
+
+
+# -- an active producer's last batch (Kafka's BatchRetention.RETAIN_EMPTY) ------------------
+
+def test_an_emptied_batch_is_kept_as_a_header_only_when_it_is_an_active_producers_last():
+    batch = stamp(encode_batch([(b"k", b"v", None, 1000 + i) for i in range(3)], compression="gzip",
+                               producer_id=7, producer_epoch=2, base_sequence=30), 40, 3)
+    h = read_header(batch)
+    assert rewrite_batch(h, batch, lambda off: False) is None
+    empty = rewrite_batch(h, batch, lambda off: False, keep_empty=True)
+    e = validate_batch(empty)  # a valid batch: CRC and counts hold
+    assert (e.base_offset, e.last_offset, e.leader_epoch, e.record_count) == (40, 42, 3, 0)
+    assert (e.producer_id, e.producer_epoch, e.base_sequence, e.compression) == (7, 2, 30, "none")
+    assert e.base_timestamp == e.max_timestamp == 1002
+    assert list(iter_records(empty)) == []
+    with pytest.raises(CorruptMessageError, match="no records"):  # a producer may not send one
+        split_batches(empty, deep=True)
+
+
+def test_a_replica_rebuilt_from_a_cleaned_log_still_knows_the_producers_last_sequence():
+    lead = leader()
+    for seq in range(20):  # producer 7's batches, all of them superseded by the plain producer's below
+        lead.append_as_leader(encode_batch([(b"k", b"p%d" % seq, None, 0)], producer_id=7, producer_epoch=0,
+                                           base_sequence=seq), 1, 1)
+    last_of_7 = lead.log_end_offset - 1
+    for i in range(40):
+        lead.append_as_leader(encode_batch([(b"k", b"%d" % i, None, 0)]), 1, 1)
+    eff = lead.clean(0, DAY, 0.0)
+    assert eff.cleaned is not None
+    kept = [read_header(b.data) for b in lead.log.batches_from(0) if read_header(b.data).producer_id == 7]
+    assert [(h.base_offset, h.record_count, h.base_sequence) for h in kept] == [(last_of_7, 0, 19)]
+    assert content(lead.log)[-1][2] == "39"
+    # a new replica fetches the cleaned log and rebuilds producer 7's state from it ...
+    f = PartitionReplica("t", 0, 2, PartitionLog(segment_bytes=1024))
+    f.compacted = True
+    f.become_follower(LeaderState(1, 0, (1, 2), (1, 2), 0, 1), 0)
+    offset = 0
+    while offset < lead.log_end_offset:
+        f.append_as_follower(lead.read(offset, 1 << 20, for_follower=True), lead.high_watermark)
+        offset = f.log_end_offset
+    assert f.producers.producers[7].last_seq == 19
+    # ... so as the next leader it takes producer 7's next batch (without the empty batch
+    # it would not know the producer: OUT_OF_ORDER_SEQUENCE_NUMBER for sequence 20)
+    f.become_leader(LeaderState(2, 1, (1, 2), (2,), 0, 2), 0)
+    f.append_as_leader(encode_batch([(b"k", b"p20", None, 0)], producer_id=7, producer_epoch=0, base_sequence=20),
+                       1, 1)
+    assert content(f.log)[-1][2] == "p20"
+
+
+def test_recovery_takes_an_empty_batch_in_a_compacted_log_only():
+    from minikafka.log.recovery import check_recovered_batch
+    batch = stamp(encode_batch([(b"k", b"v", None, 0)], producer_id=7, producer_epoch=0, base_sequence=0), 5, 0)
+    empty = read_header(rewrite_batch(read_header(batch), batch, lambda off: False, keep_empty=True))
+    check_recovered_batch(empty, 3, 0, None, compacted=True)
+    with pytest.raises(CorruptMessageError, match="does not match its 0 records"):
+        check_recovered_batch(empty, 5, 0, None, compacted=False)

@@ -196,9 +196,22 @@ def encode_batch_columns(
     return _HEAD.pack(base_offset, batch_length, leader_epoch, MAGIC, crc) + tail
 
 
-def rewrite_batch(h: BatchHeader, raw: bytes | bytearray | memoryview, keep: Callable[[int], bool]) -> bytes | None:
+def empty_batch(h: BatchHeader) -> bytes:
+    """The header of batch ``h`` with no records (Kafka's ``writeEmptyHeader``): what the
+    log cleaner keeps of an active producer's last batch when all its records went, so
+    that the producer's epoch and last sequence stay in the log.  Same base offset, last
+    offset delta, leader epoch and producer fields; uncompressed; both timestamps the
+    batch's max timestamp; a record count of 0."""
+    tail = _TAIL.pack(h.attributes & ~COMPRESSION_MASK, h.last_offset_delta, h.max_timestamp, h.max_timestamp,
+                      h.producer_id, h.producer_epoch, h.base_sequence, 0)
+    return _HEAD.pack(h.base_offset, HEADER_SIZE - LENGTH_OVERHEAD, h.leader_epoch, MAGIC, crc32c.crc32c(tail)) + tail
+
+
+def rewrite_batch(h: BatchHeader, raw: bytes | bytearray | memoryview, keep: Callable[[int], bool],
+                  keep_empty: bool = False) -> bytes | None:
     """The batch ``raw`` with only the records whose offset ``keep`` accepts (the log
-    cleaner's rewrite): None when none is kept, ``raw`` itself when all are.
+    cleaner's rewrite): None when none is kept (with ``keep_empty``, :func:`empty_batch`
+    instead), ``raw`` itself when all are.
 
     As Kafka's cleaner does, the rewritten batch keeps its base offset, its last offset
     delta (so the batch still ends at the same offset), its leader epoch, producer fields
@@ -213,7 +226,7 @@ def rewrite_batch(h: BatchHeader, raw: bytes | bytearray | memoryview, keep: Cal
     if len(kept) == len(records):
         return bytes(raw)
     if not kept:
-        return None
+        return empty_batch(h) if keep_empty else None
     log_append = bool(h.attributes & TIMESTAMP_TYPE_MASK)
     stamped = [(key, value, headers, h.max_timestamp if log_append else h.base_timestamp + ts_delta)
                for _, ts_delta, key, value, headers in kept]
@@ -251,8 +264,9 @@ def validate_batch(buf: bytes | bytearray | memoryview, pos: int = 0) -> BatchHe
     actual = crc32c.crc32c(memoryview(buf)[pos + CRC_START:end])
     if actual != h.crc:
         raise CorruptMessageError(f"batch CRC-32C mismatch: header says {h.crc:#010x}, content gives {actual:#010x}")
-    # a batch the log cleaner compacted holds fewer records than its offset span
-    if h.record_count < 1 or h.last_offset_delta < h.record_count - 1:
+    # a batch the log cleaner compacted holds fewer records than its offset span, and
+    # none at all when it kept an active producer's last batch (empty_batch)
+    if h.record_count < 0 or h.last_offset_delta < h.record_count - 1:
         raise CorruptMessageError(f"batch record count {h.record_count} does not match last offset delta {h.last_offset_delta}")
     return h
 
@@ -278,6 +292,8 @@ def validate_records(buf: bytes | bytearray | memoryview, pos: int = 0,
     before more than that is decompressed.
     """
     h = validate_batch(buf, pos)
+    if h.record_count < 1:
+        raise CorruptMessageError(f"batch at offset {h.base_offset} has no records")
     if h.last_offset_delta != h.record_count - 1:  # produced batches are never compacted
         raise CorruptMessageError(f"batch record count {h.record_count} does not match last offset delta {h.last_offset_delta}")
     section = memoryview(buf)[pos + HEADER_SIZE:pos + h.size]
