@@ -63,10 +63,10 @@ from .cluster import FAST_SETTINGS, ZkReader, post
 from .events import EventCollector
 from .nemesis import DEAD, PAUSED, STARTING, TERMINATING, UP, Nemesis
 from .report import Summary, dump_timeline
-from .runner import SCENARIOS, STALL_S, TRUNCATIONS, run
+from .runner import SCENARIOS, STALL_S, TRUNCATIONS, ChaosOptions, run
 
 __all__ = [
-    "Clients", "DEAD", "EventCollector", "FAST_SETTINGS", "Nemesis", "PAUSED", "SCENARIOS", "STALL_S", "STARTING",
+    "ChaosOptions", "Clients", "DEAD", "EventCollector", "FAST_SETTINGS", "Nemesis", "PAUSED", "SCENARIOS", "STALL_S", "STARTING",
     "Summary", "TERMINATING", "TRUNCATIONS", "UP", "ZkReader", "compare_replicas", "dump_timeline", "fill_summary",
     "post", "read_final_log", "replica_states", "run",
 ]

@@ -17,7 +17,7 @@ import argparse
 import sys
 
 from .links import unavailable as links_unavailable
-from .runner import SCENARIOS, TRUNCATIONS, run
+from .runner import SCENARIOS, TRUNCATIONS, ChaosOptions, run
 
 DESCRIPTION = ("Fault-injection suite: kill, pause and stop brokers under load, then check that no "
                "acknowledged record was lost (see minikafka/chaos/).")
@@ -82,13 +82,12 @@ def main(argv: list[str] | None = None) -> int:
         if reason:
             print(f"chaos.py: {reason}", file=sys.stderr)
             return 2
-    summary = run(dir=args.dir, storage=args.storage, truncation=args.truncation, seed=args.seed,
-                  faults=args.faults, duration=args.duration, partitions=args.partitions,
-                  producers=args.producers, consumers=args.consumers, rate=args.rate,
-                  scenario=args.scenario, interval_s=tuple(args.interval), keep=args.keep,
-                  broker_configs=configs, log=log, idempotence=args.idempotence,
-                  link_faults=args.link_faults, transactions=args.transactions, copiers=args.copiers,
-                  zookeeper_nodes=args.zookeeper_nodes)
+    summary = run(ChaosOptions(
+        dir=args.dir, storage=args.storage, truncation=args.truncation, seed=args.seed, faults=args.faults,
+        duration=args.duration, partitions=args.partitions, producers=args.producers, consumers=args.consumers,
+        rate=args.rate, scenario=args.scenario, interval_s=tuple(args.interval), keep=args.keep,
+        broker_configs=configs, idempotence=args.idempotence, link_faults=args.link_faults,
+        transactions=args.transactions, copiers=args.copiers, zookeeper_nodes=args.zookeeper_nodes), log=log)
     print(summary.line(), flush=True)
     if not summary.ok or args.verbose:
         print(summary.details(), file=sys.stderr, flush=True)
