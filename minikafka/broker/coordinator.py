@@ -25,11 +25,10 @@ import logging
 import uuid
 from dataclasses import dataclass, field
 import random
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..auth.acls import CLUSTER_NAME
 from ..errors import (
-    CoordinatorLoadInProgressError,
     CoordinatorNotAvailableError,
     GroupIdNotFoundError,
     GroupSubscribedToTopicError,
@@ -45,7 +44,6 @@ from ..errors import (
     NotLeaderOrFollowerError,
     OffsetMetadataTooLargeError,
     ProducerFencedError,
-    TopicAlreadyExistsError,
     TransactionalIdAuthorizationFailedError,
     UnknownTopicOrPartitionError,
 )
@@ -54,16 +52,16 @@ from ..groups.group import Effects, Group, GroupSettings, GroupState, JoinAnswer
 from ..groups.replay import OffsetsReplay
 from ..config import BrokerConfig
 from ..metric_names import GROUP_JOINS, GROUP_LEADER_CHANGES, GROUP_LEAVES, GROUP_REBALANCES, OFFSET_COMMITS
-from ..protocol.records.batch import batch_records, encode_batch, split_batches
+from ..protocol.records.batch import BatchHeader, batch_records, encode_batch
 from ..protocol.records.control import COMMIT, read_marker
 from ..protocol.rpc.types import ProducePartition, ProduceRequest
 from ..zk.session import ZkSession
-from .coordinator_log import wait_committed
+from .coordinator_runtime import CoordinatorRuntime, InternalTopic, Shard
 from .metadata_cache import MetadataCache
 from .metrics import Metrics
 from .security import Security, refusal
 from .services import Clock, EventLog, Spawn
-from .topic_admin import NewTopic, TopicAdmin
+from .topic_admin import TopicAdmin
 
 if TYPE_CHECKING:
     from .replica_manager import ReplicaManager
@@ -79,15 +77,24 @@ COUNTED = {"group_rebalance": GROUP_REBALANCES, "group_join": GROUP_JOINS, "grou
 
 
 @dataclass
-class _Shard:
+class _Shard(Shard):
     """The groups of one ``__consumer_offsets`` partition this broker leads."""
 
-    partition: int
-    loaded: bool = False
     groups: dict[str, Group] = field(default_factory=dict)
-    task: asyncio.Task | None = None
     # transaction markers committed while the partition was being loaded: applied after
     markers: list[tuple[int, bool]] = field(default_factory=list)
+
+
+def _topic_creation(get: Callable[[str], Any], live: int) -> tuple[int, dict[str, str]]:
+    # as Kafka: compacted (the last commit per group and partition is what counts), and stored with the
+    # committing client's codec whatever the broker's compression.type
+    return (max(1, min(get("offsets.topic.replication.factor"), live)),
+            {"cleanup.policy": "compact", "segment.bytes": str(get("offsets.topic.segment.bytes")),
+             "compression.type": "producer"})
+
+
+OFFSETS = InternalTopic(rec.OFFSETS_TOPIC, "groups", "group", "coordinator", "offsets.topic.num.partitions",
+                        lambda: InvalidGroupIdError("the group id is empty"), _topic_creation)
 
 
 class GroupCoordinator:
@@ -108,21 +115,21 @@ class GroupCoordinator:
         self.replica_manager = replica_manager
         self.topic_admin = topic_admin
         self.spawn = spawn
-        self.shards: dict[int, _Shard] = {}
+        self.runtime: CoordinatorRuntime[_Shard] = CoordinatorRuntime(
+            OFFSETS, config, clock, zk, metadata, topic_admin, replica_manager, record_event, spawn)
+        self.shards = self.runtime.shards
         self._joins: dict[tuple[str, str], asyncio.Future] = {}
         self._syncs: dict[tuple[str, str], asyncio.Future] = {}
         self._tasks: set[asyncio.Task] = set()
-        self._ticker: asyncio.Task | None = None
         self._last_cleanup = 0.0
 
     def _now(self) -> int:
         """Wall-clock ms (group and offset timestamps, session deadlines)."""
-        return int(self.clock.time() * 1000)
+        return self.runtime.now_ms()
 
     @property
     def num_partitions(self) -> int:
-        got = self.metadata.partitions_of(rec.OFFSETS_TOPIC)
-        return len(got) or self.config.get("offsets.topic.num.partitions")
+        return self.runtime.num_partitions
 
     def settings(self) -> GroupSettings:
         c = self.config
@@ -131,15 +138,10 @@ class GroupCoordinator:
 
     # -- lifecycle ---------------------------------------------------------------
     def start(self) -> None:
-        self._ticker = self.spawn(self._tick_loop(), "group-ticker")
+        self.runtime.every("group-ticker", TICK_S, self._tick)
 
     async def stop(self) -> None:
-        tasks = [t for t in [self._ticker, *self._tasks, *(s.task for s in self.shards.values())] if t is not None]
-        for t in tasks:
-            t.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        for shard in list(self.shards.values()):
-            self._deliver(self._unload(shard))
+        await self.runtime.stop(self._unload, list(self._tasks))
 
     def _spawn(self, coro: Any) -> asyncio.Task:
         task = self.spawn(coro, "group-write")
@@ -147,44 +149,24 @@ class GroupCoordinator:
         task.add_done_callback(self._tasks.discard)
         return task
 
-    async def _tick_loop(self) -> None:
-        while True:
-            await asyncio.sleep(TICK_S)
-            try:
-                now = self._now()
-                for shard in list(self.shards.values()):
-                    if shard.loaded:
-                        for g in list(shard.groups.values()):
-                            self._handle(g, g.tick(now))
-                if self.clock.monotonic() - self._last_cleanup > self.config.get("offsets.retention.check.interval.ms") / 1000:
-                    self._last_cleanup = self.clock.monotonic()
-                    await self._expire_offsets(now)
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                log.exception("group coordinator tick failed")
+    async def _tick(self) -> None:
+        now = self._now()
+        for shard in self.runtime.loaded():
+            for g in list(shard.groups.values()):
+                self._handle(g, g.tick(now))
+        if self.clock.monotonic() - self._last_cleanup > self.config.get("offsets.retention.check.interval.ms") / 1000:
+            self._last_cleanup = self.clock.monotonic()
+            await self._expire_offsets(now)
 
     # -- partition leadership ------------------------------------------------------
     def on_leadership(self, partition: int, is_leader: bool) -> None:
         """Called by the replica manager after a LeaderAndIsr or StopReplica touched
         ``__consumer_offsets``-``partition``."""
-        shard = self.shards.get(partition)
-        if is_leader:
-            if shard is not None:
-                self._deliver(self._unload(shard))
-            shard = self.shards[partition] = _Shard(partition)
-            shard.task = self.spawn(self._load(shard), f"group-load-{partition}")
-        elif shard is not None:
-            self._deliver(self._unload(shard))
-            self.record_event("coordinator_unloaded", f"broker {self.broker_id} stops coordinating "
-                                                             f"the groups of {rec.OFFSETS_TOPIC}-{partition}")
+        self.runtime.on_leadership(partition, is_leader, _Shard, self._load, self._unload)
 
-    def _unload(self, shard: _Shard) -> list[tuple[Group, Effects]]:
-        if self.shards.get(shard.partition) is shard:
-            del self.shards[shard.partition]
-        if shard.task is not None and not shard.task.done():
-            shard.task.cancel()
-        return [(g, g.mark_dead()) for g in shard.groups.values()]
+    def _unload(self, shard: _Shard) -> None:
+        """The shard's groups are Dead here (their members are told NOT_COORDINATOR)."""
+        self._deliver([(g, g.mark_dead()) for g in shard.groups.values()])
 
     async def _load(self, shard: _Shard) -> None:
         """Replay the partition from its log start to its LEO (:class:`OffsetsReplay`: the
@@ -193,31 +175,19 @@ class GroupCoordinator:
         never acknowledged and may be lost with this leader, so OffsetFetch must not
         return it."""
         started = self.clock.monotonic()
-        p = self.replica_manager.partitions.get((rec.OFFSETS_TOPIC, shard.partition))
-        if p is None:
-            return
-        await wait_committed(p)
         replay = OffsetsReplay()
-        offset, end = p.log.log_start_offset, p.log_end_offset
-        while offset < end:
-            data = p.log.read(offset, 1 << 20, None)
-            if not data:
-                break
-            batches = split_batches(data, validate=False)
-            for h, raw in batches:
-                if h.next_offset <= offset:
-                    continue
-                if h.is_control:
-                    self._replay_marker(replay, shard.partition, h, raw)
-                    continue
-                for position, _, key, value, _ in batch_records(h, raw):
-                    if position < offset or key is None:
-                        continue
+
+        def on_batch(h: BatchHeader, raw: bytes, offset: int) -> None:
+            if h.is_control:
+                self._replay_marker(replay, shard.partition, h, raw)
+                return
+            for position, _, key, value, _ in batch_records(h, raw):
+                if position >= offset and key is not None:
                     self._replay_record(replay, shard.partition, position, key, value, h.producer_id,
                                         h.is_transactional)
-            # past the last batch read: a compacted batch may end after its last record
-            offset = max(offset, max(h.next_offset for h, _ in batches))
-            await asyncio.sleep(0)
+
+        if not await self.runtime.replay(shard.partition, on_batch):
+            return
         shard.groups.update(replay.groups(self._now()))
         shard.loaded = True
         markers, shard.markers = shard.markers, []
@@ -256,18 +226,10 @@ class GroupCoordinator:
 
     # -- finding groups -------------------------------------------------------------
     def partition_for(self, group_id: str) -> int:
-        return rec.partition_for(group_id, self.num_partitions)
+        return self.runtime.partition_for(group_id)
 
     def _shard_of(self, group_id: str) -> _Shard:
-        if not group_id:
-            raise InvalidGroupIdError("the group id is empty")
-        shard = self.shards.get(self.partition_for(group_id))
-        if shard is None:
-            raise NotCoordinatorError(f"broker {self.broker_id} is not the coordinator of group {group_id!r}")
-        if not shard.loaded:
-            raise CoordinatorLoadInProgressError(f"broker {self.broker_id} is loading the groups of "
-                                                 f"{rec.OFFSETS_TOPIC}-{shard.partition}")
-        return shard
+        return self.runtime.shard_of(group_id)
 
     def _group(self, group_id: str, create: bool = False) -> Group | None:
         shard = self._shard_of(group_id)
@@ -279,29 +241,7 @@ class GroupCoordinator:
     async def find_coordinator(self, key: str) -> int:
         """The broker id coordinating group ``key``; creates ``__consumer_offsets`` on
         first use.  COORDINATOR_NOT_AVAILABLE while the partition has no leader."""
-        if not key:
-            raise InvalidGroupIdError("the group id is empty")
-        md = self.metadata
-        if not md.partitions_of(rec.OFFSETS_TOPIC):
-            await self._create_topic()
-            raise CoordinatorNotAvailableError(f"{rec.OFFSETS_TOPIC} is being created; ask again")
-        st = md.partitions.get((rec.OFFSETS_TOPIC, self.partition_for(key)))
-        if st is None or st["leader"] < 0 or st["leader"] not in md.brokers:
-            raise CoordinatorNotAvailableError(f"{rec.OFFSETS_TOPIC} partition of group {key!r} has no leader")
-        return st["leader"]
-
-    async def _create_topic(self) -> None:
-        live = len(await self.zk.children("/brokers/ids"))
-        rf = max(1, min(self.config.get("offsets.topic.replication.factor"), live))
-        err, = await self.topic_admin.create_topics([NewTopic(
-            rec.OFFSETS_TOPIC, self.config.get("offsets.topic.num.partitions"), rf,
-            # as Kafka: compacted (the last commit per group and partition is what counts), and stored with the
-            # committing client's codec whatever the broker's compression.type
-            {"cleanup.policy": "compact", "segment.bytes": str(self.config.get("offsets.topic.segment.bytes")),
-             "compression.type": "producer"})],
-            validate_only=False, timeout_ms=0, internal=True)
-        if err is not None and not isinstance(err, TopicAlreadyExistsError):
-            raise CoordinatorNotAvailableError(f"could not create {rec.OFFSETS_TOPIC}: {err.message}")
+        return await self.runtime.find_coordinator(key)
 
     # -- membership ------------------------------------------------------------------
     async def join_group(self, group_id: str, member_id: str, instance_id: str | None, client_id: str, client_host: str,
@@ -563,9 +503,7 @@ class GroupCoordinator:
         except those of partitions an open transaction holds offsets of; an empty group
         goes when nothing is left, or had nothing (:meth:`Group.expired_offsets`)."""
         keep_ms = self.config.get("offsets.retention.minutes") * 60_000
-        for shard in list(self.shards.values()):
-            if not shard.loaded:
-                continue
+        for shard in self.runtime.loaded():
             for g in list(shard.groups.values()):
                 had_offsets = bool(g.offsets)
                 expired, whole = g.expired_offsets(now, keep_ms)
@@ -589,9 +527,7 @@ class GroupCoordinator:
         group's metadata) are then written to its ``__consumer_offsets`` partition, so that
         a coordinator that loads the partition later does not bring them back."""
         deleted = set(topics)
-        for shard in list(self.shards.values()):
-            if not shard.loaded:  # as in Kafka: only the groups loaded now are cleaned up
-                continue
+        for shard in self.runtime.loaded():  # as in Kafka: only the groups loaded now are cleaned up
             for g in list(shard.groups.values()):
                 gone, dead = g.topics_deleted(deleted)
                 if dead:

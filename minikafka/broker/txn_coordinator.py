@@ -22,18 +22,16 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 from ..auth.acls import CLUSTER_NAME
 from ..errors import (
-    CoordinatorLoadInProgressError,
     CoordinatorNotAvailableError,
     InvalidRequestError,
     KafkaError,
     NotCoordinatorError,
     NotLeaderOrFollowerError,
     OperationNotAttemptedError,
-    TopicAlreadyExistsError,
     TransactionalIdNotFoundError,
     UnknownTopicOrPartitionError,
 )
@@ -41,7 +39,7 @@ from ..config import BrokerConfig
 from ..groups.records import OFFSETS_TOPIC
 from ..groups.records import partition_for as group_partition_for
 from ..metric_names import TXN_ABORTS, TXN_COMMITS, TXN_FENCED, TXN_TIMED_OUT
-from ..protocol.records.batch import encode_batch, iter_records, split_batches
+from ..protocol.records.batch import BatchHeader, batch_records, encode_batch
 from ..protocol.rpc.types import (
     ProducePartition,
     ProduceRequest,
@@ -62,12 +60,12 @@ from ..transactions.state import (
 )
 from ..zk.errors import ZooKeeperUnavailableError
 from ..zk.session import ZkSession
-from .coordinator_log import wait_committed
+from .coordinator_runtime import CoordinatorRuntime, InternalTopic, Shard
 from .metadata_cache import MetadataCache
 from .metrics import Metrics
 from .security import Security, refusal
 from .services import Clock, EventLog, Spawn
-from .topic_admin import NewTopic, TopicAdmin
+from .topic_admin import TopicAdmin
 
 if TYPE_CHECKING:
     from .replica_manager import ReplicaManager
@@ -87,15 +85,27 @@ ProducerIds = Callable[[], Awaitable[int]]
 
 
 @dataclass
-class _Shard:
-    """The transactional ids of one ``__transaction_state`` partition this broker leads."""
+class _Shard(Shard):
+    """The transactional ids of one ``__transaction_state`` partition this broker leads;
+    its own tasks (:attr:`Shard.tasks`) are the marker rounds of prepared transactions."""
 
-    partition: int
-    epoch: int  # the partition's leader epoch: the coordinator epoch of our markers
-    loaded: bool = False
+    epoch: int = 0  # the partition's leader epoch: the coordinator epoch of our markers
     txns: dict[str, TransactionMetadata] = field(default_factory=dict)
-    task: asyncio.Task | None = None
-    tasks: set[asyncio.Task] = field(default_factory=set)  # marker rounds of prepared transactions
+
+
+def _topic_creation(get: Callable[[str], Any], live: int) -> tuple[int, dict[str, str]]:
+    rf = max(1, min(get("transaction.state.log.replication.factor"), live))
+    min_isr = max(1, min(get("transaction.state.log.min.isr"), rf))
+    # as Kafka's TransactionStateManager: compacted, never unclean, and uncompressed whatever the broker's
+    # compression.type (the coordinator's own records are small and read back on every load)
+    return rf, {"cleanup.policy": "compact", "min.insync.replicas": str(min_isr),
+                "unclean.leader.election.enable": "false",
+                "segment.bytes": str(get("transaction.state.log.segment.bytes")), "compression.type": "uncompressed"}
+
+
+TXN_STATE = InternalTopic(rec.TXN_TOPIC, "transactions", "transactional id", "txn_coordinator",
+                          "transaction.state.log.num.partitions",
+                          lambda: InvalidRequestError("the transactional id is empty"), _topic_creation)
 
 
 class TransactionCoordinator:
@@ -117,57 +127,43 @@ class TransactionCoordinator:
         self.producer_ids = producer_ids
         self.call = call
         self.spawn = spawn
-        self.shards: dict[int, _Shard] = {}
-        self._ticker: asyncio.Task | None = None
+        self.runtime: CoordinatorRuntime[_Shard] = CoordinatorRuntime(
+            TXN_STATE, config, clock, zk, metadata, topic_admin, replica_manager, record_event, spawn)
+        self.shards = self.runtime.shards
         self._last_abort_check = 0.0
         self._last_expiry_check = 0.0
 
     def _now(self) -> int:
-        return int(self.clock.time() * 1000)
+        return self.runtime.now_ms()
 
     @property
     def num_partitions(self) -> int:
-        got = self.metadata.partitions_of(rec.TXN_TOPIC)
-        return len(got) or self.config.get("transaction.state.log.num.partitions")
+        return self.runtime.num_partitions
 
     def partition_for(self, transactional_id: str) -> int:
-        return rec.partition_for(transactional_id, self.num_partitions)
+        return self.runtime.partition_for(transactional_id)
 
     # -- lifecycle ---------------------------------------------------------------------
     def start(self) -> None:
-        self._ticker = self.spawn(self._tick_loop(), "txn-ticker")
+        self.runtime.every("txn-ticker", TICK_S, self._tick)
 
     async def stop(self) -> None:
-        tasks = [t for t in [self._ticker] if t is not None]
-        for shard in list(self.shards.values()):
-            tasks += self._unload(shard)
-        for t in tasks:
-            t.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await self.runtime.stop(self._unload)
 
-    async def _tick_loop(self) -> None:
-        while True:
-            await asyncio.sleep(TICK_S)
-            try:
-                mono = self.clock.monotonic()
-                if mono - self._last_abort_check >= self.config.get(
-                        "transaction.abort.timed.out.transaction.cleanup.interval.ms") / 1000:
-                    self._last_abort_check = mono
-                    await self._abort_timed_out()
-                if mono - self._last_expiry_check >= self.config.get(
-                        "transaction.remove.expired.transaction.cleanup.interval.ms") / 1000:
-                    self._last_expiry_check = mono
-                    await self._expire()
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                log.exception("transaction coordinator tick failed")
+    async def _tick(self) -> None:
+        mono = self.clock.monotonic()
+        if mono - self._last_abort_check >= self.config.get(
+                "transaction.abort.timed.out.transaction.cleanup.interval.ms") / 1000:
+            self._last_abort_check = mono
+            await self._abort_timed_out()
+        if mono - self._last_expiry_check >= self.config.get(
+                "transaction.remove.expired.transaction.cleanup.interval.ms") / 1000:
+            self._last_expiry_check = mono
+            await self._expire()
 
     async def _abort_timed_out(self) -> None:
         now = self._now()
-        for shard in list(self.shards.values()):
-            if not shard.loaded:
-                continue
+        for shard in self.runtime.loaded():
             for meta in list(shard.txns.values()):
                 if meta.timed_out(now):
                     try:
@@ -178,9 +174,7 @@ class TransactionCoordinator:
     async def _expire(self) -> None:
         now = self._now()
         keep_ms = self.config.get("transactional.id.expiration.ms")
-        for shard in list(self.shards.values()):
-            if not shard.loaded:
-                continue
+        for shard in self.runtime.loaded():
             for meta in list(shard.txns.values()):
                 if meta.expired(now, keep_ms):
                     try:
@@ -192,53 +186,38 @@ class TransactionCoordinator:
     def on_leadership(self, partition: int, is_leader: bool) -> None:
         """Called by the replica manager after a LeaderAndIsr or StopReplica touched
         ``__transaction_state``-``partition``."""
-        shard = self.shards.get(partition)
-        if shard is not None:
-            self._unload(shard)
-        if is_leader:
+        def new_shard(partition: int) -> _Shard:
             p = self.replica_manager.partitions.get((rec.TXN_TOPIC, partition))
-            shard = self.shards[partition] = _Shard(partition, p.leader_epoch if p is not None else 0)
-            shard.task = self.spawn(self._load(shard), f"txn-load-{partition}")
-        elif shard is not None:
-            self.record_event("txn_coordinator_unloaded", f"broker {self.broker_id} stops coordinating the "
-                                                          f"transactions of {rec.TXN_TOPIC}-{partition}")
+            return _Shard(partition, epoch=p.leader_epoch if p is not None else 0)
 
-    def _unload(self, shard: _Shard) -> list[asyncio.Task]:
-        if self.shards.get(shard.partition) is shard:
-            del self.shards[shard.partition]
-        tasks = [t for t in [shard.task, *shard.tasks] if t is not None and not t.done()]
-        for t in tasks:
-            t.cancel()
-        return tasks
+        self.runtime.on_leadership(partition, is_leader, new_shard, self._load, self._unload)
+
+    def _unload(self, shard: _Shard) -> None:
+        """Nothing to tell anyone: the shard's marker rounds are cancelled with it, and its
+        successor finishes what was prepared."""
 
     async def _load(self, shard: _Shard) -> None:
         """Replay the partition from its log start to its LEO (the last record per
         transactional id wins), once the high watermark covers it (:mod:`.coordinator_log`),
         then finish the prepared transactions."""
         started = self.clock.monotonic()
-        p = self.replica_manager.partitions.get((rec.TXN_TOPIC, shard.partition))
-        if p is None:
-            return
-        await wait_committed(p)
         found: dict[str, TxnRecord | None] = {}
-        offset, end, n = p.log.log_start_offset, p.log_end_offset, 0
-        while offset < end:
-            data = p.log.read(offset, 1 << 20, None)
-            if not data:
-                break
-            for r in iter_records(data, offset, validate=False):
-                offset = r.offset + 1
-                if r.key is None:
+        n = 0
+
+        def on_batch(h: BatchHeader, raw: bytes, offset: int) -> None:
+            nonlocal n
+            for position, _, key, value, _ in batch_records(h, raw):
+                if position < offset or key is None:
                     continue
                 try:
-                    key = rec.decode_key(r.key)
-                    found[key.transactional_id] = None if r.value is None else rec.decode_value(r.value)
+                    found[rec.decode_key(key).transactional_id] = None if value is None else rec.decode_value(value)
                 except KafkaError as exc:
                     log.warning("%s-%d offset %d: unreadable record skipped: %s", rec.TXN_TOPIC, shard.partition,
-                                r.offset, exc)
+                                position, exc)
                 n += 1
-            offset = max(offset, max(h.next_offset for h, _ in split_batches(data, validate=False)))
-            await asyncio.sleep(0)
+
+        if not await self.runtime.replay(shard.partition, on_batch):
+            return
         for tid, value in found.items():
             if value is not None and value.state is not TxnState.DEAD:
                 shard.txns[tid] = TransactionMetadata(tid, value)
@@ -256,16 +235,7 @@ class TransactionCoordinator:
 
     # -- finding ------------------------------------------------------------------------------
     def _shard_of(self, transactional_id: str) -> _Shard:
-        if not transactional_id:
-            raise InvalidRequestError("the transactional id is empty")
-        shard = self.shards.get(self.partition_for(transactional_id))
-        if shard is None:
-            raise NotCoordinatorError(f"broker {self.broker_id} is not the transaction coordinator of "
-                                      f"{transactional_id!r}")
-        if not shard.loaded:
-            raise CoordinatorLoadInProgressError(f"broker {self.broker_id} is loading the transactions of "
-                                                 f"{rec.TXN_TOPIC}-{shard.partition}")
-        return shard
+        return self.runtime.shard_of(transactional_id)
 
     def _meta(self, transactional_id: str) -> tuple[_Shard, TransactionMetadata]:
         from ..errors import InvalidProducerIdMappingError
@@ -279,33 +249,10 @@ class TransactionCoordinator:
     async def find_coordinator(self, key: str) -> int:
         """The broker id coordinating transactional id ``key``; creates
         ``__transaction_state`` on first use.  COORDINATOR_NOT_AVAILABLE while the
-        partition has no leader."""
-        if not key:
-            raise InvalidRequestError("the transactional id is empty")
-        self.security.require("Describe", "TransactionalId", key)
-        md = self.metadata
-        if not md.partitions_of(rec.TXN_TOPIC):
-            await self._create_topic()
-            raise CoordinatorNotAvailableError(f"{rec.TXN_TOPIC} is being created; ask again")
-        st = md.partitions.get((rec.TXN_TOPIC, self.partition_for(key)))
-        if st is None or st["leader"] < 0 or st["leader"] not in md.brokers:
-            raise CoordinatorNotAvailableError(f"{rec.TXN_TOPIC} partition of transactional id {key!r} has no leader")
-        return st["leader"]
-
-    async def _create_topic(self) -> None:
-        live = len(await self.zk.children("/brokers/ids"))
-        rf = max(1, min(self.config.get("transaction.state.log.replication.factor"), live))
-        min_isr = max(1, min(self.config.get("transaction.state.log.min.isr"), rf))
-        err, = await self.topic_admin.create_topics([NewTopic(
-            rec.TXN_TOPIC, self.config.get("transaction.state.log.num.partitions"), rf,
-            # as Kafka's TransactionStateManager: compacted, never unclean, and uncompressed whatever the broker's
-            # compression.type (the coordinator's own records are small and read back on every load)
-            {"cleanup.policy": "compact", "min.insync.replicas": str(min_isr), "unclean.leader.election.enable": "false",
-             "segment.bytes": str(self.config.get("transaction.state.log.segment.bytes")),
-             "compression.type": "uncompressed"})],
-            validate_only=False, timeout_ms=0, internal=True)
-        if err is not None and not isinstance(err, TopicAlreadyExistsError):
-            raise CoordinatorNotAvailableError(f"could not create {rec.TXN_TOPIC}: {err.message}")
+        partition has no leader.  Needs Describe on the id."""
+        if key:
+            self.security.require("Describe", "TransactionalId", key)
+        return await self.runtime.find_coordinator(key)
 
     # -- running decisions -----------------------------------------------------------------------
     async def _run(self, shard: _Shard, meta: TransactionMetadata, eff: Effects) -> None:
@@ -320,7 +267,7 @@ class TransactionCoordinator:
         except BaseException:
             meta.write_failed()
             raise
-        if self.shards.get(shard.partition) is not shard:
+        if not self.runtime.current(shard):
             meta.write_failed()
             raise NotCoordinatorError(f"broker {self.broker_id} stopped coordinating {rec.TXN_TOPIC}-{shard.partition}")
         meta.written()
@@ -360,21 +307,19 @@ class TransactionCoordinator:
 
     # -- markers ------------------------------------------------------------------------------------
     def _send_later(self, shard: _Shard, meta: TransactionMetadata, markers: Markers) -> None:
-        task = self.spawn(self._complete(shard, meta, markers), f"txn-markers-{meta.transactional_id}")
-        shard.tasks.add(task)
-        task.add_done_callback(shard.tasks.discard)
+        self.runtime.shard_task(shard, self._complete(shard, meta, markers), f"txn-markers-{meta.transactional_id}")
 
     async def _complete(self, shard: _Shard, meta: TransactionMetadata, markers: Markers) -> None:
         """Send the markers until every partition has one, then write CompleteX (retried
         while this broker still coordinates the partition)."""
         remaining = set(markers.partitions)
         while remaining:
-            if self.shards.get(shard.partition) is not shard:
+            if not self.runtime.current(shard):
                 return
             remaining = await self._marker_round(shard, markers, remaining)
             if remaining:
                 await asyncio.sleep(RETRY_S)
-        while self.shards.get(shard.partition) is shard:
+        while self.runtime.current(shard):
             try:
                 await self._run(shard, meta, meta.markers_written(self._now()))
                 return
