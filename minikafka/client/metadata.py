@@ -9,12 +9,16 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Sequence, TypeVar
 
 from .. import errors
 from .connection import TRANSPORT_ERRORS, Connection, parse_bootstrap
+from ..protocol.rpc.types import Request
 from ..protocol.topic_ids import ZERO_TOPIC_ID
+from ..rpc import request
 from .types import BrokerInfo, ClusterDescription
+
+R = TypeVar("R")
 
 # Errors after which a client asks for fresh metadata before retrying.
 REFRESH_ERRORS: tuple[type[errors.KafkaError], ...] = (
@@ -157,6 +161,11 @@ class Metadata:
             f"no broker answered the {api} request (tried {', '.join(tried)}): "
             f"{last.message if isinstance(last, errors.KafkaError) else last}"
         )
+
+    async def request_any(self, req: Request[R], timeout_s: float) -> R:
+        """:meth:`call_any` with a typed request: its typed answer from the first broker
+        that answers."""
+        return await request(lambda host, port, api, body, t: self.call_any(api, body, t), "", 0, req, timeout_s)
 
     async def refresh(self) -> None:
         """Fetch metadata for every topic; concurrent callers share one request."""
