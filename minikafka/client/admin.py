@@ -11,6 +11,8 @@ from typing import Any, Iterable
 
 from .. import errors
 from ..auth.acls import AclBinding
+from ..protocol.rpc.types import DeleteRecordsPartition, DeleteRecordsRequest
+from ..rpc import request
 from .connection import ClientSecurity, Connection
 from .group_admin import GroupAdminMixin
 from .txn_admin import TransactionAdminMixin
@@ -152,20 +154,21 @@ class AIOAdmin(GroupAdminMixin, TransactionAdminMixin):
 
             async def ask(leader: int, tps: list[tuple[str, int]]) -> None:
                 host, port = self._meta.brokers[leader]
-                body = {"partitions": [{"topic": t, "partition": p, "offset": pending[TopicPartition(t, p)]}
-                                       for t, p in tps], "timeout_ms": int(timeout_ms)}
+                req = DeleteRecordsRequest(partitions=[
+                    DeleteRecordsPartition(topic=t, partition=p, offset=pending[TopicPartition(t, p)]) for t, p in tps],
+                    timeout_ms=int(timeout_ms))
                 try:
-                    answer = await self._conn.call(host, port, "delete_records", body,
-                                                   (timeout_ms + self.request_timeout_ms) / 1000)
+                    answer = await request(self._conn.call, host, port, req,
+                                           (timeout_ms + self.request_timeout_ms) / 1000)
                 except errors.KafkaError as exc:
                     for t, p in tps:
                         out[TopicPartition(t, p)] = exc
                     return
-                for r in answer.get("partitions") or ():
-                    tp = TopicPartition(r["topic"], r["partition"])
-                    code = r.get("error_code", 0)
-                    out[tp] = r["low_watermark"] if not code else errors.error_for(code, r.get("message") or "")
-                    if code and needs_refresh(out[tp]) and not isinstance(out[tp], errors.RequestTimedOutError):
+                for r in answer.partitions:
+                    tp = TopicPartition(r.topic, r.partition)
+                    out[tp] = r.low_watermark if r.error is None else r.error
+                    if r.error is not None and needs_refresh(r.error) \
+                            and not isinstance(r.error, errors.RequestTimedOutError):
                         retry[tp] = pending[tp]
 
             await asyncio.gather(*(ask(leader, tps) for leader, tps in groups.items()))

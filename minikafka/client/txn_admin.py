@@ -7,6 +7,8 @@ import asyncio
 from dataclasses import dataclass
 
 from .. import errors
+from ..protocol.rpc.types import DescribeTransactionsRequest, FindCoordinatorRequest, ListTransactionsRequest
+from ..rpc import request
 from .connection import Connection
 from .metadata import Metadata
 from .types import TopicPartition
@@ -60,9 +62,9 @@ class TransactionAdminMixin:
         deadline = loop.time() + self.request_timeout_ms / 1000
         while True:
             try:
-                found = await self._meta.call_any("find_coordinator", {"key": transactional_id, "key_type": 1},
-                                                  self.request_timeout_ms / 1000)
-                return found["node_id"], found["host"], found["port"]
+                found = await self._meta.request_any(FindCoordinatorRequest(key=transactional_id, key_type=1),
+                                                     self.request_timeout_ms / 1000)
+                return found.node_id, found.host, found.port
             except (errors.NotCoordinatorError, errors.CoordinatorNotAvailableError,
                     errors.CoordinatorLoadInProgressError):
                 if loop.time() > deadline:
@@ -78,20 +80,19 @@ class TransactionAdminMixin:
             deadline = loop.time() + self.request_timeout_ms / 1000
             while True:
                 node, host, port = await self._txn_coordinator(tid)
-                got = await self._conn.call(host, port, "describe_transactions", {"transactional_ids": [tid]},
-                                            self.request_timeout_ms / 1000)
-                d = got["transactions"][0]
-                code = d["error_code"]
-                if code in (errors.NotCoordinatorError.code.code, errors.CoordinatorLoadInProgressError.code.code) \
+                got = await request(self._conn.call, host, port, DescribeTransactionsRequest(transactional_ids=[tid]),
+                                    self.request_timeout_ms / 1000)
+                d = got.transactions[0]
+                if isinstance(d.error, (errors.NotCoordinatorError, errors.CoordinatorLoadInProgressError)) \
                         and loop.time() < deadline:
                     await asyncio.sleep(0.2)
                     continue
-                if code:
-                    raise errors.error_for(code, d["message"])
+                if d.error is not None:
+                    raise d.error
                 break
             out.append(TransactionDescription(
-                tid, node, d["state"], d["producer_id"], d["producer_epoch"], d["transaction_timeout_ms"],
-                d["transaction_start_time_ms"], [TopicPartition(x["topic"], x["partition"]) for x in d["partitions"]]))
+                tid, node, d.state, d.producer_id, d.producer_epoch, d.transaction_timeout_ms,
+                d.transaction_start_time_ms, [TopicPartition(x.topic, x.partition) for x in d.partitions]))
         return out
 
     async def list_transactions(self, states: list[str] | None = None, producer_ids: list[int] | None = None,
@@ -100,10 +101,10 @@ class TransactionAdminMixin:
         names, producer ids and (``duration_ms`` >= 0) open for longer than that."""
         self._check_open()
         await self._meta.refresh()
-        body = {"state_filters": list(states or []), "producer_id_filters": list(producer_ids or []),
-                "duration_filter_ms": duration_ms}
+        req = ListTransactionsRequest(state_filters=list(states or []), producer_id_filters=list(producer_ids or []),
+                                      duration_filter_ms=duration_ms)
         brokers = dict(self._meta.brokers)
-        answers = await asyncio.gather(*(self._conn.call(h, p, "list_transactions", body, self.request_timeout_ms / 1000)
+        answers = await asyncio.gather(*(request(self._conn.call, h, p, req, self.request_timeout_ms / 1000)
                                          for h, p in brokers.values()), return_exceptions=True)
         out = []
         for broker_id, a in zip(brokers, answers):
@@ -111,8 +112,7 @@ class TransactionAdminMixin:
                 if not isinstance(a, Exception):
                     raise a
                 continue
-            if a.get("unknown_state_filters"):
-                raise errors.InvalidRequestError(f"unknown transaction states: {', '.join(a['unknown_state_filters'])}")
-            out += [TransactionListing(t["transactional_id"], t["producer_id"], t["state"], broker_id)
-                    for t in a["transactions"]]
+            if a.unknown_state_filters:
+                raise errors.InvalidRequestError(f"unknown transaction states: {', '.join(a.unknown_state_filters)}")
+            out += [TransactionListing(t.transactional_id, t.producer_id, t.state, broker_id) for t in a.transactions]
         return sorted(out, key=lambda t: t.transactional_id)
