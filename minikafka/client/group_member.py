@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from typing import Any, Callable
+from typing import Any, Callable, TypeVar
 
 from .. import errors
 from ..groups.consumer_protocol import (
@@ -29,9 +29,28 @@ from ..groups.consumer_protocol import (
     encode_assignment,
     encode_subscription,
 )
+from ..protocol.rpc.types import (
+    FindCoordinatorRequest,
+    HeartbeatRequest,
+    JoinGroupMember,
+    JoinGroupProtocol,
+    JoinGroupRequest,
+    LeaveGroupRequest,
+    LeavingMember,
+    OffsetCommitPartition,
+    OffsetCommitRequest,
+    OffsetFetchRequest,
+    Request,
+    SyncGroupAssignment,
+    SyncGroupRequest,
+)
+from ..protocol.rpc.types import TopicPartition as RpcTopicPartition
+from ..rpc import request
 from .assignors import assignor
 from .metadata import Metadata
 from .types import TopicPartition
+
+R = TypeVar("R")
 
 log = logging.getLogger(__name__)
 
@@ -88,23 +107,24 @@ class GroupMember:
         deadline = time.monotonic() + self.request_timeout_ms / 1000
         while self._coordinator is None:
             try:
-                got = await self.meta.call_any("find_coordinator", {"key": self.group_id}, self.request_timeout_ms / 1000)
-                self._coordinator = (got["node_id"], got["host"], got["port"])
+                got = await self.meta.request_any(FindCoordinatorRequest(key=self.group_id),
+                                                  self.request_timeout_ms / 1000)
+                self._coordinator = (got.node_id, got.host, got.port)
             except errors.KafkaError as exc:
                 if not exc.retriable or time.monotonic() > deadline:
                     raise
                 await asyncio.sleep(self.retry_backoff_ms / 1000)
         return self._coordinator
 
-    async def call(self, api: str, body: dict, timeout_s: float | None = None) -> dict:
-        """Send to the coordinator; a coordinator that moved is looked up again and the
-        request retried until ``request_timeout_ms`` runs out."""
+    async def request(self, req: Request[R], timeout_s: float | None = None) -> R:
+        """Send ``req`` to the coordinator; a coordinator that moved is looked up again and
+        the request retried until ``request_timeout_ms`` runs out."""
         deadline = time.monotonic() + self.request_timeout_ms / 1000
         while True:
             node = await self.coordinator()
             try:
-                return await self.meta.conn.call(node[1], node[2], api, {"group_id": self.group_id, **body},
-                                                 timeout_s or self.request_timeout_ms / 1000)
+                return await request(self.meta.conn.call, node[1], node[2], req,
+                                     timeout_s or self.request_timeout_ms / 1000)
             except _MOVED as exc:
                 self._coordinator = None
                 if time.monotonic() > deadline:
@@ -165,28 +185,29 @@ class GroupMember:
         owned = [(tp.topic, tp.partition) for tp in self.assignment]
         meta = encode_subscription(Subscription(list(self.topics), owned_partitions=owned))
         rebalance_s = self.max_poll_interval_ms / 1000
-        joined = await self.call("join_group", {
-            "member_id": self.member_id, "group_instance_id": self.group_instance_id, "client_id": self.client_id,
-            "session_timeout_ms": self.session_timeout_ms, "rebalance_timeout_ms": self.max_poll_interval_ms,
-            "protocol_type": "consumer", "protocols": [{"name": n, "metadata": meta} for n in self.strategies],
-        }, timeout_s=rebalance_s + 5 + self.request_timeout_ms / 1000)
-        self.member_id, self.generation = joined["member_id"], joined["generation_id"]
-        self.leader, self.protocol = joined["leader"], joined["protocol_name"]
-        assignments: list[dict] = []
+        joined = await self.request(JoinGroupRequest(
+            group_id=self.group_id, member_id=self.member_id, group_instance_id=self.group_instance_id,
+            client_id=self.client_id, session_timeout_ms=self.session_timeout_ms,
+            rebalance_timeout_ms=self.max_poll_interval_ms, protocol_type="consumer",
+            protocols=[JoinGroupProtocol(name=n, metadata=meta) for n in self.strategies],
+        ), timeout_s=rebalance_s + 5 + self.request_timeout_ms / 1000)
+        self.member_id, self.generation = joined.member_id, joined.generation_id
+        self.leader, self.protocol = joined.leader, joined.protocol_name
+        assignments: list[SyncGroupAssignment] = []
         if self.is_leader:
-            assignments = await self._assign(joined["members"])
-        synced = await self.call("sync_group", {
-            "member_id": self.member_id, "group_instance_id": self.group_instance_id,
-            "generation_id": self.generation, "assignments": assignments,
-        }, timeout_s=rebalance_s + 5 + self.request_timeout_ms / 1000)
-        got: Assignment = decode_assignment(synced["assignment"])
+            assignments = await self._assign(joined.members)
+        synced = await self.request(SyncGroupRequest(
+            group_id=self.group_id, member_id=self.member_id, group_instance_id=self.group_instance_id,
+            generation_id=self.generation, assignments=assignments,
+        ), timeout_s=rebalance_s + 5 + self.request_timeout_ms / 1000)
+        got: Assignment = decode_assignment(synced.assignment)
         self.assignment = [TopicPartition(t, p) for t, p in got.partitions]
         log.info("group %s generation %d: member %s%s assigned %s", self.group_id, self.generation, self.member_id,
                  " (group leader)" if self.is_leader else "", self.assignment)
 
-    async def _assign(self, members: list[dict]) -> list[dict]:
+    async def _assign(self, members: list[JoinGroupMember]) -> list[SyncGroupAssignment]:
         """The group leader's job: run the chosen assignor over every member's subscription."""
-        subs = {m["member_id"]: decode_subscription(m["metadata"]) for m in members}
+        subs = {m.member_id: decode_subscription(m.metadata) for m in members}
         wanted = sorted({t for s in subs.values() for t in s.topics})
         await self.meta.refresh()
         counts = {}
@@ -195,7 +216,8 @@ class GroupMember:
             if info is not None and not info.error_code:
                 counts[t] = len(info.partition_ids)
         result = assignor(self.protocol or self.strategies[0]).assign(counts, subs)
-        return [{"member_id": mid, "assignment": encode_assignment(Assignment(list(tps)))} for mid, tps in result.items()]
+        return [SyncGroupAssignment(member_id=mid, assignment=encode_assignment(Assignment(list(tps))))
+                for mid, tps in result.items()]
 
     async def _heartbeat_loop(self) -> None:
         while True:
@@ -209,10 +231,9 @@ class GroupMember:
                 continue
             generation = self.generation
             try:
-                await self.meta.conn.call(*(await self.coordinator())[1:], "heartbeat", {
-                    "group_id": self.group_id, "member_id": self.member_id,
-                    "group_instance_id": self.group_instance_id, "generation_id": generation},
-                    self.request_timeout_ms / 1000)
+                await request(self.meta.conn.call, *(await self.coordinator())[1:], HeartbeatRequest(
+                    group_id=self.group_id, member_id=self.member_id, group_instance_id=self.group_instance_id,
+                    generation_id=generation), self.request_timeout_ms / 1000)
             except (errors.RebalanceInProgressError, errors.IllegalGenerationError):
                 if generation == self.generation and not self._joining:
                     self.need_rejoin = True
@@ -232,7 +253,8 @@ class GroupMember:
         """Leave the group now (the others rebalance without waiting for our session)."""
         if self.member_id and self.group_instance_id is None:
             try:
-                await self.call("leave_group", {"members": [{"member_id": self.member_id}]}, timeout_s=5)
+                await self.request(LeaveGroupRequest(group_id=self.group_id,
+                                                     members=[LeavingMember(member_id=self.member_id)]), timeout_s=5)
             except errors.KafkaError as exc:
                 log.info("group %s: LeaveGroup failed: %s", self.group_id, exc)
         self.member_id, self.generation, self.need_rejoin = "", -1, True
@@ -252,14 +274,15 @@ class GroupMember:
         if not offsets:
             return
         in_group = self.generation >= 0
-        got = await self.call("offset_commit", {
-            "member_id": self.member_id if in_group else "", "group_instance_id": self.group_instance_id if in_group else None,
-            "generation_id": self.generation if in_group else -1,
-            "offsets": [{"topic": tp.topic, "partition": tp.partition, "offset": o, "leader_epoch": e, "metadata": m}
-                        for tp, (o, e, m) in offsets.items()]})
-        for p in got["partitions"]:
-            if p["error_code"]:
-                err = errors.error_for(p["error_code"], p["message"])
+        got = await self.request(OffsetCommitRequest(
+            group_id=self.group_id, member_id=self.member_id if in_group else "",
+            group_instance_id=self.group_instance_id if in_group else None,
+            generation_id=self.generation if in_group else -1,
+            offsets=[OffsetCommitPartition(topic=tp.topic, partition=tp.partition, offset=o, leader_epoch=e, metadata=m)
+                     for tp, (o, e, m) in offsets.items()]))
+        for p in got.partitions:
+            if p.error is not None:
+                err = p.error
                 if isinstance(err, (errors.RebalanceInProgressError, errors.IllegalGenerationError, errors.UnknownMemberIdError)):
                     self.need_rejoin = True
                 raise err
@@ -269,21 +292,20 @@ class GroupMember:
         """The committed offsets of ``tps``.  ``require_stable`` (read_committed consumers,
         KIP-447): while a transaction holds offsets of one of them the coordinator answers
         UNSTABLE_OFFSET_COMMIT, and the request is repeated until the transaction ends."""
-        body: dict = {"partitions": [{"topic": tp.topic, "partition": tp.partition} for tp in tps]}
-        if require_stable:
-            body["require_stable"] = True
+        req = OffsetFetchRequest(group_id=self.group_id, require_stable=require_stable,
+                                 partitions=[RpcTopicPartition(topic=tp.topic, partition=tp.partition) for tp in tps])
         deadline = time.monotonic() + self.request_timeout_ms / 1000
         while True:
-            got = await self.call("offset_fetch", body)
-            unstable = [p for p in got["partitions"] if p.get("error") == "UNSTABLE_OFFSET_COMMIT"]
+            got = await self.request(req)
+            unstable = [p for p in got.partitions if isinstance(p.error, errors.UnstableOffsetCommitError)]
             if not unstable:
                 break
             if time.monotonic() > deadline:
                 p = unstable[0]
-                raise errors.error_for(p["error_code"], f"{p['topic']}-{p['partition']}: {p.get('message') or ''}")
+                assert p.error is not None
+                raise type(p.error)(f"{p.topic}-{p.partition}: {p.error.message}")
             await asyncio.sleep(self.retry_backoff_ms / 1000)
         out: dict[TopicPartition, tuple[int, int, str] | None] = {}
-        for p in got["partitions"]:
-            tp = TopicPartition(p["topic"], p["partition"])
-            out[tp] = (p["offset"], p["leader_epoch"], p["metadata"]) if p["offset"] >= 0 else None
+        for p in got.partitions:
+            out[TopicPartition(p.topic, p.partition)] = (p.offset, p.leader_epoch, p.metadata) if p.offset >= 0 else None
         return out
