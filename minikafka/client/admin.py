@@ -11,7 +11,20 @@ from typing import Any, Iterable
 
 from .. import errors
 from ..auth.acls import AclBinding
-from ..protocol.rpc.types import DeleteRecordsPartition, DeleteRecordsRequest
+from ..protocol.rpc.types import (
+    AlterConfigsRequest,
+    AlterPartitionReassignmentsRequest,
+    CreatableTopic,
+    CreatePartitionsRequest,
+    CreateTopicsRequest,
+    DeleteRecordsPartition,
+    DeleteRecordsRequest,
+    DeleteTopicsRequest,
+    DescribeConfigsRequest,
+    ElectLeadersRequest,
+    ReassignablePartition,
+)
+from ..protocol.rpc.types import TopicPartition as RpcTopicPartition
 from ..rpc import request
 from .connection import ClientSecurity, Connection
 from .group_admin import GroupAdminMixin
@@ -78,19 +91,16 @@ class AIOAdmin(GroupAdminMixin, TransactionAdminMixin):
         self._check_open()
         if not isinstance(name, str) or not name:
             raise errors.ClientError(f"topic name must be a non-empty str, got {name!r}")
-        topic: dict[str, Any] = {
-            "name": name,
-            "num_partitions": int(partitions),
-            "replication_factor": int(replication_factor),
-            "config": {str(k): _config_value(v) for k, v in (config or {}).items()},
-        }
-        if assignment is not None:
-            topic["assignment"] = {str(p): [int(b) for b in brokers] for p, brokers in assignment.items()}
-        body = {"topics": [topic], "timeout_ms": int(timeout_ms), "validate_only": False}
-        answer = await self._meta.call_any("create_topics", body, (timeout_ms + self.request_timeout_ms) / 1000)
-        for t in answer.get("topics") or ():
-            if t.get("name") == name and t.get("error_code", 0):
-                raise errors.error_for(t["error_code"], t.get("message") or "")
+        topic = CreatableTopic(
+            name=name, num_partitions=int(partitions), replication_factor=int(replication_factor),
+            config={str(k): _config_value(v) for k, v in (config or {}).items()},
+            assignment=None if assignment is None else {
+                str(p): [int(b) for b in brokers] for p, brokers in assignment.items()})
+        answer = await self._meta.request_any(CreateTopicsRequest(topics=[topic], timeout_ms=int(timeout_ms)),
+                                              (timeout_ms + self.request_timeout_ms) / 1000)
+        for t in answer.topics:
+            if t.name == name and t.error is not None:
+                raise t.error
         try:
             await self._meta.refresh()
         except errors.KafkaError:
@@ -99,11 +109,11 @@ class AIOAdmin(GroupAdminMixin, TransactionAdminMixin):
     async def delete_topic(self, name: str, timeout_ms: int = 30000) -> None:
         """Delete a topic; waits up to ``timeout_ms`` until it left the metadata."""
         self._check_open()
-        body = {"topics": [name], "timeout_ms": int(timeout_ms)}
-        answer = await self._meta.call_any("delete_topics", body, (timeout_ms + self.request_timeout_ms) / 1000)
-        for t in answer.get("topics") or ():
-            if t.get("name") == name and t.get("error_code", 0):
-                raise errors.error_for(t["error_code"], t.get("message") or "")
+        answer = await self._meta.request_any(DeleteTopicsRequest(topics=[name], timeout_ms=int(timeout_ms)),
+                                              (timeout_ms + self.request_timeout_ms) / 1000)
+        for t in answer.topics:
+            if t.name == name and t.error is not None:
+                raise t.error
         try:
             await self._meta.refresh()
         except errors.KafkaError:
@@ -124,10 +134,11 @@ class AIOAdmin(GroupAdminMixin, TransactionAdminMixin):
         if str(election_type).lower() not in kinds:
             raise errors.ClientError(f"election_type must be preferred or unclean, got {election_type!r}")
         tps = None if partitions is None else [as_tp(tp) for tp in partitions]
-        body = {"partitions": None if tps is None else [{"topic": tp.topic, "partition": tp.partition} for tp in tps],
-                "election_type": kinds[str(election_type).lower()], "timeout_ms": int(timeout_ms)}
-        answer = await self._meta.call_any("elect_leaders", body, (timeout_ms + self.request_timeout_ms) / 1000)
-        return _partition_results(answer)
+        req = ElectLeadersRequest(
+            partitions=None if tps is None else [RpcTopicPartition(topic=tp.topic, partition=tp.partition) for tp in tps],
+            election_type=kinds[str(election_type).lower()], timeout_ms=int(timeout_ms))
+        answer = await self._meta.request_any(req, (timeout_ms + self.request_timeout_ms) / 1000)
+        return {TopicPartition(p.topic, p.partition): p.error for p in answer.partitions}
 
     async def delete_records(self, offsets: dict[Any, int], timeout_ms: int = 30000
                              ) -> dict[TopicPartition, int | errors.KafkaError]:
@@ -182,40 +193,41 @@ class AIOAdmin(GroupAdminMixin, TransactionAdminMixin):
     ) -> dict[TopicPartition, errors.KafkaError | None]:
         """Move partitions to new replica lists (``{TopicPartition: [broker ids]}``); returns each outcome."""
         self._check_open()
-        body = {"partitions": [{"topic": tp.topic, "partition": tp.partition, "replicas": [int(b) for b in replicas]}
-                               for tp, replicas in ((as_tp(k), v) for k, v in reassignments.items())]}
-        answer = await self._meta.call_any("alter_partition_reassignments", body, self.request_timeout_ms / 1000)
-        return _partition_results(answer)
+        req = AlterPartitionReassignmentsRequest(partitions=[
+            ReassignablePartition(topic=tp.topic, partition=tp.partition, replicas=[int(b) for b in replicas])
+            for tp, replicas in ((as_tp(k), v) for k, v in reassignments.items())])
+        answer = await self._meta.request_any(req, self.request_timeout_ms / 1000)
+        return {TopicPartition(p.topic, p.partition): p.error for p in answer.partitions}
 
     async def create_partitions(self, topic: str, count: int, assignments: list[list[int]] | None = None,
                                 timeout_ms: int = 30000, validate_only: bool = False) -> list[int]:
         """Raise ``topic``'s partition count to ``count`` (Kafka's CreatePartitions); returns the
         new partition ids once they are led (within ``timeout_ms``)."""
         self._check_open()
-        body = {"topic": topic, "count": int(count), "assignments": assignments, "timeout_ms": int(timeout_ms),
-                "validate_only": bool(validate_only)}
-        answer = await self._meta.call_any("create_partitions", body, (timeout_ms + self.request_timeout_ms) / 1000)
+        answer = await self._meta.request_any(CreatePartitionsRequest(
+            topic=topic, count=int(count), assignments=assignments, timeout_ms=int(timeout_ms),
+            validate_only=bool(validate_only)), (timeout_ms + self.request_timeout_ms) / 1000)
         try:
             await self._meta.refresh()
         except errors.KafkaError:
             pass
-        return list(answer.get("partitions") or ())
+        return list(answer.partitions)
 
     async def describe_configs(self, topic: str) -> dict[str, tuple[str | None, str]]:
         """Every setting of ``topic``: name -> (value, source), source "topic" (an override),
         "broker" (the broker's --config) or "default"."""
         self._check_open()
-        answer = await self._meta.call_any("describe_configs", {"topic": topic}, self.request_timeout_ms / 1000)
-        return {c["name"]: (c["value"], c["source"]) for c in answer.get("configs") or ()}
+        answer = await self._meta.request_any(DescribeConfigsRequest(topic=topic), self.request_timeout_ms / 1000)
+        return {c.name: (c.value, c.source) for c in answer.configs}
 
     async def alter_configs(self, topic: str, set: dict[str, Any] | None = None,
                             delete: Iterable[str] = (), validate_only: bool = False) -> None:
         """Set and delete topic overrides (Kafka's IncrementalAlterConfigs SET / DELETE); every
         broker applies the change through /config/changes."""
         self._check_open()
-        body = {"topic": topic, "set": {str(k): str(v) for k, v in (set or {}).items()},
-                "delete": [str(k) for k in delete], "validate_only": bool(validate_only)}
-        await self._meta.call_any("alter_configs", body, self.request_timeout_ms / 1000)
+        await self._meta.request_any(AlterConfigsRequest(
+            topic=topic, set={str(k): str(v) for k, v in (set or {}).items()}, delete=[str(k) for k in delete],
+            validate_only=bool(validate_only)), self.request_timeout_ms / 1000)
 
     async def describe_broker_configs(self, broker: int) -> dict[str, tuple[str | None, str, bool]]:
         """Every setting of ``broker``: name -> (value, source, read_only); source
@@ -226,9 +238,9 @@ class AIOAdmin(GroupAdminMixin, TransactionAdminMixin):
         addr = self._meta.brokers.get(int(broker))
         if addr is None:
             raise errors.BrokerNotAvailableError(f"broker {broker} is not live")
-        answer = await self._meta.conn.call(addr[0], addr[1], "describe_configs", {"broker": str(broker)},
-                                            self.request_timeout_ms / 1000)
-        return {c["name"]: (c["value"], c["source"], c["read_only"]) for c in answer.get("configs") or ()}
+        answer = await request(self._meta.conn.call, addr[0], addr[1], DescribeConfigsRequest(broker=str(broker)),
+                               self.request_timeout_ms / 1000)
+        return {c.name: (c.value, c.source, c.read_only) for c in answer.configs}
 
     async def alter_broker_configs(self, broker: int | None, set: dict[str, Any] | None = None,
                                    delete: Iterable[str] = (), validate_only: bool = False) -> None:
@@ -236,10 +248,9 @@ class AIOAdmin(GroupAdminMixin, TransactionAdminMixin):
         broker), as kafka-configs.sh --entity-type brokers does; every broker concerned
         applies them at once."""
         self._check_open()
-        body = {"broker": "" if broker is None else str(int(broker)),
-                "set": {str(k): str(v) for k, v in (set or {}).items()},
-                "delete": [str(k) for k in delete], "validate_only": bool(validate_only)}
-        await self._meta.call_any("alter_configs", body, self.request_timeout_ms / 1000)
+        await self._meta.request_any(AlterConfigsRequest(
+            broker="" if broker is None else str(int(broker)), set={str(k): str(v) for k, v in (set or {}).items()},
+            delete=[str(k) for k in delete], validate_only=bool(validate_only)), self.request_timeout_ms / 1000)
 
     # -- ACLs ------------------------------------------------------------------------
     async def create_acls(self, bindings: Iterable[AclBinding]) -> None:
@@ -396,14 +407,6 @@ class AIOAdmin(GroupAdminMixin, TransactionAdminMixin):
     @property
     def metadata(self) -> Metadata:
         return self._meta
-
-
-def _partition_results(answer: dict) -> dict[TopicPartition, errors.KafkaError | None]:
-    out: dict[TopicPartition, errors.KafkaError | None] = {}
-    for p in answer.get("partitions") or ():
-        code = p.get("error_code", 0)
-        out[TopicPartition(p["topic"], p["partition"])] = errors.error_for(code, p.get("message") or "") if code else None
-    return out
 
 
 def _config_value(v: Any) -> str:

@@ -11,6 +11,7 @@ from aiohttp import web
 from minikafka import errors
 from minikafka.protocol.rpc import codec
 from minikafka.protocol.records.batch import iter_records, split_batches, stamp
+from minikafka.protocol.topic_ids import ZERO_TOPIC_ID
 
 
 # ---------------------------------------------------------------- fake broker
@@ -171,7 +172,7 @@ class FakeBroker:
     async def api_create_topics(self, body: dict) -> dict:
         out = []
         for t in body["topics"]:
-            entry = {"name": t["name"], "error_code": 0, "error": "NONE", "message": ""}
+            entry = {"name": t["name"], "topic_id": ZERO_TOPIC_ID, "error_code": 0, "error": "NONE", "message": ""}
             if t["name"] in self.topics:
                 entry.update(error_code=36, error="TOPIC_ALREADY_EXISTS", message=f"topic {t['name']} exists")
             elif t["replication_factor"] > 1:
@@ -184,9 +185,9 @@ class FakeBroker:
     async def api_delete_topics(self, body: dict) -> dict:
         out = []
         for name in body["topics"]:
-            entry = {"name": name, "error_code": 0, "error": "NONE", "message": ""}
+            entry = {"name": name, "topic_id": ZERO_TOPIC_ID, "error_code": 0, "error": "NONE", "message": ""}
             if self.topics.pop(name, None) is None:
-                entry.update(error_code=3, error="UNKNOWN_TOPIC_OR_PARTITION")
+                entry.update(error_code=3, error="UNKNOWN_TOPIC_OR_PARTITION", message=f"topic {name} does not exist")
             else:
                 for tp in [tp for tp in self.logs if tp[0] == name]:
                     del self.logs[tp], self.leo[tp]
