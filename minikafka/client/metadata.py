@@ -162,10 +162,11 @@ class Metadata:
             f"{last.message if isinstance(last, errors.KafkaError) else last}"
         )
 
-    async def request_any(self, req: Request[R], timeout_s: float) -> R:
+    async def request_any(self, req: Request[R], timeout_s: float, attempt_timeout_s: float | None = None) -> R:
         """:meth:`call_any` with a typed request: its typed answer from the first broker
         that answers."""
-        return await request(lambda host, port, api, body, t: self.call_any(api, body, t), "", 0, req, timeout_s)
+        return await request(lambda host, port, api, body, t: self.call_any(api, body, t, attempt_timeout_s),
+                             "", 0, req, timeout_s)
 
     async def refresh(self) -> None:
         """Fetch metadata for every topic; concurrent callers share one request."""

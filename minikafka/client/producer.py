@@ -35,6 +35,7 @@ from typing import Any, Callable, Iterable
 
 from .. import errors
 from ..protocol.records.compression import COMPRESSION_TYPES
+from ..protocol.rpc.types import InitProducerIdRequest, TxnOffsetCommitPartition
 from .accumulator import RECORD_OVERHEAD, ProducerBatch, RecordAccumulator, _settle, record_size
 from .connection import ClientSecurity, Connection
 from .futures import delivery_future
@@ -387,8 +388,8 @@ class AIOProducer:
         for tp, off in offsets.items():
             topic, partition = (tp.topic, tp.partition) if hasattr(tp, "topic") else tp
             offset = off if isinstance(off, int) else off.offset
-            entries.append({"topic": topic, "partition": int(partition), "offset": int(offset),
-                            "leader_epoch": -1, "metadata": getattr(off, "metadata", "") or ""})
+            entries.append(TxnOffsetCommitPartition(topic=topic, partition=int(partition), offset=int(offset),
+                                                    leader_epoch=-1, metadata=getattr(off, "metadata", "") or ""))
         if isinstance(group_id, str):
             await txn.send_offsets(entries, group_id)
         else:
@@ -759,8 +760,8 @@ class AIOProducer:
         metadata first; a broker that does not answer within 5 s is passed over, so a
         frozen broker does not hold the producer up); sequences restart at 0."""
         timeout_s = (self.request_timeout_ms + RESPONSE_MARGIN_MS) / 1000
-        answer = await self._meta.call_any("init_producer_id", {}, timeout_s, attempt_timeout_s=min(5.0, timeout_s))
-        self.producer_id, self.producer_epoch = answer["producer_id"], answer["producer_epoch"]
+        answer = await self._meta.request_any(InitProducerIdRequest(), timeout_s, attempt_timeout_s=min(5.0, timeout_s))
+        self.producer_id, self.producer_epoch = answer.producer_id, answer.producer_epoch
         self._next_seq.clear()
         self._taken.clear()
 

@@ -24,10 +24,25 @@ from __future__ import annotations
 import asyncio
 import enum
 import time
-from typing import Any, Awaitable, Callable
+from typing import Awaitable, Callable, TypeVar
 
 from .. import errors
+from ..protocol.rpc.types import (
+    AddOffsetsToTxnRequest,
+    AddPartitionsToTxnRequest,
+    EndTxnRequest,
+    FindCoordinatorRequest,
+    InitProducerIdRequest,
+    Request,
+    TxnOffsetCommitPartition,
+    TxnOffsetCommitRequest,
+    TxnOffsetCommitResponse,
+)
+from ..protocol.rpc.types import TopicPartition as RpcTopicPartition
+from ..rpc import request
 from .metadata import Metadata
+
+R = TypeVar("R")
 
 # errors after which the coordinator is looked up again and the request retried
 _MOVED = (errors.NotCoordinatorError, errors.CoordinatorNotAvailableError, errors.NetworkExceptionError,
@@ -115,13 +130,13 @@ class TransactionManager:
     # -- coordinator calls ----------------------------------------------------------------
     async def _find(self) -> tuple[int, str, int]:
         if self._coordinator is None:
-            got = await self.meta.call_any("find_coordinator", {"key": self.transactional_id, "key_type": 1},
-                                           self.request_timeout_ms / 1000)
-            self._coordinator = (got["node_id"], got["host"], got["port"])
+            got = await self.meta.request_any(FindCoordinatorRequest(key=self.transactional_id, key_type=1),
+                                              self.request_timeout_ms / 1000)
+            self._coordinator = (got.node_id, got.host, got.port)
         return self._coordinator
 
-    async def _retrying(self, what: str, attempt: Callable[[], Awaitable[dict]],
-                        busy_backoff_ms: int | None = None) -> dict:
+    async def _retrying(self, what: str, attempt: Callable[[], Awaitable[R]],
+                        busy_backoff_ms: int | None = None) -> R:
         """``attempt()`` until it succeeds, retrying coordinator moves and a busy
         coordinator after ``retry_backoff_ms`` (``busy_backoff_ms`` for
         CONCURRENT_TRANSACTIONS when given) until ``max_block_ms``."""
@@ -141,16 +156,12 @@ class TransactionManager:
                     backoff = min(backoff, busy_backoff_ms)
                 await asyncio.sleep(backoff / 1000)
 
-    async def _call_coordinator(self, api: str, body: dict, busy_backoff_ms: int | None = None) -> dict:
-        async def attempt() -> dict:
+    async def _call_coordinator(self, req: Request[R], busy_backoff_ms: int | None = None) -> R:
+        async def attempt() -> R:
             _, host, port = await self._find()
-            return _raise_partition_error(await self.meta.conn.call(host, port, api, body,
-                                                                    self.request_timeout_ms / 1000))
-        return await self._retrying(api, attempt, busy_backoff_ms)
-
-    def _ids(self) -> dict[str, Any]:
-        return {"transactional_id": self.transactional_id, "producer_id": self.producer_id,
-                "producer_epoch": self.producer_epoch}
+            return _raise_partition_error(await request(self.meta.conn.call, host, port, req,
+                                                        self.request_timeout_ms / 1000))
+        return await self._retrying(req.API, attempt, busy_backoff_ms)
 
     # -- the producer's calls ----------------------------------------------------------------
     async def init(self) -> None:
@@ -159,16 +170,16 @@ class TransactionManager:
         coordinator bumps the epoch instead of fencing a stranger."""
         if self.state is TxnState.FATAL_ERROR:
             raise self._error_to_raise("init_transactions")
-        body: dict[str, Any] = {"transactional_id": self.transactional_id,
-                                "transaction_timeout_ms": self.transaction_timeout_ms}
+        req = InitProducerIdRequest(transactional_id=self.transactional_id,
+                                    transaction_timeout_ms=self.transaction_timeout_ms)
         if self.needs_epoch_bump and self.producer_id >= 0:
-            body.update(producer_id=self.producer_id, producer_epoch=self.producer_epoch)
+            req.producer_id, req.producer_epoch = self.producer_id, self.producer_epoch
         try:
-            got = await self._call_coordinator("init_producer_id", body)
+            got = await self._call_coordinator(req)
         except FATAL as exc:
             self.fail(exc)
             raise
-        self.producer_id, self.producer_epoch = got["producer_id"], got["producer_epoch"]
+        self.producer_id, self.producer_epoch = got.producer_id, got.producer_epoch
         self.needs_epoch_bump = False
         self.state, self.error = TxnState.READY, None
         self.partitions.clear()
@@ -196,8 +207,9 @@ class TransactionManager:
     async def _add_partitions(self, wake: Callable[[], None]) -> None:
         tps, self._adding = sorted(self._adding), set()
         try:
-            await self._call_coordinator("add_partitions_to_txn", {
-                **self._ids(), "partitions": [{"topic": t, "partition": p} for t, p in tps]},
+            await self._call_coordinator(AddPartitionsToTxnRequest(
+                transactional_id=self.transactional_id, producer_id=self.producer_id,
+                producer_epoch=self.producer_epoch, partitions=[RpcTopicPartition(topic=t, partition=p) for t, p in tps]),
                 ADD_PARTITIONS_RETRY_BACKOFF_MS)
             self.partitions.update(tps)
         except errors.KafkaError as exc:
@@ -207,26 +219,31 @@ class TransactionManager:
         finally:
             wake()
 
-    async def send_offsets(self, offsets: list[dict], group_id: str, generation_id: int = -1, member_id: str = "",
-                           group_instance_id: str | None = None) -> None:
+    async def send_offsets(self, offsets: list[TxnOffsetCommitPartition], group_id: str, generation_id: int = -1,
+                           member_id: str = "", group_instance_id: str | None = None) -> None:
         """AddOffsetsToTxn, then TxnOffsetCommit to the group's coordinator: ``offsets``
-        (``{topic, partition, offset, leader_epoch, metadata}``) commit with the transaction."""
+        commit with the transaction."""
         self._require("send_offsets_to_transaction", TxnState.IN_TRANSACTION)
         try:
             if not self.offsets_added:
-                await self._call_coordinator("add_offsets_to_txn", {**self._ids(), "group_id": group_id})
+                await self._call_coordinator(AddOffsetsToTxnRequest(
+                    transactional_id=self.transactional_id, producer_id=self.producer_id,
+                    producer_epoch=self.producer_epoch, group_id=group_id))
                 self.offsets_added = True
             coordinator: list[tuple[str, int]] = []
 
-            async def attempt() -> dict:
+            req = TxnOffsetCommitRequest(
+                transactional_id=self.transactional_id, group_id=group_id, producer_id=self.producer_id,
+                producer_epoch=self.producer_epoch, generation_id=generation_id, member_id=member_id,
+                group_instance_id=group_instance_id, offsets=offsets)
+
+            async def attempt() -> TxnOffsetCommitResponse:
                 if not coordinator:
-                    got = await self.meta.call_any("find_coordinator", {"key": group_id},
-                                                   self.request_timeout_ms / 1000)
-                    coordinator.append((got["host"], got["port"]))
+                    got = await self.meta.request_any(FindCoordinatorRequest(key=group_id), self.request_timeout_ms / 1000)
+                    coordinator.append((got.host, got.port))
                 try:
-                    return _raise_partition_error(await self.meta.conn.call(*coordinator[0], "txn_offset_commit", {
-                        **self._ids(), "group_id": group_id, "generation_id": generation_id, "member_id": member_id,
-                        "group_instance_id": group_instance_id, "offsets": offsets}, self.request_timeout_ms / 1000))
+                    return _raise_partition_error(await request(self.meta.conn.call, *coordinator[0], req,
+                                                                self.request_timeout_ms / 1000))
                 except _MOVED:
                     coordinator.clear()
                     raise
@@ -245,7 +262,9 @@ class TransactionManager:
             self._require("abort", TxnState.IN_TRANSACTION, TxnState.ABORTABLE_ERROR)
         if self.partitions or self.offsets_added:
             try:
-                await self._call_coordinator("end_txn", {**self._ids(), "committed": committed})
+                await self._call_coordinator(EndTxnRequest(
+                    transactional_id=self.transactional_id, producer_id=self.producer_id,
+                    producer_epoch=self.producer_epoch, committed=committed))
             except errors.KafkaError as exc:
                 self.fail(exc)
                 raise
@@ -259,10 +278,10 @@ class TransactionManager:
             await asyncio.gather(self._add_task, return_exceptions=True)
 
 
-def _raise_partition_error(answer: dict) -> dict:
+def _raise_partition_error(answer: R) -> R:
     """Raise the first per-partition error of an answer (the whole request is retried or
     fails with it, as Kafka's TransactionManager treats them); the answer otherwise."""
-    for r in answer.get("partitions") or ():
-        if r.get("error_code", 0) and r.get("error") != "OPERATION_NOT_ATTEMPTED":
-            raise errors.error_for(r["error_code"], f"{r.get('topic')}-{r.get('partition')}: {r.get('message') or ''}")
+    for r in getattr(answer, "partitions", None) or ():
+        if r.error is not None and not isinstance(r.error, errors.OperationNotAttemptedError):
+            raise type(r.error)(f"{r.topic}-{r.partition}: {r.error.message}")
     return answer

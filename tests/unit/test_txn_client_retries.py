@@ -9,6 +9,12 @@ import asyncio
 from minikafka import errors
 from minikafka.client import transactions
 from minikafka.client.transactions import TransactionManager, TxnState
+from minikafka.protocol.rpc.types import (
+    AddPartitionsToTxnRequest,
+    EndTxnRequest,
+    FindCoordinatorResponse,
+    TopicPartition,
+)
 
 
 class FakeConn:
@@ -30,8 +36,8 @@ class FakeMeta:
     def __init__(self, conn: FakeConn) -> None:
         self.conn = conn
 
-    async def call_any(self, api, body, timeout_s):
-        return {"node_id": 1, "host": "127.0.0.1", "port": 1}
+    async def request_any(self, req, timeout_s, attempt_timeout_s=None):
+        return FindCoordinatorResponse(node_id=1, host="127.0.0.1", port=1)
 
 
 def _manager(answers: list) -> tuple[TransactionManager, FakeConn]:
@@ -56,9 +62,10 @@ def _sleeps(monkeypatch) -> list[float]:
 def test_add_partitions_retries_concurrent_transactions_after_20_ms(monkeypatch):
     slept = _sleeps(monkeypatch)
     busy = errors.ConcurrentTransactionsError("markers on their way")
-    txn, conn = _manager([busy, busy, {"partitions": [{"topic": "t", "partition": 0, "error_code": 0}]}])
-    asyncio.run(txn._call_coordinator("add_partitions_to_txn", {"partitions": [{"topic": "t", "partition": 0}]},
-                                      transactions.ADD_PARTITIONS_RETRY_BACKOFF_MS))
+    txn, conn = _manager([busy, busy, {"partitions": [{"topic": "t", "partition": 0, "error_code": 0, "message": ""}]}])
+    asyncio.run(txn._call_coordinator(AddPartitionsToTxnRequest(
+        transactional_id="t-1", producer_id=7, producer_epoch=0, partitions=[TopicPartition(topic="t", partition=0)]),
+        transactions.ADD_PARTITIONS_RETRY_BACKOFF_MS))
     assert conn.calls == ["add_partitions_to_txn"] * 3
     assert slept == [0.02, 0.02]
 
@@ -66,5 +73,6 @@ def test_add_partitions_retries_concurrent_transactions_after_20_ms(monkeypatch)
 def test_other_requests_keep_retry_backoff_ms(monkeypatch):
     slept = _sleeps(monkeypatch)
     txn, conn = _manager([errors.ConcurrentTransactionsError("busy"), {}])
-    asyncio.run(txn._call_coordinator("end_txn", {"committed": True}))
+    asyncio.run(txn._call_coordinator(EndTxnRequest(transactional_id="t-1", producer_id=7, producer_epoch=0,
+                                                    committed=True)))
     assert slept == [0.1]
