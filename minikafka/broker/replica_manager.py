@@ -457,7 +457,18 @@ class ReplicaManager:
                     self.topic_configs.pop(topic, None)
             elif req.delete_partitions and self.offline.pop((topic, part), None) is not None:
                 self.storage.delete(topic, part)  # a deleted topic takes its damaged files along
+            if req.delete_partitions:
+                # what the checkpoints read at start-up said of the deleted partition must
+                # not reach a topic of the same name created later
+                self._checkpointed_starts.pop((topic, part), None)
+                self._checkpointed_hws.pop((topic, part), None)
             out.append(StopReplicaPartitionResponse(topic=topic, partition=part))
+        if req.delete_partitions and tps:
+            # as Kafka's LogManager.asyncDelete: log-start-offset-checkpoint is written again
+            # at once without the deleted partitions (a broker that crashes before the next
+            # interval would otherwise give their log starts to a new topic of the same name)
+            self._starts_changed = True
+            self._write_log_starts(self._log_start_contents())
         return out
 
     # -- produce ----------------------------------------------------------------------

@@ -239,3 +239,34 @@ def test_disk_segments_follow_the_log_and_the_log_start_is_checkpointed(tmp_path
     assert (loaded.log_start_offset, loaded.log_end_offset) == (5, 10)
     assert [seg.base_offset for seg in loaded.segments] == [4, 6, 8]
     assert offsets(loaded, 5) == [5, 6, 7, 8, 9]
+
+
+def test_a_deleted_partition_leaves_the_checkpoints_at_once(tmp_path):
+    """StopReplica with delete writes log-start-offset-checkpoint again without the
+    partition (Kafka's LogManager.asyncDelete), so a broker that crashes before the next
+    interval does not give the old log start to a new topic of the same name."""
+    import time
+    from types import SimpleNamespace
+
+    from minikafka.broker.metrics import Metrics
+    from minikafka.broker.replica_manager import ReplicaManager
+    from minikafka.broker.security import Security
+    from minikafka.broker.storage import DiskStorage
+    from minikafka.config import BrokerConfig
+    from minikafka.protocol.rpc.types import StopReplicaRequest, TopicPartition
+
+    def manager() -> ReplicaManager:
+        config = BrokerConfig(1, "zk", storage="disk", data_dir=str(tmp_path))
+        metrics = Metrics()
+        return ReplicaManager(config, SimpleNamespace(time=time.time, monotonic=time.monotonic),
+                              DiskStorage(str(tmp_path), 1), None, metrics, Security(config, metrics), lambda *a: None)
+
+    storage = DiskStorage(str(tmp_path), 1)
+    storage.write_log_start_checkpoint({("t", 0): 2, ("u", 0): 5})
+    storage.write_hw_checkpoint({("t", 0): 9, ("u", 0): 9})
+    rm = manager()  # a restarted broker: it read both checkpoints
+    rm.stop_replica(StopReplicaRequest(controller_id=1, controller_epoch=1, delete_partitions=True,
+                                       partitions=[TopicPartition(topic="t", partition=0)]))
+    assert ("t", 0) not in storage.read_log_start_checkpoint(), "written again without it"
+    assert ("t", 0) not in rm._checkpointed_starts and ("t", 0) not in rm._checkpointed_hws
+    assert rm._checkpointed_starts == {("u", 0): 5}, "the others' entries stay for their logs to load"
