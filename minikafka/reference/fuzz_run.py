@@ -102,13 +102,20 @@ class AppliedConfigs:
                 topic = (m.group(1) or m.group(2)).decode()
                 self.counts[f][topic] = self.counts[f].get(topic, 0) + 1
 
-    def changes(self, topic: str) -> int:
-        """The fewest changes of ``topic`` any broker has applied (without logs to read, a number
-        past any wait)."""
-        if not self.files:
-            return 10**9
+    def snapshot(self, topic: str) -> dict[Any, int]:
+        """How many changes of ``topic`` each broker has applied so far."""
         self._scan()
-        return min(c.get(topic, 0) for c in self.counts.values())
+        return {f: c.get(topic, 0) for f, c in self.counts.items()}
+
+    def applied_since(self, topic: str, before: dict[Any, int]) -> bool:
+        """Whether every broker has applied a change of ``topic`` since ``before`` (its
+        :meth:`snapshot`), each counted against its own number (against the fewest, a broker
+        that missed earlier changes while it was down let the others count as applied before
+        they read the new one).  True without logs to read."""
+        if not self.files:
+            return True
+        self._scan()
+        return all(c.get(topic, 0) > before.get(f, 0) for f, c in self.counts.items())
 
 
 class Wire:
@@ -427,7 +434,7 @@ class Runner:
         kind = AlterConfigOpType.SET if op["operation"] == "SET" else AlterConfigOpType.DELETE
         res = ConfigResource("TOPIC", topic, incremental_configs=[
             ConfigEntry(op["key"], op["value"], incremental_operation=kind)])
-        before = self.applied.changes(topic) + 1
+        before = self.applied.snapshot(topic)
         try:
             self.admin.incremental_alter_configs([res])[res].result(60)
         except Exception as exc:  # noqa: BLE001
@@ -439,7 +446,7 @@ class Runner:
             return cfg.get(op["key"]) == op["value"] if op["value"] is not None else op["key"] not in cfg
         self._wait(stored, 10)
         # every broker applies the change from ZooKeeper's notification, and says so in its log
-        self._wait(lambda: self.applied.changes(topic) >= before, 10)
+        self._wait(lambda: self.applied.applied_since(topic, before), 10)
         return {"error": "NONE"}
 
     def _describe_config(self, op: dict) -> dict:

@@ -161,3 +161,26 @@ def test_a_shorter_fetch_on_either_side_is_explained_only_as_a_prefix():
     assert {d["allowed"].name for d in found} == {"fetch-fit-of-recompressed-batches"}
     shorter_other = _run([{"batches": [{"offsets": [0, 1]}]}])  # shorter, and not a prefix: not explained
     assert fuzz_compare.unexplained(fuzz_compare.compare(ops, longer, shorter_other)) != []
+
+
+def test_a_config_change_counts_as_applied_once_every_broker_logged_it_since(tmp_path):
+    """Each broker is counted against its own number.  Counting against the fewest (a
+    broker down during earlier changes is behind) took the others as applied before they
+    read the new change: Kafka's leader then accepted keyless records on a topic just made
+    compacted (seed 3 of the long sweep)."""
+    from minikafka.reference.fuzz_run import AppliedConfigs
+
+    a, b = tmp_path / "kafka-1.log", tmp_path / "kafka-2.log"
+    line = "INFO Processing override for entityPath: topics/t3 with config: HashMap(cleanup.policy -> x)\n"
+    a.write_text(line * 3)
+    b.write_text(line)  # down during two earlier changes: behind
+    applied = AppliedConfigs(str(tmp_path))
+    before = applied.snapshot("t3")
+    assert before == {a: 3, b: 1}
+    with b.open("a") as f:
+        f.write(line)
+    assert not applied.applied_since("t3", before), "broker 1 has not logged the new change yet"
+    with a.open("a") as f:
+        f.write(line)
+    assert applied.applied_since("t3", before)
+    assert AppliedConfigs("").applied_since("t3", {}), "without logs to read, nothing to wait for"
