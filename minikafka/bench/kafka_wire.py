@@ -36,10 +36,12 @@ def partitions(bootstrap: str, topic: str, admin=None) -> dict[int, tuple[int, l
 
 def wait_for(done, what: str, timeout_s: float, poll_s: float = 0.1) -> float:
     """Poll ``done()`` until true; the time it took (ClientError naming ``what`` at the timeout).
-    A metadata request that fails while a broker is down counts as not yet."""
+    A metadata request that fails while a broker is down counts as not yet, and so does a
+    partition missing from the answer (:func:`partitions` is empty while the broker asked,
+    one just started, does not know the topic yet: a KeyError)."""
     from confluent_kafka import KafkaException
 
-    got = poll(done, timeout_s, poll_s, not_yet=(KafkaException,))
+    got = poll(done, timeout_s, poll_s, not_yet=(KafkaException, KeyError))
     if not got:
         raise errors.ClientError(f"{what} not within {timeout_s:.0f} s")
     return got.seconds
