@@ -107,13 +107,11 @@ class GroupCoordinator:
         self.broker_id = config.broker_id
         self.clock = clock
         self.random = rng
-        self.zk = zk
         self.metadata = metadata
         self.security = security
         self.metrics = metrics
         self.record_event = record_event
         self.replica_manager = replica_manager
-        self.topic_admin = topic_admin
         self.spawn = spawn
         self.runtime: CoordinatorRuntime[_Shard] = CoordinatorRuntime(
             OFFSETS, config, clock, zk, metadata, topic_admin, replica_manager, record_event, spawn)

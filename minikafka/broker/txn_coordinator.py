@@ -117,13 +117,11 @@ class TransactionCoordinator:
         self.config = config
         self.broker_id = config.broker_id
         self.clock = clock
-        self.zk = zk
         self.metadata = metadata
         self.security = security
         self.metrics = metrics
         self.record_event = record_event
         self.replica_manager = replica_manager
-        self.topic_admin = topic_admin
         self.producer_ids = producer_ids
         self.call = call
         self.spawn = spawn

@@ -339,9 +339,8 @@ class _Run:
 
     def _check_records(self) -> None:
         """The final log against the history (:func:`~minikafka.faults.checker.check_records`)."""
-        opts, summary, workload, nemesis, zk, plan = \
-            self.opts, self.summary, self.workload, self.nemesis, self.zk, self.plan
-        assert workload is not None and nemesis is not None and zk is not None and plan is not None
+        opts, summary, workload, nemesis, plan = self.opts, self.summary, self.workload, self.nemesis, self.plan
+        assert workload is not None and nemesis is not None and plan is not None
         topic, partitions = self.topic, opts.partitions
         final = read_final_log(self.bootstrap, topic, partitions)
         workload.stop_consumers()
