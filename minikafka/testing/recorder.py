@@ -15,7 +15,8 @@ is the client's own) and records on the way::
 Producers: confluent-kafka's ``produce`` (the delivery report), kafka-python's and
 minikafka's ``send`` (the future), aiokafka's ``send`` / ``send_and_wait``; a
 transactional producer's records count as acknowledged once ``commit_transaction``
-returned, and as aborted after ``abort_transaction``.  Consumers: ``poll``,
+returned, and as aborted after ``abort_transaction`` (aiokafka's ``async with
+producer.transaction():`` too: it begins, commits and aborts through the wrapper).  Consumers: ``poll``,
 ``consume`` (confluent-kafka), ``getone`` / ``getmany`` (aiokafka) and iteration.  A
 consumer is ``once`` by default: it is expected to be handed every acknowledged record
 of the topics it reads exactly once (``unread`` and ``reread`` otherwise); give
@@ -342,12 +343,42 @@ class _AioProducer(_Wrapper):
         await self._client.abort_transaction()
         self._rec.end(self._name, False)
 
+    def transaction(self) -> "_AioTransaction":
+        """aiokafka's ``async with producer.transaction():`` through this wrapper's own
+        begin, commit and abort, so that the records sent inside count at the commit and
+        as aborted after an abort (the client's own context would bypass the recorder)."""
+        return _AioTransaction(self)
+
     async def __aenter__(self) -> Any:
         await self._client.__aenter__()
         return self
 
     async def __aexit__(self, *exc: Any) -> Any:
         return await self._client.__aexit__(*exc)
+
+
+class _AioTransaction:
+    """aiokafka's TransactionContext on a recorded producer: begin on entry; on exit
+    commit, or abort when the block raised (neither after a fatal error such as
+    ProducerFenced: the transaction's end is then not known, as aiokafka leaves it)."""
+
+    def __init__(self, producer: _AioProducer) -> None:
+        self._producer = producer
+
+    async def __aenter__(self) -> "_AioTransaction":
+        await self._producer.begin_transaction()
+        return self
+
+    async def __aexit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        p = self._producer
+        if exc_type is None:
+            await p.commit_transaction()
+            return
+        manager = getattr(p._client, "_txn_manager", None)
+        if manager is not None and manager.is_fatal_error():
+            p._rec.end(p._name, None)
+            return
+        await p.abort_transaction()
 
 
 class _Consumer(_Wrapper):

@@ -226,6 +226,80 @@ def test_the_checker_catches_a_planted_loss_duplicate_and_reorder(minikafka_clus
     assert "lost: acknowledged 'r0' at " + f"{minikafka_topic}-0@0" in text and "ok=false" in text
 
 
+
+def test_the_recorder_checks_a_kafka_python_producer_and_consumer(minikafka_cluster, minikafka_topic):
+    from kafka import KafkaConsumer, KafkaProducer, TopicPartition as KpTopicPartition
+
+    c = minikafka_cluster
+    rec = Recorder()
+    raw = KafkaProducer(**c.kafka_python_config(), acks="all")
+    try:
+        p = rec.producer(raw)
+        futures = [p.send(minikafka_topic, f"kp{i}".encode(), partition=i % 3) for i in range(30)]
+        p.flush(30)
+        assert all(f.succeeded() for f in futures)
+    finally:
+        raw.close(timeout=10)
+    assert rec.history.acked == 30
+    raw_consumer = KafkaConsumer(**c.kafka_python_config(), auto_offset_reset="earliest", enable_auto_commit=False)
+    try:
+        consumer = rec.consumer(raw_consumer, name="kp-reader")
+        consumer.assign([KpTopicPartition(minikafka_topic, i) for i in range(3)])
+        wait_until(lambda: (consumer.poll(timeout_ms=200), rec.unread("kp-reader") == 0)[1], 60, "every record")
+    finally:
+        raw_consumer.close()
+    report = rec.check(c)
+    assert report.ok and not report.lost, str(report)
+    assert report.line().startswith("acked=30 read=30 lost=0 ")
+
+
+def test_the_recorder_checks_an_aiokafka_transactional_producer_and_consumer(minikafka_cluster, minikafka_topic):
+    import asyncio
+
+    from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+    from aiokafka.structs import TopicPartition as AioTopicPartition
+
+    c = minikafka_cluster
+    rec = Recorder()
+
+    async def run():
+        raw = AIOKafkaProducer(bootstrap_servers=c.kafka_bootstrap, transactional_id=f"aio-{minikafka_topic}")
+        await asyncio.wait_for(raw.start(), 60)
+        try:
+            p = rec.producer(raw, name="aio")
+            async with p.transaction():  # through the recorder: counted at the commit
+                await p.send_and_wait(minikafka_topic, b"kept0", partition=0)
+                for i in range(1, 5):
+                    await p.send(minikafka_topic, f"kept{i}".encode(), partition=i % 3)
+            with pytest.raises(RuntimeError):
+                async with p.transaction():  # aborted: its records are not acknowledged ones
+                    for i in range(3):
+                        await p.send_and_wait(minikafka_topic, f"dropped{i}".encode(), partition=i)
+                    raise RuntimeError("the application gives up")
+            async with p.transaction():
+                await p.send(minikafka_topic, b"after", partition=1)
+        finally:
+            await raw.stop()
+        raw_consumer = AIOKafkaConsumer(bootstrap_servers=c.kafka_bootstrap, auto_offset_reset="earliest",
+                                        isolation_level="read_committed", enable_auto_commit=False)
+        await raw_consumer.start()
+        try:
+            consumer = rec.consumer(raw_consumer, name="aio-reader", read_committed=True)
+            consumer.assign([AioTopicPartition(minikafka_topic, i) for i in range(3)])
+            deadline = asyncio.get_running_loop().time() + 60
+            while rec.unread("aio-reader") and asyncio.get_running_loop().time() < deadline:
+                await consumer.getmany(timeout_ms=200)
+        finally:
+            await raw_consumer.stop()
+
+    asyncio.run(run())
+    assert [op.value for op in rec.history.produces if op.outcome.value == "fail"] == ["dropped0", "dropped1",
+                                                                                       "dropped2"]
+    assert len(rec.aborted) == 3  # the offsets the aborted records took in the log
+    report = rec.check(c)
+    assert report.ok and not report.lost and not report.aborted_seen, str(report)
+    assert report.line().startswith("acked=6 read=6 lost=0 ")
+
 USER_FILE = '''
 import pytest
 from minikafka.testing import leader_of, follower_of

@@ -4,6 +4,7 @@ fault (a lost, duplicated, reordered, unread, reread or aborted-but-seen record)
 reported with its offsets, and a clean history is ok."""
 from __future__ import annotations
 
+import asyncio
 import tomllib
 from pathlib import Path
 
@@ -224,6 +225,288 @@ def test_recorder_wraps_a_future_producer():
     inner.futures[1].set_exception(TimeoutError("no answer"))
     assert [(op.tp, op.offset, op.outcome.value) for op in rec.history.produces] == [((T, 2), 40, "ok"),
                                                                                        ((T, -1), None, "info")]
+
+
+class _Record:
+    """kafka-python's and aiokafka's ConsumerRecord: attributes, not methods."""
+
+    def __init__(self, topic, partition, offset, value):
+        self.topic, self.partition, self.offset, self.value = topic, partition, offset, value
+
+
+class _Md:
+    """RecordMetadata: where a record was written."""
+
+    def __init__(self, partition, offset):
+        self.partition, self.offset = partition, offset
+
+
+class KafkaPythonFuture:
+    """kafka-python's FutureRecordMetadata: add_callback(f, *args) calls f(*args, metadata),
+    add_errback(f, *args) calls f(*args, exception); one added after it resolved runs at once."""
+
+    def __init__(self):
+        self.value = self.exception = None
+        self.is_done = False
+        self.callbacks, self.errbacks = [], []
+
+    def add_callback(self, f, *args):
+        f = (lambda v, f=f: f(*args, v)) if args else f
+        if not self.is_done:
+            self.callbacks.append(f)
+        elif self.exception is None:
+            f(self.value)
+        return self
+
+    def add_errback(self, f, *args):
+        f = (lambda e, f=f: f(*args, e)) if args else f
+        if not self.is_done:
+            self.errbacks.append(f)
+        elif self.exception is not None:
+            f(self.exception)
+        return self
+
+    def success(self, value):
+        self.value, self.is_done = value, True
+        for f in self.callbacks:
+            f(value)
+        return self
+
+    def failure(self, exc):
+        self.exception, self.is_done = exc, True
+        for f in self.errbacks:
+            f(exc)
+        return self
+
+
+class FakeKafkaPythonProducer:
+    """kafka-python's KafkaProducer: send() returns a FutureRecordMetadata; ``deliver`` resolves
+    the pending ones at the next offsets of their partitions (commit and abort deliver first)."""
+
+    __module__ = "kafka.producer.kafka"
+
+    def __init__(self):
+        self.pending, self.offsets, self.calls = [], {}, []
+
+    def send(self, topic, value=None, key=None, headers=None, partition=None, timestamp_ms=None):
+        fut = KafkaPythonFuture()
+        self.pending.append((partition or 0, fut))
+        return fut
+
+    def deliver(self):
+        for partition, fut in self.pending:
+            offset = self.offsets.get(partition, 0)
+            self.offsets[partition] = offset + 1
+            fut.success(_Md(partition, offset))
+        self.pending = []
+
+    def begin_transaction(self):
+        self.calls.append("begin")
+
+    def commit_transaction(self):
+        self.deliver()
+        self.calls.append("commit")
+
+    def abort_transaction(self):
+        self.deliver()
+        self.calls.append("abort")
+
+
+def test_recorder_wraps_a_kafka_python_producer_through_its_callbacks_and_errbacks():
+    inner = FakeKafkaPythonProducer()
+    rec = Recorder()
+    p = rec.producer(inner)
+    mine = []
+    fut = p.send(T, b"a", partition=1)
+    assert fut is inner.pending[0][1]  # the application gets kafka-python's own future
+    fut.add_callback(mine.append)  # and its own callbacks still run
+    p.send(T, b"b", partition=1)
+    inner.deliver()
+    assert [md.offset for md in mine] == [0]
+    failing = p.send(T, b"c")
+    inner.pending.pop()[1].failure(TimeoutError("KafkaTimeoutError: Batch expired"))
+    done = KafkaPythonFuture().success(_Md(2, 9))  # already resolved when send returns it
+    inner.send = lambda *a, **kw: done
+    p.send(T, b"d", partition=2)
+    assert [(op.value, op.tp, op.offset, op.outcome.value) for op in rec.history.produces] == [
+        ("a", (T, 1), 0, "ok"), ("b", (T, 1), 1, "ok"), ("c", (T, -1), None, "info"), ("d", (T, 2), 9, "ok")]
+    assert failing.exception is not None
+
+
+def test_recorder_counts_kafka_python_transactions_at_commit_and_abort():
+    inner = FakeKafkaPythonProducer()
+    rec = Recorder()
+    p = rec.producer(inner, name="copier")
+    p.begin_transaction()
+    p.send(T, b"kept", partition=0)
+    p.commit_transaction()
+    p.begin_transaction()
+    p.send(T, b"dropped", partition=0)
+    p.abort_transaction()
+    assert inner.calls == ["begin", "commit", "begin", "abort"]
+    assert [(op.value, op.outcome.value) for op in rec.history.produces] == [("kept", "ok"), ("dropped", "fail")]
+    assert rec.aborted == {((T, 0), 1)}
+
+
+def test_recorder_reads_a_kafka_python_consumers_dict_shaped_poll():
+    from collections import namedtuple
+
+    TopicPartition = namedtuple("TopicPartition", "topic partition")
+
+    class FakeKafkaPythonConsumer:
+        __module__ = "kafka.consumer.group"
+
+        def __init__(self, batches):
+            self.batches = list(batches)
+
+        def poll(self, timeout_ms=0, max_records=None):
+            return self.batches.pop(0) if self.batches else {}
+
+    rec = Recorder()
+    h = _history([(0, 0, "a"), (0, 1, "b"), (1, 0, "c")])
+    rec.history = h
+    c = rec.consumer(FakeKafkaPythonConsumer([
+        {TopicPartition(T, 0): [_Record(T, 0, 0, b"a"), _Record(T, 0, 1, b"b")], TopicPartition(T, 1): [_Record(T, 1, 0, b"c")]},
+        {},
+    ]), name="app")
+    first = c.poll(timeout_ms=500)
+    assert sum(len(v) for v in first.values()) == 3  # handed back unchanged
+    assert c.poll(timeout_ms=500) == {}
+    assert [(r.tp, r.offset, r.value) for r in rec.history.reads] == [((T, 0), 0, "a"), ((T, 0), 1, "b"), ((T, 1), 0, "c")]
+    assert rec.unread("app") == 0
+    assert check_application(rec.history, _final([(0, 0, "a"), (0, 1, "b"), (1, 0, "c")]), once=rec.once).ok
+
+
+class FakeAioProducer:
+    """aiokafka's AIOKafkaProducer: ``await send()`` returns an asyncio future that ``deliver``
+    resolves; commit and abort deliver first and then wait for the answer (a turn of the
+    loop); ``transaction()`` is aiokafka's TransactionContext, on the producer's own
+    methods."""
+
+    __module__ = "aiokafka.producer.producer"
+
+    def __init__(self, fatal=False):
+        self.pending, self.offset, self.calls = [], 0, []
+        if fatal:
+            self._txn_manager = type("TxnManager", (), {"is_fatal_error": lambda self: True})()
+
+    async def send(self, topic, value=None, key=None, partition=None, timestamp_ms=None, headers=None):
+        fut = asyncio.get_running_loop().create_future()
+        self.pending.append((partition or 0, fut))
+        return fut
+
+    def deliver(self):
+        for partition, fut in self.pending:
+            fut.set_result(_Md(partition, self.offset))
+            self.offset += 1
+        self.pending = []
+
+    async def begin_transaction(self):
+        self.calls.append("begin")
+
+    async def commit_transaction(self):
+        self.deliver()
+        await asyncio.sleep(0)
+        self.calls.append("commit")
+
+    async def abort_transaction(self):
+        self.deliver()
+        await asyncio.sleep(0)
+        self.calls.append("abort")
+
+    def transaction(self):
+        producer = self
+
+        class TransactionContext:  # aiokafka.producer.producer.TransactionContext
+            async def __aenter__(self):
+                await producer.begin_transaction()
+                return self
+
+            async def __aexit__(self, exc_type, exc, tb):
+                if exc_type is not None:
+                    if getattr(producer, "_txn_manager", None) is not None:
+                        return
+                    await producer.abort_transaction()
+                else:
+                    await producer.commit_transaction()
+        return TransactionContext()
+
+
+async def test_recorder_wraps_aiokafkas_send_and_send_and_wait():
+    inner = FakeAioProducer()
+    rec = Recorder()
+    p = rec.producer(inner)
+    fut = await p.send(T, b"a", partition=0)
+    waited = asyncio.ensure_future(p.send_and_wait(T, b"b", partition=0))
+    await asyncio.sleep(0)
+    inner.deliver()
+    assert (await fut).offset == 0 and (await waited).offset == 1
+    await asyncio.sleep(0)  # the done callbacks
+    assert [(op.value, op.tp, op.offset, op.outcome.value) for op in rec.history.produces] == [
+        ("a", (T, 0), 0, "ok"), ("b", (T, 0), 1, "ok")]
+
+
+async def test_recorder_sees_aiokafkas_transaction_context_commit_and_abort():
+    inner = FakeAioProducer()
+    rec = Recorder()
+    p = rec.producer(inner, name="copier")
+    async with p.transaction():
+        await p.send(T, b"kept", partition=0)
+    with pytest.raises(RuntimeError, match="gave up"):
+        async with p.transaction():
+            await p.send(T, b"dropped", partition=0)
+            raise RuntimeError("the application gave up")
+    assert inner.calls == ["begin", "commit", "begin", "abort"]
+    # the aborted record is not counted as acknowledged: the final log's lack of it is no loss
+    assert [(op.value, op.outcome.value) for op in rec.history.produces] == [("kept", "ok"), ("dropped", "fail")]
+    assert rec.aborted == {((T, 0), 1)}
+    c = rec.consumer(FakeConsumer([_Msg(T, 0, 1, b"dropped")]), name="rc", read_committed=True, once=False)
+    c.poll()
+    v = check_application(rec.history, _final([(0, 0, "kept")]), rec.aborted, rec.once, rec.read_committed)
+    assert v.lost == [] and v.aborted_seen == [("rc", (T, 0), 1, "dropped")]
+
+
+async def test_a_fatal_error_in_aiokafkas_transaction_context_leaves_its_records_unknown():
+    inner = FakeAioProducer(fatal=True)
+    rec = Recorder()
+    p = rec.producer(inner)
+    with pytest.raises(RuntimeError):
+        async with p.transaction():
+            await p.send(T, b"fenced", partition=0)
+            raise RuntimeError("ProducerFenced")
+    assert inner.calls == ["begin"]  # neither committed nor aborted, as aiokafka does after a fatal error
+    assert [(op.value, op.outcome.value) for op in rec.history.produces] == [("fenced", "info")]
+
+
+async def test_recorder_wraps_aiokafkas_getmany_getone_and_iteration():
+    class FakeAioConsumer:
+        __module__ = "aiokafka.consumer.consumer"
+
+        def __init__(self, records):
+            self.records = list(records)
+
+        async def getmany(self, timeout_ms=0, max_records=None):
+            batch, self.records = self.records[:2], self.records[2:]
+            return {(T, 0): batch} if batch else {}
+
+        async def getone(self):
+            return self.records.pop(0)
+
+        def __aiter__(self):
+            return self
+
+        async def __anext__(self):
+            if not self.records:
+                raise StopAsyncIteration
+            return self.records.pop(0)
+
+    rec = Recorder()
+    rec.history = _history([(0, o, f"v{o}") for o in range(5)])
+    c = rec.consumer(FakeAioConsumer([_Record(T, 0, o, f"v{o}".encode()) for o in range(5)]), name="app")
+    assert [r.offset for r in (await c.getmany(timeout_ms=100))[(T, 0)]] == [0, 1]
+    assert (await c.getone()).offset == 2
+    assert [r.offset async for r in c] == [3, 4]
+    assert [r.offset for r in rec.history.reads] == [0, 1, 2, 3, 4] and rec.unread("app") == 0
 
 
 # ---------------------------------------------------------------- roles
