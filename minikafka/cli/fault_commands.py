@@ -60,11 +60,17 @@ def add_parsers(subparsers: argparse._SubParsersAction) -> None:
     serve = fsub.add_parser("serve", parents=[dir_parent], help="serve the fault API over HTTP (and start a cluster)",
                             description="Serve the fault API of the cluster in --dir over HTTP on 127.0.0.1 "
                                         "until SIGTERM or Ctrl-C, for tests in any language. Without a running "
-                                        "cluster there it starts one first (ZooKeeper and --brokers brokers on free "
-                                        "ports, its brokers in cgroups for link faults when running as root) and "
-                                        "stops it on exit.")
+                                        "cluster there it starts one first (ZooKeeper, or an ensemble of "
+                                        "--zookeeper-nodes servers, and --brokers brokers on free ports, its "
+                                        "brokers in cgroups for link faults when running as root) and stops it "
+                                        "on exit.")
     serve.add_argument("--port", type=int, default=0, help="port to serve on (default: a free one)")
     serve.add_argument("--brokers", type=positive_int, default=3, help="brokers of a cluster it starts (default 3)")
+    serve.add_argument("--zookeeper-nodes", type=positive_int, default=None, metavar="N",
+                       help="ZooKeeper servers of a cluster it starts: 1 (default) runs a standalone server, more "
+                            "an ensemble (3 or 5, so that a majority outlives one server's loss), for "
+                            "`fault zookeeper-outage --server ID` of one server; a cluster already running in "
+                            "--dir must have as many")
     serve.add_argument("--links", choices=("auto", "on", "off"), default="auto",
                        help="start the brokers in cgroups for link faults: auto (when root), on, off")
     serve.add_argument("--config", action="append", default=[], metavar="KEY=VALUE",
@@ -258,6 +264,7 @@ def cmd_wait(args: argparse.Namespace) -> int:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     from ..cluster import launcher
+    from ..cluster.state import load
     from ..testing.cluster import LocalCluster, start_cluster
     from ..testing.control import ControlServer
 
@@ -271,8 +278,16 @@ def cmd_serve(args: argparse.Namespace) -> int:
             raise ClientError(f"--config takes KEY=VALUE, got {item!r}")
         configs[key] = value
     running = (Path(dir) / "cluster.json").exists() and launcher.status(dir)["running"]
+    if running and args.zookeeper_nodes is not None:
+        zk = load(dir).zookeeper
+        has = 0 if zk.external else len(zk.servers) or 1
+        if has != args.zookeeper_nodes:
+            what = "an external ZooKeeper" if zk.external else f"{has} ZooKeeper server{'s' if has > 1 else ''}"
+            raise ClientError(f"--zookeeper-nodes {args.zookeeper_nodes}: the cluster running in {dir} has {what}; "
+                              f"stop it (`minikafka cluster down --dir {dir}`) or leave --zookeeper-nodes out")
     cluster = LocalCluster.attach(dir) if running else start_cluster(dir, brokers=args.brokers, broker_configs=configs,
-                                                                     links=args.links)
+                                                                     links=args.links,
+                                                                     zookeeper_nodes=args.zookeeper_nodes or 1)
     server = None
     try:
         server = ControlServer(cluster, args.port)

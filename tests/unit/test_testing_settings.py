@@ -1,6 +1,7 @@
 """The pytest plugin's settings (minikafka.testing.plugin.settings): the test's minikafka
 marker first (the closest one wins), then the ini options, then the defaults; a wrong
-value is a usage error naming the setting."""
+value is a usage error naming the setting.  And `minikafka fault serve --zookeeper-nodes N`:
+the ensemble size reaches the cluster it starts, a wrong one is one line and exit 2."""
 from __future__ import annotations
 
 import pytest
@@ -73,3 +74,53 @@ def test_a_wrong_setting_is_a_usage_error(marker, message):
 def test_an_ini_config_line_without_an_equals_sign():
     with pytest.raises(pytest.UsageError, match="'retention.ms' is not key=value"):
         settings(Node(), Config(topic_configs=["retention.ms"]))
+
+
+# ---------------------------------------------------------------- minikafka fault serve --zookeeper-nodes
+
+def _serve(argv, capsys):
+    from minikafka.cli.main import main
+
+    code = main(["fault", "serve", *argv])
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("minikafka: error: "), err
+    return code, err
+
+
+@pytest.mark.parametrize("value, words", [
+    ("0", "argument --zookeeper-nodes: must be at least 1, got 0"),
+    ("three", "argument --zookeeper-nodes: not a whole number: 'three'"),
+])
+def test_fault_serve_refuses_a_wrong_zookeeper_nodes_in_one_line(value, words, capsys, tmp_path):
+    code, err = _serve(["--dir", str(tmp_path / "c"), "--zookeeper-nodes", value], capsys)
+    assert code == 2 and words in err and "(see `minikafka fault serve --help`)" in err
+    assert not (tmp_path / "c").exists()  # nothing was started
+
+
+def test_fault_serve_starts_a_zookeeper_ensemble_of_zookeeper_nodes(monkeypatch, capsys, tmp_path):
+    from minikafka.errors import ClientError
+    from minikafka.testing import cluster
+
+    asked = []
+
+    def start_cluster(dir, **kwargs):
+        asked.append(kwargs)
+        raise ClientError("not started in a unit test")
+    monkeypatch.setattr(cluster, "start_cluster", start_cluster)
+    assert _serve(["--dir", str(tmp_path / "a"), "--zookeeper-nodes", "3", "--brokers", "2"], capsys)[0] == 2
+    assert _serve(["--dir", str(tmp_path / "b")], capsys)[0] == 2
+    assert [(k["zookeeper_nodes"], k["brokers"]) for k in asked] == [(3, 2), (1, 3)]
+
+
+def test_fault_serve_refuses_zookeeper_nodes_other_than_the_running_clusters(monkeypatch, capsys, tmp_path):
+    from minikafka.cluster import launcher
+    from minikafka.cluster.state import ClusterState, ZooKeeperServer, ZooKeeperState, save
+
+    dir = str(tmp_path / "c")
+    save(ClusterState(ZooKeeperState(connect="127.0.0.1:1,127.0.0.1:2,127.0.0.1:3",
+                                     servers=[ZooKeeperServer(i, i, 10 + i, 20 + i) for i in (1, 2, 3)]), dir=dir))
+    monkeypatch.setattr(launcher, "status", lambda d: {"running": True})
+    code, err = _serve(["--dir", dir, "--zookeeper-nodes", "1"], capsys)
+    assert code == 2
+    assert err.strip() == (f"minikafka: error: --zookeeper-nodes 1: the cluster running in {dir} has 3 ZooKeeper "
+                           f"servers; stop it (`minikafka cluster down --dir {dir}`) or leave --zookeeper-nodes out")
