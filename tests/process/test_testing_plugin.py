@@ -2,8 +2,10 @@
 pytest fixtures (the plugin is loaded by its pytest11 entry point): each fault by role
 says which broker and epoch it hit and heals on leaving its block, the waits see the
 cluster recover, the CLI and the HTTP control server carry out the same faults, the
-checker catches a planted loss, duplicate and reorder in a real log, and a cluster a
-test left broken is healed before the next test."""
+checker catches a planted loss, duplicate and reorder in a real log and checks
+kafka-python's and aiokafka's records (an aborted aiokafka transaction included), a
+cluster a test left broken is healed before the next test, and a user's pytest.ini
+sets the cluster and the topic."""
 from __future__ import annotations
 
 import json
@@ -329,6 +331,39 @@ def test_a_cluster_a_test_left_broken_is_healed_before_the_next_test(tmp_path):
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]
     assert "2 passed" in out.stdout
 
+
+INI_FILE = """
+[pytest]
+minikafka_brokers = 1
+minikafka_partitions = 2
+minikafka_topic_configs =
+    retention.ms = 7200000
+    max.message.bytes=65536
+minikafka_broker_configs =
+    log.retention.hours=5
+minikafka_links = off
+"""
+
+INI_USER_FILE = '''
+def test_the_ini_options_set_the_cluster_and_the_topic(minikafka_cluster, minikafka_topic, minikafka_admin):
+    c = minikafka_cluster
+    assert sorted(c.brokers) == [1] and c.registered() == [1]
+    assert c.links is None  # minikafka_links = off: no cgroups, even as root
+    (d,) = minikafka_admin.describe_topics([minikafka_topic])
+    assert [(p.partition, p.replicas) for p in d.partitions] == [(0, [1]), (1, [1])]  # RF: min(3, 1 broker)
+    configs = minikafka_admin.describe_configs(minikafka_topic)
+    assert configs["retention.ms"][0] == "7200000" and configs["max.message.bytes"][0] == "65536"
+    assert minikafka_admin.describe_broker_configs(1)["log.retention.hours"][0] == "5"
+'''
+
+
+def test_the_ini_options_of_a_users_pytest_ini_set_the_cluster_and_the_topic(tmp_path):
+    (tmp_path / "pytest.ini").write_text(INI_FILE)
+    (tmp_path / "test_user_ini.py").write_text(textwrap.dedent(INI_USER_FILE))
+    out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "timeout=240",
+                          "test_user_ini.py"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]
+    assert "1 passed" in out.stdout
 
 @pytest.mark.minikafka(security="SASL_SSL", sasl_users={"admin": "admin-secret", "app": "app-secret"})
 def test_a_sasl_ssl_kafka_listener_reaches_the_application_and_refuses_strangers(minikafka_cluster, minikafka_topic):
