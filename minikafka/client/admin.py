@@ -30,6 +30,7 @@ from .connection import ClientSecurity, Connection
 from .group_admin import GroupAdminMixin
 from .txn_admin import TransactionAdminMixin
 from .metadata import Metadata, group_by_leader, needs_refresh
+from .ports import SYSTEM_CLOCK, Clock, Transport
 from .consumer import as_tp
 from .types import ClusterDescription, PartitionDescription, TopicDescription, TopicPartition
 
@@ -42,10 +43,10 @@ class AIOAdmin(GroupAdminMixin, TransactionAdminMixin):
     """Topic administration and cluster introspection (asyncio)."""
 
     def __init__(self, bootstrap_servers: Any, *, request_timeout_ms: int = 30000, client_id: str | None = None,
-                 **security: Any) -> None:
+                 transport: Transport | None = None, clock: Clock = SYSTEM_CLOCK, **security: Any) -> None:
         self.request_timeout_ms = int(request_timeout_ms)
-        self._conn = Connection(client_id, ClientSecurity.of(security))
-        self._meta = Metadata(self._conn, bootstrap_servers, self.request_timeout_ms)
+        self._conn: Transport = transport or Connection(client_id, ClientSecurity.of(security))
+        self._meta = Metadata(self._conn, bootstrap_servers, self.request_timeout_ms, clock)
         self._started = False
         self._closed = False
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
@@ -31,6 +30,7 @@ from ..protocol.records.batch import split_batches
 from .aborted import AbortedFilter
 from .batches import ConsumerBatch
 from .connection import ClientSecurity, Connection
+from .ports import SYSTEM_CLOCK, Clock, Transport
 from .group_member import GroupMember
 from .metadata import Metadata, group_by_leader, needs_refresh
 from .types import ConsumerGroupMetadata, ConsumerRecord, OffsetAndTimestamp, TopicPartition
@@ -93,6 +93,8 @@ class AIOConsumer:
         partition_assignment_strategy: Iterable[str] = ("range",),
         group_instance_id: str | None = None,
         isolation_level: str = "read_uncommitted",
+        transport: Transport | None = None,
+        clock: Clock = SYSTEM_CLOCK,
         **security: Any,
     ) -> None:
         if isolation_level not in ISOLATION_LEVELS:
@@ -116,8 +118,9 @@ class AIOConsumer:
         # drops the records of aborted transactions
         self.isolation_level = isolation_level
         self._isolation = ISOLATION_LEVELS[isolation_level]
-        self._conn = Connection(client_id, ClientSecurity.of(security))
-        self._meta = Metadata(self._conn, bootstrap_servers, self.request_timeout_ms)
+        self.clock = clock
+        self._conn: Transport = transport or Connection(client_id, ClientSecurity.of(security))
+        self._meta = Metadata(self._conn, bootstrap_servers, self.request_timeout_ms, clock)
         self._state: dict[TopicPartition, _PartitionState] = {}
         # leader id -> task returning (sent {tp: fetch_offset}, answer or exception)
         self._fetches: dict[int, asyncio.Task] = {}
@@ -130,7 +133,7 @@ class AIOConsumer:
         self._wake: asyncio.Future | None = None  # set while a poll waits for fetches
         self.enable_auto_commit = bool(enable_auto_commit) and group_id is not None
         self.auto_commit_interval_ms = int(auto_commit_interval_ms)
-        self._last_commit = time.monotonic()
+        self._last_commit = self.clock.monotonic()
         self._subscribed: list[str] | None = None
         self._listener: Any = None
         self._group: GroupMember | None = None
@@ -273,7 +276,7 @@ class AIOConsumer:
                 st = self._state.get(as_tp(tp))
                 todo[as_tp(tp)] = (off, st.epoch if st is not None and st.position == off else -1, meta or "")
         await self._group.commit(todo)
-        self._last_commit = time.monotonic()
+        self._last_commit = self.clock.monotonic()
 
     def group_metadata(self) -> ConsumerGroupMetadata:
         """This member's group id, generation and member id (for a transactional producer's
@@ -351,11 +354,11 @@ class AIOConsumer:
     async def position(self, tp: Any) -> int:
         """The offset of the next record to return for ``tp`` (resolved now if unknown)."""
         st = self._st(tp)
-        deadline = time.monotonic() + self.request_timeout_ms / 1000
+        deadline = self.clock.monotonic() + self.request_timeout_ms / 1000
         while st.position is None:
-            await self._resolve_positions(raise_errors=time.monotonic() >= deadline)
+            await self._resolve_positions(raise_errors=self.clock.monotonic() >= deadline)
             if st.position is None:
-                if time.monotonic() >= deadline:
+                if self.clock.monotonic() >= deadline:
                     raise errors.RequestTimedOutError(f"the position of {as_tp(tp)} could not be resolved within {self.request_timeout_ms} ms")
                 await asyncio.sleep(self.retry_backoff_ms / 1000)
         return st.position
@@ -456,10 +459,10 @@ class AIOConsumer:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + max(0, timeout_ms) / 1000
         await self._maybe_rejoin(max(0.0, deadline - loop.time()))
-        if self.enable_auto_commit and time.monotonic() - self._last_commit >= self.auto_commit_interval_ms / 1000:
+        if self.enable_auto_commit and self.clock.monotonic() - self._last_commit >= self.auto_commit_interval_ms / 1000:
             if self._group is not None and (self._subscribed is None or self._group.active()):
                 await self._commit_quietly()
-            self._last_commit = time.monotonic()
+            self._last_commit = self.clock.monotonic()
         while True:
             if self._group is not None and self._subscribed is not None and not self._group.active():
                 return []  # a rebalance is due: the next poll rejoins
@@ -535,7 +538,7 @@ class AIOConsumer:
         return out
 
     def _start_fetches(self) -> None:
-        now = time.monotonic()
+        now = self.clock.monotonic()
         wanted: list[tuple[str, int]] = []
         for tp, st in self._state.items():
             if st.position is None or st.buffer or st.in_flight or st.backoff_until > now or st.paused:
@@ -590,7 +593,7 @@ class AIOConsumer:
                     st.in_flight = False
             if isinstance(answer, Exception):
                 self._need_meta = True
-                until = time.monotonic() + self.retry_backoff_ms / 1000
+                until = self.clock.monotonic() + self.retry_backoff_ms / 1000
                 for tp in sent:
                     st = self._state.get(tp)
                     if st is not None:
@@ -599,7 +602,7 @@ class AIOConsumer:
             self._handle_fetch(sent, answer)
 
     def _handle_fetch(self, sent: dict, answer: FetchResponse) -> None:
-        now = time.monotonic()
+        now = self.clock.monotonic()
         for p in answer.partitions:
             tp = TopicPartition(p.topic, p.partition)
             st = self._state.get(tp)
@@ -648,7 +651,9 @@ class AIOConsumer:
         ``auto_offset_reset="none"`` that raises :class:`LogTruncationError`, otherwise
         the position moves back to the divergent offset, as Kafka's consumer does."""
         due = {tp: st for tp, st in self._state.items() if not st.buffer and self._validation_due(tp, st)}
-        groups, _ = group_by_leader(self._meta, [(tp.topic, tp.partition) for tp in due])
+        groups, leaderless = group_by_leader(self._meta, [(tp.topic, tp.partition) for tp in due])
+        if leaderless:  # validated once a leader is known: until then, metadata again (not a stall)
+            self._need_meta = True
         truncated: dict[TopicPartition, int] = {}
         for leader, items in groups.items():
             host, port = self._meta.brokers[leader]
@@ -739,12 +744,12 @@ class AIOConsumer:
 
         Retriable errors (no leader yet, a leader that moved, stale metadata) are retried
         with ``retry_backoff_ms`` until ``request_timeout_ms``, as Kafka's consumer does."""
-        deadline = time.monotonic() + self.request_timeout_ms / 1000
+        deadline = self.clock.monotonic() + self.request_timeout_ms / 1000
         while True:
             try:
                 return await self._list_offsets_once(tps, timestamp, partial, timestamps_out)
             except errors.KafkaError as exc:
-                if partial or not exc.retriable or time.monotonic() >= deadline:
+                if partial or not exc.retriable or self.clock.monotonic() >= deadline:
                     raise
                 self._need_meta = True
                 await asyncio.sleep(self.retry_backoff_ms / 1000)
@@ -802,7 +807,7 @@ class AIOConsumer:
         return out
 
     async def _refresh_meta(self, force: bool = False) -> None:
-        now = time.monotonic()
+        now = self.clock.monotonic()
         if not force and now - self._last_meta_try < self.retry_backoff_ms / 1000:
             return
         self._last_meta_try = now

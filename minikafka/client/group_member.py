@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from typing import Any, Callable, TypeVar
 
 from .. import errors
@@ -91,7 +90,7 @@ class GroupMember:
         self.topics: list[str] = []
         self.assignment: list[TopicPartition] = []
         self.need_rejoin = False
-        self.last_poll = time.monotonic()
+        self.last_poll = self.meta.clock.monotonic()
         self._coordinator: tuple[int, str, int] | None = None
         self._heartbeat: asyncio.Task | None = None
         self._join_task: asyncio.Task | None = None
@@ -104,14 +103,14 @@ class GroupMember:
     # -- coordinator -------------------------------------------------------------
     async def coordinator(self) -> tuple[int, str, int]:
         """(node id, host, port) of the group's coordinator, looked up until one answers."""
-        deadline = time.monotonic() + self.request_timeout_ms / 1000
+        deadline = self.meta.clock.monotonic() + self.request_timeout_ms / 1000
         while self._coordinator is None:
             try:
                 got = await self.meta.request_any(FindCoordinatorRequest(key=self.group_id),
                                                   self.request_timeout_ms / 1000)
                 self._coordinator = (got.node_id, got.host, got.port)
             except errors.KafkaError as exc:
-                if not exc.retriable or time.monotonic() > deadline:
+                if not exc.retriable or self.meta.clock.monotonic() > deadline:
                     raise
                 await asyncio.sleep(self.retry_backoff_ms / 1000)
         return self._coordinator
@@ -119,7 +118,7 @@ class GroupMember:
     async def request(self, req: Request[R], timeout_s: float | None = None) -> R:
         """Send ``req`` to the coordinator; a coordinator that moved is looked up again and
         the request retried until ``request_timeout_ms`` runs out."""
-        deadline = time.monotonic() + self.request_timeout_ms / 1000
+        deadline = self.meta.clock.monotonic() + self.request_timeout_ms / 1000
         while True:
             node = await self.coordinator()
             try:
@@ -127,7 +126,7 @@ class GroupMember:
                                      timeout_s or self.request_timeout_ms / 1000)
             except _MOVED as exc:
                 self._coordinator = None
-                if time.monotonic() > deadline:
+                if self.meta.clock.monotonic() > deadline:
                     raise
                 log.debug("group %s: %s from coordinator %s; looking it up again", self.group_id, exc, node[0])
                 await asyncio.sleep(self.retry_backoff_ms / 1000)
@@ -147,7 +146,7 @@ class GroupMember:
         changed or the rebalance has not finished within ``timeout_s`` (it goes on in the
         background, and a later call picks up its result, like Kafka's ``poll``).
         ``revoke(old assignment)`` runs before the join (commit there)."""
-        self.last_poll = time.monotonic()
+        self.last_poll = self.meta.clock.monotonic()
         if self.active() and self._join_task is None:
             return None
         if self._join_task is None:
@@ -224,7 +223,7 @@ class GroupMember:
             await asyncio.sleep(self.heartbeat_interval_ms / 1000)
             if self.generation < 0 or self.need_rejoin or self._joining:
                 continue
-            if time.monotonic() - self.last_poll > self.max_poll_interval_ms / 1000:
+            if self.meta.clock.monotonic() - self.last_poll > self.max_poll_interval_ms / 1000:
                 log.warning("group %s: poll() not called for max_poll_interval_ms=%d: leaving the group",
                             self.group_id, self.max_poll_interval_ms)
                 await self.leave()
@@ -294,13 +293,13 @@ class GroupMember:
         UNSTABLE_OFFSET_COMMIT, and the request is repeated until the transaction ends."""
         req = OffsetFetchRequest(group_id=self.group_id, require_stable=require_stable,
                                  partitions=[RpcTopicPartition(topic=tp.topic, partition=tp.partition) for tp in tps])
-        deadline = time.monotonic() + self.request_timeout_ms / 1000
+        deadline = self.meta.clock.monotonic() + self.request_timeout_ms / 1000
         while True:
             got = await self.request(req)
             unstable = [p for p in got.partitions if isinstance(p.error, errors.UnstableOffsetCommitError)]
             if not unstable:
                 break
-            if time.monotonic() > deadline:
+            if self.meta.clock.monotonic() > deadline:
                 p = unstable[0]
                 assert p.error is not None
                 raise type(p.error)(f"{p.topic}-{p.partition}: {p.error.message}")

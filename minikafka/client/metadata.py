@@ -7,12 +7,12 @@ the last answer, then the bootstrap servers.
 from __future__ import annotations
 
 import asyncio
-import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence, TypeVar
 
 from .. import errors
-from .connection import TRANSPORT_ERRORS, Connection, parse_bootstrap
+from .connection import TRANSPORT_ERRORS, parse_bootstrap
+from .ports import SYSTEM_CLOCK, Clock, Transport
 from ..protocol.rpc.types import Request
 from ..protocol.topic_ids import ZERO_TOPIC_ID
 from ..rpc import request
@@ -79,15 +79,13 @@ class TopicInfo:
     available: list[int] = field(default_factory=list)
 
 
-def now_ms() -> int:
-    return time.monotonic_ns() // 1_000_000
-
-
 class Metadata:
     """Brokers, controller and partition leaders as last answered by a broker."""
 
-    def __init__(self, conn: Connection, bootstrap_servers: Any, request_timeout_ms: int = 30000) -> None:
+    def __init__(self, conn: Transport, bootstrap_servers: Any, request_timeout_ms: int = 30000,
+                 clock: Clock = SYSTEM_CLOCK) -> None:
         self.conn = conn
+        self.clock = clock  # the client's (ports.Clock): its group member and transactions read it too
         self.bootstrap = parse_bootstrap(bootstrap_servers)
         self.request_timeout_ms = request_timeout_ms
         self.brokers: dict[int, tuple[str, int]] = {}
@@ -232,7 +230,7 @@ class Metadata:
             topics[info.name] = info
         self.topics = topics
         self.version += 1
-        self.last_refresh_ms = now_ms()
+        self.last_refresh_ms = self.clock.monotonic_ms()
 
 
 def group_by_leader(meta: Metadata, tps: Sequence[tuple[str, int]]) -> tuple[dict[int, list], list]:

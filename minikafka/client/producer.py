@@ -29,7 +29,6 @@ and the producer takes a new producer id for what follows.
 from __future__ import annotations
 
 import asyncio
-import time
 from collections import deque
 from typing import Any, Callable, Iterable
 
@@ -38,9 +37,10 @@ from ..protocol.records.compression import COMPRESSION_TYPES
 from ..protocol.rpc.types import InitProducerIdRequest, TxnOffsetCommitPartition
 from .accumulator import RECORD_OVERHEAD, ProducerBatch, RecordAccumulator, _settle, record_size
 from .connection import ClientSecurity, Connection
+from .ports import SYSTEM_CLOCK, Clock, Transport
 from .futures import delivery_future
 from .transactions import TransactionManager, TxnState
-from .metadata import Metadata, needs_refresh, now_ms
+from .metadata import Metadata, needs_refresh
 from .partitioner import StickyPartitioner, partition_for_key
 from .types import RecordMetadata
 
@@ -140,6 +140,8 @@ class AIOProducer:
         max_in_flight_requests_per_connection: int = 5,
         transactional_id: str | None = None,
         transaction_timeout_ms: int = 60000,
+        transport: Transport | None = None,
+        clock: Clock = SYSTEM_CLOCK,
         **security: Any,
     ) -> None:
         self.acks = normalize_acks(acks)
@@ -186,8 +188,10 @@ class AIOProducer:
         self.delivery_timeout_ms = int(delivery_timeout_ms)
         self.max_block_ms = int(max_block_ms)
         self.client_id = client_id
-        self._conn = Connection(client_id, ClientSecurity.of(security))
-        self._meta = Metadata(self._conn, bootstrap_servers, self.request_timeout_ms)
+        self.clock = clock
+        self._now_ms = clock.monotonic_ms
+        self._conn: Transport = transport or Connection(client_id, ClientSecurity.of(security))
+        self._meta = Metadata(self._conn, bootstrap_servers, self.request_timeout_ms, clock)
         self._txn: TransactionManager | None = None
         if transactional_id is not None:
             self._txn = TransactionManager(self._meta, transactional_id, transaction_timeout_ms,
@@ -203,7 +207,7 @@ class AIOProducer:
         self._flushing = 0
         self._progress: list[asyncio.Future] = []
         self._wake: asyncio.Event | None = None
-        # While the sender sleeps on a timer: when it wakes (now_ms() clock), else 0. The
+        # While the sender sleeps on a timer: when it wakes (the clock's monotonic_ms), else 0. The
         # blocking Producer reads it from its caller's thread (see sync.Producer._schedule).
         self.armed_until_ms = 0
         # Called by the sender each time it wakes, before it looks at the batches: the
@@ -306,7 +310,7 @@ class AIOProducer:
             to_bytes(key, "key"),
             partition,
             normalize_headers(headers),
-            time.time_ns() // 1_000_000 if timestamp_ms is None else int(timestamp_ms),
+            self.clock.wall_ms() if timestamp_ms is None else int(timestamp_ms),
             fut,
         )
         return fut
@@ -348,9 +352,9 @@ class AIOProducer:
             fatal = await self._meta.ask_for_topics([topic], unknown_is_fatal=True)
             if topic in fatal:
                 raise fatal[topic]
-            deadline = time.monotonic() + self.max_block_ms / 1000
+            deadline = self.clock.monotonic() + self.max_block_ms / 1000
             while (info := self._meta.topic(topic)) is None:  # created: its metadata comes with its leaders
-                if time.monotonic() >= deadline:
+                if self.clock.monotonic() >= deadline:
                     raise errors.UnknownTopicOrPartitionError(
                         f"topic {topic!r} not present in metadata after {self.max_block_ms} ms")
                 await asyncio.sleep(self.retry_backoff_ms / 1000)
@@ -431,12 +435,12 @@ class AIOProducer:
         """
         if self._closing or not self._started:
             raise errors.ClientError("the producer is closed" if self._closing else "the producer is not started")
-        self.append_many(((topic, value, key, partition, headers, timestamp_ms, future, now_ms()),))
+        self.append_many(((topic, value, key, partition, headers, timestamp_ms, future, self._now_ms()),))
 
     def append_many(self, items: Iterable[tuple]) -> None:
         """Queue already validated records, each ``(topic, value, key, partition, headers,
         timestamp_ms, future, enqueued_ms)``; a record that cannot be queued fails its future.
-        ``enqueued_ms`` (the now_ms() clock) is when the record was sent: a batch it starts
+        ``enqueued_ms`` (the clock's monotonic_ms) is when the record was sent: a batch it starts
         lingers from then.
 
         Must run on the producer's loop; the blocking Producer hands over each burst of
@@ -532,7 +536,7 @@ class AIOProducer:
             if self.before_step is not None:
                 self.before_step()
             wake.clear()
-            now = now_ms()
+            now = self._now_ms()
             delay = self._step(now)
             if self._closing and self._idle():
                 return
@@ -561,7 +565,7 @@ class AIOProducer:
         if self._waiting:
             self._place_waiting(now)
         for batch in self._acc.expire(now, self.delivery_timeout_ms):
-            batch.fail(batch.last_error or errors.RequestTimedOutError(
+            self._give_up(batch, batch.last_error or errors.RequestTimedOutError(
                 f"expired {len(batch)} record(s) for {batch.topic}-{batch.partition}: "
                 f"{now - batch.created_ms} ms passed since the batch was created"))
             self._notify_progress()
@@ -734,7 +738,7 @@ class AIOProducer:
                 else:
                     b.complete(p.get("base_offset", -1), p.get("log_append_time", -1))
                     if b.producer_id >= 0:
-                        self._note_taken(b, leader, now_ms())
+                        self._note_taken(b, leader, self._now_ms())
         except asyncio.CancelledError:
             for b in batches:
                 b.fail(errors.ClientError("the producer was closed before the answer arrived"))
@@ -781,7 +785,7 @@ class AIOProducer:
         self._pid_task = asyncio.get_running_loop().create_task(run(), name="minikafka-producer-init-pid")
 
     def _handle_error(self, batch: ProducerBatch, exc: errors.KafkaError) -> None:
-        now = now_ms()
+        now = self._now_ms()
         self._taken.pop(batch.tp, None)  # a new leader, a new topic, lost state: one batch at a time again
         if (self.enable_idempotence and batch.sent_behind and batch.producer_id == self.producer_id
                 and isinstance(exc, (errors.OutOfOrderSequenceNumberError, errors.UnknownProducerIdError))
@@ -830,16 +834,20 @@ class AIOProducer:
             batch.retry_at_ms = now + self.retry_backoff_ms
             self._acc.reenqueue(batch)
         else:
-            batch.fail(exc)
-            if self._txn is not None:
-                # the transaction aborts; the gap in its sequences needs a bumped epoch
-                self._txn.fail(exc, sequence_broken=batch.base_sequence >= 0)
-            elif self.enable_idempotence and batch.base_sequence >= 0 and batch.producer_id == self.producer_id:
-                # Refused and not written (MESSAGE_TOO_LARGE, CORRUPT_MESSAGE, ...): its
-                # sequence numbers are a gap the leader would refuse every later batch for.
-                # Continue under a new producer id, sequences from 0, as Kafka's producer
-                # bumps its epoch.
-                self.producer_id = -1
+            self._give_up(batch, exc)
+
+    def _give_up(self, batch: ProducerBatch, exc: errors.KafkaError) -> None:
+        """Fail ``batch`` for good (refused, out of retries or expired).  A transaction it
+        belongs to can only abort now (Kafka's abortable error: ``commit_transaction``
+        raises), and a batch that took sequence numbers leaves a gap that needs a bumped
+        epoch (KIP-360).  An idempotent producer continues under a new producer id,
+        sequences from 0, as Kafka's producer bumps its epoch: the leader would refuse
+        every later batch for that gap (MESSAGE_TOO_LARGE, CORRUPT_MESSAGE, an expiry)."""
+        batch.fail(exc)
+        if self._txn is not None:
+            self._txn.fail(exc, sequence_broken=batch.base_sequence >= 0)
+        elif self.enable_idempotence and batch.base_sequence >= 0 and batch.producer_id == self.producer_id:
+            self.producer_id = -1
 
     # ----- flush support --------------------------------------------------
     def _min_unresolved(self) -> int | None:

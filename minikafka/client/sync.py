@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import threading
-import time
 from collections import deque
 from typing import Any, Awaitable, Callable, Iterable, Iterator, TypeVar
 
@@ -23,7 +22,6 @@ from .admin import AIOAdmin
 from .batches import ConsumerBatch
 from .consumer import AIOConsumer
 from .futures import Completion, RecordFuture
-from .metadata import now_ms
 from .producer import NO_HEADERS, AIOProducer, check_topic, normalize_headers, to_bytes
 from .types import ClusterDescription, ConsumerGroupMetadata, ConsumerRecord, GroupDescription, TopicDescription, TopicPartition
 
@@ -204,6 +202,8 @@ class Producer:
             self._lt.close()
             raise
         self._linger_ms = self._core.linger_ms
+        self._now_ms = self._core.clock.monotonic_ms  # the core's clock: its lingering counts from these
+        self._wall_ms = self._core.clock.wall_ms
         self._txn = self._core._txn  # set once, when the core is made
         self._handover_bytes = self._core._acc.batch_size
 
@@ -238,8 +238,8 @@ class Producer:
         if key is not None:
             key = to_bytes(key, "key")
         headers = normalize_headers(headers) if headers else NO_HEADERS
-        ts = time.time_ns() // 1_000_000 if timestamp_ms is None else int(timestamp_ms)
-        now = now_ms()
+        ts = self._wall_ms() if timestamp_ms is None else int(timestamp_ms)
+        now = self._now_ms()
         fut = RecordFuture(self._completion, ts, topic, value, key, partition, headers, now, on_delivery)
         self._queue.append(fut)
         self._queued_bytes += RECORD_OVERHEAD + (len(value) if value else 0) + (len(key) if key else 0)
@@ -276,11 +276,11 @@ class Producer:
             if len(keys) != len(values):
                 raise ValueError(f"send_many got {len(values)} values but {len(keys)} keys")
         hdrs = normalize_headers(headers)
-        ts = time.time_ns() // 1_000_000 if timestamp_ms is None else int(timestamp_ms)
+        ts = self._wall_ms() if timestamp_ms is None else int(timestamp_ms)
         completion = self._completion
         futures = []
         size = 0
-        now = now_ms()
+        now = self._now_ms()
         for value, key in zip(values, keys):
             value, key = to_bytes(value, "value"), to_bytes(key, "key")
             size += RECORD_OVERHEAD + (len(value) if value else 0) + (len(key) if key else 0)

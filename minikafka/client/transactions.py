@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import asyncio
 import enum
-import time
 from typing import Awaitable, Callable, TypeVar
 
 from .. import errors
@@ -140,14 +139,14 @@ class TransactionManager:
         """``attempt()`` until it succeeds, retrying coordinator moves and a busy
         coordinator after ``retry_backoff_ms`` (``busy_backoff_ms`` for
         CONCURRENT_TRANSACTIONS when given) until ``max_block_ms``."""
-        deadline = time.monotonic() + self.max_block_ms / 1000
+        deadline = self.meta.clock.monotonic() + self.max_block_ms / 1000
         while True:
             try:
                 return await attempt()
             except _MOVED + _BUSY as exc:
                 if isinstance(exc, _MOVED):
                     self._coordinator = None
-                if time.monotonic() > deadline:
+                if self.meta.clock.monotonic() > deadline:
                     raise errors.RequestTimedOutError(
                         f"{what} of transactional id {self.transactional_id!r} did not succeed within "
                         f"max_block_ms={self.max_block_ms}: {exc}") from None

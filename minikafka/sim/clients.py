@@ -1,230 +1,217 @@
-"""The simulation's clients: they carry out the :class:`~minikafka.faults.workload.Workload`
-on the simulated network and record it in the :class:`~minikafka.faults.history.History`.
+"""The simulation's clients: the project's own asyncio clients, unchanged, on the simulated network.
 
-They speak the brokers' msgpack API over the simulated network, as any client would:
-metadata from a live broker, produce to the partition leader, fetch from it.  A
-producer follows its :class:`~minikafka.faults.workload.ProducerPlan` (unique values
-``p1-17``), one request at a time, and records each send and its outcome: ``ok`` with
-the offset, ``fail`` on a definite error, ``info`` on an indefinite one or when no
-answer came.  A consumer
-records every record it is handed (the invariant checker watches those reads as they
-happen).  A committer commits the consumer's progress as the group's offsets through
-the group coordinator and records each commit.
+They carry out the :class:`~minikafka.faults.workload.Workload` and record it in the
+:class:`~minikafka.faults.history.History`.  Each is a real
+:class:`~minikafka.client.producer.AIOProducer` or
+:class:`~minikafka.client.consumer.AIOConsumer` given the simulation's ports (see
+:mod:`minikafka.client.ports`): a :class:`~.network.SimTransport` under its own node
+name, so that the nemesis's partitions and delays reach it as they reach a broker, and
+the world's virtual-time :class:`~.world.SimClock`.  So every invariant the simulation
+checks is checked against the code users run: the producer's metadata, retries,
+idempotence and sequence numbers, the consumer's fetch positions, leader-epoch
+validation and offset resets, the group commit path.
+
+* A :class:`Producer` follows its :class:`~minikafka.faults.workload.ProducerPlan`
+  (unique values ``p1-17``), one record at a time (acks=all, idempotent, no linger), and
+  records each send and its outcome: ``ok`` with the offset, or ``info`` when the
+  producer gave up (after its own retries a record may still have been written: the
+  producer's contract, so never a definite ``fail``).
+* A :class:`Consumer` (no group) reads every partition from the start and records every
+  record it is handed; the invariant checker watches those reads as they happen.
+* A :class:`Committer` (a consumer of the group, assigned no partitions) commits the
+  consumer's progress as the group's offsets through the group coordinator and records
+  each commit; at the end it reads the committed offsets back.
 """
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
-from .. import errors
+from ..client.consumer import AIOConsumer
+from ..client.producer import AIOProducer
+from ..client.types import TopicPartition
 from ..errors import KafkaError
 from ..faults.history import History
 from ..faults.workload import ProducerPlan
-from ..protocol.records.batch import encode_batch, iter_records
-from .network import call
+from .network import SimTransport
 from .world import BASE_PORT, HOST
 
 if TYPE_CHECKING:
     from .world import World
 
+CALL_MS = 5000  # one request's timeout (request.timeout.ms)
+BACKOFF_MS = 100
+
+
+def bootstrap(world: "World") -> str:
+    """Every broker's address on the simulated network, as a client's bootstrap list."""
+    return ",".join(f"{HOST}:{BASE_PORT + b}" for b in sorted(world.brokers))
+
+
+def _outcome(exc: BaseException) -> tuple[str, bool]:
+    """(error name, definite) of a client's failure."""
+    if isinstance(exc, KafkaError):
+        return exc.code.name, exc.definite
+    return type(exc).__name__, False
+
 
 class Client:
-    """What producers and consumers share: a node name, metadata and calls."""
+    """What the simulation's clients share: a node name, the world, the history."""
 
     def __init__(self, world: "World", name: str, history: History) -> None:
         self.world = world
         self.name = name
         self.history = history
         self.topic = world.opts.topic
-        self.leaders: dict[int, tuple[int, int]] = {}  # partition -> (leader, leader epoch)
         self.errors = 0
 
-    async def call(self, broker_id: int, api: str, body: dict, timeout_s: float) -> dict:
-        """Call ``api`` on broker ``broker_id`` over the simulated network."""
-        return await call(self.world, self.name, HOST, BASE_PORT + broker_id, api, body, timeout_s)
-
-    async def refresh(self) -> None:
-        """Ask a broker (any, in turn) for the topic's leaders."""
-        brokers = sorted(self.world.brokers)
-        start = self.world.rng.randrange(len(brokers))
-        for i in range(len(brokers)):
-            b = brokers[(start + i) % len(brokers)]
-            try:
-                md = await self.call(b, "metadata", {"topics": [self.topic]}, 2.0)
-            except KafkaError:
-                continue
-            for t in md["topics"]:
-                for p in t["partitions"]:
-                    if p["leader"] >= 0:
-                        self.leaders[p["partition"]] = (p["leader"], p["leader_epoch"])
-                    else:
-                        self.leaders.pop(p["partition"], None)
-            return
+    def ports(self) -> dict:
+        """The keyword arguments that put a real client on the simulated network and clock."""
+        return {"transport": SimTransport(self.world, self.name), "clock": self.world.clock, "client_id": self.name}
 
 
 class Producer(Client):
-    """acks=all, one request at a time, the partitions in the plan's turn."""
+    """acks=all, one record at a time, the partitions in the plan's turn (a real AIOProducer)."""
 
     def __init__(self, world: "World", plan: ProducerPlan, history: History) -> None:
         super().__init__(world, plan.name, history)
         self.plan = plan
         self.sent = 0
         self.acked = 0
+        self.client = AIOProducer(bootstrap(world), acks="all", linger_ms=0, enable_idempotence=True,
+                                  request_timeout_ms=CALL_MS, delivery_timeout_ms=6 * CALL_MS,
+                                  retry_backoff_ms=BACKOFF_MS, max_block_ms=6 * CALL_MS, **self.ports())
 
     async def run(self, until: float) -> None:
         """Produce until virtual time ``until``."""
         loop = asyncio.get_running_loop()
+        if not await start_client(self.client, lambda: until):
+            return
         seq = 0
         while loop.time() < until:
             p = self.plan.partition(seq)
-            if p not in self.leaders:
-                await self.refresh()
-                if p not in self.leaders:
-                    seq += 1
-                    await asyncio.sleep(0.1)
-                    continue
-            leader, _ = self.leaders[p]
             value = self.plan.value(seq)
             seq += 1
-            batch = encode_batch([(None, value.encode(), None, int(self.world.loop.time() * 1000))])
             self.sent += 1
             op = self.history.invoke_produce(self.name, (self.topic, p), value, loop.time())
             try:
-                resp = await self.call(leader, "produce", {"acks": -1, "timeout_ms": 3000, "partitions": [
-                    {"topic": self.topic, "partition": p, "records": batch}]}, 5.0)
-                r = resp["partitions"][0]
-                if r["error_code"] == 0:
-                    self.acked += 1
-                    self.history.ok(op, loop.time(), r["base_offset"])
-                else:
-                    self.errors += 1
-                    self.leaders.pop(p, None)
-                    self.history.error(op, loop.time(), errors.error_name(r["error_code"]),
-                                       errors.error_for(r["error_code"]).definite)
-            except KafkaError as exc:
+                meta = await (await self.client.send(self.topic, value.encode(), partition=p))
+            except Exception as exc:  # noqa: BLE001 (every failure is an outcome to record)
                 self.errors += 1
-                self.leaders.pop(p, None)
-                self.history.error(op, loop.time(), type(exc).__name__, exc.definite)
+                name, _ = _outcome(exc)
+                self.history.info(op, loop.time(), name)  # retried inside: it may still have been written
+            else:
+                self.acked += 1
+                self.history.ok(op, loop.time(), meta.offset)
             await asyncio.sleep(self.world.rng.uniform(0.005, 0.05))
+
+    async def close(self) -> None:
+        await self.client.close()
 
 
 class Consumer(Client):
-    """Reads every partition from the start (replica_id -1: only below the HW)."""
+    """Reads every partition from the start, outside any group (a real AIOConsumer)."""
 
     def __init__(self, world: "World", name: str, history: History) -> None:
         super().__init__(world, name, history)
         self.offsets: dict[int, int] = {p: 0 for p in range(world.opts.partitions)}
         self.records = 0
+        self.client = AIOConsumer(bootstrap(world), group_id=None, auto_offset_reset="earliest",
+                                  fetch_max_wait_ms=200, request_timeout_ms=CALL_MS, retry_backoff_ms=BACKOFF_MS,
+                                  **self.ports())
+        self._assigned = False
 
     async def run(self, until: float) -> None:
-        """Fetch until virtual time ``until``."""
+        """Read until virtual time ``until``, recording every record handed out."""
         loop = asyncio.get_running_loop()
+        if not await start_client(self.client, lambda: until):
+            return
+        if not self._assigned:
+            self.client.assign([TopicPartition(self.topic, p) for p in sorted(self.offsets)])
+            self._assigned = True
         while loop.time() < until:
-            if len(self.leaders) < len(self.offsets):
-                await self.refresh()
-            if not self.leaders:
-                await asyncio.sleep(0.1)
-                continue
-            await self.fetch_round()
-
-    async def fetch_round(self) -> None:
-        """One fetch from each leader of the partitions it leads, recording every record handed out."""
-        by_leader: dict[int, list[int]] = {}
-        for p, (leader, _) in sorted(self.leaders.items()):
-            by_leader.setdefault(leader, []).append(p)
-        for leader, parts in sorted(by_leader.items()):
             try:
-                resp = await self.call(leader, "fetch", {"replica_id": -1, "max_wait_ms": 200, "min_bytes": 1, "partitions": [
-                    {"topic": self.topic, "partition": p, "fetch_offset": self.offsets[p]} for p in parts]}, 3.0)
-            except KafkaError:
+                records = await self.client.poll(timeout_ms=200)
+            except Exception:  # noqa: BLE001 (the consumer goes on, as an application's loop would)
                 self.errors += 1
-                for p in parts:
-                    self.leaders.pop(p, None)
+                await asyncio.sleep(BACKOFF_MS / 1000)
                 continue
-            for r in resp["partitions"]:
-                p = r["partition"]
-                if r["error_code"]:
-                    self.errors += 1
-                    self.leaders.pop(p, None)
-                    if r["error"] == "OFFSET_OUT_OF_RANGE":
-                        self.offsets[p] = 0  # read the partition again from its start
-                    continue
-                now = asyncio.get_running_loop().time()
-                for rec in iter_records(r["records"], min_offset=self.offsets[p]):
-                    self.records += 1
-                    self.history.read(self.name, (self.topic, p), rec.offset,
-                                      rec.value.decode() if rec.value else "", now)
-                    self.offsets[p] = rec.offset + 1
+            now = loop.time()
+            for rec in records:
+                self.records += 1
+                self.history.read(self.name, (rec.topic, rec.partition), rec.offset,
+                                  rec.value.decode() if rec.value else "", now)
+                self.offsets[rec.partition] = rec.offset + 1
+
+    async def close(self) -> None:
+        await self.client.close()
 
 
 class Committer(Client):
-    """Commits the consumer's progress for ``group`` (OffsetCommit with generation -1, a
-    group without members), through the group coordinator it finds with
-    FindCoordinator: the coordinator appends the commit to __consumer_offsets with
+    """Commits the consumer's progress for ``group`` through the group coordinator (a real
+    AIOConsumer of the group with no partitions: OffsetCommit with generation -1, a group
+    without members); the coordinator appends the commit to __consumer_offsets with
     acks=all and acknowledges it once committed."""
 
     def __init__(self, world: "World", name: str, history: History, consumer: Consumer, group: str) -> None:
         super().__init__(world, name, history)
         self.consumer = consumer
         self.group = group
-        self.coordinator: int | None = None
         self.best: dict[int, int] = {}
         self.commits = 0
-
-    async def find(self) -> int | None:
-        """The group's coordinator (FindCoordinator to each live broker in turn), or None."""
-        for b in self.world.live_brokers():
-            try:
-                r = await self.call(b, "find_coordinator", {"key": self.group}, 2.0)
-                return r["node_id"]
-            except KafkaError:
-                continue
-        return None
+        self.client = AIOConsumer(bootstrap(world), group_id=group, enable_auto_commit=False,
+                                  request_timeout_ms=CALL_MS, retry_backoff_ms=BACKOFF_MS, **self.ports())
 
     async def run(self, until: float) -> None:
         """Commit the consumer's progress every half second until virtual time ``until``."""
         loop = asyncio.get_running_loop()
+        if not await start_client(self.client, lambda: until):
+            return
         while loop.time() < until:
             await asyncio.sleep(0.5)
             for p, o in self.consumer.offsets.items():
                 self.best[p] = max(o, self.best.get(p, 0))
-            if self.coordinator is None:
-                self.coordinator = await self.find()
-                if self.coordinator is None:
-                    continue
-            offsets = [{"topic": self.topic, "partition": p, "offset": o} for p, o in sorted(self.best.items())]
-            op = self.history.invoke_commit(self.name, self.group, {(self.topic, p): o for p, o in sorted(self.best.items())},
-                                            loop.time())
+            offsets = {(self.topic, p): o for p, o in sorted(self.best.items())}
+            op = self.history.invoke_commit(self.name, self.group, offsets, loop.time())
             try:
-                r = await self.call(self.coordinator, "offset_commit", {"group_id": self.group, "generation_id": -1,
-                                                                        "offsets": offsets}, 5.0)
-            except KafkaError as exc:
+                await self.client.commit({TopicPartition(t, p): o for (t, p), o in offsets.items()})
+            except Exception as exc:  # noqa: BLE001 (every failure is an outcome to record)
                 self.errors += 1
-                self.coordinator = None
-                self.history.error(op, loop.time(), type(exc).__name__, exc.definite)
+                self.history.error(op, loop.time(), *_outcome(exc))
                 continue
-            if all(x["error_code"] == 0 for x in r["partitions"]):
-                self.commits += 1
-                self.history.ok(op, loop.time())
-            else:
-                self.errors += 1
-                self.coordinator = None
-                failed = [errors.error_for(x["error_code"]) for x in r["partitions"] if x["error_code"]]
-                self.history.error(op, loop.time(), ",".join(sorted({e.code.name for e in failed})),
-                                   all(e.definite for e in failed))
+            self.commits += 1
+            self.history.ok(op, loop.time())
 
     async def fetch_committed(self, timeout_s: float) -> dict[tuple[str, int], int] | None:
-        """OffsetFetch from the coordinator, retried until it answers (None: it never did)."""
+        """The group's committed offsets, asked until the coordinator answers (None: it never did)."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout_s
+        if not await start_client(self.client, lambda: deadline):
+            return None
         while loop.time() < deadline:
-            coordinator = await self.find()
-            if coordinator is not None:
-                try:
-                    r = await self.call(coordinator, "offset_fetch", {"group_id": self.group, "partitions": None}, 5.0)
-                    if all(x["error_code"] == 0 for x in r["partitions"]):
-                        return {(x["topic"], x["partition"]): x["offset"] for x in r["partitions"]}
-                except KafkaError:
-                    pass
-            await asyncio.sleep(0.5)
+            try:
+                out = {}
+                for p in range(self.world.opts.partitions):
+                    got = await self.client.committed(TopicPartition(self.topic, p))
+                    if got is not None:
+                        out[(self.topic, p)] = got
+                return out
+            except Exception:  # noqa: BLE001 (asked again until the deadline)
+                await asyncio.sleep(0.5)
         return None
+
+    async def close(self) -> None:
+        await self.client.close()
+
+
+async def start_client(client: AIOProducer | AIOConsumer, until: Callable[[], float]) -> bool:
+    """Start ``client`` (its first metadata), tried again until virtual time ``until()``."""
+    loop = asyncio.get_running_loop()
+    while True:
+        try:
+            await client.start()
+            return True
+        except Exception:  # noqa: BLE001 (no broker answered yet)
+            if loop.time() >= until():
+                return False
+            await asyncio.sleep(BACKOFF_MS / 1000)

@@ -25,7 +25,7 @@ from typing import Awaitable, Callable, TypeVar
 
 from .. import errors
 from ..faults import checker as shared
-from ..faults.history import History
+from ..faults.history import History, Outcome
 from ..faults.txn_checker import check_transactions
 from ..faults.workload import ProducerPlan, Workload
 from .clients import Committer, Consumer, Producer
@@ -166,19 +166,36 @@ async def _scenario(world: World, checker: Checker, history: History, result: Re
     await asyncio.gather(*tasks)
     if not await _wait(world, lambda: _converged(world, tps), o.settle_s, 0.25):
         world.note("the cluster did not converge within the settle time")
-    await consumer.run(world.loop.time() + 10)  # read what was committed late
+    await consumer.run(world.loop.time() + CATCH_UP_S)  # read what was committed late
+    unread = _unread(history, consumer.name)
+    if unread:
+        checker.violate(f"consumer {consumer.name} had not read {len(unread)} acknowledged records {CATCH_UP_S:g} s "
+                        f"after the cluster converged (first: {unread[0][0][0]}-{unread[0][0][1]} offset {unread[0][1]})")
     # a follower whose fetch was lost waits out its request timeout (request.timeout.ms)
     # and may leave the ISR meanwhile: converged means converged after that, too
     await _wait(world, lambda: _converged(world, tps), o.settle_s, 0.25)
     records = shared.check_records(history, checker.final(tps), w.duplicates_allowed)
     checker.add(records.problems())
     checker.add(shared.check_offset_commits(history, await committer.fetch_committed(o.settle_s)).problems())
+    for c in clients:
+        await c.close()
     result.commits = committer.commits
     result.acked = history.acked
     result.consumed = records.consumed
     result.lost = len(records.lost)
     result.faults = nemesis.faults
     result.fault_counts = dict(nemesis.counts)
+
+
+CATCH_UP_S = 10.0  # after the faults and convergence, the consumer has this long to read every acknowledged record
+
+
+def _unread(history: History, consumer: str) -> list[tuple[tuple[str, int], int]]:
+    """The acknowledged records (partition, offset) that ``consumer`` was never handed:
+    lost (reported as such) or a consumer that stalled."""
+    read = {(r.tp, r.offset) for r in history.reads if r.process == consumer}
+    return sorted({(op.tp, op.offset) for op in history.produces
+                   if op.outcome is Outcome.OK and op.offset is not None and (op.tp, op.offset) not in read})
 
 
 async def _transactional(world: World, checker: Checker, history: History, result: Result) -> None:
@@ -226,8 +243,7 @@ async def _transactional(world: World, checker: Checker, history: History, resul
     outputs, stuck = await txn.read_committed(world, out_topic, o.partitions, world.loop.time() + o.settle_s)
     for text in stuck:
         checker.violate(text)
-    committed = await txn.SimClient(world, "verifier").fetch_committed(txn.GROUP, in_tps,
-                                                                       world.loop.time() + o.settle_s)
+    committed = await txn.committed_offsets(world, txn.GROUP, in_tps, world.loop.time() + o.settle_s)
     if committed is None:
         checker.violate(f"the committed offsets of group {txn.GROUP} could not be read (require_stable)")
         committed = {}

@@ -33,7 +33,9 @@ BASE_PORT = 9090
 
 
 class SimClock:
-    """The broker's clock port on virtual time (wall time starts at a fixed epoch)."""
+    """Virtual time, as the brokers' clock port (``time``, ``monotonic``) and the clients'
+    (:class:`~minikafka.client.ports.Clock`: ``monotonic``, ``monotonic_ms``, ``wall_ms``)
+    read it; wall time starts at a fixed epoch."""
 
     EPOCH_S = 1_700_000_000.0
 
@@ -45,6 +47,12 @@ class SimClock:
 
     def monotonic(self) -> float:
         return self.loop.time()
+
+    def monotonic_ms(self) -> int:
+        return int(self.loop.time() * 1000)
+
+    def wall_ms(self) -> int:
+        return int((self.EPOCH_S + self.loop.time()) * 1000)
 
 
 @dataclass
@@ -79,6 +87,7 @@ class World:
         seeds = random.Random(opts.seed)
         self.rng = random.Random(seeds.getrandbits(64))  # the nemesis's and the workload's choices
         self.loop = SimLoop(self.gate)
+        self.clock = SimClock(self.loop)  # one virtual clock for the brokers and the clients
         self.network = Network(self.loop, random.Random(seeds.getrandbits(64)))
         self._broker_seeds = random.Random(seeds.getrandbits(64))
         self.zk = ZkServer(self.loop.time)
@@ -154,7 +163,7 @@ class World:
         on_truncate = (lambda tp, removed, b=broker_id, report=self.on_truncate: report(b, tp, removed)) \
             if self.on_truncate is not None else (lambda tp, removed: None)
         ports = Ports(
-            clock=SimClock(self.loop),
+            clock=self.clock,
             transport=SimTransport(self, name),
             coordinator=lambda cfg, digest: SimZkSession(self, name, cfg.get("zookeeper.session.timeout.ms")),
             storage=lambda cfg: SimStorage(self.disks[broker_id], cfg.storage == "disk", self.loop.time,

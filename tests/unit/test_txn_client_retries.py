@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 
+from minikafka.client.ports import SYSTEM_CLOCK
 from minikafka import errors
 from minikafka.client import transactions
 from minikafka.client.transactions import TransactionManager, TxnState
@@ -35,6 +36,7 @@ class FakeConn:
 class FakeMeta:
     def __init__(self, conn: FakeConn) -> None:
         self.conn = conn
+        self.clock = SYSTEM_CLOCK
 
     async def request_any(self, req, timeout_s, attempt_timeout_s=None):
         return FindCoordinatorResponse(node_id=1, host="127.0.0.1", port=1)
