@@ -98,6 +98,9 @@ def run_side_apart(side: Side, prefix: str, ops: list[dict], attempts: int = 2) 
                           "prefix": f"{prefix}{attempt}", "ops": ops})
         done = subprocess.run([sys.executable, "-m", "minikafka.reference.fuzz", "--side"], input=job, text=True,
                               capture_output=True, timeout=3600)
+        for line in done.stderr.splitlines():  # the fault steps' notes (librdkafka's logs stay out)
+            if line.startswith(f"{side.name}: "):
+                print(line, file=sys.stderr)
         if done.returncode == 0:
             return json.loads(done.stdout)
         last = (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1][:300]

@@ -46,6 +46,7 @@ check over every partition expects it.
 from __future__ import annotations
 
 import json
+import sys
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -261,17 +262,29 @@ def _reacted(before: dict, now: dict, victim: int) -> bool:
     return True
 
 
+def unsettled(runner: "Runner", brokers: list[int], topics: list[str], keys: list[tuple[str, int]]) -> str | None:
+    """What keeps the cluster from having settled, or None: every broker registered, every
+    partition of ``topics`` with a leader and its full ISR (in ZooKeeper and in every broker's
+    Metadata), the coordinators of ``keys`` found (and a group's loaded)."""
+    missing = set(brokers) - _registered(runner)
+    if missing:
+        return f"brokers {sorted(missing)} not registered"
+    if _controller(runner) is None:
+        return "no controller"
+    for (topic, p), st in sorted(partition_states(runner, topics).items()):
+        if st["leader"] < 0 or sorted(st["isr"]) != sorted(st["replicas"]):
+            return f"{topic}-{p}: leader {st['leader']} ISR {st['isr']} in ZooKeeper"
+    for t in topics:
+        if not runner._ready(t):
+            return f"{t}: a broker's Metadata has no leader or not the full ISR"
+    for key, key_type in keys:
+        if not _coordinator_ready(runner, key, key_type):
+            return f"the coordinator of {'group' if key_type == 0 else 'transactional id'} {key} not ready"
+    return None
+
+
 def _settled(runner: "Runner", brokers: list[int], topics: list[str], keys: list[tuple[str, int]]) -> bool:
-    """Every broker registered, every partition of ``topics`` with a leader and its full ISR
-    (in ZooKeeper and in every broker's Metadata), the coordinators of ``keys`` found."""
-    if _registered(runner) < set(brokers) or _controller(runner) is None:
-        return False
-    states = partition_states(runner, topics)
-    if not all(st["leader"] >= 0 and sorted(st["isr"]) == sorted(st["replicas"]) for st in states.values()):
-        return False
-    if not all(runner._ready(t) for t in topics):
-        return False
-    return all(_coordinator_ready(runner, key, key_type) for key, key_type in keys)
+    return unsettled(runner, brokers, topics, keys) is None
 
 
 def _keys(runner: "Runner", op: dict) -> list[tuple[str, int]]:
@@ -371,6 +384,9 @@ def fault(runner: "Runner", op: dict) -> dict[str, Any]:
     runner.fresh_admin()  # no coordinator or leader remembered from before the step
     after = partition_states(runner, topics)
     answer["settled"] = settled
+    if not settled:  # why, for whoever reads the run's log (not compared)
+        why_not = unsettled(runner, brokers, topics + _internal_topics(runner), keys)
+        print(f"{runner.side.name}: not settled {BACK_S:.0f} s after a fault step: {why_not}", file=sys.stderr)
     if role in ("leader", "follower"):
         tp = (runner.name(op["topic"]), op["partition"])
         b, d, a = before[tp], during.get(tp), after.get(tp)
