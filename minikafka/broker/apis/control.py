@@ -115,12 +115,18 @@ class ControlApis:
         self._verified_controller_epoch = current
 
     def check_broker_epoch(self, epoch: int) -> None:
-        """Refuse a LeaderAndIsr addressed to another registration of this broker id
+        """Refuse a LeaderAndIsr addressed to an earlier registration of this broker id
         (KIP-380): the controller sent it to this id's previous process (which crashed
         before its session expired), or this process has not registered yet.  Obeying
-        it would make a restarted broker, which may have lost its log, a leader."""
+        it would make a restarted broker, which may have lost its log, a leader.
+
+        A newer epoch than this broker's own is its own new registration (after its
+        session expired), which the controller saw before this broker read the czxid
+        back: it is obeyed, as Kafka's isBrokerEpochStale does (refused, the controller
+        would never send the broker its partitions again and it would stay out of
+        every ISR)."""
         mine = self.broker_epoch()
-        if epoch >= 0 and epoch != mine:
+        if epoch >= 0 and (mine < 0 or epoch < mine):
             self.metrics.count(STALE_BROKER_EPOCH_REQUESTS)
             raise StaleBrokerEpochError(
                 f"broker {self.broker_id}: request for broker epoch {epoch}, but this broker's epoch is "
