@@ -3,7 +3,8 @@ condition (never a fixed sleep) and failing with what it last saw after ``timeou
 
 * :meth:`Waits.leader`: a partition has a leader (other than a given broker);
 * :meth:`Waits.isr_full`: every replica of a partition (of a topic, of every topic) is in
-  its ISR, under a leader;
+  its ISR, under a leader (a timeout names a partition that is not, with its leader, ISR
+  and replicas);
 * :meth:`Waits.group_stable`: a consumer group is Stable (with so many members);
 * :meth:`Waits.caught_up`: a group's committed offsets reached the partitions' end
   offsets (the consumer processed everything written so far).
@@ -73,11 +74,24 @@ class Waits:
                     return f"{t}: no such topic"
                 for p in (sorted(assigned) if partitions is None or topic is None else partitions):
                     st = partition_state(self.zk, t, p)
-                    if st is None or st.leader < 0 or sorted(st.isr) != sorted(assigned.get(p, [])):
-                        return False
+                    if st is None:
+                        return f"{t}-{p}: no partition state"
+                    if st.leader < 0 or sorted(st.isr) != sorted(assigned.get(p, [])):
+                        return (f"{t}-{p}: leader {st.leader}, leader epoch {st.leader_epoch}, ISR {sorted(st.isr)}, "
+                                f"replicas {assigned.get(p, [])}")
             return True
-        return wait_until(lambda: full() is True, timeout_s,
-                          f"every replica of {topic or 'every topic'} in its ISR, under a leader")
+        seen: list[bool | str] = [False]
+
+        def done() -> bool:
+            seen[0] = full()
+            return seen[0] is True
+        what = f"every replica of {topic or 'every topic'} in its ISR, under a leader"
+        try:
+            return wait_until(done, timeout_s, what)
+        except WaitTimeout as exc:
+            if not isinstance(seen[0], str):
+                raise
+            raise WaitTimeout(f"timed out after {timeout_s:g} s waiting for {what} (last seen: {seen[0]})") from exc
 
     def group_stable(self, group_id: str, members: int | None = None, timeout_s: float = 60.0) -> Any:
         """Until consumer group ``group_id`` is Stable (with ``members`` members when given);

@@ -548,6 +548,18 @@ def test_roles_resolve_from_zookeeper():
         resolve(zk, leader_of("t", 1))
 
 
+def test_a_wait_for_full_isrs_that_times_out_names_the_partition_short_of_it():
+    from minikafka.testing import WaitTimeout, Waits
+
+    zk = FakeZk({layout.topic_path("t"): layout.encode_assignment({0: [1, 2, 3]}, "AAAAAAAAAAAAAAAAAAAAAA"),
+                 layout.partition_state_path("t", 0): layout.LeaderIsr(3, 4, (3, 1), 2).encode()})
+    zk.children = lambda path: ["t"]
+    with pytest.raises(WaitTimeout, match=r"waiting for every replica of every topic in its ISR, under a leader "
+                                          r"\(last seen: t-0: leader 3, leader epoch 4, ISR \[1, 3\], replicas \[1, 2, 3\]\)"):
+        Waits(zk, "127.0.0.1:1").isr_full(timeout_s=0.1)
+    zk.nodes[layout.partition_state_path("t", 0)] = layout.LeaderIsr(3, 5, (3, 1, 2), 3).encode()
+    assert Waits(zk, "127.0.0.1:1").isr_full("t", timeout_s=0.1) is True
+
 def test_the_plugin_is_registered_as_a_pytest11_entry_point():
     project = tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml").read_text())
     assert project["project"]["entry-points"]["pytest11"] == {"minikafka": "minikafka.testing.plugin"}
