@@ -9,7 +9,8 @@ ISR full, the group's offsets and the transaction's state found on their coordin
 
 The 20 cases share the session cluster of tests/process/test_testing_plugin.py (the
 same settings: a 4 s ZooKeeper session, so a killed or paused broker's roles move within
-seconds); each leaves it healed."""
+seconds); each leaves it healed.  Then a ZooKeeper ensemble of three (the
+``zookeeper_nodes`` setting) losing one server: the cluster keeps serving, and heals."""
 from __future__ import annotations
 
 import pytest
@@ -20,6 +21,7 @@ from minikafka.cluster.state import load
 from minikafka.testing import controller, follower_of, group_coordinator, leader_of, txn_coordinator, wait_until
 from minikafka.testing.roles import partition_state
 from minikafka.zk import layout
+from minikafka.zk.launcher import server_mode
 
 pytestmark = [pytest.mark.process,
               pytest.mark.minikafka(partitions=3, broker_configs={"zookeeper.session.timeout.ms": "4000",
@@ -141,3 +143,44 @@ def test_each_fault_on_each_role_says_what_it_did_takes_effect_and_heals(kind, r
         wait_until(lambda: found_again(minikafka_admin), 60, f"{target.describe()} to answer again")
     assert c.broken() == []
 
+
+@pytest.fixture
+def ensemble(minikafka_pool, minikafka_cluster):
+    """The cluster of a test marked ``zookeeper_nodes=3``, stopped after the test rather than
+    kept for the session (its six processes serve this test only)."""
+    yield minikafka_cluster
+    for key, cluster in list(minikafka_pool.clusters.items()):
+        if cluster is minikafka_cluster:
+            del minikafka_pool.clusters[key]
+    minikafka_cluster.stop()
+
+
+@pytest.mark.minikafka(zookeeper_nodes=3)
+def test_one_zookeeper_server_of_three_down_the_cluster_keeps_serving_and_heals(ensemble):
+    c = ensemble
+    servers = load(c.dir).zookeeper.servers
+    assert [s.id for s in servers] == [1, 2, 3] and len(c.zk_connect.split(",")) == 3
+    modes = wait_until(lambda: (m := {s.id: server_mode("127.0.0.1", s.client_port) for s in servers})
+                       and sorted(m.values()) == ["follower", "follower", "leader"] and m, 60,
+                       "a ZooKeeper leader and two followers")
+    victim = min(sid for sid, mode in modes.items() if mode == "follower")
+    pid = next(s.pid for s in servers if s.id == victim)
+    topic = c.create_topic(partitions=1)
+    _produce(c, topic, ["before"])
+    owners = {b: _owner(c, b) for b in c.brokers}
+    with c.faults.zookeeper_outage([victim]) as outage:
+        assert (outage.kind, outage.text) == ("zookeeper_outage", f"killed ZooKeeper server {victim} (pid {pid})")
+        assert launcher.proc_state(pid) == "dead"
+        assert f"ZooKeeper server {victim} is not running" in c.broken()
+        # the two others are a quorum: produces are acknowledged, ZooKeeper takes writes (a new
+        # topic), and no broker lost its session
+        assert [m.offset for m in _produce(c, topic, ["during-0", "during-1"])] == [1, 2]
+        during = c.create_topic(partitions=2)
+        c.wait.isr_full(during, timeout_s=60)
+        assert _produce(c, during, ["x"])[0].offset == 0
+        assert {b: _owner(c, b) for b in c.brokers} == owners
+    assert outage.healed and outage.heal_text == f"ZooKeeper server {victim} serving again"
+    assert server_mode("127.0.0.1", next(s.client_port for s in servers if s.id == victim)) in ("follower", "leader")
+    assert c.broken() == []
+    c.wait.isr_full(timeout_s=60)
+    assert _produce(c, topic, ["after"])[0].offset == 3
