@@ -5,6 +5,7 @@
     minikafka bench produce --acks all --records 100000 --value-size 100
     minikafka bench consume --topic bench-acks-all
     minikafka bench latency --rate 1000 --seconds 10 --client confluent
+    minikafka bench scale --partitions 1000,5000 [--against kafka] [--json FILE]
 
 It creates its topic (RF 3 by default, min.insync.replicas=2) when missing and prints
 one line of figures: records/s, MB/s and per-record latency percentiles.
@@ -106,6 +107,66 @@ def add_parsers(subparsers: argparse._SubParsersAction) -> None:
     suite.add_argument("--only-compared", dest="only_compared", action="store_true",
                        help="with --against kafka: only the scenarios measured on both clusters")
     suite.set_defaults(func=cmd_suite)
+    add_scale_parser(bsub)
+
+
+def add_scale_parser(bsub: argparse._SubParsersAction) -> None:
+    """``minikafka bench scale``: idle partitions' cost (:mod:`minikafka.bench.scale`)."""
+    scale = bsub.add_parser("scale", help="cost of many idle partitions: creation, idle CPU, RSS, acks=all latency",
+                            description="For each size, on a fresh cluster (stopped at the end): create topics "
+                                        "until there are N partitions and time it until every partition has a "
+                                        "leader, then the brokers' idle CPU in cores and RSS, the memory per "
+                                        "partition replica, and acks=all latency (idempotent, linger 0) at "
+                                        "--rate to one more topic. One table row per cluster and size.")
+    scale.add_argument("--partitions", default="1000", metavar="N[,N...]",
+                       help="idle partitions per run, one run per size (default 1000)")
+    scale.add_argument("--brokers", type=int, default=3, metavar="N", help="brokers per cluster (default 3)")
+    scale.add_argument("--rf", type=int, default=3, metavar="N", help="replication factor (default 3)")
+    scale.add_argument("--per-topic", dest="per_topic", type=int, default=10, metavar="N",
+                       help="partitions per topic (default 10)")
+    scale.add_argument("--idle-seconds", dest="idle_seconds", type=float, default=30, metavar="SECONDS",
+                       help="how long idle CPU is measured (default 30)")
+    scale.add_argument("--rate", type=int, default=1000, metavar="N", help="records/s of the latency run (default 1000)")
+    scale.add_argument("--produce-seconds", dest="produce_seconds", type=float, default=5, metavar="SECONDS",
+                       help="how long the latency run sends (default 5)")
+    scale.add_argument("--against", default=None, metavar="kafka",
+                       help="also run every size on Apache Kafka 3.9 (minikafka reference), after ours, never at once")
+    scale.add_argument("--failover", action="store_true",
+                       help="also SIGKILL the controller and time until every partition it led has a new leader")
+    scale.add_argument("--dir", default=None, help="folder for the clusters' folders (default: a temporary one, "
+                                                   "removed at the end); with --bootstrap-server the running "
+                                                   "cluster's folder (its broker pids)")
+    scale.add_argument("--bootstrap-server", dest="bootstrap_server", metavar="HOST:PORT[,HOST:PORT...]", default=None,
+                       help="measure this running minikafka cluster instead of starting one")
+    scale.add_argument("--json", dest="json_file", metavar="FILE", default=None, help="also write the rows as JSON")
+    scale.set_defaults(func=cmd_scale)
+
+
+def scale_options(args: argparse.Namespace) -> "object":
+    """The :class:`minikafka.bench.scale.ScaleOptions` of the parsed flags, validated (ClientError)."""
+    from ..bench.scale import ScaleOptions, parse_sizes, validate
+    opts = ScaleOptions(partitions=parse_sizes(args.partitions), brokers=args.brokers, rf=args.rf,
+                        per_topic=args.per_topic, idle_seconds=args.idle_seconds, rate=args.rate,
+                        produce_seconds=args.produce_seconds, against=args.against, dir=args.dir,
+                        bootstrap=args.bootstrap_server, failover=args.failover)
+    validate(opts)
+    return opts
+
+
+def cmd_scale(args: argparse.Namespace) -> int:
+    """Run ``minikafka bench scale``: progress on stderr, the table on stdout."""
+    import sys
+
+    from ..bench import scale
+    opts = scale_options(args)
+    print(scale.HEADER, flush=True)
+    rows, notes = scale.run(opts, say=lambda line: print(line, file=sys.stderr, flush=True),
+                            on_row=lambda row: print(scale.format_row(row), flush=True))
+    for note in notes:
+        print(note)
+    if args.json_file:
+        scale.write_json(args.json_file, rows, opts, notes)
+    return 0
 
 
 def cmd_suite(args: argparse.Namespace) -> int:
