@@ -29,6 +29,7 @@ import json
 import os
 import shutil
 import tempfile
+import threading
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Callable
@@ -39,6 +40,8 @@ from .figures import percentile
 __all__ = ["ScaleOptions", "ScaleRow", "parse_sizes", "validate", "cpu_ticks", "cores", "vmrss_bytes",
            "per_replica_bytes", "topic_sizes", "percentile", "HEADER", "format_row", "table", "run",
            "write_json"]
+
+_stop = threading.Event()  # set by request_stop (SIGINT/SIGTERM at the CLI)
 
 LATENCY_PARTITIONS = 3  # the one busy topic, as the issue's "1,003" rows
 AGAINST = ("kafka",)
@@ -188,6 +191,20 @@ def write_json(path: str, rows: list[ScaleRow], opts: ScaleOptions, notes: list[
         json.dump(out, f, indent=2, default=str)
 
 
+# ----- stopping early ---------------------------------------------------------
+def request_stop(signum: int = 0, frame: object = None) -> None:
+    """A signal handler: the run stops at its next step (between two topics, polls or
+    samples) with KeyboardInterrupt, stopping the clusters it started on the way out.
+    A flag rather than an exception in the middle of a client call, which could be taken
+    for the call's own failure."""
+    _stop.set()
+
+
+def _check_stop() -> None:
+    if _stop.is_set():
+        raise KeyboardInterrupt
+
+
 # ----- /proc ---------------------------------------------------------------
 def sample_ticks(pids: list[int]) -> dict[int, int]:
     """pid -> utime+stime now, for the pids that still run."""
@@ -216,7 +233,8 @@ def total_rss(pids: list[int]) -> int:
 def idle_cores(pids: list[int], seconds: float) -> float:
     """The cores ``pids`` used together over the next ``seconds``."""
     t0, before = time.monotonic(), sample_ticks(pids)
-    time.sleep(seconds)  # the measuring window itself, not a wait for readiness
+    _stop.wait(seconds)  # the measuring window itself, not a wait for readiness
+    _check_stop()
     t1, after = time.monotonic(), sample_ticks(pids)
     return cores(before, after, t1 - t0, os.sysconf("SC_CLK_TCK"))
 
@@ -375,7 +393,11 @@ class KafkaSide(Side):
 # ----- the steps -------------------------------------------------------------
 def _wait(done: Callable[[], bool], what: str, timeout_s: float) -> float:
     from ..polling import poll
-    got = poll(done, timeout_s, 0.2, not_yet=(KafkaError, OSError, Exception))
+
+    def step() -> bool:
+        _check_stop()
+        return done()
+    got = poll(step, timeout_s, 0.2, not_yet=(KafkaError, OSError, Exception))
     if not got:
         raise ClientError(f"{what} not within {timeout_s:.0f} s (last: {got.last})")
     return got.seconds
@@ -393,6 +415,7 @@ def measure(side: Side, partitions: int, opts: ScaleOptions, say: Callable[[str]
     say(f"{side.name} {partitions:,} partitions: creating {len(topics)} topics")
     start = time.monotonic()
     for topic, n in zip(topics, sizes):
+        _check_stop()
         side.create_topic(topic, n, opts.rf, min_isr)
 
     def all_led() -> bool:
@@ -485,6 +508,7 @@ def run(opts: ScaleOptions, say: Callable[[str], None] = print, on_row: Callable
     parent = opts.dir or tempfile.mkdtemp(prefix="minikafka-scale-")
     try:
         for n in opts.partitions:
+            _check_stop()
             if opts.bootstrap:
                 rows.append(_on_running(opts, n, say))
             else:
@@ -492,6 +516,7 @@ def run(opts: ScaleOptions, say: Callable[[str], None] = print, on_row: Callable
             on_row(rows[-1])
         if opts.against == "kafka":
             for n in opts.partitions:
+                _check_stop()
                 rows.append(_on_kafka(opts, n, os.path.join(parent, f"kafka-{n}"), say))
                 on_row(rows[-1])
     finally:

@@ -155,10 +155,13 @@ def scale_options(args: argparse.Namespace) -> "object":
 
 def cmd_scale(args: argparse.Namespace) -> int:
     """Run ``minikafka bench scale``: progress on stderr, the table on stdout."""
+    import signal
     import sys
 
     from ..bench import scale
     opts = scale_options(args)
+    for sig in (signal.SIGINT, signal.SIGTERM):  # stop at the next step, the clusters stopped on the way out
+        signal.signal(sig, scale.request_stop)
     print(scale.HEADER, flush=True)
     rows, notes = scale.run(opts, say=lambda line: print(line, file=sys.stderr, flush=True),
                             on_row=lambda row: print(scale.format_row(row), flush=True))
