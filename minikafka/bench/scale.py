@@ -5,7 +5,7 @@ ports) is started, and stopped again by pid at the end; with ``against="kafka"``
 steps then run on an Apache Kafka 3.9 cluster (:mod:`minikafka.reference.cluster`), after
 ours is stopped, never at once.  On each cluster:
 
-1. the brokers' RSS while the cluster is empty;
+1. the brokers' idle CPU and RSS while the cluster is empty (the baseline the partitions add to);
 2. topic creation: topics of ``per_topic`` partitions (RF ``rf``) one after another through
    the admin client until there are ``partitions`` of them, timed until every partition
    has a leader in Metadata;
@@ -80,6 +80,7 @@ class ScaleRow:
     records: int = 0
     failover_s: float | None = None
     note: str = ""
+    empty_idle_cores: float | None = None  # the same brokers' idle CPU before any topic, over the same window
 
 
 # ----- pure parts ------------------------------------------------------------
@@ -169,7 +170,8 @@ def format_row(row: ScaleRow) -> str:
     """The row as a line of the Markdown table under :data:`HEADER`."""
     per = row.per_replica_bytes
     per_text = "-" if per != per else f"{per / 1024:,.1f} KB"
-    line = (f"| {row.partitions:,} | {row.cluster} | {row.creation_s:.1f} s | {row.idle_cores:.3f} | "
+    idle = f"{row.idle_cores:.3f}" + ("" if row.empty_idle_cores is None else f" (empty {row.empty_idle_cores:.3f})")
+    line = (f"| {row.partitions:,} | {row.cluster} | {row.creation_s:.1f} s | {idle} | "
             f"{row.rss_bytes / 1e6:,.0f} MB | {per_text} | {_ms(row.ack_p50_ms)} | {_ms(row.ack_p99_ms)} |")
     if row.failover_s is not None:
         line += f" failover {row.failover_s:.2f} s"
@@ -406,6 +408,8 @@ def _wait(done: Callable[[], bool], what: str, timeout_s: float) -> float:
 def measure(side: Side, partitions: int, opts: ScaleOptions, say: Callable[[str], None]) -> ScaleRow:
     """The steps on ``side`` (already running and empty of these topics) at one size."""
     pids = side.broker_pids()
+    say(f"{side.name} {partitions:,} partitions: the empty cluster idle for {opts.idle_seconds:g} s")
+    empty_idle = idle_cores(pids, opts.idle_seconds)
     empty_rss = total_rss(pids)
     stamp = f"{os.getpid()}-{time.time_ns() % 10**9}"
     sizes = topic_sizes(partitions, opts.per_topic)
@@ -440,7 +444,7 @@ def measure(side: Side, partitions: int, opts: ScaleOptions, say: Callable[[str]
                    idle_cores=idle, rss_bytes=rss, empty_rss_bytes=empty_rss,
                    per_replica_bytes=per_replica_bytes(rss, empty_rss, partitions, opts.rf),
                    ack_p50_ms=float(lat["p50_ms"]), ack_p99_ms=float(lat["p99_ms"]),
-                   records=int(lat.get("records", 0)))
+                   records=int(lat.get("records", 0)), empty_idle_cores=empty_idle)
     if opts.failover:
         row.failover_s = failover(side, topics + [lat_topic], timeout, say)
     side.delete_topics(topics + [lat_topic])  # a running cluster's (a fresh one is stopped anyway)

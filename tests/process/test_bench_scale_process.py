@@ -34,7 +34,7 @@ def test_scale_measures_a_row_on_a_fresh_cluster_and_stops_it(tmp_path):
     (row,) = json.loads(out.read_text())["rows"]
     assert row["partitions"] == 33 and row["cluster"] == "minikafka"
     assert row["creation_s"] > 0
-    assert row["idle_cores"] >= 0
+    assert row["idle_cores"] >= 0 and row["empty_idle_cores"] >= 0
     assert row["rss_bytes"] > 0 and row["empty_rss_bytes"] > 0
     assert row["records"] == 100
     assert 0 < row["ack_p50_ms"] <= row["ack_p99_ms"]

@@ -58,6 +58,8 @@ def test_a_row_reads_as_the_issues_table():
     line = scale.format_row(row)
     assert line == "| 1,003 | minikafka | 6.1 s | 0.123 | 182 MB | 10.4 KB | 63 ms | 159 ms |"
     assert scale.HEADER.splitlines()[0].count("|") == line.count("|")
+    row.empty_idle_cores = 0.1
+    assert "| 0.123 (empty 0.100) |" in scale.format_row(row)
     row.failover_s = 5.671
     assert scale.format_row(row).endswith("| failover 5.67 s")
     nan = scale.ScaleRow(3, "x", 0.1, 0.0, 1, 1, float("nan"), float("nan"), 2.5)
