@@ -244,6 +244,7 @@ class ReplicaManager:
     def apply(self, p: PartitionReplica, eff: Effects) -> None:
         """Carry out a partition's effects, in order.  Never awaits."""
         tp = (p.topic, p.partition)
+        self._disturb(p)
         storage = self.storage
         if eff.epoch_cache_changed:
             storage.write_epochs(p.topic, p.partition, p.epochs.entries)
@@ -278,6 +279,14 @@ class ReplicaManager:
             if kind == "duplicate":
                 self.metrics.count(DUPLICATE_BATCHES)
             self.record_event(kind, text)
+
+    def _disturb(self, p: PartitionReplica) -> None:
+        """Something of ``p`` may have changed: it is no longer quiet in any follower's fetch
+        session (``replication/fetch_session.py``), and a fetch of such a session waiting
+        for news is woken to read it."""
+        p.end_quiet()
+        for session in self.fetch_sessions.disturb((p.topic, p.partition)):
+            self.fetch_purgatory.wake(("fetch-session", session.id))
 
     async def _write_isr(self, p: PartitionReplica, isr: tuple[int, ...]) -> None:
         """Conditional write of the partition state znode (expected zk_version), then an
@@ -448,6 +457,7 @@ class ReplicaManager:
                 if topic == TXN_TOPIC:
                     self.on_txn_leadership(part, False)
                 p.become_none()
+                self._disturb(p)
                 self.fetch_purgatory.wake((topic, part))
                 self.produce_purgatory.wake((topic, part))
                 if req.delete_partitions:
@@ -746,9 +756,15 @@ class ReplicaManager:
             return self._bound(results, req.max_bytes, busy, ctx, replica_id < 0)
         # what a consumer may read up to: the HW, or the LSO for read_committed
         hws = {(r.topic, r.partition): r.last_stable_offset if committed else r.high_watermark for r, _ in results}
-        keys = [(m.topic, m.partition) for m in parts]
+        keys: list[Any] = [(m.topic, m.partition) for m in parts]
+        session = ctx.session if ctx is not None and ctx.incremental and replica_id >= 0 else None
+        if session is not None:  # a follower's session: its quiet partitions wake it when disturbed
+            keys.append(("fetch-session", session.id))
+            disturbed = session.disturbed
 
         def ready() -> bool:
+            if session is not None and session.disturbed != disturbed:
+                return True
             for m in parts:
                 p = self.partitions.get((m.topic, m.partition))
                 if p is None or not p.is_leader:
@@ -766,6 +782,8 @@ class ReplicaManager:
 
         await self.fetch_purgatory.wait_until(keys, ready, req.max_wait_ms / 1000.0)
         t = self.now_ms()
+        if session is not None and session.disturbed != disturbed:  # quiet partitions woke: read them too
+            parts = [session.partitions[tp] for tp in session.active]
         busy = self._busy_in_session(parts, req, ctx, t)
         return self._bound([self._read_one(m, replica_id, t, committed) for m in busy], req.max_bytes, busy, ctx,
                            replica_id < 0)
@@ -775,10 +793,16 @@ class ReplicaManager:
         idle ones.  A session partition this request did not name is idle when the follower
         is in its ISR at the leader's LEO, with the HW and log start it was last answered
         (:meth:`PartitionReplica.note_caught_up_fetch` moves its fetch times there and then):
-        its read would find nothing and its answer would leave it out, so a cluster's idle
-        partitions cost a follower fetch a few lookups each, not a read."""
+        its read would find nothing and its answer would leave it out.  It is then quiet:
+        the session's next fetches do not even look at it (``parts`` holds only the
+        session's active partitions) until something of it changes (:meth:`_disturb`), and
+        its follower's catch-up time follows the session's fetches (its mark, set here).
+        So a cluster's idle partitions cost a follower's fetch nothing."""
         if ctx is None or not ctx.incremental or req.replica_id < 0:
             return parts
+        session = ctx.session
+        assert session is not None
+        session.mark.last_fetch_ms = t
         replica_id = req.replica_id
         named = {(m.topic, m.partition) for m in req.partitions}
         partitions = self.partitions
@@ -789,8 +813,10 @@ class ReplicaManager:
             if (tp in named or p is None or m.current_leader_epoch not in (-1, p.leader_epoch)
                     or m.answered_high_watermark != p.high_watermark
                     or m.answered_log_start_offset != p.log.log_start_offset
-                    or not p.note_caught_up_fetch(replica_id, m.fetch_offset, t, m.log_start_offset)):
+                    or not p.note_caught_up_fetch(replica_id, m.fetch_offset, t, m.log_start_offset, session.mark)):
                 busy.append(m)
+            else:
+                session.settle(tp)
         return busy
 
     def _bound(self, results: list[tuple[FetchPartitionResponse, int]], max_bytes: int,

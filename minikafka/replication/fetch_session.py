@@ -8,9 +8,17 @@ watermark, log start offset), so that:
 * a request names only the partitions that were added or whose fetch offset, log start
   offset, max bytes or leader epoch changed, plus the ``forgotten`` ones it no longer
   wants;
-* the leader still reads every partition of the session at its cached fetch offset (a
-  follower's idle partitions stay caught up, and in the ISR) and answers only those with
-  records, an error, or a high watermark or log start offset other than last answered.
+* the leader answers only the partitions with records, an error, or a high watermark or
+  log start offset other than last answered.
+
+A consumer's session is read whole at every fetch.  A follower's is not: a partition
+whose follower is in sync at the leader's log end, with nothing to answer, is *quiet*
+(:meth:`FetchSession.settle`) and left out of the reads that follow until something of
+it changes at the leader (:meth:`FetchSessionCache.disturb`: an append, a high watermark
+or log start move, a leader or ISR change).  Meanwhile its follower counts as caught up
+as of the session's last fetch (:class:`QuietMark`, which the partition's remote replica
+points to), so an idle partition costs a follower's fetch nothing and still stays in
+the ISR; a follower whose session stops fetching stops being caught up on them all.
 
 Epochs, as Kafka's ``FetchMetadata``: a request with session id 0 and epoch 0 is a full
 fetch asking for a new session; a session id with epoch 0 closes that session and opens
@@ -49,6 +57,12 @@ def next_epoch(epoch: int) -> int:
     if epoch < 0:
         return FINAL_EPOCH
     return 1 if epoch == INT32_MAX else epoch + 1
+
+
+@dataclass(slots=True)
+class QuietMark:
+    """When a follower's session last fetched: the catch-up time of its quiet partitions."""
+    last_fetch_ms: int = 0
 
 
 @dataclass(slots=True)
@@ -112,6 +126,15 @@ class FetchSession:
     last_used_ms: int
     epoch: int
     partitions: dict[TP, CachedPartition] = field(default_factory=dict)
+    # a follower's session: the partitions its next fetch reads (the others are quiet), in
+    # a fixed order (a dict, not a set: the order answers are bounded in)
+    active: dict[TP, None] = field(default_factory=dict)
+    mark: QuietMark = field(default_factory=QuietMark)
+    disturbed: int = 0  # counts the quiet partitions woken (a waiting fetch compares it)
+
+    def settle(self, tp: TP) -> None:
+        """``tp`` was found quiet: the next fetches skip it until it is disturbed."""
+        self.active.pop(tp, None)
 
     def value(self) -> tuple[bool, int, int]:
         """Kafka's EvictableKey: the least valuable session is evicted first."""
@@ -149,6 +172,7 @@ class FetchSessionCache:
         self._lru: OrderedDict[int, None] = OrderedDict()  # least recently used first
         self.evictions = 0
         self.incremental_fetches = 0
+        self._holders: dict[TP, set[int]] = {}  # partition -> the followers' sessions holding it
 
     def __len__(self) -> int:
         return len(self.sessions)
@@ -161,12 +185,47 @@ class FetchSessionCache:
 
     def remove(self, session_id: int) -> FetchSession | None:
         self._lru.pop(session_id, None)
-        return self.sessions.pop(session_id, None)
+        s = self.sessions.pop(session_id, None)
+        if s is not None and s.privileged:
+            for tp in s.partitions:
+                self._unhold(tp, s.id)
+        return s
 
     def clear(self) -> None:
         """Forget every session (the fetchers start over with full fetches)."""
         self.sessions.clear()
         self._lru.clear()
+        self._holders.clear()
+
+    def _unhold(self, tp: TP, sid: int) -> None:
+        held = self._holders.get(tp)
+        if held is not None:
+            held.discard(sid)
+            if not held:
+                del self._holders[tp]
+
+    def disturb(self, tp: TP) -> list[FetchSession]:
+        """Something of ``tp`` changed at the leader: every follower's session where it was
+        quiet reads it again at its next fetch.  Returns those sessions (a fetch of theirs
+        waiting for news is to be woken)."""
+        out = []
+        for sid in self._holders.get(tp, ()):
+            s = self.sessions[sid]
+            if tp not in s.active:
+                s.active[tp] = None
+                s.disturbed += 1
+                out.append(s)
+        return out
+
+    def disturb_all(self) -> list[FetchSession]:
+        """:meth:`disturb` every partition of every session (a periodic full read)."""
+        out = []
+        for s in self.sessions.values():
+            if s.privileged and len(s.active) < len(s.partitions):
+                s.active = dict.fromkeys(s.partitions)
+                s.disturbed += 1
+                out.append(s)
+        return out
 
     def _touch(self, s: FetchSession, now_ms: int) -> None:
         s.last_used_ms = now_ms
@@ -189,16 +248,24 @@ class FetchSessionCache:
             return FetchContext("error", [], INVALID_FETCH_SESSION_EPOCH,
                                 f"fetch session {session_id} expects epoch {s.epoch}, not {epoch}")
         for tp in forgotten:
-            s.partitions.pop(tp, None)
+            if s.partitions.pop(tp, None) is not None and s.privileged:
+                s.active.pop(tp, None)
+                self._unhold(tp, s.id)
         for tp, f in partitions.items():
             c = s.partitions.get(tp)
             if c is None:
                 s.partitions[tp] = _cached(tp, f)
+                if s.privileged:
+                    self._holders.setdefault(tp, set()).add(s.id)
             else:
                 c.update(f)
+            if s.privileged:
+                s.active[tp] = None  # named: read now
         s.epoch = next_epoch(s.epoch)
         self._touch(s, now_ms)
         self.incremental_fetches += 1
+        if s.privileged:  # a follower's: its quiet partitions are not read
+            return FetchContext("incremental", [s.partitions[tp] for tp in s.active], session=s, privileged=privileged)
         return FetchContext("incremental", list(s.partitions.values()), session=s, privileged=privileged)
 
     def complete(self, ctx: FetchContext, now_ms: int, new_ids: Iterator[int]) -> int:
@@ -215,6 +282,10 @@ class FetchSessionCache:
         sid = next(i for i in new_ids if i > 0 and i not in self.sessions)
         s = FetchSession(sid, ctx.privileged, now_ms, now_ms, next_epoch(INITIAL_EPOCH),
                          {(c.topic, c.partition): c for c in ctx.partitions})
+        if s.privileged:
+            s.active = dict.fromkeys(s.partitions)
+            for tp in s.partitions:
+                self._holders.setdefault(tp, set()).add(sid)
         self.sessions[sid] = s
         self._touch(s, now_ms)
         return sid

@@ -40,6 +40,7 @@ from ..errors import (
     UnknownLeaderEpochError,
 )
 from ..log.epoch_cache import UNDEFINED_EPOCH, LeaderEpochCache
+from .fetch_session import QuietMark
 from ..log import cleaner, retention
 from ..log.partition_log import PartitionLog
 from ..protocol.batch_convert import convert as convert_batch, stamp_log_append_time
@@ -80,6 +81,22 @@ class RemoteReplica:
     last_fetch_ms: int = 0
     last_fetch_leader_leo: int = UNKNOWN_OFFSET
     log_start_offset: int = UNKNOWN_OFFSET  # as the follower's last fetch said
+    # while the partition is quiet in the follower's fetch session: the session's mark,
+    # whose time is this follower's last fetch (and catch-up) here too
+    quiet: QuietMark | None = None
+
+    def caught_up_ms(self) -> int:
+        """When the follower was last caught up (a quiet partition: at its session's last fetch)."""
+        return self.last_caught_up_ms if self.quiet is None else max(self.last_caught_up_ms, self.quiet.last_fetch_ms)
+
+    def end_quiet(self) -> None:
+        """The partition stops being quiet for this follower: its fetch and catch-up times
+        become those of the session's last fetch."""
+        if self.quiet is not None:
+            t = self.quiet.last_fetch_ms
+            self.last_caught_up_ms = max(self.last_caught_up_ms, t)
+            self.last_fetch_ms = max(self.last_fetch_ms, t)
+            self.quiet = None
 
 
 @dataclass
@@ -340,7 +357,7 @@ class PartitionReplica:
                 prev = old.get(r)
                 # Kafka resets followers' LEO to unknown on a new leadership; an ISR
                 # member counts as caught up now so it is not shrunk at once.
-                self.remotes[r] = RemoteReplica(r, UNKNOWN_OFFSET, now_ms if r in st.isr else (prev.last_caught_up_ms if prev else 0))
+                self.remotes[r] = RemoteReplica(r, UNKNOWN_OFFSET, now_ms if r in st.isr else (prev.caught_up_ms() if prev else 0))
             eff.events.append(("leader", f"broker {self.broker_id} became leader of {self.topic}-{self.partition} "
                                          f"at epoch {st.leader_epoch} with LEO {self.log_end_offset}, ISR {list(st.isr)}"))
         else:
@@ -511,12 +528,14 @@ class PartitionReplica:
         return data, self.producers.aborted_between(fetch_offset, end)
 
     def note_caught_up_fetch(self, replica_id: int, fetch_offset: int, now_ms: int,
-                             log_start_offset: int = UNKNOWN_OFFSET) -> bool:
+                             log_start_offset: int = UNKNOWN_OFFSET, quiet: QuietMark | None = None) -> bool:
         """The quick form of :meth:`update_follower_fetch` for the common case of a fetch
         session's idle partition: an in-sync follower fetching again at the leader's LEO,
         which it had already reported, with the HW there too and the same log start.
         Only its fetch times change (no ISR or HW rule can fire), and True says so; False
-        (nothing changed) means the full :meth:`update_follower_fetch` must run."""
+        (nothing changed) means the full :meth:`update_follower_fetch` must run.  With
+        ``quiet`` (its session's mark) the partition is quiet from now on for that follower
+        (:class:`~.fetch_session.QuietMark`), until :meth:`end_quiet`."""
         if self.role is not Role.LEADER:
             return False
         remote = self.remotes.get(replica_id)
@@ -527,7 +546,15 @@ class PartitionReplica:
         remote.last_caught_up_ms = now_ms
         remote.last_fetch_leader_leo = leo
         remote.last_fetch_ms = now_ms
+        remote.quiet = quiet
         return True
+
+    def end_quiet(self) -> None:
+        """Something of the partition changed: no follower's catch-up time follows its
+        session's fetches any more (:meth:`RemoteReplica.end_quiet`)."""
+        for remote in self.remotes.values():
+            if remote.quiet is not None:
+                remote.end_quiet()
 
     def update_follower_fetch(self, replica_id: int, fetch_offset: int, now_ms: int,
                               lag_max_messages: int = 0, log_start_offset: int = UNKNOWN_OFFSET) -> Effects:
@@ -541,6 +568,7 @@ class PartitionReplica:
         if fetch_offset > self.log_end_offset:
             raise OffsetOutOfRangeError(f"follower {replica_id} fetch offset {fetch_offset} is past the leader LEO {self.log_end_offset}")
         eff = Effects()
+        remote.end_quiet()
         leo = self.log_end_offset
         if fetch_offset >= leo:
             remote.last_caught_up_ms = now_ms
@@ -602,7 +630,7 @@ class PartitionReplica:
             remote = self.remotes.get(r)
             if remote is None:
                 continue
-            lagging = not rules.is_caught_up(remote.last_caught_up_ms, now_ms, lag_time_max_ms, remote.leo, leader_leo)
+            lagging = not rules.is_caught_up(remote.caught_up_ms(), now_ms, lag_time_max_ms, remote.leo, leader_leo)
             if lag_max_messages > 0 and remote.leo >= 0 and self.log_end_offset - remote.leo > lag_max_messages:
                 lagging = True
             if lagging:

@@ -1,0 +1,86 @@
+"""Idle partitions in followers' fetch sessions (KIP-227) on real in-process brokers
+(harness.py): a partition with nothing new is quiet, left out of the session's reads,
+yet its follower stays in the ISR while it fetches, leaves it when it stops, and a
+record appended to a quiet partition reaches the followers at once."""
+from __future__ import annotations
+
+import asyncio
+
+from harness import Cluster, run_cluster
+
+TOPIC = "idle"
+PARTITIONS = 12
+
+
+def _follower_sessions(c: Cluster, leader: int) -> list:
+    """The followers' fetch sessions at broker ``leader``."""
+    return [s for s in c.world.brokers[leader].replica_manager.fetch_sessions.sessions.values() if s.privileged]
+
+
+def _quiet(c: Cluster, broker: int) -> int:
+    """How many session partitions are quiet at ``broker`` (held, but not read by the next fetch)."""
+    return sum(len(s.partitions) - len(s.active) for s in _follower_sessions(c, broker))
+
+
+async def _idle_topic(c: Cluster) -> None:
+    await c.create_topic(TOPIC, partitions=PARTITIONS, replication_factor=3)
+    producer = await c.started(c.producer("p1", acks="all"))
+    for p in range(PARTITIONS):
+        await producer.send_and_wait(TOPIC, b"x", partition=p)
+    await c.wait_until(lambda: all(c.in_sync(TOPIC, p, 3) for p in range(PARTITIONS)), 30, "every ISR full")
+
+
+def test_idle_partitions_go_quiet_and_their_followers_stay_in_the_isr():
+    """An in-sync follower at the leader's log end, with nothing to be told, is left out of
+    its session's reads (quiet); it still counts as caught up at each of its session's
+    fetches, so after several times replica.lag.time.max.ms of silence every ISR is full."""
+
+    async def body(c: Cluster) -> None:
+        await _idle_topic(c)
+        await c.wait_until(lambda: all(_quiet(c, b) >= 2 * sum(1 for p in range(PARTITIONS) if c.leader(TOPIC, p) == b)
+                                       for b in (1, 2, 3)), 30, "every led partition quiet in both followers' sessions")
+        lag_s = c.world.brokers[1].config.get("replica.lag.time.max.ms") / 1000
+        await asyncio.sleep(3 * lag_s)
+        assert all(c.in_sync(TOPIC, p, 3) for p in range(PARTITIONS)), [c.isr(TOPIC, p) for p in range(PARTITIONS)]
+
+    run_cluster(body, seed=41)
+
+
+def test_a_follower_that_stops_fetching_leaves_the_isr_of_its_quiet_partitions():
+    """A paused follower's session stops fetching, so its quiet partitions' catch-up time
+    stops at its last fetch: after replica.lag.time.max.ms every leader drops it from the
+    ISR of every partition it follows (as Kafka drops a follower that stopped fetching)."""
+
+    async def body(c: Cluster) -> None:
+        await _idle_topic(c)
+        await c.wait_until(lambda: _quiet(c, 1) > 0 and _quiet(c, 2) > 0, 30, "quiet partitions")
+        c.pause(3)
+        lag_s = c.world.brokers[1].config.get("replica.lag.time.max.ms") / 1000
+        await c.wait_until(lambda: all(c.leader(TOPIC, p) in (1, 2) and 3 not in c.isr(TOPIC, p)
+                                       for p in range(PARTITIONS)), 4 * lag_s, "broker 3 out of every ISR")
+        c.resume(3)
+        await c.wait_until(lambda: all(c.in_sync(TOPIC, p, 3) for p in range(PARTITIONS)), 60,
+                           "broker 3 back in every ISR")
+
+    run_cluster(body, seed=42)
+
+
+def test_a_record_appended_to_a_quiet_partition_reaches_its_followers_at_once():
+    """A follower's fetch waiting for news is woken when a quiet partition of its session
+    gets a record, so acks=all is answered within a few network trips, not after the
+    fetch's max wait (replica.fetch.wait.max.ms)."""
+
+    async def body(c: Cluster) -> None:
+        await _idle_topic(c)
+        await c.wait_until(lambda: all(_quiet(c, b) > 0 for b in (1, 2, 3)), 30, "quiet partitions")
+        await asyncio.sleep(2)  # the followers' fetches are parked, waiting for news
+        producer = await c.started(c.producer("p2", acks="all"))
+        wait_max_s = c.world.brokers[1].config.get("replica.fetch.wait.max.ms") / 1000
+        for p in range(PARTITIONS):
+            start = c.now()
+            await producer.send_and_wait(TOPIC, b"y", partition=p)
+            assert c.now() - start < wait_max_s / 2, (p, c.now() - start, wait_max_s)
+            lead = c.leader_replica(TOPIC, p)
+            assert lead.high_watermark == 2
+
+    run_cluster(body, seed=43)
