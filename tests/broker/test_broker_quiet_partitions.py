@@ -46,10 +46,11 @@ def test_idle_partitions_go_quiet_and_their_followers_stay_in_the_isr():
     run_cluster(body, seed=41)
 
 
-def test_a_follower_that_stops_fetching_leaves_the_isr_of_its_quiet_partitions():
-    """A paused follower's session stops fetching, so its quiet partitions' catch-up time
-    stops at its last fetch: after replica.lag.time.max.ms every leader drops it from the
-    ISR of every partition it follows (as Kafka drops a follower that stopped fetching)."""
+def test_a_paused_follower_leaves_and_rejoins_the_isr_of_its_quiet_partitions():
+    """A follower paused while its partitions are quiet leaves every ISR (its ZooKeeper
+    session expires and the controller removes it; its session's fetches stop, so its
+    catch-up time on the quiet partitions stops too); resumed, it fetches again (a new
+    session reads every partition) and rejoins every ISR."""
 
     async def body(c: Cluster) -> None:
         await _idle_topic(c)
