@@ -20,6 +20,9 @@ class MetadataCache:
     partitions: dict[tuple[str, int], dict] = field(default_factory=dict)
     topic_ids: dict[str, str] = field(default_factory=dict)  # topic -> its id (KIP-516)
     topics_by_id: dict[str, str] = field(default_factory=dict)  # the reverse
+    # topic -> partition -> state: the same states by topic, so that a topic's partitions
+    # are found without a walk of every partition (a Metadata answer asks per topic)
+    by_topic: dict[str, dict[int, dict]] = field(default_factory=dict)
     version: int = 0
     _changed: asyncio.Event | None = field(default=None, repr=False)
 
@@ -29,14 +32,15 @@ class MetadataCache:
         self.controller_epoch = msg.controller_epoch
         self.brokers = {b.id: (b.host, b.port) for b in msg.live_brokers}
         for st in msg.partition_states:
-            self.partitions[(st.topic, st.partition)] = encode_PartitionState(st)
+            state = self.partitions[(st.topic, st.partition)] = encode_PartitionState(st)
+            self.by_topic.setdefault(st.topic, {})[st.partition] = state
             if st.topic_id != ZERO_TOPIC_ID and self.topic_ids.get(st.topic) != st.topic_id:
                 self.topics_by_id.pop(self.topic_ids.get(st.topic, ZERO_TOPIC_ID), None)
                 self.topic_ids[st.topic] = st.topic_id
                 self.topics_by_id[st.topic_id] = st.topic
         for topic in msg.deleted_topics:
-            for tp in [tp for tp in self.partitions if tp[0] == topic]:
-                del self.partitions[tp]
+            for p in self.by_topic.pop(topic, {}):
+                self.partitions.pop((topic, p), None)
             self.topics_by_id.pop(self.topic_ids.pop(topic, ZERO_TOPIC_ID), None)
         self.version += 1
         if self._changed is not None:
@@ -68,7 +72,8 @@ class MetadataCache:
         return self.topics_by_id.get(topic_id)
 
     def topics(self) -> list[str]:
-        return sorted({t for t, _ in self.partitions})
+        return sorted(self.by_topic)
 
     def partitions_of(self, topic: str) -> list[dict]:
-        return [st for (t, _), st in sorted(self.partitions.items()) if t == topic]
+        """The topic's partition states by partition number (empty: a topic not known here)."""
+        return [st for _, st in sorted(self.by_topic.get(topic, {}).items())]
