@@ -80,6 +80,10 @@ ALLOWED: tuple[Allowed, ...] = (
             "and stops there (compression bombs, docs/security.md); Kafka checks only the compressed size and goes "
             "on (accepting it, or refusing it for another reason such as a keyless record on a compacted topic). "
             "Everything later in the sequence follows from it.", ours="MSG_SIZE_TOO_LARGE", cascade=True),
+    Allowed("decompressed-batch-cap", r"op \d+ produce/landed",
+            "The same deliberate cap, met by an acks=0 produce: no answer says the batch was refused, so its "
+            "records are seen not to reach minikafka's log where Kafka's took them. Everything later in the "
+            "sequence follows from it.", kafka=True, ours=False, cascade=True),
     Allowed("fetch-stops-after-a-transactional-batch", r"op \d+ fetch/(batches|aborted)/.*",
             "One Fetch answer from Apache Kafka 3.9.2 holds fewer batches than asked for once the partition holds "
             "transactional batches: from an offset at or before the first transactional batch it returns that batch "
