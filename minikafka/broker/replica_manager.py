@@ -752,7 +752,10 @@ class ReplicaManager:
         results = [self._read_one(m, replica_id, t, committed) for m in busy]
         total = sum(n for _, n in results)
         has_error = any(r.error is not None for r, _ in results)
-        if total >= req.min_bytes or has_error or req.max_wait_ms == 0 or not parts:
+        # nothing to wait for: no partition at all (a session whose partitions are all quiet
+        # waits like any other, until one of them is disturbed or max_wait_ms)
+        nothing = not parts and (ctx is None or ctx.session is None or not ctx.session.partitions)
+        if total >= req.min_bytes or has_error or req.max_wait_ms == 0 or nothing:
             return self._bound(results, req.max_bytes, busy, ctx, replica_id < 0)
         # what a consumer may read up to: the HW, or the LSO for read_committed
         hws = {(r.topic, r.partition): r.last_stable_offset if committed else r.high_watermark for r, _ in results}

@@ -85,3 +85,24 @@ def test_a_record_appended_to_a_quiet_partition_reaches_its_followers_at_once():
             assert lead.high_watermark == 2
 
     run_cluster(body, seed=43)
+
+
+def test_a_session_whose_partitions_are_all_quiet_waits_for_news():
+    """A follower's fetch in a session whose partitions are all quiet reads nothing, and is
+    parked like any fetch with less than min_bytes to give: for replica.fetch.wait.max.ms,
+    or until a partition of the session changes.  Answered at once, it would send the
+    follower straight back: a busy loop between idle brokers."""
+
+    async def body(c: Cluster) -> None:
+        await _idle_topic(c)
+        await c.wait_until(lambda: all(_quiet(c, b) > 0 for b in (1, 2, 3)), 30, "quiet partitions")
+        caches = {b: c.world.brokers[b].replica_manager.fetch_sessions for b in (1, 2, 3)}
+        before = {b: cache.incremental_fetches for b, cache in caches.items()}
+        idle_s = 10.0
+        await asyncio.sleep(idle_s)
+        wait_max_s = c.world.brokers[1].config.get("replica.fetch.wait.max.ms") / 1000
+        bound = 2 * (idle_s / wait_max_s + 5)  # two followers' sessions at each leader
+        fetches = {b: caches[b].incremental_fetches - before[b] for b in caches}
+        assert all(n <= bound for n in fetches.values()), (fetches, bound)
+
+    run_cluster(body, seed=44)
