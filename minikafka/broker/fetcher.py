@@ -50,6 +50,7 @@ class Fetcher:
         self._changed = asyncio.Event()
         self._task: asyncio.Task | None = None
         self._parked: asyncio.Task | None = None  # the fetch request out at the leader, if any
+        self._parked_full = False  # ... a full fetch (opening a session at the leader)
         self.session = FetchSessionHandler()
         self._session_endpoint = endpoint
         self.rounds = 0
@@ -68,11 +69,15 @@ class Fetcher:
         """Replicate ``tp`` too.  A fetch parked at the leader names only the partitions it
         was sent with, and would hold a new one back for up to replica.fetch.wait.max.ms
         (acks=all produces to a just-created topic would wait that long): it is called
-        off, and the next round asks for the new set at once."""
+        off, and the next round asks for the new set at once.  Not a full fetch, though:
+        the leader opens a session when it answers one, and an answer nobody reads leaves
+        that session behind for good (a follower given partition after partition, as when
+        topics are created one after another, left hundreds of sessions holding thousands
+        of partitions each at its leaders)."""
         new = tp not in self.partitions
         self.partitions.add(tp)
         self._changed.set()
-        if new and self._parked is not None:
+        if new and self._parked is not None and not self._parked_full:
             self._parked.cancel()
 
     def remove(self, tp: TP) -> None:
@@ -171,6 +176,7 @@ class Fetcher:
             forgotten=[FetchForgottenPartition(topic=tp[0], partition=tp[1]) for tp in data.forgotten])
         # the answer leaves out the partitions with nothing new for us (see the fetch schema)
         self._parked = asyncio.ensure_future(self._call(req, wait_ms / 1000.0 + cfg.get("request.timeout.ms") / 1000.0))
+        self._parked_full = data.full
         try:
             resp = await self._parked
         except asyncio.CancelledError:

@@ -106,3 +106,24 @@ def test_a_session_whose_partitions_are_all_quiet_waits_for_news():
         assert all(n <= bound for n in fetches.values()), (fetches, bound)
 
     run_cluster(body, seed=44)
+
+
+def test_topics_created_one_after_another_leave_no_fetch_sessions_behind():
+    """Each new partition a follower is given calls off its fetch parked at the leader, so
+    that it is asked for at once; a full fetch is not called off (the leader opens a
+    session when it answers one, and an answer nobody reads would leave that session
+    behind, holding its partitions, until evicted).  After many topics created one by one,
+    each leader keeps about one session per follower's fetcher."""
+
+    async def body(c: Cluster) -> None:
+        admin = await c.started(c.admin("a1"))
+        for i in range(15):
+            await admin.create_topic(f"one-by-one-{i}", partitions=2, replication_factor=3)
+        await c.wait_until(lambda: all(c.in_sync(f"one-by-one-{i}", p, 3) for i in range(15) for p in range(2)),
+                           60, "every ISR full")
+        await asyncio.sleep(2)
+        fetchers = c.world.brokers[1].config.get("num.replica.fetchers")
+        sessions = {b: len(_follower_sessions(c, b)) for b in (1, 2, 3)}
+        assert all(n <= 2 * fetchers for n in sessions.values()), (sessions, fetchers)
+
+    run_cluster(body, seed=45)
