@@ -199,9 +199,7 @@ def run(kafka: Side, ours: Side) -> list[dict]:
             for side in (kafka, ours):
                 action(side, zks[side.name])
             time.sleep(0.5)  # notification znodes (/config/changes, /isr_change_notification) settle
-            for side in (kafka, ours):
-                _wait("every partition with its full ISR", side, lambda: _full_isrs(zks[side.name]))
-            for diff in znodes.compare(znodes.snapshot(zks[kafka.name]), znodes.snapshot(zks[ours.name])):
+            for diff in znodes.compare(*_settled_snapshots(kafka, ours, zks)):
                 key = (diff["path"], diff["kind"], json.dumps(diff["kafka"], sort_keys=True),
                        json.dumps(diff["ours"], sort_keys=True))
                 seen.setdefault(key, {**diff, "step": step, "known": explain(diff)})
@@ -210,6 +208,19 @@ def run(kafka: Side, ours: Side) -> list[dict]:
             zk.stop()
             zk.close()
     return list(seen.values())
+
+
+def _settled_snapshots(kafka: Side, ours: Side, zks: dict, attempts: int = 3) -> tuple[dict, dict]:
+    """Both trees, taken while every partition of both has its full ISR: a busy machine can
+    stall a follower long enough for its leader to shrink the ISR between the wait and the
+    snapshot, and that moment is not what the step compares (it is taken again)."""
+    for attempt in range(attempts):
+        for side in (kafka, ours):
+            _wait("every partition with its full ISR", side, lambda: _full_isrs(zks[side.name]))
+        trees = znodes.snapshot(zks[kafka.name]), znodes.snapshot(zks[ours.name])
+        if _full_isrs(zks[kafka.name]) and _full_isrs(zks[ours.name]):
+            return trees
+    return trees
 
 
 def unexplained(diffs: list[dict]) -> list[dict]:
