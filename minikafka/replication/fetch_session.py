@@ -217,16 +217,6 @@ class FetchSessionCache:
                 out.append(s)
         return out
 
-    def disturb_all(self) -> list[FetchSession]:
-        """:meth:`disturb` every partition of every session (a periodic full read)."""
-        out = []
-        for s in self.sessions.values():
-            if s.privileged and len(s.active) < len(s.partitions):
-                s.active = dict.fromkeys(s.partitions)
-                s.disturbed += 1
-                out.append(s)
-        return out
-
     def _touch(self, s: FetchSession, now_ms: int) -> None:
         s.last_used_ms = now_ms
         self._lru.pop(s.id, None)

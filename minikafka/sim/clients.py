@@ -48,6 +48,12 @@ def bootstrap(world: "World") -> str:
     return ",".join(f"{HOST}:{BASE_PORT + b}" for b in sorted(world.brokers))
 
 
+def sim_ports(world: "World", name: str) -> dict:
+    """The keyword arguments that put a real client on the simulated network (as node
+    ``name``, so the nemesis reaches it) and on the world's virtual clock."""
+    return {"transport": SimTransport(world, name), "clock": world.clock, "client_id": name}
+
+
 def _outcome(exc: BaseException) -> tuple[str, bool]:
     """(error name, definite) of a client's failure."""
     if isinstance(exc, KafkaError):
@@ -66,8 +72,8 @@ class Client:
         self.errors = 0
 
     def ports(self) -> dict:
-        """The keyword arguments that put a real client on the simulated network and clock."""
-        return {"transport": SimTransport(self.world, self.name), "clock": self.world.clock, "client_id": self.name}
+        """:func:`sim_ports` under this client's name."""
+        return sim_ports(self.world, self.name)
 
 
 class Producer(Client):

@@ -42,8 +42,7 @@ from ..client.types import TopicPartition
 from ..errors import KafkaError
 from ..faults.history import History
 from ..faults.txn_checker import output_value
-from .clients import bootstrap, start_client
-from .network import SimTransport
+from .clients import bootstrap, sim_ports, start_client
 
 if TYPE_CHECKING:
     from .world import World
@@ -80,8 +79,7 @@ class Restart(Exception):
 
 
 def _ports(world: "World", name: str) -> dict[str, Any]:
-    return {"transport": SimTransport(world, name), "clock": world.clock, "client_id": name,
-            "request_timeout_ms": CALL_MS, "retry_backoff_ms": int(BACKOFF_S * 1000)}
+    return {**sim_ports(world, name), "request_timeout_ms": CALL_MS, "retry_backoff_ms": int(BACKOFF_S * 1000)}
 
 
 def _consumer(world: "World", name: str, group: str | None, isolation_level: str) -> AIOConsumer:

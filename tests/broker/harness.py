@@ -26,8 +26,7 @@ from typing import Any, Awaitable, Callable, TypeVar
 
 from minikafka.client import AIOAdmin, AIOConsumer, AIOProducer
 from minikafka.replication.partition import PartitionReplica
-from minikafka.sim.clients import bootstrap
-from minikafka.sim.network import SimTransport
+from minikafka.sim.clients import bootstrap, sim_ports
 from minikafka.sim.runner import run_world
 from minikafka.sim.world import Options, World, quiet_logs
 
@@ -81,7 +80,7 @@ class Cluster:
     def ports(self, name: str) -> dict[str, Any]:
         """The keyword arguments that put a real client on the simulated network (as node
         ``name``) and on the virtual clock."""
-        return {"transport": SimTransport(self.world, name), "clock": self.world.clock, "client_id": name}
+        return sim_ports(self.world, name)
 
     @property
     def bootstrap(self) -> str:
