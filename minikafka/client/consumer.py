@@ -563,9 +563,11 @@ class AIOConsumer:
                 info = self._meta.partition(topic, partition)
                 if info is not None:
                     st.checked_epoch = max(st.checked_epoch, info.leader_epoch)
-                sent[tp] = st.position
+                position = st.position
+                assert position is not None  # only partitions with a position are wanted (above)
+                sent[tp] = position
                 st.in_flight = True
-                parts.append(FetchPartition(topic=topic, partition=partition, fetch_offset=st.position,
+                parts.append(FetchPartition(topic=topic, partition=partition, fetch_offset=position,
                                             current_leader_epoch=info.leader_epoch if info else -1,
                                             partition_max_bytes=self.max_partition_fetch_bytes))
             host, port = self._meta.brokers[leader]
@@ -655,6 +657,7 @@ class AIOConsumer:
         if leaderless:  # validated once a leader is known: until then, metadata again (not a stall)
             self._need_meta = True
         truncated: dict[TopicPartition, int] = {}
+        consumed: dict[TopicPartition, int] = {}  # the position each truncation was found below
         for leader, items in groups.items():
             host, port = self._meta.brokers[leader]
             parts = []
@@ -676,12 +679,18 @@ class AIOConsumer:
                     self._need_meta = True
                     continue
                 info = self._meta.partition(tp.topic, tp.partition)
-                if st.position is not None and 0 <= r.end_offset < st.position:
-                    truncated[tp] = r.end_offset
-                elif st.position is not None and r.end_offset < 0:
-                    truncated[tp] = -1  # the leader knows no epoch that old: reset by policy
+                position = st.position
+                if position is not None and 0 <= r.end_offset < position:
+                    truncated[tp], consumed[tp] = r.end_offset, position
+                elif position is not None and r.end_offset < 0:
+                    truncated[tp], consumed[tp] = -1, position  # the leader knows no epoch that old: reset by policy
                 if info is not None:
                     st.checked_epoch = info.leader_epoch
+        # A partition sought, reset or unassigned while a later leader answered is left as it
+        # now is: what was found applies to the position it was found below (as Kafka's
+        # consumer drops a validation whose position changed meanwhile).
+        truncated = {tp: off for tp, off in truncated.items()
+                     if self._state.get(tp) is due[tp] and due[tp].position == consumed[tp]}
         if not truncated:
             return
         if self.auto_offset_reset == "none":
@@ -693,7 +702,7 @@ class AIOConsumer:
             st = self._state[tp]
             if off >= 0:
                 log.warning("truncation detected for %s-%d: consumed up to %d, the leader's log diverges at %d; "
-                            "resetting the position to %d", tp.topic, tp.partition, st.position - 1, off, off)
+                            "resetting the position to %d", tp.topic, tp.partition, consumed[tp] - 1, off, off)
                 st.position, st.epoch = off, -1
             else:
                 st.position, st.reset, st.epoch = None, self.auto_offset_reset, -1

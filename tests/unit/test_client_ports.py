@@ -7,7 +7,8 @@ Guards the two client fixes the simulation found: a consumer whose partition's l
 epoch moved while no leader was known asks for metadata again (it stalled for good), and
 a batch expired by delivery_timeout_ms makes its transaction abortable (it committed
 without that batch's records), bumping the epoch at abort; an idempotent producer
-continues under a new producer id."""
+continues under a new producer id.  And one the type checker found: a partition sought while
+the consumer validated its position at another leader keeps the new position (poll() raised)."""
 from __future__ import annotations
 
 import asyncio
@@ -285,6 +286,82 @@ async def test_consumer_reads_on_after_the_leader_epoch_moved_while_no_leader_wa
     finally:
         await consumer.close()
     assert broker.closed
+
+
+class TwoLeaders(ScriptedBroker):
+    """The scripted broker behind two addresses: partition 1 of every topic is led by
+    broker 2 (``ADDRESS_2``), so a consumer of partitions 0 and 1 asks two leaders, one
+    after the other."""
+
+    def __init__(self, topics: dict[str, int]) -> None:
+        super().__init__(topics)
+        self.addresses: list[tuple[str, int]] = []
+
+    async def call(self, host: str, port: int, api: str, body: dict, timeout_s: float | None) -> dict:
+        assert (host, port) in (ADDRESS, ADDRESS_2), f"{api} request to an unknown broker {host}:{port}"
+        if api == "offsets_for_leader_epoch":
+            self.addresses.append((host, port))
+        return await super().call(*ADDRESS, api, body, timeout_s)
+
+    async def _metadata(self, req: MetadataRequest) -> MetadataResponse:
+        answer = await super()._metadata(req)
+        answer.brokers.append(Broker(id=2, host=ADDRESS_2[0], port=ADDRESS_2[1]))
+        for t in answer.topics:
+            for pm in t.partitions:
+                if pm.partition == 1 and pm.leader == BROKER:
+                    pm.leader, pm.replicas, pm.isr = 2, [2], [2]
+        return answer
+
+
+ADDRESS_2 = ("broker-2", 9092)
+
+
+def diverge(log: PartitionLog, keep: int, value: bytes) -> None:
+    """An unclean election: the log keeps its first ``keep`` records and the new leader
+    (epoch up by one) appends ``value`` after them."""
+    log.batches = [(h, raw) for h, raw in log.batches if h.last_offset < keep]
+    log.leo = keep
+    log.epoch += 1
+    log.append(one_record(value))
+
+
+async def test_consumer_sought_while_validating_another_leader_keeps_its_new_position():
+    """Guards the consumer's truncation check against a seek while it waits: it asks
+    each new leader in turn where the epoch of its last records ends, and a partition
+    found truncated at the first leader may be sought (here: seek_to_beginning) while
+    the second one answers.  The seek stands, as in Kafka's consumer, which drops a
+    validation whose position changed; the check used to compute the log line from the
+    new position (None) and poll() raised TypeError."""
+    broker = TwoLeaders({"t": 2})
+    for p in (0, 1):
+        log = broker.partitions[("t", p)]
+        log.append(one_record(b"a%d" % p))
+        log.append(one_record(b"b%d" % p))
+    consumer = AIOConsumer(BOOTSTRAP, auto_offset_reset="earliest", fetch_max_wait_ms=50, retry_backoff_ms=20,
+                           request_timeout_ms=1000, enable_auto_commit=False, transport=broker)
+    await consumer.start()
+    try:
+        tps = [TopicPartition("t", 0), TopicPartition("t", 1)]
+        consumer.assign(tps)
+        assert sorted(await read_values(consumer, 4)) == [b"a0", b"a1", b"b0", b"b1"]
+        for p in (0, 1):
+            diverge(broker.partitions[("t", p)], 1, b"c%d" % p)  # b0 and b1 are gone
+        asked: list[TopicPartition] = []
+
+        def seek_the_first_while_the_second_answers(req: OffsetsForLeaderEpochRequest) -> None:
+            asked.extend(TopicPartition(p.topic, p.partition) for p in req.partitions)
+            if len(asked) == 2:
+                consumer.seek_to_beginning(asked[0])
+
+        broker.before["offsets_for_leader_epoch"] = seek_the_first_while_the_second_answers
+        got = await read_values(consumer, 3)
+        assert sorted(broker.addresses) == [ADDRESS, ADDRESS_2]  # one leader, then the other
+        first, second = asked
+        # the sought partition reads its log from the start, the other from where it diverged
+        assert sorted(got) == sorted([b"a%d" % first.partition, b"c%d" % first.partition,
+                                      b"c%d" % second.partition])
+    finally:
+        await consumer.close()
 
 
 # ---------------------------------------------------------------- the producer
