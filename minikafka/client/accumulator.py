@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable, Iterator, Sequence
 
+from .. import errors
 from ..protocol.records.batch import HEADER_SIZE, encode_batch_columns
 from ..protocol.records.compression import COMPRESSION_TYPES
 from .futures import RecordFuture, fail_batch, resolve_batch
@@ -26,9 +27,10 @@ from .types import RecordMetadata
 RECORD_OVERHEAD = 16
 
 RecordTuple = tuple  # (key, value, headers, timestamp_ms)
+Headers = Sequence[tuple[str, bytes | None]]  # a record's headers: (name, value) pairs
 
 
-def record_size(key: bytes | None, value: bytes | None, headers: list | None) -> int:
+def record_size(key: bytes | None, value: bytes | None, headers: Headers | None) -> int:
     """An estimate of the bytes a record adds to a batch."""
     size = RECORD_OVERHEAD + (len(key) if key else 0) + (len(value) if value else 0)
     if headers:
@@ -70,7 +72,7 @@ class ProducerBatch:
     closed: bool = False
     attempts: int = 0
     retry_at_ms: int = 0
-    last_error: BaseException | None = None
+    last_error: errors.KafkaError | None = None
     compression: str = "none"
     # Idempotent producer: set once, before the first send, and kept by every retry.
     producer_id: int = -1

@@ -8,6 +8,8 @@ every member appears in the result, possibly with nothing, and topics absent fro
 """
 from __future__ import annotations
 
+from typing import Protocol
+
 from ..groups.consumer_protocol import Subscription
 
 TP = tuple[str, int]
@@ -77,8 +79,8 @@ class StickyAssignor:
                    if any(t in subscriptions[m].topics for m in members)]
         claims: dict[TP, list[str]] = {}
         for m in members:
-            for tp in subscriptions[m].owned_partitions:
-                claims.setdefault(tuple(tp), []).append(m)
+            for topic, partition in subscriptions[m].owned_partitions:
+                claims.setdefault((topic, partition), []).append(m)
         eligible = {tp: [m for m in members if tp[0] in subscriptions[m].topics] for tp in all_tps}
         unassigned: list[TP] = []
         for tp in all_tps:
@@ -128,10 +130,20 @@ class StickyAssignor:
                     break
 
 
-ASSIGNORS = {"range": RangeAssignor(), "roundrobin": RoundRobinAssignor(), "sticky": StickyAssignor()}
+class Assignor(Protocol):
+    """What the group leader asks of an assignor (see the module docstring)."""
+
+    name: str
+
+    def assign(self, partitions_per_topic: dict[str, int],
+               subscriptions: dict[str, Subscription]) -> dict[str, list[TP]]: ...
 
 
-def assignor(name: str):
+ASSIGNORS: dict[str, Assignor] = {"range": RangeAssignor(), "roundrobin": RoundRobinAssignor(),
+                                  "sticky": StickyAssignor()}
+
+
+def assignor(name: str) -> Assignor:
     """The assignor called ``name`` (partition.assignment.strategy)."""
     try:
         return ASSIGNORS[name]

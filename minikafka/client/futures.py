@@ -74,6 +74,9 @@ class RecordFuture:
 
     __slots__ = ("_completion", "_state", "_topic", "_partition", "_offset", "_timestamp", "_error", "_callbacks",
                  "_on_delivery", "_settled_at", "_value", "_key", "_headers", "_enqueued_ms")
+    # set when the batch settles the record (not in __init__: one store fewer per record)
+    _offset: int
+    _settled_at: float
 
     def __init__(self, completion: Completion, timestamp_ms: int, topic: str | None = None,
                  value: bytes | None = None, key: bytes | None = None, partition: int | None = None,
@@ -115,7 +118,9 @@ class RecordFuture:
             self._wait(timeout)
         if self._error is not None:
             raise self._error
-        return RecordMetadata(self._topic, self._partition, self._offset, self._timestamp)
+        topic, partition = self._topic, self._partition
+        assert topic is not None and partition is not None  # a resolved record has both
+        return RecordMetadata(topic, partition, self._offset, self._timestamp)
 
     get = result  # kafka-python's FutureRecordMetadata.get(timeout)
 
@@ -145,7 +150,10 @@ class RecordFuture:
 
     @property
     def topic_partition(self) -> TopicPartition:
-        return TopicPartition(self._topic, self._partition)
+        """The record's partition once resolved (an error before: the partitioner may not have chosen yet)."""
+        topic, partition = self._topic, self._partition
+        assert topic is not None and partition is not None, "a record's partition is known once it is resolved"
+        return TopicPartition(topic, partition)
 
     @property
     def settled_at(self) -> float | None:

@@ -18,8 +18,8 @@ from ..protocol.rpc.types import (
     Request,
 )
 from ..rpc import request
-from .connection import Connection
 from .metadata import Metadata
+from .ports import Transport
 from .types import GroupDescription, MemberDescription, TopicPartition
 
 R = TypeVar("R")
@@ -28,7 +28,7 @@ R = TypeVar("R")
 class GroupAdminMixin:
     """Group operations; each one asks the group's coordinator."""
 
-    _conn: Connection
+    _conn: Transport
     _meta: Metadata
     request_timeout_ms: int
 

@@ -35,7 +35,7 @@ from typing import Any, Callable, Iterable
 from .. import errors
 from ..protocol.records.compression import COMPRESSION_TYPES
 from ..protocol.rpc.types import InitProducerIdRequest, TxnOffsetCommitPartition
-from .accumulator import RECORD_OVERHEAD, ProducerBatch, RecordAccumulator, _settle, record_size
+from .accumulator import RECORD_OVERHEAD, Headers, ProducerBatch, RecordAccumulator, _settle, record_size
 from .connection import ClientSecurity, Connection
 from .ports import SYSTEM_CLOCK, Clock, Transport
 from .futures import delivery_future
@@ -78,10 +78,18 @@ def to_bytes(data: Any, what: str) -> bytes | None:
 
 # One shared empty header sequence for the (usual) records without headers: nothing
 # allocated per record, and record tuples holding it are not tracked by the garbage collector.
-NO_HEADERS: tuple = ()
+NO_HEADERS: Headers = ()
+# A record of a topic without metadata yet, as ``_place`` takes it: (key, value, headers,
+# timestamp_ms, partition, future)
+_WaitingRecord = tuple[bytes | None, bytes | None, Headers, int, int | None, Any]
 
 
-def normalize_headers(headers: Any) -> list[tuple[str, bytes | None]]:
+def _no_open_batch(item: Any) -> None:
+    """Stands for the open batch's appends in ``append_many`` while there is none (never called)."""
+    raise AssertionError("no open batch")
+
+
+def normalize_headers(headers: Any) -> Headers:
     """A list of ``(str, bytes|None)`` pairs from a list of pairs or a dict."""
     if not headers:
         return NO_HEADERS
@@ -199,14 +207,14 @@ class AIOProducer:
         self._acc = RecordAccumulator(batch_size, self.linger_ms, compression_type)
         self._sticky = StickyPartitioner()
         # Records of topics without metadata yet: topic -> deque of (seq, enqueue_ms, args).
-        self._waiting: dict[str, deque] = {}
+        self._waiting: dict[str, deque[tuple[int, int, _WaitingRecord]]] = {}
         self._inflight_tp: dict[tuple[str, int], int] = {}  # batches in flight per partition
         self._inflight: set[ProducerBatch] = set()
         self._tasks: set[asyncio.Task] = set()
         self._seq = 0
         self._flushing = 0
         self._progress: list[asyncio.Future] = []
-        self._wake: asyncio.Event | None = None
+        self._wake = asyncio.Event()  # wakes the sender (an Event binds to the loop that first waits on it)
         # While the sender sleeps on a timer: when it wakes (the clock's monotonic_ms), else 0. The
         # blocking Producer reads it from its caller's thread (see sync.Producer._schedule).
         self.armed_until_ms = 0
@@ -225,7 +233,6 @@ class AIOProducer:
         """Fetch metadata from a bootstrap server and start the sender task."""
         if self._started:
             return
-        self._wake = asyncio.Event()
         try:
             await self._meta.refresh()
             if self.enable_idempotence and self._txn is None:  # transactional: init_transactions()
@@ -428,7 +435,7 @@ class AIOProducer:
 
     # ----- appending (loop thread only) -----------------------------------
     def append(self, topic: str, value: bytes | None, key: bytes | None, partition: int | None,
-               headers: list, timestamp_ms: int, future: Any) -> None:
+               headers: Headers, timestamp_ms: int, future: Any) -> None:
         """Queue an already validated record whose result goes to ``future``.
 
         Must run on the producer's loop.
@@ -461,10 +468,13 @@ class AIOProducer:
         # A record that would fill it takes the full road, which closes it.
         open_topic: str | None = None
         open_batch: ProducerBatch | None = None
+        # its columns' appends, bound once
+        unset: Callable[[Any], None] = _no_open_batch
+        add_key = add_value = add_headers = add_timestamp = add_future = unset
         limit = self._acc.batch_size
         for topic, value, key, partition, headers, timestamp_ms, future, now in items:
             self._seq += 1
-            if (topic is open_topic and key is None and partition is None and not headers
+            if (open_batch is not None and topic is open_topic and key is None and partition is None and not headers
                     and not open_batch.closed):
                 size = open_batch.size + RECORD_OVERHEAD + (len(value) if value else 0)
                 if size < limit:
@@ -502,7 +512,7 @@ class AIOProducer:
             # waits for (its timer runs to the first batch's linger deadline already).
             self._wake.set()
 
-    def _place(self, topic: str, seq: int, key: bytes | None, value: bytes | None, headers: list, ts: int,
+    def _place(self, topic: str, seq: int, key: bytes | None, value: bytes | None, headers: Headers, ts: int,
                partition: int | None, fut: Any, now: int) -> tuple[int, ProducerBatch | None]:
         """Put a record into its partition's batch; returns what happened and the batch.
         NOT_PLACED when the topic has no metadata, PLACED_WAKE when the sender has something
@@ -652,7 +662,7 @@ class AIOProducer:
             return False
         t = self._meta.topics.get(tp[0])
         p = None if t is None else t.partitions.get(tp[1])
-        return p is not None and (t.topic_id, p.leader, p.leader_epoch) == k[2:5]
+        return t is not None and p is not None and (t.topic_id, p.leader, p.leader_epoch) == k[2:5]
 
     def _note_taken(self, batch: ProducerBatch, leader: int, now: int) -> None:
         """``leader`` took ``batch``: while it leads, it knows the producer (see :meth:`_leader_knows`)."""
@@ -660,7 +670,7 @@ class AIOProducer:
             return
         t = self._meta.topics.get(batch.topic)
         p = None if t is None else t.partitions.get(batch.partition)
-        if p is not None and p.leader == leader:
+        if t is not None and p is not None and p.leader == leader:
             self._taken[batch.tp] = (batch.producer_id, batch.producer_epoch, t.topic_id, leader, p.leader_epoch, now)
 
     def _place_waiting(self, now: int) -> None:
@@ -755,8 +765,7 @@ class AIOProducer:
                     self._inflight_tp.pop(b.tp, None)
                 self._inflight.discard(b)
             self._notify_progress()
-            if self._wake is not None:
-                self._wake.set()
+            self._wake.set()
 
     # ----- idempotence --------------------------------------------------
     async def _init_producer_id(self) -> None:
@@ -779,8 +788,7 @@ class AIOProducer:
             except errors.KafkaError:
                 pass  # the sender tries again after retry_backoff_ms
             finally:
-                if self._wake is not None:
-                    self._wake.set()
+                self._wake.set()
 
         self._pid_task = asyncio.get_running_loop().create_task(run(), name="minikafka-producer-init-pid")
 

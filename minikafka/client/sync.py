@@ -14,7 +14,7 @@ import asyncio
 import concurrent.futures
 import threading
 from collections import deque
-from typing import Any, Awaitable, Callable, Iterable, Iterator, TypeVar
+from typing import Any, Callable, Coroutine, Iterable, Iterator, TypeVar
 
 from .. import errors
 from .accumulator import RECORD_OVERHEAD
@@ -57,7 +57,7 @@ class LoopThread:
             finally:
                 self.loop.close()
 
-    def submit(self, coro: Awaitable[T]) -> "concurrent.futures.Future[T]":
+    def submit(self, coro: Coroutine[Any, Any, T]) -> "concurrent.futures.Future[T]":
         """Start ``coro`` on the loop; its result arrives in the returned future."""
         if threading.current_thread() is self._thread:
             raise RuntimeError("a blocking minikafka client method was called from its own loop thread")
@@ -65,9 +65,9 @@ class LoopThread:
             if asyncio.iscoroutine(coro):
                 coro.close()
             raise errors.ClientError("the client is closed")
-        return asyncio.run_coroutine_threadsafe(coro, self.loop)  # type: ignore[arg-type]
+        return asyncio.run_coroutine_threadsafe(coro, self.loop)
 
-    def run(self, coro: Awaitable[T], timeout: float | None = None) -> T:
+    def run(self, coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
         """Run ``coro`` on the loop and wait for its result (its exception is raised here)."""
         fut = self.submit(coro)
         try:
@@ -197,7 +197,7 @@ class Producer:
             return core
 
         try:
-            self._core: AIOProducer = self._lt.run(create())
+            self._core = self._lt.run(create())
         except BaseException:
             self._lt.close()
             raise
@@ -535,7 +535,7 @@ class Consumer(_BlockingClient):
         ``KafkaConsumer.wakeup``).  Safe from any thread and from a signal handler."""
         self._lt.call_soon(self._core.wakeup)
 
-    def _hand_out(self, coro: Awaitable[list]) -> list:
+    def _hand_out(self, coro: Coroutine[Any, Any, list]) -> list:
         """Wait for a poll.  When the wait is interrupted (Ctrl-C), the poll is cut short
         and whatever it had already handed out is put back (the positions move back to
         it), so the caller's next commit (``close()`` commits) never passes records it

@@ -100,7 +100,7 @@ class TransactionManager:
         raise errors.ClientError(f"cannot send: the transactional producer is {self.state.value}; "
                                  "call begin_transaction() first")
 
-    def _error_to_raise(self, what: str) -> errors.KafkaError:
+    def _error_to_raise(self, what: str) -> errors.KafkaError | errors.ClientError:
         err = self.error
         if isinstance(err, errors.KafkaError):
             return type(err)(f"cannot {what}: the transaction failed earlier ({err.message}); "

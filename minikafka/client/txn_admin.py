@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from .. import errors
 from ..protocol.rpc.types import DescribeTransactionsRequest, FindCoordinatorRequest, ListTransactionsRequest
 from ..rpc import request
-from .connection import Connection
 from .metadata import Metadata
+from .ports import Transport
 from .types import TopicPartition
 
 
@@ -41,7 +41,7 @@ class TransactionDescription:
 class TransactionAdminMixin:
     """Transaction operations; each asks the coordinator of the transactional id, or every broker."""
 
-    _conn: Connection
+    _conn: Transport
     _meta: Metadata
     request_timeout_ms: int
 

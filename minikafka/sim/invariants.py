@@ -34,7 +34,8 @@ from typing import TYPE_CHECKING
 
 from ..faults.history import History, Op, Read
 from ..protocol.records.batch import batch_records, iter_records, read_header, split_batches
-from ..replication.partition import Role
+from ..log.partition_log import PartitionLog
+from ..replication.partition import PartitionReplica, Role
 
 if TYPE_CHECKING:
     from .world import World
@@ -94,10 +95,10 @@ class Checker:
                     self._commit(tp, p, hw)
                 self._check_isr(b, tp, p)
 
-    def _commit(self, tp: TP, leader: object, hw: int) -> None:
+    def _commit(self, tp: TP, leader: PartitionReplica, hw: int) -> None:
         """Remember the records between the old highest HW and ``hw`` as committed."""
         old = self.max_hw.get(tp, 0)
-        log = leader.log  # type: ignore[attr-defined]
+        log = leader.log
         start = max(old, log.log_start_offset)
         committed = self.committed.setdefault(tp, {})
         epochs = self.committed_epoch.setdefault(tp, {})
@@ -109,18 +110,18 @@ class Checker:
                 epochs[offset] = epoch
         self.max_hw[tp] = hw
 
-    def _check_isr(self, b: int, tp: TP, leader: object) -> None:
-        hw = leader.high_watermark  # type: ignore[attr-defined]
-        for m in leader.isr:  # type: ignore[attr-defined]
+    def _check_isr(self, b: int, tp: TP, leader: PartitionReplica) -> None:
+        hw = leader.high_watermark
+        for m in leader.isr:
             if m == b or not self.world.alive(m):
                 continue
             r = self.world.brokers[m].replica_manager.partitions.get(tp)
-            if r is None or r.role is not Role.FOLLOWER or r.leader_epoch != leader.leader_epoch or r.needs_truncation:  # type: ignore[attr-defined]
+            if r is None or r.role is not Role.FOLLOWER or r.leader_epoch != leader.leader_epoch or r.needs_truncation:
                 continue
             upto = min(hw, r.log_end_offset)
-            if upto <= max(r.log.log_start_offset, leader.log.log_start_offset):  # type: ignore[attr-defined]
+            if upto <= max(r.log.log_start_offset, leader.log.log_start_offset):
                 continue
-            mine, theirs = _batch_at(leader.log, upto - 1), _batch_at(r.log, upto - 1)  # type: ignore[attr-defined]
+            mine, theirs = _batch_at(leader.log, upto - 1), _batch_at(r.log, upto - 1)
             if mine != theirs:
                 self.violate(f"{tp[0]}-{tp[1]}: ISR member b{m} differs from leader b{b} at offset {upto - 1} "
                              f"(below the HW {hw})")
@@ -191,17 +192,17 @@ def _records(data: bytes, start: int) -> list[tuple[int, int, bytes]]:
             for h, raw in split_batches(data) for offset, _, _, value, _ in batch_records(h, raw) if offset >= start]
 
 
-def _batch_at(log: object, offset: int) -> int | None:
+def _batch_at(log: PartitionLog, offset: int) -> int | None:
     """The CRC of the batch holding ``offset`` (None when the log has no such offset)."""
     try:
-        data = log.read(offset, 1, None)  # type: ignore[attr-defined]
+        data = log.read(offset, 1, None)
     except Exception:
         return None
     return read_header(data).crc if data else None
 
 
-def _values(log: object) -> dict[int, str]:
-    start = log.log_start_offset  # type: ignore[attr-defined]
+def _values(log: PartitionLog) -> dict[int, str]:
+    start = log.log_start_offset
     return {r.offset: (r.value.decode() if r.value else "")
             for r in iter_records(log.read(start, BIG, None), min_offset=start)} \
-        if log.log_end_offset > start else {}  # type: ignore[attr-defined]
+        if log.log_end_offset > start else {}

@@ -21,13 +21,14 @@ The broker's asyncio code runs on it unchanged.  What differs from a real loop:
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextvars
 import heapq
 import itertools
 from asyncio import base_events, events
-from collections import defaultdict
+from collections import defaultdict, deque
 from enum import Enum
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, TypeVar, TypeVarTuple, Unpack
 
 # (node name, incarnation) of the simulated process a callback belongs to; None: the world
 PROCESS: contextvars.ContextVar[tuple[str, int] | None] = contextvars.ContextVar("minikafka_sim_process", default=None)
@@ -50,13 +51,21 @@ class SimStalled(RuntimeError):
 # a busy moment of the cluster takes a few hundred; a livelock, millions
 LIVELOCK_STEPS = 200_000
 
+_T = TypeVar("_T")
+_Ts = TypeVarTuple("_Ts")
+
 
 class _SeqTimerHandle(events.TimerHandle):
     """A timer ordered by (due time, sequence number)."""
 
     __slots__ = ("_seq",)
+    if TYPE_CHECKING:  # asyncio's own attributes, private and so absent from its type stubs
+        _when: float
+        _loop: SimLoop
+        _scheduled: bool
 
-    def __init__(self, when: float, seq: int, callback: Callable, args: tuple, loop: Any, context: Any) -> None:
+    def __init__(self, when: float, seq: int, callback: Callable[..., object], args: tuple[Any, ...],
+                 loop: SimLoop, context: contextvars.Context | None) -> None:
         super().__init__(when, callback, args, loop, context)
         self._seq = seq
 
@@ -132,6 +141,12 @@ class _VirtualSelector:
 class SimLoop(base_events.BaseEventLoop):
     """The deterministic loop (see the module docstring)."""
 
+    if TYPE_CHECKING:  # BaseEventLoop's own attributes, private and so absent from its type stubs
+        _ready: deque[events.Handle]
+        _scheduled: list[events.TimerHandle]
+
+        def _check_closed(self) -> None: ...
+
     def __init__(self, gate: Callable[[tuple[str, int]], Gate] = lambda p: Gate.RUN) -> None:
         super().__init__()
         self._now = 0.0
@@ -153,13 +168,14 @@ class SimLoop(base_events.BaseEventLoop):
         return self._now
 
     # -- scheduling ---------------------------------------------------------------------------
-    def _guard(self, callback: Callable, context: Any) -> Callable:
+    def _guard(self, callback: Callable[[Unpack[_Ts]], object],
+               context: contextvars.Context | None) -> Callable[[Unpack[_Ts]], object]:
         process = context.get(PROCESS) if context is not None else PROCESS.get()
         if process is None:
             return callback
         gate = self.gate
 
-        def guarded(*args: Any) -> None:
+        def guarded(*args: Unpack[_Ts]) -> None:
             verdict = gate(process)
             if verdict is Gate.RUN:
                 callback(*args)
@@ -168,10 +184,12 @@ class SimLoop(base_events.BaseEventLoop):
 
         return guarded
 
-    def call_soon(self, callback: Callable, *args: Any, context: Any = None) -> events.Handle:
+    def call_soon(self, callback: Callable[[Unpack[_Ts]], object], *args: Unpack[_Ts],
+                  context: contextvars.Context | None = None) -> events.Handle:
         return super().call_soon(self._guard(callback, context), *args, context=context)
 
-    def call_at(self, when: float, callback: Callable, *args: Any, context: Any = None) -> events.TimerHandle:
+    def call_at(self, when: float, callback: Callable[[Unpack[_Ts]], object], *args: Unpack[_Ts],
+                context: contextvars.Context | None = None) -> events.TimerHandle:
         if when is None:
             raise TypeError("when cannot be None")
         self._check_closed()
@@ -189,8 +207,9 @@ class SimLoop(base_events.BaseEventLoop):
         """A crashed node's deferred callbacks never run."""
         self.deferred.pop(node, None)
 
-    def run_in_executor(self, executor: Any, func: Callable, *args: Any) -> asyncio.Future:
-        fut = self.create_future()
+    def run_in_executor(self, executor: concurrent.futures.Executor | None, func: Callable[[Unpack[_Ts]], _T],
+                        *args: Unpack[_Ts]) -> asyncio.Future[_T]:
+        fut: asyncio.Future[_T] = self.create_future()
         try:
             fut.set_result(func(*args))
         except Exception as exc:  # handed to the awaiting task, as a thread's would be
@@ -205,7 +224,7 @@ class SimLoop(base_events.BaseEventLoop):
         pass
 
     def _run_once(self) -> None:
-        super()._run_once()
+        super()._run_once()  # type: ignore[misc]  # BaseEventLoop's private step, absent from its type stubs
         self.steps += 1
         if self._now != self._still_since[0]:
             self._still_since = (self._now, self.steps)

@@ -44,7 +44,7 @@ import asyncio
 from typing import TYPE_CHECKING, Callable
 
 from .world import broker_name
-from .zookeeper import ZK
+from .zookeeper import ZK, SimZkSession
 
 if TYPE_CHECKING:
     from .world import World
@@ -66,7 +66,7 @@ class Nemesis:
         self.kinds = tuple(k for k in (kinds or DEFAULT_KINDS) if world.opts.storage == "disk" or k != "power-loss")
         self.faults = 0
         self.counts: dict[str, int] = {}
-        self._pending: list[tuple[float, Callable[[], None]]] = []  # (due, heal)
+        self._pending: list[tuple[float, Callable[[], object]]] = []  # (due, heal)
         self.down: set[int] = set()
         self._last_destroyed = -DESTROY_GAP_S
 
@@ -157,12 +157,12 @@ class Nemesis:
                 for src, dst in pairs:
                     w.network.cut(src, dst)
                 w.note(f"cut {name} {'->' if kind == 'one-way' else '<->'} {other}")
-                self._later(now + w.rng.uniform(2, 10), lambda: [self._heal_link(s, d) for s, d in pairs])
+                self._later(now + w.rng.uniform(2, 10), lambda: self._heal_links(pairs))
         elif kind == "zk-partition":
             w.network.cut(name, ZK)
             w.network.cut(ZK, name)
             w.note(f"cut {name} <-> zookeeper")
-            self._later(now + w.rng.uniform(2, 10), lambda: [self._heal_link(name, ZK), self._heal_link(ZK, name)])
+            self._later(now + w.rng.uniform(2, 10), lambda: self._heal_links([(name, ZK), (ZK, name)]))
         elif kind == "zk-server-kill":
             # the brokers whose sessions the killed server held (b among them)
             moved_ids = [b] + [o for o in sorted(w.brokers) if o != b and w.rng.random() < 1 / 3]
@@ -173,7 +173,7 @@ class Nemesis:
                 w.network.cut(ZK, n)
             w.note(f"zookeeper server killed: {', '.join(moved)} move their sessions")
             self._later(now + w.rng.uniform(0.1, 1.5),
-                        lambda: [self._heal_link(s, d) for n in moved for s, d in ((n, ZK), (ZK, n))])
+                        lambda: self._heal_links([(s, d) for n in moved for s, d in ((n, ZK), (ZK, n))]))
         elif kind == "zk-outage":
             names = [broker_name(o) for o in sorted(w.brokers)]
             w.zk.lose_quorum()
@@ -212,6 +212,10 @@ class Nemesis:
             self.world.network.heal(src, dst)
             self.world.note(f"heal {src} -> {dst}")
 
+    def _heal_links(self, links: list[tuple[str, str]]) -> None:
+        for src, dst in links:
+            self._heal_link(src, dst)
+
     def _drop_zk_connections(self, brokers: list[int]) -> None:
         """Tell each live broker's ZooKeeper client that its server closed the connection
         (sent before the links are cut, so it arrives; in the broker's process, so a
@@ -220,6 +224,7 @@ class Nemesis:
         for o in brokers:
             if w.alive(o):
                 session = w.brokers[o].zk
+                assert isinstance(session, SimZkSession)  # the world's brokers have simulated sessions
                 w.network.send(ZK, broker_name(o), session.drop_connection, context=session.context, fifo=True)
 
     def _regain_quorum(self, names: list[str]) -> None:
@@ -246,7 +251,7 @@ class Nemesis:
         pending, self._pending = self._pending, []
         for _, heal in pending:
             heal()
-        self.world.network.heal()
+        self.world.network.heal_all()
         for b in sorted(self.world.brokers):
             self.world.resume(b)
             if not self.world.alive(b):

@@ -27,7 +27,7 @@ from ..protocol.rpc import http
 from ..rpc import BrokerUnreachableError, NoResponseError
 
 if TYPE_CHECKING:
-    from ..broker.server import Broker
+    from ..broker.served import ServedBroker
 
 
 class Network:
@@ -49,14 +49,15 @@ class Network:
     def cut(self, src: str, dst: str) -> None:
         self.cuts.add((src, dst))
 
-    def heal(self, src: str | None = None, dst: str | None = None) -> None:
-        """Heal one link, or every link (no arguments)."""
-        if src is None:
-            self.cuts.clear()
-            self.slow.clear()
-        else:
-            self.cuts.discard((src, dst))
-            self.slow.pop((src, dst), None)
+    def heal(self, src: str, dst: str) -> None:
+        """Heal the link ``src -> dst``: no longer cut, nor slowed."""
+        self.cuts.discard((src, dst))
+        self.slow.pop((src, dst), None)
+
+    def heal_all(self) -> None:
+        """Heal every link."""
+        self.cuts.clear()
+        self.slow.clear()
 
     def latency(self, src: str, dst: str) -> float | None:
         """This message's latency on ``src -> dst``; None when the link drops it."""
@@ -87,7 +88,7 @@ class Nodes(Protocol):
     network: Network
     processes: dict[str, tuple[str, int]]  # live node -> its current process
     contexts: dict[str, contextvars.Context]  # node -> its current process's context
-    serving: dict[str, "Broker"]  # node -> the broker serving there
+    serving: dict[str, "ServedBroker"]  # node -> the broker serving there
     address_book: dict[tuple[str, int], str]  # (host, port) -> node
     open_calls: dict[tuple[str, int], dict[object, Any]]  # process -> its open calls' resets
 
@@ -99,8 +100,8 @@ class SimTransport:
         self.world = world
         self.node = node
 
-    async def serve(self, broker: "Broker") -> None:
-        self.world.serving[self.node] = broker
+    async def serve(self, served: "ServedBroker") -> None:
+        self.world.serving[self.node] = served
 
     async def close(self) -> None:
         self.world.serving.pop(self.node, None)
@@ -125,7 +126,7 @@ async def call(world: Nodes, src: str, host: str, port: int, api: str, body: dic
     def refused() -> None:
         fail(BrokerUnreachableError(f"{where} failed: connection refused"))
 
-    if process is None:
+    if dst is None or process is None:
         world.network.send(src, dst or host, refused)
     else:
         dst_context = world.contexts[dst]
@@ -148,7 +149,12 @@ async def call(world: Nodes, src: str, host: str, port: int, api: str, body: dic
                 world.network.send(dst, src, lambda: fail(BrokerUnreachableError(f"{where} failed: connection reset")))
                 return
             out = task.result()
-            world.network.send(dst, src, lambda: answer.done() or answer.set_result(out))
+
+            def deliver() -> None:
+                if not answer.done():
+                    answer.set_result(out)
+
+            world.network.send(dst, src, deliver)
 
         world.network.send(src, dst, arrive, context=dst_context)
     try:

@@ -16,6 +16,7 @@ power failure that also loses records the OS had not written yet (KIP-101 scenar
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Iterable
 
 from ..config import BrokerConfig
 from ..controller.core import BrokersChanged, ControllerCore, Event, Failover, IsrChanged, Plan, StateRead, TopicRead
@@ -33,8 +34,8 @@ NO_LEADER = rules.NO_LEADER
 
 
 def log_values(log: PartitionLog) -> dict[int, str]:
-    """Every record of a log as {offset: value}."""
-    return {r.offset: r.value.decode() for r in iter_records(log.read(log.log_start_offset, BIG, None))}
+    """Every record of a log as {offset: value} (a null value as "")."""
+    return {r.offset: (r.value or b"").decode() for r in iter_records(log.read(log.log_start_offset, BIG, None))}
 
 
 @dataclass
@@ -152,7 +153,7 @@ class Cluster:
         known = self.controller.ctx.live
         return self._control(BrokersChanged({b: known.get(b) or self._registration(b) for b in self.replicas}))
 
-    def send_leader_and_isr(self, targets) -> None:
+    def send_leader_and_isr(self, targets: Iterable[int]) -> None:
         """LeaderAndIsr to ``targets``: the leader first, then followers, which then run
         their truncation (OffsetsForLeaderEpoch rounds with leader-epoch truncation).  A
         replica that already has this leader epoch only takes the ISR and znode version

@@ -21,7 +21,7 @@ import sys
 import time
 import warnings
 from dataclasses import dataclass, field, replace
-from typing import Awaitable, Callable, TypeVar
+from typing import Any, Callable, Coroutine, TypeVar
 
 from .. import errors
 from ..faults import checker as shared
@@ -30,7 +30,7 @@ from ..faults.txn_checker import check_transactions
 from ..faults.workload import ProducerPlan, Workload
 from .clients import Committer, Consumer, Producer
 from .invariants import Checker
-from .loop import SimStalled
+from .loop import SimLoop, SimStalled
 from .nemesis import Nemesis
 from . import txn_clients as txn
 from .network import call
@@ -85,7 +85,7 @@ class Result:
                 f"virtual_s={self.virtual_s:.0f} wall_s={self.wall_s:.1f} trace={self.digest[:12]}{first}")
 
 
-async def _wait(world: World, cond, timeout_s: float, interval_s: float = 0.1) -> bool:
+async def _wait(world: World, cond: Callable[[], object], timeout_s: float, interval_s: float = 0.1) -> bool:
     deadline = world.loop.time() + timeout_s
     while not cond():
         if world.loop.time() > deadline:
@@ -298,7 +298,7 @@ def _run_seed(opts: Options) -> Result:
 T = TypeVar("T")
 
 
-def run_world(world: World, main: Callable[[], Awaitable[T]]) -> T:
+def run_world(world: World, main: Callable[[], Coroutine[Any, Any, T]]) -> T:
     """Run ``main()`` on the world's loop, in the world's context (no process), then drop
     the loop without running what is left: crashed processes' tasks stay pending for
     ever, and their coroutines, closed when collected, are silenced."""
@@ -342,10 +342,10 @@ def _ts(line: str) -> float:
     return float(line.split(None, 1)[0])
 
 
-def _close(loop: asyncio.AbstractEventLoop) -> None:
+def _close(loop: SimLoop) -> None:
     """Drop the loop without running what is left (crashed processes' tasks stay pending)."""
-    loop._ready.clear()  # type: ignore[attr-defined]
-    loop._scheduled.clear()  # type: ignore[attr-defined]
+    loop._ready.clear()
+    loop._scheduled.clear()
     loop.close()
 
 
@@ -356,7 +356,7 @@ def check_determinism(opts: Options) -> tuple[bool, Result, Result]:
     return a.digest == b.digest, a, b
 
 
-def sweep(opts: Options, seeds: range, on_result=None) -> list[Result]:
+def sweep(opts: Options, seeds: range, on_result: Callable[[Result], object] | None = None) -> list[Result]:
     """Run every seed of ``seeds``; ``on_result(result)`` after each."""
     out = []
     for s in seeds:

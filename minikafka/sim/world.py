@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
 from ..broker.ports import Ports
+from ..broker.served import ServedBroker
 from ..broker.server import Broker
 from ..config import BrokerConfig
 from .disk import SimDisk, SimStorage
@@ -95,7 +96,7 @@ class World:
         self.incarnations: dict[str, int] = {}
         self.paused: set[str] = set()
         self.contexts: dict[str, contextvars.Context] = {}
-        self.serving: dict[str, Broker] = {}
+        self.serving: dict[str, ServedBroker] = {}
         self.address_book: dict[tuple[str, int], str] = {}
         self.open_calls: dict[tuple[str, int], dict[object, Any]] = {}
         self.brokers: dict[int, Broker] = {}  # the current (or last) incarnation of each broker
@@ -160,8 +161,12 @@ class World:
         if self.opts.storage == "memory":
             self.disks[broker_id] = SimDisk()
         config = self.broker_config(broker_id)
-        on_truncate = (lambda tp, removed, b=broker_id, report=self.on_truncate: report(b, tp, removed)) \
-            if self.on_truncate is not None else (lambda tp, removed: None)
+        report = self.on_truncate  # as it is when the broker starts
+
+        def on_truncate(tp: tuple[str, int], removed: list[bytes]) -> None:
+            if report is not None:
+                report(broker_id, tp, removed)
+
         ports = Ports(
             clock=self.clock,
             transport=SimTransport(self, name),
@@ -175,7 +180,7 @@ class World:
         self.incarnations_started.append((broker_id, broker))
         self.note(f"start {name} (incarnation {inc})")
         task = self.loop.create_task(broker.start(), context=ctx)
-        task.add_done_callback(lambda t, b=broker_id, p=process: self._started(b, p, t))
+        task.add_done_callback(lambda t: self._started(broker_id, process, t))
 
     def _started(self, broker_id: int, process: tuple[str, int], task: asyncio.Task) -> None:
         if task.cancelled():
@@ -236,7 +241,7 @@ class World:
         broker = self.brokers[broker_id]
         done = asyncio.get_running_loop().create_future()
         task = self.loop.create_task(broker.shutdown(), context=self.contexts[name])
-        task.add_done_callback(lambda t: done.done() or done.set_result(None))
+        task.add_done_callback(lambda t: _settle(done))
         await done
         self.processes.pop(name, None)
         self.note(f"stopped {name} (controlled shutdown)")
@@ -270,3 +275,9 @@ def quiet_logs() -> Iterator[None]:
     finally:
         for lg, level in zip(loggers, saved):
             lg.setLevel(level)
+
+
+def _settle(done: asyncio.Future) -> None:
+    """Resolve ``done`` (with None) unless it already is."""
+    if not done.done():
+        done.set_result(None)

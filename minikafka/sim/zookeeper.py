@@ -89,6 +89,8 @@ class ZkServer:
         self._next_sid = 0x100
         self.expirations = 0
         self.has_quorum = True  # False while the nemesis holds the ensemble without a quorum
+        # while a multi applies its ops: the watch notifications it holds until it commits
+        self._held: list[tuple[str, str]] | None = None
 
     # -- sessions ---------------------------------------------------------------------------
     def open(self, node: str, timeout_s: float, notify: Callable[[str, str], None]) -> int:
@@ -150,6 +152,9 @@ class ZkServer:
 
     # -- watches --------------------------------------------------------------------------------
     def _fire(self, kind: str, path: str) -> None:
+        if self._held is not None:
+            self._held.append((kind, path))
+            return
         for s in list(self.sessions.values()):
             if (kind, path) in s.watched:
                 s.notify(kind, path)
@@ -282,8 +287,9 @@ class ZkServer:
         zxid = self.zxid + 1
         results: list[Any] = []
         failed = None
-        muted = _Muted(self)
-        with muted:
+        held: list[tuple[str, str]] = []
+        self._held = held  # notifications wait for the commit (none if it fails)
+        try:
             for op in ops:
                 why = self._check(op)
                 if why is not None:
@@ -291,41 +297,21 @@ class ZkServer:
                     results.append(why)
                     break
                 results.append(self._apply(sid, op, zxid))
+        finally:
+            self._held = None
         if failed is not None:
             self.nodes = snapshot
             return [RolledBackError() for _ in range(failed)] + [results[failed]] + \
                 [RolledBackError() for _ in range(len(ops) - failed - 1)]
         self.zxid = zxid
-        muted.release()
+        for kind, path in dict.fromkeys(held):  # each once, in order
+            self._fire(kind, path)
         return results
 
 
 def _copy(n: Znode) -> Znode:
     return Znode(n.data, n.czxid, n.mzxid, n.ctime, n.mtime, n.version, n.cversion, n.ephemeral_owner, n.pzxid,
                  dict(n.children))
-
-
-class _Muted:
-    """Hold watch notifications of a multi until it commits (none if it fails)."""
-
-    def __init__(self, server: ZkServer) -> None:
-        self.server = server
-        self.held: list[tuple[str, str]] = []
-        self._fire = server._fire
-
-    def __enter__(self) -> "_Muted":
-        self.server._fire = lambda kind, path: self.held.append((kind, path))  # type: ignore[method-assign]
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.server._fire = self._fire  # type: ignore[method-assign]
-
-    def release(self) -> None:
-        seen: dict[tuple[str, str], None] = {}
-        for h in self.held:
-            seen.setdefault(h)
-        for kind, path in seen:
-            self._fire(kind, path)
 
 
 class _Tx:
@@ -462,6 +448,7 @@ class SimZkSession:
         while True:
             await asyncio.sleep(self.timeout_s / 3)
             sid = self.sid
+            assert sid is not None  # a session is open from start() on; stop() cancels this task first
             try:
                 alive = await self._roundtrip(lambda s: s.touch(sid), self.timeout_s * 2 / 3)
             except (asyncio.TimeoutError, _ConnectionLoss):
@@ -519,6 +506,7 @@ class SimZkSession:
             except asyncio.TimeoutError:
                 pass
         sid = self.sid
+        assert sid is not None  # CONNECTED: a session is open
         try:
             result = await self._roundtrip(lambda s: s.request(sid, op), max(0.0, deadline - loop.time()))
         except asyncio.TimeoutError:

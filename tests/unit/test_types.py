@@ -15,7 +15,9 @@ CORES = ["minikafka/protocol", "minikafka/log", "minikafka/replication", "minika
          "minikafka/groups", "minikafka/auth", "minikafka/zk/layout.py", "minikafka/errors.py", "minikafka/config.py"]
 # the controller's shell too: its queue, its channels, its ZooKeeper store
 CHECKED = [*CORES, "minikafka/controller/controller.py", "minikafka/controller/events.py",
-           "minikafka/controller/channel.py", "minikafka/controller/store.py"]
+           "minikafka/controller/channel.py", "minikafka/controller/store.py",
+           # the clients and the simulation that runs them
+           "minikafka/client", "minikafka/sim"]
 
 
 def mypy_config() -> dict:
