@@ -111,17 +111,17 @@ def assemble(config: BrokerConfig, ports: Ports) -> Services:
     security = Security(config, metrics)  # raises INVALID_CONFIG on bad security settings
     acls = AclStore(zk, security.authorizer, on_reload=lambda n: record("acls_loaded", f"broker {config.broker_id}: {n} ACLs"))
 
-    replica_manager = ReplicaManager(config, clock, storage, zk, metrics, security, record,
+    replica_manager = ReplicaManager(config, clock, storage, zk, metrics, record,
                                      session_ids=iter(lambda: ports.random.randrange(1, 2 ** 31), None))
     fetchers = FetcherManager(config, replica_manager, metrics, transport.call, lambda: identity.broker_epoch, tasks.spawn)
     def new_topic_id() -> str:  # KIP-516: a random id for each topic created, from the broker's randomness
         return topic_ids.new_topic_id(lambda: ports.random.getrandbits(128))
-    topic_admin = TopicAdmin(config, zk, security, metadata, record, new_topic_id)
+    topic_admin = TopicAdmin(config, zk, metadata, record, new_topic_id)
     producer_ids = ProducerIdManager(zk, config.broker_id)
-    coordinator = GroupCoordinator(config, clock, ports.random, zk, metadata, security, metrics, record, replica_manager,
+    coordinator = GroupCoordinator(config, clock, ports.random, zk, metadata, metrics, record, replica_manager,
                                    topic_admin, tasks.spawn)
     replica_manager.connect(fetchers, coordinator.on_leadership, coordinator.on_txn_marker)
-    txn_coordinator = TransactionCoordinator(config, clock, zk, metadata, security, metrics, record, replica_manager,
+    txn_coordinator = TransactionCoordinator(config, clock, zk, metadata, metrics, record, replica_manager,
                                              topic_admin, producer_ids.generate, transport.call, tasks.spawn)
     replica_manager.connect_transactions(txn_coordinator.on_leadership)
 
@@ -136,16 +136,16 @@ def assemble(config: BrokerConfig, ports: Ports) -> Services:
     endpoints = Endpoints(config.broker_id, metadata, listeners)
     cluster_timeline = ClusterTimeline(timeline, lambda: metadata.brokers, transport.call)
     layer = RequestLayer(
-        data=DataApis(config.broker_id, replica_manager, producer_ids),
+        data=DataApis(config.broker_id, replica_manager, producer_ids, security),
         cluster=ClusterApis(config, metadata, endpoints, security, topic_admin, replica_manager, metrics,
                             cluster_timeline, lambda: identity.cluster_id, transport.call,
                             lambda: getattr(zk, "session_state", "")),
-        admin=AdminApis(topic_admin, config_changes.load_broker_configs),
+        admin=AdminApis(topic_admin, security, config_changes.load_broker_configs),
         control=ControlApis(config.broker_id, lambda: identity.broker_epoch, zk, metrics, replica_manager, metadata,
                             listeners, fetchers, controller, security, transport.call, coordinator.on_topics_deleted),
-        groups=GroupApis(coordinator, endpoints),
+        groups=GroupApis(coordinator, endpoints, security),
         acls=AclApis(security, acls),
-        txn=TransactionApis(txn_coordinator, endpoints))
+        txn=TransactionApis(txn_coordinator, endpoints, security))
     rpc = RpcListener(config, layer, metrics, clock)
     policy = ConnectionPolicy.of(config.get, open_file_limit())  # one policy for every client connection
     limits = ConnectionLimits(policy, metrics)

@@ -27,7 +27,6 @@ from dataclasses import dataclass, field
 import random
 from typing import TYPE_CHECKING, Any, Callable
 
-from ..auth.acls import CLUSTER_NAME
 from ..errors import (
     CoordinatorNotAvailableError,
     GroupIdNotFoundError,
@@ -44,7 +43,6 @@ from ..errors import (
     NotLeaderOrFollowerError,
     OffsetMetadataTooLargeError,
     ProducerFencedError,
-    TransactionalIdAuthorizationFailedError,
     UnknownTopicOrPartitionError,
 )
 from ..groups import records as rec
@@ -59,7 +57,6 @@ from ..zk.session import ZkSession
 from .coordinator_runtime import CoordinatorRuntime, InternalTopic, Shard
 from .metadata_cache import MetadataCache
 from .metrics import Metrics
-from .security import Security, refusal
 from .services import Clock, EventLog, Spawn
 from .topic_admin import TopicAdmin
 
@@ -101,14 +98,13 @@ class GroupCoordinator:
     """Consumer groups of the partitions of ``__consumer_offsets`` led here."""
 
     def __init__(self, config: BrokerConfig, clock: Clock, rng: random.Random, zk: ZkSession, metadata: MetadataCache,
-                 security: Security, metrics: Metrics, record_event: EventLog, replica_manager: "ReplicaManager",
+                 metrics: Metrics, record_event: EventLog, replica_manager: "ReplicaManager",
                  topic_admin: TopicAdmin, spawn: Spawn) -> None:
         self.config = config
         self.broker_id = config.broker_id
         self.clock = clock
         self.random = rng
         self.metadata = metadata
-        self.security = security
         self.metrics = metrics
         self.record_event = record_event
         self.replica_manager = replica_manager
@@ -245,7 +241,6 @@ class GroupCoordinator:
     async def join_group(self, group_id: str, member_id: str, instance_id: str | None, client_id: str, client_host: str,
                          session_timeout_ms: int, rebalance_timeout_ms: int, protocol_type: str,
                          protocols: list[tuple[str, bytes]], require_known_id: bool) -> JoinAnswer:
-        self.security.require("Read", "Group", group_id)
         s = self.settings()
         if not s.min_session_timeout_ms <= session_timeout_ms <= s.max_session_timeout_ms:
             raise InvalidSessionTimeoutError(
@@ -269,7 +264,6 @@ class GroupCoordinator:
 
     async def sync_group(self, group_id: str, member_id: str, instance_id: str | None, generation: int,
                          assignments: dict[str, bytes] | None) -> SyncAnswer:
-        self.security.require("Read", "Group", group_id)
         g = self._group(group_id)
         if g is None:
             from ..errors import UnknownMemberIdError
@@ -284,7 +278,6 @@ class GroupCoordinator:
         return await fut
 
     def heartbeat(self, group_id: str, member_id: str, instance_id: str | None, generation: int) -> None:
-        self.security.require("Read", "Group", group_id)
         g = self._group(group_id)
         if g is None:
             from ..errors import UnknownMemberIdError
@@ -294,7 +287,6 @@ class GroupCoordinator:
             raise err
 
     def leave_group(self, group_id: str, members: list[tuple[str, str | None]]) -> list[KafkaError | None]:
-        self.security.require("Read", "Group", group_id)
         g = self._group(group_id)
         if g is None:  # one answer for every member named
             from ..errors import UnknownMemberIdError
@@ -316,10 +308,10 @@ class GroupCoordinator:
             fut = self._joins.pop((g.group_id, a.member_id), None)
             if fut is not None and not fut.done():
                 fut.set_result(a)
-        for a in eff.syncs:
-            fut = self._syncs.pop((g.group_id, a.member_id), None)
+        for s in eff.syncs:
+            fut = self._syncs.pop((g.group_id, s.member_id), None)
             if fut is not None and not fut.done():
-                fut.set_result(a)
+                fut.set_result(s)
         if eff.write_metadata:
             self._spawn(self._write_metadata(g, g.generation))
 
@@ -349,7 +341,7 @@ class GroupCoordinator:
                              producer_epoch=producer_epoch, base_sequence=-1, is_transactional=producer_id >= 0)
         res, = await self.replica_manager.produce(ProduceRequest(
             acks=-1, timeout_ms=self.config.get("offsets.commit.timeout.ms"),
-            partitions=[ProducePartition(topic=rec.OFFSETS_TOPIC, partition=partition, records=batch)]), internal=True)
+            partitions=[ProducePartition(topic=rec.OFFSETS_TOPIC, partition=partition, records=batch)]))
         if res.error is None:
             return res.base_offset
         if isinstance(res.error, (NotLeaderOrFollowerError, UnknownTopicOrPartitionError)):
@@ -367,9 +359,7 @@ class GroupCoordinator:
         """Commit ``(topic, partition, offset, leader_epoch, metadata)`` entries; returns
         one error (or None) per entry.  A member of the group must name its current
         generation; generation -1 without a member id commits for a group with no members.
-        Needs Read on the group, and on each topic (TOPIC_AUTHORIZATION_FAILED per entry)."""
-        security = self.security
-        security.require("Read", "Group", group_id)
+        The request layer has checked Read on the group and left out the topics it may not read."""
         errs, good = self._check_entries(offsets)
         if all(e is not None and not isinstance(e, OffsetMetadataTooLargeError) for e in errs):
             # every partition unknown or not readable: Kafka answers before it reaches the group
@@ -392,18 +382,16 @@ class GroupCoordinator:
 
     def _check_entries(self, offsets: list[tuple[str, int, int, int, str | None]]
                        ) -> tuple[list[KafkaError | None], list[tuple[tuple[str, int], rec.OffsetValue]]]:
-        """Per-entry checks of a commit: Read on the topic, the partition exists, the
-        metadata fits offset.metadata.max.bytes.  One error (or None) per entry, and the
-        values to write for the good ones."""
-        security, md = self.security, self.metadata
+        """Per-entry checks of a commit: the partition exists, the metadata fits
+        offset.metadata.max.bytes.  One error (or None) per entry, and the values to write
+        for the good ones."""
+        md = self.metadata
         limit = self.config.get("offset.metadata.max.bytes")
         errs: list[KafkaError | None] = []
         good: list[tuple[tuple[str, int], rec.OffsetValue]] = []
         ts = self._now()
         for topic, partition, offset, epoch, metadata in offsets:
-            if not security.allowed("Read", "Topic", topic):
-                errs.append(refusal("Read", "Topic", topic))
-            elif (topic, partition) not in md.partitions:
+            if (topic, partition) not in md.partitions:
                 errs.append(UnknownTopicOrPartitionError(f"{topic}-{partition} does not exist"))
             elif metadata is not None and len(metadata.encode()) > limit:
                 errs.append(OffsetMetadataTooLargeError(f"metadata of {topic}-{partition} is longer than "
@@ -420,16 +408,11 @@ class GroupCoordinator:
         metadata)`` entries as pending offsets of the producer's transaction; one error
         (or None) per entry.  They are written as a transactional batch of the producer
         (acks=all) and become the group's committed offsets when the transaction's COMMIT
-        marker reaches this partition (:meth:`on_txn_marker`).  Needs Write on the
-        transactional id, Read on the group and on each topic.  With a generation or a
-        member id (v3+, KIP-447) the member must be current; an older producer epoch is
-        INVALID_PRODUCER_EPOCH.  As in Kafka, the group coordinator does not check that
+        marker reaches this partition (:meth:`on_txn_marker`).  The request layer has
+        checked Write on the transactional id, Read on the group and on each topic.  With a
+        generation or a member id (v3+, KIP-447) the member must be current; an older
+        producer epoch is INVALID_PRODUCER_EPOCH.  As in Kafka, the group coordinator does not check that
         the transaction coordinator added the group (AddOffsetsToTxn)."""
-        security = self.security
-        if not security.allowed("Write", "TransactionalId", transactional_id):
-            raise TransactionalIdAuthorizationFailedError(
-                f"not authorized to Write TransactionalId {transactional_id!r}")
-        security.require("Read", "Group", group_id)
         if producer_id < 0 or producer_epoch < 0:
             raise InvalidProducerIdMappingError(f"producer id {producer_id} epoch {producer_epoch} is not a "
                                                 f"transactional producer's")
@@ -480,14 +463,11 @@ class GroupCoordinator:
 
     def fetch_offsets(self, group_id: str, partitions: list[tuple[str, int]] | None) -> list[tuple[str, int, rec.OffsetValue | None]]:
         """Committed offsets of ``partitions`` (every committed one when None); None where
-        nothing is committed).  Needs Describe on the group; topics the principal may not
-        Describe are left out of "every committed one"."""
-        security = self.security
-        security.require("Describe", "Group", group_id)
+        nothing is committed)."""
         g = self._group(group_id)
         got = g.offsets if g is not None else {}
         if partitions is None:
-            return [(t, p, v) for (t, p), v in sorted(got.items()) if security.allowed("Describe", "Topic", t, quiet=True)]
+            return [(t, p, v) for (t, p), v in sorted(got.items())]
         return [(t, p, got.get((t, p))) for t, p in partitions]
 
     def unstable_partitions(self, group_id: str) -> set[tuple[str, int]]:
@@ -551,19 +531,15 @@ class GroupCoordinator:
 
     # -- admin ----------------------------------------------------------------------
     def list_groups(self) -> list[Group]:
-        """The live groups here that the principal may Describe (all of them with Describe on the cluster)."""
-        security = self.security
-        every = security.allowed("Describe", "Cluster", CLUSTER_NAME, quiet=True)
-        return [g for s in self.shards.values() if s.loaded for g in s.groups.values() if g.state is not GroupState.DEAD
-                and (every or security.allowed("Describe", "Group", g.group_id, quiet=True))]
+        """The live groups here."""
+        return [g for s in self.shards.values() if s.loaded for g in s.groups.values()
+                if g.state is not GroupState.DEAD]
 
     def describe_group(self, group_id: str) -> Group | None:
-        self.security.require("Describe", "Group", group_id)
         g = self._group(group_id)
         return g if g is not None and g.state is not GroupState.DEAD else None
 
     async def delete_group(self, group_id: str) -> None:
-        self.security.require("Delete", "Group", group_id)
         g = self._group(group_id)
         if g is None or g.state is GroupState.DEAD:
             raise GroupIdNotFoundError(f"group {group_id!r} does not exist")
@@ -575,10 +551,8 @@ class GroupCoordinator:
         """Kafka's OffsetDelete: tombstones for the group's committed offsets of ``partitions``;
         one error (or None) per partition.  GROUP_ID_NOT_FOUND for an unknown group,
         NON_EMPTY_GROUP for an active group of another protocol type; in an active consumer
-        group, partitions of subscribed topics are GROUP_SUBSCRIBED_TO_TOPIC.  Needs Delete
-        on the group and Read on each topic."""
-        security = self.security
-        security.require("Delete", "Group", group_id)
+        group, partitions of subscribed topics are GROUP_SUBSCRIBED_TO_TOPIC.  The request
+        layer has checked Delete on the group and left out the topics it may not read."""
         g = self._group(group_id)
         if g is None or g.state is GroupState.DEAD:
             raise GroupIdNotFoundError(f"group {group_id!r} does not exist")
@@ -590,9 +564,7 @@ class GroupCoordinator:
         errs: list[KafkaError | None] = []
         gone: list[tuple[str, int]] = []
         for topic, partition in partitions:
-            if not security.allowed("Read", "Topic", topic):
-                errs.append(refusal("Read", "Topic", topic))
-            elif (topic, partition) not in self.metadata.partitions:
+            if (topic, partition) not in self.metadata.partitions:
                 errs.append(UnknownTopicOrPartitionError(f"{topic}-{partition} does not exist"))
             elif topic in subscribed:
                 errs.append(GroupSubscribedToTopicError(f"group {group_id!r} is subscribed to {topic!r}"))
@@ -612,8 +584,8 @@ class GroupCoordinator:
 
     async def _delete(self, g: Group, why: str) -> None:
         # pending transactional offsets go too (a tombstone drops them, as Kafka's coordinator writes)
-        entries = [(rec.encode_key(rec.OffsetKey(g.group_id, t, p)), None)
-                   for t, p in sorted(set(g.offsets) | g.pending_partitions())]
+        entries: list[tuple[bytes, bytes | None]] = [(rec.encode_key(rec.OffsetKey(g.group_id, t, p)), None)
+                                                     for t, p in sorted(set(g.offsets) | g.pending_partitions())]
         entries.append((rec.encode_key(rec.GroupKey(g.group_id)), None))
         await self._append(g.group_id, entries)
         self._handle(g, g.mark_dead())

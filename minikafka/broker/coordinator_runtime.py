@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Coroutine, Generic, TypeVar
 
 from ..config import BrokerConfig
 from ..errors import (
@@ -135,7 +135,7 @@ class CoordinatorRuntime(Generic[S]):
 
     # -- leadership ------------------------------------------------------------------------
     def on_leadership(self, partition: int, is_leader: bool, new_shard: Callable[[int], S],
-                      load: Callable[[S], Awaitable[None]], unload: Callable[[S], None]) -> None:
+                      load: Callable[[S], Coroutine[Any, Any, None]], unload: Callable[[S], None]) -> None:
         """After a LeaderAndIsr or StopReplica touched ``partition``: the shard held so far
         is given up (``unload``); as leader a new one is made (``new_shard``) and loaded
         (``load``, in a task of the runtime's)."""
@@ -161,7 +161,7 @@ class CoordinatorRuntime(Generic[S]):
         unload(shard)
         return tasks
 
-    def shard_task(self, shard: S, coro: Awaitable[Any], name: str) -> asyncio.Task:
+    def shard_task(self, shard: S, coro: Coroutine[Any, Any, Any], name: str) -> asyncio.Task:
         """Run ``coro`` as ``shard``'s own work: cancelled when the shard is given up."""
         task = self.spawn(coro, name)
         shard.tasks.add(task)
@@ -214,7 +214,7 @@ class CoordinatorRuntime(Generic[S]):
         rf, configs = self.topic.creation(self.config.get, live)
         err, = await self.topic_admin.create_topics([NewTopic(
             self.topic.name, self.config.get(self.topic.partitions_setting), rf, configs)],
-            validate_only=False, timeout_ms=0, internal=True)
+            validate_only=False, timeout_ms=0)
         if err is not None and not isinstance(err, TopicAlreadyExistsError):
             raise CoordinatorNotAvailableError(f"could not create {self.topic.name}: {err.message}")
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from .. import config as cfg
 from ..config import BrokerConfig, topic_setting
@@ -18,7 +18,6 @@ from ..errors import (
     FetchSessionIdNotFoundError,
     InconsistentTopicIdError,
     InvalidFetchSessionEpochError,
-    InvalidTopicExceptionError,
     KafkaError,
     KafkaStorageError,
     NotEnoughReplicasAfterAppendError,
@@ -68,13 +67,15 @@ from ..zk.errors import BadVersionError
 from ..zk.session import ZkSession
 from .metrics import Metrics
 from .purgatory import Purgatory, parking
-from .security import Security
 from .services import Clock, EventLog, FetcherControl, LeadershipListener, TxnMarkerListener
 
 if TYPE_CHECKING:
     from .storage import Storage
 
 log = logging.getLogger(__name__)
+
+# The caller's access check of a fetch, run before each partition's read: raises its error.
+ReadCheck = Callable[[str], None]
 
 # pause before an ISR write whose outcome was unknown is tried again
 ISR_WRITE_RETRY_S = 1.0
@@ -105,7 +106,7 @@ class ReplicaManager:
     """All local replicas of one broker and the rules around them."""
 
     def __init__(self, config: BrokerConfig, clock: Clock, storage: "Storage", zk: ZkSession, metrics: Metrics,
-                 security: Security, record_event: EventLog, session_ids: Iterator[int] | None = None) -> None:
+                 record_event: EventLog, session_ids: Iterator[int] | None = None) -> None:
         """``session_ids``: candidate ids for new fetch sessions (random ones, so that a
         restarted leader does not hand out the ids of before)."""
         self.config = config
@@ -114,7 +115,6 @@ class ReplicaManager:
         self.storage = storage
         self.zk = zk
         self.metrics = metrics
-        self.security = security
         self.record_event = record_event
         self.partitions: dict[tuple[str, int], PartitionReplica] = {}
         # replicas whose stored log is damaged where no other replica holds the records:
@@ -482,9 +482,10 @@ class ReplicaManager:
         return out
 
     # -- produce ----------------------------------------------------------------------
-    async def produce(self, req: ProduceRequest, internal: bool = False) -> list[ProducePartitionResponse]:
-        """Append to leaders; with acks=-1 wait for the HW.  Only the broker itself
-        (``internal``) writes to internal topics (names starting with ``__``)."""
+    async def produce(self, req: ProduceRequest) -> list[ProducePartitionResponse]:
+        """Append to leaders; with acks=-1 wait for the HW.  The caller is trusted: the
+        request layer has refused what a client may not write (internal topics, topics
+        without Write), the coordinators write their own topics."""
         acks = req.acks
         results: list[ProducePartitionResponse] = []
         waits: list[tuple[ProducePartitionResponse, PartitionReplica, int, int]] = []
@@ -494,10 +495,6 @@ class ReplicaManager:
                                              log_start_offset=-1)
             leader: PartitionReplica | None = None
             try:
-                if topic.startswith("__") and not internal:
-                    raise InvalidTopicExceptionError(f"cannot append to internal topic {topic}")
-                if not internal:  # the coordinator writes __consumer_offsets for any caller
-                    self.security.require("Write", "Topic", topic)
                 p = leader = self.leader_of(topic, part)
                 min_isr = self.effective_min_isr(p)
                 log_append_time = None
@@ -636,9 +633,6 @@ class ReplicaManager:
             topic, part = m.topic, m.partition
             entry = DeleteRecordsPartitionResult(topic=topic, partition=part, low_watermark=-1)
             try:
-                if topic.startswith("__"):
-                    raise InvalidTopicExceptionError(f"cannot delete records of internal topic {topic}")
-                self.security.require("Delete", "Topic", topic)
                 p = self.leader_of(topic, part)
                 if not cfg.deletes(self.setting(topic, "cleanup.policy")):
                     raise PolicyViolationError(f"records of {topic}, a topic with cleanup.policy=compact, "
@@ -665,13 +659,14 @@ class ReplicaManager:
         entry.low_watermark = p.low_watermark
 
     # -- fetch --------------------------------------------------------------------------
-    def _read_one(self, m: FetchPartition, replica_id: int, t: int,
-                  committed: bool = False) -> tuple[FetchPartitionResponse, int]:
+    def _read_one(self, m: FetchPartition, replica_id: int, t: int, committed: bool = False,
+                  may_read: ReadCheck | None = None) -> tuple[FetchPartitionResponse, int]:
         topic, part = m.topic, m.partition
         entry = FetchPartitionResponse(topic=topic, partition=part, high_watermark=-1, log_start_offset=-1,
                                        log_end_offset=-1, leader_epoch=-1, records=b"")
         try:
-            self.security.require("Read", "Topic", topic)  # a replica (the credential) always may
+            if may_read is not None:
+                may_read(topic)
             p = self.leader_of(topic, part)
             p.check_leader_epoch(m.current_leader_epoch)
             entry.leader_epoch = p.leader_epoch
@@ -702,15 +697,17 @@ class ReplicaManager:
             entry.error = exc
             return entry, 0
 
-    async def fetch(self, req: FetchRequest) -> FetchResponse:
+    async def fetch(self, req: FetchRequest, may_read: ReadCheck | None = None) -> FetchResponse:
         """Read now; if fewer than min_bytes are available, park in the fetch purgatory
         until one of the partitions has more to give (new records for a follower, an HW
         move for a consumer), or max_wait_ms.  A request in an incremental fetch session
         (KIP-227, ``replication/fetch_session.py``) reads every partition of its session and
         is answered only the partitions with news.  What consumers get is counted per
-        partition (the dashboard's fetch rates)."""
+        partition (the dashboard's fetch rates).  ``may_read(topic)`` is the caller's access
+        check, run before every read of a partition (those of the session too), which
+        raises the partition's error."""
         ctx = self._session_context(req)
-        answered = await self._fetch(req, ctx)
+        answered = await self._fetch(req, ctx, may_read)
         session_id = INVALID_SESSION_ID
         if ctx is not None:
             evictions = self.fetch_sessions.evictions
@@ -743,13 +740,14 @@ class ReplicaManager:
             raise cls(ctx.message)
         return ctx
 
-    async def _fetch(self, req: FetchRequest, ctx: FetchContext | None = None) -> list[FetchPartitionResponse]:
+    async def _fetch(self, req: FetchRequest, ctx: FetchContext | None = None,
+                     may_read: ReadCheck | None = None) -> list[FetchPartitionResponse]:
         replica_id = req.replica_id
         parts: list[Any] = ctx.partitions if ctx is not None else req.partitions
         t = self.now_ms()
         committed = req.isolation_level == READ_COMMITTED
         busy = self._busy_in_session(parts, req, ctx, t)
-        results = [self._read_one(m, replica_id, t, committed) for m in busy]
+        results = [self._read_one(m, replica_id, t, committed, may_read) for m in busy]
         total = sum(n for _, n in results)
         has_error = any(r.error is not None for r, _ in results)
         # nothing to wait for: no partition at all (a session whose partitions are all quiet
@@ -788,8 +786,8 @@ class ReplicaManager:
         if session is not None and session.disturbed != disturbed:  # quiet partitions woke: read them too
             parts = [session.partitions[tp] for tp in session.active]
         busy = self._busy_in_session(parts, req, ctx, t)
-        return self._bound([self._read_one(m, replica_id, t, committed) for m in busy], req.max_bytes, busy, ctx,
-                           replica_id < 0)
+        return self._bound([self._read_one(m, replica_id, t, committed, may_read) for m in busy], req.max_bytes,
+                           busy, ctx, replica_id < 0)
 
     def _busy_in_session(self, parts: list[Any], req: FetchRequest, ctx: FetchContext | None, t: int) -> list[Any]:
         """The partitions of a follower's incremental fetch that need reading: all but the
@@ -852,7 +850,6 @@ class ReplicaManager:
             entry = ListOffsetsPartitionResponse(topic=m.topic, partition=m.partition, offset=-1, timestamp=-1,
                                                  leader_epoch=-1)
             try:
-                self.security.require("Describe", "Topic", m.topic)
                 p = self.leader_of(m.topic, m.partition)
                 p.check_leader_epoch(m.current_leader_epoch)
                 ts = m.timestamp
@@ -881,7 +878,6 @@ class ReplicaManager:
         for m in req.partitions:
             entry = EpochEndOffset(topic=m.topic, partition=m.partition, leader_epoch=-1, end_offset=-1)
             try:
-                self.security.require("Describe", "Topic", m.topic)
                 p = self.leader_of(m.topic, m.partition)
                 p.check_leader_epoch(m.current_leader_epoch)
                 entry.leader_epoch, entry.end_offset = p.end_offset_for_epoch(m.leader_epoch)

@@ -27,7 +27,6 @@ from .apis.layer import RequestLayer
 from .connection_policy import request_failure
 from .listeners import current_listener
 from .metrics import Metrics
-from .security import current_host, current_principal
 from .services import Clock
 
 log = logging.getLogger(__name__)
@@ -49,12 +48,7 @@ class RpcListener:
         Every outcome is an answer map, packed.  A ``bytearray`` body is emptied once
         decoded, so that its memory is given back while the request is handled (the
         caller's frames still name it)."""
-        # the principal is this request's only (a keep-alive connection serves several)
-        token = current_principal.set(ANONYMOUS)
-        try:
-            return codec.pack(await self._answer(api, body, remote, credential, principal))
-        finally:
-            current_principal.reset(token)
+        return codec.pack(await self._answer(api, body, remote, credential, principal))
 
     async def _answer(self, api: str, body: bytes | bytearray, remote: str, credential: str | None,
                       principal: Callable[[], Any]) -> dict:
@@ -65,10 +59,8 @@ class RpcListener:
                 if isinstance(body, bytearray):
                     with contextlib.suppress(BufferError):  # still viewed by a decoding error's frames
                         body.clear()
-            current_host.set(remote or "*")
             # as in Kafka, ApiVersions needs no authentication
             who = ANONYMOUS if api == "api_versions" else principal()
-            current_principal.set(who)
             if cluster_auth.needs_cluster_action(api, msg) and not cluster_auth.allowed(self.config.cluster_secret, credential):
                 self.metrics.count(CLUSTER_AUTHORIZATION_FAILURES)
                 log.warning("refused %s from %s: no valid cluster credential", api, remote)

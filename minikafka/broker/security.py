@@ -5,21 +5,27 @@
   SASL_SSL.  SSL listeners serve TLS with ``ssl.keystore.location`` (PEM);
   :meth:`Security.server_ssl` builds their context.  The INTERNAL listener, which brokers
   use to reach each other, stays without TLS (PLAINTEXT or SASL_PLAINTEXT).
-* **Principals.** A request's principal is kept in :data:`current_principal` while it
-  is handled: ``User:NAME`` after SASL/PLAIN (Kafka listener) or a Basic
-  ``Authorization`` header (HTTP listener) checked against ``sasl.users.file``; the
-  subject of a TLS client certificate; :data:`BROKER_PRINCIPAL` for holders of the
-  cluster credential (the other brokers: always super users); ``User:ANONYMOUS``
-  otherwise.  On a SASL listener an unauthenticated request is refused
-  (SASL_AUTHENTICATION_FAILED).
+* **Principals.** A listener finds out who sent a request and puts it on the request's
+  :class:`~minikafka.broker.apis.context.RequestContext` (``principal`` and
+  ``client_host``), which it hands to the request layer's handler: ``User:NAME`` after
+  SASL/PLAIN (Kafka listener) or a Basic ``Authorization`` header (HTTP listener)
+  checked against ``sasl.users.file``; the subject of a TLS client certificate;
+  :data:`BROKER_PRINCIPAL` for holders of the cluster credential (the other brokers:
+  always super users); ``User:ANONYMOUS`` otherwise.  On a SASL listener an
+  unauthenticated request is refused (SASL_AUTHENTICATION_FAILED).
 * **ACLs.** With ``authorizer.class.name`` set, :meth:`Security.allowed` asks the
   :class:`~minikafka.auth.acls.Authorizer` (rules from ZooKeeper, kept by
-  :class:`~minikafka.broker.acl_store.AclStore`); refusals are logged and counted.
-  Without one, everyone may do everything, as in Kafka.
+  :class:`~minikafka.broker.acl_store.AclStore`) whether the context's principal, from
+  its host, may do an operation; refusals are logged and counted.  Without one,
+  everyone may do everything, as in Kafka.
+* **Where it is checked.** Only the request layer (:mod:`minikafka.broker.apis`) asks,
+  with the context of the request it answers, as Kafka's KafkaApis does.  The services
+  below it (topic admin, replica manager, coordinators) check nothing and trust their
+  caller, so the broker's own work (a coordinator writing ``__consumer_offsets``,
+  creating its topic) simply calls them.
 """
 from __future__ import annotations
 
-import contextvars
 import logging
 import ssl
 from pathlib import Path
@@ -33,17 +39,12 @@ from ..metric_names import AUTHENTICATION_FAILURES, AUTHORIZATION_FAILURES
 from . import cluster_auth
 
 if TYPE_CHECKING:
+    from .apis.context import RequestContext
     from .metrics import Metrics
 
 log = logging.getLogger(__name__)
 
 BROKER_PRINCIPAL = "User:minikafka-broker"  # a holder of the cluster credential
-INTERNAL_PRINCIPAL = "User:minikafka-internal"  # the broker's own work (coordinator, controller)
-
-# The principal and client address of the request being handled.
-current_principal: contextvars.ContextVar[str] = contextvars.ContextVar("minikafka_principal",
-                                                                        default=INTERNAL_PRINCIPAL)
-current_host: contextvars.ContextVar[str] = contextvars.ContextVar("minikafka_client_host", default="*")
 
 class Security:
     """Authentication and authorization settings of one broker, checked at start."""
@@ -73,7 +74,7 @@ class Security:
             supers = parse_super_users(config.get("super.users"))
         except errors.InvalidRequestError as exc:
             raise errors.InvalidConfigError(f"super.users: {exc.message}") from None
-        self.authorizer = Authorizer(supers | {BROKER_PRINCIPAL, INTERNAL_PRINCIPAL},
+        self.authorizer = Authorizer(supers | {BROKER_PRINCIPAL},
                                      config.get("allow.everyone.if.no.acl.found"))
         self._server_ssl: ssl.SSLContext | None = None
         if any(self.tls(name) for name in self.protocols):
@@ -153,44 +154,53 @@ class Security:
             raise
 
     # -- authorization ----------------------------------------------------------------------
-    def allowed(self, operation: str, resource_type: str, name: str, *alternatives: tuple[str, str],
-                quiet: bool = False) -> bool:
-        """Whether the current request's principal may do ``operation`` on the resource (or on
-        one of the ``(resource_type, name)`` alternatives: Create on the Cluster or on the
-        Topic); a refusal is logged and counted (minikafka_authorization_failures_total)."""
+    def allowed(self, ctx: "RequestContext", operation: str, resource_type: str, name: str,
+                *alternatives: tuple[str, str], quiet: bool = False) -> bool:
+        """Whether the principal of the request ``ctx`` may do ``operation`` on the resource
+        (or on one of the ``(resource_type, name)`` alternatives: Create on the Cluster or
+        on the Topic); a refusal is logged and counted (minikafka_authorization_failures_total)
+        unless ``quiet`` (what Kafka leaves out of an answer rather than refuses)."""
         if not self.enabled:
             return True
-        who = current_principal.get()
-        if any(self.authorizer.authorize(who, current_host.get(), operation, rtype, rname)
+        who, host = ctx.principal, ctx.client_host or "*"
+        if any(self.authorizer.authorize(who, host, operation, rtype, rname)
                for rtype, rname in ((resource_type, name), *alternatives)):
             return True
         if quiet:
             return False
         self.metrics.count(AUTHORIZATION_FAILURES)
-        log.info("denied %s %s on %s:%s from %s", who, operation, resource_type, name, current_host.get())
+        log.info("denied %s %s on %s:%s from %s", who, operation, resource_type, name, host)
         return False
 
-    def require(self, operation: str, resource_type: str, name: str) -> None:
+    def require(self, ctx: "RequestContext", operation: str, resource_type: str, name: str) -> None:
         """Raise the resource type's *_AUTHORIZATION_FAILED unless allowed."""
-        if not self.allowed(operation, resource_type, name):
-            raise refusal(operation, resource_type, name)
+        if not self.allowed(ctx, operation, resource_type, name):
+            raise refusal(ctx, operation, resource_type, name)
 
-    def describable(self, wanted: list[str] | None, every: list[str]) -> tuple[list[str], set[str]]:
+    def refused(self, ctx: "RequestContext", operation: str, resource_type: str, name: str) -> errors.KafkaError | None:
+        """The refusal of ``operation`` on the resource (None when allowed): the error of
+        one entry of a request answered entry by entry."""
+        if self.allowed(ctx, operation, resource_type, name):
+            return None
+        return refusal(ctx, operation, resource_type, name)
+
+    def describable(self, ctx: "RequestContext", wanted: list[str] | None,
+                    every: list[str]) -> tuple[list[str], set[str]]:
         """A Metadata request's topics and those refused, as Kafka answers: asked for every
         topic (``wanted`` None), the ones the principal may not Describe are left out; asked by
         name, they are answered TOPIC_AUTHORIZATION_FAILED (the second set)."""
         if wanted is None:
-            return [t for t in every if self.allowed("Describe", "Topic", t, quiet=True)], set()
-        return list(wanted), {t for t in wanted if not self.allowed("Describe", "Topic", t)}
+            return [t for t in every if self.allowed(ctx, "Describe", "Topic", t, quiet=True)], set()
+        return list(wanted), {t for t in wanted if not self.allowed(ctx, "Describe", "Topic", t)}
 
 
-def refusal(operation: str, resource_type: str, name: str) -> errors.KafkaError:
+def refusal(ctx: "RequestContext", operation: str, resource_type: str, name: str) -> errors.KafkaError:
     """The error Kafka answers when ``operation`` on the resource is not allowed."""
     cls = {"Topic": errors.TopicAuthorizationFailedError, "Group": errors.GroupAuthorizationFailedError,
            "TransactionalId": errors.TransactionalIdAuthorizationFailedError}.get(
         resource_type, errors.ClusterAuthorizationFailedError)
     return cls(f"not authorized to {operation} {resource_type} {name!r} (principal "
-               f"{current_principal.get()})")
+               f"{ctx.principal})")
 
 
 def _why(exc: Exception, expected: str) -> str:

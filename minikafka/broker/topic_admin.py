@@ -22,7 +22,6 @@ import json
 from typing import Any, Callable
 
 from .. import config as cfg
-from ..auth.acls import CLUSTER_NAME
 from ..config import BrokerConfig, validate_topic_config
 from ..errors import (
     InvalidPartitionsError,
@@ -43,7 +42,6 @@ from ..zk import layout
 from ..zk.errors import BadVersionError, NodeExistsError
 from ..zk.session import ZkSession
 from .metadata_cache import MetadataCache
-from .security import Security, refusal
 from .services import EventLog
 
 log = logging.getLogger(__name__)
@@ -138,12 +136,11 @@ class TopicAdmin:
     operations behind both listeners' admin APIs, written once.  Each writes ZooKeeper;
     the controller's watches do the rest."""
 
-    def __init__(self, config: BrokerConfig, zk: ZkSession, security: Security, metadata: MetadataCache,
+    def __init__(self, config: BrokerConfig, zk: ZkSession, metadata: MetadataCache,
                  record_event: EventLog, new_topic_id: Callable[[], str]) -> None:
         self.config = config
         self.broker_id = config.broker_id
         self.zk = zk
-        self.security = security
         self.metadata = metadata
         self.record_event = record_event
         self.new_topic_id = new_topic_id  # a fresh random topic id (KIP-516) for each topic created
@@ -151,7 +148,6 @@ class TopicAdmin:
     # -- describe -------------------------------------------------------------------
     async def describe_topic(self, topic: str) -> list[ConfigEntry]:
         """Every topic setting: the override, else the broker's value, else the default."""
-        self.security.require("DescribeConfigs", "Topic", topic)
         got = await self.zk.get(layout.topic_config_path(topic))
         if got is None or await self.zk.exists(layout.topic_path(topic)) is None:
             raise UnknownTopicOrPartitionError(f"topic {topic!r} does not exist")
@@ -193,7 +189,6 @@ class TopicAdmin:
 
     def check_broker_name(self, name: str) -> None:
         """A DescribeConfigs of broker settings may name this broker or none ("")."""
-        self.security.require("DescribeConfigs", "Cluster", CLUSTER_NAME)
         if name not in ("", str(self.broker_id)):
             raise InvalidRequestError(f"broker {self.broker_id} describes its own configs, not broker {name!r}")
 
@@ -243,7 +238,6 @@ class TopicAdmin:
         """Apply ``change(current) -> new`` to the dynamic configs of broker ``name`` (its id)
         or of every broker (``name`` "" : /config/brokers/<default>), as kafka-configs.sh
         --entity-type brokers does: a conditional write, then a /config/changes notification."""
-        self.security.require("AlterConfigs", "Cluster", CLUSTER_NAME)
         entity = layout.BROKER_DEFAULT_ENTITY if name == "" else name
         if entity != layout.BROKER_DEFAULT_ENTITY and not (name.isdigit() and int(name) >= 0):
             raise InvalidRequestError(f"broker resource name must be a broker id or empty (every broker), not {name!r}")
@@ -274,7 +268,6 @@ class TopicAdmin:
 
         The write is conditional on the config znode's version and retried on a
         conflict, then announced on /config/changes."""
-        self.security.require("AlterConfigs", "Topic", topic)
         zk = self.zk
         for _ in range(10):
             got = await zk.get(layout.topic_config_path(topic))
@@ -300,7 +293,6 @@ class TopicAdmin:
     async def create_partitions(self, topic: str, count: int, assignments: list[list[int]] | None,
                                 validate_only: bool) -> list[int]:
         """Raise ``topic``'s partition count to ``count``; returns the new partition ids."""
-        self.security.require("Alter", "Topic", topic)
         zk = self.zk
         got = await zk.get(layout.topic_path(topic))
         if got is None:
@@ -356,11 +348,12 @@ class TopicAdmin:
 
     # -- topics ---------------------------------------------------------------------------
     async def create_topics(self, topics: list[NewTopic], validate_only: bool, timeout_ms: int,
-                            internal: bool = False, ids: list[str] | None = None) -> list[KafkaError | None]:
+                            ids: list[str] | None = None) -> list[KafkaError | None]:
         """Validate each topic and write /config/topics/T and /brokers/topics/T in one
         transaction, the latter with a fresh random topic id (KIP-516); the controller's
-        watch on /brokers/topics elects the leaders.  Names starting with ``__`` are the
-        cluster's own (``internal``) topics.  With ``timeout_ms`` > 0, waits until every
+        watch on /brokers/topics elects the leaders.  The caller is trusted: the request
+        layer refuses what a client may not create (``apis.admin.creatable``), a coordinator
+        creates its internal topic (``__`` names) here.  With ``timeout_ms`` > 0, waits until every
         created partition has a leader here (REQUEST_TIMED_OUT for those that have none by
         then).  One error (or None) per topic; ``ids``, when given, is filled with each
         created topic's id (the zero id for the others), as CreateTopics v7 answers."""
@@ -374,11 +367,6 @@ class TopicAdmin:
             name = t.name
             try:
                 layout.check_topic_name(name)
-                if name.startswith("__") and not internal:
-                    raise InvalidTopicExceptionError(f"topic name {name!r} is reserved: names starting with '__' "
-                                                     "are the cluster's internal topics")
-                if not internal and not self.security.allowed("Create", "Topic", name, ("Cluster", CLUSTER_NAME)):
-                    raise refusal("Create", "Topic", name)
                 collides = [e for e in existing if e != name and e.replace(".", "_") == name.replace(".", "_")]
                 if collides:
                     raise InvalidTopicExceptionError(f"topic {name!r} collides with existing topic {collides[0]!r}: "
@@ -432,6 +420,15 @@ class TopicAdmin:
                     results[i] = RequestTimedOutError("topic was created but its leaders were not elected within timeout_ms")
         return results
 
+    def check_deletable(self, name: str) -> None:
+        """Raise why topic ``name`` cannot be deleted, whoever asks: delete.topic.enable is
+        false, or it is an internal topic (the request layer asks this before it checks
+        the caller's Delete, as the errors come in that order)."""
+        if not self.config.get("delete.topic.enable"):
+            raise TopicDeletionDisabledError("delete.topic.enable is false on this cluster")
+        if name.startswith("__"):
+            raise InvalidTopicExceptionError(f"{name} is an internal topic and cannot be deleted")
+
     async def delete_topics(self, names: list[str], timeout_ms: int) -> list[KafkaError | None]:
         """Mark topics for deletion under /admin/delete_topics (the controller deletes
         them); with ``timeout_ms`` > 0, wait until they left this broker's metadata."""
@@ -439,11 +436,7 @@ class TopicAdmin:
         marked = []
         for name in names:
             try:
-                if not self.config.get("delete.topic.enable"):
-                    raise TopicDeletionDisabledError("delete.topic.enable is false on this cluster")
-                if name.startswith("__"):
-                    raise InvalidTopicExceptionError(f"{name} is an internal topic and cannot be deleted")
-                self.security.require("Delete", "Topic", name)
+                self.check_deletable(name)
                 if await self.zk.exists(layout.topic_path(name)) is None:
                     raise UnknownTopicOrPartitionError(f"topic {name!r} does not exist")
                 try:
@@ -464,7 +457,6 @@ class TopicAdmin:
     async def reassign(self, moves: list[tuple[str, int, list[int]]]) -> list[KafkaError | None]:
         """Write /admin/reassign_partitions for the valid ``(topic, partition, replicas)``;
         the controller moves them.  One error (or None) per move."""
-        self.security.require("Alter", "Cluster", CLUSTER_NAME)
         live = {int(b) for b in await self.zk.children(layout.BROKER_IDS)}
         results: list[KafkaError | None] = []
         accepted = []
@@ -498,7 +490,6 @@ class TopicAdmin:
         /admin/reassign_partitions holds the targets, the metadata the current replicas
         (target plus old while moving) and the ISR; adding are target replicas not yet in
         the ISR, removing the current replicas not in the target."""
-        self.security.require("Describe", "Cluster", CLUSTER_NAME)
         got = await self.zk.get(layout.REASSIGN_PARTITIONS)
         if got is None:
             return []

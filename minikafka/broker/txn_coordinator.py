@@ -24,7 +24,6 @@ import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
-from ..auth.acls import CLUSTER_NAME
 from ..errors import (
     CoordinatorNotAvailableError,
     InvalidRequestError,
@@ -63,7 +62,6 @@ from ..zk.session import ZkSession
 from .coordinator_runtime import CoordinatorRuntime, InternalTopic, Shard
 from .metadata_cache import MetadataCache
 from .metrics import Metrics
-from .security import Security, refusal
 from .services import Clock, EventLog, Spawn
 from .topic_admin import TopicAdmin
 
@@ -112,13 +110,12 @@ class TransactionCoordinator:
     """Transactions of the partitions of ``__transaction_state`` led here."""
 
     def __init__(self, config: BrokerConfig, clock: Clock, zk: ZkSession, metadata: MetadataCache,
-                 security: Security, metrics: Metrics, record_event: EventLog, replica_manager: "ReplicaManager",
+                 metrics: Metrics, record_event: EventLog, replica_manager: "ReplicaManager",
                  topic_admin: TopicAdmin, producer_ids: ProducerIds, call: Call, spawn: Spawn) -> None:
         self.config = config
         self.broker_id = config.broker_id
         self.clock = clock
         self.metadata = metadata
-        self.security = security
         self.metrics = metrics
         self.record_event = record_event
         self.replica_manager = replica_manager
@@ -247,9 +244,7 @@ class TransactionCoordinator:
     async def find_coordinator(self, key: str) -> int:
         """The broker id coordinating transactional id ``key``; creates
         ``__transaction_state`` on first use.  COORDINATOR_NOT_AVAILABLE while the
-        partition has no leader.  Needs Describe on the id."""
-        if key:
-            self.security.require("Describe", "TransactionalId", key)
+        partition has no leader."""
         return await self.runtime.find_coordinator(key)
 
     # -- running decisions -----------------------------------------------------------------------
@@ -292,7 +287,7 @@ class TransactionCoordinator:
                                       f"at epoch {shard.epoch}")
         res, = await self.replica_manager.produce(ProduceRequest(
             acks=-1, timeout_ms=self.config.get("request.timeout.ms"),
-            partitions=[ProducePartition(topic=rec.TXN_TOPIC, partition=shard.partition, records=batch)]), internal=True)
+            partitions=[ProducePartition(topic=rec.TXN_TOPIC, partition=shard.partition, records=batch)]))
         if res.error is None:
             return
         if isinstance(res.error, (NotLeaderOrFollowerError, UnknownTopicOrPartitionError)):
@@ -375,8 +370,7 @@ class TransactionCoordinator:
     # -- APIs ------------------------------------------------------------------------------------------
     async def init_producer_id(self, transactional_id: str, timeout_ms: int, producer_id: int = -1,
                                producer_epoch: int = -1) -> tuple[int, int]:
-        """InitProducerId with a transactional id: (producer id, epoch).  Needs Write on the id."""
-        self.security.require("Write", "TransactionalId", transactional_id)
+        """InitProducerId with a transactional id: (producer id, epoch)."""
         err = check_timeout(timeout_ms, self.config.get("transaction.max.timeout.ms"))
         if err is not None:
             raise err
@@ -403,14 +397,11 @@ class TransactionCoordinator:
 
     async def add_partitions(self, transactional_id: str, producer_id: int, producer_epoch: int,
                              partitions: list[tuple[str, int]]) -> list[KafkaError | None]:
-        """AddPartitionsToTxn: one error (or None) per partition.  Needs Write on the id and
-        on each topic; when one partition is refused, the others are OPERATION_NOT_ATTEMPTED."""
-        self.security.require("Write", "TransactionalId", transactional_id)
+        """AddPartitionsToTxn: one error (or None) per partition; when one partition is
+        refused, the others are OPERATION_NOT_ATTEMPTED."""
         errs: list[KafkaError | None] = []
         for t, p in partitions:
-            if not self.security.allowed("Write", "Topic", t):
-                errs.append(refusal("Write", "Topic", t))
-            elif (t, p) not in self.metadata.partitions:
+            if (t, p) not in self.metadata.partitions:
                 errs.append(UnknownTopicOrPartitionError(f"{t}-{p} does not exist"))
             else:
                 errs.append(None)
@@ -426,9 +417,7 @@ class TransactionCoordinator:
 
     async def add_offsets(self, transactional_id: str, producer_id: int, producer_epoch: int, group_id: str) -> None:
         """AddOffsetsToTxn: the group's ``__consumer_offsets`` partition joins the
-        transaction.  Needs Write on the id and Read on the group."""
-        self.security.require("Write", "TransactionalId", transactional_id)
-        self.security.require("Read", "Group", group_id)
+        transaction."""
         offsets = self.metadata.partitions_of(OFFSETS_TOPIC)
         n = len(offsets) or self.config.get("offsets.topic.num.partitions")
         tp = (OFFSETS_TOPIC, group_partition_for(group_id, n))
@@ -437,14 +426,12 @@ class TransactionCoordinator:
 
     async def end_txn(self, transactional_id: str, producer_id: int, producer_epoch: int, committed: bool) -> None:
         """EndTxn: answered once PrepareCommit/PrepareAbort is written; the markers and
-        CompleteX follow.  Needs Write on the id."""
-        self.security.require("Write", "TransactionalId", transactional_id)
+        CompleteX follow."""
         shard, meta = self._meta(transactional_id)
         await self._run(shard, meta, meta.end_txn(producer_id, producer_epoch, committed, self._now()))
 
     def describe(self, transactional_id: str) -> TransactionMetadata:
-        """DescribeTransactions of one id (Describe on it)."""
-        self.security.require("Describe", "TransactionalId", transactional_id)
+        """DescribeTransactions of one id."""
         shard = self._shard_of(transactional_id)
         meta = shard.txns.get(transactional_id)
         if meta is None or meta.record.producer_epoch < 0:
@@ -452,11 +439,10 @@ class TransactionCoordinator:
         return meta
 
     def list_transactions(self, states: list[str], producer_ids: list[int], duration_ms: int = -1) -> tuple[list[TransactionMetadata], list[str]]:
-        """ListTransactions: the ids here that match the filters and that the principal may
-        Describe (all with Describe on the cluster), and the state filters that name no state."""
+        """ListTransactions: the ids here that match the filters, and the state filters that
+        name no state."""
         wanted = {TxnState.by_label(s) for s in states} - {None}
         unknown = [s for s in states if TxnState.by_label(s) is None]
-        every = self.security.allowed("Describe", "Cluster", CLUSTER_NAME, quiet=True)
         now = self._now()
         out = []
         for shard in self.shards.values():
@@ -474,8 +460,7 @@ class TransactionCoordinator:
                                                                         TxnState.COMPLETE_COMMIT)
                                          or now - r.start_ms <= duration_ms):
                     continue
-                if every or self.security.allowed("Describe", "TransactionalId", meta.transactional_id, quiet=True):
-                    out.append(meta)
+                out.append(meta)
         if states and not wanted:
             return [], unknown
         return sorted(out, key=lambda m: m.transactional_id), unknown

@@ -9,13 +9,8 @@ from minikafka.broker.topic_admin import (SOURCE_DEFAULT, SOURCE_DYNAMIC_BROKER,
 from minikafka.config import BrokerConfig
 
 
-class _Anyone:
-    def require(self, *_: object) -> None:
-        pass
-
-
 def describe(config: BrokerConfig) -> dict:
-    return {e.name: e for e in TopicAdmin(config, None, _Anyone(), None, None, lambda: "").describe_broker("1")}
+    return {e.name: e for e in TopicAdmin(config, None, None, None, lambda: "").describe_broker("1")}
 
 
 def config(**settings: str) -> BrokerConfig:

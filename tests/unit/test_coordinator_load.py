@@ -56,7 +56,6 @@ def _deps(topic: str, partition: FakePartition) -> dict:
         config=SimpleNamespace(broker_id=1, get=lambda name: 1),
         clock=SimpleNamespace(time=lambda: 1000.0, monotonic=lambda: 1.0),
         metadata=SimpleNamespace(partitions_of=lambda t: [0]),  # one partition: every key maps to 0
-        security=SimpleNamespace(require=lambda *a: None, allowed=lambda *a, **k: True),
         record_event=lambda kind, text, **extra: events.append((kind, text)),
         replica_manager=SimpleNamespace(partitions={(topic, 0): partition}),
         spawn=lambda coro, name: asyncio.get_running_loop().create_task(coro),

@@ -126,7 +126,6 @@ def _coordinator(replicas: _Replicas) -> GroupCoordinator:
         config=SimpleNamespace(broker_id=1, get=lambda name: 1000), rng=None,
         clock=SimpleNamespace(time=lambda: 1000.0, monotonic=lambda: 1.0),
         metadata=SimpleNamespace(partitions_of=lambda t: [0]),  # one partition: every group maps to 0
-        security=SimpleNamespace(require=lambda *a: None, allowed=lambda *a, **k: True),
         record_event=lambda kind, text, **extra: None, replica_manager=replicas,
         spawn=lambda coro, name: asyncio.get_running_loop().create_task(coro),
         zk=None, metrics=None, topic_admin=None)

@@ -244,7 +244,6 @@ def test_a_refused_bomb_leaves_nothing_held_without_the_cyclic_collector(tmp_pat
     from types import SimpleNamespace
 
     from minikafka.broker.replica_manager import ReplicaManager
-    from minikafka.broker.security import Security
     from minikafka.broker.storage import Storage
     from minikafka.protocol.rpc.types import ProducePartition, ProduceRequest
     from minikafka.replication.partition import LeaderState, PartitionReplica
@@ -252,7 +251,7 @@ def test_a_refused_bomb_leaves_nothing_held_without_the_cyclic_collector(tmp_pat
     config = BrokerConfig(1, "zk")
     metrics = Metrics()
     rm = ReplicaManager(config, SimpleNamespace(time=time.time, monotonic=time.monotonic), Storage(str(tmp_path), 1),
-                        None, metrics, Security(config, metrics), lambda *args: None)
+                        None, metrics, lambda *args: None)
     leader = PartitionReplica("t", 0, 1)
     leader.become_leader(LeaderState(1, 0, (1,), (1,), 0, 1), 0)
     rm.partitions[("t", 0)] = leader

@@ -99,14 +99,13 @@ def test_the_replica_manager_bounds_create_time_by_the_topics_settings(tmp_path)
 
     from minikafka.broker.metrics import Metrics
     from minikafka.broker.replica_manager import ReplicaManager
-    from minikafka.broker.security import Security
     from minikafka.broker.storage import Storage
     from minikafka.config import BrokerConfig
 
     config = BrokerConfig(1, "zk")
     metrics = Metrics()
     clock = SimpleNamespace(time=lambda: NOW / 1000, monotonic=time.monotonic)
-    rm = ReplicaManager(config, clock, Storage(str(tmp_path), 1), None, metrics, Security(config, metrics),
+    rm = ReplicaManager(config, clock, Storage(str(tmp_path), 1), None, metrics,
                         lambda *args, **kw: None)
     assert rm.create_time_range("t") is None  # Kafka's defaults: unbounded
     rm.topic_configs["t"] = {"message.timestamp.before.max.ms": str(HOUR)}

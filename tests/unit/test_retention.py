@@ -250,7 +250,6 @@ def test_a_deleted_partition_leaves_the_checkpoints_at_once(tmp_path):
 
     from minikafka.broker.metrics import Metrics
     from minikafka.broker.replica_manager import ReplicaManager
-    from minikafka.broker.security import Security
     from minikafka.broker.storage import DiskStorage
     from minikafka.config import BrokerConfig
     from minikafka.protocol.rpc.types import StopReplicaRequest, TopicPartition
@@ -259,7 +258,7 @@ def test_a_deleted_partition_leaves_the_checkpoints_at_once(tmp_path):
         config = BrokerConfig(1, "zk", storage="disk", data_dir=str(tmp_path))
         metrics = Metrics()
         return ReplicaManager(config, SimpleNamespace(time=time.time, monotonic=time.monotonic),
-                              DiskStorage(str(tmp_path), 1), None, metrics, Security(config, metrics), lambda *a: None)
+                              DiskStorage(str(tmp_path), 1), None, metrics, lambda *a: None)
 
     storage = DiskStorage(str(tmp_path), 1)
     storage.write_log_start_checkpoint({("t", 0): 2, ("u", 0): 5})

@@ -10,7 +10,6 @@ from types import SimpleNamespace
 
 from minikafka.broker.metrics import Metrics
 from minikafka.broker.replica_manager import ReplicaManager
-from minikafka.broker.security import Security
 from minikafka.broker.storage import Storage
 from minikafka.config import BrokerConfig
 from minikafka.protocol.records.batch import encode_batch, split_batches
@@ -58,7 +57,7 @@ def test_the_replica_manager_stamps_markers_by_the_topics_timestamp_type(tmp_pat
     config = BrokerConfig(1, "zk")
     metrics = Metrics()
     rm = ReplicaManager(config, SimpleNamespace(time=time.time, monotonic=time.monotonic), Storage(str(tmp_path), 1),
-                        None, metrics, Security(config, metrics), lambda *args, **kw: None)
+                        None, metrics, lambda *args, **kw: None)
     for topic, kind in (("appended", "LogAppendTime"), ("created", "CreateTime")):
         p = leader_alone(topic)
         rm.partitions[(topic, 0)] = p

@@ -66,23 +66,23 @@ class AclApis:
         self.security = security
         self.store = store
 
-    def _check(self, operation: str) -> None:
+    def _check(self, operation: str, ctx: RequestContext) -> None:
         security = self.security
         if not security.enabled:
             raise SecurityDisabledError("this cluster has no authorizer (set authorizer.class.name="
                                         "kafka.security.authorizer.AclAuthorizer on every broker)")
-        security.require(operation, "Cluster", CLUSTER_NAME)
+        security.require(ctx, operation, "Cluster", CLUSTER_NAME)
 
-    async def create(self, bindings: list[AclBinding]) -> None:
-        self._check("Alter")
+    async def create(self, bindings: list[AclBinding], ctx: RequestContext) -> None:
+        self._check("Alter", ctx)
         await self.store.create(bindings)
 
-    async def describe(self, f: AclFilter) -> list[AclBinding]:
-        self._check("Describe")
+    async def describe(self, f: AclFilter, ctx: RequestContext) -> list[AclBinding]:
+        self._check("Describe", ctx)
         return [b for b in await self.store.read_all() if f.matches(b)]
 
-    async def delete(self, filters: list[AclFilter]) -> list[list[AclBinding]]:
-        self._check("Alter")
+    async def delete(self, filters: list[AclFilter], ctx: RequestContext) -> list[list[AclBinding]]:
+        self._check("Alter", ctx)
         return await self.store.delete(filters)
 
     # -- msgpack API --------------------------------------------------------------------
@@ -90,12 +90,12 @@ class AclApis:
         bindings = [binding_of(m) for m in req.acls]  # every one checked before any is written
         if not bindings:
             raise InvalidRequestError("no ACLs given")
-        await self.create(bindings)
+        await self.create(bindings, ctx)
         return CreateAclsResponse()
 
     async def describe_acls(self, req: DescribeAclsRequest, ctx: RequestContext) -> DescribeAclsResponse:
-        return DescribeAclsResponse(acls=[message_of(b) for b in await self.describe(filter_of(req.filter))])
+        return DescribeAclsResponse(acls=[message_of(b) for b in await self.describe(filter_of(req.filter), ctx)])
 
     async def delete_acls(self, req: DeleteAclsRequest, ctx: RequestContext) -> DeleteAclsResponse:
-        removed = await self.delete([filter_of(f) for f in req.filters])
+        removed = await self.delete([filter_of(f) for f in req.filters], ctx)
         return DeleteAclsResponse(results=[DeleteAclsResult(acls=[message_of(b) for b in bs]) for bs in removed])

@@ -33,6 +33,7 @@ from ..services import PeerCall
 from ..timeline import ClusterTimeline
 from ..topic_admin import NewTopic, TopicAdmin
 from ...config import BrokerConfig
+from .admin import create_topics
 from .context import RequestContext
 from .endpoints import Endpoints
 
@@ -64,12 +65,12 @@ class ClusterApis:
         auto.create.topics.enable, unknown topics named in the request are created and
         answered LEADER_NOT_AVAILABLE until they have leaders (clients ask again)."""
         md = self.metadata
-        names, refused = self.security.describable(req.topics, md.topics())
+        names, refused = self.security.describable(ctx, req.topics, md.topics())
         failures: dict[str, KafkaError] = {t: TopicAuthorizationFailedError(
             f"not authorized to Describe (or Create) topic {t!r}") for t in refused}
         unknown = [t for t in names if not md.partitions_of(t) and t not in refused]
         if unknown and req.topics and req.allow_auto_topic_creation and self.config.get("auto.create.topics.enable"):
-            failures.update(await self.auto_create_topics(unknown))
+            failures.update(await self.auto_create_topics(unknown, ctx))
         live = set(md.brokers) or {self.broker_id}
         topics = []
         for t in names:
@@ -90,7 +91,7 @@ class ClusterApis:
         return MetadataResponse(cluster_id=self.cluster_id(), controller_id=md.controller_id,
                                 controller_epoch=md.controller_epoch, brokers=self.endpoints.brokers(ctx), topics=topics)
 
-    async def auto_create_topics(self, names: list[str]) -> dict[str, KafkaError]:
+    async def auto_create_topics(self, names: list[str], ctx: RequestContext) -> dict[str, KafkaError]:
         """Kafka's auto.create.topics.enable: create ``names`` with the broker defaults
         (num.partitions, default.replication.factor).  Each name's Metadata error:
         LEADER_NOT_AVAILABLE when it was created or already exists, else why creation
@@ -98,7 +99,7 @@ class ClusterApis:
         TOPIC_AUTHORIZATION_FAILED without Create)."""
         new = [NewTopic(n, self.config.get("num.partitions"), self.config.get("default.replication.factor"), {})
                for n in names]
-        errors = await self.topic_admin.create_topics(new, validate_only=False, timeout_ms=0)
+        errors = await create_topics(self.topic_admin, self.security, ctx, new, validate_only=False, timeout_ms=0)
         out: dict[str, KafkaError] = {}
         for n, err in zip(names, errors):
             if err is None or isinstance(err, TopicAlreadyExistsError):
@@ -137,11 +138,11 @@ class ClusterApis:
         wanted = None if req.partitions is None else [(x.topic, x.partition, x.checksum_upto) for x in req.partitions]
         if wanted is not None:
             for topic in sorted({w[0] for w in wanted}):
-                self.security.require("Describe", "Topic", topic)
+                self.security.require(ctx, "Describe", "Topic", topic)
         states = self.replica_state(wanted, req.checksum_upto)
         if wanted is None:
             visible: dict[str, bool] = {}
             states = [r for r in states if visible.setdefault(
-                r["topic"], self.security.allowed("Describe", "Topic", r["topic"], quiet=True))]
+                r["topic"], self.security.allowed(ctx, "Describe", "Topic", r["topic"], quiet=True))]
         return ReplicaStateResponse(broker_id=self.broker_id, zookeeper_session=self.zookeeper_session(),
                                     replicas=[decode_ReplicaState(r) for r in states])

@@ -163,7 +163,7 @@ class ControlApis:
     async def elect_leaders(self, req: ElectLeadersRequest, ctx: RequestContext) -> ElectLeadersResponse:
         """Preferred or unclean leader election on the controller; another broker forwards
         the request."""
-        self.security.require("Alter", "Cluster", CLUSTER_NAME)
+        self.security.require(ctx, "Alter", "Cluster", CLUSTER_NAME)
         if self.controller.active is None:
             cid, host, port = await self.controller.endpoint()
             if cid != self.broker_id:

@@ -67,7 +67,7 @@ class KafkaAcls:
 
     async def describe_acls(self, version: int, req: dict, conn: "Connection") -> dict:
         try:
-            found = await self.api.describe(_filter(req))
+            found = await self.api.describe(_filter(req), conn.context())
         except KafkaError as exc:
             return {**_error(exc), "resources": []}
         groups: dict[tuple[str, str, str], list[AclBinding]] = {}
@@ -93,7 +93,7 @@ class KafkaAcls:
                 results.append(_error(exc))
         if good:
             try:
-                await self.api.create(good)
+                await self.api.create(good, conn.context())
             except KafkaError as exc:
                 results = [r if r["error_code"] else _error(exc) for r in results]
         return {"results": results}
@@ -101,7 +101,7 @@ class KafkaAcls:
     async def delete_acls(self, version: int, req: dict, conn: "Connection") -> dict:
         try:
             filters = [_filter(f) for f in req["filters"]]
-            removed = await self.api.delete(filters)
+            removed = await self.api.delete(filters, conn.context())
         except KafkaError as exc:
             return {"filter_results": [{**_error(exc), "matching_acls": []} for _ in req["filters"]]}
         return {"filter_results": [{**_error(None), "matching_acls": [{**_error(None), **_codes(b)} for b in bs]}

@@ -24,6 +24,7 @@ from ...protocol.topic_ids import ZERO_TOPIC_ID, from_uuid, to_uuid
 from ...protocol.rpc.types import (
     AlterPartitionReassignmentsRequest,
     CreatableTopic,
+    CreatePartitionsRequest,
     CreateTopicsRequest,
     DeleteRecordsPartition,
     DeleteRecordsRequest,
@@ -108,14 +109,14 @@ class KafkaAdmin:
                 else:
                     entry["configs"] = [{"name": e.name, "value": e.value, "read_only": e.read_only,
                                          "config_source": e.source, "is_sensitive": e.is_sensitive}
-                                        for e in await self._topic_entries(r.name, req["validate_only"])]
+                                        for e in await self._topic_entries(r.name, req["validate_only"], conn)]
         return {"topics": list(results.values())}
 
-    async def _topic_entries(self, topic: str, validate_only: bool) -> list:
+    async def _topic_entries(self, topic: str, validate_only: bool, conn: "Connection") -> list:
         if validate_only:
             return []
         try:
-            return await self.admin.settings(topic, None)
+            return await self.admin.settings(topic, None, conn.context())
         except KafkaError:
             return []
 
@@ -181,10 +182,9 @@ class KafkaAdmin:
                 if name in dupes:
                     raise InvalidRequestError(f"topic {name!r} appears more than once in the request")
                 assignments = None if t["assignments"] is None else [list(a["broker_ids"]) for a in t["assignments"]]
-                ops = self.admin.topic_admin
-                await ops.create_partitions(name, t["count"], assignments, req["validate_only"])
-                if not req["validate_only"]:
-                    await ops.wait_led(name, t["count"], max(0, req["timeout_ms"]))
+                await self.admin.create_partitions(CreatePartitionsRequest(
+                    topic=name, count=t["count"], assignments=assignments, validate_only=req["validate_only"],
+                    timeout_ms=max(0, req["timeout_ms"])), conn.context())
                 exc = None
             except KafkaError as e:
                 exc = e
@@ -200,9 +200,9 @@ class KafkaAdmin:
             entry: dict[str, Any] = {"resource_type": rtype, "resource_name": name, "configs": []}
             try:
                 if rtype == TOPIC:
-                    entries = await self.admin.settings(name, None)
+                    entries = await self.admin.settings(name, None, conn.context())
                 elif rtype == BROKER:
-                    entries = await self.admin.settings(None, name)
+                    entries = await self.admin.settings(None, name, conn.context())
                 else:
                     raise InvalidRequestError(f"resource type {rtype} is not supported (2 = topic, 4 = broker)")
                 wanted = set(keys) if keys else None  # null or empty: every setting, as Kafka does
@@ -220,15 +220,18 @@ class KafkaAdmin:
             results.append(entry)
         return {"results": results}
 
-    async def _alter(self, req: dict, change_of: Callable[[list[dict], int], Callable[[dict], dict]]) -> dict:
+    async def _alter(self, req: dict, change_of: Callable[[list[dict], int], Callable[[dict], dict]],
+                     conn: "Connection") -> dict:
         responses = []
         for r in req["resources"]:
             rtype, name = r["resource_type"], r["resource_name"]
             try:
                 if rtype == BROKER:
-                    await self.admin.alter(None, name, change_of(r["configs"], rtype), req["validate_only"])
+                    await self.admin.alter(None, name, change_of(r["configs"], rtype), req["validate_only"],
+                                           conn.context())
                 elif rtype == TOPIC:
-                    await self.admin.alter(name, None, change_of(r["configs"], rtype), req["validate_only"])
+                    await self.admin.alter(name, None, change_of(r["configs"], rtype), req["validate_only"],
+                                           conn.context())
                 else:
                     raise InvalidRequestError(f"resource type {rtype} is not supported (2 = topic, 4 = broker)")
                 exc = None
@@ -247,7 +250,7 @@ class KafkaAdmin:
                     raise InvalidConfigError(f"config {c['name']!r} has a null value")
                 new[c["name"]] = c["value"]
             return lambda current: new
-        return await self._alter(req, change_of)
+        return await self._alter(req, change_of, conn)
 
     def _list_in_effect(self, name: str, rtype: int) -> str:
         """A list setting's value in effect without an override: the broker's."""
@@ -294,7 +297,7 @@ class KafkaAdmin:
                         new[name] = ",".join(items)
                 return new
             return change
-        return await self._alter(req, change_of)
+        return await self._alter(req, change_of, conn)
 
     # -- leaders, reassignments, log dirs ------------------------------------------------
     async def elect_leaders(self, version: int, req: dict, conn: "Connection") -> dict:
@@ -325,7 +328,9 @@ class KafkaAdmin:
         answers: dict[tuple[str, int], KafkaError | None] = {}
         moves = []
         try:
-            moving = {(t, p) for t, p, *_ in await self.admin.topic_admin.reassignments(None)}
+            listed = await self.admin.list_partition_reassignments(ListPartitionReassignmentsRequest(partitions=None),
+                                                                   conn.context())
+            moving = {(m.topic, m.partition) for m in listed.partitions}
         except KafkaError as exc:
             code, msg = _err(exc)
             return {"error_code": code, "error_message": msg, "responses": []}

@@ -4,7 +4,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..apis.context import KAFKA, KAFKA_EXTERNAL, RequestContext
-from ..security import current_principal
 
 
 @dataclass
@@ -27,7 +26,6 @@ class Connection:
         """The client proved who it is: its requests now run as ``principal``."""
         self.principal = principal
         self.authenticated = True
-        current_principal.set(principal)
 
     def context(self) -> RequestContext:
         """What the request layer may know of this connection's current request."""

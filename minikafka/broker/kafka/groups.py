@@ -160,14 +160,15 @@ class KafkaGroupHandlers:
 
     async def list_groups(self, version: int, req: dict, conn: "Connection") -> dict:
         wanted = {s.lower() for s in req["states_filter"]}
-        groups = [g for g in self.groups.c.list_groups() if not wanted or g.state.value.lower() in wanted]
+        groups = [g for g in self.groups.visible_groups(conn.context())
+                  if not wanted or g.state.value.lower() in wanted]
         return {"error_code": 0, "groups": [{"group_id": g.group_id, "protocol_type": g.protocol_type or "",
                                              "group_state": g.state.value} for g in sorted(groups, key=lambda g: g.group_id)]}
 
     async def describe_groups(self, version: int, req: dict, conn: "Connection") -> dict:
         out = []
         for gid in req["groups"]:
-            d = self.groups.describe(gid)
+            d = self.groups.describe(gid, conn.context())
             out.append({"error_code": _code(d.error), "group_id": gid, "group_state": d.state,
                         "protocol_type": d.protocol_type, "protocol_data": d.protocol,
                         "members": [{"member_id": m.member_id, "group_instance_id": m.group_instance_id,

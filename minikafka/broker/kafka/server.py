@@ -58,7 +58,7 @@ from ..connection_policy import ConnectionPolicy, Size
 from ..limits import ConnectionLimits, RequestMemory
 from ..metrics import Metrics
 from ..purgatory import on_parking
-from ..security import Security, current_host, current_principal
+from ..security import Security
 from .connection import Connection
 from .handlers import PRE_AUTHENTICATION_APIS, KafkaHandlers
 
@@ -131,8 +131,6 @@ class KafkaServer:
                           peer=f"{peer[0]}:{peer[1]}" if isinstance(peer, (tuple, list)) else str(peer),
                           listener=listener, sasl=self.security.sasl(listener),
                           principal=cert_principal(writer.get_extra_info("peercert")) or ANONYMOUS)
-        current_host.set(peer[0] if isinstance(peer, (tuple, list)) else "*")
-        current_principal.set(conn.principal)  # this task's context: the connection's principal
         try:
             await self._serve(reader, writer, conn)
         except (asyncio.IncompleteReadError, ConnectionError):
