@@ -39,7 +39,13 @@ TP = tuple[str, int]
 
 
 class Fetcher:
-    """Replicates a set of partitions from one leader broker."""
+    """Replicates a set of partitions from one leader broker.
+
+    What each partition asks for (:class:`PartitionFetch`) is kept between rounds and
+    read again from the partition only when it was touched (:meth:`touch`: the replica
+    manager carried out one of its effects, or it was added or removed), so a round of
+    an incremental session costs the partitions that changed, not every partition
+    followed: idle ones cost nothing."""
 
     def __init__(self, manager: "FetcherManager", leader_id: int, endpoint: tuple[str, int], fetcher_id: int) -> None:
         self.manager = manager
@@ -47,6 +53,12 @@ class Fetcher:
         self.endpoint = endpoint
         self.fetcher_id = fetcher_id
         self.partitions: set[TP] = set()
+        self._touched: set[TP] = set()  # to read again before the next round
+        self._changed_entries: set[TP] = set()  # entries changed since the last request built
+        self._wanted: dict[TP, PartitionFetch] = {}  # the partitions ready to fetch, as asked
+        self._asked: dict[TP, tuple[PartitionReplica, int, int]] = {}  # ... their replica, leader epoch and LEO
+        self._truncating: dict[TP, PartitionReplica] = {}  # the partitions waiting for OffsetsForLeaderEpoch
+        self._max_bytes = -1  # replica.fetch.max.bytes as the entries were built
         self._changed = asyncio.Event()
         self._task: asyncio.Task | None = None
         self._parked: asyncio.Task | None = None  # the fetch request out at the leader, if any
@@ -54,6 +66,7 @@ class Fetcher:
         self.session = FetchSessionHandler()
         self._session_endpoint = endpoint
         self.rounds = 0
+        self.entries_read = 0  # partitions read again by _refresh, all told
 
     def start(self) -> None:
         self._task = self.manager.spawn(self.run(), f"fetcher-{self.leader_id}-{self.fetcher_id}")
@@ -76,34 +89,64 @@ class Fetcher:
         of partitions each at its leaders)."""
         new = tp not in self.partitions
         self.partitions.add(tp)
+        self._touched.add(tp)
         self._changed.set()
         if new and self._parked is not None and not self._parked_full:
             self._parked.cancel()
 
     def remove(self, tp: TP) -> None:
         self.partitions.discard(tp)
+        self._touched.add(tp)
 
-    def _replicas(self) -> list[PartitionReplica]:
+    def touch(self, tp: TP) -> None:
+        """``tp``'s replica changed: read its fetch state again before the next round."""
+        self._touched.add(tp)
+
+    def _refresh(self) -> None:
+        """Bring the fetch entries of the touched partitions up to date: a partition this
+        fetcher no longer follows (removed, or no longer a follower of this leader) leaves
+        them, one waiting for truncation waits apart from the fetch."""
+        cfg = self.manager.config
+        max_bytes = cfg.get("replica.fetch.max.bytes")
+        if max_bytes != self._max_bytes:  # a dynamic change: every entry asks anew
+            self._max_bytes = max_bytes
+            self._touched.update(self.partitions)
+        if not self._touched:
+            return
         rm = self.manager.replica_manager
-        out = []
-        for tp in list(self.partitions):
+        # high_watermark truncation is a broker from before leader epochs (Kafka < 0.11):
+        # its fetches name no leader epoch, so the leader cannot fence a zombie (KIP-320)
+        fenced = rm.truncation is TruncationMode.LEADER_EPOCH
+        touched, self._touched = self._touched, set()
+        self._changed_entries |= touched
+        self.entries_read += len(touched)
+        for tp in touched:
+            self._wanted.pop(tp, None)
+            self._asked.pop(tp, None)
+            self._truncating.pop(tp, None)
+            if tp not in self.partitions:
+                continue
             p = rm.partitions.get(tp)
             if p is None or p.role is not Role.FOLLOWER or p.leader_id != self.leader_id:
                 self.partitions.discard(tp)
-                continue
-            out.append(p)
-        return out
+            elif p.needs_truncation:
+                self._truncating[tp] = p
+            else:
+                epoch, leo = p.leader_epoch, p.log_end_offset
+                self._asked[tp] = (p, epoch, leo)
+                self._wanted[tp] = PartitionFetch(leo, p.log.log_start_offset, max_bytes, epoch if fenced else -1,
+                                                  p.high_watermark)
 
     async def run(self) -> None:
         backoff = self.manager.config.get("replica.fetch.backoff.ms") / 1000.0
         while True:
-            replicas = self._replicas()
-            if not replicas:
+            self._refresh()
+            if not self.partitions:
                 self._changed.clear()
                 await self._changed.wait()
                 continue
             try:
-                await self.do_work(replicas)
+                await self.do_work()
             except asyncio.CancelledError:
                 raise
             except KafkaError as exc:
@@ -113,20 +156,15 @@ class Fetcher:
                 log.exception("fetcher from broker %d failed", self.leader_id)
                 await asyncio.sleep(backoff)
 
-    async def do_work(self, replicas: list[PartitionReplica] | None = None) -> None:
-        """One round: truncate what needs truncating, then fetch the rest (``replicas``:
-        the partitions followed now, when the caller has just listed them)."""
+    async def do_work(self) -> None:
+        """One round: truncate what needs truncating, then fetch the rest."""
         self.rounds += 1
-        if replicas is None:
-            replicas = self._replicas()
-        truncating = [p for p in replicas if p.needs_truncation]
-        if truncating:
-            await self._truncate(truncating)
-            replicas = self._replicas()  # the truncation awaited: roles may have moved meanwhile
-        ready = [p for p in replicas if not p.needs_truncation]
-        if ready:
-            await self._fetch(ready)
-
+        self._refresh()
+        if self._truncating:
+            await self._truncate(list(self._truncating.values()))
+            self._refresh()  # the truncation awaited: roles may have moved meanwhile
+        if self._wanted:
+            await self._fetch()
     async def _call(self, req: Request[R], timeout_s: float) -> R:
         host, port = self.endpoint
         return await request(self.manager.call, host, port, req, timeout_s)
@@ -150,21 +188,17 @@ class Fetcher:
             done, eff = p.on_leader_epoch_end_offset(r.leader_epoch, r.end_offset)
             rm.apply(p, eff)
 
-    async def _fetch(self, replicas: list[PartitionReplica]) -> None:
+    async def _fetch(self) -> None:
         rm = self.manager.replica_manager
         cfg = self.manager.config
-        sent = {(p.topic, p.partition): (p, p.leader_epoch, p.log_end_offset) for p in replicas}
         wait_ms = cfg.get("replica.fetch.wait.max.ms")
-        # high_watermark truncation is a broker from before leader epochs (Kafka < 0.11):
-        # its fetches name no leader epoch, so the leader cannot fence a zombie (KIP-320)
-        fenced = rm.truncation is TruncationMode.LEADER_EPOCH
-        max_bytes = cfg.get("replica.fetch.max.bytes")
-        wanted = {tp: PartitionFetch(leo, p.log.log_start_offset, max_bytes, epoch if fenced else -1, p.high_watermark)
-                  for tp, (p, epoch, leo) in sent.items()}
+        max_bytes = self._max_bytes
+        sent = dict(self._asked)  # as asked now: an answer is applied only if nothing moved since
         if self.endpoint != self._session_endpoint:  # another leader process: its sessions are not ours
             self.session.reset()
             self._session_endpoint = self.endpoint
-        data = self.session.build(wanted)
+        data = self.session.build(self._wanted, self._changed_entries)
+        self._changed_entries = set()
         req = FetchRequest(
             replica_id=cfg.broker_id, broker_epoch=self.manager.broker_epoch(),
             max_wait_ms=wait_ms, min_bytes=cfg.get("replica.fetch.min.bytes"), max_bytes=10 * max_bytes,
@@ -199,6 +233,8 @@ class Fetcher:
         errors = 0
         for r in resp.partitions:
             tp = (r.topic, r.partition)
+            if tp not in sent:
+                continue  # no longer followed here
             p, epoch, leo = sent[tp]
             if p.role is not Role.FOLLOWER or p.leader_epoch != epoch or p.log_end_offset != leo:
                 continue  # a LeaderAndIsr or truncation happened meanwhile
@@ -259,6 +295,14 @@ class FetcherManager:
             key = self.assigned.pop(tp, None)
             if key is not None and key in self.fetchers:
                 self.fetchers[key].remove(tp)
+
+    def touch(self, tp: TP) -> None:
+        """``tp``'s replica changed: its fetcher, if any, reads it again before its next round."""
+        key = self.assigned.get(tp)
+        if key is not None:
+            f = self.fetchers.get(key)
+            if f is not None:
+                f.touch(tp)
 
     def update_endpoint(self, broker_id: int, endpoint: tuple[str, int]) -> None:
         for (leader, _), f in self.fetchers.items():

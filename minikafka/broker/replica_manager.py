@@ -90,6 +90,9 @@ class _NoFetchers:
     def remove_partitions(self, tps: list[tuple[str, int]]) -> None:
         pass
 
+    def touch(self, tp: tuple[str, int]) -> None:
+        pass
+
 
 def _no_listener(partition: int, leader: bool) -> None:
     pass
@@ -245,6 +248,7 @@ class ReplicaManager:
         """Carry out a partition's effects, in order.  Never awaits."""
         tp = (p.topic, p.partition)
         self._disturb(p)
+        self.fetchers.touch(tp)  # a follower's fetch state may have moved (or it stopped following)
         storage = self.storage
         if eff.epoch_cache_changed:
             storage.write_epochs(p.topic, p.partition, p.epochs.entries)

@@ -46,6 +46,10 @@ class FetcherControl(Protocol):
 
     def remove_partitions(self, tps: list[TP]) -> None: ...
 
+    def touch(self, tp: TP) -> None:
+        """Something of ``tp``'s replica changed (its log end, log start, high watermark,
+        leader epoch, role or truncation state): its fetcher reads it again."""
+
 
 # Told when this broker becomes (True) or stops being (False) leader of a
 # ``__consumer_offsets`` partition (Kafka's onLeadershipChange: the group coordinator

@@ -322,17 +322,25 @@ class FetchSessionHandler:
         self.sent: dict[TP, PartitionFetch] = {}  # the session's partitions, as the leader caches them
         self._pending: dict[TP, PartitionFetch] | None = None
 
-    def build(self, wanted: Mapping[TP, PartitionFetch]) -> FetchRequestData:
+    def build(self, wanted: Mapping[TP, PartitionFetch], changed: Iterable[TP] | None = None) -> FetchRequestData:
+        """The request for ``wanted`` now.  ``changed``: the partitions whose entry may differ
+        from the last request built (added, removed, or asking anew); None compares them all.
+        A caller that keeps its entries between requests names only those, so an
+        incremental request costs the partitions that changed (a request without an answer
+        makes the next one full, so the last request built is the last one answered)."""
         self._pending = dict(wanted)
         if self.epoch == INITIAL_EPOCH:
             return FetchRequestData(self.session_id, INITIAL_EPOCH, dict(wanted), [], True)
         to_send = {}
-        for tp, f in wanted.items():
+        candidates = wanted.keys() if changed is None else [tp for tp in changed if tp in wanted]
+        for tp in candidates:
+            f = wanted[tp]
             old = self.sent.get(tp)
             if old is None or old.fetch_offset != f.fetch_offset or old.log_start_offset != f.log_start_offset \
                     or old.max_bytes != f.max_bytes or old.current_leader_epoch != f.current_leader_epoch:
                 to_send[tp] = f
-        forgotten = [tp for tp in self.sent if tp not in wanted]
+        gone = self.sent if changed is None else [tp for tp in changed if tp in self.sent]
+        forgotten = [tp for tp in gone if tp not in wanted]
         return FetchRequestData(self.session_id, self.epoch, to_send, forgotten, False)
 
     def handle_response(self, session_id: int, error: str | None = None) -> None:

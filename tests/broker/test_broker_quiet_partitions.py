@@ -22,6 +22,11 @@ def _quiet(c: Cluster, broker: int) -> int:
     return sum(len(s.partitions) - len(s.active) for s in _follower_sessions(c, broker))
 
 
+def _all_quiet(c: Cluster) -> bool:
+    """Whether every partition is quiet in both of its followers' sessions."""
+    return all(_quiet(c, b) >= 2 * sum(1 for p in range(PARTITIONS) if c.leader(TOPIC, p) == b) for b in (1, 2, 3))
+
+
 async def _idle_topic(c: Cluster) -> None:
     await c.create_topic(TOPIC, partitions=PARTITIONS, replication_factor=3)
     producer = await c.started(c.producer("p1", acks="all"))
@@ -37,8 +42,7 @@ def test_idle_partitions_go_quiet_and_their_followers_stay_in_the_isr():
 
     async def body(c: Cluster) -> None:
         await _idle_topic(c)
-        await c.wait_until(lambda: all(_quiet(c, b) >= 2 * sum(1 for p in range(PARTITIONS) if c.leader(TOPIC, p) == b)
-                                       for b in (1, 2, 3)), 30, "every led partition quiet in both followers' sessions")
+        await c.wait_until(lambda: _all_quiet(c), 30, "every led partition quiet in both followers' sessions")
         lag_s = c.world.brokers[1].config.get("replica.lag.time.max.ms") / 1000
         await asyncio.sleep(3 * lag_s)
         assert all(c.in_sync(TOPIC, p, 3) for p in range(PARTITIONS)), [c.isr(TOPIC, p) for p in range(PARTITIONS)]
@@ -127,3 +131,24 @@ def test_topics_created_one_after_another_leave_no_fetch_sessions_behind():
         assert all(n <= 2 * fetchers for n in sessions.values()), (sessions, fetchers)
 
     run_cluster(body, seed=45)
+
+
+def test_an_idle_follower_reads_none_of_its_partitions_again_between_fetches():
+    """A follower's fetcher keeps each partition's fetch entry between rounds and reads a
+    partition again only when one of its effects was carried out (an append, a truncation,
+    a new leader epoch): while every partition is idle its rounds go on, and read none."""
+
+    async def body(c: Cluster) -> None:
+        await _idle_topic(c)
+        await c.wait_until(lambda: _all_quiet(c), 30, "every partition quiet in both followers' sessions")
+        fetchers = [f for b in (1, 2, 3) for f in c.world.brokers[b].fetchers.fetchers.values()]
+        rounds = sum(f.rounds for f in fetchers)
+        read = sum(f.entries_read for f in fetchers)
+        await asyncio.sleep(10)
+        assert sum(f.rounds for f in fetchers) - rounds >= 10, "the fetchers went on fetching"
+        assert sum(f.entries_read for f in fetchers) == read
+        producer = await c.started(c.producer("p3", acks="all"))
+        await producer.send_and_wait(TOPIC, b"z", partition=0)
+        assert sum(f.entries_read for f in fetchers) - read >= 2  # both followers of partition 0 read it
+
+    run_cluster(body, seed=46)

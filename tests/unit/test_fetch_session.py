@@ -179,3 +179,25 @@ def test_leader_and_fetcher_agree_over_many_rounds():
         h.handle_response(cache.complete(ctx, rnd, gen))
         offsets[A] += 1  # A is busy, B idle
     assert len(cache) == 1 and cache.incremental_fetches == 19
+
+
+def test_handler_compares_only_the_changed_partitions_it_is_told_of():
+    """A fetcher that keeps its entries between requests names the partitions that changed
+    since the last request built: only those are compared and sent or forgotten, and a
+    full fetch (the first, or after a failure) still sends every partition."""
+    h = FetchSessionHandler()
+    r = h.build({A: PartitionFetch(5), B: PartitionFetch(9)}, changed={A, B})
+    assert r.full and set(r.to_send) == {A, B}
+    h.handle_response(42)
+    r = h.build({A: PartitionFetch(5), B: PartitionFetch(9)}, changed=set())
+    assert (r.to_send, r.forgotten) == ({}, [])
+    h.handle_response(42)
+    # B changed, but only A is named: B is not compared (the caller vouches it did not change)
+    r = h.build({A: PartitionFetch(6), B: PartitionFetch(10)}, changed={A})
+    assert set(r.to_send) == {A} and r.forgotten == []
+    h.handle_response(42)
+    r = h.build({A: PartitionFetch(6), C: PartitionFetch(0)}, changed={B, C})
+    assert set(r.to_send) == {C} and r.forgotten == [B]
+    h.handle_error()  # no answer: the next request is full, whatever is named
+    r = h.build({A: PartitionFetch(6), C: PartitionFetch(0)}, changed=set())
+    assert r.full and set(r.to_send) == {A, C}
