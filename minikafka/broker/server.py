@@ -29,6 +29,8 @@ from .served import ServedBroker
 __all__ = ["Broker", "ZK_ACL_USER"]
 
 log = logging.getLogger(__name__)
+# pause before a failed re-registration in ZooKeeper is tried again
+REREGISTER_RETRY_S = 1.0
 
 
 class Broker:
@@ -49,6 +51,7 @@ class Broker:
         self.events = s.timeline.events
         self.record_event = s.timeline.record
         self._first_broker_epoch = -1  # czxid of this process's first registration
+        self._reregistering: asyncio.Task | None = None  # the re-registration under way, if any
 
     @property
     def broker_epoch(self) -> int:
@@ -152,18 +155,30 @@ class Broker:
             self.record_event("zk_session_lost", f"broker {self.broker_id} lost its ZooKeeper session")
             self.kafka_controller.session_lost()
         elif state == "CONNECTED" and not self.services.identity.stopping.is_set():
-            self.services.tasks.spawn(self._reregister(), "re-register")
+            if self._reregistering is None or self._reregistering.done():
+                self._reregistering = self.services.tasks.spawn(self._reregister(), "re-register")
 
     async def _reregister(self) -> None:
-        try:
-            stat = await self.zk.exists(layout.broker_path(self.broker_id))
-            if stat is None:
-                await self.register()
-                self.record_event("broker_registered", f"broker {self.broker_id} re-registered with broker epoch "
-                                                       f"{self.broker_epoch} (the czxid of /brokers/ids/{self.broker_id})")
-                self.kafka_controller.session_regained()
-        except Exception as exc:
-            log.warning("re-registration failed: %s", exc)
+        """Register again once connected, if this session holds no registration (a new
+        session after the old one expired), and tell the controller.  Tried again every
+        REREGISTER_RETRY_S until it is done or the broker stops, as Kafka's ZooKeeper
+        client retries its requests until connected: a link to ZooKeeper lost again just
+        after the connection came back would otherwise leave the broker unregistered, out
+        of every ISR for good, with no state change left to try again."""
+        stopping = self.services.identity.stopping
+        while not stopping.is_set():
+            try:
+                stat = await self.zk.exists(layout.broker_path(self.broker_id))
+                if stat is None or stat.ephemeralOwner != self.zk.session_id:
+                    await self.register()
+                    self.record_event("broker_registered", f"broker {self.broker_id} re-registered with broker "
+                                                           f"epoch {self.broker_epoch} (the czxid of "
+                                                           f"/brokers/ids/{self.broker_id})")
+                    self.kafka_controller.session_regained()
+                return
+            except Exception as exc:
+                log.warning("re-registration failed: %s; trying again in %g s", exc, REREGISTER_RETRY_S)
+                await asyncio.sleep(REREGISTER_RETRY_S)
 
     def _every(self, name: str, interval_s: float, fn: Callable[[], Any]) -> None:
         """Run ``fn`` every ``interval_s`` in a task of the broker's; a failure is logged

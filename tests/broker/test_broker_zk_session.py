@@ -1,0 +1,55 @@
+"""A broker's ZooKeeper session on real in-process brokers (harness.py): a broker whose
+session expired registers again once it can, however the link to ZooKeeper comes and goes."""
+from __future__ import annotations
+
+import asyncio
+
+from harness import Cluster, run_cluster
+
+from minikafka.sim.zookeeper import ZK
+
+TOPIC = "reg"
+
+
+def _registered(c: Cluster, broker_id: int) -> bool:
+    """Whether /brokers/ids/N exists and belongs to the broker's current session."""
+    node = c.world.zk.nodes.get(f"/brokers/ids/{broker_id}")
+    return node is not None and node.ephemeral_owner == c.world.brokers[broker_id].zk.session_id
+
+
+def test_a_broker_registers_again_when_its_link_to_zookeeper_drops_once_more_on_reconnecting():
+    """Broker 1's session expires; it reconnects with a new session, and its link to
+    ZooKeeper is cut again at once, for less than the keep-alive's ping interval, so its
+    first try to register times out and no state change follows.  Once the link
+    is back it registers and rejoins every ISR: it keeps trying (a single try left it
+    unregistered for good, out of every ISR, with no state change left to try again)."""
+
+    async def body(c: Cluster) -> None:
+        await c.create_topic(TOPIC, partitions=3, replication_factor=3)
+        net = c.world.network
+        session = c.world.brokers[1].zk
+        first = session.session_id
+        lost = []
+
+        def on_state(state: str) -> None:
+            if state == "LOST":
+                lost.append(state)
+            elif state == "CONNECTED" and len(lost) == 1:
+                lost.append("cut")
+                net.cut("b1", ZK)  # the new session's first requests (the registration's) are lost
+
+        session.on_state_change(on_state)
+        net.cut("b1", ZK)
+        net.cut(ZK, "b1")
+        await c.wait_until(lambda: first in c.world.zk.expired, 60, "broker 1's session expired")
+        net.heal("b1", ZK)
+        net.heal(ZK, "b1")
+        await c.wait_until(lambda: session.session_id not in (None, first) and ("b1", ZK) in net.cuts, 60,
+                           "a new session, and the link cut again")
+        await asyncio.sleep(1.5)  # shorter than the keep-alive's ping interval: no state change follows
+        assert not _registered(c, 1)
+        net.heal("b1", ZK)
+        await c.wait_until(lambda: _registered(c, 1), 60, "broker 1 registered again")
+        await c.wait_until(lambda: all(c.in_sync(TOPIC, p, 3) for p in range(3)), 60, "every ISR full again")
+
+    run_cluster(body, seed=51)
