@@ -28,7 +28,7 @@ def dashboard_view(config: BrokerConfig, s: Services) -> BrokerView:
         kafka_endpoints=lambda: s.listeners.kafka_endpoints(broker_id),
         cluster_id=lambda: s.identity.cluster_id,
         controller_epoch=controller_epoch,
-        local_replicas=lambda: s.layer.cluster.replica_state(None, None),
+        local_replicas=lambda partitions=None: s.layer.cluster.replica_state(partitions, None),
         cluster_events=s.cluster_timeline.events, timeline_held=s.cluster_timeline.held,
         keep_timeline=s.cluster_timeline.keep, call=s.transport.call,
         prometheus=functools.partial(render_prometheus, s.metrics, MetricSources(

@@ -4,7 +4,9 @@ Every broker serves them on its own port:
 
 * ``GET /``: the dashboard (plain HTML, CSS and JavaScript from ``web/static``, no
   build step and nothing fetched from elsewhere); it polls the two JSON routes.
-* ``GET /api/state``: the cluster as this broker sees it (:mod:`minikafka.web.state`).
+* ``GET /api/state?topic=T&internal=1&problems=first&offset=O&limit=N``: the cluster as
+  this broker sees it (:mod:`minikafka.web.state`): the summary of every partition and the
+  page of partition rows asked for, problem partitions first; a bad parameter gets a 400.
 * ``GET /api/events?since=TS&limit=N``: the cluster-wide event timeline, kept by every
   broker (it pulls the others' events every second), so a dead broker's events stay.
 * ``GET /api/records?topic=T&partition=P&limit=N``: the last N (1 to 100, default 20)
@@ -49,9 +51,9 @@ def setup_routes(app: Any, view: "BrokerView") -> None:
     """Add the dashboard, state and metrics routes to a broker's aiohttp app."""
     from aiohttp import web
 
-    from ..errors import KafkaError, SaslAuthenticationFailedError, TopicAuthorizationFailedError, UnknownServerError
+    from ..errors import InvalidRequestError, KafkaError, SaslAuthenticationFailedError, TopicAuthorizationFailedError, UnknownServerError
     from .records import RecordReader, error_body, parse_query
-    from .state import WebState
+    from .state import WebState, parse_state_query
 
     state = WebState(view)
     reader = RecordReader(view, state.endpoint)
@@ -88,7 +90,12 @@ def setup_routes(app: Any, view: "BrokerView") -> None:
         return web.FileResponse(STATIC_DIR / "index.html", headers=NO_CACHE)
 
     async def api_state(request: web.Request) -> web.Response:
-        return web.json_response(await state.cluster_state(), headers=API_HEADERS)
+        try:
+            query = parse_state_query(request.query)
+        except ValueError as exc:
+            body, status = error_body(InvalidRequestError(str(exc)))
+            return web.json_response(body, status=status, headers=API_HEADERS)
+        return web.json_response(await state.cluster_state(query), headers=API_HEADERS)
 
     async def api_events(request: web.Request) -> web.Response:
         try:

@@ -13,8 +13,17 @@ assembled by the broker that serves the page.
 * Partitions and topics are in name order, internal topics (names starting with
   ``__``: ``__consumer_offsets``, ``__transaction_state``) after the others and marked
   ``internal``; the page hides them behind a toggle.
-* :meth:`WebState.cluster_state` also carries every topic's configs (overrides and
-  effective values, from ``describe_configs`` asked again every few seconds), flags the
+* A client asks for one page of partition rows (:class:`StateQuery`: a topic filter,
+  internal topics or not, problem partitions first or only, offset and limit) and one
+  page of topics.  The counts (the summary, each topic's, each broker's) cover every
+  partition: they come from a :class:`PartitionIndex` of the metadata cache, built again
+  only when the metadata changes (its ``version``) or the live brokers do; the brokers
+  are asked ``replica_state`` for the rows of the page only (and the partitions of the
+  consumer groups, for their lag), and only those rows get rates.  So a poll costs what
+  it shows, and the page stays quick with 10,000 partitions.
+* :meth:`WebState.cluster_state` also carries the shown topics' configs (overrides and
+  effective values, from ``describe_configs`` asked again every few seconds; a few other
+  topics' per poll, so every topic's min.insync.replicas is known after a while), flags the
   partitions under their topic's min.insync.replicas, and gives per-partition produce
   and fetch rates: the difference of the leader's counters (log end offset and log
   bytes for produce, what consumers fetched for fetch) over the last few seconds of
@@ -39,10 +48,13 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import fnmatch
+import itertools
 import logging
 import re
 import time
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
 from ..errors import KafkaError
 from ..zk.launcher import server_mode, split_connect
@@ -80,18 +92,194 @@ TP_IN_TEXT = re.compile(r"([A-Za-z0-9._-]+)-(\d+)")
 TOPIC_IN_TEXT = re.compile(r"topic ([A-Za-z0-9._-]+)")
 
 
-def _shown_order(item: tuple[tuple[str, int], Any]) -> tuple[bool, str, int]:
-    """Partitions by topic and number, internal topics (__consumer_offsets) after the others."""
-    (topic, partition), _ = item
-    return is_internal_topic(topic), topic, partition
+# Rows of /api/state: the page asks for one page of them (its own size); a program that
+# names no limit gets the first DEFAULT_LIMIT, and none gets more than MAX_LIMIT.
+DEFAULT_LIMIT = 1000
+MAX_LIMIT = 5000
+DEFAULT_TOPIC_LIMIT = 100
+# Topic configs read per poll beyond those the page shows (oldest first): every topic's
+# min.insync.replicas is known after a while, and a poll never asks for hundreds.
+CONFIG_BACKGROUND_PER_POLL = 10
+# The full list of settings is sent for at most this many topics (the topics table's page).
+FULL_CONFIGS_MAX = 100
 
 
-def _counts(partitions: list[dict]) -> dict[str, int]:
-    """The dashboard's summary numbers of some partitions."""
-    return {"topics": len({p["topic"] for p in partitions}), "partitions": len(partitions),
-            "under_replicated": sum(1 for p in partitions if p["under_replicated"]),
-            "under_min_isr": sum(1 for p in partitions if p["under_min_isr"]),
-            "offline": sum(1 for p in partitions if p["offline"])}
+@dataclass(frozen=True)
+class StateQuery:
+    """What a client asks of ``/api/state``: which partition rows (topics matching ``topic``,
+    internal topics or not, only the problem ones or all, problems first) and which page of
+    them and of the topics table."""
+
+    # a topic's name (that topic), a part of names, or a glob when it has * ? or [
+    topic: str = ""
+    internal: bool = True      # rows of internal topics (__consumer_offsets...) too
+    problems_only: bool = False
+    offset: int = 0
+    limit: int = DEFAULT_LIMIT
+    topic_offset: int = 0
+    topic_limit: int = DEFAULT_TOPIC_LIMIT
+
+    def matches(self, topic: str) -> bool:
+        if not self.internal and is_internal_topic(topic):
+            return False
+        if not self.topic:
+            return True
+        if any(c in self.topic for c in "*?["):
+            return fnmatch.fnmatchcase(topic, self.topic)
+        return self.topic in topic
+
+
+def parse_state_query(query: Mapping[str, str]) -> StateQuery:
+    """A :class:`StateQuery` from ``/api/state``'s parameters; ValueError with a message
+    for the client on a bad one."""
+    def number(name: str, default: int, top: int) -> int:
+        raw = query.get(name, "")
+        if raw == "":
+            return default
+        try:
+            value = int(raw)
+        except ValueError:
+            raise ValueError(f"{name} must be a whole number, not {raw!r}") from None
+        if not 0 <= value <= top:
+            raise ValueError(f"{name} must be between 0 and {top}, not {value}")
+        return value
+
+    def flag(name: str, default: bool) -> bool:
+        raw = query.get(name, "").lower()
+        if raw == "":
+            return default
+        if raw in ("1", "true", "yes"):
+            return True
+        if raw in ("0", "false", "no"):
+            return False
+        raise ValueError(f"{name} must be 1 or 0 (true or false), not {raw!r}")
+
+    problems = query.get("problems", "")
+    if problems not in ("", "first", "only"):
+        raise ValueError(f"problems must be first or only, not {problems!r}")
+    topic = query.get("topic", "")
+    if len(topic) > 249:
+        raise ValueError("topic is a name or a pattern of at most 249 characters")
+    return StateQuery(topic=topic, internal=flag("internal", True), problems_only=problems == "only",
+                      offset=number("offset", 0, 10**9), limit=number("limit", DEFAULT_LIMIT, MAX_LIMIT),
+                      topic_offset=number("topic_offset", 0, 10**9),
+                      topic_limit=number("topic_limit", DEFAULT_TOPIC_LIMIT, MAX_LIMIT))
+
+
+def _topic_order(topic: str) -> tuple[bool, str]:
+    """Topics by name, internal topics (__consumer_offsets) after the others."""
+    return is_internal_topic(topic), topic
+
+
+@dataclass
+class TopicCounts:
+    """One topic's numbers as the metadata cache has them."""
+
+    topic: str
+    partitions: int = 0
+    replication_factor: int = 0
+    offline: int = 0
+    under_replicated: int = 0
+    # ISR size -> partitions with a live leader and that many in-sync replicas (under min
+    # ISR is counted from it once the topic's min.insync.replicas is known)
+    isr_sizes: dict[int, int] | None = None
+    leaders: dict[int, int] | None = None  # broker id -> partitions it leads
+    problems: list[int] | None = None      # offline or under-replicated partitions, in order
+    healthy: list[int] | None = None       # the others, in order
+
+    def under_min_isr(self, min_isr: int | None) -> int | None:
+        if min_isr is None:
+            return None
+        return sum(n for size, n in (self.isr_sizes or {}).items() if size < min_isr)
+
+
+class PartitionIndex:
+    """The partitions of the metadata cache by topic, with each topic's counts and its
+    problem partitions (no live leader, or an ISR smaller than the replicas) apart: built
+    when the metadata changed (its ``version``) or the live brokers did, not on every poll,
+    so that a poll costs what it shows, not the number of partitions."""
+
+    def __init__(self) -> None:
+        self.key: tuple | None = None
+        self.topics: dict[str, TopicCounts] = {}
+        self.order: list[str] = []               # topic names, internal ones last
+        self.leaders: dict[int, int] = {}        # broker id -> partitions it leads (live leaders)
+        self.replicas: dict[int, int] = {}       # broker id -> replicas assigned to it
+        self.builds = 0
+
+    def refresh(self, metadata: Any, live: set[int]) -> None:
+        version = getattr(metadata, "version", None)
+        key = (id(metadata), version, frozenset(live))
+        if version is not None and key == self.key:
+            return
+        by_topic = getattr(metadata, "by_topic", None)
+        if by_topic is None:  # a metadata without the by-topic map: group its partitions
+            by_topic = {}
+            for (t, p), st in metadata.partitions.items():
+                by_topic.setdefault(t, {})[p] = st
+        topics: dict[str, TopicCounts] = {}
+        leaders: collections.Counter[int] = collections.Counter()
+        replicas: collections.Counter[int] = collections.Counter()
+        for topic, parts in by_topic.items():
+            c = TopicCounts(topic, isr_sizes={}, leaders={}, problems=[], healthy=[])
+            assert c.isr_sizes is not None and c.leaders is not None and c.problems is not None and c.healthy is not None
+            for part in sorted(parts):
+                st = parts[part]
+                reps, isr, leader = st["replicas"], st["isr"], int(st["leader"])
+                c.partitions += 1
+                c.replication_factor = max(c.replication_factor, len(reps))
+                for r in reps:
+                    replicas[int(r)] += 1
+                offline = leader < 0 or leader not in live
+                urp = len(isr) < len(reps)
+                if offline:
+                    c.offline += 1
+                else:
+                    c.leaders[leader] = c.leaders.get(leader, 0) + 1
+                    leaders[leader] += 1
+                    c.isr_sizes[len(isr)] = c.isr_sizes.get(len(isr), 0) + 1
+                if urp:
+                    c.under_replicated += 1
+                (c.problems if offline or urp else c.healthy).append(part)
+            topics[topic] = c
+        self.topics = topics
+        self.order = sorted(topics, key=_topic_order)
+        self.leaders, self.replicas = dict(leaders), dict(replicas)
+        self.key = key
+        self.builds += 1
+
+    def matching(self, q: StateQuery) -> list[str]:
+        """The topics ``q`` matches, internal ones last; a filter that is a topic's whole
+        name matches that topic only."""
+        if q.topic in self.topics and q.matches(q.topic):
+            return [q.topic]
+        return [t for t in self.order if q.matches(t)]
+
+    def rows(self, topics: list[str], q: StateQuery) -> tuple[list[tuple[str, int]], int, int]:
+        """The page of partitions ``q`` asks for among ``topics`` (problem partitions first,
+        then the others, each by topic and number), how many match and how many of those are
+        problems."""
+        problems = sum(len(self.topics[t].problems or ()) for t in topics)
+        total = problems if q.problems_only else sum(self.topics[t].partitions for t in topics)
+
+        def all_rows() -> Iterator[tuple[str, int]]:
+            for t in topics:
+                for p in self.topics[t].problems or ():
+                    yield t, p
+            if not q.problems_only:
+                for t in topics:
+                    for p in self.topics[t].healthy or ():
+                        yield t, p
+
+        return list(itertools.islice(all_rows(), q.offset, q.offset + q.limit)), total, problems
+
+
+def _counts(topics: list[TopicCounts], min_isr: Any) -> dict[str, int]:
+    """The dashboard's summary numbers of some topics' partitions."""
+    return {"topics": len(topics), "partitions": sum(c.partitions for c in topics),
+            "under_replicated": sum(c.under_replicated for c in topics),
+            "under_min_isr": sum(c.under_min_isr(min_isr(c.topic)) or 0 for c in topics),
+            "offline": sum(c.offline for c in topics)}
 
 
 class RateTracker:
@@ -124,9 +312,11 @@ class RateTracker:
             rates[name] = round((counters[counter] - first[2][counter]) / span, 2) if ok else None
         return rates
 
-    def forget_except(self, keep: set[tuple[str, int]]) -> None:
-        """Drop the readings of partitions that are gone (deleted topics)."""
-        for tp in set(self.samples) - keep:
+    def forget(self, now: float, known: Any) -> None:
+        """Drop the readings of partitions that are gone (deleted topics) or that nobody
+        looked at for a while (rows of another page): the tracker holds the rows shown."""
+        for tp in [tp for tp, hist in self.samples.items()
+                   if tp not in known or not hist or now - hist[-1][0] > 2 * RATE_WINDOW_S]:
             del self.samples[tp]
 
 
@@ -140,8 +330,10 @@ class WebState:
         # topic -> (monotonic time asked, describe_configs entries)
         self.configs: dict[str, tuple[float, list[dict]]] = {}
         self.config_errors: dict[str, str] = {}
+        self.min_isrs: dict[str, int | None] = {}  # topic -> min.insync.replicas of its configs
         self.rates = RateTracker()
         self.zk_sessions: dict[int, str] = {}  # broker id -> its ZooKeeper session state as it last said
+        self.index = PartitionIndex()
 
     # -- helpers ----------------------------------------------------------------------
     def _call(self, host: str, port: int, api: str, body: dict) -> Any:
@@ -166,14 +358,20 @@ class WebState:
             return b.broker_id, max(epoch, md.controller_epoch)
         return md.controller_id, md.controller_epoch
 
-    async def _replica_states(self, live: dict[int, tuple[str, int]]) -> tuple[dict[int, dict], dict[int, str]]:
-        """broker id -> {(topic, partition): replica description}; and broker id -> error text."""
+    async def _replica_states(self, live: dict[int, tuple[str, int]],
+                              wanted: dict[int, list[tuple[str, int]]]) -> tuple[dict[int, dict], dict[int, str]]:
+        """broker id -> {(topic, partition): replica description} of the partitions ``wanted``
+        of each (none for a broker not named: it is still asked, for its ZooKeeper session
+        and whether it answers); and broker id -> error text."""
         b = self.view
 
         async def ask(bid: int, host: str, port: int) -> dict:
+            tps = [(t, p, None) for t, p in wanted.get(bid, ())]
             if bid == b.broker_id:
-                return {"replicas": b.local_replicas(), "zookeeper_session": b.zookeeper_session()}
-            return await self._call(host, port, "replica_state", {})
+                return {"replicas": b.local_replicas(tps), "zookeeper_session": b.zookeeper_session()}
+            return await self._call(host, port, "replica_state", {
+                "partitions": [{"topic": t, "partition": p, "checksum_upto": None} for t, p, _ in tps],
+                "checksum_upto": None})
 
         ids = sorted(live)
         answers = await asyncio.gather(*(ask(i, *live[i]) for i in ids), return_exceptions=True)
@@ -203,13 +401,23 @@ class WebState:
         return {"connect": self.view.zookeeper_connect, "chroot": chroot,
                 "servers": [{"host": h, "port": p, "mode": m} for (h, p), m in zip(servers, modes)]}
 
-    async def _refresh_configs(self, topics: set[str]) -> None:
-        """Ask describe_configs (of the serving broker) again for the topics whose configs
-        are missing or older than :data:`CONFIG_TTL_S`; a failure keeps the last answer."""
+    async def _refresh_configs(self, shown: set[str], every: list[str]) -> None:
+        """Ask describe_configs (of the serving broker) again for the ``shown`` topics whose
+        configs are missing or older than :data:`CONFIG_TTL_S`, and for at most
+        :data:`CONFIG_BACKGROUND_PER_POLL` others of ``every`` topic, the oldest first (so
+        every topic's min.insync.replicas is known after a while); a failure keeps the last
+        answer."""
         now = time.monotonic()
-        for gone in set(self.configs) - topics:
+        known = set(every)
+        for gone in set(self.configs) - known:
             del self.configs[gone]
-        stale = sorted(t for t in topics if t not in self.configs or now - self.configs[t][0] >= CONFIG_TTL_S)
+            self.min_isrs.pop(gone, None)
+        for gone in set(self.config_errors) - known:
+            del self.config_errors[gone]
+        stale = sorted(t for t in shown if t not in self.configs or now - self.configs[t][0] >= CONFIG_TTL_S)
+        others = [t for t in every if t not in shown and (t not in self.configs or now - self.configs[t][0] >= CONFIG_TTL_S)]
+        others.sort(key=lambda t: self.configs[t][0] if t in self.configs else 0.0)
+        stale += others[:CONFIG_BACKGROUND_PER_POLL]
         if not stale:
             return
         host, port = self._live()[self.view.broker_id]
@@ -224,31 +432,38 @@ class WebState:
             self.config_errors.pop(topic, None)
             self.configs[topic] = (time.monotonic(), [
                 {"name": c["name"], "value": c["value"], "source": c["source"]} for c in got["configs"]])
+            self.min_isrs[topic] = self._min_isr_of(self.configs[topic][1])
 
         await asyncio.gather(*(ask(t) for t in stale))
 
-    def _topics(self, partitions: list[dict]) -> list[dict]:
-        """Every topic with its id (KIP-516), partition count, replication factor, overrides
-        and the effective value (and its source) of every setting."""
+    def _topics(self, names: list[str]) -> list[dict]:
+        """The topics table's page: each topic with its id (KIP-516), partition count,
+        replication factor, counts (offline, under-replicated, under min ISR, leaders per
+        broker), overrides and the effective value (and its source) of every setting."""
         out = []
         metadata = self.view.metadata()
-        for topic in sorted({p["topic"] for p in partitions}, key=lambda t: (is_internal_topic(t), t)):
-            parts = [p for p in partitions if p["topic"] == topic]
+        for topic in names:
+            c = self.index.topics[topic]
             entries = self.configs.get(topic, (0.0, None))[1]
             out.append({
                 "topic": topic, "topic_id": metadata.topic_id(topic), "internal": is_internal_topic(topic),
-                "partitions": len(parts),
-                "replication_factor": max(len(p["replicas"]) for p in parts),
+                "partitions": c.partitions, "replication_factor": c.replication_factor,
+                "offline": c.offline, "under_replicated": c.under_replicated,
+                "under_min_isr": c.under_min_isr(self._min_isr(topic)) or 0,
+                "leaders": {str(k): v for k, v in sorted((c.leaders or {}).items())},
                 "configs": entries,
                 "overrides": {c["name"]: c["value"] for c in entries if c["source"] == "topic"} if entries is not None else None,
-                "under_min_isr": sum(1 for p in parts if p["under_min_isr"]),
                 "config_error": self.config_errors.get(topic, ""),
             })
         return out
 
     def _min_isr(self, topic: str) -> int | None:
-        entries = self.configs.get(topic, (0.0, None))[1]
-        for c in entries or ():
+        """The topic's effective min.insync.replicas, from its last describe_configs answer."""
+        return self.min_isrs.get(topic)
+
+    @staticmethod
+    def _min_isr_of(entries: list[dict]) -> int | None:
+        for c in entries:
             if c["name"] == "min.insync.replicas" and c["value"] is not None:
                 try:
                     return int(c["value"])
@@ -256,11 +471,9 @@ class WebState:
                     return None
         return None
 
-    async def _groups(self, live: dict[int, tuple[str, int]], hws: dict[tuple[str, int], int]) -> list[dict]:
-        """Every consumer group, from the broker that coordinates it: state, generation,
-        group leader, members with their partitions, and per partition the committed
-        offset, the high watermark and the lag."""
-        from ..groups.consumer_protocol import decode_assignment
+    async def _group_answers(self, live: dict[int, tuple[str, int]]) -> list[tuple[int, dict, list[dict]]]:
+        """Every consumer group as the broker that coordinates it describes it, with its
+        committed offsets."""
 
         async def ask(bid: int, host: str, port: int) -> list[tuple[int, dict, list[dict]]]:
             listed = await self._call(host, port, "list_groups", {})
@@ -277,34 +490,58 @@ class WebState:
 
         ids = sorted(live)
         answers = await asyncio.gather(*(ask(i, *live[i]) for i in ids), return_exceptions=True)
-        groups = []
+        got: list[tuple[int, dict, list[dict]]] = []
         for ans in answers:
             if isinstance(ans, BaseException):
                 if not isinstance(ans, Exception):
                     raise ans
                 continue
-            for bid, g, offsets in ans:
-                owner: dict[tuple[str, int], str] = {}
-                members = []
-                for m in g["members"]:
-                    try:
-                        tps = decode_assignment(m["assignment"]).partitions
-                    except KafkaError:
-                        tps = []
-                    owner.update((tp, m["member_id"]) for tp in tps)
-                    members.append({"member_id": m["member_id"], "client_id": m["client_id"], "host": m["client_host"],
-                                    "leader": m["member_id"] == g["leader"],
-                                    "partitions": [f"{t}-{p}" for t, p in sorted(tps)]})
-                committed = {(o["topic"], o["partition"]): o["offset"] for o in offsets if o["offset"] >= 0}
-                rows = []
-                for tp in sorted(set(committed) | set(owner)):
-                    hw, cur = hws.get(tp, -1), committed.get(tp)
-                    rows.append({"topic": tp[0], "partition": tp[1], "committed": cur, "high_watermark": hw,
-                                 "lag": max(0, hw - cur) if cur is not None and hw >= 0 else None,
-                                 "member_id": owner.get(tp)})
-                groups.append({"group": g["group_id"], "state": g["state"], "generation": g["generation"],
-                               "protocol": g["protocol"], "leader": g["leader"], "coordinator": bid,
-                               "members": members, "partitions": rows})
+            got += ans
+        return got
+
+    @staticmethod
+    def _group_partitions(answers: list[tuple[int, dict, list[dict]]]) -> set[tuple[str, int]]:
+        """The partitions the groups commit offsets for or are assigned (their lag needs the HW)."""
+        from ..groups.consumer_protocol import decode_assignment
+
+        tps = {(o["topic"], o["partition"]) for _, _, offsets in answers for o in offsets if o["offset"] >= 0}
+        for _, g, _ in answers:
+            for m in g["members"]:
+                try:
+                    tps.update(decode_assignment(m["assignment"]).partitions)
+                except KafkaError:
+                    pass
+        return tps
+
+    def _groups(self, answers: list[tuple[int, dict, list[dict]]], hws: dict[tuple[str, int], int]) -> list[dict]:
+        """Every consumer group, from the broker that coordinates it: state, generation,
+        group leader, members with their partitions, and per partition the committed
+        offset, the high watermark and the lag."""
+        from ..groups.consumer_protocol import decode_assignment
+
+        groups = []
+        for bid, g, offsets in answers:
+            owner: dict[tuple[str, int], str] = {}
+            members = []
+            for m in g["members"]:
+                try:
+                    tps = decode_assignment(m["assignment"]).partitions
+                except KafkaError:
+                    tps = []
+                owner.update((tp, m["member_id"]) for tp in tps)
+                members.append({"member_id": m["member_id"], "client_id": m["client_id"], "host": m["client_host"],
+                                "leader": m["member_id"] == g["leader"],
+                                "partitions": [f"{t}-{p}" for t, p in sorted(tps)]})
+            committed = {(o["topic"], o["partition"]): o["offset"] for o in offsets if o["offset"] >= 0}
+            rows = []
+            for tp in sorted(set(committed) | set(owner)):
+                hw, cur = hws.get(tp, -1), committed.get(tp)
+                rows.append({"topic": tp[0], "partition": tp[1], "committed": cur, "high_watermark": hw,
+                             "lag": max(0, hw - cur) if cur is not None and hw >= 0 else None,
+                             "member_id": owner.get(tp)})
+            groups.append({"group": g["group_id"], "state": g["state"], "generation": g["generation"],
+                           "protocol": g["protocol"], "leader": g["leader"], "coordinator": bid,
+                           "members": members, "partitions": rows})
         return sorted(groups, key=lambda x: x["group"])
 
     async def _transactions(self, live: dict[int, tuple[str, int]]) -> dict:
@@ -350,25 +587,47 @@ class WebState:
         return {"open": open_, "idle_ids": idle}
 
     # -- /api/state -------------------------------------------------------------------
-    async def cluster_state(self) -> dict:
+    def _wanted(self, tps: Any) -> dict[int, list[tuple[str, int]]]:
+        """broker id -> which of ``tps`` it holds a replica of (as the metadata says)."""
+        known = self.view.metadata().partitions
+        wanted: dict[int, list[tuple[str, int]]] = {}
+        for tp in tps:
+            st = known.get(tp)
+            for r in (st or {}).get("replicas") or ():
+                wanted.setdefault(int(r), []).append(tp)
+        return wanted
+
+    async def cluster_state(self, q: StateQuery | None = None) -> dict:
+        """The state ``q`` asks for: the summary, every broker, the page of topics and the page
+        of partition rows (problem partitions first); the replicas are asked for the rows shown
+        (and the partitions of consumer groups) only."""
+        q = q or StateQuery()
         b = self.view
         live = self._live()
-        controller_id, controller_epoch = self._controller()
-        md_partitions = sorted(b.metadata().partitions.items(), key=_shown_order)
         self.known.update(live)
-        (states, errors), _ = await asyncio.gather(self._replica_states(live),
-                                                   self._refresh_configs({t for (t, _), _ in md_partitions}))
+        self.index.refresh(b.metadata(), set(live))
+        matched = self.index.matching(q)
+        page, _, _ = self.index.rows(matched, q)
+        shown_topics = set(matched[q.topic_offset:q.topic_offset + q.topic_limit]) | {t for t, _ in page}
+        (states, errors), _, group_answers = await asyncio.gather(
+            self._replica_states(live, self._wanted(page)),
+            self._refresh_configs(shown_topics, self.index.order), self._group_answers(live))
         sampled = time.monotonic()
         # (re-read after the await: an UpdateMetadata may have arrived meanwhile)
         live = self._live()
         controller_id, controller_epoch = self._controller()
-        md_partitions = sorted(b.metadata().partitions.items(), key=_shown_order)
+        metadata = b.metadata()
+        self.index.refresh(metadata, set(live))
+        matched = self.index.matching(q)
+        page, matching, problems = self.index.rows(matched, q)
+        topic_page = matched[q.topic_offset:q.topic_offset + q.topic_limit]
 
         partitions = []
-        assigned: set[int] = set()
-        for (topic, part), st in md_partitions:
+        for topic, part in page:
+            st = metadata.partitions.get((topic, part))
+            if st is None:
+                continue
             replicas = [int(r) for r in st["replicas"]]
-            assigned.update(replicas)
             leader, epoch = int(st["leader"]), int(st["leader_epoch"])
             isr = [int(r) for r in st["isr"]]
             lead = states.get(leader, {}).get((topic, part)) if leader >= 0 else None
@@ -441,11 +700,15 @@ class WebState:
                 "producers": list((lead or {}).get("producers") or ()),
             })
 
-        self.rates.forget_except({(p["topic"], p["partition"]) for p in partitions})
-        groups, transactions, zookeeper = await asyncio.gather(
-            self._groups(live, {(p["topic"], p["partition"]): p["high_watermark"] for p in partitions}),
-            self._transactions(live), self._zookeeper())
-        ids = sorted(set(live) | assigned | set(self.known))
+        self.rates.forget(sampled, metadata.partitions)
+        hws = {(p["topic"], p["partition"]): p["high_watermark"] for p in partitions}
+        missing = self._group_partitions(group_answers) - set(hws)
+        transactions, zookeeper, more = await asyncio.gather(
+            self._transactions(live), self._zookeeper(),
+            self._leaders_hws(live, missing) if missing else asyncio.sleep(0, {}))
+        hws.update(more)
+        groups = self._groups(group_answers, hws)
+        ids = sorted(set(live) | set(self.index.replicas) | set(self.known))
         # A page served on the external listener names the addresses its reader can reach
         # (Docker's host: localhost:9092-9094, not broker-N:19092).
         kafka = b.kafka_endpoints()
@@ -462,9 +725,10 @@ class WebState:
                 "zookeeper_session": self.zk_sessions.get(i, "") if i in states else "",
                 "controller": i == controller_id and alive,
                 "serving": i == b.broker_id,
-                "leader_of": sum(1 for p in partitions if p["leader"] == i and not p["offline"]),
-                "replicas": sum(1 for p in partitions if i in p["replicas"]),
+                "leader_of": self.index.leaders.get(i, 0),
+                "replicas": self.index.replicas.get(i, 0),
             })
+        topics = self.index.topics
         return {
             "ts": time.time(),
             "serving_broker": b.broker_id,
@@ -476,18 +740,36 @@ class WebState:
             "brokers": brokers,
             "zookeeper": zookeeper,
             "partitions": partitions,
-            "topics": self._topics(partitions),
+            # which rows these are: the filter, the page, and how many match
+            "page": {"topic": q.topic, "internal": q.internal, "problems": "only" if q.problems_only else "first",
+                     "offset": q.offset, "limit": q.limit, "matching": matching, "matching_problems": problems,
+                     "topic_offset": q.topic_offset, "topic_limit": q.topic_limit, "topics_matching": len(matched)},
+            "topics": self._topics(topic_page),
+            # every topic and its partition count (the record browser's choices)
+            "topic_names": [[t, topics[t].partitions] for t in self.index.order],
             "groups": groups,
             "transactions": transactions,
             "timeline": {"held": {str(bid): ts for bid, ts in sorted(self.view.timeline_held().items())}},
-            # the counts of the partitions the table shows by default (internal topics are
-            # behind a toggle), those of the internal topics apart
+            # the counts of every partition (the metadata cache's), of the topics shown by
+            # default; those of the internal topics (behind a toggle) apart
             "summary": {
-                **_counts([p for p in partitions if not p["internal"]]),
+                **_counts([topics[t] for t in self.index.order if not is_internal_topic(t)], self._min_isr),
                 "open_transactions": len(transactions["open"]),
-                "internal": _counts([p for p in partitions if p["internal"]]),
+                "internal": _counts([topics[t] for t in self.index.order if is_internal_topic(t)], self._min_isr),
             },
         }
+
+    async def _leaders_hws(self, live: dict[int, tuple[str, int]], tps: set[tuple[str, int]]) -> dict[tuple[str, int], int]:
+        """The high watermarks of ``tps`` as their leaders report them (-1 when unknown)."""
+        known = self.view.metadata().partitions
+        wanted: dict[int, list[tuple[str, int]]] = {}
+        for tp in sorted(tps):
+            leader = int((known.get(tp) or {}).get("leader", -1))
+            if leader in live:
+                wanted.setdefault(leader, []).append(tp)
+        states, _ = await self._replica_states({i: live[i] for i in wanted}, wanted)
+        return {tp: int(r["high_watermark"]) for bid, got in states.items() for tp, r in got.items()
+                if r.get("role") == "leader"}
 
     # -- /api/events ------------------------------------------------------------------
     def _annotate(self, e: dict) -> dict:

@@ -21,6 +21,9 @@ class Metadata(Protocol):
 
     def topic_id(self, topic: str) -> str: ...  # the topic's id (KIP-516), the zero id when unknown
 
+    # (MetadataCache also has ``version``, bumped by every UpdateMetadata: the dashboard keeps
+    # its index of the partitions while it stays the same; read with getattr, 0 if absent)
+
 
 @dataclass(frozen=True)
 class BrokerView:
@@ -33,7 +36,8 @@ class BrokerView:
     kafka_endpoints: Callable[[], dict[int, Endpoint]]  # broker id -> Kafka-protocol endpoint, this broker's included
     cluster_id: Callable[[], str]
     controller_epoch: Callable[[], int | None]  # its controller epoch while this broker is the active controller
-    local_replicas: Callable[[], list[dict]]  # this broker's replica_state entries
+    # this broker's replica_state entries: of the given (topic, partition, None) triples, or all with None
+    local_replicas: Callable[..., list[dict]]
     # every broker's events as this one holds them (broker/timeline.py's ClusterTimeline):
     # those newer than ``since``, the newest ``limit``, after asking the live ones for theirs
     cluster_events: Callable[[float, int], Awaitable[list[dict]]]

@@ -40,6 +40,8 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-backg
 REPO = Path(__file__).resolve().parents[2]
 # Failover waits for the dead broker's ZooKeeper session to expire (6 s by default).
 FAILOVER_MS = 30_000
+# the page's polls of /api/state, whatever rows they ask for (?topic=...&offset=...)
+STATE_ROUTE = re.compile(r"/api/state(\?.*)?$")
 
 pytestmark = [pytest.mark.process]
 
@@ -176,13 +178,13 @@ def test_dashboard_shows_controller_isr_and_a_leader_failover(make_cluster, page
     expect(row(page, "audit", 0)).to_have_attribute("data-isr", ids(audit.isr))
     expect(page.locator('li.event[data-kind="controller_elected"]').first).to_be_visible()
 
-    # the internal topic's partitions come after the others, hidden until asked for
+    # the internal topic's partitions come after the others, left out until asked for
     offsets_rows = page.locator('tr.partition[data-topic="__consumer_offsets"]')
-    expect(offsets_rows).to_have_count(10, timeout=30_000)
-    expect(offsets_rows.first).to_be_hidden()
+    expect(page.locator("#internal-count")).to_have_attribute("data-hidden", "10", timeout=30_000)
+    expect(offsets_rows).to_have_count(0)
     assert visible_rows(page) == ["audit", "orders", "orders", "orders"]
-    expect(page.locator("#internal-count")).to_have_attribute("data-hidden", "10")
     page.check("#show-internal")
+    expect(offsets_rows).to_have_count(10)
     expect(offsets_rows.first).to_be_visible()
     assert visible_rows(page) == ["audit"] + ["orders"] * 3 + ["__consumer_offsets"] * 10
     page.uncheck("#show-internal")
@@ -247,7 +249,7 @@ def test_dashboard_shows_controller_isr_and_a_leader_failover(make_cluster, page
     expect(page.locator("#record-rows tr.record")).to_have_count(8)
     page.evaluate("window.scrollTo(0, 0)")
     # ... with the ports a user of `minikafka cluster up` sees, not this test's free ones
-    page.route("**/api/state", with_default_ports)
+    page.route(STATE_ROUTE, with_default_ports)
     expect(page.locator(f"#broker-{controller} .endpoint:not(.kafka)")).to_contain_text(f":{9091 + controller}")
     expect(page.locator(".zk-server")).to_have_attribute("data-endpoint", "127.0.0.1:2181")
     shot = tmp_path / "dashboard.png"
@@ -971,3 +973,84 @@ def test_record_browser_numbers_are_right_aligned_under_their_headers(cluster, p
         assert columns, f"no number column in {table}"
         misaligned = [c for c in columns if abs(c["off"]) > 2]
         assert misaligned == [], f"{table}: numbers not under their headers: {misaligned}"
+
+
+def test_dashboard_pages_and_filters_many_partitions_and_shows_a_failover_first(make_cluster, page):
+    """Hundreds of partitions: the summary counts them all while the table holds one page,
+    the pager and the topic filter ask the broker for other rows, and a partition whose
+    leader was killed comes first as a problem row, though its topic sorts last."""
+    handle = make_cluster()
+    with Admin(handle.bootstrap) as admin:
+        controller = admin.cluster().controller_id
+        victim = next(b for b in sorted(handle.brokers, reverse=True) if b != controller)
+        others = [b for b in sorted(handle.brokers) if b != victim]
+        for i in range(4):  # 400 partitions away from the victim: they stay healthy
+            admin.create_topic(f"bulk-{i}", partitions=100, replication_factor=2,
+                               assignment={p: others if p % 2 else others[::-1] for p in range(100)})
+        admin.create_topic("zz-failover", partitions=1, replication_factor=3,
+                           assignment={0: [victim] + others})
+    serving = others[0]
+    port = handle.brokers[serving]
+
+    # the JSON: every partition counted, one page of rows
+    state = wait_for(lambda: (s := api_state_of(port, "limit=100&internal=0"))["summary"]["partitions"] == 401 and s,
+                     30, message="401 partitions in the summary")
+    assert len(state["partitions"]) == 100 and state["page"]["matching"] == 401
+    assert state["partitions"][0]["topic"] == "bulk-0" and state["partitions"][0]["partition"] == 0
+    bulk = {t["topic"]: t for t in state["topics"]}["bulk-1"]
+    assert bulk["partitions"] == 100 and sum(bulk["leaders"].values()) == 100
+
+    page.goto(f"http://127.0.0.1:{port}/")
+    rows = page.locator("tr.partition")
+    expect(page.locator("#summary")).to_have_attribute("data-partitions", "401", timeout=30_000)
+    expect(rows).to_have_count(100)
+    expect(page.locator("#partition-pager")).to_have_attribute("data-matching", "401")
+    expect(page.locator("#page-info")).to_contain_text("1–100 of 401 partitions")
+    expect(page.locator('tr.topic[data-topic="bulk-2"]')).to_have_attribute("data-partitions", "100")
+
+    # the pager: the second page begins at the 101st partition (bulk-1's first)
+    page.click("#page-next")
+    expect(rows.first).to_have_attribute("data-topic", "bulk-1")
+    expect(rows.first).to_have_attribute("data-partition", "0")
+    expect(page.locator("#page-info")).to_contain_text("101–200 of 401")
+    page.select_option("#page-size", "250")  # a new page size starts again from the first row
+    expect(rows).to_have_count(250)
+    expect(rows.first).to_have_attribute("data-topic", "bulk-0")
+
+    # the filter: a pattern, then a topic's own button
+    page.fill("#topic-filter", "bulk-[23]")
+    expect(page.locator("#partition-pager")).to_have_attribute("data-matching", "200")
+    expect(rows.first).to_have_attribute("data-topic", "bulk-2")
+    expect(page.locator("tr.topic")).to_have_count(2)
+    page.fill("#topic-filter", "")
+    page.locator('tr.topic[data-topic="zz-failover"] button.only').click()
+    expect(page.locator("#topic-filter")).to_have_value("zz-failover")
+    expect(rows).to_have_count(1)
+    expect(rows.first).to_have_attribute("data-leader", str(victim))
+    page.check("#problems-only")
+    expect(rows).to_have_count(0)
+    expect(page.locator("#partition-rows tr.empty")).to_contain_text("no offline or under-replicated partition")
+    page.uncheck("#problems-only")
+    page.fill("#topic-filter", "")
+    expect(rows).to_have_count(250)
+    expect(rows.first).to_have_attribute("data-topic", "bulk-0")
+
+    # kill the leader of zz-failover-0: its row comes first, flagged, the others unchanged
+    handle.kill(victim, "KILL")
+    first = rows.first
+    expect(first).to_have_attribute("data-topic", "zz-failover", timeout=FAILOVER_MS)
+    expect(first).to_have_attribute("data-under-replicated", "true", timeout=FAILOVER_MS)
+    expect(first.locator(".flag")).not_to_have_count(0)
+    expect(page.locator("#page-info")).to_contain_text("1 with problems first")
+    expect(page.locator("#summary")).to_have_attribute("data-under-replicated", "1")
+    expect(page.locator('tr.topic[data-topic="zz-failover"]')).to_have_attribute("data-under-replicated", "1")
+    expect(rows.nth(1)).to_have_attribute("data-topic", "bulk-0")
+    page.check("#problems-only")
+    expect(rows).to_have_count(1)
+    expect(rows.first).to_have_attribute("data-topic", "zz-failover")
+    expect(rows.first).not_to_have_attribute("data-leader", str(victim), timeout=FAILOVER_MS)
+
+
+def api_state_of(port: int, query: str) -> dict:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/state?{query}", timeout=10) as resp:
+        return json.load(resp)

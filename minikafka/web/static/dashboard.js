@@ -1,5 +1,8 @@
 // minikafka dashboard: polls GET /api/state and GET /api/events?since= every 500 ms
 // and redraws; the record browser asks GET /api/records when told to. Read-only.
+// /api/state is asked for one page of partition rows (the topic filter, internal topics or
+// not, problem partitions first) and one page of topics: the summary counts every
+// partition, so the page stays small however many partitions the cluster has.
 // Plain JavaScript, no dependencies, nothing fetched from elsewhere.
 "use strict";
 
@@ -91,6 +94,48 @@ function setConnection(ok, message) {
 // ------------------------------------------------------------------ state
 
 let lastStateKey = "";
+// what the page asks /api/state for: the filter and the pages, from the controls
+let rowOffset = 0;
+let topicOffset = 0;
+const TOPIC_PAGE = 50;
+
+function stateQuery() {
+  const q = new URLSearchParams({
+    internal: $("show-internal").checked ? "1" : "0",
+    problems: $("problems-only").checked ? "only" : "first",
+    offset: rowOffset, limit: $("page-size").value,
+    topic_offset: topicOffset, topic_limit: TOPIC_PAGE,
+  });
+  const filter = $("topic-filter").value.trim();
+  if (filter) q.set("topic", filter);
+  return q.toString();
+}
+
+const count = (n, what) => `${n.toLocaleString("en")} ${what}${n === 1 ? "" : "s"}`;
+
+function renderPager(page) {
+  const size = Number($("page-size").value);
+  const pager = $("partition-pager");
+  pager.dataset.offset = page.offset;
+  pager.dataset.matching = page.matching;
+  pager.dataset.problems = page.matching_problems;
+  const last = Math.min(page.matching, page.offset + size);
+  let text = page.matching ? `${(page.offset + 1).toLocaleString("en")}–${last.toLocaleString("en")} of ` +
+    count(page.matching, page.problems === "only" ? "problem partition" : "partition") : "no partition matches";
+  if (page.problems !== "only" && page.matching_problems) text += ` (${page.matching_problems.toLocaleString("en")} with problems first)`;
+  $("page-info").textContent = text;
+  $("page-prev").disabled = page.offset <= 0;
+  $("page-next").disabled = page.offset + size >= page.matching;
+  const tp = $("topic-pager");
+  tp.dataset.offset = page.topic_offset;
+  tp.dataset.matching = page.topics_matching;
+  const tlast = Math.min(page.topics_matching, page.topic_offset + TOPIC_PAGE);
+  $("topic-page-info").textContent = page.topics_matching
+    ? `topics ${page.topic_offset + 1}–${tlast} of ${page.topics_matching.toLocaleString("en")}` : "";
+  $("topic-prev").disabled = page.topic_offset <= 0;
+  $("topic-next").disabled = page.topic_offset + TOPIC_PAGE >= page.topics_matching;
+  tp.hidden = page.topics_matching <= TOPIC_PAGE && page.topic_offset === 0;
+}
 
 function renderState(s) {
   $("serving-broker").textContent = s.serving_broker;
@@ -99,7 +144,8 @@ function renderState(s) {
   document.body.dataset.servingBroker = s.serving_broker;
 
   renderTopics(s.topics || []);
-  updateRecordChoices(s.partitions);
+  updateRecordChoices(s.topic_names || []);
+  if (s.page) renderPager(s.page);
 
   const key = JSON.stringify({ c: s.controller, b: s.brokers, p: s.partitions, g: s.groups,
                                t: (s.transactions || {}).open, z: s.zookeeper });
@@ -134,13 +180,17 @@ function renderState(s) {
 
   const alive = new Set(s.live_brokers);
   const body = $("partition-rows");
-  const internal = s.partitions.filter((p) => isInternal(p.topic)).length;
-  const count = $("internal-count");
-  count.dataset.hidden = internal;
-  count.textContent = internal ? `(${internal} partition${internal === 1 ? "" : "s"})` : "(none yet)";
+  const internal = s.summary.internal ? s.summary.internal.partitions : 0;
+  const internalCount = $("internal-count");
+  internalCount.dataset.hidden = internal;
+  internalCount.textContent = internal ? `(${internal} partition${internal === 1 ? "" : "s"})` : "(none yet)";
   if (!s.partitions.length) {
-    body.replaceChildren(el("tr", { class: "empty" },
-      el("td", { colspan: 10 }, "no topics yet: create one with ", el("code", { text: "minikafka topics create" }))));
+    const filtered = s.page && (s.page.topic || s.page.problems === "only");
+    body.replaceChildren(el("tr", { class: "empty" }, filtered
+      ? el("td", { colspan: 10 }, s.page.problems === "only"
+        ? `no offline or under-replicated partition${s.page.topic ? " among the topics the filter matches" : ""}`
+        : "no partition matches the filter")
+      : el("td", { colspan: 10 }, "no topics yet: create one with ", el("code", { text: "minikafka topics create" }))));
   } else {
     body.replaceChildren(...s.partitions.map((p) => renderPartition(p, alive)));
   }
@@ -331,7 +381,8 @@ function renderTopics(topics) {
   lastTopicsKey = key;
   const body = $("topic-rows");
   if (!topics.length) {
-    body.replaceChildren(el("tr", { class: "empty" }, el("td", { colspan: 6 }, "no topics yet")));
+    body.replaceChildren(el("tr", { class: "empty" }, el("td", { colspan: 6 },
+      $("topic-filter").value.trim() ? "no topic matches the filter" : "no topics yet")));
     return;
   }
   body.replaceChildren(...topics.map(renderTopic));
@@ -358,16 +409,29 @@ function renderTopic(t) {
   details.addEventListener("toggle", () => {
     if (details.open) openTopics.add(t.topic); else openTopics.delete(t.topic);
   });
+  const problems = [];
+  if (t.offline) problems.push(el("span", { class: "flag offline", text: `${t.offline} offline` }));
+  if (t.under_replicated) problems.push(el("span", { class: "flag urp", text: `${t.under_replicated} under-replicated` }));
+  if (t.under_min_isr) problems.push(el("span", { class: "flag umi", text: `${t.under_min_isr} under min ISR` }));
+  const leaders = Object.entries(t.leaders || {});
   return el("tr", {
     class: "topic", "data-topic": t.topic, "data-partitions": t.partitions,
-    "data-under-min-isr": t.under_min_isr,
+    "data-under-min-isr": t.under_min_isr, "data-offline": t.offline ?? 0,
+    "data-under-replicated": t.under_replicated ?? 0,
+    "data-leaders": leaders.map(([b, n]) => `${b}:${n}`).join(","),
   },
     el("td", { class: "topic" }, t.topic,
+      el("button", { type: "button", class: "only", title: "show only this topic's partitions", "data-topic": t.topic,
+                     text: "partitions" }),
+      problems.length ? el("div", { class: "problems" }, ...problems) : null,
+      el("div", { class: "leaders muted", title: "partitions led by each broker" },
+        leaders.length ? `leaders: ${leaders.map(([b, n]) => `b${b} ${n}`).join(" · ")}` : "no live leader"),
       t.topic_id ? el("div", { class: "topic-id muted", title: "topic id (KIP-516)", text: t.topic_id }) : null,
       t.config_error ? el("div", { class: "config-error", text: `configs: ${t.config_error}` }) : null),
     el("td", { class: "num" }, t.partitions),
     el("td", { class: "num" }, t.replication_factor),
     el("td", { class: "num min-isr" }, minIsr ? minIsr.value : "?"),
+
     el("td", { class: "overrides" }, ...(overrides.length ? overrides.map((c) => el("span", {
       class: "override", "data-config": c.name, "data-value": c.value ?? "",
     }, el("code", { text: `${c.name}=${c.value ?? "null"}` }))) : [el("span", { class: "muted", text: "none" })])),
@@ -380,9 +444,8 @@ function renderTopic(t) {
 let recordChoicesKey = "";
 let partitionCounts = new Map();  // topic -> partitions, from the last state
 
-function updateRecordChoices(partitions) {
-  const counts = new Map();
-  for (const p of partitions) counts.set(p.topic, Math.max(counts.get(p.topic) || 0, p.partition + 1));
+function updateRecordChoices(topicNames) {
+  const counts = new Map(topicNames);
   // the application's topics first: the default choice is never __consumer_offsets
   const topics = [...counts.keys()].sort((a, b) => (isInternal(a) - isInternal(b)) || (a < b ? -1 : a > b ? 1 : 0));
   const key = JSON.stringify(topics.map((t) => [t, counts.get(t)]));
@@ -537,6 +600,9 @@ function renderReplicaBars(p) {
 // state that answers; a browser that authenticated asks for the user and password again
 // there (another site).
 let failures = 0;
+let pollTimer = null;
+let polling = false;
+let pollAgain = false;
 let knownBrokers = [];       // [{id, host, port}] from the last state
 let sourceBroker = null;
 let moving = false;
@@ -568,12 +634,18 @@ async function moveToLiveBroker() {
 }
 
 async function pollState() {
+  clearTimeout(pollTimer);
+  if (polling) { pollAgain = true; return; }  // a control changed while a poll was out: ask again after it
+  polling = true;
+  pollAgain = false;
   try {
-    const s = await getJSON("/api/state");
+    const asked = stateQuery();
+    const s = await getJSON(`/api/state?${asked}`);
     failures = 0;
     sourceBroker = s.serving_broker;
     knownBrokers = s.brokers.filter((b) => b.alive).map((b) => ({ id: b.id, host: b.host, port: b.port }));
-    renderState(s);
+    if (asked === stateQuery()) renderState(s);  // not rows of a filter or page already left
+    else pollAgain = true;
     setConnection(true);
   } catch (err) {
     failures += 1;
@@ -586,8 +658,15 @@ async function pollState() {
     }
     setConnection(false, message);
   } finally {
-    setTimeout(pollState, POLL_MS);
+    polling = false;
+    pollTimer = setTimeout(pollState, pollAgain ? 0 : POLL_MS);
   }
+}
+
+// a new filter or page: from its first row, asked for at once
+function changed(resetRows = true) {
+  if (resetRows) { rowOffset = 0; topicOffset = 0; }
+  pollState();
 }
 
 // ------------------------------------------------------------------ events
@@ -673,6 +752,31 @@ $("show-all-events").addEventListener("change", (ev) => {
 });
 $("show-internal").addEventListener("change", (ev) => {
   $("partitions").classList.toggle("show-internal", ev.target.checked);
+  changed();
+});
+let filterTimer = null;
+$("topic-filter").addEventListener("input", () => {
+  clearTimeout(filterTimer);
+  filterTimer = setTimeout(() => changed(), 250);  // asked once typing pauses
+});
+$("problems-only").addEventListener("change", () => changed());
+$("page-size").addEventListener("change", () => changed());
+$("page-prev").addEventListener("click", () => {
+  rowOffset = Math.max(0, rowOffset - Number($("page-size").value));
+  changed(false);
+});
+$("page-next").addEventListener("click", () => {
+  rowOffset += Number($("page-size").value);
+  changed(false);
+});
+$("topic-prev").addEventListener("click", () => { topicOffset = Math.max(0, topicOffset - TOPIC_PAGE); changed(false); });
+$("topic-next").addEventListener("click", () => { topicOffset += TOPIC_PAGE; changed(false); });
+$("topic-rows").addEventListener("click", (ev) => {
+  const b = ev.target.closest("button.only");
+  if (!b) return;
+  $("topic-filter").value = b.dataset.topic;  // a name matches itself (and names that contain it)
+  changed();
+  $("partitions-section").scrollIntoView({ block: "start" });
 });
 $("records-form").addEventListener("submit", (ev) => { ev.preventDefault(); showRecords(); });
 $("rec-topic").addEventListener("change", () => updatePartitionChoices());
