@@ -7,7 +7,9 @@ prints them as one ``minikafka: error: ...`` line and exits 2.
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import json
+import re
 import signal
 import sys
 import threading
@@ -59,9 +61,27 @@ def add_parsers(subparsers: argparse._SubParsersAction) -> None:
         description="Describe partitions: leader, replicas, ISR, leader epoch, the leader's high watermark "
                     "(and its last stable offset, LSO, where an open transaction holds it below the high "
                     "watermark) and every replica's LEO as the brokers report them. Internal topics (names starting with __, "
-                    "such as __consumer_offsets) come after the others.")
-    add_named(describe, "name", "topic", "NAME", topic_name, "topic (default: every topic)", required=False)
+                    "such as __consumer_offsets) come after the others. On a cluster with many partitions, "
+                    "a pattern (NAME with * or ?), --summary or the --under-replicated-partitions, "
+                    "--unavailable-partitions, --under-min-isr-partitions and --at-min-isr-partitions "
+                    "reports (as kafka-topics.sh spells them) keep the output short.")
+    add_named(describe, "name", "topic", "NAME", topic_or_pattern,
+              "topic, or a pattern of names with * ? and [...] such as 'orders-*' (default: every topic)",
+              required=False)
     _add_exclude_internal(describe)
+    describe.add_argument("--under-replicated-partitions", dest="under_replicated", action="store_true",
+                          help="only partitions whose ISR is smaller than their replica list")
+    describe.add_argument("--unavailable-partitions", dest="unavailable", action="store_true",
+                          help="only partitions without a live leader")
+    describe.add_argument("--under-min-isr-partitions", dest="under_min_isr", action="store_true",
+                          help="only partitions whose ISR is smaller than their topic's min.insync.replicas "
+                               "(acks=all produces fail with NOT_ENOUGH_REPLICAS)")
+    describe.add_argument("--at-min-isr-partitions", dest="at_min_isr", action="store_true",
+                          help="only partitions whose ISR is exactly their topic's min.insync.replicas (one more "
+                               "lost replica stops acks=all produces)")
+    describe.add_argument("--summary", action="store_true",
+                          help="one line per topic instead of one per partition: partitions, replication factor, "
+                               "offline, under-replicated and under-min-ISR partitions, partitions led per broker")
     describe.add_argument("--json", action="store_true",
                           help="print a JSON document with every field, including each replica's log checksum "
                                "below the leader's HW (replicas agree when the checksums are equal)")
@@ -310,12 +330,136 @@ def internal_last(name: str) -> tuple[bool, str]:
     return is_internal_topic(name), name
 
 
-def _described(args: argparse.Namespace, admin: Any) -> list[Any]:
-    """The topics ``topics describe`` shows: internal ones last, or not at all with
-    --exclude-internal."""
-    descs = admin.describe_topics(None if args.name is None else [args.name], checksums=args.json)
+def topic_or_pattern(text: str) -> str:
+    """argparse type for ``topics describe``'s NAME: a topic name, or a pattern of names
+    with the shell's * ? and [...] (characters no topic name has)."""
+    if is_pattern(text):
+        if len(text) > 249 or not re.fullmatch(r"[a-zA-Z0-9._*?\[\]!-]+", text):
+            raise argparse.ArgumentTypeError(f"topic pattern {text!r} is illegal: use the characters of topic "
+                                             f"names with * ? and [...]")
+        return text
+    return topic_name(text)
+
+
+def is_pattern(text: str | None) -> bool:
+    return text is not None and any(c in text for c in "*?[")
+
+
+# the reports of ``topics describe``: flag -> whether a partition belongs in it, from the
+# partition, the live broker ids and its topic's min.insync.replicas (None: not known)
+REPORTS = {
+    "under_replicated": lambda p, live, min_isr: len(p.isr) < len(p.replicas),
+    "unavailable": lambda p, live, min_isr: p.leader < 0 or p.leader not in live,
+    "under_min_isr": lambda p, live, min_isr: min_isr is not None and len(p.isr) < min_isr,
+    "at_min_isr": lambda p, live, min_isr: min_isr is not None and len(p.isr) == min_isr,
+}
+
+
+def _reports(args: argparse.Namespace) -> list[str]:
+    return [r for r in REPORTS if getattr(args, r, False)]
+
+
+def _check_describe_flags(args: argparse.Namespace) -> None:
+    reports = _reports(args)
+    if getattr(args, "summary", False) and reports:
+        raise ClientError(f"--summary cannot be combined with --{reports[0].replace('_', '-')}-partitions: "
+                          f"the summary counts every kind of problem")
+    if getattr(args, "summary", False) and args.json:
+        raise ClientError("--summary and --json cannot be combined: --json prints every partition")
+
+
+def _min_isrs(admin: Any, descs: list[Any]) -> dict[str, int | None]:
+    """Each topic's effective min.insync.replicas (None when the broker did not say)."""
+    out: dict[str, int | None] = {}
+    for d in descs:
+        value = admin.describe_configs(d.name).get("min.insync.replicas", (None, ""))[0]
+        try:
+            out[d.name] = int(value) if value is not None else None
+        except ValueError:
+            out[d.name] = None
+    return out
+
+
+class Described:
+    """What ``topics describe`` shows: the topics (internal ones last), and for --summary
+    and the reports the live brokers and each topic's min.insync.replicas."""
+
+    def __init__(self, descs: list[Any], live: set[int] | None = None,
+                 min_isrs: dict[str, int | None] | None = None) -> None:
+        self.descs = descs
+        self.live = live if live is not None else set()
+        self.min_isrs = min_isrs or {}
+
+    def reported(self, reports: list[str]) -> list[Any]:
+        """The topics with only their partitions that are in one of ``reports`` (every
+        partition without reports); topics left with none are left out."""
+        from dataclasses import replace
+
+        if not reports:
+            return self.descs
+        out = []
+        for d in self.descs:
+            min_isr = self.min_isrs.get(d.name)
+            parts = [p for p in d.partitions if any(REPORTS[r](p, self.live, min_isr) for r in reports)]
+            if parts:
+                out.append(replace(d, partitions=parts))
+        return out
+
+    def summary_rows(self) -> list[dict]:
+        rows = []
+        for d in self.descs:
+            min_isr = self.min_isrs.get(d.name)
+            leaders: dict[int, int] = {}
+            for p in d.partitions:
+                if p.leader >= 0 and p.leader in self.live:
+                    leaders[p.leader] = leaders.get(p.leader, 0) + 1
+            rows.append({
+                "topic": d.name, "partitions": len(d.partitions), "replication_factor": d.replication_factor,
+                "offline": sum(1 for p in d.partitions if REPORTS["unavailable"](p, self.live, min_isr)),
+                "under_replicated": sum(1 for p in d.partitions if REPORTS["under_replicated"](p, self.live, min_isr)),
+                "under_min_isr": (sum(1 for p in d.partitions if REPORTS["under_min_isr"](p, self.live, min_isr))
+                                  if min_isr is not None else None),
+                "leaders": dict(sorted(leaders.items())),
+            })
+        return rows
+
+
+def _described(args: argparse.Namespace, admin: Any) -> Described:
+    """The topics ``topics describe`` shows: those NAME names or matches, internal ones
+    last, or not at all with --exclude-internal; the live brokers and min.insync.replicas
+    when --summary or a report needs them."""
+    _check_describe_flags(args)
+    if is_pattern(args.name):
+        names = [n for n in admin.list_topics() if fnmatch.fnmatchcase(n, args.name)]
+        names = [n for n in names if not (args.exclude_internal and is_internal_topic(n))]
+        descs = admin.describe_topics(names, checksums=args.json) if names else []
+    else:
+        descs = admin.describe_topics(None if args.name is None else [args.name], checksums=args.json)
     descs = sorted(descs, key=lambda d: internal_last(d.name))
-    return [d for d in descs if not (args.exclude_internal and is_internal_topic(d.name))]
+    descs = [d for d in descs if not (args.exclude_internal and is_internal_topic(d.name))]
+    reports = _reports(args)
+    summary = getattr(args, "summary", False)
+    if not reports and not summary:
+        return Described(descs)
+    live = {b.id for b in admin.cluster().brokers}
+    needs_min_isr = summary or "under_min_isr" in reports or "at_min_isr" in reports
+    return Described(descs, live, _min_isrs(admin, descs) if needs_min_isr else None)
+
+
+def format_summary(rows: list[dict]) -> list[str]:
+    """``topics describe --summary``: a line per topic, then the totals."""
+    lines = []
+    for r in rows:
+        umi = "?" if r["under_min_isr"] is None else r["under_min_isr"]
+        leaders = ",".join(f"{b}={n}" for b, n in r["leaders"].items()) or "none"
+        lines.append(f"Topic: {r['topic']}\tPartitionCount: {r['partitions']}\tReplicationFactor: "
+                     f"{r['replication_factor']}\tOffline: {r['offline']}\tUnderReplicated: {r['under_replicated']}"
+                     f"\tUnderMinIsr: {umi}\tLeaders: {leaders}")
+    total = {k: sum(r[k] or 0 for r in rows) for k in ("partitions", "offline", "under_replicated", "under_min_isr")}
+    lines.append(f"Total: {len(rows)} topic{'s' if len(rows) != 1 else ''}\tPartitionCount: {total['partitions']}"
+                 f"\tOffline: {total['offline']}\tUnderReplicated: {total['under_replicated']}"
+                 f"\tUnderMinIsr: {total['under_min_isr']}")
+    return lines
 
 
 def lso_behind(p: Any) -> bool:
@@ -324,11 +468,12 @@ def lso_behind(p: Any) -> bool:
     return 0 <= p.last_stable_offset < p.high_watermark
 
 
-def format_topic(desc: Any) -> list[str]:
-    """kafka-topics style lines for one TopicDescription: a header, then one line per
-    partition (``LastStableOffset`` only where an open transaction holds it below the HW)."""
+def format_topic(desc: Any, header: bool = True) -> list[str]:
+    """kafka-topics style lines for one TopicDescription: a header (not with a report such
+    as --under-replicated-partitions, as in Kafka), then one line per partition
+    (``LastStableOffset`` only where an open transaction holds it below the HW)."""
     lines = [f"Topic: {desc.name}\tTopicId: {desc.topic_id}\tPartitionCount: {len(desc.partitions)}"
-             f"\tReplicationFactor: {desc.replication_factor}"]
+             f"\tReplicationFactor: {desc.replication_factor}"] if header else []
     for p in desc.partitions:
         leos = ",".join(f"{b}={p.replica_leos.get(b, -1)}" for b in p.replicas)
         lines.append(
@@ -349,13 +494,20 @@ def _ids(ids: Any) -> str:
 def cmd_topics_describe(args: argparse.Namespace) -> int:
     from ..client.sync import Admin
 
+    _check_describe_flags(args)
     with Admin(resolve_bootstrap(args), **client_options(args)) as admin:
-        descs = _described(args, admin)
+        described = _described(args, admin)
+    if args.summary:
+        for line in format_summary(described.summary_rows()):
+            print(line)
+        return 0
+    reports = _reports(args)
+    descs = described.reported(reports)
     if args.json:
         print(json.dumps({"topics": [d.to_dict() for d in descs]}, indent=2))
         return 0
     for desc in descs:
-        for line in format_topic(desc):
+        for line in format_topic(desc, header=not reports):
             print(line)
     return 0
 
@@ -399,8 +551,27 @@ def _topics_describe_view(args: argparse.Namespace) -> tuple[watch.View, dict]:
     from ..client.sync import Admin
 
     with Admin(resolve_bootstrap(args), **client_options(args)) as admin:
-        descs = _described(args, admin)
+        described = _described(args, admin)
+    if getattr(args, "summary", False):
+        rows = described.summary_rows()
+        return summary_view(rows), {"topics": rows}
+    descs = described.reported(_reports(args))
     return topics_view(descs), {"topics": [d.to_dict() for d in descs]}
+
+
+def summary_view(rows: list[dict]) -> watch.View:
+    """``topics describe --summary --watch``: one row per topic."""
+    columns = [watch.Column("TOPIC", ratio=1, min_width=5), watch.Column("PARTITIONS", justify="right"),
+               watch.Column("RF", justify="right"), watch.Column("OFFLINE", justify="right"),
+               watch.Column("UNDER-REPLICATED", justify="right"), watch.Column("UNDER-MIN-ISR", justify="right"),
+               watch.Column("LEADERS", ratio=1, min_width=6, wrap=True)]
+    cells = [((r["topic"],), (r["topic"], str(r["partitions"]), str(r["replication_factor"]), str(r["offline"]),
+                              str(r["under_replicated"]), "?" if r["under_min_isr"] is None else str(r["under_min_isr"]),
+                              " ".join(f"{b}={n}" for b, n in r["leaders"].items()) or "none")) for r in rows]
+    partitions = sum(r["partitions"] for r in rows)
+    title = (f"{len(rows)} topic{'s' if len(rows) != 1 else ''}, {partitions} partition{'s' if partitions != 1 else ''}, "
+             f"{sum(r['offline'] for r in rows)} offline, {sum(r['under_replicated'] for r in rows)} under-replicated")
+    return watch.View([watch.Grid("topics", columns, cells, title=title, empty="no topics")])
 
 
 def cmd_topics_elect_leaders(args: argparse.Namespace) -> int:
