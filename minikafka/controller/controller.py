@@ -415,7 +415,7 @@ class KafkaController:
                     zxid = await self.store.execute(plan, self.epoch_zk_version)
                 except StateConflict as conflict:
                     self.host.count(CONTROLLER_WRITE_CONFLICTS)
-                    self.core.refresh({tp: await self.store.read_state(tp) for tp in conflict.tps})
+                    self.core.refresh(await self.store.read_states(conflict.tps))
                     continue
                 self.core.commit(plan, zxid)
                 await self._carry_out(plan)

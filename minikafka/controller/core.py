@@ -56,7 +56,7 @@ BrokerConfigChanged        the same for every topic (dynamic broker configs chan
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import AbstractSet, Any, assert_never
+from typing import AbstractSet, Any, Mapping, assert_never
 
 from ..config import BrokerConfig, topic_setting
 from ..metric_names import LEADER_ELECTIONS, PREFERRED_LEADER_ELECTIONS, UNCLEAN_LEADER_ELECTIONS, Metric
@@ -394,7 +394,7 @@ class ControllerCore:
                 plan.draft.info(tp).mzxid = zxid
         self.ctx = plan.draft
 
-    def refresh(self, states: dict[TP, StateRead | None]) -> None:
+    def refresh(self, states: Mapping[TP, StateRead | None]) -> None:
         """A conditional write lost a race: take the states as ZooKeeper has them now."""
         for tp, read in states.items():
             if self.ctx.has(tp) and read is not None:

@@ -9,10 +9,11 @@ znode's version; when a leader changed the ISR meanwhile the transaction fails w
 """
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import time
-from typing import Any, Callable
+from typing import Any, Awaitable, Callable, Iterable, TypeVar
 
 from ..zk import layout
 from ..zk.errors import BadVersionError, NodeExistsError, NoNodeError, RolledBackError
@@ -24,6 +25,26 @@ log = logging.getLogger(__name__)
 
 
 CHUNK_OPS = 500  # ops per transaction: ~100 KB, well under ZooKeeper's 1 MB (jute.maxbuffer)
+# reads in flight at once on the controller's session (Kafka pipelines its reads too,
+# zookeeper.max.in.flight.requests): a failover reads every partition's state, one
+# round trip each when read one after another
+READS_IN_FLIGHT = 256
+TOPICS_IN_FLIGHT = 16  # topics read at once by a failover (each with its partitions' reads)
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+async def pipelined(read: Callable[[K], Awaitable[V]], keys: Iterable[K], width: int = READS_IN_FLIGHT) -> dict[K, V]:
+    """``read(key)`` for every key, at most ``width`` at once; the results by key, in the
+    keys' order."""
+    keys = list(keys)
+    out: dict[K, V] = {}
+    for start in range(0, len(keys), width):
+        chunk = keys[start:start + width]
+        for key, value in zip(chunk, await asyncio.gather(*(read(k) for k in chunk))):
+            out[key] = value
+    return out
 
 
 class Fenced(Exception):
@@ -82,18 +103,18 @@ class ControllerStore:
 
     # -- reads -------------------------------------------------------------------------------
     async def read_brokers(self, ids: list[str]) -> dict[int, layout.BrokerInfo]:
-        out = {}
-        for s in ids:
-            got = await self.zk.get(layout.broker_path(int(s)))
-            if got is not None:
-                out[int(s)] = layout.BrokerInfo.decode(int(s), got[0], got[1].czxid)
-        return out
+        got = await pipelined(lambda s: self.zk.get(layout.broker_path(int(s))), ids)
+        return {int(s): layout.BrokerInfo.decode(int(s), g[0], g[1].czxid) for s, g in got.items() if g is not None}
 
     async def read_state(self, tp: TP) -> StateRead | None:
         got = await self.zk.get(layout.partition_state_path(*tp))
         if got is None:
             return None
         return StateRead(layout.LeaderIsr.decode(got[0]), got[1].version, got[1].mzxid)
+
+    async def read_states(self, tps: Iterable[TP]) -> dict[TP, StateRead]:
+        """The states of ``tps`` that exist, read pipelined."""
+        return {tp: st for tp, st in (await pipelined(self.read_state, tps)).items() if st is not None}
 
     async def read_assignment(self, topic: str) -> dict[int, list[int]] | None:
         znode = await self.read_topic_znode(topic)
@@ -111,11 +132,7 @@ class ControllerStore:
             return None
         assignment = znode.partitions
         cfg = await self.zk.get(layout.topic_config_path(topic))
-        states = {}
-        for p in assignment:
-            st = await self.read_state((topic, p))
-            if st is not None:
-                states[p] = st
+        states = {tp[1]: st for tp, st in (await self.read_states((topic, p) for p in assignment)).items()}
         fresh = self.new_topic_id() if znode.topic_id is None and self.new_topic_id is not None else None
         return TopicRead(assignment, layout.decode_topic_config(cfg[0]) if cfg else {}, states, znode.topic_id, fresh,
                          dict(znode.adding))
@@ -123,11 +140,9 @@ class ControllerStore:
     async def read_failover(self, previous_controller: int | None = None) -> Failover:
         """The cluster as a new controller loads it; ``previous_controller`` is passed on."""
         live = await self.read_brokers(await self.zk.children(layout.BROKER_IDS))
-        topics = {}
-        for topic in await self.zk.children(layout.BROKER_TOPICS):
-            read = await self.read_topic(topic)
-            if read is not None:
-                topics[topic] = read
+        # topics a few at a time, each reading its partitions' states pipelined
+        reads = await pipelined(self.read_topic, await self.zk.children(layout.BROKER_TOPICS), TOPICS_IN_FLIGHT)
+        topics = {topic: read for topic, read in reads.items() if read is not None}
         return Failover(live, topics, previous_controller)
 
     async def take_isr_notifications(self, children: list[str]) -> dict[TP, StateRead]:
@@ -142,12 +157,7 @@ class ControllerStore:
                 except (ValueError, KeyError, TypeError):
                     log.warning("malformed %s", path)
             await self.zk.delete(path)
-        out = {}
-        for tp in sorted(tps):
-            st = await self.read_state(tp)
-            if st is not None:
-                out[tp] = st
-        return out
+        return await self.read_states(sorted(tps))
 
     async def recorded_controller_epochs(self) -> list[int]:
         """The controller epoch of every partition state znode (what a new controller

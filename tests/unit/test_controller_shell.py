@@ -37,6 +37,9 @@ class ScriptedStore:
     async def read_state(self, tp):
         return self.state
 
+    async def read_states(self, tps):
+        return {tp: self.state for tp in tps}
+
     async def run_after(self, op, epoch_zk_version):
         pass
 

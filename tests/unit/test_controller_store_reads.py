@@ -1,0 +1,80 @@
+"""The controller's failover read (controller/store.py): every partition's state is read
+pipelined, many requests in flight at once on the session, not one round trip after another."""
+from __future__ import annotations
+
+import asyncio
+from types import SimpleNamespace
+
+from minikafka.controller import store as store_mod
+from minikafka.controller.store import ControllerStore, pipelined
+from minikafka.zk import layout
+
+TOPICS = 30
+PARTITIONS = 20
+TOPIC_ID = "X2VguUoXQmKPrQo4dGrXNw"
+
+
+class CountingZk:
+    """A ZooKeeper session over a dict of znodes that counts the reads in flight."""
+
+    def __init__(self, nodes: dict[str, bytes]) -> None:
+        self.nodes = nodes
+        self.in_flight = 0
+        self.most = 0
+        self.reads = 0
+
+    async def get(self, path: str):
+        self.in_flight += 1
+        self.reads += 1
+        self.most = max(self.most, self.in_flight)
+        await asyncio.sleep(0)  # a round trip: the others are sent meanwhile
+        self.in_flight -= 1
+        if path not in self.nodes:
+            return None
+        return self.nodes[path], SimpleNamespace(version=3, mzxid=7, czxid=5)
+
+    async def children(self, path: str) -> list[str]:
+        prefix = path.rstrip("/") + "/"
+        return sorted({p[len(prefix):].split("/")[0] for p in self.nodes if p.startswith(prefix)})
+
+
+def _cluster() -> dict[str, bytes]:
+    nodes: dict[str, bytes] = {}
+    for b in (1, 2, 3):
+        nodes[layout.broker_path(b)] = layout.BrokerInfo(b, "127.0.0.1", 9090 + b).encode(0)
+    for t in range(TOPICS):
+        topic = f"t{t}"
+        assignment = {p: [1 + (p + i) % 3 for i in range(3)] for p in range(PARTITIONS)}
+        nodes[layout.topic_path(topic)] = layout.encode_assignment(assignment, TOPIC_ID)
+        for p, replicas in assignment.items():
+            nodes[layout.partition_state_path(topic, p)] = layout.LeaderIsr(replicas[0], 4, tuple(replicas), 2).encode()
+    return nodes
+
+
+def test_a_failover_reads_every_partition_state_pipelined():
+    zk = CountingZk(_cluster())
+    failover = asyncio.run(ControllerStore(zk).read_failover(previous_controller=2))  # type: ignore[arg-type]
+    assert sorted(failover.live) == [1, 2, 3] and failover.previous_controller == 2
+    assert len(failover.topics) == TOPICS
+    assert all(len(t.states) == PARTITIONS for t in failover.topics.values())
+    st = failover.topics["t4"].states[5]
+    assert (st.state.leader, st.state.leader_epoch, st.state.isr, st.version, st.mzxid) == (3, 4, (3, 1, 2), 3, 7)
+    assert zk.most > PARTITIONS  # several topics' partitions at once, not one read after another
+    assert zk.most <= store_mod.READS_IN_FLIGHT * store_mod.TOPICS_IN_FLIGHT
+
+
+def test_pipelined_keeps_the_keys_order_and_bounds_what_is_in_flight():
+    in_flight = 0
+    most = 0
+
+    async def read(k: int) -> int:
+        nonlocal in_flight, most
+        in_flight += 1
+        most = max(most, in_flight)
+        await asyncio.sleep(0)
+        in_flight -= 1
+        return k * k
+
+    got = asyncio.run(pipelined(read, [5, 3, 9, 1, 7], width=2))
+    assert list(got.items()) == [(5, 25), (3, 9), (9, 81), (1, 1), (7, 49)]
+    assert most == 2
