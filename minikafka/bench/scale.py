@@ -17,7 +17,12 @@ ours is stopped, never at once.  On each cluster:
    (:func:`.aio_latency.acks_latency_asyncio`), confluent-kafka on Kafka
    (:func:`.rdkafka_latency.measure`);
 5. optionally (``failover``) the controller's failover: SIGKILL the broker ZooKeeper names
-   in ``/controller`` and time until every partition it led has another leader in Metadata.
+   in ``/controller`` and time until every partition it led has another leader in Metadata;
+6. optionally (``restart``, disk storage) a broker's restart: the broker killed by the
+   failover (else one SIGKILLed here) starts again, timed until every ISR is full again
+   (its catch-up with all its partitions); then a whole-cluster restart: every broker
+   stopped (SIGTERM, one after another), then all started at once, timed until every
+   partition has a leader again.
 
 With ``bootstrap`` an already running minikafka cluster is measured instead (its broker
 pids from ``cluster.json`` in ``dir``); the topics made are deleted after each size.
@@ -45,6 +50,7 @@ _stop = threading.Event()  # set by request_stop (SIGINT/SIGTERM at the CLI)
 
 LATENCY_PARTITIONS = 3  # the one busy topic, as the issue's "1,003" rows
 AGAINST = ("kafka",)
+STORAGES = ("memory", "disk")
 
 
 @dataclass
@@ -62,6 +68,8 @@ class ScaleOptions:
     dir: str | None = None  # parent folder of the clusters' folders (default: a temporary one)
     bootstrap: str | None = None  # measure this running minikafka cluster instead
     failover: bool = False
+    restart: bool = False
+    storage: str = "memory"  # minikafka's brokers' storage (Kafka's is always its disk)
 
 
 @dataclass
@@ -79,6 +87,8 @@ class ScaleRow:
     ack_p99_ms: float
     records: int = 0
     failover_s: float | None = None
+    catch_up_s: float | None = None  # a restarted broker back in every ISR
+    cluster_restart_s: float | None = None  # every broker restarted: every partition led again
     note: str = ""
     empty_idle_cores: float | None = None  # the same brokers' idle CPU before any topic, over the same window
 
@@ -119,6 +129,13 @@ def validate(opts: ScaleOptions) -> None:
         raise ClientError("--against kafka starts clusters of its own: leave out --bootstrap-server")
     if opts.failover and opts.bootstrap:
         raise ClientError("--failover kills a broker: only on clusters started here (leave out --bootstrap-server)")
+    if opts.storage not in STORAGES:
+        raise ClientError(f"--storage takes memory or disk, not {opts.storage!r}")
+    if opts.restart and opts.bootstrap:
+        raise ClientError("--restart stops brokers: only on clusters started here (leave out --bootstrap-server)")
+    if opts.restart and opts.storage != "disk":
+        raise ClientError("--restart needs --storage disk: a broker on memory storage restarts empty "
+                          "(Kafka's brokers restart with their logs)")
 
 
 def cpu_ticks(stat_text: str) -> int:
@@ -175,6 +192,10 @@ def format_row(row: ScaleRow) -> str:
             f"{row.rss_bytes / 1e6:,.0f} MB | {per_text} | {_ms(row.ack_p50_ms)} | {_ms(row.ack_p99_ms)} |")
     if row.failover_s is not None:
         line += f" failover {row.failover_s:.2f} s"
+    if row.catch_up_s is not None:
+        line += f" broker restart {row.catch_up_s:.2f} s"
+    if row.cluster_restart_s is not None:
+        line += f" cluster restart {row.cluster_restart_s:.2f} s"
     if row.note:
         line += f" {row.note}"
     return line
@@ -269,6 +290,17 @@ class Side:
     def kill(self, broker_id: int) -> None:
         raise ClientError(f"{self.name}: no failover here")
 
+    def broker_ids(self) -> list[int]:
+        raise ClientError(f"{self.name}: no restart here")
+
+    def stop(self, broker_id: int) -> None:
+        """SIGTERM (controlled shutdown) and wait until the broker has exited."""
+        raise ClientError(f"{self.name}: no restart here")
+
+    def start(self, broker_id: int) -> None:
+        """Start a stopped or killed broker again, with its logs (not waiting for it)."""
+        raise ClientError(f"{self.name}: no restart here")
+
 
 class MinikafkaSide(Side):
     """A minikafka cluster through its msgpack listeners."""
@@ -340,6 +372,21 @@ class MinikafkaSide(Side):
             raise ClientError("failover needs a cluster started here")
         launcher.kill(self.cluster_dir, broker_id, "KILL")
 
+    def broker_ids(self) -> list[int]:
+        from ..cluster.state import load
+        assert self.cluster_dir is not None
+        return sorted(load(self.cluster_dir).brokers)
+
+    def stop(self, broker_id: int) -> None:
+        from ..cluster import launcher
+        assert self.cluster_dir is not None
+        launcher.stop(self.cluster_dir, broker_id)
+
+    def start(self, broker_id: int) -> None:
+        from ..cluster import launcher
+        assert self.cluster_dir is not None
+        launcher.start(self.cluster_dir, broker_id, wait=False)
+
 
 class KafkaSide(Side):
     """An Apache Kafka cluster through confluent-kafka (:mod:`.kafka_wire`)."""
@@ -390,6 +437,15 @@ class KafkaSide(Side):
 
     def kill(self, broker_id: int) -> None:
         self._reference.kill(self.dir, broker_id)
+
+    def broker_ids(self) -> list[int]:
+        return sorted(self.state.brokers)
+
+    def stop(self, broker_id: int) -> None:
+        self._reference.signal_broker(self.dir, broker_id, "TERM")
+
+    def start(self, broker_id: int) -> None:
+        self._reference.start(self.dir, broker_id)
 
 
 # ----- the steps -------------------------------------------------------------
@@ -445,17 +501,23 @@ def measure(side: Side, partitions: int, opts: ScaleOptions, say: Callable[[str]
                    per_replica_bytes=per_replica_bytes(rss, empty_rss, partitions, opts.rf),
                    ack_p50_ms=float(lat["p50_ms"]), ack_p99_ms=float(lat["p99_ms"]),
                    records=int(lat.get("records", 0)), empty_idle_cores=empty_idle)
+    killed = None
     if opts.failover:
-        row.failover_s = failover(side, topics + [lat_topic], timeout, say)
+        row.failover_s, killed = failover(side, topics + [lat_topic], timeout, say)
+    if opts.restart:
+        row.catch_up_s = broker_restart(side, topics + [lat_topic], killed, timeout, say)
+        row.cluster_restart_s = cluster_restart(side, topics + [lat_topic], timeout, say)
     side.delete_topics(topics + [lat_topic])  # a running cluster's (a fresh one is stopped anyway)
     return row
 
 
-def failover(side: Side, topics: list[str], timeout_s: float, say: Callable[[str], None]) -> float | None:
-    """SIGKILL the controller; seconds until every partition it led has another leader in Metadata."""
+def failover(side: Side, topics: list[str], timeout_s: float, say: Callable[[str], None]
+             ) -> tuple[float | None, int | None]:
+    """SIGKILL the controller; seconds until every partition it led has another leader in
+    Metadata, and the broker killed."""
     controller = side.controller()
     if controller is None:
-        return None
+        return None, None
     before = side.leaders(topics) or {}
     led = [tp for tp, (lead, _, _) in before.items() if lead == controller]
     say(f"{side.name}: SIGKILL of the controller, broker {controller}, leader of {len(led):,} partitions")
@@ -466,6 +528,46 @@ def failover(side: Side, topics: list[str], timeout_s: float, say: Callable[[str
         got = side.leaders(topics)
         return got is not None and all(got[tp][0] >= 0 and got[tp][0] != controller for tp in led)
     _wait(moved, "a new leader for every partition the controller led", timeout_s)
+    return time.monotonic() - start, controller
+
+
+def _all_in_sync(side: Side, topics: list[str]) -> bool:
+    got = side.leaders(topics)
+    return got is not None and all(lead >= 0 and isr == reps for lead, reps, isr in got.values())
+
+
+def broker_restart(side: Side, topics: list[str], killed: int | None, timeout_s: float,
+                   say: Callable[[str], None]) -> float:
+    """Start ``killed`` again (else SIGKILL a broker other than the controller first); seconds
+    from its start until every partition's ISR is full again."""
+    if killed is None:
+        controller = side.controller()
+        killed = next(b for b in reversed(side.broker_ids()) if b != controller)
+        say(f"{side.name}: SIGKILL of broker {killed}")
+        side.kill(killed)
+    say(f"{side.name}: starting broker {killed} again; waiting for every ISR to be full")
+    start = time.monotonic()
+    side.start(killed)
+    _wait(lambda: _all_in_sync(side, topics), "a full ISR for every partition after the broker's restart", timeout_s)
+    return time.monotonic() - start
+
+
+def cluster_restart(side: Side, topics: list[str], timeout_s: float, say: Callable[[str], None]) -> float:
+    """Stop every broker (SIGTERM, one after another), then start them all; seconds from the
+    first start until every partition has a leader again."""
+    ids = side.broker_ids()
+    say(f"{side.name}: stopping brokers {ids} (SIGTERM, one after another)")
+    for b in ids:
+        side.stop(b)
+    say(f"{side.name}: starting brokers {ids}; waiting for a leader for every partition")
+    start = time.monotonic()
+    for b in ids:
+        side.start(b)
+
+    def all_led() -> bool:
+        got = side.leaders(topics)
+        return got is not None and all(lead >= 0 for lead, _, _ in got.values())
+    _wait(all_led, "a leader for every partition after the cluster's restart", timeout_s)
     return time.monotonic() - start
 
 
@@ -478,7 +580,7 @@ def _own_minikafka(folder: str, opts: ScaleOptions):
     except free_ports.NoFreePorts as exc:
         raise ClientError(str(exc)) from None
     launcher.up(folder, brokers=opts.brokers, zookeeper_port=base, base_port=base + 1,
-                kafka_base_port=base + 1 + opts.brokers, storage="memory")
+                kafka_base_port=base + 1 + opts.brokers, storage=opts.storage)
     state = load(folder)
     bootstrap = ",".join(b.endpoint for _, b in sorted(state.brokers.items()))
     pids = [b.pid for _, b in sorted(state.brokers.items()) if b.pid]

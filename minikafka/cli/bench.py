@@ -133,6 +133,12 @@ def add_scale_parser(bsub: argparse._SubParsersAction) -> None:
                        help="also run every size on Apache Kafka 3.9 (minikafka reference), after ours, never at once")
     scale.add_argument("--failover", action="store_true",
                        help="also SIGKILL the controller and time until every partition it led has a new leader")
+    scale.add_argument("--restart", action="store_true",
+                       help="also restart a killed broker (the controller with --failover) and time until every ISR "
+                            "is full, then stop every broker and start them all and time until every partition "
+                            "has a leader (needs --storage disk)")
+    scale.add_argument("--storage", default="memory", metavar="memory|disk",
+                       help="minikafka's brokers' storage (default memory; Kafka's is always its disk)")
     scale.add_argument("--dir", default=None, help="folder for the clusters' folders (default: a temporary one, "
                                                    "removed at the end); with --bootstrap-server the running "
                                                    "cluster's folder (its broker pids)")
@@ -148,7 +154,8 @@ def scale_options(args: argparse.Namespace) -> "object":
     opts = ScaleOptions(partitions=parse_sizes(args.partitions), brokers=args.brokers, rf=args.rf,
                         per_topic=args.per_topic, idle_seconds=args.idle_seconds, rate=args.rate,
                         produce_seconds=args.produce_seconds, against=args.against, dir=args.dir,
-                        bootstrap=args.bootstrap_server, failover=args.failover)
+                        bootstrap=args.bootstrap_server, failover=args.failover,
+                        restart=args.restart, storage=args.storage)
     validate(opts)
     return opts
 

@@ -1,6 +1,6 @@
-"""``minikafka bench scale`` end to end on a small fresh cluster: every figure of the row is
-measured and sane, the JSON agrees, and the cluster it started is stopped.  Speed is not
-asserted."""
+"""``minikafka bench scale`` end to end on a small fresh cluster on disk storage, with the
+controller's failover and the restarts: every figure of the row is measured and sane, the
+JSON agrees, and the cluster it started is stopped.  Speed is not asserted."""
 from __future__ import annotations
 
 import json
@@ -20,7 +20,7 @@ def test_scale_measures_a_row_on_a_fresh_cluster_and_stops_it(tmp_path):
     try:
         done = run_cli("bench", "scale", "--partitions", "30", "--per-topic", "10", "--idle-seconds", "2",
                        "--rate", "100", "--produce-seconds", "1", "--dir", str(parent), "--json", str(out),
-                       timeout_s=90)
+                       "--failover", "--restart", "--storage", "disk", timeout_s=240)
         assert done.returncode == 0, done.stderr[-2000:]
         state = load(folder)
         assert all(launcher.proc_state(pid, launcher.folder_markers(folder)) == "dead" for pid in state.pids()), \
@@ -38,4 +38,6 @@ def test_scale_measures_a_row_on_a_fresh_cluster_and_stops_it(tmp_path):
     assert row["rss_bytes"] > 0 and row["empty_rss_bytes"] > 0
     assert row["records"] == 100
     assert 0 < row["ack_p50_ms"] <= row["ack_p99_ms"]
+    assert row["failover_s"] > 0 and row["catch_up_s"] > 0 and row["cluster_restart_s"] > 0
+    assert "broker restart" in lines[0] and "cluster restart" in lines[0]
     assert "load average" in done.stdout

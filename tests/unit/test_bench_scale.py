@@ -62,6 +62,8 @@ def test_a_row_reads_as_the_issues_table():
     assert "| 0.123 (empty 0.100) |" in scale.format_row(row)
     row.failover_s = 5.671
     assert scale.format_row(row).endswith("| failover 5.67 s")
+    row.catch_up_s, row.cluster_restart_s = 12.345, 20.0
+    assert scale.format_row(row).endswith("| failover 5.67 s broker restart 12.35 s cluster restart 20.00 s")
     nan = scale.ScaleRow(3, "x", 0.1, 0.0, 1, 1, float("nan"), float("nan"), 2.5)
     assert "| - | - | 2.5 ms |" in scale.format_row(nan)
 
@@ -83,6 +85,9 @@ def test_sizes_parse_and_bad_ones_are_client_errors():
     ({"against": "pulsar"}, "--against takes kafka"),
     ({"against": "kafka", "bootstrap": "127.0.0.1:9092"}, "--bootstrap-server"),
     ({"failover": True, "bootstrap": "127.0.0.1:9092"}, "--failover"),
+    ({"storage": "tape"}, "--storage takes memory or disk"),
+    ({"restart": True}, "--restart needs --storage disk"),
+    ({"restart": True, "storage": "disk", "bootstrap": "127.0.0.1:9092"}, "--restart stops brokers"),
 ])
 def test_validation_names_the_option(change, words):
     opts = scale.ScaleOptions(**change)
