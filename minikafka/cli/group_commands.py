@@ -90,8 +90,8 @@ def cmd_groups_list(args: argparse.Namespace) -> int:
     from ..client.sync import Admin
 
     with Admin(resolve_bootstrap(args), **client_options(args)) as admin:
-        for group_id, _, _ in admin.list_groups():
-            print(group_id)
+        for listed, _, _ in admin.list_groups():
+            print(listed)
     return 0
 
 

@@ -77,7 +77,7 @@ from ..errors import (
     TransactionCoordinatorFencedError,
 )
 from ..protocol.records.batch import BatchHeader
-from ..protocol.records.control import ABORT, COMMIT
+from ..protocol.records.control import ABORT
 
 NO_PRODUCER_ID = -1
 BATCH_WINDOW = 5  # batches remembered per producer (max.in.flight.requests.per.connection <= 5)

@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Awaitable, Callable
 from ...errors import KafkaError
 from ...protocol.rpc.types import (
     OffsetDeleteRequest,
-    TopicPartition,
     DeleteGroupsRequest,
     FindCoordinatorRequest,
     FindCoordinatorResponse,

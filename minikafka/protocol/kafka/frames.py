@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .apis import API_VERSIONS, APIS, KafkaApi
-from .wire import MalformedFrame, Reader, Writer
+from .wire import Reader, Writer
 
 UNSUPPORTED_VERSION = 35
 INVALID_REQUEST = 42
@@ -51,7 +51,7 @@ def decode_request(payload: bytes | bytearray | memoryview) -> tuple[RequestHead
     """Parse one request payload (the bytes after the size prefix).
 
     Raises :class:`UnsupportedRequest` for an unknown API or version and
-    :class:`MalformedFrame` when the bytes do not follow the schema."""
+    :class:`~.wire.MalformedFrame` when the bytes do not follow the schema."""
     r = Reader(payload)
     api_key, api_version, correlation_id = r.int16(), r.int16(), r.int32()
     client_id = r.string(nullable=True)

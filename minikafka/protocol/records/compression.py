@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import struct
 import zlib
-from typing import Any
 
 import cramjam
 import zstandard
