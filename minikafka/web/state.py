@@ -118,6 +118,8 @@ class StateQuery:
     limit: int = DEFAULT_LIMIT
     topic_offset: int = 0
     topic_limit: int = DEFAULT_TOPIC_LIMIT
+    # the topics whose every setting is sent (None: every topic of the page's)
+    configs: frozenset[str] | None = None
 
     def matches(self, topic: str) -> bool:
         if not self.internal and is_internal_topic(topic):
@@ -160,7 +162,9 @@ def parse_state_query(query: Mapping[str, str]) -> StateQuery:
     topic = query.get("topic", "")
     if len(topic) > 249:
         raise ValueError("topic is a name or a pattern of at most 249 characters")
+    configs = query.get("configs")
     return StateQuery(topic=topic, internal=flag("internal", True), problems_only=problems == "only",
+                      configs=None if configs is None else frozenset(t for t in configs.split(",") if t),
                       offset=number("offset", 0, 10**9), limit=number("limit", DEFAULT_LIMIT, MAX_LIMIT),
                       topic_offset=number("topic_offset", 0, 10**9),
                       topic_limit=number("topic_limit", DEFAULT_TOPIC_LIMIT, MAX_LIMIT))
@@ -436,7 +440,7 @@ class WebState:
 
         await asyncio.gather(*(ask(t) for t in stale))
 
-    def _topics(self, names: list[str]) -> list[dict]:
+    def _topics(self, names: list[str], q: StateQuery) -> list[dict]:
         """The topics table's page: each topic with its id (KIP-516), partition count,
         replication factor, counts (offline, under-replicated, under min ISR, leaders per
         broker), overrides and the effective value (and its source) of every setting."""
@@ -451,7 +455,9 @@ class WebState:
                 "offline": c.offline, "under_replicated": c.under_replicated,
                 "under_min_isr": c.under_min_isr(self._min_isr(topic)) or 0,
                 "leaders": {str(k): v for k, v in sorted((c.leaders or {}).items())},
-                "configs": entries,
+                "min_insync_replicas": self._min_isr(topic),
+                "settings": len(entries) if entries is not None else None,
+                "configs": entries if q.configs is None or topic in q.configs else None,
                 "overrides": {c["name"]: c["value"] for c in entries if c["source"] == "topic"} if entries is not None else None,
                 "config_error": self.config_errors.get(topic, ""),
             })
@@ -744,7 +750,7 @@ class WebState:
             "page": {"topic": q.topic, "internal": q.internal, "problems": "only" if q.problems_only else "first",
                      "offset": q.offset, "limit": q.limit, "matching": matching, "matching_problems": problems,
                      "topic_offset": q.topic_offset, "topic_limit": q.topic_limit, "topics_matching": len(matched)},
-            "topics": self._topics(topic_page),
+            "topics": self._topics(topic_page, q),
             # every topic and its partition count (the record browser's choices)
             "topic_names": [[t, topics[t].partitions] for t in self.index.order],
             "groups": groups,

@@ -917,8 +917,9 @@ def test_opened_topic_settings_stay_in_their_panel_at_1280_to_1920_px(cluster, p
                            config={"min.insync.replicas": "2", "retention.ms": "86400000"})
     page.goto(f"http://127.0.0.1:{cluster.brokers[1]}/")
     details = page.locator('details.configs[data-topic="settings-layout"]')
-    expect(details.locator("tr.config")).not_to_have_count(0, timeout=30_000)
-    details.locator("summary").click()
+    expect(details.locator("summary")).to_contain_text(" settings", timeout=30_000)
+    details.locator("summary").click()  # the page asks for every setting of an opened list
+    expect(details.locator("tr.config")).not_to_have_count(0)
     expect(details.locator('tr.config[data-config="follower.replication.throttled.replicas"]')).to_be_visible()
     for width in (1280, 1400, 1920):
         page.set_viewport_size({"width": width, "height": 900})

@@ -36,6 +36,8 @@ def test_parse_state_query_defaults_and_values():
     assert q == StateQuery(topic="orders*", internal=False, problems_only=True, offset=100, limit=50,
                            topic_offset=10, topic_limit=20)
     assert StateQuery().limit == DEFAULT_LIMIT
+    assert parse_state_query({"configs": "a,b"}).configs == {"a", "b"}
+    assert parse_state_query({"configs": ""}).configs == frozenset()  # the page with no list open
 
 
 @pytest.mark.parametrize("query, message", [

@@ -105,6 +105,7 @@ function stateQuery() {
     problems: $("problems-only").checked ? "only" : "first",
     offset: rowOffset, limit: $("page-size").value,
     topic_offset: topicOffset, topic_limit: TOPIC_PAGE,
+    configs: [...openTopics].sort().join(","),  // the topics whose every setting is shown
   });
   const filter = $("topic-filter").value.trim();
   if (filter) q.set("topic", filter);
@@ -395,11 +396,12 @@ function dotted(name) {
 }
 
 function renderTopic(t) {
+  // every setting is sent only for the topics whose list is open (the page names them)
   const entries = t.configs || [];
-  const minIsr = entries.find((c) => c.name === "min.insync.replicas");
-  const overrides = entries.filter((c) => c.source === "topic");
+  const overrides = Object.entries(t.overrides || {}).map(([name, value]) => ({ name, value }));
   const details = el("details", { class: "configs", "data-topic": t.topic },
-    el("summary", {}, t.configs ? `${entries.length} settings` : "not known yet"),
+    el("summary", {}, t.settings ? `${t.settings} settings` : "not known yet"),
+    openTopics.has(t.topic) && !t.configs ? el("div", { class: "muted", text: "reading…" }) : null,
     el("table", { class: "config-table" }, ...entries.map((c) => el("tr", {
       class: `config${c.source === "topic" ? " is-override" : ""}`,
       "data-config": c.name, "data-value": c.value ?? "", "data-source": c.source,
@@ -407,7 +409,9 @@ function renderTopic(t) {
       el("td", { class: "source muted", text: c.source })))));
   if (openTopics.has(t.topic)) details.open = true;
   details.addEventListener("toggle", () => {
+    if (details.open === openTopics.has(t.topic)) return;  // a redraw, not the reader
     if (details.open) openTopics.add(t.topic); else openTopics.delete(t.topic);
+    if (details.open && !t.configs) changed(false);  // its settings, asked for at once
   });
   const problems = [];
   if (t.offline) problems.push(el("span", { class: "flag offline", text: `${t.offline} offline` }));
@@ -430,7 +434,7 @@ function renderTopic(t) {
       t.config_error ? el("div", { class: "config-error", text: `configs: ${t.config_error}` }) : null),
     el("td", { class: "num" }, t.partitions),
     el("td", { class: "num" }, t.replication_factor),
-    el("td", { class: "num min-isr" }, minIsr ? minIsr.value : "?"),
+    el("td", { class: "num min-isr" }, t.min_insync_replicas ?? "?"),
 
     el("td", { class: "overrides" }, ...(overrides.length ? overrides.map((c) => el("span", {
       class: "override", "data-config": c.name, "data-value": c.value ?? "",
