@@ -5,11 +5,25 @@ Each setting is declared once in :data:`BROKER_CONFIGS` / :data:`TOPIC_CONFIGS`
 its attribute names are the Kafka names with dots turned into underscores
 (``replica.lag.time.max.ms`` -> ``replica_lag_time_max_ms``).  Units are in the
 names, as in Kafka (``_ms``, ``_bytes``).
+
+A :class:`BrokerConfig` never changes: its settings and dynamic layers are read-only
+mappings.  A change of the dynamic broker configs (``/config/brokers/<default>`` and
+``/config/brokers/<id>``, see :data:`DYNAMIC_BROKER_CONFIGS`) makes a new value,
+:meth:`BrokerConfig.with_dynamic`.  The broker holds the value in effect in one
+:class:`LiveConfig`, which the config change listener replaces.  Only the services that
+read a dynamic setting hold the :class:`LiveConfig` (the replica manager, for the topic
+defaults, min.insync.replicas and producer.id.expiration.ms, and everything that reads
+topic settings through it: metrics, the dashboard; the topic admin, for DescribeConfigs'
+values, sources and synonyms; the controller, for unclean.leader.election.enable); their
+``config`` property is the value in effect, so a read is a consistent snapshot.  Every
+other service reads static settings only and keeps the value it was built with.
 """
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from types import MappingProxyType
+from typing import Any, Callable, Mapping
 
 from .errors import InvalidConfigError, InvalidRequestError
 from .listener_spec import LISTENER_NAMES, parse_advertised_listeners, parse_inter_broker_listener_name, parse_listeners
@@ -513,7 +527,8 @@ class BrokerConfig:
     advertised_port: int | None = None
     data_dir: str = ".minikafka/broker"
     storage: str = "memory"
-    settings: dict[str, Any] = field(default_factory=dict)
+    # the settings given (--config, --config-file); afterwards every setting in effect, read-only
+    settings: Mapping[str, Any] = field(default_factory=dict)
     # Optional second listener for clients outside the broker's network (Docker's host),
     # see minikafka/broker/listeners.py; brokers and the controller use the one above.
     external_listen_host: str | None = None
@@ -534,21 +549,26 @@ class BrokerConfig:
     # The cluster credential: controller and replica requests between brokers carry it,
     # and a broker refuses them without it (docs/security.md).  None: not checked.
     cluster_secret: str | None = field(default=None, repr=False)
+    # Set from the above, never given: every setting without dynamic changes; the names given
+    # (--config, --config-file: Kafka's STATIC_BROKER_CONFIG, even at their default); each
+    # dynamic setting's layer ("dynamic_default" or "dynamic_broker"); each layer's valid
+    # settings, as stored.
+    static: Mapping[str, Any] = field(init=False, repr=False, compare=False)
+    explicit: frozenset[str] = field(init=False, repr=False, compare=False)
+    dynamic_sources: Mapping[str, str] = field(init=False, repr=False, compare=False)
+    dynamic_layers: Mapping[str, Mapping[str, str]] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "settings_given", tuple(self.settings))
         merged = {c.name: c.default for c in BROKER_CONFIGS}
         for k, v in self.settings.items():
             if k not in _BROKER_BY_NAME:
                 raise InvalidConfigError(f"unknown broker config {k!r}")
             merged[k] = _BROKER_BY_NAME[k].convert(v)
-        object.__setattr__(self, "settings", merged)
-        object.__setattr__(self, "static", dict(merged))  # without dynamic changes
-        # the settings given (--config, --config-file): Kafka's STATIC_BROKER_CONFIG, even at their default
-        object.__setattr__(self, "explicit", frozenset(self.settings_given))
-        object.__setattr__(self, "dynamic_sources", {})  # name -> "dynamic_default" or "dynamic_broker"
-        # "dynamic_default" / "dynamic_broker" -> the valid settings of that layer, as stored
-        object.__setattr__(self, "dynamic_layers", {"dynamic_default": {}, "dynamic_broker": {}})
+        object.__setattr__(self, "explicit", frozenset(self.settings))
+        object.__setattr__(self, "settings", MappingProxyType(merged))
+        object.__setattr__(self, "static", self.settings)
+        object.__setattr__(self, "dynamic_sources", MappingProxyType({}))
+        object.__setattr__(self, "dynamic_layers", _layers({}, {}))
         if self.storage not in ("memory", "disk"):
             raise InvalidConfigError(f"invalid storage {self.storage!r}: expected memory or disk")
         if self.external_listen_port is None and (self.external_advertised_host or self.external_advertised_port):
@@ -587,11 +607,12 @@ class BrokerConfig:
         """A setting by its Kafka name."""
         return self.settings[name]
 
-    def apply_dynamic(self, default: dict[str, str], own: dict[str, str]) -> dict[str, Any]:
-        """Apply dynamic broker configs, as Kafka layers them: this broker's own
+    def with_dynamic(self, default: Mapping[str, str], own: Mapping[str, str]) -> tuple[BrokerConfig, dict[str, Any]]:
+        """This config with dynamic broker configs, as Kafka layers them: this broker's own
         (``/config/brokers/<id>``) over the cluster default (``/config/brokers/<default>``)
         over the static ``--config``.  Only :data:`DYNAMIC_BROKER_CONFIGS` count; invalid
-        values are skipped.  Changes ``settings`` in place and returns what changed."""
+        values are skipped.  Returns the new config and the settings whose value changed;
+        ``self`` stays as it was."""
         new = dict(self.static)
         sources: dict[str, str] = {}
         layers: dict[str, dict[str, str]] = {"dynamic_default": {}, "dynamic_broker": {}}
@@ -605,12 +626,11 @@ class BrokerConfig:
                     sources[k] = source
                     layers[source][k] = str(v)
         changed = {k: v for k, v in new.items() if self.settings.get(k) != v}
-        self.settings.update(new)
-        self.dynamic_sources.clear()
-        self.dynamic_sources.update(sources)
-        self.dynamic_layers.clear()
-        self.dynamic_layers.update(layers)
-        return changed
+        out = copy.copy(self)
+        object.__setattr__(out, "settings", MappingProxyType(new))
+        object.__setattr__(out, "dynamic_sources", MappingProxyType(sources))
+        object.__setattr__(out, "dynamic_layers", _layers(layers["dynamic_default"], layers["dynamic_broker"]))
+        return out, changed
 
     def listeners_text(self, advertised: bool = False) -> str:
         """``listeners`` (or ``advertised.listeners``) as in effect, NAME://HOST:PORT items
@@ -662,6 +682,33 @@ class BrokerConfig:
         return (self.kafka_external_advertised_host or self.kafka_external_listen_host
                 or self.kafka_listen_host or self.listen_host,
                 self.kafka_external_advertised_port or self.kafka_external_listen_port)
+
+
+def _layers(default: dict[str, str], own: dict[str, str]) -> Mapping[str, Mapping[str, str]]:
+    return MappingProxyType({"dynamic_default": MappingProxyType(default), "dynamic_broker": MappingProxyType(own)})
+
+
+class LiveConfig:
+    """The broker's configuration in effect: a :class:`BrokerConfig` that a dynamic change
+    replaces (:meth:`update`) and never alters.  Services that read dynamic settings hold
+    this and read :attr:`current` when they need a value."""
+
+    def __init__(self, config: BrokerConfig) -> None:
+        self.current = config
+
+    @staticmethod
+    def of(config: BrokerConfig | LiveConfig) -> LiveConfig:
+        """``config`` itself, or a holder of a config that never changes."""
+        return config if isinstance(config, LiveConfig) else LiveConfig(config)
+
+    def update(self, default: Mapping[str, str], own: Mapping[str, str]) -> dict[str, Any]:
+        """Take new dynamic broker configs (:meth:`BrokerConfig.with_dynamic`); returns what changed."""
+        self.current, changed = self.current.with_dynamic(default, own)
+        return changed
+
+    def get(self, name: str) -> Any:
+        """A setting in effect, by its Kafka name."""
+        return self.current.get(name)
 
 
 def broker_setting(name: str, text: str) -> Any:

@@ -5,6 +5,11 @@ Nothing else constructs the services.  The order follows their dependencies: the
 security and ACLs), the replica manager, the fetchers and the group coordinator (wired
 back to the replica manager with :meth:`~.replica_manager.ReplicaManager.connect`), the
 controller, the request layer (:mod:`.apis`) and the two listeners in front of it.
+
+The services that read dynamic broker configs (the replica manager, the topic admin, the
+controller) share one :class:`~minikafka.config.LiveConfig`, which the config change
+listener replaces on each change; the others read static settings and get the
+:class:`~minikafka.config.BrokerConfig` the broker started with.
 """
 from __future__ import annotations
 
@@ -12,7 +17,7 @@ import asyncio
 import random
 from dataclasses import dataclass, field
 
-from ..config import BrokerConfig
+from ..config import BrokerConfig, LiveConfig
 from ..controller.controller import ControllerHost, KafkaController
 from ..protocol import topic_ids
 from ..zk.session import ZkSession
@@ -65,7 +70,8 @@ class Identity:
 class Services:
     """One broker's services (see the module docstring for who gets what)."""
 
-    config: BrokerConfig
+    config: BrokerConfig  # as the broker started: read static settings from it
+    live: LiveConfig  # the configuration in effect, with the dynamic broker configs
     identity: Identity
     clock: Clock
     random: random.Random
@@ -111,12 +117,13 @@ def assemble(config: BrokerConfig, ports: Ports) -> Services:
     security = Security(config, metrics)  # raises INVALID_CONFIG on bad security settings
     acls = AclStore(zk, security.authorizer, on_reload=lambda n: record("acls_loaded", f"broker {config.broker_id}: {n} ACLs"))
 
-    replica_manager = ReplicaManager(config, clock, storage, zk, metrics, record,
+    live = LiveConfig(config)  # replaced by each change of the dynamic broker configs
+    replica_manager = ReplicaManager(live, clock, storage, zk, metrics, record,
                                      session_ids=iter(lambda: ports.random.randrange(1, 2 ** 31), None))
     fetchers = FetcherManager(config, replica_manager, metrics, transport.call, lambda: identity.broker_epoch, tasks.spawn)
     def new_topic_id() -> str:  # KIP-516: a random id for each topic created, from the broker's randomness
         return topic_ids.new_topic_id(lambda: ports.random.getrandbits(128))
-    topic_admin = TopicAdmin(config, zk, metadata, record, new_topic_id)
+    topic_admin = TopicAdmin(live, zk, metadata, record, new_topic_id)
     producer_ids = ProducerIdManager(zk, config.broker_id)
     coordinator = GroupCoordinator(config, clock, ports.random, zk, metadata, metrics, record, replica_manager,
                                    topic_admin, tasks.spawn)
@@ -126,11 +133,11 @@ def assemble(config: BrokerConfig, ports: Ports) -> Services:
     replica_manager.connect_transactions(txn_coordinator.on_leadership)
 
     kafka_controller = KafkaController(ControllerHost(
-        broker_id=config.broker_id, config=config, zk=zk, record_event=record, count=metrics.count,
+        broker_id=config.broker_id, config=live, zk=zk, record_event=record, count=metrics.count,
         call=transport.call, stopping=identity.stopping.is_set, now_ms=lambda: int(clock.time() * 1000),
         new_topic_id=new_topic_id))
     controller = ControllerLink(config.broker_id, zk, kafka_controller)
-    config_changes = ConfigChangeListener(config, zk, replica_manager, record, kafka_controller.config_changed,
+    config_changes = ConfigChangeListener(live, zk, replica_manager, record, kafka_controller.config_changed,
                                           kafka_controller.broker_config_changed)
 
     endpoints = Endpoints(config.broker_id, metadata, listeners)
@@ -152,7 +159,7 @@ def assemble(config: BrokerConfig, ports: Ports) -> Services:
     memory = RequestMemory(policy, metrics)
     kafka = KafkaServer(config, security, metrics, KafkaHandlers(layer, security, metrics, clock), policy, limits,
                         memory)
-    return Services(config=config, identity=identity, clock=clock, random=ports.random, transport=transport,
+    return Services(config=config, live=live, identity=identity, clock=clock, random=ports.random, transport=transport,
                     storage=storage, tasks=tasks, timeline=timeline,
                     cluster_timeline=cluster_timeline, metrics=metrics, metadata=metadata, zk=zk,
                     listeners=listeners, security=security, acls=acls, replica_manager=replica_manager,

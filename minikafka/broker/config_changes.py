@@ -13,7 +13,7 @@ import json
 import logging
 from typing import TYPE_CHECKING, Callable
 
-from ..config import BrokerConfig
+from ..config import LiveConfig
 from ..zk import layout
 from ..zk.session import ZkSession
 from .change_follower import ChangeFollower
@@ -28,12 +28,14 @@ log = logging.getLogger(__name__)
 class ConfigChangeListener:
     """Watches /config/changes; refreshes topic overrides and dynamic broker configs."""
 
-    def __init__(self, config: BrokerConfig, zk: ZkSession, replica_manager: "ReplicaManager", record_event: EventLog,
+    def __init__(self, live: LiveConfig, zk: ZkSession, replica_manager: "ReplicaManager", record_event: EventLog,
                  on_topic_config: Callable[[str, dict[str, str]], None], on_broker_config: Callable[[], None]) -> None:
-        """``on_topic_config(topic, overrides)`` and ``on_broker_config()`` tell the
-        controller (it elects with the new settings, e.g. unclean.leader.election.enable)."""
-        self.config = config
-        self.broker_id = config.broker_id
+        """A change of the dynamic broker configs replaces ``live.current`` (the services
+        that read them hold ``live``).  ``on_topic_config(topic, overrides)`` and
+        ``on_broker_config()`` tell the controller (it elects with the new settings, e.g.
+        unclean.leader.election.enable)."""
+        self.live = live
+        self.broker_id = live.current.broker_id
         self.zk = zk
         self.replica_manager = replica_manager
         self.record_event = record_event
@@ -101,7 +103,7 @@ class ConfigChangeListener:
             except (ValueError, KeyError, json.JSONDecodeError):
                 log.warning("ignoring malformed %s", layout.broker_config_path(entity))
                 layers.append({})
-        changed = self.config.apply_dynamic(*layers)
+        changed = self.live.update(*layers)
         if changed:
             self.record_event("broker_config_loaded", f"broker {self.broker_id}: dynamic configs now "
                                                              f"{ {k: v for k, v in sorted(changed.items())} }")

@@ -12,7 +12,7 @@ import logging
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from .. import config as cfg
-from ..config import BrokerConfig, topic_setting
+from ..config import BrokerConfig, LiveConfig, topic_setting
 from ..errors import (
     RECORD_VALIDATION_ERRORS,
     FetchSessionIdNotFoundError,
@@ -108,12 +108,14 @@ _NO_FETCHERS = _NoFetchers()
 class ReplicaManager:
     """All local replicas of one broker and the rules around them."""
 
-    def __init__(self, config: BrokerConfig, clock: Clock, storage: "Storage", zk: ZkSession, metrics: Metrics,
-                 record_event: EventLog, session_ids: Iterator[int] | None = None) -> None:
-        """``session_ids``: candidate ids for new fetch sessions (random ones, so that a
-        restarted leader does not hand out the ids of before)."""
-        self.config = config
-        self.broker_id = config.broker_id
+    def __init__(self, config: BrokerConfig | LiveConfig, clock: Clock, storage: "Storage", zk: ZkSession,
+                 metrics: Metrics, record_event: EventLog, session_ids: Iterator[int] | None = None) -> None:
+        """``config``: the broker's :class:`~minikafka.config.LiveConfig` (the topic defaults,
+        min.insync.replicas and producer.id.expiration.ms change live), or a config that
+        never changes.  ``session_ids``: candidate ids for new fetch sessions (random ones,
+        so that a restarted leader does not hand out the ids of before)."""
+        self.live = LiveConfig.of(config)
+        self.broker_id = self.config.broker_id
         self.clock = clock
         self.storage = storage
         self.zk = zk
@@ -128,7 +130,7 @@ class ReplicaManager:
         self.topic_configs: dict[str, dict[str, str]] = {}
         self.produce_purgatory = Purgatory()
         self.fetch_purgatory = Purgatory()
-        self.fetch_sessions = FetchSessionCache(config.get("max.incremental.fetch.session.cache.slots"))
+        self.fetch_sessions = FetchSessionCache(self.config.get("max.incremental.fetch.session.cache.slots"))
         self._session_ids = session_ids if session_ids is not None else iter(range(1, 2 ** 31))
         self.controller_epoch = -1
         self.truncation = TruncationMode(self.config.get("replication.truncation"))
@@ -140,6 +142,11 @@ class ReplicaManager:
         self.on_offsets_leadership: LeadershipListener = _no_listener
         self.on_offsets_marker: TxnMarkerListener = _no_marker_listener
         self.on_txn_leadership: LeadershipListener = _no_listener
+
+    @property
+    def config(self) -> BrokerConfig:
+        """The broker's configuration in effect now."""
+        return self.live.current
 
     def connect(self, fetchers: FetcherControl, on_offsets_leadership: LeadershipListener,
                 on_offsets_marker: TxnMarkerListener = _no_marker_listener) -> None:

@@ -22,7 +22,7 @@ import json
 from typing import Any, Callable
 
 from .. import config as cfg
-from ..config import BrokerConfig, validate_topic_config
+from ..config import BrokerConfig, LiveConfig, validate_topic_config
 from ..errors import (
     InvalidPartitionsError,
     InvalidReplicaAssignmentError,
@@ -131,19 +131,34 @@ class NewTopic:
     assignment: dict[str, list[int]] | None = None
 
 
+def _broker_source(config: BrokerConfig, name: str) -> int:
+    """Where the broker's value of ``name`` comes from: a dynamic layer, the broker's own
+    settings (STATIC_BROKER_CONFIG, even when equal to the default), or the default."""
+    if name in config.dynamic_sources:
+        return _DYNAMIC_SOURCES[config.dynamic_sources[name]]
+    return SOURCE_STATIC_BROKER if name in config.explicit else SOURCE_DEFAULT
+
+
 class TopicAdmin:
     """Topic creation and deletion, settings, partition counts and reassignments: the
     operations behind both listeners' admin APIs, written once.  Each writes ZooKeeper;
     the controller's watches do the rest."""
 
-    def __init__(self, config: BrokerConfig, zk: ZkSession, metadata: MetadataCache,
+    def __init__(self, config: BrokerConfig | LiveConfig, zk: ZkSession, metadata: MetadataCache,
                  record_event: EventLog, new_topic_id: Callable[[], str]) -> None:
-        self.config = config
-        self.broker_id = config.broker_id
+        """``config``: the broker's :class:`~minikafka.config.LiveConfig` (DescribeConfigs
+        tells the dynamic settings in effect), or a config that never changes."""
+        self.live = LiveConfig.of(config)
+        self.broker_id = self.config.broker_id
         self.zk = zk
         self.metadata = metadata
         self.record_event = record_event
         self.new_topic_id = new_topic_id  # a fresh random topic id (KIP-516) for each topic created
+
+    @property
+    def config(self) -> BrokerConfig:
+        """The broker's configuration in effect now."""
+        return self.live.current
 
     # -- describe -------------------------------------------------------------------
     async def describe_topic(self, topic: str) -> list[ConfigEntry]:
@@ -152,6 +167,7 @@ class TopicAdmin:
         if got is None or await self.zk.exists(layout.topic_path(topic)) is None:
             raise UnknownTopicOrPartitionError(f"topic {topic!r} does not exist")
         overrides = layout.decode_topic_config(got[0])
+        config = self.config  # one value throughout
         out = []
         for c in cfg.TOPIC_CONFIGS:
             if cfg.topic_only(c.name):  # no broker-wide default: the override, else Kafka's default
@@ -161,14 +177,14 @@ class TopicAdmin:
                 out.append(_entry(c, value, source, False, tuple(synonyms_only)))
                 continue
             broker_name = cfg.BROKER_NAME_OF_TOPIC_CONFIG.get(c.name, c.name)
-            effective = self.config.get(broker_name)
+            effective = config.get(broker_name)
             if effective is None and broker_name in cfg.MS_FALLBACKS:
                 # log.retention.ms unset: log.retention.minutes or .hours give it, as in Kafka
-                effective = cfg.broker_ms_setting(self.config, broker_name)
-                broker_name = next((n for n, _ in cfg.MS_FALLBACKS[broker_name] if self.config.get(n) is not None), broker_name)
-            broker_value = self.config.get(broker_name)
+                effective = cfg.broker_ms_setting(config, broker_name)
+                broker_name = next((n for n, _ in cfg.MS_FALLBACKS[broker_name] if config.get(n) is not None), broker_name)
+            broker_value = config.get(broker_name)
             broker_default = cfg.broker_default(broker_name)
-            broker_source = self._broker_source(broker_name)
+            broker_source = _broker_source(config, broker_name)
             synonyms: list[tuple[str, str | None, int]] = []
             if c.name in overrides:
                 synonyms.append((c.name, overrides[c.name], SOURCE_TOPIC))
@@ -178,14 +194,6 @@ class TopicAdmin:
             value, source = (overrides[c.name], SOURCE_TOPIC) if c.name in overrides else (_text(effective), broker_source)
             out.append(_entry(c, value, source, False, tuple(synonyms)))
         return out
-
-    def _broker_source(self, name: str) -> int:
-        """Where the broker's value of ``name`` comes from: a dynamic layer, the broker's
-        own settings (STATIC_BROKER_CONFIG, even when equal to the default), or the default."""
-        config = self.config
-        if name in config.dynamic_sources:
-            return _DYNAMIC_SOURCES[config.dynamic_sources[name]]
-        return SOURCE_STATIC_BROKER if name in config.explicit else SOURCE_DEFAULT
 
     def check_broker_name(self, name: str) -> None:
         """A DescribeConfigs of broker settings may name this broker or none ("")."""

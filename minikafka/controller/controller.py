@@ -30,7 +30,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Awaitable, Callable, NamedTuple, assert_never, overload
 
-from ..config import BrokerConfig
+from ..config import LiveConfig
 from ..errors import NotControllerError
 from ..metric_names import CONTROLLER_ELECTIONS, CONTROLLER_MOVES, CONTROLLER_WRITE_CONFLICTS, Metric
 from ..zk import layout
@@ -60,7 +60,7 @@ class ControllerHost:
     """What the controller needs from its broker, and nothing more."""
 
     broker_id: int
-    config: BrokerConfig
+    config: LiveConfig  # the broker's configuration in effect (dynamic broker configs change it)
     zk: ZkSession
     record_event: Callable[..., None]
     count: Callable[[Metric], None]  # add one to a counter declared in minikafka.metric_names
@@ -157,7 +157,7 @@ class KafkaController:
 
     def broker_config_changed(self) -> None:
         """This broker's dynamic configs changed (the controller decides with them)."""
-        self.put(ev.Decide(core.BrokerConfigChanged()))
+        self.put(ev.Decide(core.BrokerConfigChanged(self.host.config.current)))
 
     @overload
     async def request(self, event: core.ControlledShutdown) -> list[core.TP]: ...
@@ -295,7 +295,7 @@ class KafkaController:
             return
         self.epoch, self.epoch_zk_version = won
         self._elected_session = h.zk.session_id
-        self.core = core.ControllerCore(h.broker_id, self.epoch, h.config)
+        self.core = core.ControllerCore(h.broker_id, self.epoch, h.config.current)
         assert self._tg is not None
         self.channels = ChannelManager(h.call, h.config.get("request.timeout.ms") / 1000.0, self._tg)
         h.record_event("controller_elected", f"broker {h.broker_id} became controller with controller epoch {self.epoch}",

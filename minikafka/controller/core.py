@@ -50,7 +50,8 @@ ControlledShutdown         [ControlledShutdown] leaderships move off, ISRs drop 
 CheckImbalance             [AutoPreferredReplicaLeaderElection]
 TopicConfigChanged         [TopicUncleanLeaderElectionEnable] new overrides; offline partitions
                            elected when unclean election became allowed
-BrokerConfigChanged        the same for every topic (dynamic broker configs changed)
+BrokerConfigChanged        the same for every topic (dynamic broker configs changed: the
+                           core decides with the new value from then on)
 =========================  ==================================================================
 """
 from __future__ import annotations
@@ -244,7 +245,9 @@ class TopicConfigChanged:
 
 @dataclass(frozen=True)
 class BrokerConfigChanged:
-    """The controller's broker configs changed (dynamic broker configs)."""
+    """The controller's broker configs changed (dynamic broker configs): the new value."""
+
+    config: BrokerConfig
 
 
 # Every event the core decides on: ControllerCore.plan has one case per member, and mypy
@@ -1019,7 +1022,10 @@ class ControllerCore:
         self._elect_offline(p, [ev.topic], "unclean.leader.election.enable set")
 
     def _on_broker_config_changed(self, p: Plan, ev: BrokerConfigChanged) -> None:
-        """Dynamic broker configs changed: offline partitions are elected if they now may be."""
+        """Dynamic broker configs changed: offline partitions are elected if they now may be.
+        The new config is in effect on the broker already, so it is taken at once, not
+        with the plan's commit."""
+        self.config = ev.config
         self._elect_offline(p, sorted(p.draft.topics), "unclean.leader.election.enable set on the brokers")
 
     def _elect_offline(self, p: Plan, topics: list[str], reason: str) -> None:

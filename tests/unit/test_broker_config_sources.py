@@ -39,8 +39,8 @@ def test_a_setting_given_at_its_default_value_is_static_and_an_untouched_one_def
 
 
 def test_dynamic_layers_come_first_in_kafkas_order():
-    c = config(**{"log.retention.hours": "24"})
-    c.apply_dynamic({"log.retention.ms": "5000", "min.insync.replicas": "2"}, {"log.retention.ms": "7000"})
+    c, _ = config(**{"log.retention.hours": "24"}).with_dynamic(
+        {"log.retention.ms": "5000", "min.insync.replicas": "2"}, {"log.retention.ms": "7000"})
     got = describe(c)
     assert (got["log.retention.ms"].value, got["log.retention.ms"].source) == ("7000", SOURCE_DYNAMIC_BROKER)
     assert got["log.retention.ms"].synonyms == (

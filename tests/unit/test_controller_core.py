@@ -381,9 +381,12 @@ def test_no_op_events_write_nothing(event):
 def test_dynamic_broker_configs_allowing_unclean_election_elect_offline_partitions():
     c = controller(live=(2,), topics={"t": topic({0: [1, 2]}, {0: (-1, 2, [1])}), "u": topic({0: [1, 2]}, {0: (-1, 2, [1])},
                                                                                           config={"unclean.leader.election.enable": "false"})})
-    assert run(c, core.BrokerConfigChanged()).writes == []
-    c.config.apply_dynamic({"unclean.leader.election.enable": "true"}, {})
-    plan = run(c, core.BrokerConfigChanged())
+    assert run(c, core.BrokerConfigChanged(c.config)).writes == []
+    before = c.config
+    new, changed = before.with_dynamic({"unclean.leader.election.enable": "true"}, {})
+    assert changed == {"unclean.leader.election.enable": True}
+    plan = run(c, core.BrokerConfigChanged(new))
+    assert c.config is new and before.get("unclean.leader.election.enable") is False  # a new value, the old one kept
     assert [w.tp for w in plan.writes] == [("t", 0)]  # "u" keeps its own override
     assert state(c) == LeaderIsr(2, 4, (2,), EPOCH)  # the failover moved dead 1 offline (+1)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 
-from minikafka.config import BrokerConfig
+from minikafka.config import BrokerConfig, LiveConfig
 from minikafka.controller import core
 from minikafka.controller.channel import ChannelManager, wire
 from minikafka.controller.controller import ClusterCounts, ControllerHost, KafkaController
@@ -77,13 +77,13 @@ class Watches:
 
 def make(script: list) -> tuple[KafkaController, ScriptedStore, list[tuple[str, str]], Channels]:
     events: list[tuple[str, str]] = []
-    host = ControllerHost(broker_id=1, config=BrokerConfig(broker_id=1, zookeeper_connect="unused"), zk=Watches(),
+    host = ControllerHost(broker_id=1, config=LiveConfig(BrokerConfig(broker_id=1, zookeeper_connect="unused")), zk=Watches(),
                           record_event=lambda kind, text, **kw: events.append((kind, text)),
                           count=lambda name: None, call=None, stopping=lambda: False)
     ctl = KafkaController(host)
     store = ScriptedStore(script)
     ctl.store = store
-    ctl.core = core.ControllerCore(1, 5, host.config)
+    ctl.core = core.ControllerCore(1, 5, host.config.current)
     live = {b: BrokerInfo(b, "127.0.0.1", 9000 + b, epoch=10) for b in (1, 2, 3)}
     read = core.TopicRead({0: [1, 2, 3]}, {}, {0: core.StateRead(LeaderIsr(1, 4, (1, 2, 3), 1), 8, 600)})
     ctl.core.commit(ctl.core.plan(core.Failover(live, {"t": read})), 600)

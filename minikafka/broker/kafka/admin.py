@@ -61,7 +61,11 @@ class KafkaAdmin:
         self.admin = admin
         self.data = data
         self.control = control
-        self.config = admin.topic_admin.config
+
+    @property
+    def config(self) -> cfg.BrokerConfig:
+        """The broker's configuration in effect now (list settings' values change live)."""
+        return self.admin.topic_admin.config
 
     # -- topics ---------------------------------------------------------------------
     async def create_topics(self, version: int, req: dict, conn: "Connection") -> dict:
