@@ -156,3 +156,25 @@ def test_kafka_topics_spelling_of_a_report(capsys):
     code = main(["topics", "--bootstrap-server", "127.0.0.1:1", "--describe", "--under-replicated-partitions"])
     assert code == 0
     assert partitions(capsys.readouterr().out.splitlines()) == ["audit-0", "orders-1", "orders-2"]
+
+
+def test_watch_views_of_a_report_and_of_the_summary():
+    """``--watch`` shows what the plain form prints: a report's partitions, or a row per topic."""
+    import argparse
+
+    from minikafka.cli import client_commands
+
+    args = argparse.Namespace(name=None, json=False, exclude_internal=True, bootstrap_server="127.0.0.1:1",
+                              dir=".minikafka", command_config=None, under_replicated=False, unavailable=True,
+                              under_min_isr=False, at_min_isr=False, summary=False)
+    view, doc = client_commands._topics_describe_view(args)
+    assert [row_id for row_id, _ in view.grids[0].rows] == [("orders", 2)]
+    args.unavailable, args.summary = False, True
+    view, doc = client_commands._topics_describe_view(args)
+    grid = view.grids[0]
+    assert [row_id for row_id, _ in grid.rows] == [("audit",), ("orders",), ("orders-archive",)]
+    cells = dict(zip([c.header for c in grid.columns], grid.rows[1][1]))
+    assert (cells["OFFLINE"], cells["UNDER-REPLICATED"], cells["UNDER-MIN-ISR"], cells["LEADERS"]) == \
+        ("1", "2", "1", "1=1 2=1")
+    assert grid.title == "3 topics, 5 partitions, 1 offline, 3 under-replicated"
+    assert doc["topics"][1]["leaders"] == {1: 1, 2: 1}
