@@ -22,11 +22,13 @@ import signal
 import subprocess
 import sys
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from ..config import SENSITIVE_CONFIGS, BrokerConfig
 from ..errors import ClientError
+from ..polling import poll
 from ..zk import layout
 from ..zk.launcher import is_no_node, server_mode, split_connect, wait_until_serving
 from ..zk.probe import probe_client
@@ -96,12 +98,7 @@ def _alive(pid: int | None, markers: tuple[bytes, ...] = OURS) -> bool:
 
 
 def _wait_dead(pid: int, timeout_s: float) -> bool:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if process_state(pid) == "dead":
-            return True
-        time.sleep(POLL_S)
-    return process_state(pid) == "dead"
+    return bool(poll(lambda: process_state(pid) == "dead", timeout_s, POLL_S))
 
 
 def _signal(pid: int, sig: int) -> None:
@@ -354,48 +351,121 @@ def _zookeeper_argv(server: ZooKeeperServer, servers: list[ZooKeeperServer]) -> 
     return argv
 
 
-def _check_ready(state: ClusterState, procs: dict[int, subprocess.Popen], deadline: float,
-                 on_progress: Callable[[str], None] | None = None) -> None:
-    """Wait until every broker is registered and answers, and a controller exists."""
+def _probe_until(connect: str, ready: Callable[[_ZkReader], str | None], deadline: float,
+                 started: dict[int, tuple[subprocess.Popen, str | None]],
+                 timed_out: Callable[[str], str]) -> None:
+    """Poll a starting cluster until ``ready`` returns None.  ``ready`` gets a ZooKeeper
+    reader of ``connect`` (a new one whenever the last lost its session) and returns what
+    it still waits for.  A :class:`ClientError` when a broker of ``started`` (id: its
+    process and log) exits (why, from its log), or at ``deadline`` (``timed_out`` of what
+    was awaited last: "ZooKeeper" until a reader connected)."""
     waiting = "ZooKeeper"
-    registered: set[int] = set()
-    answering: set[int] = set()
     reader: _ZkReader | None = None
+
+    def probe() -> bool:
+        nonlocal reader, waiting
+        for bid, (proc, log) in started.items():
+            code = proc.poll()
+            if code is not None:
+                raise ClientError(startup_failure(f"broker {bid}", code, log))
+        if reader is None or not reader.ok:
+            if reader is not None:
+                reader.close()
+            reader = _ZkReader(connect, timeout_s=2.0)
+        if not reader.ok:
+            return False
+        awaited = ready(reader)
+        if awaited is None:
+            return True
+        waiting = awaited
+        return False
+
     try:
-        while True:
-            for bid, proc in procs.items():
-                code = proc.poll()
-                if code is not None:
-                    raise ClientError(startup_failure(f"broker {bid}", code, state.brokers[bid].log))
-            if reader is None or not reader.ok:
-                if reader is not None:
-                    reader.close()
-                reader = _ZkReader(state.zookeeper.connect, timeout_s=2.0)
-            if reader.ok:
-                ids = reader.children(layout.BROKER_IDS) or []
-                registered = {bid for bid in state.brokers if str(bid) in ids}
-                controller = reader.controller()
-                for bid in sorted(registered - answering):
-                    b = state.brokers[bid]
-                    if api_versions(b.host, b.port) is not None:
-                        answering.add(bid)
-                missing = sorted(set(state.brokers) - registered)
-                silent = sorted(registered - answering)
-                if missing:
-                    waiting = "registration of broker(s) " + ", ".join(map(str, missing))
-                elif controller is None:
-                    waiting = "a controller to be elected"
-                elif silent:
-                    waiting = "api_versions answers from broker(s) " + ", ".join(map(str, silent))
-                else:
-                    return
-            if time.monotonic() >= deadline:
-                raise ClientError(f"the cluster did not become ready in time: still waiting for {waiting}; "
-                                  f"logs are in {state.dir}")
-            time.sleep(POLL_S * 2)
+        if not poll(probe, deadline - time.monotonic(), POLL_S * 2):
+            raise ClientError(timed_out(waiting))
     finally:
         if reader is not None:
             reader.close()
+
+
+def _check_ready(state: ClusterState, procs: dict[int, subprocess.Popen], deadline: float) -> None:
+    """Wait until every broker is registered and answers, and a controller exists."""
+    answering: set[int] = set()
+
+    def ready(reader: _ZkReader) -> str | None:
+        ids = reader.children(layout.BROKER_IDS) or []
+        registered = {bid for bid in state.brokers if str(bid) in ids}
+        controller = reader.controller()
+        for bid in sorted(registered - answering):
+            b = state.brokers[bid]
+            if api_versions(b.host, b.port) is not None:
+                answering.add(bid)
+        missing = sorted(set(state.brokers) - registered)
+        silent = sorted(registered - answering)
+        if missing:
+            return "registration of broker(s) " + ", ".join(map(str, missing))
+        if controller is None:
+            return "a controller to be elected"
+        if silent:
+            return "api_versions answers from broker(s) " + ", ".join(map(str, silent))
+        return None
+
+    _probe_until(state.zookeeper.connect, ready, deadline,
+                 {bid: (proc, state.brokers[bid].log) for bid, proc in procs.items()},
+                 lambda waiting: f"the cluster did not become ready in time: still waiting for {waiting}; "
+                                 f"logs are in {state.dir}")
+
+
+@dataclass(frozen=True)
+class UpOptions:
+    """What :func:`up` starts: its keywords but the two callbacks (see :func:`up` for
+    each); :meth:`check` refuses a bad combination before anything starts."""
+
+    dir: str = DEFAULT_DIR
+    brokers: int = 3
+    zookeeper_port: int = 2181
+    base_port: int = 9092
+    zookeeper: str | None = None
+    storage: str = "memory"
+    broker_configs: Mapping[str, str] = field(default_factory=dict)
+    timeout_s: float = 60
+    kafka_base_port: int | None = None
+    kafka: bool = True
+    wrap: Callable[[int], list[str]] | None = None
+    zookeeper_acl: bool = True
+    zookeeper_nodes: int = 1
+    zookeeper_chroot: str = ""
+
+    @property
+    def configs(self) -> dict[str, str]:
+        """The brokers' settings: ``broker_configs`` as strings, after
+        ``zookeeper.set.acl=true`` when ``zookeeper_acl`` (a given value wins)."""
+        configs = {str(k): str(v) for k, v in self.broker_configs.items()}
+        return {"zookeeper.set.acl": "true", **configs} if self.zookeeper_acl else configs
+
+    @property
+    def chroot(self) -> str:
+        return self.zookeeper_chroot.rstrip("/")
+
+    def check(self) -> None:
+        """A :class:`ClientError` (one line naming the command-line flag) for a bad value
+        or combination, or a bad broker setting."""
+        if self.brokers < 1:
+            raise ClientError(f"--brokers must be at least 1, got {self.brokers}")
+        if self.storage not in ("memory", "disk"):
+            raise ClientError(f"--storage must be memory or disk, got {self.storage!r}")
+        if self.zookeeper_nodes < 1:
+            raise ClientError(f"--zookeeper-nodes must be at least 1, got {self.zookeeper_nodes}")
+        if self.zookeeper and self.zookeeper_nodes != 1:
+            raise ClientError("--zookeeper-nodes starts our own ensemble: it cannot be used with --zookeeper")
+        chroot = self.chroot
+        if self.zookeeper and chroot:
+            raise ClientError("--zookeeper-chroot is for our own ZooKeeper: give an external one's chroot at the "
+                              "end of --zookeeper (HOST:PORT/CHROOT)")
+        if chroot and (not chroot.startswith("/") or "//" in chroot or "," in chroot or ":" in chroot):
+            raise ClientError(f"--zookeeper-chroot must be a ZooKeeper path such as /kafka, "
+                              f"got {self.zookeeper_chroot!r}")
+        BrokerConfig(broker_id=1, zookeeper_connect="127.0.0.1:2181", storage=self.storage, settings=self.configs)
 
 
 def up(dir: str | os.PathLike = DEFAULT_DIR, brokers: int = 3, zookeeper_port: int = 2181,
@@ -432,46 +502,82 @@ def up(dir: str | os.PathLike = DEFAULT_DIR, brokers: int = 3, zookeeper_port: i
     ``broker_configs`` wins.
     On any failure everything started is stopped again and a
     :class:`ClientError` says why (quoting the failing process's log).
+    The keywords but the two callbacks make an :class:`UpOptions`; :func:`up_options`
+    takes one.
     """
-    dir = str(dir)
-    configs = {str(k): str(v) for k, v in (broker_configs or {}).items()}
-    if zookeeper_acl:
-        configs = {"zookeeper.set.acl": "true", **configs}
-    if brokers < 1:
-        raise ClientError(f"--brokers must be at least 1, got {brokers}")
-    if storage not in ("memory", "disk"):
-        raise ClientError(f"--storage must be memory or disk, got {storage!r}")
-    if zookeeper_nodes < 1:
-        raise ClientError(f"--zookeeper-nodes must be at least 1, got {zookeeper_nodes}")
-    if zookeeper and zookeeper_nodes != 1:
-        raise ClientError("--zookeeper-nodes starts our own ensemble: it cannot be used with --zookeeper")
-    chroot = zookeeper_chroot.rstrip("/")
-    if zookeeper and chroot:
-        raise ClientError("--zookeeper-chroot is for our own ZooKeeper: give an external one's chroot at the "
-                          "end of --zookeeper (HOST:PORT/CHROOT)")
-    if chroot and (not chroot.startswith("/") or "//" in chroot or "," in chroot or ":" in chroot):
-        raise ClientError(f"--zookeeper-chroot must be a ZooKeeper path such as /kafka, got {zookeeper_chroot!r}")
-    BrokerConfig(broker_id=1, zookeeper_connect="127.0.0.1:2181", storage=storage, settings=dict(configs))
+    opts = UpOptions(dir=str(dir), brokers=brokers, zookeeper_port=zookeeper_port, base_port=base_port,
+                     zookeeper=zookeeper, storage=storage, broker_configs=dict(broker_configs or {}),
+                     timeout_s=timeout_s, kafka_base_port=kafka_base_port, kafka=kafka, wrap=wrap,
+                     zookeeper_acl=zookeeper_acl, zookeeper_nodes=zookeeper_nodes, zookeeper_chroot=zookeeper_chroot)
+    return up_options(opts, on_progress=on_progress, on_warning=on_warning)
+
+
+def up_options(opts: UpOptions, on_progress: Callable[[str], None] | None = None,
+               on_warning: Callable[[str], None] | None = None) -> ClusterState:
+    """:func:`up` with its options made already: check them, refuse a running cluster in
+    the folder and busy ports, then start ZooKeeper and the brokers and wait until the
+    cluster is ready (everything started is stopped again on a failure)."""
+    opts.check()
+    _refuse_running(opts.dir)
+    ports = _plan_ports(opts, on_warning)
+    servers = _ensemble_servers(opts, taken=ports.all)
+    progress = on_progress or (lambda message: None)
+    folder = Path(opts.dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    root = folder.resolve()
+    deadline = time.monotonic() + opts.timeout_s
+    state = ClusterState(zookeeper=_zookeeper_state(opts, root, servers), storage=opts.storage, brokers={},
+                         dir=opts.dir)
+    try:
+        _start_zookeeper(state, opts, deadline, progress)
+        procs = _start_brokers(state, opts, root, ports.kafka, progress)
+        progress("waiting for registrations and a controller")
+        _check_ready(state, procs, deadline)
+    except BaseException:
+        _stop_all(state)
+        raise
+    return state
+
+
+def _refuse_running(dir: str) -> None:
+    """A :class:`ClientError` when the cluster recorded in ``dir`` still has a live process."""
     if exists(dir):
         old = load(dir)
         live = [pid for pid in old.pids() if _alive(pid, folder_markers(dir))]
         if live:
             raise ClientError(f"a cluster is already running in {dir} (pids {', '.join(map(str, live))}): "
                               f"stop it with `minikafka cluster down{_dir_flag(dir)}` or use another --dir")
+
+
+@dataclass
+class _Ports:
+    """The ports :func:`up` listens on: ``kafka`` per broker (None without Kafka's
+    protocol), ``all`` every port of the cluster (our ZooKeeper's client port first,
+    then the brokers', then their Kafka ports)."""
+
+    kafka: list[int | None]
+    all: list[int]
+
+
+def _plan_ports(opts: UpOptions, on_warning: Callable[[str], None] | None) -> _Ports:
+    """The cluster's ports; a :class:`ClientError` when they overlap or one is in use or
+    invalid, a warning when one lies in the ephemeral range."""
+    brokers, base_port = opts.brokers, opts.base_port
     ports = [base_port + i for i in range(brokers)]
     kafka_ports: list[int | None] = [None] * brokers
-    if kafka:
-        first = default_kafka_base_port(base_port, brokers) if kafka_base_port is None else kafka_base_port
+    if opts.kafka:
+        first = default_kafka_base_port(base_port, brokers) if opts.kafka_base_port is None else opts.kafka_base_port
         kafka_ports = [first + i for i in range(brokers)]
         overlap = sorted(set(kafka_ports) & set(ports))
         if overlap:
             raise ClientError(f"the Kafka ports {first}-{first + brokers - 1} overlap the broker ports "
                               f"{ports[0]}-{ports[-1]}: choose another --kafka-base-port")
         ports = ports + kafka_ports  # type: ignore[operator]
-    if not zookeeper:
-        if zookeeper_port in ports:
-            raise ClientError(f"ZooKeeper port {zookeeper_port} overlaps the broker ports {ports[0]}-{ports[-1]}")
-        ports = [zookeeper_port] + ports
+    if not opts.zookeeper:
+        if opts.zookeeper_port in ports:
+            raise ClientError(f"ZooKeeper port {opts.zookeeper_port} overlaps the broker ports "
+                              f"{ports[0]}-{ports[-1]}")
+        ports = [opts.zookeeper_port] + ports
     busy = [p for p in ports if not (0 < p < 65536) or not port_free(p)]
     if busy:
         raise ClientError(f"port(s) {', '.join(map(str, busy))} on {HOST} are in use or invalid: "
@@ -479,103 +585,118 @@ def up(dir: str | os.PathLike = DEFAULT_DIR, brokers: int = 3, zookeeper_port: i
     warning = free_ports.ephemeral_warning(ports)
     if warning and on_warning:
         on_warning(warning)
+    return _Ports(kafka=kafka_ports, all=ports)
+
+
+def _ensemble_servers(opts: UpOptions, taken: list[int]) -> list[ZooKeeperServer]:
+    """The members of our ZooKeeper ensemble (none for a single server or an external
+    ZooKeeper): server 1's client port is ``zookeeper_port``, every other port is a free
+    one outside ``taken``."""
     servers: list[ZooKeeperServer] = []
-    if not zookeeper and zookeeper_nodes > 1:
-        taken = list(ports)
-        for sid in range(1, zookeeper_nodes + 1):
-            chosen = [zookeeper_port] if sid == 1 else []
+    if not opts.zookeeper and opts.zookeeper_nodes > 1:
+        taken = list(taken)
+        for sid in range(1, opts.zookeeper_nodes + 1):
+            chosen = [opts.zookeeper_port] if sid == 1 else []
             while len(chosen) < 3:
                 chosen.append(free_ports.free_port(avoid=taken + chosen, host=HOST))
             taken += chosen
             servers.append(ZooKeeperServer(id=sid, client_port=chosen[0], peer_port=chosen[1],
                                            election_port=chosen[2]))
+    return servers
 
-    progress = on_progress or (lambda message: None)
-    folder = Path(dir)
-    folder.mkdir(parents=True, exist_ok=True)
-    root = folder.resolve()
-    deadline = time.monotonic() + timeout_s
-    if zookeeper:
-        zk = ZooKeeperState(connect=zookeeper, port=None, pid=None, external=True)
-    elif servers:
-        zk = ZooKeeperState(connect=",".join(f"{HOST}:{s.client_port}" for s in servers) + chroot, port=zookeeper_port,
-                            pid=None, external=False, servers=servers)
+
+def _zookeeper_state(opts: UpOptions, root: Path, servers: list[ZooKeeperServer]) -> ZooKeeperState:
+    """The ZooKeeper record of the cluster in ``root``: external, an ensemble of
+    ``servers`` (their logs, data folders and command lines filled in) or one server."""
+    chroot = opts.chroot
+    if opts.zookeeper:
+        return ZooKeeperState(connect=opts.zookeeper, port=None, pid=None, external=True)
+    if servers:
+        zk = ZooKeeperState(connect=",".join(f"{HOST}:{s.client_port}" for s in servers) + chroot,
+                            port=opts.zookeeper_port, pid=None, external=False, servers=servers)
         for s in servers:
             s.log = str(root / f"zookeeper-{s.id}.log")
             s.data_dir = str(root / f"zookeeper-{s.id}")
             s.argv = _zookeeper_argv(s, servers)
-    else:
-        zk = ZooKeeperState(connect=f"{HOST}:{zookeeper_port}{chroot}", port=zookeeper_port, pid=None, external=False,
-                            log=str(root / "zookeeper.log"), data_dir=str(root / "zookeeper"))
-    state = ClusterState(zookeeper=zk, storage=storage, brokers={}, dir=dir)
-    try:
-        if zk.external:
-            progress(f"connecting to ZooKeeper at {zk.connect}")
-            try:
-                wait_until_serving(zk.connect, timeout_s=min(timeout_s, 15))
-            except TimeoutError as exc:
-                raise ClientError(str(exc)) from None
-            _ensure_chroot(zk.connect)
-        elif zk.servers:
-            progress(f"starting a ZooKeeper ensemble of {len(zk.servers)} servers on {zk.connect}")
-            zk_procs = []
-            for server in zk.servers:
-                if storage == "memory":
-                    shutil.rmtree(server.data_dir or "", ignore_errors=True)
-                proc = _spawn(server.argv, server.log or os.devnull, append=False)
-                server.pid = proc.pid
-                zk_procs.append(proc)
-                save(state)
-            try:
-                wait_until_serving(zk.connect, timeout_s=max(deadline - time.monotonic(), 1),
-                                   alive=lambda: all(p.poll() is None for p in zk_procs))
-            except TimeoutError as exc:
-                tails = "; ".join(f"zookeeper-{s.id}.log: {log_tail(s.log, 3)}" for s in zk.servers)
-                raise ClientError(f"{exc}; {tails}") from None
-        else:
-            progress(f"starting ZooKeeper on {zk.connect}")
-            if storage == "memory":
-                shutil.rmtree(zk.data_dir, ignore_errors=True)
-            argv = [sys.executable, "-m", "minikafka", "zookeeper", "--port", str(zookeeper_port),
-                    "--data-dir", zk.data_dir]
-            proc = _spawn(argv, zk.log, append=False)
-            zk.pid = proc.pid
-            save(state)
-            try:
-                wait_until_serving(zk.connect, timeout_s=max(deadline - time.monotonic(), 1),
-                                   alive=lambda: proc.poll() is None)
-            except TimeoutError as exc:
-                raise ClientError(f"{exc}; last lines of {zk.log}: {log_tail(zk.log)}") from None
-        if not zk.external and chroot:
-            _ensure_chroot(zk.connect)
+        return zk
+    return ZooKeeperState(connect=f"{HOST}:{opts.zookeeper_port}{chroot}", port=opts.zookeeper_port, pid=None,
+                          external=False, log=str(root / "zookeeper.log"), data_dir=str(root / "zookeeper"))
 
-        progress(f"starting 1 broker on port {base_port}" if brokers == 1
-                 else f"starting {brokers} brokers on ports {base_port}-{base_port + brokers - 1}")
-        secret_file = cluster_secret_file(root)
-        config_file = secret_configs_file(root, configs)
-        procs: dict[int, subprocess.Popen] = {}
-        for i in range(1, brokers + 1):
-            port = base_port + i - 1
-            data_dir = str(root / f"broker-{i}")
-            if storage == "memory":
-                shutil.rmtree(data_dir, ignore_errors=True)
-            argv = _broker_argv(i, zk.connect, port, data_dir, storage, configs, kafka_ports[i - 1], secret_file,
-                                config_file)
-            if wrap is not None:
-                argv = list(wrap(i)) + argv
-            b = BrokerState(id=i, host=HOST, port=port, pid=None, log=str(root / f"broker-{i}.log"),
-                            data_dir=data_dir, argv=argv, kafka_port=kafka_ports[i - 1])
-            state.brokers[i] = b
-            proc = _spawn(argv, b.log, append=False)
-            b.pid = proc.pid
-            procs[i] = proc
+
+def _start_zookeeper(state: ClusterState, opts: UpOptions, deadline: float,
+                     progress: Callable[[str], None]) -> None:
+    """Wait for an external ZooKeeper, or start ours (recording each pid in ``state`` as
+    it starts) and wait until it serves; then create the chroot."""
+    zk = state.zookeeper
+    if zk.external:
+        progress(f"connecting to ZooKeeper at {zk.connect}")
+        try:
+            wait_until_serving(zk.connect, timeout_s=min(opts.timeout_s, 15))
+        except TimeoutError as exc:
+            raise ClientError(str(exc)) from None
+        _ensure_chroot(zk.connect)
+        return
+    if zk.servers:
+        progress(f"starting a ZooKeeper ensemble of {len(zk.servers)} servers on {zk.connect}")
+        zk_procs = []
+        for server in zk.servers:
+            if opts.storage == "memory":
+                shutil.rmtree(server.data_dir or "", ignore_errors=True)
+            proc = _spawn(server.argv, server.log or os.devnull, append=False)
+            server.pid = proc.pid
+            zk_procs.append(proc)
             save(state)
-        progress("waiting for registrations and a controller")
-        _check_ready(state, procs, deadline)
-    except BaseException:
-        _stop_all(state)
-        raise
-    return state
+        try:
+            wait_until_serving(zk.connect, timeout_s=max(deadline - time.monotonic(), 1),
+                               alive=lambda: all(p.poll() is None for p in zk_procs))
+        except TimeoutError as exc:
+            tails = "; ".join(f"zookeeper-{s.id}.log: {log_tail(s.log, 3)}" for s in zk.servers)
+            raise ClientError(f"{exc}; {tails}") from None
+    else:
+        progress(f"starting ZooKeeper on {zk.connect}")
+        if opts.storage == "memory":
+            shutil.rmtree(zk.data_dir, ignore_errors=True)
+        argv = [sys.executable, "-m", "minikafka", "zookeeper", "--port", str(opts.zookeeper_port),
+                "--data-dir", zk.data_dir]
+        proc = _spawn(argv, zk.log, append=False)
+        zk.pid = proc.pid
+        save(state)
+        try:
+            wait_until_serving(zk.connect, timeout_s=max(deadline - time.monotonic(), 1),
+                               alive=lambda: proc.poll() is None)
+        except TimeoutError as exc:
+            raise ClientError(f"{exc}; last lines of {zk.log}: {log_tail(zk.log)}") from None
+    if opts.chroot:
+        _ensure_chroot(zk.connect)
+
+
+def _start_brokers(state: ClusterState, opts: UpOptions, root: Path, kafka_ports: list[int | None],
+                   progress: Callable[[str], None]) -> dict[int, subprocess.Popen]:
+    """Start brokers 1..N (recording each in ``state`` as it starts); their processes by id."""
+    brokers, base_port, storage = opts.brokers, opts.base_port, opts.storage
+    progress(f"starting 1 broker on port {base_port}" if brokers == 1
+             else f"starting {brokers} brokers on ports {base_port}-{base_port + brokers - 1}")
+    configs = opts.configs
+    secret_file = cluster_secret_file(root)
+    config_file = secret_configs_file(root, configs)
+    procs: dict[int, subprocess.Popen] = {}
+    for i in range(1, brokers + 1):
+        port = base_port + i - 1
+        data_dir = str(root / f"broker-{i}")
+        if storage == "memory":
+            shutil.rmtree(data_dir, ignore_errors=True)
+        argv = _broker_argv(i, state.zookeeper.connect, port, data_dir, storage, configs, kafka_ports[i - 1],
+                            secret_file, config_file)
+        if opts.wrap is not None:
+            argv = list(opts.wrap(i)) + argv
+        b = BrokerState(id=i, host=HOST, port=port, pid=None, log=str(root / f"broker-{i}.log"),
+                        data_dir=data_dir, argv=argv, kafka_port=kafka_ports[i - 1])
+        state.brokers[i] = b
+        proc = _spawn(argv, b.log, append=False)
+        b.pid = proc.pid
+        procs[i] = proc
+        save(state)
+    return procs
 
 
 def _data_dirs(dir: str | os.PathLike) -> list[Path]:
@@ -871,25 +992,17 @@ def start(dir: str | os.PathLike, broker_id: int, wait: bool = True, timeout_s: 
     save(state)
     if not wait:
         return b
-    deadline = time.monotonic() + timeout_s
-    reader = _ZkReader(zk.connect, timeout_s=2.0)
-    try:
-        while True:
-            code = proc.poll()
-            if code is not None:
-                raise ClientError(startup_failure(f"broker {broker_id}", code, b.log))
-            if not reader.ok:
-                reader.close()
-                reader = _ZkReader(zk.connect, timeout_s=2.0)
-            owner = reader.registration_owner(broker_id)
-            if owner is not None and owner != old_owner and api_versions(b.host, b.port) is not None:
-                return b
-            if time.monotonic() >= deadline:
-                raise ClientError(f"broker {broker_id} (pid {b.pid}) did not register within {timeout_s:g} s; "
-                                  f"see {b.log}")
-            time.sleep(POLL_S * 2)
-    finally:
-        reader.close()
+
+    def registered(reader: _ZkReader) -> str | None:
+        owner = reader.registration_owner(broker_id)
+        if owner is not None and owner != old_owner and api_versions(b.host, b.port) is not None:
+            return None
+        return "its registration"
+
+    _probe_until(zk.connect, registered, time.monotonic() + timeout_s, {broker_id: (proc, b.log)},
+                 lambda waiting: f"broker {broker_id} (pid {b.pid}) did not register within {timeout_s:g} s; "
+                                 f"see {b.log}")
+    return b
 
 
 # ---------------------------------------------------------------- one ZooKeeper server
@@ -948,14 +1061,17 @@ def zookeeper_start(dir: str | os.PathLike, server_id: int, wait: bool = True,
     _record_zk_pid(state, server_id, proc.pid)
     if not wait:
         return server
-    deadline = time.monotonic() + timeout_s
-    while server_mode(HOST, server.client_port) not in ("leader", "follower", "standalone"):
+
+    def serving() -> bool:
+        if server_mode(HOST, server.client_port) in ("leader", "follower", "standalone"):
+            return True
         code = proc.poll()
         if code is not None:
             raise ClientError(f"ZooKeeper server {server_id} exited during start-up (status {code}); "
                               f"last lines of {server.log}: {log_tail(server.log)}")
-        if time.monotonic() >= deadline:
-            raise ClientError(f"ZooKeeper server {server_id} (pid {proc.pid}) does not serve after {timeout_s:g} s "
-                              f"(it needs a quorum: a majority of the servers running); see {server.log}")
-        time.sleep(POLL_S * 2)
+        return False
+
+    if not poll(serving, timeout_s, POLL_S * 2):
+        raise ClientError(f"ZooKeeper server {server_id} (pid {proc.pid}) does not serve after {timeout_s:g} s "
+                          f"(it needs a quorum: a majority of the servers running); see {server.log}")
     return server
