@@ -305,7 +305,38 @@ def parse_options(options: Mapping[str, Any], mode: str | None = None) -> Source
 
     Without ``mode`` only what both modes share is checked (the data source does that
     when it is created, before Spark says whether it reads a batch or a stream).
+    Each step checks its options in turn, so the first mistake in this order is the one
+    named: the keys, the bootstrap servers, the subscription, the starting and ending
+    offsets, the limits and flags, the security options.
     """
+    params, security_props = _split_keys(options)
+    bootstrap = _bootstrap_servers(params)
+    subscription = _subscription(params)
+    starting = _starting(params, mode)
+    ending = _ending(params, mode)
+    if subscription.strategy == "assign":
+        assigned = set(subscription.assignment)
+        for spec, name in ((starting, "startingOffsets"), (ending, "endingOffsets")):
+            if spec.kind in ("specific", "timestamp") and spec.offsets and set(spec.offsets) != assigned:
+                raise OptionError(_partitions_mismatch(name, set(spec.offsets), assigned))
+    limits = _limits(params, mode)
+    return SourceOptions(
+        bootstrap_servers=bootstrap,
+        security=client_security(security_props),
+        strategy=subscription.strategy,
+        topics=subscription.topics,
+        pattern=subscription.pattern,
+        assignment=subscription.assignment,
+        starting=starting,
+        ending=ending,
+        **limits,
+    )
+
+
+def _split_keys(options: Mapping[str, Any]) -> tuple[dict[str, str], dict[str, str]]:
+    """The source's own options (lower-case keys) and the ``kafka.`` security ones (the
+    prefix removed), values as strings; OptionError on a path, on an option only Spark's
+    Kafka source has and on an unknown one."""
     params: dict[str, str] = {}
     security_props: dict[str, str] = {}
     for key, value in options.items():
@@ -327,8 +358,11 @@ def parse_options(options: Mapping[str, Any], mode: str | None = None) -> Source
             raise OptionError(f"unknown option '{key}' for the minikafka source (known options: "
                               f"{', '.join(sorted(set(KNOWN.values()), key=str.lower))})")
         params[k] = "" if value is None else str(value)
+    return params, security_props
 
-    # bootstrap servers
+
+def _bootstrap_servers(params: Mapping[str, str]) -> str:
+    """``kafka.bootstrap.servers`` or ``bootstrap.servers`` (both: they must agree)."""
     servers = [k for k in ("kafka.bootstrap.servers", "bootstrap.servers") if k in params]
     if not servers:
         raise OptionError("Option 'kafka.bootstrap.servers' must be specified for configuring the minikafka source "
@@ -336,8 +370,19 @@ def parse_options(options: Mapping[str, Any], mode: str | None = None) -> Source
     bootstrap = _bootstrap(KNOWN[servers[0]], params[servers[0]])
     if len(servers) == 2 and _bootstrap("bootstrap.servers", params["bootstrap.servers"]) != bootstrap:
         raise OptionError("options 'kafka.bootstrap.servers' and 'bootstrap.servers' disagree: give only one")
+    return bootstrap
 
-    # subscription strategy: exactly one
+
+@dataclass(frozen=True)
+class _Subscription:
+    strategy: str  # one of STRATEGIES
+    topics: tuple[str, ...] = ()
+    pattern: str | None = None
+    assignment: tuple[TopicPartitionKey, ...] = ()
+
+
+def _subscription(params: Mapping[str, str]) -> _Subscription:
+    """The one subscription strategy given, with its topics, pattern or partitions."""
     given = [s for s in STRATEGIES if s.lower() in params]
     if not given:
         raise OptionError("One of the following options must be specified for Kafka source: "
@@ -347,14 +392,12 @@ def parse_options(options: Mapping[str, Any], mode: str | None = None) -> Source
                           f"{', '.join(STRATEGIES)} (got {', '.join(given)}). See docs/spark.md for more details.")
     strategy = given[0]
     raw = params[strategy.lower()]
-    topics: tuple[str, ...] = ()
-    pattern: str | None = None
-    assignment: tuple[TopicPartitionKey, ...] = ()
     if strategy == "subscribe":
         topics = tuple(dict.fromkeys(t.strip() for t in raw.split(",") if t.strip()))
         if not topics:
             raise OptionError(f"No topics to subscribe to as specified value for option 'subscribe' is '{raw}'")
-    elif strategy == "subscribePattern":
+        return _Subscription(strategy, topics=topics)
+    if strategy == "subscribePattern":
         pattern = raw.strip()
         if not pattern:
             raise OptionError(f"Pattern to subscribe is empty as specified value for option 'subscribePattern' is '{raw}'")
@@ -362,10 +405,13 @@ def parse_options(options: Mapping[str, Any], mode: str | None = None) -> Source
             re.compile(pattern)
         except re.error as exc:
             raise OptionError(f"option 'subscribePattern': {pattern!r} is not a valid regular expression: {exc}") from None
-    else:
-        assignment = _assign(raw)
+        return _Subscription(strategy, pattern=pattern)
+    return _Subscription(strategy, assignment=_assign(raw))
 
-    # offsets
+
+def _starting(params: Mapping[str, str], mode: str | None) -> OffsetSpec:
+    """Where reading starts: ``startingTimestamp`` before ``startingOffsetsByTimestamp``
+    before ``startingOffsets`` (as in Spark); by default earliest, latest for a stream."""
     if mode == BATCH:
         starting_allowed: tuple[str, ...] = ("earliest",)
         default_start = "earliest"
@@ -373,10 +419,10 @@ def parse_options(options: Mapping[str, Any], mode: str | None = None) -> Source
         starting_allowed = ("earliest", "latest")
         default_start = "latest" if mode == STREAM else "earliest"
     if "startingtimestamp" in params:  # Spark: startingTimestamp > ...ByTimestamp > startingOffsets
-        starting = OffsetSpec("timestamp", timestamp=_timestamp("startingTimestamp", params["startingtimestamp"]))
-    elif "startingoffsetsbytimestamp" in params:
-        starting = _timestamp_spec("startingOffsetsByTimestamp", params["startingoffsetsbytimestamp"])
-    elif "startingoffsets" in params:
+        return OffsetSpec("timestamp", timestamp=_timestamp("startingTimestamp", params["startingtimestamp"]))
+    if "startingoffsetsbytimestamp" in params:
+        return _timestamp_spec("startingOffsetsByTimestamp", params["startingoffsetsbytimestamp"])
+    if "startingoffsets" in params:
         value = params["startingoffsets"]
         if mode == BATCH and value.strip().lower() == "latest":
             raise OptionError("option 'startingOffsets': starting offset can't be latest for batch queries on Kafka")
@@ -386,16 +432,20 @@ def parse_options(options: Mapping[str, Any], mode: str | None = None) -> Source
                 if off == LATEST:
                     raise OptionError(f"option 'startingOffsets': startingOffsets for {topic}-{partition} can't be "
                                       "latest for batch queries on Kafka")
-    else:
-        starting = OffsetSpec(default_start)
+        return starting
+    return OffsetSpec(default_start)
+
+
+def _ending(params: Mapping[str, str], mode: str | None) -> OffsetSpec:
+    """Where a batch read ends (latest by default); no ending option in a stream."""
     for key in ("endingoffsets", "endingoffsetsbytimestamp", "endingtimestamp"):
         if key in params and mode == STREAM:
             raise OptionError(f"option '{KNOWN[key]}': ending offset not valid in streaming queries")
     if "endingtimestamp" in params:
-        ending = OffsetSpec("timestamp", timestamp=_timestamp("endingTimestamp", params["endingtimestamp"]))
-    elif "endingoffsetsbytimestamp" in params:
-        ending = _timestamp_spec("endingOffsetsByTimestamp", params["endingoffsetsbytimestamp"])
-    elif "endingoffsets" in params:
+        return OffsetSpec("timestamp", timestamp=_timestamp("endingTimestamp", params["endingtimestamp"]))
+    if "endingoffsetsbytimestamp" in params:
+        return _timestamp_spec("endingOffsetsByTimestamp", params["endingoffsetsbytimestamp"])
+    if "endingoffsets" in params:
         value = params["endingoffsets"]
         if value.strip().lower() == "earliest":
             raise OptionError("option 'endingOffsets': ending offset can't be earliest for batch queries on Kafka")
@@ -404,14 +454,13 @@ def parse_options(options: Mapping[str, Any], mode: str | None = None) -> Source
             if off == EARLIEST:
                 raise OptionError(f"option 'endingOffsets': endingOffsets for {topic}-{partition} can't be "
                                   "earliest for batch queries on Kafka")
-    else:
-        ending = OffsetSpec("latest")
-    if strategy == "assign":
-        assigned = set(assignment)
-        for spec, name in ((starting, "startingOffsets"), (ending, "endingOffsets")):
-            if spec.kind in ("specific", "timestamp") and spec.offsets and set(spec.offsets) != assigned:
-                raise OptionError(_partitions_mismatch(name, set(spec.offsets), assigned))
+        return ending
+    return OffsetSpec("latest")
 
+
+def _limits(params: Mapping[str, str], mode: str | None) -> dict[str, Any]:
+    """The :class:`SourceOptions` fields of the limits, the flags and the isolation
+    level, each its default unless given."""
     max_offsets = None
     if "maxoffsetspertrigger" in params:
         max_offsets = _positive_int("maxOffsetsPerTrigger", params["maxoffsetspertrigger"])
@@ -444,27 +493,10 @@ def parse_options(options: Mapping[str, Any], mode: str | None = None) -> Source
     if isolation not in ("read_uncommitted", "read_committed"):
         raise OptionError("option 'kafka.isolation.level' must be 'read_uncommitted' or 'read_committed', "
                           f"got {params['kafka.isolation.level']!r}")
-
-    return SourceOptions(
-        bootstrap_servers=bootstrap,
-        security=client_security(security_props),
-        strategy=strategy,
-        topics=topics,
-        pattern=pattern,
-        assignment=assignment,
-        starting=starting,
-        ending=ending,
-        max_offsets_per_trigger=max_offsets,
-        fail_on_data_loss=fail,
-        include_headers=headers,
-        min_partitions=min_partitions,
-        poll_timeout_ms=poll_timeout_ms,
-        timestamp_strategy=strategy_name,
-        max_records_per_partition=max_records,
-        min_offsets_per_trigger=min_offsets,
-        max_trigger_delay_ms=max_delay_ms,
-        isolation_level=isolation,
-    )
+    return dict(max_offsets_per_trigger=max_offsets, fail_on_data_loss=fail, include_headers=headers,
+                min_partitions=min_partitions, poll_timeout_ms=poll_timeout_ms, timestamp_strategy=strategy_name,
+                max_records_per_partition=max_records, min_offsets_per_trigger=min_offsets,
+                max_trigger_delay_ms=max_delay_ms, isolation_level=isolation)
 
 
 def _tp_set(tps: set[TopicPartitionKey]) -> str:
