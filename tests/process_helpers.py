@@ -20,6 +20,7 @@ from minikafka import Consumer, TopicPartition
 from minikafka.cluster import launcher
 from minikafka.cluster.free_ports import free_port, free_port_block
 from minikafka.cluster.state import exists, load, pid_alive
+from minikafka.polling import poll
 from minikafka.zk.launcher import wait_until_serving, zookeeper_command
 
 PYTHON = sys.executable
@@ -28,15 +29,10 @@ PYTHON = sys.executable
 def wait_for(condition: Callable[[], Any], timeout_s: float = 10.0, interval_s: float = 0.1,
              message: str = "condition") -> Any:
     """Poll ``condition`` until it returns something truthy; return it, or fail after ``timeout_s``."""
-    deadline = time.monotonic() + timeout_s
-    last: Any = None
-    while True:
-        last = condition()
-        if last:
-            return last
-        if time.monotonic() >= deadline:
-            raise AssertionError(f"timed out after {timeout_s:g} s waiting for {message} (last value: {last!r})")
-        time.sleep(interval_s)
+    got = poll(condition, timeout_s, interval_s)
+    if not got:
+        raise AssertionError(f"timed out after {timeout_s:g} s waiting for {message} (last value: {got.last!r})")
+    return got.value
 
 
 def holds(condition: Callable[[], Any], duration_s: float, interval_s: float = 0.1,

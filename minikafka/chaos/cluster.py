@@ -9,12 +9,12 @@ and reads ZooKeeper through :class:`ZkReader` and each broker through :func:`pos
 from __future__ import annotations
 
 import threading
-import time
 from typing import Any, Callable
 
 from ..cluster import free_ports, launcher
 from ..cluster.launcher import _ZkReader
 from ..cluster.state import exists, load
+from ..polling import poll
 from ..rpc import call_sync
 from ..zk import layout
 from ..zk.launcher import is_no_node
@@ -125,13 +125,4 @@ def broker_setting(state: Any, name: str, default: Any) -> Any:
 def wait(cond: Callable[[], bool], timeout_s: float, interval_s: float = 0.25) -> bool:
     """Poll ``cond`` until it is true (True) or ``timeout_s`` passed (False); an
     exception in ``cond`` counts as false."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        try:
-            if cond():
-                return True
-        except Exception:
-            pass
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(interval_s)
+    return bool(poll(cond, timeout_s, interval_s, not_yet=(Exception,)))
