@@ -24,6 +24,14 @@ def add_parsers(subparsers: argparse._SubParsersAction) -> None:
     bench = subparsers.add_parser("bench", help="measure produce/consume throughput",
                                   description="Measure produce or consume throughput on a running cluster.")
     bsub = bench.add_subparsers(dest="bench_command", metavar="COMMAND", required=True, parser_class=type(bench))
+    _add_produce_parser(bsub)
+    _add_consume_parser(bsub)
+    _add_latency_parser(bsub)
+    _add_suite_parser(bsub)
+    add_scale_parser(bsub)
+
+
+def _add_produce_parser(bsub: argparse._SubParsersAction) -> None:
     prod = bsub.add_parser("produce", help="produce N records and time it",
                            description="Send N records of one size with our Producer (send per record, the "
                                        "futures kept, as the suite's python row), wait for every "
@@ -54,6 +62,9 @@ def add_parsers(subparsers: argparse._SubParsersAction) -> None:
                            "costs; the latencies come from the batches' settling either way")
     add_dir_and_bootstrap(prod)
     prod.set_defaults(func=cmd_produce)
+
+
+def _add_consume_parser(bsub: argparse._SubParsersAction) -> None:
     cons = bsub.add_parser("consume", help="read a topic from the beginning and time it",
                            description="Read every record of a topic from the beginning (up to the high "
                                        "watermarks at the start) with our Consumer and print records/s and "
@@ -64,6 +75,9 @@ def add_parsers(subparsers: argparse._SubParsersAction) -> None:
                            "decoded; values: poll_batches() and values(); arrow: poll_batches() and to_arrow()")
     add_dir_and_bootstrap(cons)
     cons.set_defaults(func=cmd_consume)
+
+
+def _add_latency_parser(bsub: argparse._SubParsersAction) -> None:
     lat = bsub.add_parser("latency", help="acks=all latency at a fixed rate with linger 0 (a new topic)",
                           description="Send RATE records/s for SECONDS at acks=all with linger 0 to a new topic "
                                       "(3 partitions, RF 3, min.insync.replicas=2) and print the p50, p99 and "
@@ -81,6 +95,9 @@ def add_parsers(subparsers: argparse._SubParsersAction) -> None:
                      help="the Kafka listeners (default: those of the cluster in --dir)")
     add_dir_and_bootstrap(lat)
     lat.set_defaults(func=cmd_latency)
+
+
+def _add_suite_parser(bsub: argparse._SubParsersAction) -> None:
     suite = bsub.add_parser("suite", help="every scenario, each run several times, one table with yardsticks",
                             description="Run every benchmark scenario (produce, consume, latency, failover, "
                                         "memory) several times on a cluster of its own and print one table "
@@ -107,7 +124,6 @@ def add_parsers(subparsers: argparse._SubParsersAction) -> None:
     suite.add_argument("--only-compared", dest="only_compared", action="store_true",
                        help="with --against kafka: only the scenarios measured on both clusters")
     suite.set_defaults(func=cmd_suite)
-    add_scale_parser(bsub)
 
 
 def add_scale_parser(bsub: argparse._SubParsersAction) -> None:

@@ -56,7 +56,12 @@ def add_parsers(subparsers: argparse._SubParsersAction) -> None:
     dir_parent = argparse.ArgumentParser(add_help=False)
     dir_parent.add_argument("--dir", default=DEFAULT_DIR, help=f"cluster folder (default {DEFAULT_DIR})")
     dir_parent.add_argument("--json", action="store_true", help="print the answer as one JSON object")
+    _add_serve_parser(fsub, dir_parent)
+    _add_fault_parsers(fsub, dir_parent)
+    _add_inspection_parsers(fsub, dir_parent)
 
+
+def _add_serve_parser(fsub: argparse._SubParsersAction, dir_parent: argparse.ArgumentParser) -> None:
     serve = fsub.add_parser("serve", parents=[dir_parent], help="serve the fault API over HTTP (and start a cluster)",
                             description="Serve the fault API of the cluster in --dir over HTTP on 127.0.0.1 "
                                         "until SIGTERM or Ctrl-C, for tests in any language. Without a running "
@@ -77,6 +82,9 @@ def add_parsers(subparsers: argparse._SubParsersAction) -> None:
                        help="a broker setting of a cluster it starts (repeatable)")
     serve.set_defaults(func=cmd_serve)
 
+
+def _add_fault_parsers(fsub: argparse._SubParsersAction, dir_parent: argparse.ArgumentParser) -> None:
+    """The faults: on the broker playing a role, on a link, on ZooKeeper."""
     for name, help in (("kill", "SIGKILL the broker playing a role (heal: restart it)"),
                        ("pause", "SIGSTOP the broker playing a role (heal: SIGCONT)"),
                        ("stop", "controlled shutdown (SIGTERM) of the broker playing a role (heal: restart)"),
@@ -107,6 +115,9 @@ def add_parsers(subparsers: argparse._SubParsersAction) -> None:
                     help="a server id (repeatable; default every server)")
     zk.set_defaults(func=cmd_zookeeper)
 
+
+def _add_inspection_parsers(fsub: argparse._SubParsersAction, dir_parent: argparse.ArgumentParser) -> None:
+    """``heal``, ``find``, ``list`` and ``wait``."""
     heal = fsub.add_parser("heal", parents=[dir_parent], help="undo the faults and wait for full ISRs",
                            description="Undo one fault by its id (a control server's), or everything: resume "
                                        "paused brokers, restart dead ones and ZooKeeper, remove link faults, then "

@@ -33,7 +33,21 @@ def add_parsers(subparsers: argparse._SubParsersAction) -> None:
     add_dir_and_bootstrap(describe)
     watch.add_flags(describe)
     describe.set_defaults(func=watch.watchable(cmd_groups_describe, "minikafka groups describe", _group_view))
+    _add_reset_offsets_parser(gsub)
 
+    delete = gsub.add_parser("delete", help="delete an empty group and its committed offsets",
+                             description="Delete a consumer group that has no active members, with its "
+                                         "committed offsets, as kafka-consumer-groups --delete does. A group "
+                                         "with members is refused (NON_EMPTY_GROUP), an unknown one too "
+                                         "(GROUP_ID_NOT_FOUND, in the words of `groups describe`).")
+    add_named(delete, "group", "group", "GROUP", group_id, "the group id")
+    add_dir_and_bootstrap(delete)
+    delete.set_defaults(func=cmd_groups_delete)
+
+
+def _add_reset_offsets_parser(gsub: argparse._SubParsersAction) -> None:
+    """``groups reset-offsets``: which partitions (--topic, --all-topics), to where (--to-...),
+    and whether to commit (--execute)."""
     reset = gsub.add_parser(
         "reset-offsets", help="plan or (with --execute) move a group's committed offsets",
         description="Set the committed offsets of a group's partitions, as kafka-consumer-groups "
@@ -69,15 +83,6 @@ def add_parsers(subparsers: argparse._SubParsersAction) -> None:
     mode.add_argument("--execute", action="store_true", help="commit the new offsets")
     add_dir_and_bootstrap(reset)
     reset.set_defaults(func=cmd_groups_reset)
-
-    delete = gsub.add_parser("delete", help="delete an empty group and its committed offsets",
-                             description="Delete a consumer group that has no active members, with its "
-                                         "committed offsets, as kafka-consumer-groups --delete does. A group "
-                                         "with members is refused (NON_EMPTY_GROUP), an unknown one too "
-                                         "(GROUP_ID_NOT_FOUND, in the words of `groups describe`).")
-    add_named(delete, "group", "group", "GROUP", group_id, "the group id")
-    add_dir_and_bootstrap(delete)
-    delete.set_defaults(func=cmd_groups_delete)
 
 
 def unknown_group(group: str) -> str:

@@ -469,7 +469,13 @@ def _add_cluster_parsers(sub: argparse._SubParsersAction) -> None:
                                   parser_class=ArgumentParser)
     dir_parent = ArgumentParser(add_help=False)
     dir_parent.add_argument("--dir", default=DEFAULT_DIR, help=f"cluster folder (default {DEFAULT_DIR})")
+    _add_cluster_up_parser(csub, dir_parent)
+    _add_cluster_broker_parsers(csub, dir_parent)
+    _add_cluster_zookeeper_parsers(csub, dir_parent)
 
+
+def _add_cluster_up_parser(csub: argparse._SubParsersAction, dir_parent: ArgumentParser) -> None:
+    """``cluster up``: the keywords of :func:`minikafka.cluster.launcher.up` as flags."""
     up = csub.add_parser("up", parents=[dir_parent], help="start ZooKeeper and N brokers",
                          description="Start ZooKeeper and N brokers on 127.0.0.1 in the background.")
     up.add_argument("--brokers", type=positive_int, default=3, help="number of brokers (default 3)")
@@ -506,6 +512,9 @@ def _add_cluster_parsers(sub: argparse._SubParsersAction) -> None:
     _add_configs(up)
     up.set_defaults(func=cmd_cluster_up)
 
+
+def _add_cluster_broker_parsers(csub: argparse._SubParsersAction, dir_parent: ArgumentParser) -> None:
+    """``cluster status``, ``down`` and the commands on one broker (kill, start, stop, resume)."""
     status = csub.add_parser("status", parents=[dir_parent], help="show processes, registrations, controller",
                              description="ZooKeeper's process and whether it serves, the controller and its "
                                          "epoch, then one line per broker: pid, process state (running, "
@@ -554,6 +563,9 @@ def _add_cluster_parsers(sub: argparse._SubParsersAction) -> None:
     resume.add_argument("broker_id", type=broker_id, metavar="ID", help="the broker id (broker.id), e.g. 2")
     resume.set_defaults(func=cmd_cluster_resume)
 
+
+def _add_cluster_zookeeper_parsers(csub: argparse._SubParsersAction, dir_parent: ArgumentParser) -> None:
+    """``cluster zookeeper kill`` and ``cluster zookeeper start`` (one server)."""
     zk = csub.add_parser("zookeeper", help="kill or restart one ZooKeeper server",
                          description="Crash (SIGKILL) or restart one server of the cluster's ZooKeeper, by its "
                                      "id (1..N of `cluster up --zookeeper-nodes N`; a single ZooKeeper is 1). "
@@ -595,7 +607,23 @@ def build_parser() -> ArgumentParser:
                             epilog=FIRST_STEPS, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"minikafka {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True, parser_class=ArgumentParser)
+    _add_zookeeper_parser(sub)
+    _add_broker_parser(sub)
+    _add_cluster_parsers(sub)
+    client_commands.add_parsers(sub)
+    group_commands.add_parsers(sub)
+    txn_commands.add_parsers(sub)
+    acl_commands.add_parsers(sub)
+    bench.add_parsers(sub)
+    scenario.add_parsers(sub)
+    sim.add_parsers(sub)
+    reference_commands.add_parsers(sub)
+    spark_commands.add_parsers(sub)
+    fault_commands.add_parsers(sub)
+    return parser
 
+
+def _add_zookeeper_parser(sub: argparse._SubParsersAction) -> None:
     zk = sub.add_parser("zookeeper", help="run a standalone ZooKeeper (or an ensemble member) in the foreground",
                         description="Run a standalone Apache ZooKeeper (Java: the jars of the spark extra's "
                                     "pyspark wheel, or Debian's zookeeper package) on 127.0.0.1 (or --bind) in the "
@@ -614,6 +642,8 @@ def build_parser() -> ArgumentParser:
                          "without it the server is standalone")
     zk.set_defaults(func=cmd_zookeeper)
 
+
+def _add_broker_parser(sub: argparse._SubParsersAction) -> None:
     broker = sub.add_parser("broker", help="run one broker in the foreground",
                             description="Run one broker in the foreground: it registers under /brokers/ids in "
                                         "ZooKeeper, takes part in the controller election and serves clients "
@@ -654,19 +684,6 @@ def build_parser() -> ArgumentParser:
                              "$MINIKAFKA_CLUSTER_SECRET; unset: not checked; see docs/security.md)")
     broker.add_argument("--check-config", action="store_true", help="check the configuration, print it and exit")
     broker.set_defaults(func=cmd_broker)
-
-    _add_cluster_parsers(sub)
-    client_commands.add_parsers(sub)
-    group_commands.add_parsers(sub)
-    txn_commands.add_parsers(sub)
-    acl_commands.add_parsers(sub)
-    bench.add_parsers(sub)
-    scenario.add_parsers(sub)
-    sim.add_parsers(sub)
-    reference_commands.add_parsers(sub)
-    spark_commands.add_parsers(sub)
-    fault_commands.add_parsers(sub)
-    return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:

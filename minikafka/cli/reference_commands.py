@@ -101,6 +101,12 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                                      "(docs/fidelity.md) and to benchmark both side by side.")
     rsub = ref.add_subparsers(dest="reference_command", metavar="SUBCOMMAND", required=True,
                               parser_class=type(ref))
+    _add_cluster_parsers(rsub)
+    _add_fuzz_parser(rsub)
+
+
+def _add_cluster_parsers(rsub: argparse._SubParsersAction) -> None:
+    """``reference up|status|down|kill|start``."""
     up = rsub.add_parser("up", help="start ZooKeeper and N Kafka 3.9 brokers",
                          description="Start a ZooKeeper and N Apache Kafka 3.9 brokers in ZooKeeper mode on free "
                                      "ports of 127.0.0.1 (the folder is emptied first), and wait until every "
@@ -133,6 +139,9 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     _dir(start)
     start.add_argument("broker_id", type=broker_id, metavar="ID", help="the broker id, e.g. 2")
     start.set_defaults(func=cmd_start)
+
+
+def _add_fuzz_parser(rsub: argparse._SubParsersAction) -> None:
     fuzz = rsub.add_parser("fuzz", help="the differential fuzzer: the same random requests on minikafka and Kafka 3.9",
                            description="Start a fresh 3-broker minikafka cluster and a fresh 3-broker Apache Kafka "
                                        "3.9 cluster, run a seeded sequence of Kafka requests per seed on each (one "
