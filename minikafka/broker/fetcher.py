@@ -58,11 +58,9 @@ class Fetcher:
         self._wanted: dict[TP, PartitionFetch] = {}  # the partitions ready to fetch, as asked
         self._asked: dict[TP, tuple[PartitionReplica, int, int]] = {}  # ... their replica, leader epoch and LEO
         self._truncating: dict[TP, PartitionReplica] = {}  # the partitions waiting for OffsetsForLeaderEpoch
-        self._max_bytes = -1  # replica.fetch.max.bytes as the entries were built
+        self._max_bytes = manager.config.get("replica.fetch.max.bytes")  # a static setting
         self._changed = asyncio.Event()
         self._task: asyncio.Task | None = None
-        self._parked: asyncio.Task | None = None  # the fetch request out at the leader, if any
-        self._parked_full = False  # ... a full fetch (opening a session at the leader)
         self.session = FetchSessionHandler()
         self._session_endpoint = endpoint
         self.rounds = 0
@@ -79,20 +77,17 @@ class Fetcher:
             await asyncio.wait([self._task])
 
     def add(self, tp: TP) -> None:
-        """Replicate ``tp`` too.  A fetch parked at the leader names only the partitions it
-        was sent with, and would hold a new one back for up to replica.fetch.wait.max.ms
-        (acks=all produces to a just-created topic would wait that long): it is called
-        off, and the next round asks for the new set at once.  Not a full fetch, though:
-        the leader opens a session when it answers one, and an answer nobody reads leaves
-        that session behind for good (a follower given partition after partition, as when
-        topics are created one after another, left hundreds of sessions holding thousands
-        of partitions each at its leaders)."""
-        new = tp not in self.partitions
+        """Replicate ``tp`` too, from the next round on.  A fetch parked at the leader names
+        only the partitions it was sent with; it is not called off (a fetch without an
+        answer makes the next one full, which reads every partition of the session at the
+        leader: topics created one after another cost every follower a full fetch each).
+        The leader answers it instead: given a partition, it wakes its followers' parked
+        fetches, and parks theirs only briefly until their sessions hold it
+        (``ReplicaManager._takes_up``), so acks=all to a new topic is not held back for
+        replica.fetch.wait.max.ms."""
         self.partitions.add(tp)
         self._touched.add(tp)
         self._changed.set()
-        if new and self._parked is not None and not self._parked_full:
-            self._parked.cancel()
 
     def remove(self, tp: TP) -> None:
         self.partitions.discard(tp)
@@ -106,11 +101,6 @@ class Fetcher:
         """Bring the fetch entries of the touched partitions up to date: a partition this
         fetcher no longer follows (removed, or no longer a follower of this leader) leaves
         them, one waiting for truncation waits apart from the fetch."""
-        cfg = self.manager.config
-        max_bytes = cfg.get("replica.fetch.max.bytes")
-        if max_bytes != self._max_bytes:  # a dynamic change: every entry asks anew
-            self._max_bytes = max_bytes
-            self._touched.update(self.partitions)
         if not self._touched:
             return
         rm = self.manager.replica_manager
@@ -134,7 +124,7 @@ class Fetcher:
             else:
                 epoch, leo = p.leader_epoch, p.log_end_offset
                 self._asked[tp] = (p, epoch, leo)
-                self._wanted[tp] = PartitionFetch(leo, p.log.log_start_offset, max_bytes, epoch if fenced else -1,
+                self._wanted[tp] = PartitionFetch(leo, p.log.log_start_offset, self._max_bytes, epoch if fenced else -1,
                                                   p.high_watermark)
 
     async def run(self) -> None:
@@ -209,26 +199,16 @@ class Fetcher:
             session_id=data.session_id, session_epoch=data.epoch,  # 0 and FINAL_EPOCH: no session
             forgotten=[FetchForgottenPartition(topic=tp[0], partition=tp[1]) for tp in data.forgotten])
         # the answer leaves out the partitions with nothing new for us (see the fetch schema)
-        self._parked = asyncio.ensure_future(self._call(req, wait_ms / 1000.0 + cfg.get("request.timeout.ms") / 1000.0))
-        self._parked_full = data.full
         try:
-            resp = await self._parked
-        except asyncio.CancelledError:
-            self.session.handle_error()  # the leader may have moved the session's epoch, or not
-            current = asyncio.current_task()
-            if current is not None and current.cancelling():
-                raise  # the fetcher itself stops
-            return  # called off by add(): the next round asks for the new set
+            resp = await self._call(req, wait_ms / 1000.0 + cfg.get("request.timeout.ms") / 1000.0)
         except (FetchSessionIdNotFoundError, InvalidFetchSessionEpochError) as exc:
             # the leader restarted, evicted the session, or lost count: a full fetch at once
             log.debug("fetch session with broker %d: %s", self.leader_id, exc)
             self.session.handle_response(0, exc.code.name)
             return
         except BaseException:
-            self.session.handle_error()
+            self.session.handle_error()  # no answer (or the fetcher stops): the leader's epoch is unknown
             raise
-        finally:
-            self._parked = None
         self.session.handle_response(resp.session_id)
         errors = 0
         for r in resp.partitions:

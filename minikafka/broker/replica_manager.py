@@ -60,7 +60,7 @@ from ..protocol.rpc.types import (
     WriteTxnMarkersRequest,
 )
 from ..replication.fetch_session import (FETCH_SESSION_ID_NOT_FOUND, FINAL_EPOCH, INVALID_SESSION_ID, FetchContext,
-                                         FetchSessionCache, PartitionFetch)
+                                         FetchSession, FetchSessionCache, PartitionFetch)
 from ..replication.partition import Effects, LeaderState, PartitionReplica, Role, TruncationMode
 from ..zk import layout
 from ..zk.errors import BadVersionError
@@ -79,6 +79,11 @@ ReadCheck = Callable[[str], None]
 
 # pause before an ISR write whose outcome was unknown is tried again
 ISR_WRITE_RETRY_S = 1.0
+# A leader given partitions hurries its followers to take them up: a follower's fetch
+# parked in a session without one of them is woken at once, and its fetches park at most
+# TAKE_UP_POLL_S until its session holds them, for at most TAKE_UP_MS.
+TAKE_UP_MS = 2000
+TAKE_UP_POLL_S = 0.02
 
 
 class _NoFetchers:
@@ -139,6 +144,8 @@ class ReplicaManager:
         self._isr_tasks: set[asyncio.Task] = set()
         self._starts_changed = False
         self.fetchers: FetcherControl = _NO_FETCHERS
+        # follower -> the partitions it is to take up into its fetch session, with a deadline (ms)
+        self._take_up: dict[int, dict[tuple[str, int], int]] = {}
         self.on_offsets_leadership: LeadershipListener = _no_listener
         self.on_offsets_marker: TxnMarkerListener = _no_marker_listener
         self.on_txn_leadership: LeadershipListener = _no_listener
@@ -370,6 +377,7 @@ class ReplicaManager:
         endpoints = {b.id: (b.host, b.port) for b in req.live_leaders}
         results = []
         t = self.now_ms()
+        led_anew = False  # a partition this broker now leads: its followers are to take it up
         for m in req.partition_states:
             topic, part = m.topic, m.partition
             err: KafkaError | None = None
@@ -403,6 +411,10 @@ class ReplicaManager:
             elif st.leader == self.broker_id:
                 self.fetchers.remove_partitions([(topic, part)])
                 self.apply(p, p.become_leader(st, t))
+                for r in st.replicas:
+                    if r != self.broker_id:
+                        self._take_up.setdefault(r, {})[(topic, part)] = t + TAKE_UP_MS
+                        led_anew = True
                 self.metrics.count(BECOME_LEADER)
                 if topic == OFFSETS_TOPIC:
                     self.on_offsets_leadership(part, True)
@@ -421,7 +433,29 @@ class ReplicaManager:
                 else:
                     self.fetchers.remove_partitions([(topic, part)])
             results.append(LeaderAndIsrPartitionResponse(topic=topic, partition=part, error=err))
+        if led_anew:
+            # led partitions are new to followers' sessions: their parked fetches return now,
+            # and the next ones name them (or park briefly, see _takes_up)
+            for session in self.fetch_sessions.nudge():
+                self.fetch_purgatory.wake(("fetch-session", session.id))
         return results
+
+    def _takes_up(self, replica_id: int, session: FetchSession, t: int) -> bool:
+        """Whether follower ``replica_id`` has partitions to take up that ``session`` does not
+        hold yet (a follower learns of a partition from its own LeaderAndIsr, which may come
+        after its leader's): its fetch then parks only briefly, so that the partition is
+        fetched at once, not after replica.fetch.wait.max.ms.  Partitions it took up, and
+        those past their deadline, are forgotten."""
+        pending = self._take_up.get(replica_id)
+        if not pending:
+            return False
+        for tp, deadline in list(pending.items()):
+            if tp in session.partitions or deadline < t:
+                del pending[tp]
+        if not pending:
+            del self._take_up[replica_id]
+            return False
+        return True
 
     def _check_topic_id(self, topic: str, part: int, topic_id: str) -> KafkaError | None:
         """KIP-516: the local log of ``topic``-``part`` must belong to the topic whose id the
@@ -792,7 +826,10 @@ class ReplicaManager:
                         return True
             return False
 
-        await self.fetch_purgatory.wait_until(keys, ready, req.max_wait_ms / 1000.0)
+        wait_s = req.max_wait_ms / 1000.0
+        if session is not None and self._takes_up(replica_id, session, t):
+            wait_s = min(wait_s, TAKE_UP_POLL_S)
+        await self.fetch_purgatory.wait_until(keys, ready, wait_s)
         t = self.now_ms()
         if session is not None and session.disturbed != disturbed:  # quiet partitions woke: read them too
             parts = [session.partitions[tp] for tp in session.active]

@@ -172,6 +172,7 @@ class FetchSessionCache:
         self._lru: OrderedDict[int, None] = OrderedDict()  # least recently used first
         self.evictions = 0
         self.incremental_fetches = 0
+        self.full_fetches = 0  # followers' full fetches (a new session each)
         self._holders: dict[TP, set[int]] = {}  # partition -> the followers' sessions holding it
 
     def __len__(self) -> int:
@@ -217,6 +218,14 @@ class FetchSessionCache:
                 out.append(s)
         return out
 
+    def nudge(self) -> list[FetchSession]:
+        """Every follower's session: a fetch of theirs waiting for news is to be answered
+        now (the leader was given partitions its followers are to take up)."""
+        out = [s for s in self.sessions.values() if s.privileged]
+        for s in out:
+            s.disturbed += 1
+        return out
+
     def _touch(self, s: FetchSession, now_ms: int) -> None:
         s.last_used_ms = now_ms
         self._lru.pop(s.id, None)
@@ -230,6 +239,8 @@ class FetchSessionCache:
             if session_id != INVALID_SESSION_ID:
                 self.remove(session_id)  # closed, or replaced by the new session of a full fetch
             kind = "sessionless" if epoch == FINAL_EPOCH else "full"
+            if kind == "full" and privileged:
+                self.full_fetches += 1
             return FetchContext(kind, [_cached(tp, f) for tp, f in partitions.items()], privileged=privileged)
         s = self.sessions.get(session_id)
         if s is None:

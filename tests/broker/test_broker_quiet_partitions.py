@@ -152,3 +152,34 @@ def test_an_idle_follower_reads_none_of_its_partitions_again_between_fetches():
         assert sum(f.entries_read for f in fetchers) - read >= 2  # both followers of partition 0 read it
 
     run_cluster(body, seed=46)
+
+
+def test_topics_created_one_after_another_cost_no_full_fetches_and_are_fetched_at_once():
+    """A follower given a new partition does not call off its fetch parked at the leader
+    (that made the next fetch a full one, reading every partition of the session: a full
+    fetch per follower per topic created); the leader, given the partition, answers its
+    followers' parked fetches and parks theirs only briefly until their sessions hold it.
+    After 15 topics created one by one the leaders have seen only the followers' first full
+    fetches, and each topic's first acks=all record is acknowledged well within
+    replica.fetch.wait.max.ms."""
+
+    async def body(c: Cluster) -> None:
+        await _idle_topic(c)  # every follower's session is open and its fetches park
+        await c.wait_until(lambda: _all_quiet(c), 30, "every partition quiet in both followers' sessions")
+        caches = {b: c.world.brokers[b].replica_manager.fetch_sessions for b in (1, 2, 3)}
+        full_before = {b: cache.full_fetches for b, cache in caches.items()}
+        admin = await c.started(c.admin("a2"))
+        producer = await c.started(c.producer("p4", acks="all"))
+        wait_max_s = c.world.brokers[1].config.get("replica.fetch.wait.max.ms") / 1000
+        for i in range(15):
+            topic = f"one-more-{i}"
+            await admin.create_topic(topic, partitions=2, replication_factor=3)
+            await c.wait_until(lambda: all(c.leader(topic, p) is not None for p in range(2)), 30, f"{topic} led")
+            await asyncio.sleep(1)  # the followers' fetches park again
+            start = c.now()
+            await producer.send_and_wait(topic, b"first", partition=0)
+            assert c.now() - start < wait_max_s / 2, (topic, c.now() - start, wait_max_s)
+        full = {b: caches[b].full_fetches - full_before[b] for b in caches}
+        assert all(n == 0 for n in full.values()), full
+
+    run_cluster(body, seed=47)
