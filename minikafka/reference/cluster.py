@@ -31,6 +31,7 @@ from ..cluster.launcher import proc_state as _proc_state
 from ..cluster.launcher import stop_pid as _stop_pid
 from ..cluster.state_files import load_state, save_state
 from ..errors import ClientError
+from ..polling import poll
 from ..zk.launcher import find_java, wait_until_serving
 
 HOST = "127.0.0.1"
@@ -213,18 +214,20 @@ def wait_ready(state: ReferenceState, deadline: float) -> None:
 
     zk = KazooClient(hosts=state.zookeeper_connect, timeout=5.0)
     zk.start(timeout=10)
+    ids: set[str] = set()
+
+    def ready() -> bool:
+        nonlocal ids
+        for b in state.brokers.values():
+            if proc_state(b.pid, state.dir) == "dead":
+                raise ClientError(f"Kafka broker {b.id} exited at start-up; last lines of {b.log}: {log_tail(b.log)}")
+        ids = set(zk.get_children("/brokers/ids")) if zk.exists("/brokers/ids") else set()
+        return ids >= {str(i) for i in state.brokers} and bool(zk.exists("/controller"))
+
     try:
-        while True:
-            for b in state.brokers.values():
-                if proc_state(b.pid, state.dir) == "dead":
-                    raise ClientError(f"Kafka broker {b.id} exited at start-up; last lines of {b.log}: {log_tail(b.log)}")
-            ids = set(zk.get_children("/brokers/ids")) if zk.exists("/brokers/ids") else set()
-            if ids >= {str(i) for i in state.brokers} and zk.exists("/controller"):
-                return
-            if time.monotonic() > deadline:
-                raise ClientError(f"the reference brokers did not all register within the timeout "
-                                  f"(registered: {sorted(ids)}); see {state.dir}/kafka-*.log")
-            time.sleep(0.2)
+        if not poll(ready, deadline - time.monotonic(), 0.2):
+            raise ClientError(f"the reference brokers did not all register within the timeout "
+                              f"(registered: {sorted(ids)}); see {state.dir}/kafka-*.log")
     finally:
         zk.stop()
         zk.close()
@@ -282,9 +285,8 @@ def signal_broker(dir: str | os.PathLike, broker_id: int, name: str, timeout_s: 
         return "paused" if name == "STOP" else "resumed"
     else:
         os.kill(b.pid, signal.SIGKILL)  # a paused process dies at once too
-        deadline = time.monotonic() + 10
-        while proc_state(b.pid, state.dir) != "dead" and time.monotonic() < deadline:
-            time.sleep(0.05)
+        pid = b.pid
+        poll(lambda: proc_state(pid, state.dir) == "dead", 10, 0.05)
         outcome = "killed"
     b.pid = None
     state.save()
