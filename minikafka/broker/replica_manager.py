@@ -83,6 +83,9 @@ ISR_WRITE_RETRY_S = 1.0
 # parked in a session without one of them is woken at once, and its fetches park at most
 # TAKE_UP_POLL_S until its session holds them, for at most TAKE_UP_MS.
 TAKE_UP_MS = 2000
+# partitions named by one /isr_change_notification entry (about 40 bytes each: well under
+# ZooKeeper's 1 MB)
+ISR_CHANGES_PER_ENTRY = 5000
 TAKE_UP_POLL_S = 0.02
 
 
@@ -142,6 +145,8 @@ class ReplicaManager:
         self._checkpointed_hws = storage.read_hw_checkpoint()
         self._checkpointed_starts = storage.read_log_start_checkpoint()
         self._isr_tasks: set[asyncio.Task] = set()
+        self._isr_changed: dict[tuple[str, int], None] = {}  # written ISR changes the controller is yet to hear of
+        self._isr_notifying = False  # an /isr_change_notification write is under way
         self._starts_changed = False
         self.fetchers: FetcherControl = _NO_FETCHERS
         # follower -> the partitions it is to take up into its fetch session, with a deadline (ms)
@@ -343,11 +348,29 @@ class ReplicaManager:
         self.metrics.count(ISR_SHRINKS if shrink else ISR_EXPANDS)
         self.record_event(kind + "_done", f"{p.topic}-{p.partition}: ISR {before} -> {list(isr)} "
                                                  f"written (zk version {stat.version}) by leader {self.broker_id}")
+        self._isr_changed[(p.topic, p.partition)] = None
+        if not self._isr_notifying:
+            await self._notify_isr_changes()
+
+    async def _notify_isr_changes(self) -> None:
+        """Tell the controller of the written ISR changes: one /isr_change_notification entry
+        names every partition changed since the last one (at most ISR_CHANGES_PER_ENTRY), and
+        changes written meanwhile go in the next, so a broker rejoining thousands of ISRs
+        writes a few entries rather than one per partition (Kafka's leaders batch them too).
+        Runs in the ISR write task that found no entry under way."""
+        self._isr_notifying = True
         try:
-            await self.zk.create(layout.ISR_CHANGE_PREFIX, layout.encode_isr_change([(p.topic, p.partition)]),
-                                        sequence=True, makepath=True)
-        except Exception as exc:
-            log.warning("could not write isr change notification: %s", exc)
+            while self._isr_changed:
+                tps = list(self._isr_changed)[:ISR_CHANGES_PER_ENTRY]
+                for tp in tps:
+                    del self._isr_changed[tp]
+                try:
+                    await self.zk.create(layout.ISR_CHANGE_PREFIX, layout.encode_isr_change(tps), sequence=True,
+                                         makepath=True)
+                except Exception as exc:
+                    log.warning("could not write isr change notification: %s", exc)
+        finally:
+            self._isr_notifying = False
 
     def cancel_isr_writes(self) -> None:
         """The broker stops: ISR writes still waiting for ZooKeeper end here."""

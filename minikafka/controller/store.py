@@ -148,15 +148,14 @@ class ControllerStore:
     async def take_isr_notifications(self, children: list[str]) -> dict[TP, StateRead]:
         """Read and delete /isr_change_notification/isr_change_N; the states they name."""
         tps: set[TP] = set()
-        for name in sorted(children):
-            path = f"{layout.ISR_CHANGE_NOTIFICATION}/{name}"
-            got = await self.zk.get(path)
+        paths = [f"{layout.ISR_CHANGE_NOTIFICATION}/{name}" for name in sorted(children)]
+        for path, got in (await pipelined(self.zk.get, paths)).items():
             if got is not None:
                 try:
                     tps.update(layout.decode_isr_change(got[0]))
                 except (ValueError, KeyError, TypeError):
                     log.warning("malformed %s", path)
-            await self.zk.delete(path)
+        await pipelined(self.zk.delete, paths)
         return await self.read_states(sorted(tps))
 
     async def recorded_controller_epochs(self) -> list[int]:

@@ -53,3 +53,38 @@ def test_a_broker_registers_again_when_its_link_to_zookeeper_drops_once_more_on_
         await c.wait_until(lambda: all(c.in_sync(TOPIC, p, 3) for p in range(3)), 60, "every ISR full again")
 
     run_cluster(body, seed=51)
+
+
+def test_a_broker_rejoining_many_isrs_tells_the_controller_in_a_few_notifications():
+    """A follower restarted after missing records rejoins the ISR of every partition it
+    follows; its leaders write each ISR change, but name them to the controller in a few
+    /isr_change_notification entries (changes written while one entry is being written go
+    in the next one), not one entry per partition, and the controller's metadata shows
+    every ISR full again."""
+
+    async def body(c: Cluster) -> None:
+        partitions = 24
+        await c.create_topic("many", partitions=partitions, replication_factor=3)
+        entries: list[str] = []
+        zk = c.world.zk
+        request = zk.request
+
+        def counting(sid: int, op: tuple):
+            if op[0] == "create" and str(op[1]).startswith("/isr_change_notification/isr_change_"):
+                entries.append(op[1])
+            return request(sid, op)
+
+        zk.request = counting  # type: ignore[method-assign]
+        c.crash(3)
+        await c.wait_until(lambda: all(3 not in c.isr("many", p) for p in range(partitions)), 60,
+                           "broker 3 out of every ISR")
+        producer = await c.started(c.producer("p", acks="all"))
+        for p in range(partitions):
+            await producer.send_and_wait("many", b"missed", partition=p)
+        entries.clear()
+        c.restart(3)
+        await c.wait_until(lambda: all(c.in_sync("many", p, 3) for p in range(partitions)), 60,
+                           "broker 3 back in every ISR")
+        assert 1 <= len(entries) < partitions // 2, entries
+
+    run_cluster(body, seed=52)
