@@ -384,7 +384,7 @@ class _Run:
             self.workload.stop_producing.set()
             self.workload.stop_consuming.set()
         if self.copy is not None:
-            self.copy.stop.set()
+            self.copy.stop()
         if self.events is not None:
             self.events.stop.set()
         if self.zk is not None:
@@ -417,10 +417,10 @@ def _check_copy(summary: Summary, copy: Copiers, bootstrap: str, topic: str, par
     outputs = {p: [v for _, v in sorted(log.items())] for p, log in final.items()}
     with Consumer(bootstrap, group_id=copy.group, isolation_level="read_committed", enable_auto_commit=False) as c:
         committed = {p: c.committed(TopicPartition(topic, p)) or 0 for p in range(partitions)}
-    with copy.lock:
-        verdict = check_transactions(inputs, committed, outputs, partitions, set(copy.aborted))
-        summary.txn_commits, summary.txn_aborts = copy.commits, copy.aborts
-        summary.txn_failures, summary.txn_fenced = copy.failures, copy.fenced
+    figures = copy.figures
+    verdict = check_transactions(inputs, committed, outputs, partitions, set(figures.aborted))
+    summary.txn_commits, summary.txn_aborts = figures.commits, figures.aborts
+    summary.txn_failures, summary.txn_fenced = figures.failures, figures.restarts
     summary.acked = verdict.committed_inputs
     summary.lost = len(verdict.missing)
     summary.duplicated = len(verdict.duplicated)

@@ -25,7 +25,7 @@ validation and offset resets, the group commit path.
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 from ..client.consumer import AIOConsumer
 from ..client.producer import AIOProducer
@@ -33,6 +33,7 @@ from ..client.types import TopicPartition
 from ..errors import KafkaError
 from ..faults.history import History
 from ..faults.workload import ProducerPlan
+from ..workloads.copier import start_client
 from .network import SimTransport
 from .world import BASE_PORT, HOST
 
@@ -209,15 +210,3 @@ class Committer(Client):
     async def close(self) -> None:
         await self.client.close()
 
-
-async def start_client(client: AIOProducer | AIOConsumer, until: Callable[[], float]) -> bool:
-    """Start ``client`` (its first metadata), tried again until virtual time ``until()``."""
-    loop = asyncio.get_running_loop()
-    while True:
-        try:
-            await client.start()
-            return True
-        except Exception:  # noqa: BLE001 (no broker answered yet)
-            if loop.time() >= until():
-                return False
-            await asyncio.sleep(BACKOFF_MS / 1000)

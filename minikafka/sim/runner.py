@@ -28,13 +28,13 @@ from ..faults import checker as shared
 from ..faults.history import History, Outcome
 from ..faults.txn_checker import check_transactions
 from ..faults.workload import ProducerPlan, Workload
+from ..workloads.copier import TxnFigures
 from .clients import Committer, Consumer, Producer
 from .invariants import Checker
 from .loop import SimLoop, SimStalled
 from .nemesis import Nemesis
 from . import txn_clients as txn
 from .network import call
-from .txn_clients import TxnFigures
 from .world import BASE_PORT, HOST, Options, World, quiet_logs
 
 
@@ -199,7 +199,8 @@ def _unread(history: History, consumer: str) -> list[tuple[tuple[str, int], int]
 
 
 async def _transactional(world: World, checker: Checker, history: History, result: Result) -> None:
-    """The transactional workload (:mod:`.txn_clients`): fill the input topic, copy it
+    """The transactional workload (the copiers of :mod:`minikafka.workloads.copier`, given
+    the simulation's ports by :mod:`.txn_clients`): fill the input topic, copy it
     under the nemesis, heal, let the copiers finish, then check what read_committed
     returns from the output topic against the group's committed offsets
     (:func:`~minikafka.faults.txn_checker.check_transactions`), besides the replicas'
@@ -223,7 +224,7 @@ async def _transactional(world: World, checker: Checker, history: History, resul
     figures = TxnFigures()
     rng = random.Random(f"copiers-{o.seed}")
     n = min(txn.COPIERS, o.partitions)
-    copiers = [txn.Copier(world, c, [p for p in range(o.partitions) if p % n == c], {p: per_partition for p in inputs},
+    copiers = [txn.copier(world, c, [p for p in range(o.partitions) if p % n == c], {p: per_partition for p in inputs},
                           history, figures, rng) for c in range(n)]
     tasks = [world.loop.create_task(c.run(float("inf"))) for c in copiers]
     nemesis = Nemesis(world, o.faults)
