@@ -352,27 +352,12 @@ def fault(runner: "Runner", op: dict) -> dict[str, Any]:
     acked = _high_watermarks(runner, sorted(before))
     controller = _controller(runner)
     was_controller = controller == victim
-    old_coordinator = victim if role.endswith("coordinator") else None
     # a log start moved by the sequence is in each broker's log-start-offset-checkpoint by now on
     # both clusters, so a killed broker comes back with it on both (see FUZZ_CONFIGS)
     time.sleep(CHECKPOINT_S)
     procs.signal(victim, signal)
     try:
-        gone = runner._wait(lambda: victim not in _registered(runner), GONE_S)
-        internal = _internal_topics(runner)
-        internal_before = partition_states(runner, internal)
-        runner._wait(lambda: _controller(runner) not in (None, victim) and
-                     _reacted(before, partition_states(runner, topics), victim) and
-                     _reacted(internal_before, partition_states(runner, internal), victim), REACT_S)
-        during = partition_states(runner, topics)
-        answer["registration_gone"] = gone
-        if role == "controller":
-            now = _controller(runner)
-            answer["controller"] = "none" if now is None else "another broker" if now != controller else "same broker"
-        if old_coordinator is not None:  # every broker's metadata may take a moment to say so
-            runner._wait(lambda: _coordinator(runner, *_coordinator_key(runner, op)) not in (None, victim), REACT_S)
-            now_c = _coordinator(runner, *_coordinator_key(runner, op))
-            answer["coordinator"] = "none" if now_c is None else "another broker" if now_c != victim else "same broker"
+        during = _while_gone(runner, op, answer, victim, controller, topics, before)
     finally:
         if signal == "STOP":
             procs.signal(victim, "CONT")
@@ -394,9 +379,43 @@ def fault(runner: "Runner", op: dict) -> dict[str, Any]:
         answer["partition"] = None if d is None or a is None else {
             "at_fault": _moved(d, victim), "in_isr_at_fault": victim in d["isr"],
             "epoch_at_fault": d["epoch"] - b["epoch"] - extra, "epoch_settled": a["epoch"] - b["epoch"] - extra}
+    answer["checks"] = _fault_checks(before, during, after, victim, was_controller, signal, acked,
+                                     _high_watermarks(runner, sorted(acked)))
+    return answer
+
+
+def _while_gone(runner: "Runner", op: dict, answer: dict[str, Any], victim: int, controller: int | None,
+                topics: list[str], before: dict) -> dict:
+    """While the signalled broker is gone: wait until its registration is gone and the
+    controller reacted, note in ``answer`` whether the registration went and who is the
+    controller or coordinator now; the partitions' states then."""
+    role = op["role"]
+    gone = runner._wait(lambda: victim not in _registered(runner), GONE_S)
+    internal = _internal_topics(runner)
+    internal_before = partition_states(runner, internal)
+    runner._wait(lambda: _controller(runner) not in (None, victim) and
+                 _reacted(before, partition_states(runner, topics), victim) and
+                 _reacted(internal_before, partition_states(runner, internal), victim), REACT_S)
+    during = partition_states(runner, topics)
+    answer["registration_gone"] = gone
+    if role == "controller":
+        now = _controller(runner)
+        answer["controller"] = "none" if now is None else "another broker" if now != controller else "same broker"
+    if role.endswith("coordinator"):  # every broker's metadata may take a moment to say so
+        runner._wait(lambda: _coordinator(runner, *_coordinator_key(runner, op)) not in (None, victim), REACT_S)
+        now_c = _coordinator(runner, *_coordinator_key(runner, op))
+        answer["coordinator"] = "none" if now_c is None else "another broker" if now_c != victim else "same broker"
+    return during
+
+
+def _fault_checks(before: dict, during: dict, after: dict, victim: int, was_controller: bool, signal: str,
+                 acked: dict[tuple[str, int], int], high_watermarks: dict[tuple[str, int], int]) -> dict[str, bool]:
+    """What a fault step must have done to the partitions' states ``before`` it, ``during``
+    it and ``after`` the broker came back, as Kafka does; ``acked`` and ``high_watermarks``
+    are the high watermarks before the step and now."""
     led = [tp for tp, st in before.items() if st["leader"] == victim and tp in during]
     held = [tp for tp, st in before.items() if victim in st["replicas"] and tp in during]
-    answer["checks"] = {
+    return {
         # every partition it led: another leader, or none where it was the ISR's last member
         "leaders_moved": all(during[tp]["leader"] != victim and (during[tp]["leader"] >= 0) == (len(before[tp]["isr"]) > 1)
                              for tp in led),
@@ -409,8 +428,7 @@ def fault(runner: "Runner", op: dict) -> dict[str, Any]:
         "return_elections": all(after[tp]["epoch"] - during[tp]["epoch"] == (1 if during[tp]["leader"] < 0 else 0)
                                 for tp in held if tp in after),
         # no acknowledged record lost: every high watermark at least what it was before
-        "acked_kept": all(hw >= acked[tp] for tp, hw in _high_watermarks(runner, sorted(acked)).items()),
+        "acked_kept": all(hw >= acked[tp] for tp, hw in high_watermarks.items()),
         "untouched_partitions_kept": all(after[tp]["epoch"] == st["epoch"] for tp, st in before.items()
                                          if victim not in st["replicas"] and tp in after),
     }
-    return answer
