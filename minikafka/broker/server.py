@@ -17,6 +17,8 @@ from typing import Any, Callable
 from ..config import BrokerConfig
 from ..controller.controller import KafkaController
 from ..errors import ClientError, KafkaError
+from ..protocol.rpc.types import ControlledShutdownRequest
+from ..rpc import request
 from ..web.view import BrokerView
 from ..zk import layout
 from ..zk.errors import NodeExistsError
@@ -225,9 +227,10 @@ class Broker:
             for attempt in range(3):
                 try:
                     cid, host, port = await self.services.controller.endpoint()
-                    r = await self.transport.call(host, port, "controlled_shutdown",
-                                   {"broker_id": self.broker_id, "broker_epoch": self.broker_epoch}, 15.0)
-                    left = r["remaining_partitions"]
+                    r = await request(self.transport.call, host, port,
+                                      ControlledShutdownRequest(broker_id=self.broker_id, broker_epoch=self.broker_epoch),
+                                      15.0)
+                    left = r.remaining_partitions
                     self.record_event("controlled_shutdown", f"broker {self.broker_id}: controlled shutdown via controller "
                                                              f"{cid}; {len(left)} partitions could not move")
                     if not left:

@@ -16,6 +16,8 @@ import collections
 import logging
 from typing import Any, Awaitable, Callable, Iterable
 
+from ..protocol.rpc.types import EventsRequest
+from ..rpc import request
 from .services import Clock
 
 log = logging.getLogger(__name__)
@@ -93,11 +95,12 @@ class ClusterTimeline:
             cache = self.remote.get(broker_id)
             since = (cache[-1]["ts"] - OVERLAP_S) if cache else 0.0
             try:
-                got = await self.call(host, port, "events", {"since": since, "limit": self.size, "cluster": False},
-                                      PULL_TIMEOUT_S)
+                got = await request(self.call, host, port, EventsRequest(since=since, limit=self.size, cluster=False),
+                                    PULL_TIMEOUT_S)
             except Exception:
                 return
-            self.remember(broker_id, got.get("events") or ())
+            self.remember(broker_id, ({"ts": e.ts, "broker": e.broker, "kind": e.kind, "text": e.text}
+                                      for e in got.events))
 
         peers = {i: hp for i, hp in self.peers().items() if i != self.own.broker_id}
         await asyncio.gather(*(pull_one(i, *hp) for i, hp in peers.items()))

@@ -45,9 +45,8 @@ from ..protocol.rpc.types import (
     TopicPartition,
     WritableTxnMarker,
     WriteTxnMarkersRequest,
-    decode_WriteTxnMarkersResponse,
-    encode_WriteTxnMarkersRequest,
 )
+from ..rpc import request
 from ..transactions import records as rec
 from ..transactions.state import (
     Effects,
@@ -349,9 +348,7 @@ class TransactionCoordinator:
                     results = await self.replica_manager.write_txn_markers(req)
                 else:
                     host, port = md.brokers[leader]
-                    body = await self.call(host, port, "write_txn_markers", encode_WriteTxnMarkersRequest(req),
-                                           timeout_ms / 1000 + 5)
-                    results = decode_WriteTxnMarkersResponse(body).markers
+                    results = (await request(self.call, host, port, req, timeout_ms / 1000 + 5)).markers
             except Exception as exc:  # an unreachable leader, a transport error: the next round retries
                 log.info("markers of producer %d to broker %d failed: %s", markers.producer_id, leader, exc)
                 left.update(tps)

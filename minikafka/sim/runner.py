@@ -14,6 +14,7 @@ runs of one seed give the same trace (:func:`check_determinism`).
 from __future__ import annotations
 
 import asyncio
+import functools
 import gc
 import hashlib
 import random
@@ -28,6 +29,8 @@ from ..faults import checker as shared
 from ..faults.history import History, Outcome
 from ..faults.txn_checker import check_transactions
 from ..faults.workload import ProducerPlan, Workload
+from ..protocol.rpc.types import CreatableTopic, CreateTopicsRequest
+from ..rpc import request
 from ..workloads.copier import TxnFigures
 from .clients import Committer, Consumer, Producer
 from .invariants import Checker
@@ -100,12 +103,12 @@ async def _create_topic(world: World, topic: str | None = None) -> bool:
         live = world.live_brokers()
         if live:
             try:
-                r = await call(world, "admin", HOST, BASE_PORT + live[0], "create_topics", {
-                    "topics": [{"name": topic or o.topic, "num_partitions": o.partitions, "replication_factor": o.replication_factor,
-                                "config": {"min.insync.replicas": str(o.min_insync_replicas)}, "assignment": None}],
-                    "timeout_ms": 10000, "validate_only": False}, 15.0)
-                code = r["topics"][0]["error_code"]
-                if code == 0 or errors.error_name(code) == "TOPIC_ALREADY_EXISTS":
+                req = CreateTopicsRequest(topics=[CreatableTopic(
+                    name=topic or o.topic, num_partitions=o.partitions, replication_factor=o.replication_factor,
+                    config={"min.insync.replicas": str(o.min_insync_replicas)})], timeout_ms=10000)
+                r = await request(functools.partial(call, world, "admin"), HOST, BASE_PORT + live[0], req, 15.0)
+                error = r.topics[0].error
+                if error is None or error.code.name == "TOPIC_ALREADY_EXISTS":
                     return True
             except errors.KafkaError:
                 pass

@@ -57,6 +57,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
 from ..errors import KafkaError
+from ..protocol.rpc.types import DescribeConfigsRequest, DescribeTransactionsRequest, ListTransactionsRequest
+from ..rpc import request
 from ..zk.launcher import server_mode, split_connect
 from ..zk.layout import is_internal_topic
 
@@ -428,14 +430,14 @@ class WebState:
 
         async def ask(topic: str) -> None:
             try:
-                got = await self.view.call(host, port, "describe_configs", {"topic": topic, "broker": None},
-                                           CONFIG_TIMEOUT_S)
+                got = await request(self.view.call, host, port, DescribeConfigsRequest(topic=topic),
+                                    CONFIG_TIMEOUT_S)
             except Exception as exc:  # noqa: BLE001 - shown on the page, the last answer stays
                 self.config_errors[topic] = str(exc) if isinstance(exc, KafkaError) else f"{exc.__class__.__name__}: {exc}"
                 return
             self.config_errors.pop(topic, None)
             self.configs[topic] = (time.monotonic(), [
-                {"name": c["name"], "value": c["value"], "source": c["source"]} for c in got["configs"]])
+                {"name": c.name, "value": c.value, "source": c.source} for c in got.configs])
             self.min_isrs[topic] = self._min_isr_of(self.configs[topic][1])
 
         await asyncio.gather(*(ask(t) for t in stale))
@@ -558,21 +560,21 @@ class WebState:
         none open."""
 
         async def ask(bid: int, host: str, port: int) -> tuple[list[dict], int]:
-            listed = await self._call(host, port, "list_transactions",
-                                      {"state_filters": [], "producer_id_filters": [], "duration_filter_ms": -1})
-            ids = [t["transactional_id"] for t in listed["transactions"] if t["state"] in OPEN_TXN_STATES]
-            idle = len(listed["transactions"]) - len(ids)
+            listed = await request(self.view.call, host, port, ListTransactionsRequest(), PEER_TIMEOUT_S)
+            ids = [t.transactional_id for t in listed.transactions if t.state in OPEN_TXN_STATES]
+            idle = len(listed.transactions) - len(ids)
             if not ids:
                 return [], idle
-            described = await self._call(host, port, "describe_transactions", {"transactional_ids": ids})
+            described = await request(self.view.call, host, port, DescribeTransactionsRequest(transactional_ids=ids),
+                                      PEER_TIMEOUT_S)
             out = []
-            for d in described["transactions"]:
-                if d["error_code"] or d["state"] not in OPEN_TXN_STATES:  # moved or finished meanwhile
+            for d in described.transactions:
+                if d.error is not None or d.state not in OPEN_TXN_STATES:  # moved or finished meanwhile
                     continue
-                out.append({"transactional_id": d["transactional_id"], "state": d["state"], "coordinator": bid,
-                            "producer_id": d["producer_id"], "producer_epoch": d["producer_epoch"],
-                            "timeout_ms": d["transaction_timeout_ms"], "start_ms": d["transaction_start_time_ms"],
-                            "partitions": [f"{x['topic']}-{x['partition']}" for x in d["partitions"]]})
+                out.append({"transactional_id": d.transactional_id, "state": d.state, "coordinator": bid,
+                            "producer_id": d.producer_id, "producer_epoch": d.producer_epoch,
+                            "timeout_ms": d.transaction_timeout_ms, "start_ms": d.transaction_start_time_ms,
+                            "partitions": [f"{x.topic}-{x.partition}" for x in d.partitions]})
             return out, idle
 
         ids = sorted(live)

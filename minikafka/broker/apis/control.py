@@ -29,9 +29,8 @@ from ...protocol.rpc.types import (
     TopicPartition,
     UpdateMetadataRequest,
     UpdateMetadataResponse,
-    decode_ElectLeadersResponse,
-    encode_ElectLeadersRequest,
 )
+from ...rpc import request
 from ...zk import layout
 from ...zk.session import ZkSession
 from ..fetcher import FetcherManager
@@ -167,9 +166,7 @@ class ControlApis:
         if self.controller.active is None:
             cid, host, port = await self.controller.endpoint()
             if cid != self.broker_id:
-                answer = await self.call(host, port, "elect_leaders", encode_ElectLeadersRequest(req),
-                                         req.timeout_ms / 1000.0 + 5)
-                return decode_ElectLeadersResponse(answer)
+                return await request(self.call, host, port, req, req.timeout_ms / 1000.0 + 5)
         controller = self.controller.require_active()
         tps = tuple((x.topic, x.partition) for x in req.partitions) if req.partitions is not None else None
         election = UncleanElection(tps) if req.election_type == UNCLEAN_ELECTION else PreferredElection(tps)
