@@ -57,7 +57,16 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
 from ..errors import KafkaError
-from ..protocol.rpc.types import DescribeConfigsRequest, DescribeTransactionsRequest, ListTransactionsRequest
+from ..protocol.rpc.types import (
+    DescribeConfigsRequest,
+    DescribedGroup,
+    DescribeGroupsRequest,
+    DescribeTransactionsRequest,
+    ListGroupsRequest,
+    ListTransactionsRequest,
+    OffsetFetchPartition,
+    OffsetFetchRequest,
+)
 from ..rpc import request
 from ..zk.launcher import server_mode, split_connect
 from ..zk.layout import is_internal_topic
@@ -87,6 +96,8 @@ RATE_COUNTERS = (("log_end_offset", "produce_records_per_s"), ("size_bytes", "pr
 
 # The transaction states in which a transaction is open (its partitions' LSO waits for it).
 OPEN_TXN_STATES = ("Ongoing", "PrepareCommit", "PrepareAbort", "PrepareEpochFence")
+# a group as its coordinator describes it: (coordinator id, the description, its committed offsets)
+GroupAnswer = tuple[int, DescribedGroup, list[OffsetFetchPartition]]
 # The transaction coordinator's events: they name a transactional id, not a partition.
 TXN_COORDINATOR_KINDS = ("txn_begin", "txn_commit", "txn_abort", "txn_fenced", "txn_timed_out")
 TXN_ID_IN_TEXT = re.compile(r"^transactional id (.+?): ")
@@ -479,26 +490,27 @@ class WebState:
                     return None
         return None
 
-    async def _group_answers(self, live: dict[int, tuple[str, int]]) -> list[tuple[int, dict, list[dict]]]:
+    async def _group_answers(self, live: dict[int, tuple[str, int]]) -> list[GroupAnswer]:
         """Every consumer group as the broker that coordinates it describes it, with its
         committed offsets."""
 
-        async def ask(bid: int, host: str, port: int) -> list[tuple[int, dict, list[dict]]]:
-            listed = await self._call(host, port, "list_groups", {})
-            names = [g["group_id"] for g in listed["groups"]]
+        async def ask(bid: int, host: str, port: int) -> list[GroupAnswer]:
+            listed = await request(self.view.call, host, port, ListGroupsRequest(), PEER_TIMEOUT_S)
+            names = [g.group_id for g in listed.groups]
             if not names:
                 return []
-            described = await self._call(host, port, "describe_groups", {"groups": names})
+            described = await request(self.view.call, host, port, DescribeGroupsRequest(groups=names), PEER_TIMEOUT_S)
             out = []
-            for g in described["groups"]:
-                if not g["error_code"]:
-                    offsets = await self._call(host, port, "offset_fetch", {"group_id": g["group_id"], "partitions": None})
-                    out.append((bid, g, offsets["partitions"]))
+            for g in described.groups:
+                if g.error is None:
+                    offsets = await request(self.view.call, host, port, OffsetFetchRequest(group_id=g.group_id),
+                                            PEER_TIMEOUT_S)
+                    out.append((bid, g, offsets.partitions))
             return out
 
         ids = sorted(live)
         answers = await asyncio.gather(*(ask(i, *live[i]) for i in ids), return_exceptions=True)
-        got: list[tuple[int, dict, list[dict]]] = []
+        got: list[GroupAnswer] = []
         for ans in answers:
             if isinstance(ans, BaseException):
                 if not isinstance(ans, Exception):
@@ -508,20 +520,20 @@ class WebState:
         return got
 
     @staticmethod
-    def _group_partitions(answers: list[tuple[int, dict, list[dict]]]) -> set[tuple[str, int]]:
+    def _group_partitions(answers: list[GroupAnswer]) -> set[tuple[str, int]]:
         """The partitions the groups commit offsets for or are assigned (their lag needs the HW)."""
         from ..groups.consumer_protocol import decode_assignment
 
-        tps = {(o["topic"], o["partition"]) for _, _, offsets in answers for o in offsets if o["offset"] >= 0}
+        tps = {(o.topic, o.partition) for _, _, offsets in answers for o in offsets if o.offset >= 0}
         for _, g, _ in answers:
-            for m in g["members"]:
+            for m in g.members:
                 try:
-                    tps.update(decode_assignment(m["assignment"]).partitions)
+                    tps.update(decode_assignment(m.assignment).partitions)
                 except KafkaError:
                     pass
         return tps
 
-    def _groups(self, answers: list[tuple[int, dict, list[dict]]], hws: dict[tuple[str, int], int]) -> list[dict]:
+    def _groups(self, answers: list[GroupAnswer], hws: dict[tuple[str, int], int]) -> list[dict]:
         """Every consumer group, from the broker that coordinates it: state, generation,
         group leader, members with their partitions, and per partition the committed
         offset, the high watermark and the lag."""
@@ -531,24 +543,24 @@ class WebState:
         for bid, g, offsets in answers:
             owner: dict[tuple[str, int], str] = {}
             members = []
-            for m in g["members"]:
+            for m in g.members:
                 try:
-                    tps = decode_assignment(m["assignment"]).partitions
+                    tps = decode_assignment(m.assignment).partitions
                 except KafkaError:
                     tps = []
-                owner.update((tp, m["member_id"]) for tp in tps)
-                members.append({"member_id": m["member_id"], "client_id": m["client_id"], "host": m["client_host"],
-                                "leader": m["member_id"] == g["leader"],
+                owner.update((tp, m.member_id) for tp in tps)
+                members.append({"member_id": m.member_id, "client_id": m.client_id, "host": m.client_host,
+                                "leader": m.member_id == g.leader,
                                 "partitions": [f"{t}-{p}" for t, p in sorted(tps)]})
-            committed = {(o["topic"], o["partition"]): o["offset"] for o in offsets if o["offset"] >= 0}
+            committed = {(o.topic, o.partition): o.offset for o in offsets if o.offset >= 0}
             rows = []
             for tp in sorted(set(committed) | set(owner)):
                 hw, cur = hws.get(tp, -1), committed.get(tp)
                 rows.append({"topic": tp[0], "partition": tp[1], "committed": cur, "high_watermark": hw,
                              "lag": max(0, hw - cur) if cur is not None and hw >= 0 else None,
                              "member_id": owner.get(tp)})
-            groups.append({"group": g["group_id"], "state": g["state"], "generation": g["generation"],
-                           "protocol": g["protocol"], "leader": g["leader"], "coordinator": bid,
+            groups.append({"group": g.group_id, "state": g.state, "generation": g.generation,
+                           "protocol": g.protocol, "leader": g.leader, "coordinator": bid,
                            "members": members, "partitions": rows})
         return sorted(groups, key=lambda x: x["group"])
 
