@@ -434,10 +434,13 @@ class ReplicaManager:
             elif st.leader == self.broker_id:
                 self.fetchers.remove_partitions([(topic, part)])
                 self.apply(p, p.become_leader(st, t))
-                for r in st.replicas:
-                    if r != self.broker_id:
+                followers = [r for r in st.replicas if r != self.broker_id]
+                if self.fetch_sessions.holders((topic, part)) < len(followers):
+                    # new to some follower's session here (a new partition, or led here anew);
+                    # a new epoch of a partition every follower fetches already changes nothing
+                    for r in followers:
                         self._take_up.setdefault(r, {})[(topic, part)] = t + TAKE_UP_MS
-                        led_anew = True
+                    led_anew = True
                 self.metrics.count(BECOME_LEADER)
                 if topic == OFFSETS_TOPIC:
                     self.on_offsets_leadership(part, True)

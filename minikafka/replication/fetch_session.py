@@ -218,6 +218,10 @@ class FetchSessionCache:
                 out.append(s)
         return out
 
+    def holders(self, tp: TP) -> int:
+        """How many followers' sessions hold ``tp``."""
+        return len(self._holders.get(tp, ()))
+
     def nudge(self) -> list[FetchSession]:
         """Every follower's session: a fetch of theirs waiting for news is to be answered
         now (the leader was given partitions its followers are to take up)."""
