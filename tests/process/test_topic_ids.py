@@ -86,9 +86,11 @@ def test_the_id_given_at_creation_is_everywhere(ids_cluster, kafka_jars):
     assert {k: v for k, v in znode.items() if k != "partitions"} == {
         "version": 3, "topic_id": topic_id, "adding_replicas": {}, "removing_replicas": {}}
     assert sorted(znode["partitions"]) == ["0", "1"]
-    # every replica's partition.metadata, as Kafka's PartitionMetadataFile
-    files = sorted(Path(c.dir).glob("broker-*/ids-*/partition.metadata"))
-    assert len(files) == 6, files
+    # every replica's partition.metadata, as Kafka's PartitionMetadataFile: written when the
+    # replica takes its LeaderAndIsr, which CreateTopics' answer does not wait for (it waits
+    # for the partitions' leaders in the metadata)
+    files = wait_for(lambda: (found := sorted(Path(c.dir).glob("broker-*/ids-*/partition.metadata")))
+                     if len(found) == 6 else None, 30, message="six partition.metadata files")
     assert {f.read_text() for f in files} == {f"version: 0\ntopic_id: {topic_id}"}
     # confluent-kafka's describe_topics (Metadata v12) has the znode's id
     admin = AdminClient({"bootstrap.servers": c.kafka_bootstrap})
