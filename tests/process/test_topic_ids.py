@@ -89,8 +89,10 @@ def test_the_id_given_at_creation_is_everywhere(ids_cluster, kafka_jars):
     # every replica's partition.metadata, as Kafka's PartitionMetadataFile: written when the
     # replica takes its LeaderAndIsr, which CreateTopics' answer does not wait for (it waits
     # for the partitions' leaders in the metadata)
-    files = wait_for(lambda: (found := sorted(Path(c.dir).glob("broker-*/ids-*/partition.metadata")))
-                     if len(found) == 6 else None, 30, message="six partition.metadata files")
+    def six_files() -> list[Path] | None:
+        found = sorted(Path(c.dir).glob("broker-*/ids-*/partition.metadata"))
+        return found if len(found) == 6 else None
+    files = wait_for(six_files, 30, message="six partition.metadata files")
     assert {f.read_text() for f in files} == {f"version: 0\ntopic_id: {topic_id}"}
     # confluent-kafka's describe_topics (Metadata v12) has the znode's id
     admin = AdminClient({"bootstrap.servers": c.kafka_bootstrap})
