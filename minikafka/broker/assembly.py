@@ -14,7 +14,7 @@ listener replaces on each change; the others read static settings and get the
 from __future__ import annotations
 
 import asyncio
-import random
+from random import Random
 from dataclasses import dataclass, field
 
 from ..config import BrokerConfig, LiveConfig
@@ -74,7 +74,7 @@ class Services:
     live: LiveConfig  # the configuration in effect, with the dynamic broker configs
     identity: Identity
     clock: Clock
-    random: random.Random
+    random: Random
     transport: Transport
     storage: Storage
     tasks: TaskOwner
