@@ -142,7 +142,6 @@ def test_a_default_cluster_lets_only_holders_of_the_credential_change_its_znodes
 
     from kazoo.exceptions import NoAuthError
 
-    from minikafka.broker.server import ZK_ACL_USER
     from minikafka.zk import layout
 
     c = make_cluster(brokers=3)

@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import itertools
 import json
-import time
 
 import pytest
 
-from minikafka import Admin, Consumer, TopicPartition
+from minikafka import Admin
 from process_helpers import wait_for
 from test_spark_source import consume_committed, new_topic, produce
 

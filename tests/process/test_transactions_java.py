@@ -18,7 +18,6 @@ import pytest
 
 from json_lines import JsonLinesProcess
 from minikafka import Admin, Producer
-from process_helpers import wait_for
 from test_java_example import build_example, text_lines
 
 pytestmark = pytest.mark.process
