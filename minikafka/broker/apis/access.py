@@ -35,3 +35,13 @@ def merge(items: Sequence[T], refused: dict[int, KafkaError], answered: Sequence
     and ``answer(item, error)`` for the refused ones."""
     rest = iter(answered)
     return [answer(item, refused[i]) if i in refused else next(rest) for i, item in enumerate(items)]
+
+
+def per_entry(items: Sequence[T], refused: Callable[[T], KafkaError | None], serve: Callable[[list[T]], list[R]],
+              answer: Callable[[T, KafkaError], R]) -> list[R]:
+    """One answer per item in order: ``serve`` (the service) answers the items not refused,
+    ``answer(item, error)`` the refused ones."""
+    ok, refusals = split(items, refused)
+    if not refusals:
+        return serve(list(items))
+    return merge(items, refusals, serve(ok) if ok else [], answer)

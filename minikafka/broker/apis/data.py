@@ -19,13 +19,11 @@ from ...protocol.rpc.types import (
     FetchResponse,
     InitProducerIdRequest,
     InitProducerIdResponse,
-    ListOffsetsPartition,
     ListOffsetsPartitionResponse,
     ListOffsetsRequest,
     ListOffsetsResponse,
     LogDir,
     LogDirPartition,
-    OffsetForLeaderPartition,
     OffsetsForLeaderEpochRequest,
     OffsetsForLeaderEpochResponse,
     ProducePartition,
@@ -39,7 +37,7 @@ from ...zk.errors import ZooKeeperUnavailableError
 from ..producer_ids import ProducerIdManager
 from ..replica_manager import ReplicaManager
 from ..security import Security
-from .access import merge, split
+from .access import merge, per_entry, split
 from .context import RequestContext
 
 
@@ -89,29 +87,20 @@ class DataApis:
 
     async def list_offsets(self, req: ListOffsetsRequest, ctx: RequestContext) -> ListOffsetsResponse:
         """Needs Describe on each partition's topic."""
-        def refused(m: ListOffsetsPartition) -> KafkaError | None:
-            return self.security.refused(ctx, "Describe", "Topic", m.topic)
-
-        ok, refusals = split(req.partitions, refused)
-        if not refusals:
-            return ListOffsetsResponse(partitions=self.replicas.list_offsets(req))
-        answered = self.replicas.list_offsets(dataclasses.replace(req, partitions=ok)) if ok else []
-        return ListOffsetsResponse(partitions=merge(req.partitions, refusals, answered, lambda m, e: (
-            ListOffsetsPartitionResponse(topic=m.topic, partition=m.partition, offset=-1, timestamp=-1,
-                                         leader_epoch=-1, error=e))))
+        return ListOffsetsResponse(partitions=per_entry(
+            req.partitions, lambda m: self.security.refused(ctx, "Describe", "Topic", m.topic),
+            lambda ok: self.replicas.list_offsets(dataclasses.replace(req, partitions=ok)),
+            lambda m, e: ListOffsetsPartitionResponse(topic=m.topic, partition=m.partition, offset=-1, timestamp=-1,
+                                                      leader_epoch=-1, error=e)))
 
     async def offsets_for_leader_epoch(self, req: OffsetsForLeaderEpochRequest,
                                        ctx: RequestContext) -> OffsetsForLeaderEpochResponse:
         """Needs Describe on each partition's topic."""
-        def refused(m: OffsetForLeaderPartition) -> KafkaError | None:
-            return self.security.refused(ctx, "Describe", "Topic", m.topic)
-
-        ok, refusals = split(req.partitions, refused)
-        if not refusals:
-            return OffsetsForLeaderEpochResponse(partitions=self.replicas.offsets_for_leader_epoch(req))
-        answered = self.replicas.offsets_for_leader_epoch(dataclasses.replace(req, partitions=ok)) if ok else []
-        return OffsetsForLeaderEpochResponse(partitions=merge(req.partitions, refusals, answered, lambda m, e: (
-            EpochEndOffset(topic=m.topic, partition=m.partition, leader_epoch=-1, end_offset=-1, error=e))))
+        return OffsetsForLeaderEpochResponse(partitions=per_entry(
+            req.partitions, lambda m: self.security.refused(ctx, "Describe", "Topic", m.topic),
+            lambda ok: self.replicas.offsets_for_leader_epoch(dataclasses.replace(req, partitions=ok)),
+            lambda m, e: EpochEndOffset(topic=m.topic, partition=m.partition, leader_epoch=-1, end_offset=-1,
+                                        error=e)))
 
     async def delete_records(self, req: DeleteRecordsRequest, ctx: RequestContext) -> DeleteRecordsResponse:
         """Needs Delete on each partition's topic; internal topics are refused
