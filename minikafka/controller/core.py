@@ -99,7 +99,13 @@ class PartitionInfo:
 
 @dataclass
 class Context:
-    """What the controller knows (Kafka's ControllerContext)."""
+    """What the controller knows (Kafka's ControllerContext).
+
+    A plan works on a :meth:`copy` that shares every topic's partitions with the context
+    it came from until it changes one: :meth:`info` and :meth:`own` give the copy its own
+    partitions of that topic first (copy on write), so planning one event costs what the
+    event touches, not every partition of the cluster.  Change a partition only through
+    them; ``topics`` may be read directly."""
 
     controller_id: int
     epoch: int
@@ -113,23 +119,37 @@ class Context:
     # reassignment began (the znode's adding_replicas; removing_replicas are the replicas
     # not in the target)
     adding: dict[TP, list[int]] = field(default_factory=dict)
+    # topics whose partitions this context owns (the rest may be shared with the context
+    # it was copied from, or with copies of it)
+    _owned: set[str] = field(default_factory=set, repr=False, compare=False)
 
     def partitions(self) -> list[tuple[TP, PartitionInfo]]:
-        """Every partition, sorted by topic and partition."""
+        """Every partition, sorted by topic and partition (to read, not to change)."""
         return [((t, p), info) for t, parts in sorted(self.topics.items()) for p, info in sorted(parts.items())]
 
+    def own(self, topic: str) -> dict[int, PartitionInfo]:
+        """``topic``'s partitions, this context's own to change."""
+        parts = self.topics[topic]
+        if topic not in self._owned:
+            parts = self.topics[topic] = {q: i.copy() for q, i in parts.items()}
+            self._owned.add(topic)
+        return parts
+
     def info(self, tp: TP) -> PartitionInfo:
-        return self.topics[tp[0]][tp[1]]
+        """One partition, this context's own to change."""
+        return self.own(tp[0])[tp[1]]
 
     def has(self, tp: TP) -> bool:
         return tp[0] in self.topics and tp[1] in self.topics[tp[0]]
 
     def copy(self) -> "Context":
-        return Context(self.controller_id, self.epoch, dict(self.live),
-                       {t: {p: i.copy() for p, i in parts.items()} for t, parts in self.topics.items()},
-                       {t: dict(c) for t, c in self.configs.items()},
-                       {tp: list(r) for tp, r in self.reassigning.items()}, set(self.shutting_down),
-                       dict(self.topic_ids), {tp: list(r) for tp, r in self.adding.items()})
+        """A copy to plan on; the two share each topic's partitions until one of them
+        changes that topic (:meth:`own`): this context gives up its own partitions too.  The
+        other maps' values are replaced, never changed in place, so they are copied one
+        level deep."""
+        self._owned.clear()
+        return Context(self.controller_id, self.epoch, dict(self.live), dict(self.topics), dict(self.configs),
+                       dict(self.reassigning), set(self.shutting_down), dict(self.topic_ids), dict(self.adding))
 
 
 @dataclass(frozen=True)
@@ -729,12 +749,12 @@ class ControllerCore:
         """Partitions added to /brokers/topics/T are initialised like a new topic's; changes
         to existing partitions belong to reassignments."""
         d = p.draft
-        parts = d.topics.get(ev.topic)
-        if parts is None:
+        if ev.topic not in d.topics:
             return
-        added = sorted(q for q in ev.assignment if q not in parts)
+        added = sorted(q for q in ev.assignment if q not in d.topics[ev.topic])
         if not added:
             return
+        parts = d.own(ev.topic)
         for q in added:
             parts[q] = PartitionInfo(list(ev.assignment[q]))
         new = [(ev.topic, q) for q in added]
@@ -804,7 +824,7 @@ class ControllerCore:
         keeping its topic id; a moving partition lists the replicas it adds (recorded when
         it began) and removes (its replicas outside the target), as Kafka's TopicZNode."""
         d = p.draft
-        parts = d.topics[topic]
+        parts = d.own(topic)
         for q, replicas in changes.items():
             parts[q].replicas = list(replicas)
         adding, removing = {}, {}

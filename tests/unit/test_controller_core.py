@@ -365,6 +365,26 @@ def test_a_plan_changes_nothing_until_it_commits_and_refresh_takes_zookeeper_s_s
     assert plan.writes[0].expected_version == 3
 
 
+def test_a_plan_copies_only_the_topics_it_changes_and_its_changes_stay_in_the_plan():
+    many = {f"idle-{i}": topic({0: [1, 2, 3]}, {0: (1, 4, [1, 2, 3])}) for i in range(50)}
+    c = controller(topics={**T3, **many})
+    before = {t: c.ctx.topics[t] for t in c.ctx.topics}
+    plan = c.plan(IsrChanged({("t", 0): StateRead(LeaderIsr(1, 4, (1, 2), 1), 9, 800)}))
+    assert plan.draft.topics["t"] is not before["t"]  # the changed topic: the plan's own copy
+    assert all(plan.draft.topics[t] is before[t] for t in many)  # the rest: shared, not copied
+    assert state(c).isr == (1, 2, 3) and c.ctx.info(("t", 0)).zk_version == 3  # nothing leaked
+    c.commit(plan, 900)
+    assert state(c).isr == (1, 2) and c.ctx.info(("t", 0)).mzxid == 800
+    # a context that was copied changes only its own copies from then on, whichever of the two changes
+    draft = c.ctx.copy()
+    c.refresh({("t", 0): StateRead(LeaderIsr(2, 5, (2,), 1), 10, 950)})
+    assert draft.info(("t", 0)).state == LeaderIsr(1, 4, (1, 2), 1) and state(c).leader == 2
+    draft.info(("idle-0", 0)).zk_version = 42
+    assert c.ctx.info(("idle-0", 0)).zk_version == 3
+    added = c.plan(PartitionsChanged("idle-1", {0: [1, 2, 3], 1: [2, 3, 1]}))
+    assert sorted(added.draft.topics["idle-1"]) == [0, 1] and sorted(c.ctx.topics["idle-1"]) == [0]
+
+
 def test_every_state_write_carries_the_controller_epoch():
     c = controller(live=(2, 3), topics={"t": topic({p: [1, 2, 3] for p in range(4)}, {p: (1, 0, [1, 2, 3]) for p in range(3)})})
     for tp, info in c.ctx.partitions():
