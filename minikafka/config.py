@@ -17,13 +17,18 @@ topic settings through it: metrics, the dashboard; the topic admin, for Describe
 values, sources and synonyms; the controller, for unclean.leader.election.enable); their
 ``config`` property is the value in effect, so a read is a consistent snapshot.  Every
 other service reads static settings only and keeps the value it was built with.
+
+Services read their settings as typed attributes of a view, a frozen dataclass built from
+a :class:`BrokerConfig` by one classmethod (:mod:`minikafka.broker.settings`,
+:mod:`minikafka.controller.settings`): built once from a static config, or read as
+:meth:`LiveConfig.view` on every use, which rebuilds it after a dynamic change.
 """
 from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Protocol, Self, TypeVar
 
 from .errors import InvalidConfigError, InvalidRequestError
 from .listener_spec import LISTENER_NAMES, parse_advertised_listeners, parse_inter_broker_listener_name, parse_listeners
@@ -688,13 +693,28 @@ def _layers(default: dict[str, str], own: dict[str, str]) -> Mapping[str, Mappin
     return MappingProxyType({"dynamic_default": MappingProxyType(default), "dynamic_broker": MappingProxyType(own)})
 
 
+class SettingsView(Protocol):
+    """A service's typed settings: a frozen value built from a :class:`BrokerConfig` by
+    :meth:`of` (see :mod:`minikafka.broker.settings`)."""
+
+    @classmethod
+    def of(cls, config: BrokerConfig) -> Self:
+        """The settings of ``config``."""
+        ...
+
+
+V = TypeVar("V", bound=SettingsView)
+
+
 class LiveConfig:
     """The broker's configuration in effect: a :class:`BrokerConfig` that a dynamic change
     replaces (:meth:`update`) and never alters.  Services that read dynamic settings hold
-    this and read :attr:`current` when they need a value."""
+    this and read their :meth:`view` (or :attr:`current`) when they need a value."""
 
     def __init__(self, config: BrokerConfig) -> None:
         self.current = config
+        # each view kind: the config it was built from and the view
+        self._views: dict[type, tuple[BrokerConfig, Any]] = {}
 
     @staticmethod
     def of(config: BrokerConfig | LiveConfig) -> LiveConfig:
@@ -709,6 +729,19 @@ class LiveConfig:
     def get(self, name: str) -> Any:
         """A setting in effect, by its Kafka name."""
         return self.current.get(name)
+
+    def view(self, kind: type[V]) -> V:
+        """The ``kind`` settings of the config in effect: built once per value of
+        :attr:`current` and kept until a dynamic change replaces it, so a service that
+        reads its view on every use sees a change at once."""
+        config = self.current
+        got = self._views.get(kind)
+        if got is not None and got[0] is config:
+            view: V = got[1]
+            return view
+        view = kind.of(config)
+        self._views[kind] = (config, view)
+        return view
 
 
 def broker_setting(name: str, text: str) -> Any:

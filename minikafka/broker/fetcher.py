@@ -29,6 +29,7 @@ from ..rpc import R, request
 from ..replication.partition import PartitionReplica, Role, TruncationMode
 from .metrics import Metrics
 from .services import PeerCall, Spawn
+from .settings import FetcherSettings
 
 if TYPE_CHECKING:
     from .replica_manager import ReplicaManager
@@ -58,7 +59,7 @@ class Fetcher:
         self._wanted: dict[TP, PartitionFetch] = {}  # the partitions ready to fetch, as asked
         self._asked: dict[TP, tuple[PartitionReplica, int, int]] = {}  # ... their replica, leader epoch and LEO
         self._truncating: dict[TP, PartitionReplica] = {}  # the partitions waiting for OffsetsForLeaderEpoch
-        self._max_bytes = manager.config.get("replica.fetch.max.bytes")  # a static setting
+        self._max_bytes = manager.settings.replica_fetch_max_bytes
         self._changed = asyncio.Event()
         self._task: asyncio.Task | None = None
         self.session = FetchSessionHandler()
@@ -128,7 +129,7 @@ class Fetcher:
                                                   p.high_watermark)
 
     async def run(self) -> None:
-        backoff = self.manager.config.get("replica.fetch.backoff.ms") / 1000.0
+        backoff = self.manager.settings.replica_fetch_backoff_ms / 1000.0
         while True:
             self._refresh()
             if not self.partitions:
@@ -165,7 +166,7 @@ class Fetcher:
         req = OffsetsForLeaderEpochRequest(replica_id=self.manager.config.broker_id, partitions=[
             OffsetForLeaderPartition(topic=p.topic, partition=p.partition, current_leader_epoch=cur, leader_epoch=epoch)
             for p, cur, epoch in asked.values()])
-        resp = await self._call(req, self.manager.config.get("request.timeout.ms") / 1000.0)
+        resp = await self._call(req, self.manager.settings.request_timeout_ms / 1000.0)
         for r in resp.partitions:
             tp = (r.topic, r.partition)
             p, cur, _ = asked[tp]
@@ -180,8 +181,8 @@ class Fetcher:
 
     async def _fetch(self) -> None:
         rm = self.manager.replica_manager
-        cfg = self.manager.config
-        wait_ms = cfg.get("replica.fetch.wait.max.ms")
+        settings = self.manager.settings
+        wait_ms = settings.replica_fetch_wait_max_ms
         max_bytes = self._max_bytes
         sent = dict(self._asked)  # as asked now: an answer is applied only if nothing moved since
         if self.endpoint != self._session_endpoint:  # another leader process: its sessions are not ours
@@ -190,8 +191,8 @@ class Fetcher:
         data = self.session.build(self._wanted, self._changed_entries)
         self._changed_entries = set()
         req = FetchRequest(
-            replica_id=cfg.broker_id, broker_epoch=self.manager.broker_epoch(),
-            max_wait_ms=wait_ms, min_bytes=cfg.get("replica.fetch.min.bytes"), max_bytes=10 * max_bytes,
+            replica_id=self.manager.config.broker_id, broker_epoch=self.manager.broker_epoch(),
+            max_wait_ms=wait_ms, min_bytes=settings.replica_fetch_min_bytes, max_bytes=10 * max_bytes,
             partitions=[FetchPartition(topic=tp[0], partition=tp[1], fetch_offset=f.fetch_offset,
                                        current_leader_epoch=f.current_leader_epoch, partition_max_bytes=f.max_bytes,
                                        log_start_offset=f.log_start_offset, high_watermark=f.high_watermark)
@@ -200,7 +201,7 @@ class Fetcher:
             forgotten=[FetchForgottenPartition(topic=tp[0], partition=tp[1]) for tp in data.forgotten])
         # the answer leaves out the partitions with nothing new for us (see the fetch schema)
         try:
-            resp = await self._call(req, wait_ms / 1000.0 + cfg.get("request.timeout.ms") / 1000.0)
+            resp = await self._call(req, wait_ms / 1000.0 + settings.request_timeout_ms / 1000.0)
         except (FetchSessionIdNotFoundError, InvalidFetchSessionEpochError) as exc:
             # the leader restarted, evicted the session, or lost count: a full fetch at once
             log.debug("fetch session with broker %d: %s", self.leader_id, exc)
@@ -235,7 +236,7 @@ class Fetcher:
                     log.debug("%s-%d: fetch from broker %d: %s %s", tp[0], tp[1], self.leader_id, err.code.name,
                               err.message)
         if errors and errors == len(sent):
-            await asyncio.sleep(cfg.get("replica.fetch.backoff.ms") / 1000.0)
+            await asyncio.sleep(settings.replica_fetch_backoff_ms / 1000.0)
 
 
 class FetcherManager:
@@ -244,6 +245,7 @@ class FetcherManager:
     def __init__(self, config: BrokerConfig, replica_manager: "ReplicaManager", metrics: Metrics, call: PeerCall,
                  broker_epoch: Callable[[], int], spawn: Spawn) -> None:
         self.config = config
+        self.settings = FetcherSettings.of(config)  # static settings only
         self.replica_manager = replica_manager
         self.metrics = metrics
         self.call = call
@@ -253,7 +255,7 @@ class FetcherManager:
         self.assigned: dict[TP, tuple[int, int]] = {}
 
     def _fetcher_id(self, tp: TP) -> int:
-        n = self.config.get("num.replica.fetchers")
+        n = self.settings.num_replica_fetchers
         return (hash(tp[0]) * 31 + tp[1]) % n
 
     def add_partition(self, tp: TP, leader_id: int, endpoint: tuple[str, int]) -> None:

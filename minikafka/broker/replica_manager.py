@@ -61,13 +61,14 @@ from ..protocol.rpc.types import (
 )
 from ..replication.fetch_session import (FETCH_SESSION_ID_NOT_FOUND, FINAL_EPOCH, INVALID_SESSION_ID, FetchContext,
                                          FetchSession, FetchSessionCache, PartitionFetch)
-from ..replication.partition import Effects, LeaderState, PartitionReplica, Role, TruncationMode
+from ..replication.partition import Effects, LeaderState, PartitionReplica, Role
 from ..zk import layout
 from ..zk.errors import BadVersionError
 from ..zk.session import ZkSession
 from .metrics import Metrics
 from .purgatory import Purgatory, parking
 from .services import Clock, EventLog, FetcherControl, LeadershipListener, TxnMarkerListener
+from .settings import ReplicaSettings
 
 if TYPE_CHECKING:
     from .storage import Storage
@@ -138,10 +139,10 @@ class ReplicaManager:
         self.topic_configs: dict[str, dict[str, str]] = {}
         self.produce_purgatory = Purgatory()
         self.fetch_purgatory = Purgatory()
-        self.fetch_sessions = FetchSessionCache(self.config.get("max.incremental.fetch.session.cache.slots"))
+        self.fetch_sessions = FetchSessionCache(self.settings.max_incremental_fetch_session_cache_slots)
         self._session_ids = session_ids if session_ids is not None else iter(range(1, 2 ** 31))
         self.controller_epoch = -1
-        self.truncation = TruncationMode(self.config.get("replication.truncation"))
+        self.truncation = self.settings.replication_truncation
         self._checkpointed_hws = storage.read_hw_checkpoint()
         self._checkpointed_starts = storage.read_log_start_checkpoint()
         self._isr_tasks: set[asyncio.Task] = set()
@@ -159,6 +160,12 @@ class ReplicaManager:
     def config(self) -> BrokerConfig:
         """The broker's configuration in effect now."""
         return self.live.current
+
+    @property
+    def settings(self) -> ReplicaSettings:
+        """The replica manager's settings in effect now (producer.id.expiration.ms changes
+        live)."""
+        return self.live.view(ReplicaSettings)
 
     def connect(self, fetchers: FetcherControl, on_offsets_leadership: LeadershipListener,
                 on_offsets_marker: TxnMarkerListener = _no_marker_listener) -> None:
@@ -756,7 +763,7 @@ class ReplicaManager:
             if is_follower and not p.note_caught_up_fetch(replica_id, m.fetch_offset, t, m.log_start_offset):
                 low = p.low_watermark
                 self.apply(p, p.update_follower_fetch(replica_id, m.fetch_offset, t,
-                                                      self.config.get("replica.lag.max.messages"),
+                                                      self.settings.replica_lag_max_messages,
                                                       m.log_start_offset))
                 if p.low_watermark != low:  # a DeleteRecords may be waiting for it
                     self.fetch_purgatory.wake((topic, part))
@@ -968,9 +975,8 @@ class ReplicaManager:
         so that a follower one fetch behind is not mistaken for a lagging one."""
         wanted = partitions if partitions is not None else [(t, p, None) for t, p in sorted(self.partitions)]
         t = self.now_ms()
-        lag = self.config.get("replica.lag.time.max.ms")
-        msgs = self.config.get("replica.lag.max.messages")
-        idle = self.config.get("minikafka.replica.lag.idle.followers")
+        s = self.settings
+        lag, msgs, idle = s.replica_lag_time_max_ms, s.replica_lag_max_messages, s.minikafka_replica_lag_idle_followers
         out = []
         for topic, part, upto in wanted:
             p = self.partitions.get((topic, part))
@@ -984,9 +990,8 @@ class ReplicaManager:
     def shrink_isr_check(self) -> None:
         """Every replica.lag.time.max.ms / 2: propose removing lagging followers."""
         t = self.now_ms()
-        lag = self.config.get("replica.lag.time.max.ms")
-        msgs = self.config.get("replica.lag.max.messages")
-        idle = self.config.get("minikafka.replica.lag.idle.followers")
+        s = self.settings
+        lag, msgs, idle = s.replica_lag_time_max_ms, s.replica_lag_max_messages, s.minikafka_replica_lag_idle_followers
         for p in list(self.partitions.values()):
             if p.is_leader:
                 self.apply(p, p.maybe_shrink_isr(t, lag, msgs, idle))
@@ -1055,7 +1060,7 @@ class ReplicaManager:
         from their last batch's timestamp, on the wall clock) and have no open transaction
         in it (Kafka's PeriodicProducerExpirationCheck)."""
         now = int(self.clock.time() * 1000)
-        expiration = self.config.get("producer.id.expiration.ms")
+        expiration = self.settings.producer_id_expiration_ms
         for p in list(self.partitions.values()):
             if p.is_hosted:
                 self.apply(p, p.expire_producers(now, expiration))

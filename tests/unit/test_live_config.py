@@ -3,6 +3,7 @@ was; the services holding the broker's LiveConfig read the new value."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from types import SimpleNamespace
 
@@ -11,9 +12,12 @@ import pytest
 from minikafka.broker.config_changes import ConfigChangeListener
 from minikafka.broker.metrics import Metrics
 from minikafka.broker.replica_manager import ReplicaManager
+from minikafka.broker.settings import (BrokerSettings, FetcherSettings, GroupCoordinatorSettings, ReplicaSettings,
+                                       SecuritySettings, TopicAdminSettings, TxnCoordinatorSettings)
 from minikafka.broker.storage import Storage
 from minikafka.broker.topic_admin import SOURCE_DYNAMIC_BROKER, SOURCE_DYNAMIC_DEFAULT, TopicAdmin
-from minikafka.config import BrokerConfig, LiveConfig
+from minikafka.config import BROKER_CONFIGS, BrokerConfig, LiveConfig
+from minikafka.controller.settings import ControllerSettings
 from minikafka.zk import layout
 
 
@@ -90,3 +94,35 @@ def test_a_dynamic_change_reaches_the_services_holding_the_live_config(tmp_path)
     # the same znodes again: nothing changed, nobody is told
     asyncio.run(listener.load_broker_configs())
     assert told == [True]
+
+
+def test_a_view_is_built_once_per_config_value_and_again_after_a_dynamic_change(tmp_path):
+    live = LiveConfig(BrokerConfig(1, "zk", settings={"producer.id.expiration.ms": "1000"}))
+    rm = ReplicaManager(live, SimpleNamespace(time=time.time, monotonic=time.monotonic), Storage(str(tmp_path), 1),
+                        None, Metrics(), lambda kind, text, **kw: None)
+    first = live.view(ReplicaSettings)
+    assert live.view(ReplicaSettings) is first and rm.settings is first and first.producer_id_expiration_ms == 1000
+    live.update({"producer.id.expiration.ms": "5000"}, {})
+    assert rm.settings is not first and rm.settings.producer_id_expiration_ms == 5000
+    assert first.producer_id_expiration_ms == 1000  # the old view, as the old config, unchanged
+    live.current = BrokerConfig(1, "zk")  # a value put in place directly is seen too
+    assert rm.settings.producer_id_expiration_ms == 86400000
+
+
+VIEWS = [BrokerSettings, ControllerSettings, FetcherSettings, GroupCoordinatorSettings, ReplicaSettings,
+         SecuritySettings, TopicAdminSettings, TxnCoordinatorSettings]
+
+
+@pytest.mark.parametrize("kind", VIEWS, ids=lambda k: k.__name__)
+def test_each_field_of_a_view_is_the_setting_of_its_name(kind):
+    # every whole-number setting at a value of its own, so that no field reads another's
+    ints = [c for c in BROKER_CONFIGS if c.parse is int]
+    config = BrokerConfig(1, "zk", settings={c.name: str(5000 + i) for i, c in enumerate(ints)})
+    view = kind.of(config)
+    by_attr = {c.attr: c.name for c in BROKER_CONFIGS}
+    for f in dataclasses.fields(view):
+        assert f.name in by_attr, f"{kind.__name__}.{f.name} names no broker setting"
+        value = getattr(view, f.name)
+        assert getattr(value, "value", value) == config.get(by_attr[f.name]), f.name
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        setattr(view, dataclasses.fields(view)[0].name, None)
