@@ -70,6 +70,7 @@ class ScaleOptions:
     failover: bool = False
     restart: bool = False
     storage: str = "memory"  # minikafka's brokers' storage (Kafka's is always its disk)
+    kafka_heap: str = "256m"  # each Kafka broker's -Xmx and -Xms
 
 
 @dataclass
@@ -125,6 +126,9 @@ def validate(opts: ScaleOptions) -> None:
         raise ClientError(f"--rate must be at least 1, not {opts.rate}")
     if opts.against is not None and opts.against not in AGAINST:
         raise ClientError(f"--against takes kafka, not {opts.against!r}")
+    if opts.against is not None:
+        from ..reference.cluster import check_heap
+        check_heap(opts.kafka_heap, "--kafka-heap")
     if opts.against is not None and opts.bootstrap:
         raise ClientError("--against kafka starts clusters of its own: leave out --bootstrap-server")
     if opts.failover and opts.bootstrap:
@@ -659,10 +663,10 @@ def _on_running(opts: ScaleOptions, n: int, say: Callable[[str], None]) -> Scale
 
 def _on_kafka(opts: ScaleOptions, n: int, folder: str, say: Callable[[str], None]) -> ScaleRow:
     from ..reference import cluster as reference
-    say(f"starting Kafka 3.9 ({opts.brokers} brokers, -Xmx{reference.HEAP}) in {folder}")
+    say(f"starting Kafka 3.9 ({opts.brokers} brokers, -Xmx{opts.kafka_heap}) in {folder}")
     side = None
     try:
-        reference.up(folder, brokers=opts.brokers, progress=say)
+        reference.up(folder, brokers=opts.brokers, progress=say, heap=opts.kafka_heap)
         side = KafkaSide(folder)
         _wait_brokers(side, opts.rf)
         return measure(side, n, opts, say)

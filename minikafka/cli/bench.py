@@ -147,6 +147,9 @@ def add_scale_parser(bsub: argparse._SubParsersAction) -> None:
                        help="how long the latency run sends (default 5)")
     scale.add_argument("--against", default=None, metavar="kafka",
                        help="also run every size on Apache Kafka 3.9 (minikafka reference), after ours, never at once")
+    scale.add_argument("--kafka-heap", dest="kafka_heap", default="256m", metavar="SIZE",
+                       help="with --against kafka: each Kafka broker's Java heap (default 256m; Kafka's own start "
+                            "script uses 1g)")
     scale.add_argument("--failover", action="store_true",
                        help="also SIGKILL the controller and time until every partition it led has a new leader")
     scale.add_argument("--restart", action="store_true",
@@ -171,7 +174,7 @@ def scale_options(args: argparse.Namespace) -> "object":
                         per_topic=args.per_topic, idle_seconds=args.idle_seconds, rate=args.rate,
                         produce_seconds=args.produce_seconds, against=args.against, dir=args.dir,
                         bootstrap=args.bootstrap_server, failover=args.failover,
-                        restart=args.restart, storage=args.storage)
+                        restart=args.restart, storage=args.storage, kafka_heap=args.kafka_heap)
     validate(opts)
     return opts
 

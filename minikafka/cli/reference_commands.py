@@ -26,7 +26,7 @@ def cmd_up(args: argparse.Namespace) -> int:
     from ..reference import cluster
 
     state = cluster.up(args.dir, brokers=args.brokers, configs=parse_configs(args.config),
-                       timeout_s=args.timeout, progress=lambda m: print(m, flush=True))
+                       timeout_s=args.timeout, progress=lambda m: print(m, flush=True), heap=args.heap)
     print(f"Apache Kafka {state.version}: bootstrap.servers={state.bootstrap}")
     print(f"ZooKeeper: {state.zookeeper_connect}   logs: {args.dir}/kafka-*.log")
     print(f"stop it with: minikafka reference down --dir {args.dir}")
@@ -116,6 +116,8 @@ def _add_cluster_parsers(rsub: argparse._SubParsersAction) -> None:
     up.add_argument("--timeout", type=float, default=120.0, help="seconds to wait for them (default 120)")
     up.add_argument("--config", action="append", default=[], metavar="KEY=VALUE",
                     help="a setting for every broker's server.properties (repeatable)")
+    up.add_argument("--heap", default="256m", metavar="SIZE",
+                    help="each broker's Java heap, -Xmx and -Xms (default 256m; Kafka's own start script uses 1g)")
     up.set_defaults(func=cmd_up)
     status = rsub.add_parser("status", help="show the reference cluster's processes",
                              description="The Kafka version, bootstrap servers, and each process's pid and state "

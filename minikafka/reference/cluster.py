@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import glob
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -89,6 +90,7 @@ class ReferenceState:
     zookeeper_pid: int | None = None
     zookeeper_log: str = ""
     brokers: dict[int, ReferenceBroker] = field(default_factory=dict)
+    heap: str = HEAP  # each broker's -Xmx and -Xms (a restarted broker gets the same)
 
     @property
     def zookeeper_connect(self) -> str:
@@ -156,6 +158,12 @@ def broker_properties(broker_id: int, port: int, log_dir: str, zookeeper_connect
     return "".join(f"{k}={v}\n" for k, v in settings.items())
 
 
+def check_heap(heap: str, option: str = "--heap") -> None:
+    """ClientError (naming ``option``) unless ``heap`` is a size as java's -Xmx takes it (256m, 1g)."""
+    if not re.fullmatch(r"[1-9][0-9]*[kmgKMG]?", heap):
+        raise ClientError(f"{option} must be a size as java -Xmx takes it (256m, 1g), not {heap!r}")
+
+
 def broker_command(java: str, jars: str, properties: str, heap: str = HEAP) -> list[str]:
     """The java command line of one reference broker (small heap, its log on stdout)."""
     return [java, f"-Xmx{heap}", f"-Xms{heap}", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20",
@@ -164,11 +172,13 @@ def broker_command(java: str, jars: str, properties: str, heap: str = HEAP) -> l
 
 
 def up(dir: str | os.PathLike = DEFAULT_DIR, brokers: int = 3, configs: dict[str, str] | None = None,
-       timeout_s: float = 120.0, progress=lambda msg: None) -> ReferenceState:
-    """Start ZooKeeper and ``brokers`` Kafka 3.9 brokers in ``dir``; returns once every
-    broker is registered and a controller is elected."""
+       timeout_s: float = 120.0, progress=lambda msg: None, heap: str = HEAP) -> ReferenceState:
+    """Start ZooKeeper and ``brokers`` Kafka 3.9 brokers in ``dir``, each with ``heap`` as
+    its -Xmx (Java's size syntax: 256m, 1g); returns once every broker is registered and a
+    controller is elected."""
     if brokers < 1:
         raise ClientError(f"--brokers must be at least 1, not {brokers}")
+    check_heap(heap)
     root = Path(dir)
     if (root / STATE_FILE).exists() and any(proc_state(p, root) != "dead" for p in ReferenceState.load(root).pids()):
         raise ClientError(f"a reference cluster is already running in {dir} (stop it with `minikafka reference down --dir {dir}`)")
@@ -179,7 +189,7 @@ def up(dir: str | os.PathLike = DEFAULT_DIR, brokers: int = 3, configs: dict[str
     root.mkdir(parents=True)
     base = free_ports.free_port_block(brokers + 1)
     state = ReferenceState(dir=str(root), version=version, jars=jars, zookeeper_port=base,
-                           zookeeper_log=str(root / "zookeeper.log"))
+                           zookeeper_log=str(root / "zookeeper.log"), heap=heap)
     deadline = time.monotonic() + timeout_s
     try:
         progress(f"starting ZooKeeper on {state.zookeeper_connect}")
@@ -196,7 +206,7 @@ def up(dir: str | os.PathLike = DEFAULT_DIR, brokers: int = 3, configs: dict[str
                                 properties=str(root / f"server-{i}.properties"))
             Path(b.properties).write_text(broker_properties(i, b.port, b.log_dir, state.zookeeper_connect, brokers,
                                                             configs or {}))
-            b.pid = _spawn(broker_command(java, jars, b.properties), b.log, append=False).pid
+            b.pid = _spawn(broker_command(java, jars, b.properties, heap), b.log, append=False).pid
             state.brokers[i] = b
             state.save()
         progress("waiting for registrations and a controller")
@@ -298,7 +308,7 @@ def start(dir: str | os.PathLike, broker_id: int) -> None:
     state, b = _broker(dir, broker_id)
     if b.pid and proc_state(b.pid, state.dir) != "dead":
         raise ClientError(f"reference broker {broker_id} is already running (pid {b.pid})")
-    b.pid = _spawn(broker_command(find_java(), state.jars, b.properties), b.log, append=True).pid
+    b.pid = _spawn(broker_command(find_java(), state.jars, b.properties, state.heap), b.log, append=True).pid
     state.save()
 
 

@@ -86,6 +86,8 @@ def test_sizes_parse_and_bad_ones_are_client_errors():
     ({"against": "kafka", "bootstrap": "127.0.0.1:9092"}, "--bootstrap-server"),
     ({"failover": True, "bootstrap": "127.0.0.1:9092"}, "--failover"),
     ({"storage": "tape"}, "--storage takes memory or disk"),
+    ({"against": "kafka", "kafka_heap": "lots"}, "--kafka-heap must be a size"),
+    ({"against": "kafka", "kafka_heap": "0g"}, "--kafka-heap must be a size"),
     ({"restart": True}, "--restart needs --storage disk"),
     ({"restart": True, "storage": "disk", "bootstrap": "127.0.0.1:9092"}, "--restart stops brokers"),
 ])
