@@ -25,7 +25,7 @@ import logging
 import uuid
 from dataclasses import dataclass, field
 import random
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from ..errors import (
     CoordinatorNotAvailableError,
@@ -46,7 +46,7 @@ from ..errors import (
     UnknownTopicOrPartitionError,
 )
 from ..groups import records as rec
-from ..groups.group import Effects, Group, GroupSettings, GroupState, JoinAnswer, SyncAnswer
+from ..groups.group import Effects, Group, GroupState, JoinAnswer, SyncAnswer
 from ..groups.replay import OffsetsReplay
 from ..config import BrokerConfig
 from ..metric_names import GROUP_JOINS, GROUP_LEADER_CHANGES, GROUP_LEAVES, GROUP_REBALANCES, OFFSET_COMMITS
@@ -58,6 +58,7 @@ from .coordinator_runtime import CoordinatorRuntime, InternalTopic, Shard
 from .metadata_cache import MetadataCache
 from .metrics import Metrics
 from .services import Clock, EventLog, Spawn
+from .settings import GroupCoordinatorSettings
 from .topic_admin import TopicAdmin
 
 if TYPE_CHECKING:
@@ -82,16 +83,8 @@ class _Shard(Shard):
     markers: list[tuple[int, bool]] = field(default_factory=list)
 
 
-def _topic_creation(get: Callable[[str], Any], live: int) -> tuple[int, dict[str, str]]:
-    # as Kafka: compacted (the last commit per group and partition is what counts), and stored with the
-    # committing client's codec whatever the broker's compression.type
-    return (max(1, min(get("offsets.topic.replication.factor"), live)),
-            {"cleanup.policy": "compact", "segment.bytes": str(get("offsets.topic.segment.bytes")),
-             "compression.type": "producer"})
-
-
-OFFSETS = InternalTopic(rec.OFFSETS_TOPIC, "groups", "group", "coordinator", "offsets.topic.num.partitions",
-                        lambda: InvalidGroupIdError("the group id is empty"), _topic_creation)
+OFFSETS = InternalTopic(rec.OFFSETS_TOPIC, "groups", "group", "coordinator",
+                        lambda: InvalidGroupIdError("the group id is empty"))
 
 
 class GroupCoordinator:
@@ -101,6 +94,7 @@ class GroupCoordinator:
                  metrics: Metrics, record_event: EventLog, replica_manager: "ReplicaManager",
                  topic_admin: TopicAdmin, spawn: Spawn) -> None:
         self.config = config
+        self.settings = GroupCoordinatorSettings.of(config)  # static settings only
         self.broker_id = config.broker_id
         self.clock = clock
         self.random = rng
@@ -110,7 +104,8 @@ class GroupCoordinator:
         self.replica_manager = replica_manager
         self.spawn = spawn
         self.runtime: CoordinatorRuntime[_Shard] = CoordinatorRuntime(
-            OFFSETS, config, clock, zk, metadata, topic_admin, replica_manager, record_event, spawn)
+            OFFSETS, self.settings.offsets_topic, config, clock, zk, metadata, topic_admin, replica_manager,
+            record_event, spawn)
         self.shards = self.runtime.shards
         self._joins: dict[tuple[str, str], asyncio.Future] = {}
         self._syncs: dict[tuple[str, str], asyncio.Future] = {}
@@ -124,11 +119,6 @@ class GroupCoordinator:
     @property
     def num_partitions(self) -> int:
         return self.runtime.num_partitions
-
-    def settings(self) -> GroupSettings:
-        c = self.config
-        return GroupSettings(c.get("group.initial.rebalance.delay.ms"), c.get("group.min.session.timeout.ms"),
-                             c.get("group.max.session.timeout.ms"), c.get("group.max.size"))
 
     # -- lifecycle ---------------------------------------------------------------
     def start(self) -> None:
@@ -148,7 +138,7 @@ class GroupCoordinator:
         for shard in self.runtime.loaded():
             for g in list(shard.groups.values()):
                 self._handle(g, g.tick(now))
-        if self.clock.monotonic() - self._last_cleanup > self.config.get("offsets.retention.check.interval.ms") / 1000:
+        if self.clock.monotonic() - self._last_cleanup > self.settings.offsets_retention_check_interval_ms / 1000:
             self._last_cleanup = self.clock.monotonic()
             await self._expire_offsets(now)
 
@@ -241,7 +231,7 @@ class GroupCoordinator:
     async def join_group(self, group_id: str, member_id: str, instance_id: str | None, client_id: str, client_host: str,
                          session_timeout_ms: int, rebalance_timeout_ms: int, protocol_type: str,
                          protocols: list[tuple[str, bytes]], require_known_id: bool) -> JoinAnswer:
-        s = self.settings()
+        s = self.settings.groups
         if not s.min_session_timeout_ms <= session_timeout_ms <= s.max_session_timeout_ms:
             raise InvalidSessionTimeoutError(
                 f"session.timeout.ms={session_timeout_ms} is outside [{s.min_session_timeout_ms}, {s.max_session_timeout_ms}] "
@@ -340,7 +330,7 @@ class GroupCoordinator:
         batch = encode_batch([(k, v, None, ts) for k, v in entries], producer_id=producer_id,
                              producer_epoch=producer_epoch, base_sequence=-1, is_transactional=producer_id >= 0)
         res, = await self.replica_manager.produce(ProduceRequest(
-            acks=-1, timeout_ms=self.config.get("offsets.commit.timeout.ms"),
+            acks=-1, timeout_ms=self.settings.offsets_commit_timeout_ms,
             partitions=[ProducePartition(topic=rec.OFFSETS_TOPIC, partition=partition, records=batch)]))
         if res.error is None:
             return res.base_offset
@@ -386,7 +376,7 @@ class GroupCoordinator:
         offset.metadata.max.bytes.  One error (or None) per entry, and the values to write
         for the good ones."""
         md = self.metadata
-        limit = self.config.get("offset.metadata.max.bytes")
+        limit = self.settings.offset_metadata_max_bytes
         errs: list[KafkaError | None] = []
         good: list[tuple[tuple[str, int], rec.OffsetValue]] = []
         ts = self._now()
@@ -480,12 +470,13 @@ class GroupCoordinator:
         """offsets.retention.minutes: a group empty that long loses its offsets (tombstones),
         except those of partitions an open transaction holds offsets of; an empty group
         goes when nothing is left, or had nothing (:meth:`Group.expired_offsets`)."""
-        keep_ms = self.config.get("offsets.retention.minutes") * 60_000
+        minutes = self.settings.offsets_retention_minutes
+        keep_ms = minutes * 60_000
         for shard in self.runtime.loaded():
             for g in list(shard.groups.values()):
                 had_offsets = bool(g.offsets)
                 expired, whole = g.expired_offsets(now, keep_ms)
-                why = f"empty for more than offsets.retention.minutes={self.config.get('offsets.retention.minutes')}"
+                why = f"empty for more than offsets.retention.minutes={minutes}"
                 if whole and not had_offsets:
                     why = "empty without offsets"  # Kafka's cleanupGroupMetadata: Dead at the next pass
                 if whole:

@@ -39,6 +39,7 @@ from ..zk.session import ZkSession
 from .coordinator_log import wait_committed
 from .metadata_cache import MetadataCache
 from .services import Clock, EventLog, Spawn
+from .settings import InternalTopicSettings
 from .topic_admin import NewTopic, TopicAdmin
 
 if TYPE_CHECKING:
@@ -58,11 +59,8 @@ class InternalTopic:
     keeps: str  # what a shard holds, for messages: "groups", "transactions"
     key_kind: str  # what a key is, for messages: "group", "transactional id"
     events: str  # the prefix of the timeline's kinds: "coordinator", "txn_coordinator"
-    partitions_setting: str  # the broker setting of its partition count
     # FindCoordinator's and every request's error for an empty key
     empty_key: Callable[[], KafkaError]
-    # (config.get, live brokers) -> (replication factor, the topic's configs) at creation
-    creation: Callable[[Callable[[str], Any], int], tuple[int, dict[str, str]]]
 
 
 @dataclass
@@ -81,10 +79,13 @@ S = TypeVar("S", bound=Shard)
 class CoordinatorRuntime(Generic[S]):
     """The shards of one coordinator on one broker (see the module docstring)."""
 
-    def __init__(self, topic: InternalTopic, config: BrokerConfig, clock: Clock, zk: ZkSession,
-                 metadata: MetadataCache, topic_admin: TopicAdmin, replica_manager: "ReplicaManager",
+    def __init__(self, topic: InternalTopic, created: InternalTopicSettings, config: BrokerConfig, clock: Clock,
+                 zk: ZkSession, metadata: MetadataCache, topic_admin: TopicAdmin, replica_manager: "ReplicaManager",
                  record_event: EventLog, spawn: Spawn) -> None:
+        """``created``: the topic's partition count, replication factor and configs at its
+        creation (the coordinator's settings)."""
         self.topic = topic
+        self.created = created
         self.config = config
         self.broker_id = config.broker_id
         self.clock = clock
@@ -105,7 +106,7 @@ class CoordinatorRuntime(Generic[S]):
     @property
     def num_partitions(self) -> int:
         got = self.metadata.partitions_of(self.topic.name)
-        return len(got) or self.config.get(self.topic.partitions_setting)
+        return len(got) or self.created.num_partitions
 
     def partition_for(self, key: str) -> int:
         """The partition of the topic that holds ``key`` (Kafka's hash of the key)."""
@@ -208,12 +209,11 @@ class CoordinatorRuntime(Generic[S]):
         return st["leader"]
 
     async def create_topic(self) -> None:
-        """Create the topic as its :attr:`InternalTopic.creation` says (replication factor
-        at most the live brokers)."""
+        """Create the topic as the coordinator's settings say (:attr:`created`: the
+        replication factor at most the live brokers)."""
         live = len(await self.zk.children("/brokers/ids"))
-        rf, configs = self.topic.creation(self.config.get, live)
-        err, = await self.topic_admin.create_topics([NewTopic(
-            self.topic.name, self.config.get(self.topic.partitions_setting), rf, configs)],
+        rf, configs = self.created.creation(live)
+        err, = await self.topic_admin.create_topics([NewTopic(self.topic.name, self.created.num_partitions, rf, configs)],
             validate_only=False, timeout_ms=0)
         if err is not None and not isinstance(err, TopicAlreadyExistsError):
             raise CoordinatorNotAvailableError(f"could not create {self.topic.name}: {err.message}")

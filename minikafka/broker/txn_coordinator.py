@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Awaitable, Callable
+from typing import TYPE_CHECKING, Awaitable, Callable
 
 from ..errors import (
     CoordinatorNotAvailableError,
@@ -62,6 +62,7 @@ from .coordinator_runtime import CoordinatorRuntime, InternalTopic, Shard
 from .metadata_cache import MetadataCache
 from .metrics import Metrics
 from .services import Clock, EventLog, Spawn
+from .settings import TxnCoordinatorSettings
 from .topic_admin import TopicAdmin
 
 if TYPE_CHECKING:
@@ -90,19 +91,8 @@ class _Shard(Shard):
     txns: dict[str, TransactionMetadata] = field(default_factory=dict)
 
 
-def _topic_creation(get: Callable[[str], Any], live: int) -> tuple[int, dict[str, str]]:
-    rf = max(1, min(get("transaction.state.log.replication.factor"), live))
-    min_isr = max(1, min(get("transaction.state.log.min.isr"), rf))
-    # as Kafka's TransactionStateManager: compacted, never unclean, and uncompressed whatever the broker's
-    # compression.type (the coordinator's own records are small and read back on every load)
-    return rf, {"cleanup.policy": "compact", "min.insync.replicas": str(min_isr),
-                "unclean.leader.election.enable": "false",
-                "segment.bytes": str(get("transaction.state.log.segment.bytes")), "compression.type": "uncompressed"}
-
-
 TXN_STATE = InternalTopic(rec.TXN_TOPIC, "transactions", "transactional id", "txn_coordinator",
-                          "transaction.state.log.num.partitions",
-                          lambda: InvalidRequestError("the transactional id is empty"), _topic_creation)
+                          lambda: InvalidRequestError("the transactional id is empty"))
 
 
 class TransactionCoordinator:
@@ -112,6 +102,7 @@ class TransactionCoordinator:
                  metrics: Metrics, record_event: EventLog, replica_manager: "ReplicaManager",
                  topic_admin: TopicAdmin, producer_ids: ProducerIds, call: Call, spawn: Spawn) -> None:
         self.config = config
+        self.settings = TxnCoordinatorSettings.of(config)  # static settings only
         self.broker_id = config.broker_id
         self.clock = clock
         self.metadata = metadata
@@ -122,7 +113,8 @@ class TransactionCoordinator:
         self.call = call
         self.spawn = spawn
         self.runtime: CoordinatorRuntime[_Shard] = CoordinatorRuntime(
-            TXN_STATE, config, clock, zk, metadata, topic_admin, replica_manager, record_event, spawn)
+            TXN_STATE, self.settings.state_topic, config, clock, zk, metadata, topic_admin, replica_manager,
+            record_event, spawn)
         self.shards = self.runtime.shards
         self._last_abort_check = 0.0
         self._last_expiry_check = 0.0
@@ -146,12 +138,11 @@ class TransactionCoordinator:
 
     async def _tick(self) -> None:
         mono = self.clock.monotonic()
-        if mono - self._last_abort_check >= self.config.get(
-                "transaction.abort.timed.out.transaction.cleanup.interval.ms") / 1000:
+        s = self.settings
+        if mono - self._last_abort_check >= s.transaction_abort_timed_out_transaction_cleanup_interval_ms / 1000:
             self._last_abort_check = mono
             await self._abort_timed_out()
-        if mono - self._last_expiry_check >= self.config.get(
-                "transaction.remove.expired.transaction.cleanup.interval.ms") / 1000:
+        if mono - self._last_expiry_check >= s.transaction_remove_expired_transaction_cleanup_interval_ms / 1000:
             self._last_expiry_check = mono
             await self._expire()
 
@@ -167,7 +158,7 @@ class TransactionCoordinator:
 
     async def _expire(self) -> None:
         now = self._now()
-        keep_ms = self.config.get("transactional.id.expiration.ms")
+        keep_ms = self.settings.transactional_id_expiration_ms
         for shard in self.runtime.loaded():
             for meta in list(shard.txns.values()):
                 if meta.expired(now, keep_ms):
@@ -285,7 +276,7 @@ class TransactionCoordinator:
             raise NotCoordinatorError(f"broker {self.broker_id} no longer leads {rec.TXN_TOPIC}-{shard.partition} "
                                       f"at epoch {shard.epoch}")
         res, = await self.replica_manager.produce(ProduceRequest(
-            acks=-1, timeout_ms=self.config.get("request.timeout.ms"),
+            acks=-1, timeout_ms=self.settings.request_timeout_ms,
             partitions=[ProducePartition(topic=rec.TXN_TOPIC, partition=shard.partition, records=batch)]))
         if res.error is None:
             return
@@ -336,7 +327,7 @@ class TransactionCoordinator:
                 left.add(tp)
             else:
                 by_leader.setdefault(leader, []).append(tp)
-        timeout_ms = self.config.get("request.timeout.ms")
+        timeout_ms = self.settings.request_timeout_ms
 
         async def send(leader: int, tps: list[tuple[str, int]]) -> None:
             req = WriteTxnMarkersRequest(markers=[WritableTxnMarker(
@@ -368,7 +359,7 @@ class TransactionCoordinator:
     async def init_producer_id(self, transactional_id: str, timeout_ms: int, producer_id: int = -1,
                                producer_epoch: int = -1) -> tuple[int, int]:
         """InitProducerId with a transactional id: (producer id, epoch)."""
-        err = check_timeout(timeout_ms, self.config.get("transaction.max.timeout.ms"))
+        err = check_timeout(timeout_ms, self.settings.transaction_max_timeout_ms)
         if err is not None:
             raise err
         shard = self._shard_of(transactional_id)
@@ -416,7 +407,7 @@ class TransactionCoordinator:
         """AddOffsetsToTxn: the group's ``__consumer_offsets`` partition joins the
         transaction."""
         offsets = self.metadata.partitions_of(OFFSETS_TOPIC)
-        n = len(offsets) or self.config.get("offsets.topic.num.partitions")
+        n = len(offsets) or self.settings.offsets_topic_num_partitions
         tp = (OFFSETS_TOPIC, group_partition_for(group_id, n))
         shard, meta = self._meta(transactional_id)
         await self._run(shard, meta, meta.add_partitions(producer_id, producer_epoch, frozenset([tp]), self._now()))
