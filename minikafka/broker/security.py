@@ -34,9 +34,10 @@ from typing import TYPE_CHECKING
 from .. import errors
 from ..auth import users as users_mod
 from ..auth.acls import ANONYMOUS, Authorizer, parse_super_users
-from ..config import BrokerConfig, security_protocol
+from ..config import BrokerConfig
 from ..metric_names import AUTHENTICATION_FAILURES, AUTHORIZATION_FAILURES
 from . import cluster_auth
+from .settings import SecuritySettings
 
 if TYPE_CHECKING:
     from .apis.context import RequestContext
@@ -51,40 +52,39 @@ class Security:
 
     def __init__(self, config: BrokerConfig, metrics: "Metrics") -> None:
         self.config = config
+        self.settings = s = SecuritySettings.of(config)  # static settings only
         self.metrics = metrics
-        self.protocols = {name: security_protocol(config.get("listener.security.protocol.map"), name)
-                          for name in ("INTERNAL", "EXTERNAL", "KAFKA", "KAFKA_EXTERNAL")}
+        self.protocols = {name: s.protocol(name) for name in ("INTERNAL", "EXTERNAL", "KAFKA", "KAFKA_EXTERNAL")}
         self.users = users_mod.Users(self._read_users())
         if any(p.startswith("SASL") for p in self.protocols.values()) and not len(self.users):
             raise errors.InvalidConfigError("a SASL_PLAINTEXT or SASL_SSL listener needs users: set sasl.users.file "
                                             "to a file of NAME=PASSWORD lines, or give them in sasl.jaas.config "
                                             "(user_NAME=\"PASSWORD\" entries)")
-        if any(p.endswith("SSL") for p in self.protocols.values()) and not config.get("ssl.keystore.location"):
+        if any(p.endswith("SSL") for p in self.protocols.values()) and not s.ssl_keystore_location:
             raise errors.InvalidConfigError("an SSL or SASL_SSL listener needs ssl.keystore.location (a PEM file "
                                             "with the broker's key and certificate)")
         if self.tls("INTERNAL"):
             raise errors.InvalidConfigError("TLS on the INTERNAL (inter-broker) listener is not supported: use SSL or "
                                             "SASL_SSL on EXTERNAL, KAFKA and KAFKA_EXTERNAL, and keep INTERNAL on a "
                                             "private network (PLAINTEXT or SASL_PLAINTEXT)")
-        if config.get("ssl.client.auth") != "none" and not config.get("ssl.truststore.location"):
+        if s.ssl_client_auth != "none" and not s.ssl_truststore_location:
             raise errors.InvalidConfigError("ssl.client.auth needs ssl.truststore.location (the CA of client "
                                             "certificates)")
-        self.enabled = bool(config.get("authorizer.class.name"))
+        self.enabled = bool(s.authorizer_class_name)
         try:
-            supers = parse_super_users(config.get("super.users"))
+            supers = parse_super_users(s.super_users)
         except errors.InvalidRequestError as exc:
             raise errors.InvalidConfigError(f"super.users: {exc.message}") from None
-        self.authorizer = Authorizer(supers | {BROKER_PRINCIPAL},
-                                     config.get("allow.everyone.if.no.acl.found"))
+        self.authorizer = Authorizer(supers | {BROKER_PRINCIPAL}, s.allow_everyone_if_no_acl_found)
         self._server_ssl: ssl.SSLContext | None = None
         if any(self.tls(name) for name in self.protocols):
             self.server_ssl()  # a missing or wrong PEM file stops the broker before it binds
 
     def _read_users(self) -> dict[str, str]:
         """The users of ``sasl.users.file`` and of ``sasl.jaas.config``'s ``user_NAME`` entries."""
-        jaas = self.config.get("sasl.jaas.config")
+        jaas = self.settings.sasl_jaas_config
         users = users_mod.parse_jaas_users(jaas) if jaas else {}
-        path = self.config.get("sasl.users.file")
+        path = self.settings.sasl_users_file
         if not path:
             return users
         try:
@@ -105,9 +105,10 @@ class Security:
         if self._server_ssl is None:
             ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
             ctx.minimum_version = ssl.TLSVersion.TLSv1_2
-            keystore, truststore = self.config.get("ssl.keystore.location"), self.config.get("ssl.truststore.location")
+            s = self.settings
+            keystore, truststore = s.ssl_keystore_location, s.ssl_truststore_location
             try:
-                ctx.load_cert_chain(keystore, password=self.config.get("ssl.key.password"))
+                ctx.load_cert_chain(keystore, password=s.ssl_key_password)
             except (OSError, ssl.SSLError) as exc:
                 raise errors.InvalidConfigError(
                     f"cannot load ssl.keystore.location {keystore}: {_why(exc, 'a PEM private key and certificate')}") from None
@@ -118,7 +119,7 @@ class Security:
                 raise errors.InvalidConfigError(
                     f"cannot load ssl.truststore.location {truststore}: {_why(exc, 'PEM CA certificates')}") from None
             ctx.verify_mode = {"none": ssl.CERT_NONE, "requested": ssl.CERT_OPTIONAL,
-                               "required": ssl.CERT_REQUIRED}[self.config.get("ssl.client.auth")]
+                               "required": ssl.CERT_REQUIRED}[s.ssl_client_auth]
             self._server_ssl = ctx
         return self._server_ssl
 
