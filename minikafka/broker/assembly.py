@@ -47,6 +47,7 @@ from .replica_manager import ReplicaManager
 from .rpc_listener import RpcListener
 from .security import Security
 from .services import Clock
+from .settings import BrokerSettings
 from .storage import Storage
 from .tasks import TaskOwner
 from .timeline import ClusterTimeline, Timeline
@@ -111,7 +112,8 @@ def assemble(config: BrokerConfig, ports: Ports) -> Services:
     record = timeline.record
     metrics = Metrics()
     metadata = MetadataCache()
-    digest = (ZK_ACL_USER, config.cluster_secret) if config.get("zookeeper.set.acl") and config.cluster_secret else None
+    acl = BrokerSettings.of(config).zookeeper_set_acl
+    digest = (ZK_ACL_USER, config.cluster_secret) if acl and config.cluster_secret else None
     zk: ZkSession = ports.coordinator(config, digest)
     listeners = Listeners(config)
     security = Security(config, metrics)  # raises INVALID_CONFIG on bad security settings

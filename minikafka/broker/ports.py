@@ -73,10 +73,11 @@ def real_ports(config: BrokerConfig) -> Ports:
     """Real time, HTTP over TCP (aiohttp), kazoo and files: what ``minikafka broker`` runs on."""
     from ..zk.session import ZkSession
     from .http_transport import HttpTransport
+    from .settings import BrokerSettings
     from .storage import DiskStorage, Storage
 
     def coordinator(cfg: BrokerConfig, digest: tuple[str, str] | None) -> ZkSession:
-        return ZkSession(cfg.zookeeper_connect, cfg.get("zookeeper.session.timeout.ms"), digest=digest)
+        return ZkSession(cfg.zookeeper_connect, BrokerSettings.of(cfg).zookeeper_session_timeout_ms, digest=digest)
 
     def storage(cfg: BrokerConfig) -> Storage:
         cls = DiskStorage if cfg.storage == "disk" else Storage

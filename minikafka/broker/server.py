@@ -27,6 +27,7 @@ from .dashboard_view import dashboard_view
 from .loop_monitor import LoopMonitor
 from .ports import Ports, real_ports
 from .served import ServedBroker
+from .settings import BrokerSettings
 
 __all__ = ["Broker", "ZK_ACL_USER"]
 
@@ -42,6 +43,7 @@ class Broker:
         """``ports`` are the clock, transport, ZooKeeper session, storage and randomness the
         broker runs on (:mod:`.ports`); the real ones by default."""
         self.config = config
+        self.settings = BrokerSettings.of(config)  # static settings only
         self.broker_id = config.broker_id
         self.ports = ports if ports is not None else real_ports(config)
         self.services: Services = assemble(config, self.ports)
@@ -82,7 +84,7 @@ class Broker:
     # -- lifecycle -----------------------------------------------------------------
     async def start(self) -> None:
         s = self.services
-        if self.config.get("zookeeper.set.acl") and self.config.cluster_secret is None:
+        if self.settings.zookeeper_set_acl and self.config.cluster_secret is None:
             raise ClientError("zookeeper.set.acl=true needs the cluster credential "
                               "(--cluster-secret-file or MINIKAFKA_CLUSTER_SECRET)")
         s.tasks.spawn(LoopMonitor(s.metrics).run(), "loop-monitor")
@@ -99,17 +101,16 @@ class Broker:
         self.kafka_controller.start()
         self.coordinator.start()
         s.txn_coordinator.start()
-        rm = self.replica_manager
-        self._every("isr-shrink", self.config.get("replica.lag.time.max.ms") / 2000.0, rm.shrink_isr_check)
-        self._every("hw-checkpoint", self.config.get("replica.high.watermark.checkpoint.interval.ms") / 1000.0,
+        rm, st = self.replica_manager, self.settings
+        self._every("isr-shrink", st.replica_lag_time_max_ms / 2000.0, rm.shrink_isr_check)
+        self._every("hw-checkpoint", st.replica_high_watermark_checkpoint_interval_ms / 1000.0,
                     rm.checkpoint_hws_in_background)
-        self._every("log-start-checkpoint", self.config.get("log.flush.start.offset.checkpoint.interval.ms") / 1000.0,
+        self._every("log-start-checkpoint", st.log_flush_start_offset_checkpoint_interval_ms / 1000.0,
                     rm.checkpoint_log_starts_in_background)
-        self._every("retention", self.config.get("log.retention.check.interval.ms") / 1000.0, rm.retention_check)
-        self._every("producer-expiration", self.config.get("producer.id.expiration.check.interval.ms") / 1000.0,
-                    rm.expire_producers)
-        if self.config.get("log.cleaner.enable"):
-            self._every("log-cleaner", self.config.get("log.cleaner.backoff.ms") / 1000.0, rm.clean_logs)
+        self._every("retention", st.log_retention_check_interval_ms / 1000.0, rm.retention_check)
+        self._every("producer-expiration", st.producer_id_expiration_check_interval_ms / 1000.0, rm.expire_producers)
+        if st.log_cleaner_enable:
+            self._every("log-cleaner", st.log_cleaner_backoff_ms / 1000.0, rm.clean_logs)
         self.record_event("broker_started", f"broker {self.broker_id} listening on {self.listeners.describe()} "
                                             f"(storage {self.config.storage}, epoch {self.broker_epoch})")
 
@@ -134,7 +135,7 @@ class Broker:
         # A registration left by this id's previous process vanishes when its session
         # expires; wait that long before concluding that another broker holds the id.
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + self.config.get("zookeeper.session.timeout.ms") / 1000.0 + 2.0
+        deadline = loop.time() + self.settings.zookeeper_session_timeout_ms / 1000.0 + 2.0
         while True:
             try:
                 await self.zk.create(path, info.encode(int(self.clock.time() * 1000)), ephemeral=True)
@@ -223,7 +224,7 @@ class Broker:
     # -- controlled shutdown ---------------------------------------------------------------------
     async def shutdown(self) -> None:
         """SIGTERM: controlled shutdown (leaderships moved away first), then stop."""
-        if self.config.get("controlled.shutdown.enable") and self.zk.connected:
+        if self.settings.controlled_shutdown_enable and self.zk.connected:
             for attempt in range(3):
                 try:
                     cid, host, port = await self.services.controller.endpoint()

@@ -23,6 +23,7 @@ from typing import Any, Callable, Iterator
 from ..broker.ports import Ports
 from ..broker.served import ServedBroker
 from ..broker.server import Broker
+from ..broker.settings import BrokerSettings
 from ..config import BrokerConfig
 from .disk import SimDisk, SimStorage
 from .loop import PROCESS, Gate, SimLoop
@@ -170,7 +171,7 @@ class World:
         ports = Ports(
             clock=self.clock,
             transport=SimTransport(self, name),
-            coordinator=lambda cfg, digest: SimZkSession(self, name, cfg.get("zookeeper.session.timeout.ms")),
+            coordinator=lambda cfg, digest: SimZkSession(self, name, BrokerSettings.of(cfg).zookeeper_session_timeout_ms),
             storage=lambda cfg: SimStorage(self.disks[broker_id], cfg.storage == "disk", self.loop.time,
                                            on_truncate, broker_id),
             random=random.Random(self._broker_seeds.getrandbits(64)),
