@@ -475,8 +475,7 @@ class KafkaController:
             new = sorted(set(children) - set(self.core.ctx.topics))
             if not new:
                 return None
-            reads = {t: await self.store.read_topic(t) for t in new}
-            return core.TopicsAdded({t: r for t, r in reads.items() if r is not None})
+            return core.TopicsAdded(await self.store.read_topics(new))
         await self._active(read)
 
     async def _on_partition_modification(self, topic: str) -> None:

@@ -29,22 +29,30 @@ CHUNK_OPS = 500  # ops per transaction: ~100 KB, well under ZooKeeper's 1 MB (ju
 # zookeeper.max.in.flight.requests): a failover reads every partition's state, one
 # round trip each when read one after another
 READS_IN_FLIGHT = 256
-TOPICS_IN_FLIGHT = 16  # topics read at once by a failover (each with its partitions' reads)
 
 K = TypeVar("K")
 V = TypeVar("V")
 
 
 async def pipelined(read: Callable[[K], Awaitable[V]], keys: Iterable[K], width: int = READS_IN_FLIGHT) -> dict[K, V]:
-    """``read(key)`` for every key, at most ``width`` at once; the results by key, in the
-    keys' order."""
+    """``read(key)`` for every key, ``width`` at once: each answer lets the next read go
+    (a window, so one slow answer holds back one slot, not a whole batch); the results
+    by key, in the keys' order.  A read that raises cancels the others and raises."""
     keys = list(keys)
     out: dict[K, V] = {}
-    for start in range(0, len(keys), width):
-        chunk = keys[start:start + width]
-        for key, value in zip(chunk, await asyncio.gather(*(read(k) for k in chunk))):
-            out[key] = value
-    return out
+    todo = iter(keys)
+
+    async def slot() -> None:
+        for key in todo:  # the slots share one iterator: each key is read once
+            out[key] = await read(key)
+
+    try:
+        async with asyncio.TaskGroup() as group:
+            for _ in range(min(width, len(keys))):
+                group.create_task(slot())
+    except ExceptionGroup as failed:  # the callers catch the read's own error (a lost session...)
+        raise failed.exceptions[0] from None
+    return {key: out[key] for key in keys}
 
 
 class Fenced(Exception):
@@ -124,25 +132,27 @@ class ControllerStore:
         got = await self.zk.get(layout.topic_path(topic))
         return None if got is None else layout.TopicZnode.decode(got[0])
 
-    async def read_topic(self, topic: str) -> TopicRead | None:
-        """The topic as the controller loads it; one without a topic id comes with a fresh
-        one (``new_topic_id``) that the controller writes."""
-        znode = await self.read_topic_znode(topic)
-        if znode is None:
-            return None
-        assignment = znode.partitions
-        cfg = await self.zk.get(layout.topic_config_path(topic))
-        states = {tp[1]: st for tp, st in (await self.read_states((topic, p) for p in assignment)).items()}
-        fresh = self.new_topic_id() if znode.topic_id is None and self.new_topic_id is not None else None
-        return TopicRead(assignment, layout.decode_topic_config(cfg[0]) if cfg else {}, states, znode.topic_id, fresh,
-                         dict(znode.adding))
+    async def read_topics(self, names: Iterable[str]) -> dict[str, TopicRead]:
+        """The topics as the controller loads them (those that exist), in three pipelined
+        steps over all of them: the assignments, the configs, every partition's state.
+        One stored without a topic id comes with a fresh one (``new_topic_id``) that the
+        controller writes."""
+        znodes = {t: z for t, z in (await pipelined(self.read_topic_znode, names)).items() if z is not None}
+        configs = await pipelined(lambda t: self.zk.get(layout.topic_config_path(t)), znodes)
+        states = await self.read_states((t, p) for t, z in znodes.items() for p in z.partitions)
+        out = {}
+        for topic, znode in znodes.items():
+            cfg = configs[topic]
+            fresh = self.new_topic_id() if znode.topic_id is None and self.new_topic_id is not None else None
+            out[topic] = TopicRead(znode.partitions, layout.decode_topic_config(cfg[0]) if cfg else {},
+                                   {p: states[(topic, p)] for p in znode.partitions if (topic, p) in states},
+                                   znode.topic_id, fresh, dict(znode.adding))
+        return out
 
     async def read_failover(self, previous_controller: int | None = None) -> Failover:
         """The cluster as a new controller loads it; ``previous_controller`` is passed on."""
         live = await self.read_brokers(await self.zk.children(layout.BROKER_IDS))
-        # topics a few at a time, each reading its partitions' states pipelined
-        reads = await pipelined(self.read_topic, await self.zk.children(layout.BROKER_TOPICS), TOPICS_IN_FLIGHT)
-        topics = {topic: read for topic, read in reads.items() if read is not None}
+        topics = await self.read_topics(await self.zk.children(layout.BROKER_TOPICS))
         return Failover(live, topics, previous_controller)
 
     async def take_isr_notifications(self, children: list[str]) -> dict[TP, StateRead]:

@@ -60,7 +60,10 @@ def test_a_failover_reads_every_partition_state_pipelined():
     st = failover.topics["t4"].states[5]
     assert (st.state.leader, st.state.leader_epoch, st.state.isr, st.version, st.mzxid) == (3, 4, (3, 1, 2), 3, 7)
     assert zk.most > PARTITIONS  # several topics' partitions at once, not one read after another
-    assert zk.most <= store_mod.READS_IN_FLIGHT * store_mod.TOPICS_IN_FLIGHT
+    assert zk.most <= store_mod.READS_IN_FLIGHT
+    # three steps over the whole cluster (assignments, configs, states), each pipelined:
+    # not a wave of a few topics after another, each waiting for its slowest read
+    assert zk.reads == 3 + 2 * TOPICS + TOPICS * PARTITIONS
 
 
 def test_pipelined_keeps_the_keys_order_and_bounds_what_is_in_flight():
@@ -78,3 +81,41 @@ def test_pipelined_keeps_the_keys_order_and_bounds_what_is_in_flight():
     got = asyncio.run(pipelined(read, [5, 3, 9, 1, 7], width=2))
     assert list(got.items()) == [(5, 25), (3, 9), (9, 81), (1, 1), (7, 49)]
     assert most == 2
+
+
+def test_pipelined_is_a_window_one_slow_read_holds_back_one_slot():
+    order: list[int] = []
+
+    async def read(k: int) -> int:
+        await asyncio.sleep(0.2 if k == 0 else 0.001)
+        order.append(k)
+        return k
+
+    got = asyncio.run(pipelined(read, range(10), width=3))
+    assert list(got) == list(range(10))
+    assert order[-1] == 0 and order[:-1] == list(range(1, 10))  # the others went on past it
+
+
+def test_pipelined_raises_the_first_failure_and_leaves_no_read_running():
+    started: list[int] = []
+    finished: list[int] = []
+
+    async def read(k: int) -> int:
+        started.append(k)
+        if k == 2:
+            raise ValueError("broken")
+        await asyncio.sleep(0.05)
+        finished.append(k)
+        return k
+
+    async def main() -> None:
+        try:
+            await pipelined(read, range(6), width=3)
+        except ValueError:  # the read's own error, as callers catch it (not an ExceptionGroup)
+            pass
+        else:
+            raise AssertionError("no failure raised")
+        await asyncio.sleep(0.1)  # a read left running would finish here
+
+    asyncio.run(main())
+    assert 2 in started and finished == []
