@@ -7,22 +7,32 @@ replicas, ISR) with what every live broker reports about its own replicas
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from typing import Any, Iterable
 
 from .. import errors
 from ..auth.acls import AclBinding
+from ..protocol.rpc.types import AclBinding as RpcAclBinding
+from ..protocol.rpc.types import AclFilter as RpcAclFilter
 from ..protocol.rpc.types import (
     AlterConfigsRequest,
     AlterPartitionReassignmentsRequest,
     CreatableTopic,
+    CreateAclsRequest,
     CreatePartitionsRequest,
     CreateTopicsRequest,
+    DeleteAclsRequest,
     DeleteRecordsPartition,
     DeleteRecordsRequest,
     DeleteTopicsRequest,
+    DescribeAclsRequest,
     DescribeConfigsRequest,
     ElectLeadersRequest,
     ReassignablePartition,
+    ReplicaState,
+    ReplicaStatePartition,
+    ReplicaStateRequest,
+    ReplicaStateResponse,
 )
 from ..protocol.rpc.types import TopicPartition as RpcTopicPartition
 from ..rpc import request
@@ -258,22 +268,24 @@ class AIOAdmin(GroupAdminMixin, TransactionAdminMixin):
         """Add ACLs (:class:`~minikafka.auth.acls.AclBinding`, e.g. ``AclBinding.make("Topic",
         "orders", "User:alice", "Read")``); needs Alter on the Cluster."""
         self._check_open()
-        body = {"acls": [b.as_dict() for b in bindings]}
-        await self._meta.call_any("create_acls", body, self.request_timeout_ms / 1000)
+        await self._meta.request_any(CreateAclsRequest(acls=[_rpc_binding(b) for b in bindings]),
+                                     self.request_timeout_ms / 1000)
 
     async def describe_acls(self, **filter: str | None) -> list[AclBinding]:
         """The ACLs matching a filter by field (resource_type, resource_name, pattern_type
         -- "Match" for every rule that applies to resource_name --, principal, host,
         operation, permission); no field: every ACL.  Needs Describe on the Cluster."""
         self._check_open()
-        answer = await self._meta.call_any("describe_acls", {"filter": filter or None}, self.request_timeout_ms / 1000)
-        return [_binding(m) for m in answer.get("acls") or ()]
+        answer = await self._meta.request_any(DescribeAclsRequest(filter=RpcAclFilter(**filter) if filter else None),
+                                              self.request_timeout_ms / 1000)
+        return [_binding(m) for m in answer.acls]
 
     async def delete_acls(self, **filter: str | None) -> list[AclBinding]:
         """Remove the ACLs matching a filter (fields as :meth:`describe_acls`); returns them."""
         self._check_open()
-        answer = await self._meta.call_any("delete_acls", {"filters": [filter]}, self.request_timeout_ms / 1000)
-        return [_binding(m) for r in answer.get("results") or () for m in r["acls"]]
+        answer = await self._meta.request_any(DeleteAclsRequest(filters=[RpcAclFilter(**filter)]),
+                                              self.request_timeout_ms / 1000)
+        return [_binding(m) for r in answer.results for m in r.acls]
 
     async def list_topics(self) -> list[str]:
         """Names of every topic, sorted."""
@@ -288,24 +300,23 @@ class AIOAdmin(GroupAdminMixin, TransactionAdminMixin):
         return self._meta.describe_cluster()
 
     async def replica_states(self, partitions: Iterable[tuple[str, int]] | None = None,
-                             checksum_upto: dict[tuple[str, int], int] | None = None) -> dict[int, dict | Exception]:
-        """The raw ``replica_state`` answer of every live broker (an exception for those that failed).
+                             checksum_upto: dict[tuple[str, int], int] | None = None
+                             ) -> dict[int, ReplicaStateResponse | Exception]:
+        """The ``replica_state`` answer of every live broker (an exception for those that failed).
 
         ``checksum_upto`` asks each replica for a CRC-32 of its log below the given offset per
         partition, so replicas can be compared (equal checksums: identical batches)."""
         self._check_open()
         if checksum_upto and partitions is None:
             partitions = list(checksum_upto)
-        body = {"partitions": None if partitions is None else [
-            {"topic": t, "partition": p, "checksum_upto": (checksum_upto or {}).get((t, p))} for t, p in partitions]}
+        req = ReplicaStateRequest(partitions=None if partitions is None else [
+            ReplicaStatePartition(topic=t, partition=p, checksum_upto=(checksum_upto or {}).get((t, p)))
+            for t, p in partitions])
         brokers = dict(self._meta.brokers)
         timeout_s = min(self.request_timeout_ms, INTROSPECTION_TIMEOUT_MS) / 1000
-
-        async def ask(host: str, port: int) -> dict:
-            return await self._conn.call(host, port, "replica_state", body, timeout_s)
-
-        answers = await asyncio.gather(*(ask(h, p) for h, p in brokers.values()), return_exceptions=True)
-        out: dict[int, dict | Exception] = {}
+        answers = await asyncio.gather(*(request(self._conn.call, h, p, req, timeout_s) for h, p in brokers.values()),
+                                       return_exceptions=True)
+        out: dict[int, ReplicaStateResponse | Exception] = {}
         for broker_id, answer in zip(brokers, answers):
             if isinstance(answer, BaseException) and not isinstance(answer, Exception):
                 raise answer
@@ -335,28 +346,27 @@ class AIOAdmin(GroupAdminMixin, TransactionAdminMixin):
                     raise errors.UnknownTopicOrPartitionError(f"topic {name!r} does not exist")
         tps = [(name, p) for name in names for p in self._meta.topics[name].partition_ids]
         states = await self.replica_states(None if topics is None else tps) if tps else {}
-        reported: dict[tuple[str, int], dict[int, dict]] = {}
+        reported: dict[tuple[str, int], dict[int, ReplicaState]] = {}
         for broker_id, answer in states.items():
             if isinstance(answer, Exception):
                 continue
-            bid = answer.get("broker_id", broker_id)
-            for r in answer.get("replicas") or ():
-                reported.setdefault((r["topic"], r["partition"]), {})[bid] = r
+            for r in answer.replicas:
+                reported.setdefault((r.topic, r.partition), {})[answer.broker_id] = r
         sums: dict[tuple[str, int], dict[int, int]] = {}
         bounds: dict[tuple[str, int], int] = {}
         if checksums and tps:
             for tp in tps:
                 lead = self._meta.topics[tp[0]].partitions[tp[1]].leader
-                hw = reported.get(tp, {}).get(lead, {}).get("high_watermark", -1)
-                if hw >= 0:
-                    bounds[tp] = hw
+                lead_state = reported.get(tp, {}).get(lead)
+                if lead_state is not None and lead_state.high_watermark >= 0:
+                    bounds[tp] = lead_state.high_watermark
             if bounds:
                 for broker_id, answer in (await self.replica_states(list(bounds), checksum_upto=bounds)).items():
                     if isinstance(answer, Exception):
                         continue
-                    for r in answer.get("replicas") or ():
-                        if r.get("checksum") is not None:
-                            sums.setdefault((r["topic"], r["partition"]), {})[answer.get("broker_id", broker_id)] = r["checksum"]
+                    for r in answer.replicas:
+                        if r.checksum is not None:
+                            sums.setdefault((r.topic, r.partition), {})[answer.broker_id] = r.checksum
         out: list[TopicDescription] = []
         for name in names:
             info = self._meta.topics[name]
@@ -367,11 +377,11 @@ class AIOAdmin(GroupAdminMixin, TransactionAdminMixin):
                 leader_state = rep.get(pi.leader) if pi.leader >= 0 else None
                 ids = list(pi.replicas)
                 isr, leader_epoch = list(pi.isr), pi.leader_epoch
-                if leader_state and leader_state.get("role") == "leader" and leader_state.get("leader_epoch", -1) >= leader_epoch:
+                if leader_state and leader_state.role == "leader" and leader_state.leader_epoch >= leader_epoch:
                     # The leader owns the ISR: it writes shrinks and expansions itself, and
                     # the metadata lags behind until the controller passes them on (not at
                     # all while the controller is frozen).
-                    isr, leader_epoch = list(leader_state["isr"]), leader_state["leader_epoch"]
+                    isr, leader_epoch = list(leader_state.isr), leader_state.leader_epoch
                 parts.append(PartitionDescription(
                     topic=name,
                     partition=pid,
@@ -380,21 +390,21 @@ class AIOAdmin(GroupAdminMixin, TransactionAdminMixin):
                     replicas=list(pi.replicas),
                     isr=isr,
                     offline_replicas=list(pi.offline_replicas),
-                    high_watermark=leader_state.get("high_watermark", -1) if leader_state else -1,
-                    last_stable_offset=leader_state.get("last_stable_offset", leader_state.get("high_watermark", -1))
-                    if leader_state else -1,
-                    ongoing_transactions=list(leader_state.get("ongoing_transactions") or ()) if leader_state else [],
-                    log_start_offset=leader_state.get("log_start_offset", -1) if leader_state else -1,
-                    log_end_offset=leader_state.get("log_end_offset", -1) if leader_state else -1,
-                    replica_leos={b: rep[b].get("log_end_offset", -1) if b in rep else -1 for b in ids},
-                    replica_hws={b: rep[b].get("high_watermark", -1) if b in rep else -1 for b in ids},
-                    replica_log_starts={b: rep[b].get("log_start_offset", -1) if b in rep else -1 for b in ids},
-                    size_bytes=leader_state.get("size_bytes", -1) if leader_state else -1,
-                    segments=leader_state.get("segments", -1) if leader_state else -1,
+                    high_watermark=leader_state.high_watermark if leader_state else -1,
+                    last_stable_offset=leader_state.last_stable_offset if leader_state else -1,
+                    ongoing_transactions=[{"producer_id": t.producer_id, "first_offset": t.first_offset}
+                                          for t in leader_state.ongoing_transactions] if leader_state else [],
+                    log_start_offset=leader_state.log_start_offset if leader_state else -1,
+                    log_end_offset=leader_state.log_end_offset if leader_state else -1,
+                    replica_leos={b: rep[b].log_end_offset if b in rep else -1 for b in ids},
+                    replica_hws={b: rep[b].high_watermark if b in rep else -1 for b in ids},
+                    replica_log_starts={b: rep[b].log_start_offset if b in rep else -1 for b in ids},
+                    size_bytes=leader_state.size_bytes if leader_state else -1,
+                    segments=leader_state.segments if leader_state else -1,
                     error=errors.error_name(pi.error_code),
                     checksum_upto=bounds.get((name, pid), -1),
                     replica_checksums=dict(sums.get((name, pid), {})),
-                    producers=list(leader_state.get("producers") or ()) if leader_state else [],
+                    producers=[dataclasses.asdict(x) for x in leader_state.producers] if leader_state else [],
                 ))
             out.append(TopicDescription(name, parts, errors.error_name(info.error_code), info.topic_id))
         return out
@@ -416,6 +426,10 @@ def _config_value(v: Any) -> str:
     return str(v)
 
 
-def _binding(m: dict) -> AclBinding:
-    return AclBinding(m["resource_type"], m["resource_name"], m["pattern_type"], m["principal"], m["host"],
-                      m["operation"], m["permission"])
+def _binding(m: RpcAclBinding) -> AclBinding:
+    return AclBinding(m.resource_type, m.resource_name, m.pattern_type, m.principal, m.host, m.operation, m.permission)
+
+
+def _rpc_binding(b: AclBinding) -> RpcAclBinding:
+    return RpcAclBinding(resource_type=b.resource_type, resource_name=b.resource_name, pattern_type=b.pattern_type,
+                         principal=b.principal, host=b.host, operation=b.operation, permission=b.permission)

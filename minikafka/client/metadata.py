@@ -13,7 +13,7 @@ from typing import Any, Callable, Sequence, TypeVar
 from .. import errors
 from .connection import TRANSPORT_ERRORS, parse_bootstrap
 from .ports import SYSTEM_CLOCK, Clock, Transport
-from ..protocol.rpc.types import Request
+from ..protocol.rpc.types import MetadataRequest, MetadataResponse, Request
 from ..protocol.topic_ids import ZERO_TOPIC_ID
 from ..rpc import request
 from .types import BrokerInfo, ClusterDescription
@@ -41,11 +41,11 @@ REFRESH_CODES = frozenset(cls.code.code for cls in REFRESH_ERRORS)
 METADATA_ATTEMPT_TIMEOUT_MS = 5000
 
 
-def metadata_ready(answer: dict) -> bool:
+def metadata_ready(answer: MetadataResponse) -> bool:
     """False for the answer of a broker that has not yet heard from the controller (a
     broker just restarted: no controller, no topics), which Kafka's clients also skip
     (an empty metadata answer is ignored); a refresh then asks the next broker."""
-    return answer.get("controller_id", -1) >= 0
+    return answer.controller_id >= 0
 
 
 def _taken(task: "asyncio.Future[None]") -> None:
@@ -55,6 +55,11 @@ def _taken(task: "asyncio.Future[None]") -> None:
 
 def needs_refresh(exc: BaseException) -> bool:
     return isinstance(exc, REFRESH_ERRORS)
+
+
+def _code(error: errors.KafkaError | None) -> int:
+    """The error code of an answer's entry (0: none)."""
+    return 0 if error is None else error.code.code
 
 
 @dataclass(frozen=True)
@@ -131,19 +136,20 @@ class Metadata:
         return out
 
     # ----- requests -----------------------------------------------------
-    async def call_any(self, api: str, body: dict, timeout_s: float, attempt_timeout_s: float | None = None,
-                       ready: Callable[[dict], bool] | None = None) -> dict:
-        """Send ``body`` to the first broker that answers; only transport failures move on.
+    async def request_any(self, req: Request[R], timeout_s: float, attempt_timeout_s: float | None = None,
+                          ready: Callable[[R], bool] | None = None) -> R:
+        """Send a typed request to the first broker that answers and return its typed
+        answer; only transport failures move on.
 
         With ``ready``, an answer it rejects also moves on to the next broker; when no
         broker gives an accepted answer, the first rejected one is returned."""
         last: Exception | None = None
-        fallback: tuple[tuple[str, int], dict] | None = None
+        fallback: tuple[tuple[str, int], R] | None = None
         tried = []
         for host, port in self.candidates():
             tried.append(f"{host}:{port}")
             try:
-                answer = await self.conn.call(host, port, api, body, attempt_timeout_s or timeout_s)
+                answer = await request(self.conn.call, host, port, req, attempt_timeout_s or timeout_s)
             except TRANSPORT_ERRORS as exc:
                 last = exc
                 continue
@@ -156,15 +162,9 @@ class Metadata:
             self._last_good = fallback[0]
             return fallback[1]
         raise errors.NetworkExceptionError(
-            f"no broker answered the {api} request (tried {', '.join(tried)}): "
+            f"no broker answered the {req.API} request (tried {', '.join(tried)}): "
             f"{last.message if isinstance(last, errors.KafkaError) else last}"
         )
-
-    async def request_any(self, req: Request[R], timeout_s: float, attempt_timeout_s: float | None = None) -> R:
-        """:meth:`call_any` with a typed request: its typed answer from the first broker
-        that answers."""
-        return await request(lambda host, port, api, body, t: self.call_any(api, body, t, attempt_timeout_s),
-                             "", 0, req, timeout_s)
 
     async def refresh(self) -> None:
         """Fetch metadata for every topic; concurrent callers share one request."""
@@ -190,39 +190,40 @@ class Metadata:
         UNKNOWN_TOPIC_OR_PARTITION too (a broker that may create a missing topic answers
         LEADER_NOT_AVAILABLE instead, so this one will not create it)."""
         timeout_s = min(self.request_timeout_ms, METADATA_ATTEMPT_TIMEOUT_MS) / 1000
-        answer = await self.call_any("metadata", {"topics": list(names), "allow_auto_topic_creation": auto_create},
-                                     timeout_s)
+        answer = await self.request_any(MetadataRequest(topics=list(names), allow_auto_topic_creation=auto_create),
+                                        timeout_s)
         fatal = {}
-        for t in answer.get("topics") or ():
-            code = t.get("error_code", 0)
+        for t in answer.topics:
+            code = _code(t.error)
             if code and (not errors.error_for(code).retriable
                          or (unknown_is_fatal and code == errors.UnknownTopicOrPartitionError.code.code)):
-                fatal[t["name"]] = errors.error_for(code, f"topic {t['name']!r}: {t.get('message') or errors.error_name(code)}")
+                why = t.error.message if t.error is not None else ""
+                fatal[t.name] = errors.error_for(code, f"topic {t.name!r}: {why or errors.error_name(code)}")
         return fatal
 
     async def _do_refresh(self) -> None:
         timeout_s = min(self.request_timeout_ms, METADATA_ATTEMPT_TIMEOUT_MS) / 1000
-        answer = await self.call_any("metadata", {"topics": None}, timeout_s, ready=metadata_ready)
+        answer = await self.request_any(MetadataRequest(topics=None), timeout_s, ready=metadata_ready)
         self.update(answer)
 
-    def update(self, answer: dict) -> None:
+    def update(self, answer: MetadataResponse) -> None:
         """Replace the cache with a ``metadata`` answer."""
-        self.brokers = {b["id"]: (b["host"], b["port"]) for b in answer.get("brokers") or ()}
-        self.controller_id = answer.get("controller_id", -1)
-        self.cluster_id = answer.get("cluster_id", "") or ""
+        self.brokers = {b.id: (b.host, b.port) for b in answer.brokers}
+        self.controller_id = answer.controller_id
+        self.cluster_id = answer.cluster_id or ""
         topics: dict[str, TopicInfo] = {}
-        for t in answer.get("topics") or ():
-            info = TopicInfo(t["name"], t.get("error_code", 0), t.get("topic_id") or ZERO_TOPIC_ID)
-            for p in t.get("partitions") or ():
+        for t in answer.topics:
+            info = TopicInfo(t.name, _code(t.error), t.topic_id or ZERO_TOPIC_ID)
+            for p in t.partitions:
                 pi = PartitionInfo(
-                    topic=t["name"],
-                    partition=p["partition"],
-                    leader=p.get("leader", -1),
-                    leader_epoch=p.get("leader_epoch", -1),
-                    replicas=list(p.get("replicas") or ()),
-                    isr=list(p.get("isr") or ()),
-                    offline_replicas=list(p.get("offline_replicas") or ()),
-                    error_code=p.get("error_code", 0),
+                    topic=t.name,
+                    partition=p.partition,
+                    leader=p.leader,
+                    leader_epoch=p.leader_epoch,
+                    replicas=list(p.replicas),
+                    isr=list(p.isr),
+                    offline_replicas=list(p.offline_replicas),
+                    error_code=_code(p.error),
                 )
                 info.partitions[pi.partition] = pi
             info.partition_ids = sorted(info.partitions)

@@ -17,6 +17,7 @@ from collections import deque
 from typing import Any, Callable, Coroutine, Iterable, Iterator, TypeVar
 
 from .. import errors
+from ..protocol.rpc.types import ReplicaStateResponse
 from .accumulator import RECORD_OVERHEAD
 from .admin import AIOAdmin
 from .batches import ConsumerBatch
@@ -701,6 +702,7 @@ class Admin(_BlockingClient):
     def delete_group(self, group_id: str) -> None:
         self._lt.run(self._core.delete_group(group_id))
 
-    def replica_states(self, partitions: Iterable[tuple[str, int]] | None = None) -> dict[int, dict | Exception]:
+    def replica_states(self, partitions: Iterable[tuple[str, int]] | None = None
+                       ) -> dict[int, ReplicaStateResponse | Exception]:
         return self._lt.run(self._core.replica_states(partitions))
 

@@ -10,6 +10,7 @@ from aiohttp import web
 
 from minikafka import errors
 from minikafka.protocol.rpc import codec
+from minikafka.protocol.rpc.types import ReplicaState, ReplicaStateResponse, encode_ReplicaStateResponse
 from minikafka.protocol.records.batch import iter_records, split_batches, stamp
 from minikafka.protocol.topic_ids import ZERO_TOPIC_ID
 
@@ -78,11 +79,12 @@ class FakeBroker:
         if not self.heard_from_controller:
             return {"cluster_id": "fake", "controller_id": -1, "controller_epoch": -1,
                     "brokers": [{"id": 1, "host": "127.0.0.1", "port": self.port}], "topics": []}
-        topics = [{"name": t, "error_code": 0, "error": "NONE", "message": "", "partitions": [
+        topics = [{"name": t, "topic_id": ZERO_TOPIC_ID, "error_code": 0, "error": "NONE", "message": "", "partitions": [
             {"partition": p, "leader": 1, "leader_epoch": 0, "replicas": [1], "isr": [1], "offline_replicas": [],
              "error_code": 0, "error": "NONE", "message": ""} for p in range(n)]} for t, n in self.topics.items()]
         # a named topic it does not have is answered as by a broker with auto.create.topics.enable=false
-        topics += [{"name": t, "error_code": 3, "error": "UNKNOWN_TOPIC_OR_PARTITION", "message": "", "partitions": []}
+        topics += [{"name": t, "topic_id": ZERO_TOPIC_ID, "error_code": 3, "error": "UNKNOWN_TOPIC_OR_PARTITION",
+                    "message": "", "partitions": []}
                    for t in body.get("topics") or () if t not in self.topics]
         return {"cluster_id": "fake", "controller_id": 1, "controller_epoch": 1,
                 "brokers": [{"id": 1, "host": "127.0.0.1", "port": self.port}], "topics": topics}
@@ -199,10 +201,10 @@ class FakeBroker:
                                 "error": "ELECTION_NOT_NEEDED", "message": ""} for p in body["partitions"] or ()]}
 
     async def api_replica_state(self, body: dict) -> dict:
-        return {"broker_id": 1, "replicas": [
-            {"topic": t, "partition": p, "role": "leader", "leader": 1, "leader_epoch": 0, "log_start_offset": 0,
-             "log_end_offset": leo, "high_watermark": leo, "isr": [1], "remote_leos": {}, "epochs": [[0, 0]],
-             "checksum": None} for (t, p), leo in self.leo.items()]}
+        return encode_ReplicaStateResponse(ReplicaStateResponse(broker_id=1, replicas=[
+            ReplicaState(topic=t, partition=p, role="leader", leader=1, leader_epoch=0, log_start_offset=0,
+                         log_end_offset=leo, high_watermark=leo, last_stable_offset=leo, isr=[1], remote_leos={},
+                         epochs=[[0, 0]], checksum=None) for (t, p), leo in self.leo.items()]))
 
 
 def values_of(broker: FakeBroker, topic: str, partition: int) -> list[bytes]:
