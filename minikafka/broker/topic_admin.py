@@ -43,6 +43,7 @@ from ..zk.errors import BadVersionError, NodeExistsError
 from ..zk.session import ZkSession
 from .metadata_cache import MetadataCache
 from .services import EventLog
+from .settings import TopicAdminSettings
 
 log = logging.getLogger(__name__)
 
@@ -159,6 +160,11 @@ class TopicAdmin:
     def config(self) -> BrokerConfig:
         """The broker's configuration in effect now."""
         return self.live.current
+
+    @property
+    def settings(self) -> TopicAdminSettings:
+        """The topic creation and deletion defaults in effect now."""
+        return self.live.view(TopicAdminSettings)
 
     # -- describe -------------------------------------------------------------------
     async def describe_topic(self, topic: str) -> list[ConfigEntry]:
@@ -388,8 +394,9 @@ class TopicAdmin:
                     assignment = check_assignment(t.assignment, live)
                 else:
                     # -1: the broker's defaults, as Kafka's CreateTopics without a count or a factor
-                    count = self.config.get("num.partitions") if t.num_partitions == -1 else t.num_partitions
-                    factor = (self.config.get("default.replication.factor") if t.replication_factor == -1
+                    defaults = self.settings
+                    count = defaults.num_partitions if t.num_partitions == -1 else t.num_partitions
+                    factor = (defaults.default_replication_factor if t.replication_factor == -1
                               else t.replication_factor)
                     check_partition_count(count)
                     if factor > len(live):
@@ -432,7 +439,7 @@ class TopicAdmin:
         """Raise why topic ``name`` cannot be deleted, whoever asks: delete.topic.enable is
         false, or it is an internal topic (the request layer asks this before it checks
         the caller's Delete, as the errors come in that order)."""
-        if not self.config.get("delete.topic.enable"):
+        if not self.settings.delete_topic_enable:
             raise TopicDeletionDisabledError("delete.topic.enable is false on this cluster")
         if name.startswith("__"):
             raise InvalidTopicExceptionError(f"{name} is an internal topic and cannot be deleted")

@@ -69,7 +69,8 @@ class ClusterApis:
         failures: dict[str, KafkaError] = {t: TopicAuthorizationFailedError(
             f"not authorized to Describe (or Create) topic {t!r}") for t in refused}
         unknown = [t for t in names if not md.partitions_of(t) and t not in refused]
-        if unknown and req.topics and req.allow_auto_topic_creation and self.config.get("auto.create.topics.enable"):
+        auto_create = req.allow_auto_topic_creation and self.topic_admin.settings.auto_create_topics_enable
+        if unknown and req.topics and auto_create:
             failures.update(await self.auto_create_topics(unknown, ctx))
         live = set(md.brokers) or {self.broker_id}
         topics = []
@@ -97,8 +98,8 @@ class ClusterApis:
         LEADER_NOT_AVAILABLE when it was created or already exists, else why creation
         failed (INVALID_TOPIC_EXCEPTION, INVALID_REPLICATION_FACTOR with too few brokers,
         TOPIC_AUTHORIZATION_FAILED without Create)."""
-        new = [NewTopic(n, self.config.get("num.partitions"), self.config.get("default.replication.factor"), {})
-               for n in names]
+        defaults = self.topic_admin.settings
+        new = [NewTopic(n, defaults.num_partitions, defaults.default_replication_factor, {}) for n in names]
         errors = await create_topics(self.topic_admin, self.security, ctx, new, validate_only=False, timeout_ms=0)
         out: dict[str, KafkaError] = {}
         for n, err in zip(names, errors):

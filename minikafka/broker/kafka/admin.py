@@ -90,9 +90,10 @@ class KafkaAdmin:
                     assignment = {str(a["partition_index"]): list(a["broker_ids"]) for a in t["assignments"]}
                     partitions, rf = len(assignment), len(t["assignments"][0]["broker_ids"])
                 else:
-                    partitions = t["num_partitions"] if t["num_partitions"] != -1 else self.config.get("num.partitions")
+                    defaults = self.admin.topic_admin.settings
+                    partitions = t["num_partitions"] if t["num_partitions"] != -1 else defaults.num_partitions
                     rf = t["replication_factor"] if t["replication_factor"] != -1 else \
-                        self.config.get("default.replication.factor")
+                        defaults.default_replication_factor
                     # a count below 1 is refused by the topic admin, after it looked for the topic (as Kafka)
                 internal.append(CreatableTopic(name=name, num_partitions=partitions, replication_factor=rf,
                                                config=configs, assignment=assignment))
