@@ -38,6 +38,7 @@ from ..zk.session import Watch, ZkSession
 from . import core
 from . import events as ev
 from .channel import Call, ChannelManager
+from .settings import ControllerSettings
 from .store import ControllerStore, Fenced, StateConflict, parse_preferred, parse_reassignment
 
 log = logging.getLogger(__name__)
@@ -297,13 +298,14 @@ class KafkaController:
         self._elected_session = h.zk.session_id
         self.core = core.ControllerCore(h.broker_id, self.epoch, h.config.current)
         assert self._tg is not None
-        self.channels = ChannelManager(h.call, h.config.get("request.timeout.ms") / 1000.0, self._tg)
+        settings = h.config.view(ControllerSettings)
+        self.channels = ChannelManager(h.call, settings.request_timeout_ms / 1000.0, self._tg)
         h.record_event("controller_elected", f"broker {h.broker_id} became controller with controller epoch {self.epoch}",
                        controller_epoch=self.epoch)
         h.count(CONTROLLER_ELECTIONS)
         await self.store.enable_feature_versioning()
         self._watch()
-        if h.config.get("auto.leader.rebalance.enable"):
+        if settings.auto_leader_rebalance_enable:
             self._timers.append(self._tg.create_task(self._rebalance_timer()))
         previous = self._last_holder
         await self._active(lambda: self.store.read_failover(previous))
@@ -393,10 +395,10 @@ class KafkaController:
 
     async def _rebalance_timer(self) -> None:
         """auto.leader.rebalance.enable: every leader.imbalance.check.interval.seconds."""
-        cfg = self.host.config
-        threshold = cfg.get("leader.imbalance.per.broker.percentage") / 100.0
+        live = self.host.config
+        threshold = live.view(ControllerSettings).leader_imbalance_per_broker_percentage / 100.0
         while True:
-            await asyncio.sleep(cfg.get("leader.imbalance.check.interval.seconds"))
+            await asyncio.sleep(live.view(ControllerSettings).leader_imbalance_check_interval_seconds)
             self.put(ev.Decide(core.CheckImbalance(threshold)))
 
     # -- active-controller events -------------------------------------------------------------------

@@ -66,6 +66,7 @@ from ..protocol.rpc.types import (Endpoint, LeaderAndIsrRequest, LiveBroker, Par
 from ..protocol.topic_ids import ZERO_TOPIC_ID
 from ..replication import rules
 from ..zk import layout
+from .settings import ControllerSettings
 
 TP = tuple[str, int]
 NO_LEADER = rules.NO_LEADER
@@ -374,6 +375,7 @@ class ControllerCore:
     def __init__(self, controller_id: int, epoch: int, config: BrokerConfig) -> None:
         self.ctx = Context(controller_id, epoch)
         self.config = config
+        self.settings = ControllerSettings.of(config)
 
     # -- the two entry points -------------------------------------------------------------------
     def plan(self, event: Event) -> Plan:
@@ -786,7 +788,7 @@ class ControllerCore:
             if topic not in d.topics:
                 p.after.append(DeleteIfPresent(f"{layout.DELETE_TOPICS}/{topic}"))
                 continue
-            if not self.config.get("delete.topic.enable"):
+            if not self.settings.delete_topic_enable:
                 continue
             per_broker: dict[int, list[TP]] = {}
             for q, info in sorted(d.topics[topic].items()):
@@ -1046,6 +1048,7 @@ class ControllerCore:
         The new config is in effect on the broker already, so it is taken at once, not
         with the plan's commit."""
         self.config = ev.config
+        self.settings = ControllerSettings.of(ev.config)
         self._elect_offline(p, sorted(p.draft.topics), "unclean.leader.election.enable set on the brokers")
 
     def _elect_offline(self, p: Plan, topics: list[str], reason: str) -> None:
