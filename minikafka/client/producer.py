@@ -34,7 +34,8 @@ from typing import Any, Callable, Iterable
 
 from .. import errors
 from ..protocol.records.compression import COMPRESSION_TYPES
-from ..protocol.rpc.types import InitProducerIdRequest, TxnOffsetCommitPartition
+from ..protocol.rpc.types import InitProducerIdRequest, ProducePartition, ProduceRequest, TxnOffsetCommitPartition
+from ..rpc import request
 from .accumulator import RECORD_OVERHEAD, Headers, ProducerBatch, RecordAccumulator, _settle, record_size
 from .connection import ClientSecurity, Connection
 from .ports import SYSTEM_CLOCK, Clock, Transport
@@ -720,17 +721,14 @@ class AIOProducer:
         try:
             if addr is None:
                 raise errors.LeaderNotAvailableError(f"broker {leader} is not in metadata")
-            body = {
-                "acks": self.acks,
-                "timeout_ms": self.request_timeout_ms,
-                "partitions": [{"topic": b.topic, "partition": b.partition, "records": b.encode()} for b in batches],
-            }
+            req = ProduceRequest(acks=self.acks, timeout_ms=self.request_timeout_ms, partitions=[
+                ProducePartition(topic=b.topic, partition=b.partition, records=b.encode()) for b in batches])
             if self.acks == 0:
                 for b in batches:
                     b.complete(-1)
             timeout_s = (self.request_timeout_ms + RESPONSE_MARGIN_MS) / 1000
             try:
-                answer = await self._conn.call(addr[0], addr[1], "produce", body, timeout_s)
+                answer = await request(self._conn.call, addr[0], addr[1], req, timeout_s)
             except errors.KafkaError as exc:
                 if self.acks != 0:  # acks=0: nobody waits, nothing is retried
                     for b in batches:
@@ -738,15 +736,15 @@ class AIOProducer:
                 return
             if self.acks == 0:
                 return
-            results = {(p.get("topic"), p.get("partition")): p for p in answer.get("partitions") or ()}
+            results = {(p.topic, p.partition): p for p in answer.partitions}
             for b in batches:
                 p = results.get(b.tp)
                 if p is None:
                     self._handle_error(b, errors.UnknownServerError(f"the answer does not mention {b.topic}-{b.partition}"))
-                elif p.get("error_code", 0):
-                    self._handle_error(b, errors.error_for(p["error_code"], p.get("message") or ""))
+                elif p.error is not None:
+                    self._handle_error(b, p.error)
                 else:
-                    b.complete(p.get("base_offset", -1), p.get("log_append_time", -1))
+                    b.complete(p.base_offset, p.log_append_time)
                     if b.producer_id >= 0:
                         self._note_taken(b, leader, self._now_ms())
         except asyncio.CancelledError:
