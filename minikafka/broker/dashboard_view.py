@@ -8,6 +8,7 @@ import asyncio
 import functools
 
 from ..config import BrokerConfig
+from ..protocol.rpc.types import decode_ReplicaState
 from ..web.view import BrokerView
 from .assembly import Services
 from .listeners import current_listener
@@ -28,7 +29,8 @@ def dashboard_view(config: BrokerConfig, s: Services) -> BrokerView:
         kafka_endpoints=lambda: s.listeners.kafka_endpoints(broker_id),
         cluster_id=lambda: s.identity.cluster_id,
         controller_epoch=controller_epoch,
-        local_replicas=lambda partitions=None: s.layer.cluster.replica_state(partitions, None),
+        local_replicas=lambda partitions=None: [
+            decode_ReplicaState(r) for r in s.layer.cluster.replica_state(partitions, None)],
         cluster_events=s.cluster_timeline.events, timeline_held=s.cluster_timeline.held,
         keep_timeline=s.cluster_timeline.keep, call=s.transport.call,
         prometheus=functools.partial(render_prometheus, s.metrics, MetricSources(

@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import dataclasses
 import fnmatch
 import itertools
 import logging
@@ -66,6 +67,10 @@ from ..protocol.rpc.types import (
     ListTransactionsRequest,
     OffsetFetchPartition,
     OffsetFetchRequest,
+    ReplicaState,
+    ReplicaStatePartition,
+    ReplicaStateRequest,
+    ReplicaStateResponse,
 )
 from ..rpc import request
 from ..zk.launcher import server_mode, split_connect
@@ -353,9 +358,6 @@ class WebState:
         self.index = PartitionIndex()
 
     # -- helpers ----------------------------------------------------------------------
-    def _call(self, host: str, port: int, api: str, body: dict) -> Any:
-        return self.view.call(host, port, api, body, PEER_TIMEOUT_S)
-
     def _live(self) -> dict[int, tuple[str, int]]:
         b = self.view
         live = dict(b.metadata().brokers)
@@ -376,23 +378,24 @@ class WebState:
         return md.controller_id, md.controller_epoch
 
     async def _replica_states(self, live: dict[int, tuple[str, int]],
-                              wanted: dict[int, list[tuple[str, int]]]) -> tuple[dict[int, dict], dict[int, str]]:
+                              wanted: dict[int, list[tuple[str, int]]]
+                              ) -> tuple[dict[int, dict[tuple[str, int], ReplicaState]], dict[int, str]]:
         """broker id -> {(topic, partition): replica description} of the partitions ``wanted``
         of each (none for a broker not named: it is still asked, for its ZooKeeper session
         and whether it answers); and broker id -> error text."""
         b = self.view
 
-        async def ask(bid: int, host: str, port: int) -> dict:
-            tps = [(t, p, None) for t, p in wanted.get(bid, ())]
+        async def ask(bid: int, host: str, port: int) -> ReplicaStateResponse:
+            tps = wanted.get(bid, [])
             if bid == b.broker_id:
-                return {"replicas": b.local_replicas(tps), "zookeeper_session": b.zookeeper_session()}
-            return await self._call(host, port, "replica_state", {
-                "partitions": [{"topic": t, "partition": p, "checksum_upto": None} for t, p, _ in tps],
-                "checksum_upto": None})
+                return ReplicaStateResponse(broker_id=bid, zookeeper_session=b.zookeeper_session(),
+                                            replicas=b.local_replicas([(t, p, None) for t, p in tps]))
+            return await request(self.view.call, host, port, ReplicaStateRequest(
+                partitions=[ReplicaStatePartition(topic=t, partition=p) for t, p in tps]), PEER_TIMEOUT_S)
 
         ids = sorted(live)
         answers = await asyncio.gather(*(ask(i, *live[i]) for i in ids), return_exceptions=True)
-        states: dict[int, dict] = {}
+        states: dict[int, dict[tuple[str, int], ReplicaState]] = {}
         errors: dict[int, str] = {}
         for bid, ans in zip(ids, answers):
             if isinstance(ans, BaseException):
@@ -400,8 +403,8 @@ class WebState:
                     raise ans
                 errors[bid] = f"{ans.__class__.__name__}: {ans}" if not isinstance(ans, KafkaError) else str(ans)
                 continue
-            states[bid] = {(r["topic"], r["partition"]): r for r in ans.get("replicas") or ()}
-            self.zk_sessions[bid] = ans.get("zookeeper_session") or ""
+            states[bid] = {(r.topic, r.partition): r for r in ans.replicas}
+            self.zk_sessions[bid] = ans.zookeeper_session or ""
         return states, errors
 
     async def _zookeeper(self) -> dict:
@@ -652,20 +655,20 @@ class WebState:
             isr = [int(r) for r in st["isr"]]
             lead = states.get(leader, {}).get((topic, part)) if leader >= 0 else None
             isr_source = "metadata"
-            if lead is not None and lead["role"] == "leader" and lead["leader_epoch"] == epoch:
+            if lead is not None and lead.role == "leader" and lead.leader_epoch == epoch:
                 # The leader's own ISR is the one it last wrote to ZooKeeper: the same as or
                 # newer than the controller's copy (the leader shrinks and expands without
                 # bumping the epoch).
-                isr = [int(r) for r in lead["isr"]]
+                isr = [int(r) for r in lead.isr]
                 isr_source = "leader"
-            remote_leos = {int(k): int(v) for k, v in (lead or {}).get("remote_leos", {}).items()}
-            hw = int(lead["high_watermark"]) if lead is not None else -1
+            remote_leos = {int(k): int(v) for k, v in lead.remote_leos.items()} if lead is not None else {}
+            hw = lead.high_watermark if lead is not None else -1
             # the last stable offset: below it no transaction is open (read_committed stops there)
-            lso = int(lead.get("last_stable_offset", hw)) if lead is not None else -1
-            leader_leo = int(lead["log_end_offset"]) if lead is not None else -1
+            lso = lead.last_stable_offset if lead is not None else -1
+            leader_leo = lead.log_end_offset if lead is not None else -1
             # the ISR followers the leader finds out of sync by Kafka's rule (not caught up
             # to its LEO within replica.lag.time.max.ms)
-            out_of_sync = {int(x) for x in (lead or {}).get("out_of_sync") or ()}
+            out_of_sync = set(lead.out_of_sync) if lead is not None else set()
             reps = []
             for r in replicas:
                 rep = states.get(r, {}).get((topic, part))
@@ -673,11 +676,11 @@ class WebState:
                     "broker": r, "alive": r in live, "responding": r in states,
                     "in_isr": r in isr, "is_leader": r == leader and leader in live,
                     "preferred": r == replicas[0], "reported": rep is not None,
-                    "role": rep["role"] if rep is not None else ("dead" if r not in live else "unknown"),
-                    "leo": int(rep["log_end_offset"]) if rep is not None else -1,
-                    "hw": int(rep["high_watermark"]) if rep is not None else -1,
-                    "leader_epoch": int(rep["leader_epoch"]) if rep is not None else -1,
-                    "log_start_offset": int(rep["log_start_offset"]) if rep is not None else -1,
+                    "role": rep.role if rep is not None else ("dead" if r not in live else "unknown"),
+                    "leo": rep.log_end_offset if rep is not None else -1,
+                    "hw": rep.high_watermark if rep is not None else -1,
+                    "leader_epoch": rep.leader_epoch if rep is not None else -1,
+                    "log_start_offset": rep.log_start_offset if rep is not None else -1,
                     "leo_seen_by_leader": remote_leos.get(r, -1) if r != leader else leader_leo,
                 }
                 # lag: what the follower misses of the leader's log, from its own report or,
@@ -692,9 +695,9 @@ class WebState:
                 reps.append(entry)
             offline = leader < 0 or leader not in live
             min_isr = self._min_isr(topic)
-            if lead is not None and lead["role"] == "leader":
+            if lead is not None and lead.role == "leader":
                 rates = self.rates.observe((topic, part), sampled, leader, {
-                    c: int(lead[c]) for c, _ in RATE_COUNTERS if c in lead})
+                    c: int(getattr(lead, c)) for c, _ in RATE_COUNTERS})
             else:
                 rates = {name: None for _, name in RATE_COUNTERS}
             partitions.append({
@@ -704,12 +707,13 @@ class WebState:
                 "high_watermark": hw, "last_stable_offset": lso, "log_end_offset": leader_leo,
                 # open transactions on the leader (producer id, first offset) and how many
                 # aborted ones its index holds
-                "ongoing_transactions": list((lead or {}).get("ongoing_transactions") or ()),
-                "aborted_transactions": int((lead or {}).get("aborted_transactions") or 0),
+                "ongoing_transactions": [{"producer_id": t.producer_id, "first_offset": t.first_offset}
+                                         for t in lead.ongoing_transactions] if lead is not None else [],
+                "aborted_transactions": lead.aborted_transactions if lead is not None else 0,
                 # retention and DeleteRecords: the leader's log start, bytes and segments
-                "log_start_offset": int(lead["log_start_offset"]) if lead is not None else -1,
-                "size_bytes": int(lead.get("size_bytes", -1)) if lead is not None else -1,
-                "segments": int(lead.get("segments", -1)) if lead is not None else -1,
+                "log_start_offset": lead.log_start_offset if lead is not None else -1,
+                "size_bytes": lead.size_bytes if lead is not None else -1,
+                "segments": lead.segments if lead is not None else -1,
                 "under_replicated": len(isr) < len(replicas), "offline": offline,
                 # Kafka's UnderMinIsr: the leader refuses acks=all writes (NOT_ENOUGH_REPLICAS)
                 "min_insync_replicas": min_isr,
@@ -717,7 +721,7 @@ class WebState:
                 "rates": rates,
                 "replica_states": reps,
                 # idempotent producers the leader knows: id, epoch, last sequence and offset
-                "producers": list((lead or {}).get("producers") or ()),
+                "producers": [dataclasses.asdict(x) for x in lead.producers] if lead is not None else [],
             })
 
         self.rates.forget(sampled, metadata.partitions)
@@ -788,8 +792,7 @@ class WebState:
             if leader in live:
                 wanted.setdefault(leader, []).append(tp)
         states, _ = await self._replica_states({i: live[i] for i in wanted}, wanted)
-        return {tp: int(r["high_watermark"]) for bid, got in states.items() for tp, r in got.items()
-                if r.get("role") == "leader"}
+        return {tp: r.high_watermark for bid, got in states.items() for tp, r in got.items() if r.role == "leader"}
 
     # -- /api/events ------------------------------------------------------------------
     def _annotate(self, e: dict) -> dict:

@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Awaitable, Callable, Mapping, Protocol
 
+from ..protocol.rpc.types import ReplicaState
+
 Endpoint = tuple[str, int]
 
 
@@ -37,7 +39,7 @@ class BrokerView:
     cluster_id: Callable[[], str]
     controller_epoch: Callable[[], int | None]  # its controller epoch while this broker is the active controller
     # this broker's replica_state entries: of the given (topic, partition, None) triples, or all with None
-    local_replicas: Callable[..., list[dict]]
+    local_replicas: Callable[..., list[ReplicaState]]
     # every broker's events as this one holds them (broker/timeline.py's ClusterTimeline):
     # those newer than ``since``, the newest ``limit``, after asking the live ones for theirs
     cluster_events: Callable[[float, int], Awaitable[list[dict]]]
