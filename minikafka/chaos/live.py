@@ -469,25 +469,65 @@ def kip279_flipflop(c: LiveCluster, step: Callable[[str, list[int]], None]) -> l
     return []
 
 
+@dataclass
+class _Zombie:
+    """kip320-zombie's brokers, A (the leader), B (leader for a while) and Z (the zombie), and
+    what the steps leave for the next ones."""
+
+    a: int
+    b: int
+    z: int
+    off: int = -1  # x's offset: A and Z write it, B never gets it
+    fenced0: float = 0.0  # Z's fenced fetches before it became a zombie
+    epoch: int = -1  # A's leader epoch once leadership is back
+    z_epoch: Any = "?"  # the leader epoch Z still follows A at
+    z_leo0: int = -1  # Z's log end then
+    fenced: float = 0.0  # Z's fetches refused since fenced0
+
+    @property
+    def replicas(self) -> list[int]:
+        return [self.a, self.b, self.z]
+
+
 def kip320_zombie(c: LiveCluster, step: Callable[[str, list[int]], None]) -> list[str]:
     """KIP-320: a follower that misses the controller's LeaderAndIsr keeps fetching at its old epoch."""
+    zm = _zombie_setup(c, step)
+    _zombie_leader_b(c, zm, step)
+    _zombie_leader_a_again(c, zm, step)
+    problems = _zombie_fetches(c, zm, step)
+    _zombie_heal(c, zm, step)
+    if c.truncation == "leader_epoch" and zm.fenced <= 0:
+        problems.append(f"broker {zm.z}'s stale fetches were not refused")
+    return problems
+
+
+def _zombie_setup(c: LiveCluster, step: Callable[[str, list[int]], None]) -> _Zombie:
+    """The partition on A, B and Z; x written by A and copied by Z, not by B (cut off from A)."""
     ctrl = c.controller()
     a, b, z = [x for x in sorted(c.brokers) if x != ctrl][:3]
-    replicas = [a, b, z]
+    zm = _Zombie(a, b, z)
+    replicas = zm.replicas
     c.say(f"- broker {ctrl} is the controller; the partition's replicas are brokers {a} (leader), {b} and {z} "
           f"(the zombie-to-be)")
     c.avoid.add(z)
     _setup(c, replicas, ["m1", "m2"], step)
     lag = c.cut(b, a, both_ways=True)
-    off = c.produce("x", acks="1")
+    off = zm.off = c.produce("x", acks="1")
     c.wait(lambda: (r := c.replica(z)) is not None and r["log_end_offset"] == off + 1, 20, f"broker {z} fetching x")
     step(f"cut the links between brokers {b} and {a}; produce x with acks=1: broker {a} writes it at offset {off} and "
          f"broker {z} copies it, broker {b} does not (x is not committed)", replicas)
     c.cut(ctrl, z, only="requests", reject=True)
-    fenced0 = c.metric(z, FENCED) or 0.0
+    zm.fenced0 = c.metric(z, FENCED) or 0.0
     c.reassign([b, a, z])
     c.elect_preferred(b)
     c.links.heal(lag)  # type: ignore[union-attr]
+    return zm
+
+
+def _zombie_leader_b(c: LiveCluster, zm: _Zombie, step: Callable[[str, list[int]], None]) -> None:
+    """B leads (Z, whose controller requests are refused, never hears of it); A truncates x
+    and copies y from B."""
+    a, b, z, off = zm.a, zm.b, zm.z, zm.off
     epoch = c.state().leader_epoch
     c.wait_role(a, "follower", epoch)
     c.wait(lambda: (r := c.replica(a)) is not None and r["log_end_offset"] == off, 20, f"broker {a} truncating x")
@@ -498,7 +538,13 @@ def kip320_zombie(c: LiveCluster, step: Callable[[str, list[int]], None]) -> lis
          f"broker {b} leader at epoch {epoch}; heal the links between brokers {a} and {b}: broker {a} follows "
          f"broker {b} and truncates x; "
          f"produce y: broker {b} writes it at offset {off_y}. Broker {z} never heard of any of it: it still "
-         f"thinks it follows broker {a} at epoch {rz['leader_epoch'] if rz else '?'}", replicas)
+         f"thinks it follows broker {a} at epoch {rz['leader_epoch'] if rz else '?'}", zm.replicas)
+
+
+def _zombie_leader_a_again(c: LiveCluster, zm: _Zombie, step: Callable[[str, list[int]], None]) -> None:
+    """Leadership back to A, which writes v and w while Z's fetches are held back; then Z's
+    fetches go through again."""
+    a, b, z = zm.a, zm.b, zm.z
     # Z's fetches are held back (refused) while leadership returns to A and A writes: a
     # fetch from Z's offset reaching A before A's log is that long would be answered
     # OFFSET_OUT_OF_RANGE, and Z would cut its log to A's end instead of appending to it
@@ -506,20 +552,26 @@ def kip320_zombie(c: LiveCluster, step: Callable[[str, list[int]], None]) -> lis
     since = time.time()
     c.reassign([a, b, z])
     c.elect_preferred(a)
-    epoch = c.state().leader_epoch
+    epoch = zm.epoch = c.state().leader_epoch
     c.wait_role(a, "leader", epoch)
     off_v = c.produce("v", acks="1")
     off_w = c.produce("w", acks="1")
     c.wait(lambda: (r := c.replica(b)) is not None and r["log_end_offset"] == off_w + 1, 20, f"broker {b} fetching w")
     truncs = c.events(a, ("truncate",), since) + c.events(b, ("truncate",), since)
     rz = c.replica(z)
-    ze = rz["leader_epoch"] if rz else "?"
-    z_leo0 = rz["log_end_offset"] if rz else off + 1
+    ze = zm.z_epoch = rz["leader_epoch"] if rz else "?"
+    z_leo0 = zm.z_leo0 = rz["log_end_offset"] if rz else zm.off + 1
     step(f"cut broker {z}'s requests to broker {a} (refused); leadership back to broker {a} at epoch {epoch} (a "
          f"reassignment and a preferred election)" + (" (" + "; ".join(truncs) + ")" if truncs else "") +
          f"; produce v and w: broker {a} writes them at offsets {off_v} and {off_w}. Broker {z} still thinks it "
-         f"follows broker {a} at epoch {ze}, with log end {z_leo0}", replicas)
+         f"follows broker {a} at epoch {ze}, with log end {z_leo0}", zm.replicas)
     c.links.heal(hold)  # type: ignore[union-attr]
+
+
+def _zombie_fetches(c: LiveCluster, zm: _Zombie, step: Callable[[str, list[int]], None]) -> list[str]:
+    """What became of the zombie's fetches from A (refused, or served); the problem of a
+    zombie that appended A's records after a tail of its own."""
+    a, z, z_leo0, epoch, ze, fenced0 = zm.a, zm.z, zm.z_leo0, zm.epoch, zm.z_epoch, zm.fenced0
 
     def outcome() -> str | None:
         n = c.metric(z, FENCED)
@@ -534,7 +586,7 @@ def kip320_zombie(c: LiveCluster, step: Callable[[str, list[int]], None]) -> lis
         c.settle(lambda: (rz2 := c.replica(z)) is not None and (ra := c.replica(a)) is not None
                  and rz2["high_watermark"] == ra["high_watermark"] == ra["log_end_offset"], 20)
     rz, ra = c.replica(z), c.replica(a)
-    fenced = (c.metric(z, FENCED) or fenced0) - fenced0
+    fenced = zm.fenced = (c.metric(z, FENCED) or fenced0) - fenced0
     zlog = {o: v for o, (v, _) in sorted(c.segments(z).items())}
     alog = {o: v for o, (v, _) in sorted(c.segments(a).items())}
     z_leo = rz["log_end_offset"] if rz else max(zlog, default=-1) + 1
@@ -561,25 +613,28 @@ def kip320_zombie(c: LiveCluster, step: Callable[[str, list[int]], None]) -> lis
                 f"{zlog.get(own[0])} at offset {own[0]}, where broker {a} has {alog.get(own[0])}" if appended and own
                 else f": broker {z}'s log end is now {z_leo}")
              + f"; broker {a}'s HW, which counts broker {z} (in the ISR) as holding offsets up to {z_leo - 1}, is "
-             f"{ra['high_watermark'] if ra else '?'}, and broker {z}'s HW is {z_hw}", replicas)
+             f"{ra['high_watermark'] if ra else '?'}, and broker {z}'s HW is {z_hw}", zm.replicas)
     else:
         step(f"heal broker {z}'s requests to broker {a}: broker {z}, the zombie, fetches from broker {a} from offset "
              f"{z_leo0}; its fetches {carries}, and broker {a} refuses every such fetch with FENCED_LEADER_EPOCH "
              f"(broker {z}'s minikafka_fenced_fetches_total: +{fenced:g})"
              + (f", so broker {z} appends nothing after its own x (log end {z_leo})" if z_leo == z_leo0 else
-                f"; broker {z}'s log end is now {z_leo}"), replicas)
+                f"; broker {z}'s log end is now {z_leo}"), zm.replicas)
+    return problems
+
+
+def _zombie_heal(c: LiveCluster, zm: _Zombie, step: Callable[[str, list[int]], None]) -> None:
+    """Every fault healed: the controller's queued requests reach Z, which follows A and catches up."""
+    z, off, replicas = zm.z, zm.off, zm.replicas
     since = time.time()
     c.heal()
-    c.wait_role(z, "follower", epoch, 30)
+    c.wait_role(z, "follower", zm.epoch, 30)
     c.caught_up(replicas)
     truncs = c.events(z, ("truncate",), since)
     kept = c.segments(z).get(off, ("", 0))[0] == "x"
-    step(f"heal: the controller's queued LeaderAndIsr requests reach broker {z}, which follows broker {a} at epoch "
-         f"{epoch}" + (f" ({'; then '.join(truncs)})" if truncs else ", truncating nothing,")
+    step(f"heal: the controller's queued LeaderAndIsr requests reach broker {z}, which follows broker {zm.a} at epoch "
+         f"{zm.epoch}" + (f" ({'; then '.join(truncs)})" if truncs else ", truncating nothing,")
          + " and catches up" + (f"; its files still hold x at offset {off}" if kept else ""), replicas)
-    if c.truncation == "leader_epoch" and fenced <= 0:
-        problems.append(f"broker {z}'s stale fetches were not refused")
-    return problems
 
 
 SCENARIOS: dict[str, tuple[Callable[[LiveCluster, Callable[[str, list[int]], None]], list[str]], int, str]] = {
