@@ -25,11 +25,30 @@ from .common import add_dir_and_bootstrap, add_named, broker_id, group_id, resol
 
 def add_parsers(subparsers: argparse._SubParsersAction) -> None:
     """Register ``topics``, ``produce`` and ``consume`` on the main parser's subparsers."""
+    _add_topics(subparsers)
+    _add_configs(subparsers)
+    _add_produce(subparsers)
+    _add_consume(subparsers)
+
+
+def _add_topics(subparsers: argparse._SubParsersAction) -> None:
+    """``topics`` and its commands."""
     topics = subparsers.add_parser("topics", help="create, list and describe topics",
                                    description="Create, list and describe topics.")
     tsub = topics.add_subparsers(dest="topics_command", metavar="COMMAND", required=True,
                                  parser_class=type(topics))
+    _add_topics_create(tsub)
+    _add_topics_list(tsub)
+    _add_topics_describe(tsub)
+    _add_topics_elect_leaders(tsub)
+    _add_topics_alter(tsub)
+    _add_topics_delete(tsub)
+    _add_topics_delete_records(tsub)
+    _add_topics_reassign(tsub)
 
+
+def _add_topics_create(tsub: argparse._SubParsersAction) -> None:
+    """``topics create``."""
     create = tsub.add_parser("create", help="create a topic",
                              description="Create a topic. Without --partitions or --replication-factor the broker "
                                          "uses its num.partitions and default.replication.factor, as in Kafka.")
@@ -49,6 +68,9 @@ def add_parsers(subparsers: argparse._SubParsersAction) -> None:
     add_dir_and_bootstrap(create)
     create.set_defaults(func=cmd_topics_create)
 
+
+def _add_topics_list(tsub: argparse._SubParsersAction) -> None:
+    """``topics list``."""
     lst = tsub.add_parser("list", help="list topic names",
                           description="Print every topic name, one per line; internal topics (names starting "
                                       "with __, such as __consumer_offsets) come last.")
@@ -56,6 +78,9 @@ def add_parsers(subparsers: argparse._SubParsersAction) -> None:
     add_dir_and_bootstrap(lst)
     lst.set_defaults(func=cmd_topics_list)
 
+
+def _add_topics_describe(tsub: argparse._SubParsersAction) -> None:
+    """``topics describe`` and its reports."""
     describe = tsub.add_parser(
         "describe", help="leaders, replicas, ISR, epochs, HW, LSO and LEOs",
         description="Describe partitions: leader, replicas, ISR, leader epoch, the leader's high watermark "
@@ -90,6 +115,9 @@ def add_parsers(subparsers: argparse._SubParsersAction) -> None:
     describe.set_defaults(func=watch.watchable(cmd_topics_describe, "minikafka topics describe",
                                                         _topics_describe_view))
 
+
+def _add_topics_elect_leaders(tsub: argparse._SubParsersAction) -> None:
+    """``topics elect-leaders``."""
     elect = tsub.add_parser(
         "elect-leaders", help="move leadership back to the preferred replicas (or elect uncleanly)",
         description="Leader election, as kafka-leader-election does. PREFERRED (the default): make each "
@@ -107,6 +135,9 @@ def add_parsers(subparsers: argparse._SubParsersAction) -> None:
     add_dir_and_bootstrap(elect)
     elect.set_defaults(func=cmd_topics_elect_leaders)
 
+
+def _add_topics_alter(tsub: argparse._SubParsersAction) -> None:
+    """``topics alter``."""
     alter = tsub.add_parser("alter", help="add partitions to a topic",
                             description="Raise a topic's partition count, as kafka-topics.sh --alter --partitions "
                                         "does: the new partitions are placed like a new topic's and get leaders.")
@@ -115,6 +146,45 @@ def add_parsers(subparsers: argparse._SubParsersAction) -> None:
     add_dir_and_bootstrap(alter)
     alter.set_defaults(func=cmd_topics_alter)
 
+
+def _add_topics_delete(tsub: argparse._SubParsersAction) -> None:
+    """``topics delete``."""
+    delete = tsub.add_parser("delete", help="delete a topic",
+                             description="Delete a topic: its replicas are stopped and their logs deleted.")
+    add_named(delete, "name", "topic", "NAME", topic_name, "topic name")
+    add_dir_and_bootstrap(delete)
+    delete.set_defaults(func=cmd_topics_delete)
+
+
+def _add_topics_delete_records(tsub: argparse._SubParsersAction) -> None:
+    """``topics delete-records``."""
+    delrec = tsub.add_parser(
+        "delete-records", help="delete records below an offset (DeleteRecords)",
+        description="Move partitions' log start offsets forward, as kafka-delete-records does: records below "
+                    "the given offset are gone for consumers (whole segments below it are deleted). The file is "
+                    'the JSON of kafka-delete-records: {"partitions": [{"topic": "t", "partition": 0, "offset": 5}], '
+                    '"version": 1}; offset -1 means the high watermark.')
+    delrec.add_argument("--offset-json-file", dest="offset_json_file", required=True, metavar="FILE",
+                        help="the partitions and their new log start offsets, in kafka-delete-records' JSON")
+    add_dir_and_bootstrap(delrec)
+    delrec.set_defaults(func=cmd_topics_delete_records)
+
+
+def _add_topics_reassign(tsub: argparse._SubParsersAction) -> None:
+    """``topics reassign``."""
+    reassign = tsub.add_parser(
+        "reassign", help="move a partition to other brokers",
+        description="Reassign a partition to a new replica list (the first is the preferred leader). The new "
+                    "replicas catch up, then the old ones are removed; follow it with `topics describe`.")
+    reassign.add_argument("--topic", required=True, type=topic_name, help="the partition's topic")
+    reassign.add_argument("--partition", type=_non_negative, required=True, metavar="P", help="the partition")
+    reassign.add_argument("--replicas", required=True, metavar="ID,ID,...", help="new broker ids, e.g. 3,2")
+    add_dir_and_bootstrap(reassign)
+    reassign.set_defaults(func=cmd_topics_reassign)
+
+
+def _add_configs(subparsers: argparse._SubParsersAction) -> None:
+    """``configs describe`` and ``configs alter``."""
     configs = subparsers.add_parser("configs", help="describe and change topic and broker settings",
                                     description="Describe and change topic settings and dynamic broker settings, "
                                                 "as kafka-configs.sh does.")
@@ -148,33 +218,9 @@ def add_parsers(subparsers: argparse._SubParsersAction) -> None:
     add_dir_and_bootstrap(calter)
     calter.set_defaults(func=cmd_configs_alter)
 
-    delete = tsub.add_parser("delete", help="delete a topic",
-                             description="Delete a topic: its replicas are stopped and their logs deleted.")
-    add_named(delete, "name", "topic", "NAME", topic_name, "topic name")
-    add_dir_and_bootstrap(delete)
-    delete.set_defaults(func=cmd_topics_delete)
 
-    delrec = tsub.add_parser(
-        "delete-records", help="delete records below an offset (DeleteRecords)",
-        description="Move partitions' log start offsets forward, as kafka-delete-records does: records below "
-                    "the given offset are gone for consumers (whole segments below it are deleted). The file is "
-                    'the JSON of kafka-delete-records: {"partitions": [{"topic": "t", "partition": 0, "offset": 5}], '
-                    '"version": 1}; offset -1 means the high watermark.')
-    delrec.add_argument("--offset-json-file", dest="offset_json_file", required=True, metavar="FILE",
-                        help="the partitions and their new log start offsets, in kafka-delete-records' JSON")
-    add_dir_and_bootstrap(delrec)
-    delrec.set_defaults(func=cmd_topics_delete_records)
-
-    reassign = tsub.add_parser(
-        "reassign", help="move a partition to other brokers",
-        description="Reassign a partition to a new replica list (the first is the preferred leader). The new "
-                    "replicas catch up, then the old ones are removed; follow it with `topics describe`.")
-    reassign.add_argument("--topic", required=True, type=topic_name, help="the partition's topic")
-    reassign.add_argument("--partition", type=_non_negative, required=True, metavar="P", help="the partition")
-    reassign.add_argument("--replicas", required=True, metavar="ID,ID,...", help="new broker ids, e.g. 3,2")
-    add_dir_and_bootstrap(reassign)
-    reassign.set_defaults(func=cmd_topics_reassign)
-
+def _add_produce(subparsers: argparse._SubParsersAction) -> None:
+    """``produce``."""
     produce = subparsers.add_parser(
         "produce", help="send lines of stdin as records",
         description="Send each line of standard input as one record. Prints nothing on success.")
@@ -203,6 +249,9 @@ def add_parsers(subparsers: argparse._SubParsersAction) -> None:
     add_dir_and_bootstrap(produce)
     produce.set_defaults(func=cmd_produce)
 
+
+def _add_consume(subparsers: argparse._SubParsersAction) -> None:
+    """``consume``."""
     consume = subparsers.add_parser(
         "consume", help="print records of a topic",
         description="Print the committed records of a topic (every partition, or one), one per line. It stops "
