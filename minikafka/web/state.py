@@ -648,82 +648,8 @@ class WebState:
         partitions = []
         for topic, part in page:
             st = metadata.partitions.get((topic, part))
-            if st is None:
-                continue
-            replicas = [int(r) for r in st["replicas"]]
-            leader, epoch = int(st["leader"]), int(st["leader_epoch"])
-            isr = [int(r) for r in st["isr"]]
-            lead = states.get(leader, {}).get((topic, part)) if leader >= 0 else None
-            isr_source = "metadata"
-            if lead is not None and lead.role == "leader" and lead.leader_epoch == epoch:
-                # The leader's own ISR is the one it last wrote to ZooKeeper: the same as or
-                # newer than the controller's copy (the leader shrinks and expands without
-                # bumping the epoch).
-                isr = [int(r) for r in lead.isr]
-                isr_source = "leader"
-            remote_leos = {int(k): int(v) for k, v in lead.remote_leos.items()} if lead is not None else {}
-            hw = lead.high_watermark if lead is not None else -1
-            # the last stable offset: below it no transaction is open (read_committed stops there)
-            lso = lead.last_stable_offset if lead is not None else -1
-            leader_leo = lead.log_end_offset if lead is not None else -1
-            # the ISR followers the leader finds out of sync by Kafka's rule (not caught up
-            # to its LEO within replica.lag.time.max.ms)
-            out_of_sync = set(lead.out_of_sync) if lead is not None else set()
-            reps = []
-            for r in replicas:
-                rep = states.get(r, {}).get((topic, part))
-                entry: dict[str, Any] = {
-                    "broker": r, "alive": r in live, "responding": r in states,
-                    "in_isr": r in isr, "is_leader": r == leader and leader in live,
-                    "preferred": r == replicas[0], "reported": rep is not None,
-                    "role": rep.role if rep is not None else ("dead" if r not in live else "unknown"),
-                    "leo": rep.log_end_offset if rep is not None else -1,
-                    "hw": rep.high_watermark if rep is not None else -1,
-                    "leader_epoch": rep.leader_epoch if rep is not None else -1,
-                    "log_start_offset": rep.log_start_offset if rep is not None else -1,
-                    "leo_seen_by_leader": remote_leos.get(r, -1) if r != leader else leader_leo,
-                }
-                # lag: what the follower misses of the leader's log, from its own report or,
-                # when it cannot answer (dead, paused), from the leader's last view of it
-                leo = entry["leo"] if entry["reported"] else entry["leo_seen_by_leader"]
-                entry["lag"] = max(0, leader_leo - leo) if leader_leo >= 0 and leo >= 0 else None
-                # behind: a live follower that lags by Kafka's rule (out of the ISR, or in it
-                # but not caught up within replica.lag.time.max.ms); an in-sync follower one
-                # fetch behind (the records an acks=all producer has in flight) is not
-                entry["behind"] = (entry["alive"] and r != leader and bool(entry["lag"])
-                                   and (r not in isr or r in out_of_sync))
-                reps.append(entry)
-            offline = leader < 0 or leader not in live
-            min_isr = self._min_isr(topic)
-            if lead is not None and lead.role == "leader":
-                rates = self.rates.observe((topic, part), sampled, leader, {
-                    c: int(getattr(lead, c)) for c, _ in RATE_COUNTERS})
-            else:
-                rates = {name: None for _, name in RATE_COUNTERS}
-            partitions.append({
-                "topic": topic, "partition": part, "internal": is_internal_topic(topic),
-                "leader": leader, "leader_epoch": epoch,
-                "replicas": replicas, "isr": isr, "isr_source": isr_source,
-                "high_watermark": hw, "last_stable_offset": lso, "log_end_offset": leader_leo,
-                # open transactions on the leader (producer id, first offset) and how many
-                # aborted ones its index holds
-                "ongoing_transactions": [{"producer_id": t.producer_id, "first_offset": t.first_offset}
-                                         for t in lead.ongoing_transactions] if lead is not None else [],
-                "aborted_transactions": lead.aborted_transactions if lead is not None else 0,
-                # retention and DeleteRecords: the leader's log start, bytes and segments
-                "log_start_offset": lead.log_start_offset if lead is not None else -1,
-                "size_bytes": lead.size_bytes if lead is not None else -1,
-                "segments": lead.segments if lead is not None else -1,
-                "under_replicated": len(isr) < len(replicas), "offline": offline,
-                # Kafka's UnderMinIsr: the leader refuses acks=all writes (NOT_ENOUGH_REPLICAS)
-                "min_insync_replicas": min_isr,
-                "under_min_isr": (not offline and len(isr) < min_isr) if min_isr is not None else None,
-                "rates": rates,
-                "replica_states": reps,
-                # idempotent producers the leader knows: id, epoch, last sequence and offset
-                "producers": [dataclasses.asdict(x) for x in lead.producers] if lead is not None else [],
-            })
-
+            if st is not None:
+                partitions.append(self._partition_row(topic, part, st, states, live, sampled))
         self.rates.forget(sampled, metadata.partitions)
         hws = {(p["topic"], p["partition"]): p["high_watermark"] for p in partitions}
         missing = self._group_partitions(group_answers) - set(hws)
@@ -733,25 +659,7 @@ class WebState:
         hws.update(more)
         groups = self._groups(group_answers, hws)
         ids = sorted(set(live) | set(self.index.replicas) | set(self.known))
-        # A page served on the external listener names the addresses its reader can reach
-        # (Docker's host: localhost:9092-9094, not broker-N:19092).
-        kafka = b.kafka_endpoints()
-        shown = {x["id"]: (x["host"], x["port"]) for x in b.broker_endpoints(live)}
-        brokers = []
-        for i in ids:
-            host, port = shown.get(i) or live.get(i) or self.known.get(i) or ("", 0)
-            alive = i in live
-            k_host, k_port = kafka.get(i) or (None, None)
-            brokers.append({
-                "id": i, "host": host, "port": port, "alive": alive,
-                "kafka": f"{k_host}:{k_port}" if k_host else None,
-                "responding": i in states, "error": errors.get(i, ""),
-                "zookeeper_session": self.zk_sessions.get(i, "") if i in states else "",
-                "controller": i == controller_id and alive,
-                "serving": i == b.broker_id,
-                "leader_of": self.index.leaders.get(i, 0),
-                "replicas": self.index.replicas.get(i, 0),
-            })
+        brokers = self._brokers(ids, live, set(states), errors, controller_id)
         topics = self.index.topics
         return {
             "ts": time.time(),
@@ -782,6 +690,118 @@ class WebState:
                 "internal": _counts([topics[t] for t in self.index.order if is_internal_topic(t)], self._min_isr),
             },
         }
+
+    def _brokers(self, ids: list[int], live: dict[int, tuple[str, int]], responding: set[int],
+                 errors: dict[int, str], controller_id: int) -> list[dict]:
+        """Every broker ``ids`` names (live, assigned replicas, or known before): its addresses,
+        whether it is alive and answered, its ZooKeeper session, its roles and its counts."""
+        b = self.view
+        # A page served on the external listener names the addresses its reader can reach
+        # (Docker's host: localhost:9092-9094, not broker-N:19092).
+        kafka = b.kafka_endpoints()
+        shown = {x["id"]: (x["host"], x["port"]) for x in b.broker_endpoints(live)}
+        brokers = []
+        for i in ids:
+            host, port = shown.get(i) or live.get(i) or self.known.get(i) or ("", 0)
+            alive = i in live
+            k_host, k_port = kafka.get(i) or (None, None)
+            brokers.append({
+                "id": i, "host": host, "port": port, "alive": alive,
+                "kafka": f"{k_host}:{k_port}" if k_host else None,
+                "responding": i in responding, "error": errors.get(i, ""),
+                "zookeeper_session": self.zk_sessions.get(i, "") if i in responding else "",
+                "controller": i == controller_id and alive,
+                "serving": i == b.broker_id,
+                "leader_of": self.index.leaders.get(i, 0),
+                "replicas": self.index.replicas.get(i, 0),
+            })
+        return brokers
+
+    def _partition_row(self, topic: str, part: int, st: dict, states: dict[int, dict[tuple[str, int], ReplicaState]],
+                       live: dict[int, tuple[str, int]], sampled: float) -> dict:
+        """One partition's row: the metadata's leader, replicas and ISR (the leader's own ISR
+        when it reports one at the metadata's epoch), the leader's offsets, log size and
+        transactions, every replica as it reports itself, and the produce and fetch rates."""
+        replicas = [int(r) for r in st["replicas"]]
+        leader, epoch = int(st["leader"]), int(st["leader_epoch"])
+        isr = [int(r) for r in st["isr"]]
+        lead = states.get(leader, {}).get((topic, part)) if leader >= 0 else None
+        isr_source = "metadata"
+        if lead is not None and lead.role == "leader" and lead.leader_epoch == epoch:
+            # The leader's own ISR is the one it last wrote to ZooKeeper: the same as or
+            # newer than the controller's copy (the leader shrinks and expands without
+            # bumping the epoch).
+            isr = [int(r) for r in lead.isr]
+            isr_source = "leader"
+        hw = lead.high_watermark if lead is not None else -1
+        # the last stable offset: below it no transaction is open (read_committed stops there)
+        lso = lead.last_stable_offset if lead is not None else -1
+        leader_leo = lead.log_end_offset if lead is not None else -1
+        reps = [self._replica_row(r, topic, part, replicas, leader, isr, lead, states, live) for r in replicas]
+        offline = leader < 0 or leader not in live
+        min_isr = self._min_isr(topic)
+        if lead is not None and lead.role == "leader":
+            rates = self.rates.observe((topic, part), sampled, leader, {
+                c: int(getattr(lead, c)) for c, _ in RATE_COUNTERS})
+        else:
+            rates = {name: None for _, name in RATE_COUNTERS}
+        return {
+            "topic": topic, "partition": part, "internal": is_internal_topic(topic),
+            "leader": leader, "leader_epoch": epoch,
+            "replicas": replicas, "isr": isr, "isr_source": isr_source,
+            "high_watermark": hw, "last_stable_offset": lso, "log_end_offset": leader_leo,
+            # open transactions on the leader (producer id, first offset) and how many
+            # aborted ones its index holds
+            "ongoing_transactions": [{"producer_id": t.producer_id, "first_offset": t.first_offset}
+                                     for t in lead.ongoing_transactions] if lead is not None else [],
+            "aborted_transactions": lead.aborted_transactions if lead is not None else 0,
+            # retention and DeleteRecords: the leader's log start, bytes and segments
+            "log_start_offset": lead.log_start_offset if lead is not None else -1,
+            "size_bytes": lead.size_bytes if lead is not None else -1,
+            "segments": lead.segments if lead is not None else -1,
+            "under_replicated": len(isr) < len(replicas), "offline": offline,
+            # Kafka's UnderMinIsr: the leader refuses acks=all writes (NOT_ENOUGH_REPLICAS)
+            "min_insync_replicas": min_isr,
+            "under_min_isr": (not offline and len(isr) < min_isr) if min_isr is not None else None,
+            "rates": rates,
+            "replica_states": reps,
+            # idempotent producers the leader knows: id, epoch, last sequence and offset
+            "producers": [dataclasses.asdict(x) for x in lead.producers] if lead is not None else [],
+        }
+
+    @staticmethod
+    def _replica_row(r: int, topic: str, part: int, replicas: list[int], leader: int, isr: list[int],
+                     lead: ReplicaState | None, states: dict[int, dict[tuple[str, int], ReplicaState]],
+                     live: dict[int, tuple[str, int]]) -> dict:
+        """Replica ``r`` of a partition as it reports itself and as its leader (``lead``'s
+        report) sees it: its offsets, its lag behind the leader and whether it is behind."""
+        remote_leos = {int(k): int(v) for k, v in lead.remote_leos.items()} if lead is not None else {}
+        leader_leo = lead.log_end_offset if lead is not None else -1
+        # the ISR followers the leader finds out of sync by Kafka's rule (not caught up
+        # to its LEO within replica.lag.time.max.ms)
+        out_of_sync = set(lead.out_of_sync) if lead is not None else set()
+        rep = states.get(r, {}).get((topic, part))
+        entry: dict[str, Any] = {
+            "broker": r, "alive": r in live, "responding": r in states,
+            "in_isr": r in isr, "is_leader": r == leader and leader in live,
+            "preferred": r == replicas[0], "reported": rep is not None,
+            "role": rep.role if rep is not None else ("dead" if r not in live else "unknown"),
+            "leo": rep.log_end_offset if rep is not None else -1,
+            "hw": rep.high_watermark if rep is not None else -1,
+            "leader_epoch": rep.leader_epoch if rep is not None else -1,
+            "log_start_offset": rep.log_start_offset if rep is not None else -1,
+            "leo_seen_by_leader": remote_leos.get(r, -1) if r != leader else leader_leo,
+        }
+        # lag: what the follower misses of the leader's log, from its own report or,
+        # when it cannot answer (dead, paused), from the leader's last view of it
+        leo = entry["leo"] if entry["reported"] else entry["leo_seen_by_leader"]
+        entry["lag"] = max(0, leader_leo - leo) if leader_leo >= 0 and leo >= 0 else None
+        # behind: a live follower that lags by Kafka's rule (out of the ISR, or in it
+        # but not caught up within replica.lag.time.max.ms); an in-sync follower one
+        # fetch behind (the records an acks=all producer has in flight) is not
+        entry["behind"] = (entry["alive"] and r != leader and bool(entry["lag"])
+                           and (r not in isr or r in out_of_sync))
+        return entry
 
     async def _leaders_hws(self, live: dict[int, tuple[str, int]], tps: set[tuple[str, int]]) -> dict[tuple[str, int], int]:
         """The high watermarks of ``tps`` as their leaders report them (-1 when unknown)."""
