@@ -261,125 +261,162 @@ class Suite:
         target = self._start_cluster()
         try:
             # first: later scenarios grow the brokers' heaps, which hides the growth
-            mem_work = Workload(s.memory_records, s.value_size)
-            mem = self._repeat("memory", lambda i: sc.memory(target, mem_work, self._topic("memory", target, 3, 3, 2)),
-                               drop_each_run=False)
-            if mem is None:
-                self.rows.append(Row("memory (RSS per stored record copy)", "brokers", Figure("bytes_per_record", "B", ()),
-                                     skipped="needs the suite's own cluster"))
-            else:
-                self.rows.append(Row("memory (RSS per stored record copy)", "brokers",
-                                     collect("bytes_per_record", "B", mem, "bytes_per_record")))
-            with LimitServer() as server:
-                limit_p = collect("records_per_s", "records/s",
-                                  self._repeat("limit produce", lambda i: limit_produce(server, work, 3)) or [],
-                                  "records_per_s")
-                limit_c = collect("records_per_s", "records/s",
-                                  self._repeat("limit consume", lambda i: limit_consume(server, consume_work, 3)) or [],
-                                  "records_per_s")
-            mocks = {acks: self._repeat(f"mock produce acks={acks}", lambda i, a=acks: mock_produce(work, a))
-                     for acks in ("1", "all")}
-            for name, rf, acks in (("RF1 acks=1", 1, "1"), ("RF3 acks=1", 3, "1"), ("RF3 acks=all min.isr=2", 3, "all")):
-                mock_runs = mocks["1" if acks == "1" else "all"]
-                mock_fig = collect("records_per_s", "records/s", mock_runs, "records_per_s") if mock_runs else None
-                py = self._repeat(f"produce {name} python", lambda i, rf=rf, acks=acks: sc.produce_python(
-                    target, work, self._topic("produce", target, 3, rf, 2 if rf == 3 else None),
-                    "all" if acks == "all" else 1))
-                py_row = Row(f"produce {name}", "python", collect("records_per_s", "records/s", py or [],
-                                                                  "records_per_s"), limit_p, mock_fig)
-                self.rows.append(py_row)
-                if acks == "all":
-                    bulk = self._repeat(f"produce {name} python send_many", lambda i, rf=rf: sc.produce_python(
-                        target, work, self._topic("produce", target, 3, rf, 2), "all", bulk=True))
-                    self.rows.append(Row(f"produce {name}", "python send_many", collect(
-                        "records_per_s", "records/s", bulk or [], "records_per_s"), limit_p, mock_fig))
-                kc = self._repeat(f"produce {name} kcat", lambda i, rf=rf, acks=acks: sc.produce_kcat(
-                    target, work, self._topic("produce", target, 3, rf, 2 if rf == 3 else None), acks))
-                self.rows.append(self._row_or_skip(f"produce {name}", "kcat (C)", kc, limit_p, mock_fig,
-                                                   "needs kcat and the Kafka listener"))
-                if acks == "all":
-                    pp = self._repeat(f"produce {name} ProducerPerformance", lambda i, rf=rf: sc.producer_performance(
-                        target, self._topic("produce", target, 3, rf, 2), s.produce_records, s.value_size, "all"))
-                    row = self._row_or_skip(f"produce {name}", "ProducerPerformance (Java)", pp, limit_p, mock_fig,
-                                            sc.NEEDS_JAVA)
-                    if pp:
-                        row.extra["p99_ms"] = collect("p99_ms", "ms", pp, "p99_ms")
-                    self.rows.append(row)
-                    self._peer_rows(target, work, f"produce {name}", py_row, limit_p, mock_fig)
-            mock_all = collect("records_per_s", "records/s", mocks["all"], "records_per_s") if mocks["all"] else None
+            self._memory_row(target)
+            limit_p, limit_c = self._limit_figures(work, consume_work)
+            mock_all = self._produce_rows(target, work, limit_p)
             self._transaction_rows(target, work, limit_p, mock_all)
             self._callback_rows(target, work, limit_p, mock_all)
-            self.say(f"consume: writing {s.consume_records:,} records")
-            ctopic = self._topic("consume", target, 3, 3, 2)
-            sc.produce_python(target, consume_work, ctopic, "all")
-            py = self._repeat("consume python", lambda i: sc.consume_python(target, ctopic))
-            self.rows.append(Row("consume", "python", collect("records_per_s", "records/s", py or [], "records_per_s"),
-                                 limit_c))
-            for mode, client in (("values", "python poll_batches+values"), ("arrow", "python poll_batches+to_arrow")):
-                if mode == "arrow" and importlib.util.find_spec("pyarrow") is None:
-                    continue
-                pb = self._repeat(f"consume {client}", lambda i, mode=mode: sc.consume_python(target, ctopic, mode))
-                self.rows.append(Row("consume", client, collect("records_per_s", "records/s", pb or [], "records_per_s"),
-                                     limit_c))
-            kc = self._repeat("consume kcat", lambda i: sc.consume_kcat(target, ctopic))
-            self.rows.append(self._row_or_skip("consume", "kcat (C)", kc, limit_c, None,
-                                               "needs kcat and the Kafka listener"))
-            cp = self._repeat("consume ConsumerPerformance", lambda i: sc.consumer_performance(target, ctopic))
-            row = self._row_or_skip("consume", "ConsumerPerformance (Java)", cp, limit_c, None, sc.NEEDS_JAVA)
-            if cp:
-                row.extra["with_join_records_per_s"] = collect("with_join_records_per_s", "records/s", cp,
-                                                               "with_join_records_per_s")
-            self.rows.append(row)
-            self.say(f"spark: counting {s.consume_records:,} records {s.runs} times (the session start is not timed)")
-            sp = sc.spark_count(target, ctopic, s.runs)
-            self.rows.append(self._row_or_skip("spark count (minikafka source)", "spark local[2]", sp, None, None,
-                                               "needs pyspark (pip install 'minikafka[spark]')"))
-            lat = self._repeat("latency", lambda i: sc.with_broker_pauses(target, lambda: sc.latency(
-                target, self._topic("latency", target, 3, 3, 2), s.latency_rate, s.latency_seconds, s.value_size)))
-            self.rows.append(Row(f"latency acks=all RF3 at {s.latency_rate:,}/s", "python",
-                                 collect("p50_ms", "ms", lat or [], "p50_ms"),
-                                 extra=_extras(lat or [], ("p99_ms", "p999_ms") + PAUSE_FIGURES)))
-            self._acks_latency_rows(target)
-            e2e = self._repeat("EndToEndLatency", lambda i: sc.end_to_end_latency(
-                target, self._topic("e2e", target, 1, 3, 2), s.e2e_records, s.value_size))
-            e2e_label = f"end-to-end latency acks=all RF3, one record at a time ({s.e2e_records:,})"
-            if e2e is None:
-                self.rows.append(Row(e2e_label, "EndToEndLatency (Java)", Figure("p50_ms", "ms", ()),
-                                     skipped=sc.NEEDS_JAVA))
-            else:
-                self.rows.append(Row(e2e_label, "EndToEndLatency (Java)", collect("p50_ms", "ms", e2e, "p50_ms"),
-                                     extra={"p99_ms": collect("p99_ms", "ms", e2e, "p99_ms"),
-                                            "p999_ms": collect("p999_ms", "ms", e2e, "p999_ms"),
-                                            "avg_ms": collect("avg_ms", "ms", e2e, "avg_ms")}))
-            for how, label in (("leader", "leader SIGKILL"), ("controller", "controller SIGKILL"),
-                               ("controlled", "controlled shutdown of the leader")):
-                fo = self._repeat(f"failover {how}", lambda i, how=how: sc.failover(
-                    target, self._topic("failover", target, 3, 3, 2), how))
-                if fo is None:
-                    self.rows.append(Row(f"failover: {label}", "python", Figure("to_first_ack_ms", "ms", ()),
-                                         skipped="needs the suite's own cluster"))
-                    continue
-                self.rows.append(Row(f"failover: {label}", "python", collect("to_first_ack_ms", "ms", fo,
-                                                                             "to_first_ack_ms"),
-                                     extra={"longest_stall_ms": collect("longest_stall_ms", "ms", fo,
-                                                                        "longest_stall_ms"),
-                                            "failed": collect("failed", "records", fo, "failed")}))
-            cu_work = Workload(s.catchup_records, s.value_size)
-            cu = self._repeat("catchup", lambda i: sc.catchup(target, cu_work, self._topic("catchup", target, 1, 3, 2)))
-            if cu is None:
-                self.rows.append(Row("catch-up of a follower restarted empty", "brokers", Figure("mb_per_s", "MB/s", ()),
-                                     skipped="needs the suite's own cluster"))
-            else:
-                self.rows.append(Row(f"catch-up of a follower restarted empty ({s.catchup_records:,} records)",
-                                     "brokers", collect("mb_per_s", "MB/s", cu, "mb_per_s"),
-                                     extra={"seconds": collect("seconds", "s", cu, "seconds"),
-                                            "refetched_mb": collect("refetched_mb", "MB", cu, "refetched_mb"),
-                                            "topic_mb_per_s": collect("topic_mb_per_s", "MB/s", cu,
-                                                                      "topic_mb_per_s")}))
+            self._consume_rows(target, consume_work, limit_c)
+            self._latency_rows(target)
+            self._failover_rows(target)
+            self._catchup_row(target)
         finally:
             work.close()
             consume_work.close()
             self._stop_cluster()
+
+    def _memory_row(self, target: sc.Target) -> None:
+        """RSS per stored record copy (on the suite's own cluster only)."""
+        s = self.sizes
+        mem_work = Workload(s.memory_records, s.value_size)
+        mem = self._repeat("memory", lambda i: sc.memory(target, mem_work, self._topic("memory", target, 3, 3, 2)),
+                           drop_each_run=False)
+        if mem is None:
+            self.rows.append(Row("memory (RSS per stored record copy)", "brokers", Figure("bytes_per_record", "B", ()),
+                                 skipped="needs the suite's own cluster"))
+        else:
+            self.rows.append(Row("memory (RSS per stored record copy)", "brokers",
+                                 collect("bytes_per_record", "B", mem, "bytes_per_record")))
+
+    def _limit_figures(self, work: Workload, consume_work: Workload) -> tuple[Figure, Figure]:
+        """The produce and consume ``limit`` yardsticks: the scenarios' bytes posted to and
+        fetched from a bare handler (what our transport allows on this machine)."""
+        with LimitServer() as server:
+            limit_p = collect("records_per_s", "records/s",
+                              self._repeat("limit produce", lambda i: limit_produce(server, work, 3)) or [],
+                              "records_per_s")
+            limit_c = collect("records_per_s", "records/s",
+                              self._repeat("limit consume", lambda i: limit_consume(server, consume_work, 3)) or [],
+                              "records_per_s")
+        return limit_p, limit_c
+
+    def _produce_rows(self, target: sc.Target, work: Workload, limit_p: Figure) -> Figure | None:
+        """The produce rows (RF1 acks=1, RF3 acks=1, RF3 acks=all) of every client; returns the
+        mock acks=all figure, the yardstick of the rows after them."""
+        s = self.sizes
+        mocks = {acks: self._repeat(f"mock produce acks={acks}", lambda i, a=acks: mock_produce(work, a))
+                 for acks in ("1", "all")}
+        for name, rf, acks in (("RF1 acks=1", 1, "1"), ("RF3 acks=1", 3, "1"), ("RF3 acks=all min.isr=2", 3, "all")):
+            mock_runs = mocks["1" if acks == "1" else "all"]
+            mock_fig = collect("records_per_s", "records/s", mock_runs, "records_per_s") if mock_runs else None
+            py = self._repeat(f"produce {name} python", lambda i, rf=rf, acks=acks: sc.produce_python(
+                target, work, self._topic("produce", target, 3, rf, 2 if rf == 3 else None),
+                "all" if acks == "all" else 1))
+            py_row = Row(f"produce {name}", "python", collect("records_per_s", "records/s", py or [],
+                                                              "records_per_s"), limit_p, mock_fig)
+            self.rows.append(py_row)
+            if acks == "all":
+                bulk = self._repeat(f"produce {name} python send_many", lambda i, rf=rf: sc.produce_python(
+                    target, work, self._topic("produce", target, 3, rf, 2), "all", bulk=True))
+                self.rows.append(Row(f"produce {name}", "python send_many", collect(
+                    "records_per_s", "records/s", bulk or [], "records_per_s"), limit_p, mock_fig))
+            kc = self._repeat(f"produce {name} kcat", lambda i, rf=rf, acks=acks: sc.produce_kcat(
+                target, work, self._topic("produce", target, 3, rf, 2 if rf == 3 else None), acks))
+            self.rows.append(self._row_or_skip(f"produce {name}", "kcat (C)", kc, limit_p, mock_fig,
+                                               "needs kcat and the Kafka listener"))
+            if acks == "all":
+                pp = self._repeat(f"produce {name} ProducerPerformance", lambda i, rf=rf: sc.producer_performance(
+                    target, self._topic("produce", target, 3, rf, 2), s.produce_records, s.value_size, "all"))
+                row = self._row_or_skip(f"produce {name}", "ProducerPerformance (Java)", pp, limit_p, mock_fig,
+                                        sc.NEEDS_JAVA)
+                if pp:
+                    row.extra["p99_ms"] = collect("p99_ms", "ms", pp, "p99_ms")
+                self.rows.append(row)
+                self._peer_rows(target, work, f"produce {name}", py_row, limit_p, mock_fig)
+        return collect("records_per_s", "records/s", mocks["all"], "records_per_s") if mocks["all"] else None
+
+    def _consume_rows(self, target: sc.Target, consume_work: Workload, limit_c: Figure) -> None:
+        """The consume rows of every client and Spark's count, from one topic written first."""
+        s = self.sizes
+        self.say(f"consume: writing {s.consume_records:,} records")
+        ctopic = self._topic("consume", target, 3, 3, 2)
+        sc.produce_python(target, consume_work, ctopic, "all")
+        py = self._repeat("consume python", lambda i: sc.consume_python(target, ctopic))
+        self.rows.append(Row("consume", "python", collect("records_per_s", "records/s", py or [], "records_per_s"),
+                             limit_c))
+        for mode, client in (("values", "python poll_batches+values"), ("arrow", "python poll_batches+to_arrow")):
+            if mode == "arrow" and importlib.util.find_spec("pyarrow") is None:
+                continue
+            pb = self._repeat(f"consume {client}", lambda i, mode=mode: sc.consume_python(target, ctopic, mode))
+            self.rows.append(Row("consume", client, collect("records_per_s", "records/s", pb or [], "records_per_s"),
+                                 limit_c))
+        kc = self._repeat("consume kcat", lambda i: sc.consume_kcat(target, ctopic))
+        self.rows.append(self._row_or_skip("consume", "kcat (C)", kc, limit_c, None,
+                                           "needs kcat and the Kafka listener"))
+        cp = self._repeat("consume ConsumerPerformance", lambda i: sc.consumer_performance(target, ctopic))
+        row = self._row_or_skip("consume", "ConsumerPerformance (Java)", cp, limit_c, None, sc.NEEDS_JAVA)
+        if cp:
+            row.extra["with_join_records_per_s"] = collect("with_join_records_per_s", "records/s", cp,
+                                                           "with_join_records_per_s")
+        self.rows.append(row)
+        self.say(f"spark: counting {s.consume_records:,} records {s.runs} times (the session start is not timed)")
+        sp = sc.spark_count(target, ctopic, s.runs)
+        self.rows.append(self._row_or_skip("spark count (minikafka source)", "spark local[2]", sp, None, None,
+                                           "needs pyspark (pip install 'minikafka[spark]')"))
+
+    def _latency_rows(self, target: sc.Target) -> None:
+        """acks=all latency at a fixed rate, with linger 0, and Kafka's EndToEndLatency."""
+        s = self.sizes
+        lat = self._repeat("latency", lambda i: sc.with_broker_pauses(target, lambda: sc.latency(
+            target, self._topic("latency", target, 3, 3, 2), s.latency_rate, s.latency_seconds, s.value_size)))
+        self.rows.append(Row(f"latency acks=all RF3 at {s.latency_rate:,}/s", "python",
+                             collect("p50_ms", "ms", lat or [], "p50_ms"),
+                             extra=_extras(lat or [], ("p99_ms", "p999_ms") + PAUSE_FIGURES)))
+        self._acks_latency_rows(target)
+        e2e = self._repeat("EndToEndLatency", lambda i: sc.end_to_end_latency(
+            target, self._topic("e2e", target, 1, 3, 2), s.e2e_records, s.value_size))
+        e2e_label = f"end-to-end latency acks=all RF3, one record at a time ({s.e2e_records:,})"
+        if e2e is None:
+            self.rows.append(Row(e2e_label, "EndToEndLatency (Java)", Figure("p50_ms", "ms", ()),
+                                 skipped=sc.NEEDS_JAVA))
+        else:
+            self.rows.append(Row(e2e_label, "EndToEndLatency (Java)", collect("p50_ms", "ms", e2e, "p50_ms"),
+                                 extra={"p99_ms": collect("p99_ms", "ms", e2e, "p99_ms"),
+                                        "p999_ms": collect("p999_ms", "ms", e2e, "p999_ms"),
+                                        "avg_ms": collect("avg_ms", "ms", e2e, "avg_ms")}))
+
+    def _failover_rows(self, target: sc.Target) -> None:
+        """Time to the first acknowledgement after the leader or controller is killed, or the
+        leader shut down."""
+        for how, label in (("leader", "leader SIGKILL"), ("controller", "controller SIGKILL"),
+                           ("controlled", "controlled shutdown of the leader")):
+            fo = self._repeat(f"failover {how}", lambda i, how=how: sc.failover(
+                target, self._topic("failover", target, 3, 3, 2), how))
+            if fo is None:
+                self.rows.append(Row(f"failover: {label}", "python", Figure("to_first_ack_ms", "ms", ()),
+                                     skipped="needs the suite's own cluster"))
+                continue
+            self.rows.append(Row(f"failover: {label}", "python", collect("to_first_ack_ms", "ms", fo,
+                                                                         "to_first_ack_ms"),
+                                 extra={"longest_stall_ms": collect("longest_stall_ms", "ms", fo,
+                                                                    "longest_stall_ms"),
+                                        "failed": collect("failed", "records", fo, "failed")}))
+
+    def _catchup_row(self, target: sc.Target) -> None:
+        """How fast a follower restarted empty catches up."""
+        s = self.sizes
+        cu_work = Workload(s.catchup_records, s.value_size)
+        cu = self._repeat("catchup", lambda i: sc.catchup(target, cu_work, self._topic("catchup", target, 1, 3, 2)))
+        if cu is None:
+            self.rows.append(Row("catch-up of a follower restarted empty", "brokers", Figure("mb_per_s", "MB/s", ()),
+                                 skipped="needs the suite's own cluster"))
+        else:
+            self.rows.append(Row(f"catch-up of a follower restarted empty ({s.catchup_records:,} records)",
+                                 "brokers", collect("mb_per_s", "MB/s", cu, "mb_per_s"),
+                                 extra={"seconds": collect("seconds", "s", cu, "seconds"),
+                                        "refetched_mb": collect("refetched_mb", "MB", cu, "refetched_mb"),
+                                        "topic_mb_per_s": collect("topic_mb_per_s", "MB/s", cu,
+                                                                  "topic_mb_per_s")}))
 
     def _acks_latency_rows(self, target: sc.Target) -> None:
         """acks=all with linger 0, at a low fixed rate: our blocking Producer, our asyncio
