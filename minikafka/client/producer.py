@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
+from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
 from .. import errors
@@ -113,6 +114,58 @@ def check_topic(topic: Any) -> str:
     return topic
 
 
+@dataclass(frozen=True)
+class ProducerSettings:
+    """A producer's settings, checked against each other (a :class:`~minikafka.errors.ClientError`
+    names the conflict) and normalized: acks as -1, 1 or 0, idempotence decided as Kafka
+    3.x decides it, times and sizes as ints."""
+
+    acks: int
+    enable_idempotence: bool
+    max_in_flight: int
+    batch_size: int
+    compression_type: str
+    linger_ms: int
+    retries: int
+    retry_backoff_ms: int
+    request_timeout_ms: int
+    delivery_timeout_ms: int
+    max_block_ms: int
+
+    @classmethod
+    def parse(cls, *, acks: Any, linger_ms: int, batch_size: int, retries: int, retry_backoff_ms: int,
+              request_timeout_ms: int, delivery_timeout_ms: int, max_block_ms: int, compression_type: str | None,
+              enable_idempotence: bool | None, max_in_flight_requests_per_connection: int,
+              transactional_id: str | None) -> "ProducerSettings":
+        acks_ = normalize_acks(acks)
+        if transactional_id is not None:
+            # Kafka: a transactional producer is idempotent, with acks=all
+            if enable_idempotence is False or acks_ != -1:
+                raise errors.ClientError("a transactional producer needs acks='all' and enable_idempotence")
+            enable_idempotence = True
+        if enable_idempotence is None:
+            # Kafka 3.x: on by default unless acks or retries conflict with it
+            enable_idempotence = acks_ == -1 and int(retries) >= 1
+        elif enable_idempotence and acks_ != -1:
+            raise errors.ClientError("enable_idempotence needs acks='all' (set acks='all' or enable_idempotence=False)")
+        if enable_idempotence and int(retries) < 1:
+            raise errors.ClientError("enable_idempotence needs retries >= 1")
+        if int(max_in_flight_requests_per_connection) < 1:
+            raise errors.ClientError("max_in_flight_requests_per_connection must be at least 1")
+        if batch_size < 1:
+            raise errors.ClientError("batch_size must be at least 1")
+        if compression_type is None:
+            compression_type = "none"
+        if compression_type not in COMPRESSION_TYPES:
+            raise errors.ClientError(f"compression_type must be one of {', '.join(map(repr, COMPRESSION_TYPES))}, "
+                                     f"got {compression_type!r}")
+        return cls(acks=acks_, enable_idempotence=bool(enable_idempotence),
+                   max_in_flight=int(max_in_flight_requests_per_connection), batch_size=batch_size,
+                   compression_type=compression_type, linger_ms=max(0, int(linger_ms)), retries=int(retries),
+                   retry_backoff_ms=max(0, int(retry_backoff_ms)), request_timeout_ms=int(request_timeout_ms),
+                   delivery_timeout_ms=int(delivery_timeout_ms), max_block_ms=int(max_block_ms))
+
+
 class AIOProducer:
     """Sends records to partition leaders (asyncio).
 
@@ -153,23 +206,15 @@ class AIOProducer:
         clock: Clock = SYSTEM_CLOCK,
         **security: Any,
     ) -> None:
-        self.acks = normalize_acks(acks)
-        if transactional_id is not None:
-            # Kafka: a transactional producer is idempotent, with acks=all
-            if enable_idempotence is False or self.acks != -1:
-                raise errors.ClientError("a transactional producer needs acks='all' and enable_idempotence")
-            enable_idempotence = True
-        if enable_idempotence is None:
-            # Kafka 3.x: on by default unless acks or retries conflict with it
-            enable_idempotence = self.acks == -1 and int(retries) >= 1
-        elif enable_idempotence and self.acks != -1:
-            raise errors.ClientError("enable_idempotence needs acks='all' (set acks='all' or enable_idempotence=False)")
-        if enable_idempotence and int(retries) < 1:
-            raise errors.ClientError("enable_idempotence needs retries >= 1")
-        self.enable_idempotence = bool(enable_idempotence)
-        if int(max_in_flight_requests_per_connection) < 1:
-            raise errors.ClientError("max_in_flight_requests_per_connection must be at least 1")
-        self.max_in_flight = int(max_in_flight_requests_per_connection)
+        cfg = ProducerSettings.parse(
+            acks=acks, linger_ms=linger_ms, batch_size=batch_size, retries=retries, retry_backoff_ms=retry_backoff_ms,
+            request_timeout_ms=request_timeout_ms, delivery_timeout_ms=delivery_timeout_ms, max_block_ms=max_block_ms,
+            compression_type=compression_type, enable_idempotence=enable_idempotence,
+            max_in_flight_requests_per_connection=max_in_flight_requests_per_connection,
+            transactional_id=transactional_id)
+        self.acks = cfg.acks
+        self.enable_idempotence = cfg.enable_idempotence
+        self.max_in_flight = cfg.max_in_flight
         # Batches of one partition in flight at once. Only an idempotent producer may have
         # more than one: concurrent HTTP requests travel on different connections and can
         # reach the leader out of order, and only sequence numbers let the leader refuse
@@ -182,20 +227,13 @@ class AIOProducer:
         # last batch its leader took, at that time: see _leader_knows.
         self._taken: dict[tuple[str, int], tuple[int, int, str, int, int, int]] = {}
         self._pid_task: asyncio.Task | None = None
-        if batch_size < 1:
-            raise errors.ClientError("batch_size must be at least 1")
-        if compression_type is None:
-            compression_type = "none"
-        if compression_type not in COMPRESSION_TYPES:
-            raise errors.ClientError(f"compression_type must be one of {', '.join(map(repr, COMPRESSION_TYPES))}, "
-                                     f"got {compression_type!r}")
-        self.compression_type = compression_type
-        self.linger_ms = max(0, int(linger_ms))
-        self.retries = int(retries)
-        self.retry_backoff_ms = max(0, int(retry_backoff_ms))
-        self.request_timeout_ms = int(request_timeout_ms)
-        self.delivery_timeout_ms = int(delivery_timeout_ms)
-        self.max_block_ms = int(max_block_ms)
+        self.compression_type = cfg.compression_type
+        self.linger_ms = cfg.linger_ms
+        self.retries = cfg.retries
+        self.retry_backoff_ms = cfg.retry_backoff_ms
+        self.request_timeout_ms = cfg.request_timeout_ms
+        self.delivery_timeout_ms = cfg.delivery_timeout_ms
+        self.max_block_ms = cfg.max_block_ms
         self.client_id = client_id
         self.clock = clock
         self._now_ms = clock.monotonic_ms
@@ -205,7 +243,7 @@ class AIOProducer:
         if transactional_id is not None:
             self._txn = TransactionManager(self._meta, transactional_id, transaction_timeout_ms,
                                            self.request_timeout_ms, self.retry_backoff_ms, self.max_block_ms)
-        self._acc = RecordAccumulator(batch_size, self.linger_ms, compression_type)
+        self._acc = RecordAccumulator(cfg.batch_size, self.linger_ms, cfg.compression_type)
         self._sticky = StickyPartitioner()
         # Records of topics without metadata yet: topic -> deque of (seq, enqueue_ms, args).
         self._waiting: dict[str, deque[tuple[int, int, _WaitingRecord]]] = {}
