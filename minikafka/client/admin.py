@@ -113,7 +113,7 @@ class AIOAdmin(GroupAdminMixin, TransactionAdminMixin):
             if t.name == name and t.error is not None:
                 raise t.error
         try:
-            await self._meta.refresh()
+            await self._meta.refresh_topics([name])
         except errors.KafkaError:
             pass
 

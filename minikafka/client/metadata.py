@@ -13,7 +13,7 @@ from typing import Any, Callable, Sequence, TypeVar
 from .. import errors
 from .connection import TRANSPORT_ERRORS, parse_bootstrap
 from .ports import SYSTEM_CLOCK, Clock, Transport
-from ..protocol.rpc.types import MetadataRequest, MetadataResponse, Request
+from ..protocol.rpc.types import MetadataRequest, MetadataResponse, Request, TopicMetadata
 from ..protocol.topic_ids import ZERO_TOPIC_ID
 from ..rpc import request
 from .types import BrokerInfo, ClusterDescription
@@ -206,32 +206,48 @@ class Metadata:
         answer = await self.request_any(MetadataRequest(topics=None), timeout_s, ready=metadata_ready)
         self.update(answer)
 
+    async def refresh_topics(self, names: list[str]) -> None:
+        """Fetch metadata for ``names`` only (no auto-creation) and put them in the cache
+        beside the others, as after creating a topic: a cluster of thousands of partitions
+        is not described again for one topic."""
+        timeout_s = min(self.request_timeout_ms, METADATA_ATTEMPT_TIMEOUT_MS) / 1000
+        answer = await self.request_any(MetadataRequest(topics=list(names), allow_auto_topic_creation=False),
+                                        timeout_s, ready=metadata_ready)
+        self._take_brokers(answer)
+        topics = dict(self.topics)
+        for t in answer.topics:
+            topics[t.name] = self._topic_info(t)
+        self.topics = topics
+        self.version += 1
+
     def update(self, answer: MetadataResponse) -> None:
         """Replace the cache with a ``metadata`` answer."""
+        self._take_brokers(answer)
+        self.topics = {t.name: self._topic_info(t) for t in answer.topics}
+        self.version += 1
+        self.last_refresh_ms = self.clock.monotonic_ms()
+
+    def _take_brokers(self, answer: MetadataResponse) -> None:
         self.brokers = {b.id: (b.host, b.port) for b in answer.brokers}
         self.controller_id = answer.controller_id
         self.cluster_id = answer.cluster_id or ""
-        topics: dict[str, TopicInfo] = {}
-        for t in answer.topics:
-            info = TopicInfo(t.name, _code(t.error), t.topic_id or ZERO_TOPIC_ID)
-            for p in t.partitions:
-                pi = PartitionInfo(
-                    topic=t.name,
-                    partition=p.partition,
-                    leader=p.leader,
-                    leader_epoch=p.leader_epoch,
-                    replicas=list(p.replicas),
-                    isr=list(p.isr),
-                    offline_replicas=list(p.offline_replicas),
-                    error_code=_code(p.error),
-                )
-                info.partitions[pi.partition] = pi
-            info.partition_ids = sorted(info.partitions)
-            info.available = [i for i in info.partition_ids if info.partitions[i].leader >= 0 and info.partitions[i].leader in self.brokers]
-            topics[info.name] = info
-        self.topics = topics
-        self.version += 1
-        self.last_refresh_ms = self.clock.monotonic_ms()
+
+    def _topic_info(self, t: TopicMetadata) -> TopicInfo:
+        info = TopicInfo(t.name, _code(t.error), t.topic_id or ZERO_TOPIC_ID)
+        for p in t.partitions:
+            info.partitions[p.partition] = PartitionInfo(
+                topic=t.name,
+                partition=p.partition,
+                leader=p.leader,
+                leader_epoch=p.leader_epoch,
+                replicas=list(p.replicas),
+                isr=list(p.isr),
+                offline_replicas=list(p.offline_replicas),
+                error_code=_code(p.error),
+            )
+        info.partition_ids = sorted(info.partitions)
+        info.available = [i for i in info.partition_ids if info.partitions[i].leader >= 0 and info.partitions[i].leader in self.brokers]
+        return info
 
 
 def group_by_leader(meta: Metadata, tps: Sequence[tuple[str, int]]) -> tuple[dict[int, list], list]:

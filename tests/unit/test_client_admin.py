@@ -110,3 +110,20 @@ async def test_aio_clients(broker):
         assert c.group_id is None
         with pytest.raises(errors.ClientError, match="needs a group_id"):
             c.subscribe(["t"])
+
+
+def test_creating_a_topic_asks_metadata_for_that_topic_alone_and_keeps_the_others(broker):
+    """After CreateTopics the admin client's cache learns the new topic from a Metadata request
+    naming it (not one describing every topic of the cluster), beside the topics it knew."""
+    from minikafka import Admin
+
+    broker.create("old", 3)
+    with Admin(broker.bootstrap) as admin:
+        assert admin.list_topics() == ["old"]
+        broker.requests.clear()
+        admin.create_topic("new", 2, 1)
+        asked = [body["topics"] for api, body in broker.requests if api == "metadata"]
+        assert asked == [["new"]]
+        meta = admin._core.metadata
+        assert sorted(meta.topics) == ["new", "old"] and meta.topics["new"].partition_ids == [0, 1]
+        assert meta.topics["new"].available == [0, 1]
