@@ -245,17 +245,25 @@ def test_seed_167_loses_no_committed_offset_when_an_isr_expansion_answer_is_lost
 
 
 # the KIP-101 loss: under high_watermark truncation this seed loses an acknowledged record
-KIP101_SEED = 4  # (seed 5 lost none once the ISR rules followed Kafka's, seed 1 none once the workload ran the real clients)
+KIP101_SEEDS = range(16)  # at 20 steps, seeds 3 and 10 lose acknowledged records (a fixed seed's
+# trajectory moves with any change of timing: seed 5, 1 and 4 each stopped losing one in turn)
 
 
-def test_the_kip101_seed_loses_an_acknowledged_record_with_high_watermark_truncation_only():
-    hw = Options(seed=KIP101_SEED, truncation="high_watermark", **SHORT)
-    r = run_seed(hw)
-    assert not r.ok
-    assert any("truncated committed offset" in v for v in r.violations)
-    assert r.lost >= 1, r.line(hw)
-    le = run_seed(Options(seed=KIP101_SEED, truncation="leader_epoch", **SHORT))
-    assert le.ok, le.violations
+def test_a_seed_that_loses_an_acknowledged_record_with_high_watermark_truncation_loses_none_with_leader_epoch():
+    """The first of a few seeds whose high_watermark run loses an acknowledged record (the
+    KIP-101 anomaly carried through to a client) runs clean with leader_epoch truncation."""
+    lost = None
+    for seed in KIP101_SEEDS:
+        hw = Options(seed=seed, truncation="high_watermark", **SHORT)
+        r = run_seed(hw)
+        if r.lost >= 1:
+            lost = (seed, r)
+            break
+    assert lost is not None, f"no seed of {KIP101_SEEDS} lost an acknowledged record with high_watermark truncation"
+    seed, r = lost
+    assert not r.ok and any("truncated committed offset" in v for v in r.violations), r.violations
+    le = run_seed(Options(seed=seed, truncation="leader_epoch", **SHORT))
+    assert le.ok and le.lost == 0, le.violations
 
 
 # the violation the KIP-101 anomaly shows as (minikafka.sim.invariants)
