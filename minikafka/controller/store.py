@@ -29,6 +29,11 @@ CHUNK_OPS = 500  # ops per transaction: ~100 KB, well under ZooKeeper's 1 MB (ju
 # zookeeper.max.in.flight.requests): a failover reads every partition's state, one
 # round trip each when read one after another
 READS_IN_FLIGHT = 256
+# many reads go in one multiRead request (ZkSession.get_many), a few requests at once: a
+# read answered one by one crosses from kazoo's thread to the event loop once per znode,
+# which inside a broker serving thousands of partitions costs far more than the read
+READS_PER_REQUEST = 256
+REQUESTS_IN_FLIGHT = 4
 
 K = TypeVar("K")
 V = TypeVar("V")
@@ -110,9 +115,17 @@ class ControllerStore:
         self.new_topic_id = new_topic_id
 
     # -- reads -------------------------------------------------------------------------------
+    async def get_all(self, paths: Iterable[str]) -> dict[str, tuple[bytes, Any] | None]:
+        """Data and stat of every path (None where it does not exist), many in one request."""
+        paths = list(paths)
+        chunks = [paths[i:i + READS_PER_REQUEST] for i in range(0, len(paths), READS_PER_REQUEST)]
+        got = await pipelined(lambda i: self.zk.get_many(chunks[i]), range(len(chunks)), REQUESTS_IN_FLIGHT)
+        return {path: result for i, chunk in enumerate(chunks) for path, result in zip(chunk, got[i])}
+
     async def read_brokers(self, ids: list[str]) -> dict[int, layout.BrokerInfo]:
-        got = await pipelined(lambda s: self.zk.get(layout.broker_path(int(s))), ids)
-        return {int(s): layout.BrokerInfo.decode(int(s), g[0], g[1].czxid) for s, g in got.items() if g is not None}
+        got = await self.get_all(layout.broker_path(int(s)) for s in ids)
+        return {int(s): layout.BrokerInfo.decode(int(s), g[0], g[1].czxid)
+                for s in ids if (g := got[layout.broker_path(int(s))]) is not None}
 
     async def read_state(self, tp: TP) -> StateRead | None:
         got = await self.zk.get(layout.partition_state_path(*tp))
@@ -121,8 +134,11 @@ class ControllerStore:
         return StateRead(layout.LeaderIsr.decode(got[0]), got[1].version, got[1].mzxid)
 
     async def read_states(self, tps: Iterable[TP]) -> dict[TP, StateRead]:
-        """The states of ``tps`` that exist, read pipelined."""
-        return {tp: st for tp, st in (await pipelined(self.read_state, tps)).items() if st is not None}
+        """The states of ``tps`` that exist, many in one request."""
+        paths = {tp: layout.partition_state_path(*tp) for tp in tps}
+        got = await self.get_all(paths.values())
+        return {tp: StateRead(layout.LeaderIsr.decode(g[0]), g[1].version, g[1].mzxid)
+                for tp, path in paths.items() if (g := got[path]) is not None}
 
     async def read_assignment(self, topic: str) -> dict[int, list[int]] | None:
         znode = await self.read_topic_znode(topic)
@@ -133,12 +149,16 @@ class ControllerStore:
         return None if got is None else layout.TopicZnode.decode(got[0])
 
     async def read_topics(self, names: Iterable[str]) -> dict[str, TopicRead]:
-        """The topics as the controller loads them (those that exist), in three pipelined
-        steps over all of them: the assignments, the configs, every partition's state.
+        """The topics as the controller loads them (those that exist), in three steps over
+        all of them, many reads in each request: the assignments, the configs, every
+        partition's state.
         One stored without a topic id comes with a fresh one (``new_topic_id``) that the
         controller writes."""
-        znodes = {t: z for t, z in (await pipelined(self.read_topic_znode, names)).items() if z is not None}
-        configs = await pipelined(lambda t: self.zk.get(layout.topic_config_path(t)), znodes)
+        names = list(names)
+        got = await self.get_all(layout.topic_path(t) for t in names)
+        znodes = {t: layout.TopicZnode.decode(g[0]) for t in names if (g := got[layout.topic_path(t)]) is not None}
+        got = await self.get_all(layout.topic_config_path(t) for t in znodes)
+        configs = {t: got[layout.topic_config_path(t)] for t in znodes}
         states = await self.read_states((t, p) for t, z in znodes.items() for p in z.partitions)
         out = {}
         for topic, znode in znodes.items():
@@ -159,7 +179,7 @@ class ControllerStore:
         """Read and delete /isr_change_notification/isr_change_N; the states they name."""
         tps: set[TP] = set()
         paths = [f"{layout.ISR_CHANGE_NOTIFICATION}/{name}" for name in sorted(children)]
-        for path, got in (await pipelined(self.zk.get, paths)).items():
+        for path, got in (await self.get_all(paths)).items():
             if got is not None:
                 try:
                     tps.update(layout.decode_isr_change(got[0]))

@@ -177,6 +177,8 @@ class ZkServer:
                 if n is None:
                     return NoNodeError()
                 return n.data, n.stat()
+            if kind == "get_many":  # ZooKeeper's multiRead: each read's own outcome, None where missing
+                return [(n.data, n.stat()) if (n := self.nodes.get(path)) is not None else None for path in op[1]]
             if kind == "exists":
                 n = self.nodes.get(op[1])
                 return n.stat() if n is not None else None
@@ -520,6 +522,10 @@ class SimZkSession:
             return await self._request(("get", path, False))
         except NoNodeError:
             return None
+
+    async def get_many(self, paths: list[str]) -> list[tuple[bytes, ZnodeStat] | None]:
+        """:meth:`ZkSession.get_many`: many reads in one request (ZooKeeper's multiRead)."""
+        return await self._request(("get_many", list(paths)))
 
     async def exists(self, path: str) -> ZnodeStat | None:
         return await self._request(("exists", path))

@@ -28,6 +28,10 @@ class ZooKeeperUnavailableError(ZooKeeperError):
     """ZooKeeper cannot answer now: retriable; a write may still be carried out later."""
 
 
+class ZooKeeperUnsupportedError(ZooKeeperError):
+    """The server does not know the request (an older ZooKeeper)."""
+
+
 class NoNodeError(ZooKeeperError):
     """The znode does not exist."""
 

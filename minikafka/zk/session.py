@@ -15,20 +15,14 @@ import logging
 from typing import Any, Awaitable, Callable
 
 from kazoo import exceptions as kz
-from kazoo.client import KazooClient, KazooState
+from kazoo.client import KazooClient, KazooState, _prefix_root
 from kazoo.handlers.threading import KazooTimeoutError
 from kazoo.protocol.states import ZnodeStat
 from kazoo.security import make_acl, make_digest_acl
 
-from .errors import (
-    BadVersionError,
-    NodeExistsError,
-    NoNodeError,
-    NotEmptyError,
-    RolledBackError,
-    ZooKeeperError,
-    ZooKeeperUnavailableError,
-)
+from .errors import (BadVersionError, NoNodeError, NodeExistsError, NotEmptyError, RolledBackError, ZooKeeperError,
+                     ZooKeeperUnavailableError, ZooKeeperUnsupportedError)
+from .multi_read import MultiRead
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +43,8 @@ _TRANSLATED: tuple[tuple[type[BaseException], type[ZooKeeperError]], ...] = (
     (kz.ZookeeperStoppedError, ZooKeeperUnavailableError),
     (kz.ConnectionDropped, ZooKeeperUnavailableError),
     (KazooTimeoutError, ZooKeeperUnavailableError),
+    (kz.UnimplementedError, ZooKeeperUnsupportedError),
+    (kz.MarshallingError, ZooKeeperUnsupportedError),
 )
 
 
@@ -62,6 +58,13 @@ def translate(exc: BaseException) -> BaseException:
         if isinstance(exc, theirs):
             return ours(reason)
     return ZooKeeperError(reason)
+
+
+def _raised(result: Any) -> Any:
+    """One read's result of a multiRead; its error raised as the adapter's."""
+    if isinstance(result, BaseException):
+        raise translate(result)
+    return result
 
 
 def _results(results: list[Any]) -> list[Any]:
@@ -110,6 +113,7 @@ class ZkSession:
         # suspended (disconnected: ZooKeeper may still keep the session) or lost (expired)
         self.session_state = "connecting"
         self.watches: set[Watch] = set()  # live (not cancelled) watches of this session
+        self._multi_read = True  # until the server refuses one (ZooKeeper before 3.6)
 
     async def start(self, timeout_s: float = 15.0) -> None:
         self.loop = asyncio.get_running_loop()
@@ -200,6 +204,23 @@ class ZkSession:
             return await self._await(self.client.get_async(path))
         except NoNodeError:
             return None
+
+    async def get_many(self, paths: list[str]) -> list[tuple[bytes, ZnodeStat] | None]:
+        """:meth:`get` of each path (None where it does not exist), in one multiRead request
+        (:mod:`.multi_read`); a server older than ZooKeeper 3.6 refuses it, and the reads
+        are then sent one by one, on this session from then on.  Give at most a few hundred
+        paths: the answer must stay under ZooKeeper's 1 MB."""
+        if self._multi_read and paths:
+            async_result = self.client.handler.async_result()
+            self.client._call(MultiRead([_prefix_root(self.client.chroot, p) for p in paths]), async_result)
+            try:
+                results = await self._bounded(self._future(async_result))
+            except ZooKeeperUnsupportedError:
+                log.info("ZooKeeper refused a multiRead (a server before 3.6): reads go one by one")
+                self._multi_read = False
+            else:
+                return [None if isinstance(r, kz.NoNodeError) else _raised(r) for r in results]
+        return list(await asyncio.gather(*(self.get(p) for p in paths)))
 
     async def exists(self, path: str) -> ZnodeStat | None:
         return await self._await(self.client.exists_async(path))

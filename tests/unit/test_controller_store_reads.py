@@ -1,5 +1,6 @@
 """The controller's failover read (controller/store.py): every partition's state is read
-pipelined, many requests in flight at once on the session, not one round trip after another."""
+many at a time, in multiRead requests several at once on the session, not one round trip
+after another."""
 from __future__ import annotations
 
 import asyncio
@@ -22,6 +23,7 @@ class CountingZk:
         self.in_flight = 0
         self.most = 0
         self.reads = 0
+        self.requests = 0  # multiRead requests
 
     async def get(self, path: str):
         self.in_flight += 1
@@ -32,6 +34,10 @@ class CountingZk:
         if path not in self.nodes:
             return None
         return self.nodes[path], SimpleNamespace(version=3, mzxid=7, czxid=5)
+
+    async def get_many(self, paths: list[str]):
+        self.requests += 1
+        return [await self.get(p) for p in paths]
 
     async def children(self, path: str) -> list[str]:
         prefix = path.rstrip("/") + "/"
@@ -59,11 +65,12 @@ def test_a_failover_reads_every_partition_state_pipelined():
     assert all(len(t.states) == PARTITIONS for t in failover.topics.values())
     st = failover.topics["t4"].states[5]
     assert (st.state.leader, st.state.leader_epoch, st.state.isr, st.version, st.mzxid) == (3, 4, (3, 1, 2), 3, 7)
-    assert zk.most > PARTITIONS  # several topics' partitions at once, not one read after another
-    assert zk.most <= store_mod.READS_IN_FLIGHT
-    # three steps over the whole cluster (assignments, configs, states), each pipelined:
-    # not a wave of a few topics after another, each waiting for its slowest read
+    # three steps over the whole cluster (assignments, configs, states), many reads in each
+    # request: not a wave of a few topics after another, nor one request per znode
     assert zk.reads == 3 + 2 * TOPICS + TOPICS * PARTITIONS
+    per = store_mod.READS_PER_REQUEST
+    assert zk.requests == 1 + 2 * -(-TOPICS // per) + -(-(TOPICS * PARTITIONS) // per)  # 6
+    assert 1 < zk.most <= store_mod.REQUESTS_IN_FLIGHT  # the states' requests go several at once
 
 
 def test_pipelined_keeps_the_keys_order_and_bounds_what_is_in_flight():
