@@ -367,6 +367,12 @@ class SimZkSession:
         self._state_changed = asyncio.Event()
         self._handles: dict[tuple[str, str], list[tuple[Watch, Callable]]] = {}
         self._last: dict[tuple[str, str], Any] = {}
+        # watched values whose notification was lost on a cut link, or whose read after a
+        # notification failed, while the session lived on: read again once a ping goes
+        # through.  ZooKeeper loses neither: TCP delivers the notification late, or the
+        # client's reconnection re-arms its watches with the last zxid it saw and the server
+        # fires the missed ones then
+        self._unread: set[tuple[str, str]] = set()
         self._pinger: asyncio.Task | None = None
 
     # -- the connection ---------------------------------------------------------------------------
@@ -384,9 +390,11 @@ class SimZkSession:
         self.world.network.send(ZK, self.node, land, context=self.context, fifo=True)
 
     def _notify(self, kind: str, path: str) -> None:
-        """The server's watch notification, sent to this session's node."""
-        self.world.network.send(ZK, self.node, lambda: self._notified(kind, path),
-                                context=self.context, fifo=True)
+        """The server's watch notification, sent to this session's node (one lost on a cut
+        link is read again once the session is reached: :attr:`_unread`)."""
+        if not self.world.network.send(ZK, self.node, lambda: self._notified(kind, path),
+                                       context=self.context, fifo=True):
+            self._unread.add((kind, path))
 
     async def _roundtrip(self, make: Callable[[ZkServer], Any], timeout_s: float) -> Any:
         loop = asyncio.get_running_loop()
@@ -460,7 +468,11 @@ class SimZkSession:
                 if self.state != CONNECTED:
                     self._set_state(CONNECTED)
                     for key in list(self._handles):
-                        asyncio.get_running_loop().create_task(self._refresh(key, always=False))
+                        asyncio.get_running_loop().create_task(self._refresh(key, always=key in self._unread))
+                else:
+                    for key in sorted(k for k in self._unread if k in self._handles):
+                        asyncio.get_running_loop().create_task(self._refresh(key, always=True))
+                self._unread.clear()
                 continue
             # the session expired while we were away: LOST, then a new session
             self._set_state(SUSPENDED)
@@ -609,7 +621,8 @@ class SimZkSession:
         except NoNodeError:  # the watch is set all the same (ZooKeeper's exists watch)
             value = (None, None) if kind == "data" else ([],)
         except ZooKeeperUnavailableError:
-            return  # read again at the reconnection
+            self._unread.add(key)  # read again once the session is reached (see _keep_alive)
+            return
         marker = (value[1].mzxid if value[1] is not None else value) if kind == "data" else (value, pzxid)
         if not always and self._last.get(key) == marker:
             return

@@ -3,6 +3,7 @@ session expired registers again once it can, however the link to ZooKeeper comes
 from __future__ import annotations
 
 import asyncio
+import json
 
 from harness import Cluster, run_cluster
 
@@ -86,5 +87,42 @@ def test_a_broker_rejoining_many_isrs_tells_the_controller_in_a_few_notification
         await c.wait_until(lambda: all(c.in_sync("many", p, 3) for p in range(partitions)), 60,
                            "broker 3 back in every ISR")
         assert 1 <= len(entries) < partitions // 2, entries
+
+    run_cluster(body, seed=52)
+
+
+def _controller(c: Cluster) -> int | None:
+    node = c.world.zk.nodes.get("/controller")
+    return None if node is None else json.loads(node.data)["brokerid"]
+
+
+def test_a_watch_notification_lost_on_a_cut_link_reaches_the_controller_once_the_link_is_back():
+    """The controller's link from ZooKeeper is cut for less than its session's keep-alive
+    notices (no SUSPENDED), and a broker registers meanwhile: the notification of
+    /brokers/ids is lost on the way.  ZooKeeper loses none (TCP delivers it late, or the
+    reconnection replays it), so the controller must still see the new registration.  The
+    simulation dropped it for good, and seed 15 of a sweep ended with partitions offline
+    after healing."""
+
+    async def body(c: Cluster) -> None:
+        await c.create_topic(TOPIC, partitions=3, replication_factor=1)
+        await c.wait_until(lambda: _controller(c) is not None, 30, "a controller")
+        controller = _controller(c)
+        p, b = next((p, c.leader(TOPIC, p)) for p in range(3) if c.leader(TOPIC, p) != controller)
+        assert b is not None
+        net = c.world.network
+        c.crash(b)
+        await c.wait_until(lambda: not _registered(c, b) and c.leader(TOPIC, p) is None, 60,
+                           f"broker {b} gone, {TOPIC}-{p} offline")
+        net.cut(ZK, f"b{controller}")
+        c.restart(b)
+        await c.wait_until(lambda: _registered(c, b), 60, f"broker {b} registered again")
+        await asyncio.sleep(0.5)  # within the keep-alive's ping interval: the session stays CONNECTED
+        net.heal(ZK, f"b{controller}")
+
+        def seen() -> bool:
+            live = c.world.brokers[controller].controller.ctx.live
+            return b in live and live[b].epoch == c.world.zk.nodes[f"/brokers/ids/{b}"].czxid
+        await c.wait_until(seen, 60, f"the controller knows broker {b}'s new registration")
 
     run_cluster(body, seed=52)
