@@ -26,7 +26,7 @@ a :class:`BrokerConfig` by one classmethod (:mod:`minikafka.broker.settings`,
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from types import MappingProxyType
 from typing import Any, Callable, Mapping, Protocol, Self, TypeVar
 
@@ -704,6 +704,15 @@ class SettingsView(Protocol):
 
 
 V = TypeVar("V", bound=SettingsView)
+S = TypeVar("S")
+
+
+def settings_of(kind: type[S], config: BrokerConfig, **given: Any) -> S:
+    """A settings view ``kind`` (a dataclass whose field names are Kafka setting names with
+    the dots turned into underscores) with each field read from ``config`` by that name,
+    except those ``given`` (a value converted from its setting)."""
+    return kind(**{f.name: given[f.name] if f.name in given else config.get(f.name.replace("_", "."))
+                   for f in fields(kind)})  # type: ignore[arg-type]
 
 
 class LiveConfig:

@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Mapping
 
-from ..config import BrokerConfig, security_protocol
+from ..config import BrokerConfig, security_protocol, settings_of
 from ..groups.group import GroupSettings
 from ..replication.partition import TruncationMode
 
@@ -49,17 +49,7 @@ class BrokerSettings:
     @classmethod
     def of(cls, config: BrokerConfig) -> BrokerSettings:
         """The broker settings of ``config``."""
-        get = config.get
-        return cls(zookeeper_session_timeout_ms=get("zookeeper.session.timeout.ms"),
-                   zookeeper_set_acl=get("zookeeper.set.acl"),
-                   controlled_shutdown_enable=get("controlled.shutdown.enable"),
-                   replica_lag_time_max_ms=get("replica.lag.time.max.ms"),
-                   replica_high_watermark_checkpoint_interval_ms=get("replica.high.watermark.checkpoint.interval.ms"),
-                   log_flush_start_offset_checkpoint_interval_ms=get("log.flush.start.offset.checkpoint.interval.ms"),
-                   log_retention_check_interval_ms=get("log.retention.check.interval.ms"),
-                   producer_id_expiration_check_interval_ms=get("producer.id.expiration.check.interval.ms"),
-                   log_cleaner_enable=get("log.cleaner.enable"),
-                   log_cleaner_backoff_ms=get("log.cleaner.backoff.ms"))
+        return settings_of(cls, config)
 
 
 @dataclass(frozen=True)
@@ -78,13 +68,7 @@ class ReplicaSettings:
     @classmethod
     def of(cls, config: BrokerConfig) -> ReplicaSettings:
         """The replica settings of ``config``."""
-        get = config.get
-        return cls(replica_lag_time_max_ms=get("replica.lag.time.max.ms"),
-                   replica_lag_max_messages=get("replica.lag.max.messages"),
-                   minikafka_replica_lag_idle_followers=get("minikafka.replica.lag.idle.followers"),
-                   max_incremental_fetch_session_cache_slots=get("max.incremental.fetch.session.cache.slots"),
-                   replication_truncation=TruncationMode(get("replication.truncation")),
-                   producer_id_expiration_ms=get("producer.id.expiration.ms"))
+        return settings_of(cls, config, replication_truncation=TruncationMode(config.get("replication.truncation")))
 
 
 @dataclass(frozen=True)
@@ -101,13 +85,7 @@ class FetcherSettings:
     @classmethod
     def of(cls, config: BrokerConfig) -> FetcherSettings:
         """The fetcher settings of ``config``."""
-        get = config.get
-        return cls(num_replica_fetchers=get("num.replica.fetchers"),
-                   replica_fetch_max_bytes=get("replica.fetch.max.bytes"),
-                   replica_fetch_min_bytes=get("replica.fetch.min.bytes"),
-                   replica_fetch_wait_max_ms=get("replica.fetch.wait.max.ms"),
-                   replica_fetch_backoff_ms=get("replica.fetch.backoff.ms"),
-                   request_timeout_ms=get("request.timeout.ms"))
+        return settings_of(cls, config)
 
 
 @dataclass(frozen=True)
@@ -150,18 +128,7 @@ class GroupCoordinatorSettings:
     @classmethod
     def of(cls, config: BrokerConfig) -> GroupCoordinatorSettings:
         """The group coordinator settings of ``config``."""
-        get = config.get
-        return cls(group_initial_rebalance_delay_ms=get("group.initial.rebalance.delay.ms"),
-                   group_min_session_timeout_ms=get("group.min.session.timeout.ms"),
-                   group_max_session_timeout_ms=get("group.max.session.timeout.ms"),
-                   group_max_size=get("group.max.size"),
-                   offsets_topic_num_partitions=get("offsets.topic.num.partitions"),
-                   offsets_topic_replication_factor=get("offsets.topic.replication.factor"),
-                   offsets_topic_segment_bytes=get("offsets.topic.segment.bytes"),
-                   offsets_commit_timeout_ms=get("offsets.commit.timeout.ms"),
-                   offsets_retention_minutes=get("offsets.retention.minutes"),
-                   offsets_retention_check_interval_ms=get("offsets.retention.check.interval.ms"),
-                   offset_metadata_max_bytes=get("offset.metadata.max.bytes"))
+        return settings_of(cls, config)
 
     @property
     def groups(self) -> GroupSettings:
@@ -198,19 +165,7 @@ class TxnCoordinatorSettings:
     @classmethod
     def of(cls, config: BrokerConfig) -> TxnCoordinatorSettings:
         """The transaction coordinator settings of ``config``."""
-        get = config.get
-        return cls(transaction_state_log_num_partitions=get("transaction.state.log.num.partitions"),
-                   transaction_state_log_replication_factor=get("transaction.state.log.replication.factor"),
-                   transaction_state_log_min_isr=get("transaction.state.log.min.isr"),
-                   transaction_state_log_segment_bytes=get("transaction.state.log.segment.bytes"),
-                   transaction_max_timeout_ms=get("transaction.max.timeout.ms"),
-                   transaction_abort_timed_out_transaction_cleanup_interval_ms=get(
-                       "transaction.abort.timed.out.transaction.cleanup.interval.ms"),
-                   transaction_remove_expired_transaction_cleanup_interval_ms=get(
-                       "transaction.remove.expired.transaction.cleanup.interval.ms"),
-                   transactional_id_expiration_ms=get("transactional.id.expiration.ms"),
-                   request_timeout_ms=get("request.timeout.ms"),
-                   offsets_topic_num_partitions=get("offsets.topic.num.partitions"))
+        return settings_of(cls, config)
 
     @property
     def state_topic(self) -> InternalTopicSettings:
@@ -238,10 +193,7 @@ class TopicAdminSettings:
     @classmethod
     def of(cls, config: BrokerConfig) -> TopicAdminSettings:
         """The topic admin settings of ``config``."""
-        get = config.get
-        return cls(num_partitions=get("num.partitions"), default_replication_factor=get("default.replication.factor"),
-                   auto_create_topics_enable=get("auto.create.topics.enable"),
-                   delete_topic_enable=get("delete.topic.enable"))
+        return settings_of(cls, config)
 
 
 @dataclass(frozen=True)
@@ -263,13 +215,7 @@ class SecuritySettings:
     @classmethod
     def of(cls, config: BrokerConfig) -> SecuritySettings:
         """The security settings of ``config``."""
-        get = config.get
-        return cls(listener_security_protocol_map=get("listener.security.protocol.map"),
-                   sasl_users_file=get("sasl.users.file"), sasl_jaas_config=get("sasl.jaas.config"),
-                   ssl_keystore_location=get("ssl.keystore.location"), ssl_key_password=get("ssl.key.password"),
-                   ssl_truststore_location=get("ssl.truststore.location"), ssl_client_auth=get("ssl.client.auth"),
-                   authorizer_class_name=get("authorizer.class.name"), super_users=get("super.users"),
-                   allow_everyone_if_no_acl_found=get("allow.everyone.if.no.acl.found"))
+        return settings_of(cls, config)
 
     def protocol(self, listener: str) -> str:
         """The security protocol of ``listener`` (INTERNAL, EXTERNAL, KAFKA, KAFKA_EXTERNAL)."""

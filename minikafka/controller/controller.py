@@ -497,7 +497,7 @@ class KafkaController:
         async def read() -> core.Event | None:
             nonlocal taken
             if taken is None:  # a re-plan: read the states again
-                taken = {tp: st for tp in first if (st := await self.store.read_state(tp)) is not None}
+                taken = await self.store.read_states(first)
             event, taken = core.IsrChanged(dict(taken)), None
             return event if event.states else None
         await self._active(read)

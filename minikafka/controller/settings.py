@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..config import BrokerConfig
+from ..config import BrokerConfig, settings_of
 
 __all__ = ["ControllerSettings"]
 
@@ -29,9 +29,4 @@ class ControllerSettings:
     @classmethod
     def of(cls, config: BrokerConfig) -> ControllerSettings:
         """The controller settings of ``config``."""
-        get = config.get
-        return cls(request_timeout_ms=get("request.timeout.ms"),
-                   auto_leader_rebalance_enable=get("auto.leader.rebalance.enable"),
-                   leader_imbalance_check_interval_seconds=get("leader.imbalance.check.interval.seconds"),
-                   leader_imbalance_per_broker_percentage=get("leader.imbalance.per.broker.percentage"),
-                   delete_topic_enable=get("delete.topic.enable"))
+        return settings_of(cls, config)

@@ -115,30 +115,24 @@ class ControllerStore:
         self.new_topic_id = new_topic_id
 
     # -- reads -------------------------------------------------------------------------------
-    async def get_all(self, paths: Iterable[str]) -> dict[str, tuple[bytes, Any] | None]:
-        """Data and stat of every path (None where it does not exist), many in one request."""
-        paths = list(paths)
+    async def get_all(self, keys: Iterable[K], path: Callable[[K], str]) -> dict[K, tuple[bytes, Any] | None]:
+        """Data and stat of each key's znode ``path(key)`` (None where it does not exist),
+        by key; many in one request."""
+        paths = [(key, path(key)) for key in keys]
         chunks = [paths[i:i + READS_PER_REQUEST] for i in range(0, len(paths), READS_PER_REQUEST)]
-        got = await pipelined(lambda i: self.zk.get_many(chunks[i]), range(len(chunks)), REQUESTS_IN_FLIGHT)
-        return {path: result for i, chunk in enumerate(chunks) for path, result in zip(chunk, got[i])}
+        got = await pipelined(lambda i: self.zk.get_many([p for _, p in chunks[i]]), range(len(chunks)),
+                              REQUESTS_IN_FLIGHT)
+        return {key: result for i, chunk in enumerate(chunks) for (key, _), result in zip(chunk, got[i])}
 
     async def read_brokers(self, ids: list[str]) -> dict[int, layout.BrokerInfo]:
-        got = await self.get_all(layout.broker_path(int(s)) for s in ids)
-        return {int(s): layout.BrokerInfo.decode(int(s), g[0], g[1].czxid)
-                for s in ids if (g := got[layout.broker_path(int(s))]) is not None}
-
-    async def read_state(self, tp: TP) -> StateRead | None:
-        got = await self.zk.get(layout.partition_state_path(*tp))
-        if got is None:
-            return None
-        return StateRead(layout.LeaderIsr.decode(got[0]), got[1].version, got[1].mzxid)
+        got = await self.get_all(ids, lambda s: layout.broker_path(int(s)))
+        return {int(s): layout.BrokerInfo.decode(int(s), g[0], g[1].czxid) for s, g in got.items() if g is not None}
 
     async def read_states(self, tps: Iterable[TP]) -> dict[TP, StateRead]:
         """The states of ``tps`` that exist, many in one request."""
-        paths = {tp: layout.partition_state_path(*tp) for tp in tps}
-        got = await self.get_all(paths.values())
+        got = await self.get_all(tps, lambda tp: layout.partition_state_path(*tp))
         return {tp: StateRead(layout.LeaderIsr.decode(g[0]), g[1].version, g[1].mzxid)
-                for tp, path in paths.items() if (g := got[path]) is not None}
+                for tp, g in got.items() if g is not None}
 
     async def read_assignment(self, topic: str) -> dict[int, list[int]] | None:
         znode = await self.read_topic_znode(topic)
@@ -151,14 +145,11 @@ class ControllerStore:
     async def read_topics(self, names: Iterable[str]) -> dict[str, TopicRead]:
         """The topics as the controller loads them (those that exist), in three steps over
         all of them, many reads in each request: the assignments, the configs, every
-        partition's state.
-        One stored without a topic id comes with a fresh one (``new_topic_id``) that the
+        partition's state.  One stored without a topic id comes with a fresh one (``new_topic_id``) that the
         controller writes."""
-        names = list(names)
-        got = await self.get_all(layout.topic_path(t) for t in names)
-        znodes = {t: layout.TopicZnode.decode(g[0]) for t in names if (g := got[layout.topic_path(t)]) is not None}
-        got = await self.get_all(layout.topic_config_path(t) for t in znodes)
-        configs = {t: got[layout.topic_config_path(t)] for t in znodes}
+        got = await self.get_all(names, layout.topic_path)
+        znodes = {t: layout.TopicZnode.decode(g[0]) for t, g in got.items() if g is not None}
+        configs = await self.get_all(znodes, layout.topic_config_path)
         states = await self.read_states((t, p) for t, z in znodes.items() for p in z.partitions)
         out = {}
         for topic, znode in znodes.items():
@@ -179,7 +170,7 @@ class ControllerStore:
         """Read and delete /isr_change_notification/isr_change_N; the states they name."""
         tps: set[TP] = set()
         paths = [f"{layout.ISR_CHANGE_NOTIFICATION}/{name}" for name in sorted(children)]
-        for path, got in (await self.get_all(paths)).items():
+        for path, got in (await self.get_all(paths, lambda p: p)).items():
             if got is not None:
                 try:
                     tps.update(layout.decode_isr_change(got[0]))
