@@ -335,7 +335,19 @@ class KafkaController:
         assert self.core is not None
 
         def changed(topic: str) -> Callable[[bytes | None, Any], None]:
-            return lambda _data, _stat: self.put(ev.TopicZnodeChanged(topic))
+            def deliver(data: bytes | None, _stat: Any) -> None:
+                # a change that adds no partition changes nothing (PartitionsChanged acts on
+                # added partitions only): the watch's first firing, a thousand of them after
+                # a failover at 10,000 partitions, then queues no event
+                if data is None or self.core is None:
+                    return
+                try:
+                    partitions = layout.TopicZnode.decode(data).partitions
+                except (ValueError, KeyError, TypeError, AttributeError):
+                    partitions = None  # the event's handler reads it again and says what is wrong
+                if partitions is None or self.core.adds_partitions(topic, partitions):
+                    self.put(ev.TopicZnodeChanged(topic))
+            return deliver
 
         for topic in self.core.ctx.topics:
             if topic not in self._topic_watches:

@@ -57,7 +57,7 @@ BrokerConfigChanged        the same for every topic (dynamic broker configs chan
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import AbstractSet, Any, Mapping, assert_never
+from typing import AbstractSet, Any, Iterable, Mapping, assert_never
 
 from ..config import BrokerConfig, topic_setting
 from ..metric_names import LEADER_ELECTIONS, PREFERRED_LEADER_ELECTIONS, UNCLEAN_LEADER_ELECTIONS, Metric
@@ -746,6 +746,13 @@ class ControllerCore:
         self._initialize(p, new)
         self._leader_and_isr(p, new, new=set(new))
         self._metadata(p, new)
+
+    def adds_partitions(self, topic: str, partitions: Iterable[int]) -> bool:
+        """Whether /brokers/topics/``topic`` naming ``partitions`` adds any to the context
+        (the only change :class:`PartitionsChanged` acts on; a topic not in the context
+        adds none)."""
+        known = self.ctx.topics.get(topic)
+        return known is not None and any(q not in known for q in partitions)
 
     def _on_partitions_changed(self, p: Plan, ev: PartitionsChanged) -> None:
         """Partitions added to /brokers/topics/T are initialised like a new topic's; changes

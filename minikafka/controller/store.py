@@ -25,6 +25,7 @@ log = logging.getLogger(__name__)
 
 
 CHUNK_OPS = 500  # ops per transaction: ~100 KB, well under ZooKeeper's 1 MB (jute.maxbuffer)
+COMMITS_IN_FLIGHT = 4  # a big plan's transactions sent at once (a failover at 10,000 partitions has 20)
 # reads in flight at once on the controller's session (Kafka pipelines its reads too,
 # zookeeper.max.in.flight.requests): a failover reads every partition's state, one
 # round trip each when read one after another
@@ -235,11 +236,12 @@ class ControllerStore:
                                     layout.encode_assignment(w.assignment, w.topic_id, w.adding, w.removing), -1)))
             elif isinstance(w, Delete):
                 ops += [("delete", (path,)) for path in await self._subtree(w.path)]
-        zxid = -1
-        for start in range(0, len(ops), CHUNK_OPS):
+        starts = range(0, len(ops), CHUNK_OPS)
+
+        async def commit(start: int) -> list[Any]:
             chunk = ops[start:start + CHUNK_OPS]
 
-            def build(tx: Any, chunk: list = chunk) -> None:
+            def build(tx: Any) -> None:
                 tx.check(layout.CONTROLLER_EPOCH, epoch_zk_version)
                 for kind, args in chunk:
                     if kind == "create":
@@ -248,12 +250,18 @@ class ControllerStore:
                         tx.set_data(*args)
                     else:
                         tx.delete(*args)
+            return await self.zk.commit(build)
 
-            results = await self.zk.commit(build)
+        # a big plan's transactions go a few at once: ZooKeeper applies one session's
+        # requests in the order sent, so the first is still applied first
+        committed = await pipelined(commit, starts, COMMITS_IN_FLIGHT)
+        zxid = -1
+        for start in starts:
+            results = committed[start]
             _raise_if_fenced(results, epoch_zk_version)
-            for (kind, args), r in zip(chunk, results[1:]):
+            for (kind, args), r in zip(ops[start:start + CHUNK_OPS], results[1:]):
                 if isinstance(r, Exception) and not isinstance(r, RolledBackError):
-                    written = f" ({start} of {len(ops)} ops written before)" if start else ""
+                    written = f" ({start} of {len(ops)} ops sent before)" if start else ""
                     if isinstance(r, (BadVersionError, NodeExistsError, NoNodeError)):
                         raise StateConflict(sorted(plan.state_writes()), f"{r.__class__.__name__} on {kind} {args[0]}{written}")
                     # the adapter's error names ZooKeeper's reason (NoAuthError, ...): keep it

@@ -3,6 +3,9 @@
 kazoo runs its own threads.  Every call here uses kazoo's ``*_async`` methods and
 hands the result back to the event loop with ``loop.call_soon_threadsafe``; watch
 callbacks cross into the loop the same way and only ever run loop-side callables.
+kazoo's watch recipes read their znode once, blocking, when they are made: they are
+made on a few threads of this session's own, never on the loop (a new controller
+watches every topic's znode, a thousand blocking round trips at 10,000 partitions).
 
 kazoo's exceptions stop here: every method raises the adapter's own errors
 (:mod:`minikafka.zk.errors`), and a multi-op's result list carries them in place of
@@ -11,6 +14,7 @@ kazoo's, so no module above ``minikafka/zk/`` imports kazoo.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import logging
 from typing import Any, Awaitable, Callable
 
@@ -84,6 +88,9 @@ def secure_acl(user: str, password: str) -> list:
 # few session timeouts (an ensemble without its quorum) would come back after the
 # ensemble had given its session a fresh timeout and expired it.
 RECONNECT_MAX_DELAY_S = 1.0
+# threads that make kazoo's watch recipes (each reads its znode once, blocking): a few
+# at once, so that a thousand new watches take a fraction of a thousand round trips
+WATCH_SETUP_THREADS = 4
 CONNECTION_RETRY = {"max_tries": -1, "delay": 0.1, "backoff": 2, "max_jitter": 0.2,
                     "max_delay": RECONNECT_MAX_DELAY_S}
 
@@ -114,6 +121,7 @@ class ZkSession:
         self.session_state = "connecting"
         self.watches: set[Watch] = set()  # live (not cancelled) watches of this session
         self._multi_read = True  # until the server refuses one (ZooKeeper before 3.6)
+        self._watch_setup = concurrent.futures.ThreadPoolExecutor(WATCH_SETUP_THREADS, "zk-watch-setup")
 
     async def start(self, timeout_s: float = 15.0) -> None:
         self.loop = asyncio.get_running_loop()
@@ -140,10 +148,23 @@ class ZkSession:
             log.warning("cannot set the secure ACL on the root of %s: the chroot does not exist", self.connect)
 
     async def stop(self) -> None:
+        self._watch_setup.shutdown(wait=False, cancel_futures=True)
         try:
             await asyncio.to_thread(self.client.stop)
         finally:
-            await asyncio.to_thread(self.client.close)
+            await asyncio.to_thread(self.client.close)  # a watch still being made ends here
+
+    def _set_up(self, make: Callable[[], Any], path: str) -> None:
+        """Make a kazoo watch recipe on this session's watch threads (its first read blocks
+        for a round trip, and for as long as ZooKeeper is unreachable); a failure is logged."""
+        def made(fut: concurrent.futures.Future) -> None:
+            exc = None if fut.cancelled() else fut.exception()
+            if exc is not None:
+                log.warning("watch on %s not set: %s", path, translate(exc))
+        try:
+            self._watch_setup.submit(make).add_done_callback(made)
+        except RuntimeError:  # the session is stopping
+            pass
 
     def on_state_change(self, callback: Callable[[str], Any]) -> None:
         """``callback(state)`` runs on the loop for LOST, SUSPENDED and CONNECTED."""
@@ -278,8 +299,9 @@ class ZkSession:
         return _results(await self._await(tx.commit_async()))
 
     def watch_children(self, path: str, callback: Callable[[list[str]], Any]) -> "Watch":
-        """``callback(children)`` runs on the loop now and at every change of ``path``'s
-        children, until the returned :class:`Watch` is cancelled."""
+        """``callback(children)`` runs on the loop once the watch is set (soon: it is set on
+        the session's watch threads) and at every change of ``path``'s children, until the
+        returned :class:`Watch` is cancelled."""
         loop = self.loop
         assert loop is not None
         handle = Watch(path, self.watches.discard)
@@ -291,12 +313,13 @@ class ZkSession:
             loop.call_soon_threadsafe(handle.deliver, callback, list(children or []))
             return None
 
-        self.client.ChildrenWatch(path, fire, send_event=False)
+        self._set_up(lambda: self.client.ChildrenWatch(path, fire, send_event=False), path)
         return handle
 
     def watch_data(self, path: str, callback: Callable[[bytes | None, Any], Any]) -> "Watch":
-        """``callback(data_or_None, stat)`` runs on the loop now and at every change of
-        ``path``, until the returned :class:`Watch` is cancelled."""
+        """``callback(data_or_None, stat)`` runs on the loop once the watch is set (soon: it
+        is set on the session's watch threads) and at every change of ``path``, until the
+        returned :class:`Watch` is cancelled."""
         loop = self.loop
         assert loop is not None
         handle = Watch(path, self.watches.discard)
@@ -308,7 +331,7 @@ class ZkSession:
             loop.call_soon_threadsafe(handle.deliver, callback, data, stat)
             return None
 
-        self.client.DataWatch(path, fire)
+        self._set_up(lambda: self.client.DataWatch(path, fire), path)
         return handle
 
 

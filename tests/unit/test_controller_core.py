@@ -233,6 +233,17 @@ def test_new_topics_and_added_partitions_are_initialised():
     assert run(c, PartitionsChanged("unknown", {0: [1]})).writes == []
 
 
+def test_a_topic_znode_adds_partitions_only_when_it_names_one_the_context_lacks():
+    # the shell queues a topic watch's firing only then: what PartitionsChanged acts on
+    c = controller(topics={"t": topic({0: [1, 2], 1: [2, 3]})})
+    assert not c.adds_partitions("t", [0, 1])
+    assert not c.adds_partitions("t", [1])
+    assert c.adds_partitions("t", [0, 1, 2])
+    assert not c.adds_partitions("unknown", [0])
+    for q in (0, 1, 2):  # and the events agree
+        assert bool(run(c, PartitionsChanged("t", {p: [1, 2] for p in range(q + 1)})).writes) == (q == 2)
+
+
 def test_isr_change_notifications_update_the_context_and_every_broker():
     c = controller(topics=T3)
     plan = run(c, IsrChanged({("t", 0): StateRead(LeaderIsr(1, 4, (1, 2), 1), 9, 800), ("gone", 0): StateRead(LeaderIsr(1, 0, (1,), 1), 1, 1)}))

@@ -9,12 +9,12 @@ from minikafka.config import BrokerConfig, LiveConfig
 from minikafka.controller import core
 from minikafka.controller.channel import ChannelManager, wire
 from minikafka.controller.controller import ClusterCounts, ControllerHost, KafkaController
-from minikafka.controller.events import Startup
+from minikafka.controller.events import Startup, TopicZnodeChanged
 from minikafka.controller.store import Fenced, StateConflict
 from minikafka.errors import NotControllerError
 from minikafka.protocol.rpc import codec
 from minikafka.protocol.rpc.types import DECODE_REQUEST, LeaderAndIsrRequest, StopReplicaRequest, UpdateMetadataRequest
-from minikafka.zk.layout import BrokerInfo, LeaderIsr
+from minikafka.zk.layout import BrokerInfo, LeaderIsr, TopicZnode
 from minikafka.zk.session import Watch
 
 
@@ -70,8 +70,10 @@ class Watches:
 
     def __init__(self) -> None:
         self.watches: set = set()
+        self.callbacks: dict = {}
 
     def watch_data(self, path, callback):
+        self.callbacks[path] = callback
         return Watch(path)
 
 
@@ -211,3 +213,16 @@ def test_the_channels_send_each_broker_its_requests_in_order_encoded_once():
         assert got[b] == [wire(s.request) for s in plan.sends if s.broker == b]
         assert [api for api, _ in got[b]] == ["update_metadata", "leader_and_isr"]
     assert got[1][0][1] is got[2][0][1]  # one UpdateMetadata, encoded once for both
+
+
+def test_a_topic_watch_queues_an_event_only_for_a_znode_that_adds_partitions():
+    # its first firing after a failover (one per topic) adds none, and so queues nothing
+    ctl, _, _, _ = make([])
+    ctl._watch_topics()
+    fire = ctl.host.zk.callbacks["/brokers/topics/t"]
+    fire(TopicZnode({0: [1, 2, 3]}).encode(), None)
+    fire(None, None)  # deleted: the deletion's own events handle it
+    assert ctl.queue.qsize() == 0
+    fire(TopicZnode({0: [1, 2, 3], 1: [2, 3, 1]}).encode(), None)
+    fire(b"not json", None)  # the event's handler reads it again and says what is wrong
+    assert [ctl.queue.get_nowait() for _ in range(2)] == [TopicZnodeChanged("t")] * 2

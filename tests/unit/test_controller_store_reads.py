@@ -126,3 +126,58 @@ def test_pipelined_raises_the_first_failure_and_leaves_no_read_running():
 
     asyncio.run(main())
     assert 2 in started and finished == []
+
+
+class CommittingZk:
+    """A session whose transactions record their ops and answer in the order sent; the
+    op whose path is in ``refuse`` loses its race (BadVersionError)."""
+
+    def __init__(self, refuse: str = "") -> None:
+        self.sent: list[list[str]] = []
+        self.in_flight = 0
+        self.most = 0
+        self.refuse = refuse
+
+    async def commit(self, build):
+        from minikafka.zk.errors import BadVersionError, RolledBackError
+        ops: list[str] = []
+        tx = SimpleNamespace(check=lambda path, version: ops.append(f"check {path}"),
+                             set_data=lambda path, data, version: ops.append(path))
+        build(tx)
+        zxid = 1000 + len(self.sent)
+        self.sent.append(ops)
+        self.in_flight += 1
+        self.most = max(self.most, self.in_flight)
+        await asyncio.sleep(0)
+        self.in_flight -= 1
+        if self.refuse in ops:
+            return [RolledBackError() if op != self.refuse else BadVersionError("version") for op in ops]
+        return [True] + [SimpleNamespace(mzxid=zxid) for _ in ops[1:]]
+
+
+def _big_plan(partitions: int):
+    from minikafka.controller import core
+    plan = core.Plan(core.Context(1, 5))
+    plan.writes = [core.StateWrite(("t", p), layout.LeaderIsr(1, 5, (1, 2), 5), 3) for p in range(partitions)]
+    return plan
+
+
+def test_a_big_plan_goes_in_transactions_a_few_at_once_in_order_each_fenced():
+    zk = CommittingZk()
+    n = store_mod.CHUNK_OPS * 5 + 7
+    zxid = asyncio.run(ControllerStore(zk).execute(_big_plan(n), 42))
+    assert len(zk.sent) == 6 and zk.most == store_mod.COMMITS_IN_FLIGHT
+    assert all(ops[0] == f"check {layout.CONTROLLER_EPOCH}" for ops in zk.sent)
+    written = [path for ops in zk.sent for path in ops[1:]]
+    assert written == [layout.partition_state_path("t", p) for p in range(n)]  # in the plan's order
+    assert zxid == 1000  # the first transaction's
+
+
+def test_a_lost_race_in_a_later_transaction_names_every_partition_of_the_plan():
+    zk = CommittingZk(refuse=layout.partition_state_path("t", store_mod.CHUNK_OPS * 2 + 1))
+    try:
+        asyncio.run(ControllerStore(zk).execute(_big_plan(store_mod.CHUNK_OPS * 3), 42))
+    except store_mod.StateConflict as conflict:
+        assert len(conflict.tps) == store_mod.CHUNK_OPS * 3
+    else:
+        raise AssertionError("no StateConflict")
