@@ -462,3 +462,23 @@ def test_a_deleted_topic_forgets_its_id():
     c = controller(topics=T3)
     run(c, DeleteTopics(("t",)))
     assert "t" not in c.ctx.topic_ids
+
+
+def test_a_failover_writes_each_partition_once_however_many_changes_it_plans():
+    # broker 3 is gone: every partition leaves its ISR and those it led elect again, two
+    # changes of one partition in one plan, one conditional write of the last state
+    topics = {f"t{i}": topic({p: [3, 1, 2] for p in range(10)}, {p: (3, 4, [3, 1, 2]) for p in range(10)})
+              for i in range(300)}
+    c = ControllerCore(1, EPOCH, BrokerConfig(broker_id=1, zookeeper_connect="unused"))
+    plan = c.plan(Failover({b: broker(b) for b in (1, 2)}, topics))
+    writes = [w for w in plan.writes if isinstance(w, StateWrite)]
+    assert len(writes) == len({w.tp for w in writes}) == 3000
+    assert {(w.state.leader, w.state.isr, w.expected_version) for w in writes} == {(1, (1, 2), 3)}
+
+
+def test_a_plan_finds_its_state_writes_again_after_its_list_is_replaced():
+    plan = core.Plan(core.Context(1, EPOCH))
+    plan.writes = [StateWrite(("t", 0), LeaderIsr(1, 1, (1,), EPOCH), 3)]
+    assert plan.state_write_at() == {("t", 0): 0}
+    plan.writes = [AssignmentWrite("t", {0: [1]}, TID), *plan.writes]
+    assert plan.state_write_at() == {("t", 0): 1}

@@ -148,3 +148,21 @@ def test_a_leader_whose_epochs_cannot_be_rebuilt_from_its_batches_is_refused(tmp
     (d / "t-0" / "leader-epoch-checkpoint").write_text("0\n2\n0 0\n40 2\n")
     _, epochs = DiskStorage(str(d), broker_id=1).load("t", 0, max_epoch=2)
     assert epochs.entries == [(0, 0), (1, 2)]
+
+
+def test_memory_storage_writes_its_checkpoint_to_be_read_disk_storage_also_syncs_it(tmp_path, monkeypatch):
+    # a failover makes one of these writes per partition led anew, on the event loop: on
+    # memory storage nothing the file describes outlives the process, so no fsync
+    import os
+
+    from minikafka.broker.storage import DiskStorage, Storage
+    synced: list[int] = []
+    real = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: (synced.append(fd), real(fd)))
+    memory, disk = Storage(str(tmp_path / "memory")), DiskStorage(str(tmp_path / "disk"))
+    synced.clear()  # what making them wrote (meta.properties)
+    memory.write_epochs("t", 0, [(0, 0), (3, 40)])
+    assert synced == []
+    assert (tmp_path / "memory" / "t-0" / "leader-epoch-checkpoint").read_text() == checkpoint.format_epochs([(0, 0), (3, 40)])
+    disk.write_epochs("t", 0, [(0, 0)])
+    assert len(synced) == 2  # the file, then its folder
