@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, Callable
 
 from ..config import BrokerConfig
 from ..errors import (FencedLeaderEpochError, FetchSessionIdNotFoundError, InvalidFetchSessionEpochError, KafkaError,
-                      OffsetOutOfRangeError, UnknownLeaderEpochError)
+                      NotLeaderOrFollowerError, OffsetOutOfRangeError, UnknownLeaderEpochError,
+                      UnknownTopicOrPartitionError)
 from ..metric_names import FENCED_FETCHES
 from ..protocol.rpc.types import (FetchForgottenPartition, FetchPartition, FetchRequest, OffsetForLeaderPartition,
                                   OffsetsForLeaderEpochRequest, Request)
@@ -37,6 +38,15 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 TP = tuple[str, int]
+
+# A follower often learns of a new partition before its leader does (the controller sends
+# both their LeaderAndIsr at once): the leader then answers its first fetches
+# UNKNOWN_TOPIC_OR_PARTITION (or NOT_LEADER_OR_FOLLOWER). Such a partition, never answered
+# yet, is asked again after NEW_PARTITION_RETRY_S, up to NEW_PARTITION_RETRIES times,
+# before the fetcher backs off replica.fetch.backoff.ms as for any error: the first
+# acks=all records to a new topic then wait milliseconds, not a second.
+NEW_PARTITION_RETRY_S = 0.02
+NEW_PARTITION_RETRIES = 50
 
 
 class Fetcher:
@@ -59,6 +69,7 @@ class Fetcher:
         self._wanted: dict[TP, PartitionFetch] = {}  # the partitions ready to fetch, as asked
         self._asked: dict[TP, tuple[PartitionReplica, int, int]] = {}  # ... their replica, leader epoch and LEO
         self._truncating: dict[TP, PartitionReplica] = {}  # the partitions waiting for OffsetsForLeaderEpoch
+        self._unanswered: dict[TP, int] = {}  # added, not answered yet: early retries so far
         self._max_bytes = manager.settings.replica_fetch_max_bytes
         self._changed = asyncio.Event()
         self._task: asyncio.Task | None = None
@@ -87,11 +98,13 @@ class Fetcher:
         (``ReplicaManager._takes_up``), so acks=all to a new topic is not held back for
         replica.fetch.wait.max.ms."""
         self.partitions.add(tp)
+        self._unanswered[tp] = 0
         self._touched.add(tp)
         self._changed.set()
 
     def remove(self, tp: TP) -> None:
         self.partitions.discard(tp)
+        self._unanswered.pop(tp, None)
         self._touched.add(tp)
 
     def touch(self, tp: TP) -> None:
@@ -211,7 +224,7 @@ class Fetcher:
             self.session.handle_error()  # no answer (or the fetcher stops): the leader's epoch is unknown
             raise
         self.session.handle_response(resp.session_id)
-        errors = 0
+        errors = early = 0
         for r in resp.partitions:
             tp = (r.topic, r.partition)
             if tp not in sent:
@@ -220,10 +233,16 @@ class Fetcher:
             if p.role is not Role.FOLLOWER or p.leader_epoch != epoch or p.log_end_offset != leo:
                 continue  # a LeaderAndIsr or truncation happened meanwhile
             err = r.error
+            if err is None or isinstance(err, OffsetOutOfRangeError) and r.log_end_offset >= 0:
+                self._unanswered.pop(tp, None)
             if err is None:
                 rm.apply(p, p.append_as_follower(r.records, r.high_watermark, r.log_start_offset))
             elif isinstance(err, OffsetOutOfRangeError) and r.log_end_offset >= 0:
                 rm.apply(p, p.handle_out_of_range(r.log_end_offset, r.log_start_offset))
+            elif (isinstance(err, (UnknownTopicOrPartitionError, NotLeaderOrFollowerError))
+                  and self._unanswered.get(tp, NEW_PARTITION_RETRIES) < NEW_PARTITION_RETRIES):
+                self._unanswered[tp] += 1  # the leader has not taken it up yet: ask again soon
+                early += 1
             else:
                 errors += 1
                 if isinstance(err, (FencedLeaderEpochError, UnknownLeaderEpochError)):
@@ -237,6 +256,8 @@ class Fetcher:
                               err.message)
         if errors and errors == len(sent):
             await asyncio.sleep(settings.replica_fetch_backoff_ms / 1000.0)
+        elif early and errors + early == len(sent):
+            await asyncio.sleep(NEW_PARTITION_RETRY_S)
 
 
 class FetcherManager:
