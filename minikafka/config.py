@@ -262,7 +262,7 @@ BROKER_CONFIGS: tuple[ConfigDef, ...] = (
     ConfigDef("replica.fetch.wait.max.ms", int, 500, "Longest a follower fetch waits at the leader for data.", 0),
     ConfigDef("replica.fetch.min.bytes", int, 1, "Bytes a follower fetch waits for before the leader answers.", 0),
     ConfigDef("replica.fetch.max.bytes", int, 1048576, "Bytes a follower asks for per partition (at least one batch is returned).", 1),
-    ConfigDef("replica.fetch.backoff.ms", int, 1000, "Pause of a fetcher after an error.", 0),
+    ConfigDef("replica.fetch.backoff.ms", int, 1000, "Pause of a fetcher after an error (a new partition its leader has not taken up yet is first asked again every 20 ms, up to 50 times).", 0),
     ConfigDef("num.replica.fetchers", int, 1, "Fetcher tasks per source broker.", 1),
     ConfigDef("max.incremental.fetch.session.cache.slots", int, 1000, "Incremental fetch sessions (KIP-227) a "
               "leader keeps: a session's fetches name only the partitions that changed. 0 turns sessions off "
