@@ -27,12 +27,18 @@ class _BlockingRecipes:
         func(["a", "b"])
 
 
+def _session() -> tuple[ZkSession, _BlockingRecipes]:
+    """A session on the running loop whose kazoo client is the blocking recipes."""
+    zk = ZkSession("127.0.0.1:1")
+    zk.loop = asyncio.get_running_loop()
+    recipes = _BlockingRecipes()
+    zk.client = recipes  # type: ignore[assignment]
+    return zk, recipes
+
+
 def test_making_a_watch_never_blocks_the_loop_and_its_first_value_arrives_once_it_is_set():
     async def main() -> None:
-        zk = ZkSession("127.0.0.1:1")
-        zk.loop = asyncio.get_running_loop()
-        recipes = _BlockingRecipes()
-        zk.client = recipes  # type: ignore[assignment]
+        zk, recipes = _session()
         got: list[object] = []
         try:
             data = zk.watch_data("/brokers/topics/t", lambda value, stat: got.append(value))
@@ -58,10 +64,7 @@ def test_making_a_watch_never_blocks_the_loop_and_its_first_value_arrives_once_i
 
 def test_a_cancelled_watch_delivers_nothing_even_when_it_is_set_later():
     async def main() -> None:
-        zk = ZkSession("127.0.0.1:1")
-        zk.loop = asyncio.get_running_loop()
-        recipes = _BlockingRecipes()
-        zk.client = recipes  # type: ignore[assignment]
+        zk, recipes = _session()
         got: list[object] = []
         try:
             zk.watch_data("/controller", lambda value, stat: got.append(value)).cancel()
