@@ -33,6 +33,7 @@ class Allowed:
     test: Callable[[dict], bool] | None = None  # the difference -> whether it is this one
     # (the difference, every difference of the same operation) -> whether it is this one
     context: Callable[[dict, list[dict]], bool] | None = None
+    operation: Callable[[dict], bool] | None = None  # the operation answered -> whether it is this one
 
     def matches(self, diff: dict, ops: list[dict] | None = None, same_op: list[dict] | None = None) -> bool:
         if not re.fullmatch(self.pattern, diff["path"]) or not _value_in(diff["kafka"], self.kafka) \
@@ -42,6 +43,10 @@ class Allowed:
             return False
         if self.context is not None and not self.context(diff, same_op or []):
             return False
+        if self.operation is not None:
+            at = _op_index(diff["path"])
+            if ops is None or at is None or at >= len(ops) or not self.operation(ops[at]):
+                return False
         if self.after is None:
             return True
         at = _op_index(diff["path"])
@@ -135,6 +140,13 @@ ALLOWED: tuple[Allowed, ...] = (
             "past the log start, Kafka answers -1 without looking further; minikafka drops such segments at once "
             "and answers the first record at or after the time from the log start on. Kafka's answer depends on "
             "when its retention check last ran.", kafka=-1, after="delete_records"),
+    Allowed("max-timestamp-below-the-log-start", r"op \d+ list_offsets/(leader_epoch|offset|timestamp)",
+            "ListOffsets MAX_TIMESTAMP after DeleteRecords moved the log start past every record: Kafka takes the "
+            "largest timestamp of every segment it still has, and a segment wholly below the new log start stays "
+            "on disk until the next retention check (every 5 minutes), so it answers a record below the log start; "
+            "minikafka drops such segments at once and answers -1 (no record). Kafka's answer depends on when its "
+            "retention check last ran.", ours=-1, after="delete_records",
+            operation=lambda op: op.get("spec") == "max_timestamp"),
     Allowed("leader-epochs-after-a-fault-step",
             r"(state topics/t\d/\d+|op \d+ fetch)/batches/\d+/leader_epoch|op \d+ list_offsets/leader_epoch"
             r"|op \d+ leader_epoch/(leader_epoch|end_offset)|state znodes//brokers/topics/t\d/partitions/\d+/state/leader_epoch",
