@@ -149,6 +149,7 @@ class ReplicaManager:
         self._isr_changed: dict[tuple[str, int], None] = {}  # written ISR changes the controller is yet to hear of
         self._isr_notifying = False  # an /isr_change_notification write is under way
         self._starts_changed = False
+        self._hws_written: dict[tuple[str, int], int] | None = None  # the HW checkpoint's last contents
         self.fetchers: FetcherControl = _NO_FETCHERS
         # follower -> the partitions it is to take up into its fetch session, with a deadline (ms)
         self._take_up: dict[int, dict[tuple[str, int], int]] = {}
@@ -1006,8 +1007,12 @@ class ReplicaManager:
     async def checkpoint_hws_in_background(self) -> None:
         """Every replica.high.watermark.checkpoint.interval.ms: replication-offset-checkpoint,
         with the offsets read on the loop and the file written (fsynced twice) on a worker
-        thread, so no event loop waits on the disk."""
+        thread, so no event loop waits on the disk.  Nothing is written while no high
+        watermark moved and no partition came or went since the last write (an idle
+        broker's file already says it)."""
         contents = self._hw_contents()
+        if contents == self._hws_written:
+            return
         await asyncio.get_running_loop().run_in_executor(None, self._write_hws, contents)
 
     async def checkpoint_log_starts_in_background(self) -> None:
@@ -1032,7 +1037,10 @@ class ReplicaManager:
         try:
             self.storage.write_hw_checkpoint(hws)
         except OSError as exc:
+            self._hws_written = None  # try again next time
             log.error("could not write %s: %s", "replication-offset-checkpoint", exc)
+        else:
+            self._hws_written = hws
 
     def _write_log_starts(self, starts: dict[tuple[str, int], int] | None) -> None:
         if starts is None:

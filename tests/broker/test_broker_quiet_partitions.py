@@ -183,3 +183,26 @@ def test_topics_created_one_after_another_cost_no_full_fetches_and_are_fetched_a
         assert all(n == 0 for n in full.values()), full
 
     run_cluster(body, seed=47)
+
+
+def test_an_idle_broker_writes_no_hw_checkpoint_until_a_high_watermark_moves():
+    """replication-offset-checkpoint is written every replica.high.watermark.checkpoint
+    .interval.ms only when some high watermark moved (or a partition came or went)."""
+
+    async def body(c: Cluster) -> None:
+        await _idle_topic(c)
+        written: list[dict] = []
+        for b in (1, 2, 3):
+            storage = c.world.brokers[b].replica_manager.storage
+            real = storage.write_hw_checkpoint
+            storage.write_hw_checkpoint = lambda hws, real=real: (written.append(dict(hws)), real(hws))[1]
+        await asyncio.sleep(12)  # past the interval (5 s): the last writes after the topic's records
+        written.clear()
+        await asyncio.sleep(20)
+        assert written == []
+        producer = await c.started(c.producer("p2", acks="all"))
+        await producer.send_and_wait(TOPIC, b"y", partition=0)
+        await c.wait_until(lambda: len(written) >= 3, 15, "every broker's checkpoint written again")
+        assert all(hws[(TOPIC, 0)] == 2 for hws in written[-3:])
+
+    run_cluster(body, seed=5)
