@@ -133,6 +133,7 @@ class Fetcher:
             p = rm.partitions.get(tp)
             if p is None or p.role is not Role.FOLLOWER or p.leader_id != self.leader_id:
                 self.partitions.discard(tp)
+                self._unanswered.pop(tp, None)
             elif p.needs_truncation:
                 self._truncating[tp] = p
             else:
