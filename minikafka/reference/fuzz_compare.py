@@ -141,12 +141,14 @@ ALLOWED: tuple[Allowed, ...] = (
             "and answers the first record at or after the time from the log start on. Kafka's answer depends on "
             "when its retention check last ran.", kafka=-1, after="delete_records"),
     Allowed("max-timestamp-below-the-log-start", r"op \d+ list_offsets/(leader_epoch|offset|timestamp)",
-            "ListOffsets MAX_TIMESTAMP after DeleteRecords moved the log start past every record: Kafka takes the "
-            "largest timestamp of every segment it still has, and a segment wholly below the new log start stays "
-            "on disk until the next retention check (every 5 minutes), so it answers a record below the log start; "
-            "minikafka drops such segments at once and answers -1 (no record). Kafka's answer depends on when its "
-            "retention check last ran.", ours=-1, after="delete_records",
-            operation=lambda op: op.get("spec") == "max_timestamp"),
+            "ListOffsets MAX_TIMESTAMP after DeleteRecords: Kafka takes the largest timestamp of every segment it "
+            "still has, and a segment wholly below the new log start stays on disk until the next retention check "
+            "(every 5 minutes), so it may answer a record below the log start (a transaction marker, stamped by "
+            "the broker's clock, often is the largest); minikafka drops such segments at once and answers the "
+            "largest timestamp from the log start on: a later record with a smaller timestamp, or -1 when the log "
+            "start passed every record. Kafka's answer depends on when its retention check last ran.",
+            after="delete_records", operation=lambda op: op.get("spec") == "max_timestamp",
+            context=lambda diff, same_op: _older_larger_stamp(same_op)),
     Allowed("leader-epochs-after-a-fault-step",
             r"(state topics/t\d/\d+|op \d+ fetch)/batches/\d+/leader_epoch|op \d+ list_offsets/leader_epoch"
             r"|op \d+ leader_epoch/(leader_epoch|end_offset)|state znodes//brokers/topics/t\d/partitions/\d+/state/leader_epoch",
@@ -160,6 +162,22 @@ ALLOWED: tuple[Allowed, ...] = (
             after="fault",
             test=lambda d: _epoch_value(d)),
 )
+
+
+def _older_larger_stamp(same_op: list[dict]) -> bool:
+    """A MAX_TIMESTAMP answer where Kafka's record comes before minikafka's (or minikafka has
+    none) and its timestamp is larger: a record minikafka no longer holds."""
+    found = {d["path"].rsplit("/", 1)[-1]: d for d in same_op}
+    offset, stamp = found.get("offset"), found.get("timestamp")
+    if offset is None or not all(isinstance(v, int) for v in (offset["kafka"], offset["ours"])):
+        return False
+    if offset["ours"] != -1 and not 0 <= offset["kafka"] < offset["ours"]:
+        return False
+    if stamp is None:  # the same timestamp: the first of equals, which minikafka would have answered
+        return offset["ours"] != -1
+    kafka, ours = stamp["kafka"], stamp["ours"]
+    return ours == -1 or kafka == "<broker clock>" and isinstance(ours, int) or \
+        all(isinstance(v, int) for v in (kafka, ours)) and kafka > ours
 
 
 def _epoch_value(diff: dict) -> bool:

@@ -89,6 +89,23 @@ def test_a_max_timestamp_lookup_below_the_log_start_is_explained_only_for_that_l
     assert len(fuzz_compare.unexplained(alone)) == 2  # no DeleteRecords before it
 
 
+def test_a_max_timestamp_lookup_answering_an_older_record_with_a_larger_stamp_is_explained():
+    # Kafka's largest timestamp is a marker in a segment below the log start; minikafka answers
+    # the largest from the log start on: a later record with a smaller timestamp
+    ops = [{"op": "delete_records", "topic": "t3", "partition": 2, "offset": "hw"},
+           {"op": "list_offsets", "topic": "t3", "partition": 2, "spec": "max_timestamp"}]
+    kafka = _run([{}, {"offset": 63, "timestamp": "<broker clock>"}])
+    ours = _run([{}, {"offset": 78, "timestamp": 4749}])
+    diffs = fuzz_compare.compare(ops, kafka, ours)
+    assert {d["allowed"].name for d in diffs} == {"max-timestamp-below-the-log-start"} and len(diffs) == 2
+    # a later record in Kafka's answer, or a larger timestamp in minikafka's, is not that
+    later = _run([{}, {"offset": 80, "timestamp": "<broker clock>"}])
+    assert len(fuzz_compare.unexplained(fuzz_compare.compare(ops, later, ours))) == 2
+    larger = _run([{}, {"offset": 78, "timestamp": 9000}])
+    assert len(fuzz_compare.unexplained(fuzz_compare.compare(ops, _run([{}, {"offset": 63, "timestamp": 5000}]),
+                                                             larger))) == 2
+
+
 def test_every_allowed_entry_names_its_difference_and_reason():
     for entry in fuzz_compare.ALLOWED:
         assert entry.name and len(entry.reason) > 40 and entry.pattern
