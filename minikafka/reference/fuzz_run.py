@@ -214,15 +214,23 @@ class Wire:
         p = got["topics"][0]["partitions"][0]
         return {"error": error_name(p["error_code"]), "leader_epoch": p["leader_epoch"], "end_offset": p["end_offset"]}
 
-    def coordinator(self, group: str) -> tuple[str, int]:
-        """The group's coordinator (FindCoordinator v2, retried while it is being loaded)."""
+    def coordinator(self, key: str, key_type: int = 0) -> tuple[str, int]:
+        """The coordinator of a group (``key_type`` 0) or a transactional id (1)
+        (FindCoordinator v2, retried while it is being loaded)."""
         host, port = self.bootstrap[0]
         deadline = time.monotonic() + SETTLE_S
         while True:
-            got = self.ask((host, int(port)), apis.FIND_COORDINATOR, 2, {"key": group, "key_type": 0})
+            got = self.ask((host, int(port)), apis.FIND_COORDINATOR, 2, {"key": key, "key_type": key_type})
             if got["error_code"] == 0 or time.monotonic() > deadline:
                 return got["host"], got["port"]
             time.sleep(0.1)
+
+    def transaction_state(self, transactional_id: str) -> str:
+        """The id's state at its coordinator (DescribeTransactions v0), or the error's name."""
+        got = self.ask(self.coordinator(transactional_id, 1), apis.DESCRIBE_TRANSACTIONS, 0,
+                       {"transactional_ids": [transactional_id]})
+        (state,) = got["transaction_states"]
+        return state["transaction_state"] if state["error_code"] == 0 else error_name(state["error_code"])
 
     def offset_delete(self, group: str, topic: str, partition: int) -> dict:
         """OffsetDelete v0 to the group's coordinator: the top-level and the partition's error."""
@@ -561,8 +569,20 @@ class Runner:
             return {"begin": _err(exc)}
         delivered = self._send(producer, topic, op["partition"], op["records"])
         end = self._finish(producer, key, op["end"])
-        self.settle(topic, op["partition"])  # Kafka writes the markers after EndTxn answered
+        # EndTxn is answered once PrepareCommit/PrepareAbort is logged; the markers follow. A
+        # partition added to the transaction with nothing appended (every record refused) has
+        # no open transaction to hold its LSO back, so settling alone would not wait for its
+        # marker, and the next write to it would race with the marker on either cluster.
+        self._wait(lambda: self._transaction_ended(op["txn"]))
+        self.settle(topic, op["partition"])
         return {"delivered": delivered, "end": end}
+
+    def _transaction_ended(self, txn: str) -> bool:
+        """No transaction of ``txn`` between its EndTxn and its markers' completion."""
+        try:
+            return self.wire.transaction_state(self.name(txn)) not in ("PrepareCommit", "PrepareAbort")
+        except (OSError, ConnectionError, ValueError):
+            return False  # the coordinator moved or is down: ask again
 
     def _fence(self, op: dict) -> dict:
         topic = self.name(op["topic"])
