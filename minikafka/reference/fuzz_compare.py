@@ -176,8 +176,9 @@ def _older_larger_stamp(same_op: list[dict]) -> bool:
     if stamp is None:  # the same timestamp: the first of equals, which minikafka would have answered
         return offset["ours"] != -1
     kafka, ours = stamp["kafka"], stamp["ours"]
-    return ours == -1 or kafka == "<broker clock>" and isinstance(ours, int) or \
-        all(isinstance(v, int) for v in (kafka, ours)) and kafka > ours
+    if ours == -1 or kafka == "<broker clock>" and isinstance(ours, int):
+        return True
+    return isinstance(kafka, int) and isinstance(ours, int) and kafka > ours
 
 
 def _epoch_value(diff: dict) -> bool:
