@@ -23,7 +23,8 @@ def run_job(spark, kafka, topic, out, checkpoint):
 def test_the_job_output_is_exact_through_a_broker_kill(minikafka_cluster, minikafka_topic, tmp_path):
     kafka, rec = minikafka_cluster.kafka_bootstrap, Recorder()
     spark = minikafka.spark.local_session("file-sink-example", kafka=True)
-    producer = rec.producer(confluent_kafka.Producer({"bootstrap.servers": kafka, "acks": "all"}))
+    producer = rec.producer(confluent_kafka.Producer({"bootstrap.servers": kafka, "acks": "all",
+                                                      "enable.idempotence": True}))
     out, checkpoint = str(tmp_path / "out"), str(tmp_path / "checkpoint")
     for i in range(200):
         producer.produce(minikafka_topic, f"event-{i}".encode())
