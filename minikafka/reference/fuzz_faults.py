@@ -165,16 +165,10 @@ def _registered(runner: "Runner") -> set[int]:
 
 
 def _find_coordinator(runner: "Runner", key: str, key_type: int) -> dict | None:
-    """FindCoordinator's answer for ``key`` (0: a group, 1: a transactional id), or None."""
-    from ..protocol.kafka import apis
-
-    for host, port in runner.wire.bootstrap:
-        try:
-            got = runner.wire.ask((host, int(port)), apis.FIND_COORDINATOR, 2, {"key": key, "key_type": key_type})
-        except OSError:
-            continue
-        return got if got["error_code"] == 0 else None
-    return None
+    """FindCoordinator's answer for ``key`` (0: a group, 1: a transactional id) when it
+    names a coordinator, else None."""
+    got = runner.wire.find_coordinator(key, key_type)
+    return got if got is not None and got["error_code"] == 0 else None
 
 
 def _coordinator(runner: "Runner", key: str, key_type: int) -> int | None:

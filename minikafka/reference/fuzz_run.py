@@ -214,15 +214,27 @@ class Wire:
         p = got["topics"][0]["partitions"][0]
         return {"error": error_name(p["error_code"]), "leader_epoch": p["leader_epoch"], "end_offset": p["end_offset"]}
 
+    def find_coordinator(self, key: str, key_type: int = 0) -> dict | None:
+        """FindCoordinator v2's answer for a group (``key_type`` 0) or a transactional id
+        (1) from the first bootstrap broker that answers, or None when none does."""
+        for host, port in self.bootstrap:
+            try:
+                return self.ask((host, int(port)), apis.FIND_COORDINATOR, 2, {"key": key, "key_type": key_type})
+            except OSError:
+                continue
+        return None
+
     def coordinator(self, key: str, key_type: int = 0) -> tuple[str, int]:
-        """The coordinator of a group (``key_type`` 0) or a transactional id (1)
-        (FindCoordinator v2, retried while it is being loaded)."""
-        host, port = self.bootstrap[0]
+        """The coordinator of a group (``key_type`` 0) or a transactional id (1), asked
+        again while it is being loaded (for at most SETTLE_S; then the last answer's)."""
         deadline = time.monotonic() + SETTLE_S
         while True:
-            got = self.ask((host, int(port)), apis.FIND_COORDINATOR, 2, {"key": key, "key_type": key_type})
-            if got["error_code"] == 0 or time.monotonic() > deadline:
+            got = self.find_coordinator(key, key_type)
+            late = time.monotonic() > deadline
+            if got is not None and (got["error_code"] == 0 or late):
                 return got["host"], got["port"]
+            if late:
+                raise ConnectionError(f"no broker answered FindCoordinator for {key!r}")
             time.sleep(0.1)
 
     def transaction_state(self, transactional_id: str) -> str:
