@@ -6,6 +6,7 @@
     minikafka bench consume --topic bench-acks-all
     minikafka bench latency --rate 1000 --seconds 10 --client confluent
     minikafka bench scale --partitions 1000,5000 [--against kafka] [--json FILE]
+    minikafka bench ab ../before ../after --rows kcat-acks1-rf1,send   # two checkouts, row by row
 
 It creates its topic (RF 3 by default, min.insync.replicas=2) when missing and prints
 one line of figures: records/s, MB/s and per-record latency percentiles.
@@ -29,6 +30,7 @@ def add_parsers(subparsers: argparse._SubParsersAction) -> None:
     _add_latency_parser(bsub)
     _add_suite_parser(bsub)
     add_scale_parser(bsub)
+    _add_ab_parser(bsub)
 
 
 def _add_produce_parser(bsub: argparse._SubParsersAction) -> None:
@@ -165,6 +167,61 @@ def add_scale_parser(bsub: argparse._SubParsersAction) -> None:
                        help="measure this running minikafka cluster instead of starting one")
     scale.add_argument("--json", dest="json_file", metavar="FILE", default=None, help="also write the rows as JSON")
     scale.set_defaults(func=cmd_scale)
+
+
+def _add_ab_parser(bsub: argparse._SubParsersAction) -> None:
+    """``minikafka bench ab``: two checkouts side by side (:mod:`minikafka.bench.ab`)."""
+    from ..bench.ab import ROWS
+    ab = bsub.add_parser("ab", help="two checkouts of minikafka side by side, row by row",
+                         description="Compare two checkouts of minikafka (folders holding the minikafka package, "
+                                     "e.g. from `git worktree add DIR REV`), row by row, with the spread between "
+                                     "clusters taken out: a kcat row runs on fresh clusters of each checkout in "
+                                     "turn (A, B, B, A, ...), the first production of each not counted; a client "
+                                     "row runs both checkouts' client code in turn, each in a process of its own, "
+                                     "on one cluster of this tree. Prints medians, the change of B against A, "
+                                     "and the CPU per record (the brokers' for kcat rows, the client's for the "
+                                     "others). Run it on a quiet machine.")
+    ab.add_argument("a", metavar="A", help="the first checkout's folder (before)")
+    ab.add_argument("b", metavar="B", help="the second checkout's folder (after)")
+    ab.add_argument("--rows", default=",".join(ROWS), metavar="ROW[,ROW...]",
+                    help=f"the rows to compare (default all: {', '.join(ROWS)})")
+    ab.add_argument("--clusters", type=int, default=4, metavar="N",
+                    help="fresh clusters a side for each kcat row (default 4)")
+    ab.add_argument("--rounds", type=int, default=2, metavar="N",
+                    help="rounds of A, B, B, A for each client row (default 2: 4 samples a side)")
+    ab.add_argument("--records", type=int, default=1_000_000, metavar="N",
+                    help="records of 100 B per production or read (default 1000000)")
+    ab.add_argument("--productions", type=int, default=4, metavar="N",
+                    help="productions per cluster of a kcat row, the first not counted (default 4)")
+    ab.add_argument("--dir", default=None, metavar="DIR",
+                    help="make each cluster's folder in DIR and leave it there, stopped (default: temporary "
+                         "folders, removed after each cluster)")
+    ab.add_argument("--json", dest="json_file", metavar="FILE", default=None, help="also write the figures as JSON")
+    ab.set_defaults(func=cmd_ab)
+
+
+def cmd_ab(args: argparse.Namespace) -> int:
+    """Run ``minikafka bench ab``: progress on stderr, the table on stdout."""
+    import json
+    import sys
+
+    from ..bench import ab
+    trees = (ab.checkout(args.a), ab.checkout(args.b))
+    rows = ab.parse_rows(args.rows)
+    if args.dir:
+        os.makedirs(args.dir, exist_ok=True)
+    for flag, value, least in (("--clusters", args.clusters, 1), ("--rounds", args.rounds, 1),
+                               ("--records", args.records, 1000), ("--productions", args.productions, 2)):
+        if value < least:
+            raise ClientError(f"{flag} must be at least {least}")
+    results = ab.run(trees, rows, clusters=args.clusters, rounds=args.rounds, records=args.records,
+                     productions=args.productions, parent=os.path.abspath(args.dir) if args.dir else None,
+                     say=lambda line: print(line, file=sys.stderr, flush=True))
+    print(ab.table(results, ("A", "B")))
+    if args.json_file:
+        with open(args.json_file, "w") as f:
+            json.dump({"a": trees[0], "b": trees[1], "rows": [r.as_dict() for r in results]}, f, indent=1)
+    return 0
 
 
 def scale_options(args: argparse.Namespace) -> "object":
