@@ -211,7 +211,7 @@ def _run(args: list[str], tree: str, timeout_s: float) -> list[dict]:
     return [json.loads(line) for line in out.splitlines() if line.startswith("{")]
 
 
-def run(trees: tuple[str, str], rows: list[Row], clusters: int = 4, rounds: int = 2, records: int = 1_000_000,
+def run(trees: tuple[str, str], rows: list[Row], clusters: int = 4, rounds: int = 4, records: int = 1_000_000,
         productions: int = 4, parent: str | None = None, say: Callable[[str], None] = print) -> list[RowResult]:
     """Measure ``rows`` with both checkouts: cluster rows on ``clusters`` fresh clusters a
     side (``productions`` each, the first not counted), client rows ``rounds`` times

@@ -187,8 +187,8 @@ def _add_ab_parser(bsub: argparse._SubParsersAction) -> None:
                     help=f"the rows to compare (default all: {', '.join(ROWS)})")
     ab.add_argument("--clusters", type=int, default=4, metavar="N",
                     help="fresh clusters a side for each kcat row (default 4)")
-    ab.add_argument("--rounds", type=int, default=2, metavar="N",
-                    help="rounds of A, B, B, A for each client row (default 2: 4 samples a side)")
+    ab.add_argument("--rounds", type=int, default=4, metavar="N",
+                    help="rounds of A, B, B, A for each client row (default 4: 8 samples a side)")
     ab.add_argument("--records", type=int, default=1_000_000, metavar="N",
                     help="records of 100 B per production or read (default 1000000)")
     ab.add_argument("--productions", type=int, default=4, metavar="N",
