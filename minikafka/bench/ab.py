@@ -60,7 +60,9 @@ ROWS = {r.name: r for r in (
 )}
 
 # One cluster of a checkout: a topic per production, kcat producing RECORDS records; a JSON
-# line per production (records/s, the brokers' CPU µs per record).
+# line per production (records/s, the brokers' CPU µs per record).  It spells out the
+# cluster's start and the CPU reading (scenarios.start_cluster, scale.cpu_ticks) because an
+# older checkout has neither.
 CLUSTER_SAMPLE = r'''
 import json, os, shutil, signal, sys, tempfile
 from minikafka.cluster import free_ports, launcher
@@ -234,20 +236,15 @@ def run(trees: tuple[str, str], rows: list[Row], clusters: int = 4, rounds: int 
 
 def _client_row(res: RowResult, trees: tuple[str, str], rounds: int, records: int, parent: str | None,
                 say: Callable[[str], None]) -> None:
-
-    from ..cluster import free_ports, launcher
-    from ..cluster.state import load
-    from . import scenarios as sc
+    from ..cluster import launcher
+    from . import scenarios as sc  # imported here: the CLI reads ROWS at every start
     from .workload import Workload
 
     row = res.row
     d = tempfile.mkdtemp(prefix="minikafka-ab-", dir=parent)
-    base = free_ports.free_port_block(7)
     try:
-        launcher.up(d, brokers=3, zookeeper_port=base, base_port=base + 1, kafka_base_port=base + 4,
-                    storage="memory")
-        bootstrap = ",".join(b.endpoint for _, b in sorted(load(d).brokers.items()))
-        target = sc.Target(bootstrap, None, cluster_dir=d)
+        target = sc.start_cluster(d)
+        bootstrap = target.bootstrap
         consume = row.mode.startswith("consume_")
         if consume:  # one topic, filled once, read by every sample
             sc.create_topic(target, "ab-filled", 3, row.rf, 2)

@@ -25,7 +25,7 @@ from .. import errors
 from ..metric_names import BYTES_IN
 from ..client.sync import Admin, Consumer, Producer
 from ..client.types import TopicPartition
-from ..cluster import launcher
+from ..cluster import free_ports, launcher
 from ..cluster.state import load
 from . import aio_latency, broker_metrics
 from .figures import ack_and_arrival_ms, percentile
@@ -40,6 +40,20 @@ class Target:
     bootstrap: str
     kafka_bootstrap: str | None = None
     cluster_dir: str | None = None  # set when the suite started the cluster (failover, memory)
+
+
+def start_cluster(folder: str) -> Target:
+    """Start a 3-broker cluster (memory storage, ZooKeeper, both listeners) in ``folder`` on
+    free ports outside the ephemeral range; its Target.  No free ports: ClientError."""
+    try:
+        base = free_ports.free_port_block(7)  # ZooKeeper, 3 brokers, 3 Kafka listeners
+    except free_ports.NoFreePorts as exc:
+        raise errors.ClientError(str(exc)) from None
+    launcher.up(folder, brokers=3, zookeeper_port=base, base_port=base + 1, kafka_base_port=base + 4,
+                storage="memory")
+    brokers = [b for _, b in sorted(load(folder).brokers.items())]
+    kafka = ",".join(f"{b.host}:{b.kafka_port}" for b in brokers if b.kafka_port)
+    return Target(",".join(b.endpoint for b in brokers), kafka or None, cluster_dir=folder)
 
 
 def create_topic(target: Target, topic: str, partitions: int, rf: int, min_isr: int | None = None) -> None:

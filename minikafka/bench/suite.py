@@ -42,8 +42,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from ..cluster import free_ports, launcher
-from ..cluster.state import load
+from ..cluster import launcher
 from ..client.sync import Admin
 from ..errors import ClientError, KafkaError
 from . import callbacks
@@ -181,17 +180,8 @@ class Suite:
         if bootstrap:
             return sc.Target(bootstrap, kafka_bootstrap)
         self._dir = self._wanted_dir or tempfile.mkdtemp(prefix="minikafka-bench-")
-        try:
-            base = free_ports.free_port_block(7)  # ZooKeeper, 3 brokers, 3 Kafka listeners
-        except free_ports.NoFreePorts as exc:
-            raise ClientError(str(exc)) from None
         self.say(f"starting a 3-broker cluster in {self._dir}")
-        launcher.up(self._dir, brokers=3, zookeeper_port=base, base_port=base + 1, kafka_base_port=base + 4,
-                    storage="memory")
-        state = load(self._dir)
-        http = ",".join(b.endpoint for _, b in sorted(state.brokers.items()))
-        kafka = ",".join(f"{b.host}:{b.kafka_port}" for _, b in sorted(state.brokers.items()) if b.kafka_port)
-        return sc.Target(http, kafka or None, cluster_dir=self._dir)
+        return sc.start_cluster(self._dir)
 
     def _stop_cluster(self) -> None:
         if self._dir is not None:

@@ -208,12 +208,12 @@ def cmd_ab(args: argparse.Namespace) -> int:
     from ..bench import ab
     trees = (ab.checkout(args.a), ab.checkout(args.b))
     rows = ab.parse_rows(args.rows)
-    if args.dir:
-        os.makedirs(args.dir, exist_ok=True)
     for flag, value, least in (("--clusters", args.clusters, 1), ("--rounds", args.rounds, 1),
                                ("--records", args.records, 1000), ("--productions", args.productions, 2)):
         if value < least:
             raise ClientError(f"{flag} must be at least {least}")
+    if args.dir:  # only once the input is known good: bad input makes nothing
+        os.makedirs(args.dir, exist_ok=True)
     results = ab.run(trees, rows, clusters=args.clusters, rounds=args.rounds, records=args.records,
                      productions=args.productions, parent=os.path.abspath(args.dir) if args.dir else None,
                      say=lambda line: print(line, file=sys.stderr, flush=True))
